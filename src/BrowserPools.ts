@@ -1,0 +1,168 @@
+/**
+ * Browser pools: pools of identically configured browsers owned by the caller's organization.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as internal from "./internal/client.js"
+import { KernelClient } from "./KernelClient.js"
+import type * as KernelError from "./KernelError.js"
+import { Forbidden } from "./KernelError.js"
+
+/**
+ * The profile loaded into the pool's browsers.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export class BrowserProfile extends Schema.Class<BrowserProfile>("effect-kernel/BrowserProfile")({
+  id: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String),
+  save_changes: Schema.optional(Schema.Boolean)
+}) {}
+
+/**
+ * An extension loaded into the pool's browsers.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export class BrowserExtension extends Schema.Class<BrowserExtension>("effect-kernel/BrowserExtension")({
+  id: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The browser window size of the pool's browsers.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export class BrowserViewport extends Schema.Class<BrowserViewport>("effect-kernel/BrowserViewport")({
+  width: Schema.Int,
+  height: Schema.Int,
+  refresh_rate: Schema.optional(Schema.Int)
+}) {}
+
+/**
+ * The configuration every browser of a pool is created with. The specification does not say which
+ * fields are required; only `size` is (as in the service's OpenAPI document). `chrome_policy` is
+ * free-form.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export class BrowserPoolConfig extends Schema.Class<BrowserPoolConfig>("effect-kernel/BrowserPoolConfig")({
+  size: Schema.Int,
+  name: Schema.optional(Schema.String),
+  fill_rate_per_minute: Schema.optional(Schema.Int),
+  timeout_seconds: Schema.optional(Schema.Int),
+  stealth: Schema.optional(Schema.Boolean),
+  headless: Schema.optional(Schema.Boolean),
+  profile: Schema.optional(BrowserProfile),
+  extensions: Schema.optional(Schema.Array(BrowserExtension)),
+  proxy_id: Schema.optional(Schema.String),
+  viewport: Schema.optional(BrowserViewport),
+  kiosk_mode: Schema.optional(Schema.Boolean),
+  chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}) {}
+
+/**
+ * A browser pool. `created_at` decodes to a `DateTime.Utc`; unknown extra fields are ignored.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export class BrowserPool extends Schema.Class<BrowserPool>("effect-kernel/BrowserPool")({
+  id: Schema.String,
+  name: Schema.optional(Schema.String),
+  available_count: Schema.Int,
+  acquired_count: Schema.Int,
+  created_at: Schema.DateTimeUtc,
+  browser_pool_config: BrowserPoolConfig
+}) {}
+
+/**
+ * The body of a successful list: an array of pools.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const BrowserPoolList = Schema.Array(BrowserPool)
+
+/**
+ * Everything `list` can fail with: 403 (plan without access) and the common errors.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type ListBrowserPoolsError = Forbidden | KernelError.CommonError | KernelError.DecodeError
+
+/**
+ * The list-browser-pools operation (`GET /browser_pools`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ListBrowserPoolsService {
+  readonly list: () => Effect.Effect<ReadonlyArray<BrowserPool>, ListBrowserPoolsError>
+}
+
+/**
+ * The list-browser-pools operation as a service.
+ *
+ * @since 0.1.0
+ * @category Tags
+ */
+export class ListBrowserPools
+  extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
+{}
+
+const op = internal.operation("listBrowserPools", [Forbidden])
+const decodePools = internal.decodeJson(BrowserPoolList)
+
+/**
+ * Builds the operation on the shared client.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeList: Effect.Effect<ListBrowserPoolsService, never, KernelClient> = Effect.map(
+  KernelClient,
+  ({ config, httpClient }) => {
+    const request = HttpClientRequest.get("/browser_pools")
+    const onSuccess = decodePools(request)
+    return { list: () => internal.execute(httpClient, config, op, request, onSuccess) }
+  }
+)
+
+/**
+ * The operation as a layer over the shared client.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerList: Layer.Layer<ListBrowserPools, never, KernelClient> = Layer.effect(ListBrowserPools, makeList)
+
+/**
+ * Lists the browser pools of the caller's organization.
+ *
+ * @since 0.1.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { BrowserPools } from "effect-kernel"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const pools = yield* BrowserPools.list()
+ *   for (const pool of pools) console.log(pool.id, pool.available_count)
+ * })
+ * ```
+ */
+export const list = (): Effect.Effect<ReadonlyArray<BrowserPool>, ListBrowserPoolsError, ListBrowserPools> =>
+  Effect.flatMap(ListBrowserPools, (service) => service.list())

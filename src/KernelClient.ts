@@ -1,0 +1,57 @@
+/**
+ * The authenticated HTTP client that every operation service is built on.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as internal from "./internal/client.js"
+import { KernelConfig } from "./KernelConfig.js"
+import type * as KernelConfigNs from "./KernelConfig.js"
+
+/**
+ * The shared client: the resolved configuration and the transport with the base URL, the
+ * `Authorization: Bearer` header (redacted in spans and logs), the project header and
+ * `Accept: application/json` applied. Use `httpClient` to reach endpoints this SDK does not cover.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Service {
+  readonly config: KernelConfigNs.Service
+  readonly httpClient: HttpClient.HttpClient
+}
+
+/**
+ * The shared, authenticated Kernel client.
+ *
+ * @since 0.1.0
+ * @category Tags
+ */
+export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {}
+
+/**
+ * Builds the client from the configuration and the user's transport.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<Service, never, KernelConfig | HttpClient.HttpClient> = Effect.gen(function*() {
+  const config = yield* KernelConfig
+  const httpClient = internal.authenticate(config)(yield* HttpClient.HttpClient)
+  return { config, httpClient }
+})
+
+/**
+ * The client as a layer. It needs a `KernelConfig` and an `HttpClient` (the transport of your
+ * choice, e.g. `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`).
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<KernelClient, never, KernelConfig | HttpClient.HttpClient> = Layer.effect(
+  KernelClient,
+  make
+)

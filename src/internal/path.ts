@@ -1,0 +1,23 @@
+import * as Effect from "effect/Effect"
+import { InvalidInput } from "../KernelError.js"
+
+/**
+ * Percent-encodes an identifier as exactly one path segment. Empty ids, `.` and `..` (which URL
+ * normalisation would resolve to another route, even when encoded) and strings that are not
+ * well-formed Unicode are rejected before any request is sent.
+ *
+ * @internal
+ */
+export const segment = (field: string, value: string): Effect.Effect<string, InvalidInput> => {
+  if (typeof value !== "string" || value.length === 0) {
+    return Effect.fail(new InvalidInput({ field, message: `${field} must be a non-empty string` }))
+  }
+  if (value === "." || value === "..") {
+    return Effect.fail(new InvalidInput({ field, message: `${field} cannot be "${value}"` }))
+  }
+  try {
+    return Effect.succeed(encodeURIComponent(value))
+  } catch {
+    return Effect.fail(new InvalidInput({ field, message: `${field} is not well-formed Unicode` }))
+  }
+}
