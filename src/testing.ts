@@ -1,0 +1,6 @@
+/**
+ * Testing helpers.
+ *
+ * @since 0.1.0
+ */
+export {}
