@@ -91,3 +91,6 @@ export const pool = (id: string, extra: Record<string, unknown> = {}) => ({
   },
   ...extra
 })
+
+/** Lets forked fibers run until they block on the (test) clock. */
+export const settle = Effect.repeatN(Effect.yieldNow(), 50)

@@ -1,0 +1,218 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Random, Schedule, TestClock } from "effect"
+import { Computer, KernelError, KernelRetry } from "effect-kernel"
+import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
+
+const position = () => json(200, { x: 1, y: 2 })
+
+/** Runs `getMousePosition` in a fiber and reports how many requests were sent after each clock step. */
+const stepThrough = (
+  layerAndRequests: ReturnType<typeof mockLayer>,
+  steps: ReadonlyArray<Duration.DurationInput>
+) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(Effect.exit(Computer.getMousePosition({ id: "b1" })))
+    const counts: Array<number> = []
+    yield* settle
+    counts.push(layerAndRequests.requests.length)
+    for (const step of steps) {
+      yield* TestClock.adjust(step)
+      yield* settle
+      counts.push(layerAndRequests.requests.length)
+    }
+    const exit = yield* Fiber.join(fiber)
+    return { counts, exit }
+  }).pipe(Effect.provide(layerAndRequests.layer))
+
+describe("retry policy", () => {
+  it.effect("retries a 503 and succeeds", () => {
+    const mock = mockLayer((_r, _q, n) => n === 1 ? json(503, errorBody("unavailable", "later")) : position())
+    return Effect.gen(function*() {
+      const { counts, exit } = yield* stepThrough(mock, ["10 seconds"])
+      expect(counts).toEqual([1, 2])
+      expect(exit._tag).toBe("Success")
+    })
+  })
+
+  it.effect("waits exactly the Retry-After of a 429", () => {
+    const mock = mockLayer((_r, _q, n) =>
+      n === 1 ? json(429, errorBody("rate_limited", "slow"), { "retry-after": "3" }) : position()
+    )
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["2999 millis", "1 millis"])
+      expect(counts).toEqual([1, 1, 2])
+    })
+  })
+
+  it.effect("prefers retry-after-ms over Retry-After", () => {
+    const mock = mockLayer((_r, _q, n) =>
+      n === 1
+        ? json(503, errorBody("x", "y"), { "retry-after-ms": "250", "retry-after": "30" })
+        : position()
+    )
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["249 millis", "1 millis"])
+      expect(counts).toEqual([1, 1, 2])
+    })
+  })
+
+  it.effect("honours Retry-After as an HTTP date", () => {
+    const mock = mockLayer((_r, _q, n) =>
+      n === 1
+        ? json(503, errorBody("x", "y"), { "retry-after": new Date(5_000).toUTCString() })
+        : position()
+    )
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["4999 millis", "1 millis"])
+      expect(counts).toEqual([1, 1, 2])
+    })
+  })
+
+  it.effect("caps a huge Retry-After at maxRetryAfter", () => {
+    const mock = mockLayer(
+      (_r, _q, n) => n === 1 ? json(429, errorBody("x", "y"), { "retry-after": "86400" }) : position(),
+      { maxRetryAfter: "10 seconds" }
+    )
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["9999 millis", "1 millis"])
+      expect(counts).toEqual([1, 1, 2])
+    })
+  })
+
+  it.effect("backs off min(0.5·2^n, 8) s, reduced by at most 25 % of jitter", () => {
+    const mock = mockLayer((_r, _q, n) => n <= 2 ? json(500, errorBody("x", "y")) : position())
+    return Effect.gen(function*() {
+      // first retry within (375, 500] ms, second within (750, 1000] ms after it
+      const { counts, exit } = yield* stepThrough(mock, ["374 millis", "126 millis", "749 millis", "251 millis"])
+      expect(counts[0]).toBe(1)
+      expect(counts[1]).toBe(1)
+      expect(counts[2]).toBe(2)
+      expect(counts[4]).toBe(3)
+      expect(exit._tag).toBe("Success")
+    })
+  })
+
+  it.effect("backoff without jitter is exactly 0.5, 1, 2, 4, 8, 8 s", () =>
+    Effect.sync(() => {
+      const delays = [0, 1, 2, 3, 4, 5].map((n) => Duration.toMillis(KernelRetry.backoff(n, 0)))
+      expect(delays).toEqual([500, 1000, 2000, 4000, 8000, 8000])
+      expect(Duration.toMillis(KernelRetry.backoff(0, 0.999))).toBe(375)
+    }))
+
+  it.effect("gives up after maxRetries with the last error", () => {
+    const mock = mockLayer(() => json(500, errorBody("boom", "broken")), { maxRetries: 2 })
+    return Effect.gen(function*() {
+      const { counts, exit } = yield* stepThrough(mock, ["1 minute"])
+      expect(counts).toEqual([1, 3])
+      expect(exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe(
+        "InternalServerError"
+      )
+    })
+  })
+
+  it.effect("does not retry a 503 with x-should-retry: false", () => {
+    const mock = mockLayer(() => json(503, errorBody("x", "y"), { "x-should-retry": "false" }))
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["1 minute"])
+      expect(counts).toEqual([1, 1])
+    })
+  })
+
+  it.effect("retries a 400 with x-should-retry: true", () => {
+    const mock = mockLayer((_r, _q, n) =>
+      n === 1 ? json(400, errorBody("bad_request", "y"), { "x-should-retry": "true" }) : position()
+    )
+    return Effect.gen(function*() {
+      const { counts, exit } = yield* stepThrough(mock, ["1 minute"])
+      expect(counts).toEqual([1, 2])
+      expect(exit._tag).toBe("Success")
+    })
+  })
+
+  it.effect("does not retry documented client errors", () => {
+    const mock = mockLayer(() => json(404, errorBody("not_found", "no such browser")))
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["1 minute"])
+      expect(counts).toEqual([1, 1])
+    })
+  })
+
+  it.effect("times out each attempt and retries it", () => {
+    const mock = mockLayer((_r, _q, n) => n === 1 ? Effect.never : position(), { timeout: "2 seconds" })
+    return Effect.gen(function*() {
+      const { counts, exit } = yield* stepThrough(mock, ["1999 millis", "1 millis", "1 second"])
+      expect(counts[1]).toBe(1)
+      expect(counts[3]).toBe(2)
+      expect(exit._tag).toBe("Success")
+    })
+  })
+
+  it.effect("fails with Timeout once every attempt timed out", () => {
+    const mock = mockLayer(() => Effect.never, { timeout: "1 second", maxRetries: 1 })
+    return Effect.gen(function*() {
+      const { exit } = yield* stepThrough(mock, ["1 minute"])
+      expect(exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
+        _tag: "Timeout",
+        method: "POST",
+        path: "/browsers/b1/computer/get_mouse_position"
+      })
+    })
+  })
+
+  it.effect("uses a custom retry schedule in place of the default", () => {
+    const mock = mockLayer(() => json(503, errorBody("x", "y")), {
+      retrySchedule: Schedule.recurs(5)
+    })
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, [])
+      expect(counts).toEqual([6])
+    })
+  })
+
+  it.effect("never retries a non-transient error, even with a custom schedule", () => {
+    const mock = mockLayer(() => json(404, errorBody("x", "y")), { retrySchedule: Schedule.recurs(5) })
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, [])
+      expect(counts).toEqual([1])
+    })
+  })
+
+  it.effect("maxRetries: 0 sends exactly one request", () => {
+    const mock = mockLayer(() => json(503, errorBody("x", "y")), { maxRetries: 0 })
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["1 minute"])
+      expect(counts).toEqual([1, 1])
+    })
+  })
+
+  it.effect("the policy is usable on its own, with a fixed random source", () =>
+    Effect.gen(function*() {
+      const error = new KernelError.InternalServerError({
+        status: 500,
+        code: "x",
+        message: "y",
+        method: "GET",
+        path: "/"
+      })
+      let attempts = 0
+      const fiber = yield* Effect.fork(
+        Effect.suspend(() => {
+          attempts++
+          return Effect.fail(error)
+        }).pipe(
+          Effect.retry(KernelRetry.policy({ maxRetries: 3, maxRetryAfter: "1 minute" })),
+          Effect.withRandom(Random.fixed([0])),
+          Effect.exit
+        )
+      )
+      yield* TestClock.adjust("499 millis")
+      expect(attempts).toBe(1)
+      yield* TestClock.adjust("1 millis")
+      expect(attempts).toBe(2)
+      yield* TestClock.adjust("1 second")
+      expect(attempts).toBe(3)
+      yield* TestClock.adjust("2 seconds")
+      expect(attempts).toBe(4)
+      yield* Fiber.join(fiber)
+    }))
+})
