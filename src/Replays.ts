@@ -6,6 +6,7 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
@@ -19,6 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import * as Stream from "effect/Stream"
@@ -192,9 +194,14 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           "kernel.browser.id": id,
           "kernel.replay.id": replayId
         })
+        // Requests are tied to this scope: closing it aborts them (the stream ending, being
+        // interrupted, or the idle watchdog firing).
+        const requestScope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
+        const client = HttpClient.withScope(httpClient)
         let polls = 0
         const poll = internal.execute(
-          httpClient,
+          client,
           config,
           op,
           request,
@@ -221,8 +228,8 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
         const driver = yield* Schedule.driver(schedule)
         const started = yield* Clock.currentTimeMillis
         while (true) {
-          const result = yield* poll
-          if (Either.isRight(result)) return body(result.right, info, config)
+          const result = yield* Scope.extend(poll, requestScope)
+          if (Either.isRight(result)) return yield* body(result.right, info, config, requestScope)
           const pending = result.left
           const next = yield* Effect.option(driver.next(pending))
           if (Option.isNone(next)) {
@@ -249,30 +256,56 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
   })
 )
 
+/**
+ * The body of a 200: counted (a body shorter than its Content-Length fails), and watched by one
+ * fiber that aborts the request when no chunk arrived for `idleTimeout`. The per-chunk cost is a
+ * clock read; racing a timer against every pull would cost more than the transfer itself.
+ */
 const body = (
   response: HttpClientResponse.HttpClientResponse,
   info: { readonly method: string; readonly path: string },
-  config: KernelConfig.Service
-): Stream.Stream<Uint8Array, TransportError | Timeout> => {
-  const declared = Number(response.headers["content-length"])
-  let received = 0
-  const checkLength = Effect.suspend(() =>
-    Number.isFinite(declared) && declared !== received
-      ? Effect.fail(
-        new TransportError({ ...info, message: `body cut short: received ${received} of ${declared} bytes` })
-      )
-      : Effect.void
-  )
-  return response.stream.pipe(
-    Stream.mapError((error) => internal.transportError(error.request, error)),
-    Stream.timeoutFail(() => new Timeout({ ...info, timeout: config.idleTimeout }), config.idleTimeout),
-    Stream.mapChunks((chunks) => {
-      for (const chunk of chunks) received += chunk.length
-      return chunks
-    }),
-    Stream.concat(Stream.drain(Stream.fromEffect(checkLength)))
-  )
-}
+  config: KernelConfig.Service,
+  requestScope: Scope.CloseableScope
+): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    const idle = Duration.toMillis(config.idleTimeout)
+    const declared = Number(response.headers["content-length"])
+    let received = 0
+    let lastChunkAt = clock.unsafeCurrentTimeMillis()
+    let timedOut = false
+    const watchdog: Effect.Effect<void> = Effect.suspend(() => {
+      const quiet = clock.unsafeCurrentTimeMillis() - lastChunkAt
+      if (quiet < idle) return Effect.flatMap(Effect.sleep(idle - quiet), () => watchdog)
+      timedOut = true
+      return Scope.close(requestScope, Exit.void)
+    })
+    yield* Effect.forkScoped(watchdog)
+    const checkLength = Effect.suspend(() =>
+      Number.isFinite(declared) && declared !== received
+        ? Effect.fail(
+          new TransportError({ ...info, message: `body cut short: received ${received} of ${declared} bytes` })
+        )
+        : Effect.void
+    )
+    return response.stream.pipe(
+      Stream.mapChunks((chunks) => {
+        lastChunkAt = clock.unsafeCurrentTimeMillis()
+        for (const chunk of chunks) received += chunk.length
+        return chunks
+      }),
+      Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout> =>
+        timedOut
+          ? Stream.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
+          : Stream.fail(internal.transportError(error.request, error))
+      ),
+      Stream.concat(Stream.drain(Stream.fromEffect(checkLength))),
+      // a stall that ends the body quietly instead of failing it is still a time-out
+      Stream.concat(Stream.drain(Stream.fromEffect(
+        Effect.suspend(() => timedOut ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout })) : Effect.void)
+      )))
+    )
+  })
 
 /**
  * The operation as a layer over the shared client.

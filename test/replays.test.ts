@@ -177,16 +177,24 @@ describe("replay streaming", () => {
   })
 
   it.effect("fails a body that stalls with Timeout after idleTimeout", () => {
-    const stalled = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new Uint8Array(8))
-      }
+    // like a real transport, the body fails once the request is aborted
+    const stalled = (signal: AbortSignal) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(8))
+          signal.addEventListener("abort", () => controller.error(new Error("aborted")))
+        }
+      })
+    const mock = mockLayer((_r, _q, _n, signal) => new Response(stalled(signal), { status: 200 }), {
+      idleTimeout: "5 seconds"
     })
-    const mock = mockLayer(() => new Response(stalled, { status: 200 }), { idleTimeout: "5 seconds" })
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(Effect.flip(collect()))
       yield* settle
-      yield* TestClock.adjust("5 seconds")
+      yield* TestClock.adjust("4999 millis")
+      yield* settle
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
       const error = yield* Fiber.join(fiber)
       expect(error._tag).toBe("Timeout")
     }).pipe(Effect.provide(mock.layer))

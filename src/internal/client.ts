@@ -195,13 +195,13 @@ export const decodeError = (
  *
  * @internal
  */
-export const execute = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
-  client: HttpClient.HttpClient,
+export const execute = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError, R = never>(
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
   onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
-): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout> => {
+): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout, R> => {
   const info = describe(request)
   let attempts = 0
   const attempt = Effect.suspend(() => {
@@ -209,7 +209,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
     return client.execute(request)
   }).pipe(
     Effect.catchAll((error) => Effect.fail(transportError(request, error))),
-    Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+    Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError, R> =>
       response.status >= 200 && response.status < 300
         ? onSuccess(response)
         : statusError(op, request, response)

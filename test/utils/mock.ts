@@ -17,13 +17,14 @@ export interface Recorded {
 export type Handler = (
   recorded: Recorded,
   request: HttpClientRequest.HttpClientRequest,
-  attempt: number
+  attempt: number,
+  signal: AbortSignal
 ) => Response | Effect.Effect<Response, HttpClientError.HttpClientError>
 
 /** A transport that answers with `handler` and records every request it sees. */
 export const mockTransport = (handler: Handler) => {
   const requests: Array<Recorded> = []
-  const client = HttpClient.make((request, url) =>
+  const client = HttpClient.make((request, url, signal) =>
     Effect.suspend(() => {
       const recorded: Recorded = {
         method: request.method,
@@ -32,7 +33,7 @@ export const mockTransport = (handler: Handler) => {
         body: request.body._tag === "Uint8Array" ? new TextDecoder().decode(request.body.body) : undefined
       }
       requests.push(recorded)
-      const answer = handler(recorded, request, requests.length)
+      const answer = handler(recorded, request, requests.length, signal)
       return Effect.map(
         Effect.isEffect(answer) ? answer : Effect.succeed(answer),
         (response) => HttpClientResponse.fromWeb(request, response)
