@@ -9,7 +9,8 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts"],
+    // .tmp/snippets: the test snippets of README.md and docs/, extracted by `npm run check:docs`
+    include: ["test/**/*.test.ts", ".tmp/snippets/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
