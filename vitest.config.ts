@@ -9,6 +9,7 @@ export default defineConfig({
     ]
   },
   test: {
+    reporters: ["default", "./test/utils/summary-reporter.ts"],
     // .tmp/snippets: the test snippets of README.md and docs/, extracted by `npm run check:docs`
     include: ["test/**/*.test.ts", ".tmp/snippets/*.test.ts"],
     testTimeout: 30_000,
