@@ -216,7 +216,8 @@ export const defaultSeed: Seed = {
  * Misbehaviour injected on a route (or every route, `"*"`), for the next `times` requests
  * (default: until cleared). Combine as needed: `delay` before anything else; then either `reset`
  * (the connection is dropped before headers), or an answer with `status` (an Error body, or
- * `body` as text) or the real answer; `truncateAt` / `stallAt` cut or stall its body.
+ * `body` as text) or the real answer; `truncateAt` / `stallAt` / `resetAt` cut, stall or reset
+ * its body. With `probability`, each matching request is affected with that chance.
  *
  * @since 0.1.0
  * @category Faults
@@ -233,6 +234,10 @@ export interface Fault {
   readonly truncateAt?: number | undefined
   /** Stop sending after this many body bytes, keeping the connection open. */
   readonly stallAt?: number | undefined
+  /** Reset the connection (TCP RST) after this many body bytes. */
+  readonly resetAt?: number | undefined
+  /** The chance, from 0 to 1, that a matching request is affected; default 1. */
+  readonly probability?: number | undefined
 }
 
 /**
@@ -248,7 +253,7 @@ export interface RecordedRequest {
   readonly route: Route | undefined
   readonly headers: Readonly<Record<string, string>>
   readonly body: string | undefined
-  /** The status answered; undefined when the connection was reset. */
+  /** The status answered; undefined while unanswered, or when the connection was reset. */
   readonly status: number | undefined
 }
 
@@ -315,22 +320,16 @@ function* limited(chunks: Iterable<Uint8Array>, limit: number | undefined): Gene
   }
 }
 
-const cutAt = (response: internal.SimResponse): number | undefined => {
-  const { stallAt, truncateAt } = response.network
-  return truncateAt === undefined ? stallAt : stallAt === undefined ? truncateAt : Math.min(truncateAt, stallAt)
-}
-
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
-  const iterator = limited(bodyChunks(response), cutAt(response))
-  const stalls = response.network.stallAt !== undefined &&
-    (response.network.truncateAt === undefined || response.network.stallAt < response.network.truncateAt)
+  const ending = internal.bodyEnding(response.network)
+  const iterator = limited(bodyChunks(response), ending?.at)
   const hasBody = response.body._tag !== "Empty" && response.status !== 204 && response.status !== 202
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       pull(controller) {
         const next = iterator.next()
         if (!next.done) return controller.enqueue(next.value)
-        if (stalls) {
+        if (ending?.kind === "stall") {
           // like a socket: nothing more arrives, until the client aborts
           return new Promise<void>((resolve) =>
             signal.addEventListener("abort", () => {
@@ -339,7 +338,8 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response =>
             }, { once: true })
           )
         }
-        if (response.network.truncateAt !== undefined) return controller.error(new Error("other side closed"))
+        if (ending?.kind === "truncate") return controller.error(new Error("other side closed"))
+        if (ending?.kind === "reset") return controller.error(new Error("read ECONNRESET"))
         controller.close()
       }
     }, { highWaterMark: 0 })
@@ -516,13 +516,15 @@ export const serve = (
       if (response.body._tag === "Empty") {
         return HttpServerResponse.empty({ status: response.status, headers: response.headers })
       }
-      const chunks = limited(bodyChunks(response), cutAt(response))
-      const { stallAt, truncateAt } = response.network
-      const ending = stallAt !== undefined && (truncateAt === undefined || stallAt < truncateAt)
+      const cut = internal.bodyEnding(response.network)
+      const chunks = limited(bodyChunks(response), cut?.at)
+      const ending = cut === undefined
+        ? Stream.empty
+        : cut.kind === "stall"
         ? Stream.never
-        : truncateAt !== undefined
-        ? Stream.execute(Effect.sync(() => incoming.socket.end()))
-        : Stream.empty
+        : Stream.execute(Effect.sync(() =>
+          cut.kind === "reset" ? incoming.socket.resetAndDestroy() : incoming.socket.end()
+        ))
       const contentLength = Number(response.headers["content-length"])
       return HttpServerResponse.stream(
         Stream.fromIteratorSucceed(chunks, 1).pipe(Stream.concat(ending)),

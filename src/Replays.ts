@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -167,6 +168,24 @@ const retryAfterOf = (
     Duration.min(config.maxRetryAfter)
   )
 
+/**
+ * A 200 answer waiting to be streamed. Spans record it by its status only: the response object
+ * itself would print its request, headers included.
+ */
+class Ready {
+  readonly _tag = "Ready"
+  constructor(readonly response: HttpClientResponse.HttpClientResponse) {}
+  toJSON() {
+    return { _tag: this._tag, status: this.response.status }
+  }
+  toString() {
+    return `Ready(${this.response.status})`
+  }
+  [Inspectable.NodeInspectSymbol]() {
+    return this.toJSON()
+  }
+}
+
 const isVideo = (contentType: string | undefined): boolean => {
   if (contentType === undefined) return true
   const type = contentType.split(";")[0]!.trim().toLowerCase()
@@ -205,7 +224,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           config,
           op,
           request,
-          (response): Effect.Effect<Either.Either<HttpClientResponse.HttpClientResponse, ReplayPending>, DecodeError> => {
+          (response): Effect.Effect<Either.Either<Ready, ReplayPending>, DecodeError> => {
             if (response.status === 202) {
               polls++
               return Effect.map(Clock.currentTimeMillis, (now) =>
@@ -221,7 +240,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
                 })
               )
             }
-            return Effect.succeed(Either.right(response))
+            return Effect.succeed(Either.right(new Ready(response)))
           }
         )
         const schedule = options.schedule ?? waitSchedule({ maxWait: options.maxWait ?? Duration.minutes(5) })
@@ -229,7 +248,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
         const started = yield* Clock.currentTimeMillis
         while (true) {
           const result = yield* Scope.extend(poll, requestScope)
-          if (Either.isRight(result)) return yield* body(result.right, info, config, requestScope)
+          if (Either.isRight(result)) return yield* body(result.right.response, info, config, requestScope)
           const pending = result.left
           const next = yield* Effect.option(driver.next(pending))
           if (Option.isNone(next)) {

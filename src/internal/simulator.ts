@@ -2,6 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import type * as Sim from "../KernelSimulator.js"
 
 /** What a transport hands the simulator. */
@@ -29,10 +30,27 @@ export interface SimResponse {
     readonly truncateAt: number | undefined
     /** Stop sending the body after this many bytes, keeping the connection open. */
     readonly stallAt: number | undefined
+    /** Reset the connection (RST) after this many body bytes. */
+    readonly resetAt: number | undefined
   }
 }
 
-const normal: SimResponse["network"] = { reset: false, truncateAt: undefined, stallAt: undefined }
+const normal: SimResponse["network"] = { reset: false, truncateAt: undefined, stallAt: undefined, resetAt: undefined }
+
+/** How a body ends early, if it does: the first of the cut-offs, and where. */
+export const bodyEnding = (
+  network: SimResponse["network"]
+): { readonly kind: "truncate" | "stall" | "reset"; readonly at: number } | undefined => {
+  const candidates = [
+    { kind: "truncate" as const, at: network.truncateAt },
+    { kind: "stall" as const, at: network.stallAt },
+    { kind: "reset" as const, at: network.resetAt }
+  ].filter((c): c is { kind: "truncate" | "stall" | "reset"; at: number } => c.at !== undefined)
+  return candidates.reduce<{ kind: "truncate" | "stall" | "reset"; at: number } | undefined>(
+    (first, c) => first === undefined || c.at < first.at ? c : first,
+    undefined
+  )
+}
 
 const jsonResponse = (status: number, value: unknown, headers: Record<string, string> = {}): SimResponse => ({
   status,
@@ -148,8 +166,10 @@ export const make = (seed: Sim.Seed) =>
     const faults: Array<ActiveFault> = []
     const recorded: Array<Sim.RecordedRequest> = []
 
-    const takeFault = (route: Sim.Route | undefined): Sim.Fault | undefined => {
-      const index = faults.findIndex((f) => f.fault.route === "*" || f.fault.route === route)
+    const takeFault = (route: Sim.Route | undefined, draw: number): Sim.Fault | undefined => {
+      const index = faults.findIndex((f) =>
+        (f.fault.route === "*" || f.fault.route === route) && draw < (f.fault.probability ?? 1)
+      )
       if (index < 0) return undefined
       const active = faults[index]!
       active.remaining--
@@ -179,7 +199,12 @@ export const make = (seed: Sim.Seed) =>
         delayed,
         Effect.map(base, (response) => ({
           ...response,
-          network: { ...response.network, truncateAt: fault.truncateAt, stallAt: fault.stallAt }
+          network: {
+            ...response.network,
+            truncateAt: fault.truncateAt,
+            stallAt: fault.stallAt,
+            resetAt: fault.resetAt
+          }
         }))
       )
     }
@@ -253,7 +278,7 @@ export const make = (seed: Sim.Seed) =>
         }
       })
 
-    const answer = (request: SimRequest): Effect.Effect<SimResponse> => {
+    const answer = (request: SimRequest, draw: number): Effect.Effect<SimResponse> => {
       const segments = decodeSegments(request.path)
       if (Option.isNone(segments)) {
         return Effect.succeed(errorResponse(400, "bad_request", "malformed path", {
@@ -266,7 +291,7 @@ export const make = (seed: Sim.Seed) =>
       if (which === "wrong-method") {
         return Effect.succeed(errorResponse(405, "method_not_allowed", `${request.method} not allowed`))
       }
-      const fault = takeFault(which)
+      const fault = takeFault(which, draw)
       const authorization = request.headers["authorization"]
       const org = authorization?.startsWith("Bearer ") ? organizations.get(authorization.slice(7)) : undefined
       const real = org === undefined
@@ -276,20 +301,25 @@ export const make = (seed: Sim.Seed) =>
     }
 
     const handle = (request: SimRequest): Effect.Effect<SimResponse> =>
-      Effect.tap(answer(request), (response) =>
-        Effect.sync(() => {
-          const segments = decodeSegments(request.path)
-          recorded.push({
-            method: request.method,
-            path: request.path,
-            route: Option.isSome(segments) ? routeOrUndefined(request.method, segments.value) : undefined,
-            headers: redactHeaders(request.headers),
-            body: request.body === undefined || request.body.length === 0
-              ? undefined
-              : new TextDecoder().decode(request.body),
-            status: response.network.reset ? undefined : response.status
-          })
-        }))
+      Effect.suspend(() => {
+        // recorded on arrival, so a request that is never answered is seen too
+        const segments = decodeSegments(request.path)
+        const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
+          method: request.method,
+          path: request.path,
+          route: Option.isSome(segments) ? routeOrUndefined(request.method, segments.value) : undefined,
+          headers: redactHeaders(request.headers),
+          body: request.body === undefined || request.body.length === 0
+            ? undefined
+            : new TextDecoder().decode(request.body),
+          status: undefined
+        }
+        recorded.push(record)
+        return Effect.tap(Effect.flatMap(Random.next, (draw) => answer(request, draw)), (response) =>
+          Effect.sync(() => {
+            record.status = response.network.reset ? undefined : response.status
+          }))
+      })
 
     const control: Sim.Control = {
       requests: Effect.sync(() => recorded.slice()),
