@@ -49,6 +49,17 @@ export class BrowserViewport extends Schema.Class<BrowserViewport>("effect-kerne
 }) {}
 
 /**
+ * A JSON value (the values of `chrome_policy`), left as it is.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const JsonValue: Schema.Schema<unknown> = Schema.Unknown.annotations({
+  identifier: "JsonValue",
+  arbitrary: () => (fc) => fc.jsonValue()
+})
+
+/**
  * The configuration every browser of a pool is created with. The specification does not say which
  * fields are required; only `size` is (as in the service's OpenAPI document). `chrome_policy` is
  * free-form.
@@ -68,7 +79,7 @@ export class BrowserPoolConfig extends Schema.Class<BrowserPoolConfig>("effect-k
   proxy_id: Schema.optional(Schema.String),
   viewport: Schema.optional(BrowserViewport),
   kiosk_mode: Schema.optional(Schema.Boolean),
-  chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue }))
 }) {}
 
 /**
