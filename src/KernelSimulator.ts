@@ -513,10 +513,16 @@ export const serve = (
         incoming.socket.resetAndDestroy()
         return HttpServerResponse.empty({ status: 500 })
       }
+      const cut = internal.bodyEnding(response.network)
       if (response.body._tag === "Empty") {
         return HttpServerResponse.empty({ status: response.status, headers: response.headers })
       }
-      const cut = internal.bodyEnding(response.network)
+      if (response.body._tag === "Text" && cut === undefined) {
+        return HttpServerResponse.uint8Array(encoder.encode(response.body.text), {
+          status: response.status,
+          headers: response.headers
+        })
+      }
       const chunks = limited(bodyChunks(response), cut?.at)
       const ending = cut === undefined
         ? Stream.empty

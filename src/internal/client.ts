@@ -219,7 +219,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       onTimeout: () => new KernelError.Timeout({ ...info, timeout: config.timeout })
     })
   )
-  const schedule = Option.getOrElse(config.retrySchedule, () => KernelRetry.policy(config))
+  const schedule = policyFor(config)
   return attempt.pipe(
     Effect.tapError((error) =>
       KernelError.isTransient(error)
@@ -275,3 +275,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
       })
     )
 }
+
+/** @internal */
+export const policyFor = (config: KernelConfig.Service) =>
+  Option.getOrElse(config.retrySchedule, () => KernelRetry.policy(config))
