@@ -4,8 +4,13 @@
  * @since 0.1.0
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import * as BrowserPools from "./BrowserPools.js"
 import * as Computer from "./Computer.js"
 import * as Deployments from "./Deployments.js"
@@ -54,8 +59,34 @@ export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | Htt
 ).pipe(Layer.provideMerge(KernelClient.layer))
 
 /**
+ * The log level asked for by `KERNEL_LOG` (`debug`, `info`, `warn`, `error` or `off`) as a layer
+ * setting Effect's minimum log level; no change when the variable is not set.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.map(
+    Config.option(Config.literal("debug", "info", "warn", "error", "off")("KERNEL_LOG")),
+    Option.match({
+      onNone: () => Layer.empty,
+      onSome: (level) => Logger.minimumLogLevel(logLevels[level])
+    })
+  )
+)
+
+const logLevels = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  off: LogLevel.None
+}
+
+/**
  * {@link layer} configured from the environment: `KERNEL_API_KEY` (required), `KERNEL_BASE_URL`,
- * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT`, `KERNEL_MAX_RETRIES`. Needs the transport.
+ * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT`, `KERNEL_MAX_RETRIES`, and `KERNEL_LOG` (e.g. `debug` to
+ * see each retry and replay wait). Needs the transport.
  *
  * @since 0.1.0
  * @category Layers
@@ -63,4 +94,4 @@ export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | Htt
 export const layerConfig = (
   configs?: KernelConfig.ConfigOptions
 ): Layer.Layer<Services | KernelConfig.KernelConfig, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Layer.provideMerge(layer, KernelConfig.layerConfig(configs))
+  Layer.provideMerge(layer, KernelConfig.layerConfig(configs)).pipe(Layer.merge(layerLogLevelConfig))

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as KernelConfig from "../KernelConfig.js"
@@ -206,7 +207,9 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   let attempts = 0
   const attempt = Effect.suspend(() => {
     attempts++
-    return client.execute(request)
+    return attempts === 1
+      ? client.execute(request)
+      : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), client.execute(request))
   }).pipe(
     Effect.catchAll((error) => Effect.fail(transportError(request, error))),
     Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError, R> =>
@@ -219,25 +222,39 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       onTimeout: () => new KernelError.Timeout({ ...info, timeout: config.timeout })
     })
   )
-  const schedule = policyFor(config)
-  return attempt.pipe(
-    Effect.tapError((error) =>
-      KernelError.isTransient(error)
-        ? Effect.logDebug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
-        : Effect.void
-    ),
-    Effect.retry({
-      schedule,
-      while: KernelError.isTransient
-    }),
-    Effect.ensuring(Effect.suspend(() => Effect.annotateCurrentSpan("kernel.attempts", attempts))),
+  const logged = Effect.tapError(attempt, (error) =>
+    KernelError.isTransient(error)
+      ? Effect.logDebug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+      : Effect.void)
+  return retryTransient(logged, policyFor(config)).pipe(
     Effect.withSpan(`Kernel.${op.name}`, {
       kind: "client",
       captureStackTrace: false,
-      attributes: { "http.request.method": info.method, "url.path": info.path, ...op.attributes }
+      attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
     })
   )
 }
+
+/**
+ * `Effect.retry(effect, { schedule, while: isTransient })`, except that the schedule's driver is
+ * only made once a transient failure happened: the common case, success at the first attempt,
+ * allocates nothing for retries.
+ *
+ * @internal
+ */
+export const retryTransient = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(effect, KernelError.isTransient, (first) =>
+    Effect.flatMap(Schedule.driver(schedule), (driver) => {
+      const loop = (error: E): Effect.Effect<A, E, R> =>
+        Effect.matchEffect(driver.next(error), {
+          onFailure: () => Effect.fail(error),
+          onSuccess: () => Effect.catchIf(effect, KernelError.isTransient, loop)
+        })
+      return loop(first)
+    }))
 
 /**
  * Decodes a JSON body with a schema, failing with `DecodeError` (naming the field) or

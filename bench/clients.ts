@@ -1,0 +1,148 @@
+/**
+ * The clients the benchmark compares, each doing the same work against the same server.
+ * The Effect SDK runs its loops inside Effect (as its users do), on a runtime built once.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import Kernel from "@onkernel/sdk"
+import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
+import { request } from "undici"
+import { BrowserPools, Computer, Kernel as EffectKernel, KernelConfig, Replays } from "../src/index.js"
+
+export interface Client {
+  readonly name: string
+  /** `n` mouse-position calls, one after the other. */
+  readonly sequential: (n: number) => Promise<void>
+  /** `n` mouse-position calls, `inFlight` at a time. */
+  readonly concurrent: (n: number, inFlight: number) => Promise<void>
+  /** One list of pools, decoded; returns how many. */
+  readonly pools: () => Promise<number>
+  /** Streams a replay of `bytes` bytes and discards it; returns the bytes received. */
+  readonly stream: (bytes: number) => Promise<number>
+  readonly close: () => Promise<void>
+}
+
+const token = "sk_bench"
+const headers = { authorization: `Bearer ${token}` }
+
+const drain = async (body: ReadableStream<Uint8Array>) => {
+  const reader = body.getReader()
+  let received = 0
+  while (true) {
+    const { done, value } = await reader.read()
+    if (done) return received
+    received += value.length
+  }
+}
+
+const pooled = async (n: number, inFlight: number, call: () => Promise<unknown>) => {
+  let next = 0
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next++ < n) await call()
+  }))
+}
+
+export const rawUndici = (base: string): Client => {
+  const mouse = async () => {
+    const response = await request(`${base}/browsers/b1/computer/get_mouse_position`, { method: "POST", headers })
+    return response.body.json()
+  }
+  return {
+    name: "raw undici.request",
+    sequential: async (n) => {
+      for (let i = 0; i < n; i++) await mouse()
+    },
+    concurrent: (n, k) => pooled(n, k, mouse),
+    pools: async () => {
+      const response = await request(`${base}/browser_pools`, { headers })
+      const pools: unknown = JSON.parse(await response.body.text())
+      return Array.isArray(pools) ? pools.length : 0
+    },
+    stream: async (bytes) => {
+      const response = await request(`${base}/browsers/b1/replays/${bytes}`, { headers })
+      let received = 0
+      for await (const chunk of response.body) received += (chunk as Buffer).length
+      return received
+    },
+    close: async () => {}
+  }
+}
+
+export const rawFetch = (base: string): Client => {
+  const mouse = async () => {
+    const response = await fetch(`${base}/browsers/b1/computer/get_mouse_position`, { method: "POST", headers })
+    return response.json()
+  }
+  return {
+    name: "global fetch",
+    sequential: async (n) => {
+      for (let i = 0; i < n; i++) await mouse()
+    },
+    concurrent: (n, k) => pooled(n, k, mouse),
+    pools: async () => {
+      const pools: unknown = await (await fetch(`${base}/browser_pools`, { headers })).json()
+      return Array.isArray(pools) ? pools.length : 0
+    },
+    stream: async (bytes) => {
+      const response = await fetch(`${base}/browsers/b1/replays/${bytes}`, { headers })
+      return drain(response.body!)
+    },
+    close: async () => {}
+  }
+}
+
+export const official = (base: string): Client => {
+  const client = new Kernel({ apiKey: token, baseURL: base, maxRetries: 0, logLevel: "off" })
+  const mouse = () => client.browsers.computer.getMousePosition("b1")
+  return {
+    name: "@onkernel/sdk",
+    sequential: async (n) => {
+      for (let i = 0; i < n; i++) await mouse()
+    },
+    concurrent: (n, k) => pooled(n, k, mouse),
+    pools: async () => {
+      // the official client pages; the server answers the whole list in one page
+      const page = await client.browserPools.list()
+      return page.getPaginatedItems().length
+    },
+    stream: async (bytes) => {
+      const response = await client.browsers.replays.download(String(bytes), { id: "b1" })
+      return drain(response.body!)
+    },
+    close: async () => {}
+  }
+}
+
+export const effectKernel = (base: string, transport: "undici" | "fetch"): Client => {
+  const runtime = ManagedRuntime.make(
+    EffectKernel.layer.pipe(
+      Layer.provide(KernelConfig.layer({ apiKey: Redacted.make(token), baseUrl: base, maxRetries: 0 })),
+      Layer.provide(transport === "undici" ? NodeHttpClient.layerUndici : FetchHttpClient.layer),
+      Layer.orDie
+    )
+  )
+  const mouse = Computer.getMousePosition({ id: "b1" })
+  return {
+    name: `effect-kernel (${transport === "undici" ? "NodeHttpClient.layerUndici" : "FetchHttpClient.layer"})`,
+    sequential: (n) =>
+      runtime.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < n; i++) yield* mouse
+      })),
+    concurrent: (n, k) =>
+      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    pools: () => runtime.runPromise(Effect.map(BrowserPools.list(), (pools) => pools.length)),
+    stream: (bytes) =>
+      runtime.runPromise(
+        Replays.download({ id: "b1", replayId: String(bytes) }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+      ),
+    close: () => runtime.dispose()
+  }
+}
+
+export const makeClients = (base: string): ReadonlyArray<Client> => [
+  rawUndici(base),
+  rawFetch(base),
+  official(base),
+  effectKernel(base, "undici"),
+  effectKernel(base, "fetch")
+]

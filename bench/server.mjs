@@ -1,0 +1,73 @@
+// A minimal node:http server answering the five routes, run in its own process so the server is
+// not what the benchmark measures. Prints `port N` once listening.
+//   GET  /browser_pools                          -> JSON array of POOLS pools (env, default 10000)
+//   POST /browsers/:id/computer/get_mouse_position -> {"x":640,"y":360}
+//   POST /browsers/:id/computer/cursor           -> {"ok":true}
+//   DELETE /deployments/:id                      -> 204
+//   GET  /browsers/:id/replays/:bytes            -> :bytes bytes of video/mp4, streamed with back-pressure
+import http from "node:http"
+
+const poolCount = Number(process.env.POOLS ?? 10000)
+const pools = JSON.stringify(Array.from({ length: poolCount }, (_, i) => ({
+  id: `pool_${i}`,
+  name: `pool-${i}`,
+  available_count: i % 10,
+  acquired_count: i % 3,
+  created_at: "2026-11-01T09:00:00Z",
+  browser_pool_config: {
+    size: 10,
+    name: `pool-${i}`,
+    fill_rate_per_minute: 10,
+    timeout_seconds: 600,
+    stealth: i % 2 === 0,
+    headless: true,
+    viewport: { width: 1920, height: 1080, refresh_rate: 25 },
+    kiosk_mode: false,
+    chrome_policy: { HomepageLocation: "https://example.com" }
+  }
+})))
+const position = Buffer.from("{\"x\":640,\"y\":360}")
+const ok = Buffer.from("{\"ok\":true}")
+const chunk = Buffer.alloc(64 * 1024, 7)
+
+const json = (res, body) => {
+  res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
+  res.end(body)
+}
+
+const server = http.createServer((req, res) => {
+  req.resume()
+  req.on("end", () => {
+    const path = req.url.split("?")[0]
+    if (path === "/browser_pools") return json(res, Buffer.from(pools))
+    if (path.endsWith("/computer/get_mouse_position")) return json(res, position)
+    if (path.endsWith("/computer/cursor")) return json(res, ok)
+    if (path.startsWith("/deployments/")) {
+      res.writeHead(204)
+      return res.end()
+    }
+    const replay = /^\/browsers\/[^/]+\/replays\/(\d+)$/.exec(path)
+    if (replay) {
+      const size = Number(replay[1])
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": size })
+      let sent = 0
+      const pump = () => {
+        while (sent < size) {
+          const n = Math.min(chunk.length, size - sent)
+          sent += n
+          if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return res.once("drain", pump)
+        }
+        res.end()
+      }
+      res.on("close", () => {
+        sent = size
+      })
+      return pump()
+    }
+    res.writeHead(404, { "content-type": "application/json" })
+    res.end("{\"code\":\"not_found\",\"message\":\"no route\"}")
+  })
+})
+server.keepAliveTimeout = 60_000
+server.listen(0, "127.0.0.1", () => console.log(`port ${server.address().port}`))
+process.on("SIGTERM", () => server.close(() => process.exit(0)))

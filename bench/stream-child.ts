@@ -1,0 +1,20 @@
+// One streaming measurement in a fresh process, so its RSS is the client's own.
+// Usage: stream-child.ts CLIENT_INDEX BYTES BASE_URL  -> prints JSON
+import { makeClients } from "./clients.js"
+
+const [index, bytes, base] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4]!]
+const client = makeClients(base)[index]!
+await client.stream(4 * 1024 * 1024) // warm-up: code paths compiled, connection open
+const before = process.memoryUsage().rss
+let peak = before
+const sampler = setInterval(() => {
+  peak = Math.max(peak, process.memoryUsage().rss)
+}, 5)
+const started = performance.now()
+const received = await client.stream(bytes)
+const seconds = (performance.now() - started) / 1000
+clearInterval(sampler)
+peak = Math.max(peak, process.memoryUsage().rss)
+await client.close()
+process.stdout.write(JSON.stringify({ received, seconds, rssGrowthMiB: (peak - before) / 1024 / 1024 }) + "\n")
+process.exit(0)

@@ -1,0 +1,61 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Logger } from "effect"
+import { Computer, Kernel } from "effect-kernel"
+import { errorBody, json, mockLayer, mockTransport, token } from "./utils/mock.js"
+import { makeObserver } from "./utils/observe.js"
+
+describe("observability", () => {
+  it.live("each operation runs in its span, with the ids, the attempts and the HTTP span as a child", () => {
+    const observer = makeObserver()
+    const { layer } = mockLayer((_r, _q, n) =>
+      n === 1 ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" }) : json(200, { x: 1, y: 2 })
+    )
+    return Effect.gen(function*() {
+      yield* Computer.getMousePosition({ id: "b1" })
+      const span = observer.spans.find((s) => s.name === "Kernel.getMousePosition")!
+      expect(span).toBeDefined()
+      expect(span.kind).toBe("client")
+      expect(span.attributes.get("kernel.browser.id")).toBe("b1")
+      expect(span.attributes.get("kernel.attempts")).toBe(2)
+      expect(span.attributes.get("url.path")).toBe("/browsers/b1/computer/get_mouse_position")
+      const children = observer.spans.filter((s) => s.parent._tag === "Some" && s.parent.value.spanId === span.spanId)
+      expect(children.map((s) => s.name)).toEqual(["http.client POST", "http.client POST"])
+      expect(children[0]!.attributes.get("http.request.header.authorization")).toBe("<redacted>")
+      expect(span.status._tag).toBe("Ended")
+    }).pipe(Effect.provide(layer), Effect.provide(observer.layer))
+  })
+
+  const transport = (answer: () => Response) => Layer.succeed(HttpClient.HttpClient, mockTransport(answer).client)
+  const captured = () => {
+    const lines: Array<string> = []
+    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
+      lines.push(`${logLevel.label} ${String(message)}`)
+    }))
+    return { lines, logger }
+  }
+  const env = (vars: Record<string, string>) =>
+    Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ KERNEL_API_KEY: token, ...vars }))))
+  let calls = 0
+  const flaky = () => (++calls % 2 === 1 ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" }) : json(200, { x: 0, y: 0 }))
+
+  it.live("logs nothing by default", () => {
+    const { lines, logger } = captured()
+    return Computer.getMousePosition({ id: "b" }).pipe(
+      Effect.provide(Kernel.layerConfig().pipe(Layer.provide(transport(flaky)), Layer.provide(env({})))),
+      Effect.provide(logger),
+      Effect.tap(() => expect(lines).toEqual([]))
+    )
+  })
+
+  it.live("KERNEL_LOG=debug shows each retry", () => {
+    const { lines, logger } = captured()
+    return Computer.getMousePosition({ id: "b" }).pipe(
+      Effect.provide(Kernel.layerConfig().pipe(Layer.provide(transport(flaky)), Layer.provide(env({ KERNEL_LOG: "debug" })))),
+      Effect.provide(logger),
+      Effect.tap(() => {
+        expect(lines).toEqual(["DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus"])
+      })
+    )
+  })
+})
