@@ -6,8 +6,8 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import { createRequire } from "node:module"
+import * as os from "node:os"
 import { makeClients } from "./clients.js"
 
 const quick = process.argv.includes("--quick")
@@ -29,7 +29,8 @@ const startServer = () =>
     const child = spawn(process.execPath, [`${here}server.mjs`], { stdio: ["ignore", "pipe", "inherit"] })
     child.stdout!.once("data", (data: Buffer) => {
       const port = /port (\d+)/.exec(data.toString())?.[1]
-      port ? resolve({ child, base: `http://127.0.0.1:${port}` }) : reject(new Error(data.toString()))
+      if (port) resolve({ child, base: `http://127.0.0.1:${port}` })
+      else reject(new Error(data.toString()))
     })
     child.once("exit", (code) => reject(new Error(`bench server exited ${code}`)))
   })
@@ -57,7 +58,11 @@ try {
     for (const client of clients) {
       let started = performance.now()
       await client.sequential(sizes.sequential)
-      record("get_mouse_position sequential (µs/call)", client.name, (performance.now() - started) * 1000 / sizes.sequential)
+      record(
+        "get_mouse_position sequential (µs/call)",
+        client.name,
+        (performance.now() - started) * 1000 / sizes.sequential
+      )
       started = performance.now()
       await client.concurrent(sizes.concurrent, sizes.inFlight)
       record(
@@ -78,7 +83,9 @@ try {
       const out = execFileSync(process.execPath, [tsx, `${here}stream-child.ts`, String(index), String(bytes), base], {
         encoding: "utf8"
       })
-      const result: { received: number; seconds: number; rssGrowthMiB: number } = JSON.parse(out.trim().split("\n").at(-1)!)
+      const result: { received: number; seconds: number; rssGrowthMiB: number } = JSON.parse(
+        out.trim().split("\n").at(-1)!
+      )
       if (result.received !== bytes) throw new Error(`${client.name}: received ${result.received} of ${bytes}`)
       const label = `${Math.round(bytes / 1024 / 1024)} MiB`
       record(`replay ${label} (MB/s)`, client.name, bytes / 1e6 / result.seconds)
@@ -125,7 +132,10 @@ try {
     }
   }
   console.log(lines.join("\n"))
-  fs.writeFileSync(new URL("results.json", import.meta.url), JSON.stringify({ quick, rounds, node: process.version, cores: os.cpus().length, results }, null, 2))
+  fs.writeFileSync(
+    new URL("results.json", import.meta.url),
+    JSON.stringify({ quick, rounds, node: process.version, cores: os.cpus().length, results }, null, 2)
+  )
   console.log("\nwritten to bench/results.json")
 } finally {
   child.kill("SIGTERM")

@@ -16,7 +16,9 @@ const program = Effect.gen(function*() {
     Computer.setCursorVisibility({ id, hidden: true }).pipe(Effect.zipRight(Computer.getMousePosition({ id })))
   ], { concurrency: "unbounded" })
   const free = pools.reduce((n, pool) => n + pool.available_count, 0)
-  yield* Console.log(`${pools.length} pools, ${free} browsers available; cursor hidden at (${position.x}, ${position.y})`)
+  yield* Console.log(
+    `${pools.length} pools, ${free} browsers available; cursor hidden at (${position.x}, ${position.y})`
+  )
   const bytes = yield* Replays.download({ id, replayId }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
   yield* Console.log(`replay ${replayId}: ${bytes} bytes`)
 }).pipe(

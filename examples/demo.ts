@@ -107,7 +107,10 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
       const state = yield* Option.match(control, {
         onNone: () => Effect.succeed(""),
         onSome: (c) =>
-          Effect.map(c.browser(id), Option.match({ onNone: () => "", onSome: (b) => ` (cursorHidden=${b.cursorHidden})` }))
+          Effect.map(
+            c.browser(id),
+            Option.match({ onNone: () => "", onSome: (b) => ` (cursorHidden=${b.cursorHidden})` })
+          )
       })
       yield* Console.log(`  ok=${ok}${state}`)
       summary.push("cursor hidden")
@@ -120,7 +123,9 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
       // the SDK's wait policy, tapped to show each wait
       const schedule = Replays.waitSchedule({ maxWait: "2 minutes" }).pipe(
         Schedule.tapInput((pending: Replays.ReplayPending) =>
-          Console.log(`  still recording: waiting ${Duration.format(pending.retryAfter)} (Retry-After), poll ${pending.polls}`)
+          Console.log(
+            `  still recording: waiting ${Duration.format(pending.retryAfter)} (Retry-After), poll ${pending.polls}`
+          )
             .pipe(Effect.tap(() => waits++))
         )
       )
@@ -138,7 +143,9 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
       const seconds = Math.max(1, Date.now() - (streamStarted || started)) / 1000
       const throughput = result.bytes / 1e6 / seconds
       yield* Console.log(
-        `  wrote ${mib(result.bytes)} to ${result.path} in ${seconds.toFixed(2)} s (${throughput.toFixed(0)} MB/s) after ${waits} waits`
+        `  wrote ${mib(result.bytes)} to ${result.path} in ${seconds.toFixed(2)} s (${
+          throughput.toFixed(0)
+        } MB/s) after ${waits} waits`
       )
       summary.push(`replay ${mib(result.bytes)} at ${throughput.toFixed(0)} MB/s after ${waits} waits`)
       if (args.out === undefined) fs.rmSync(result.path)
@@ -149,10 +156,13 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
       const describe = Option.match(control, {
         onNone: () => Effect.succeed("(state not visible)"),
         onSome: (c) =>
-          Effect.map(c.deployment(id), Option.match({
-            onNone: () => "absent",
-            onSome: (d) => `${d.state}${d.markedForDeletion ? ", marked for deletion" : ""}`
-          }))
+          Effect.map(
+            c.deployment(id),
+            Option.match({
+              onNone: () => "absent",
+              onSome: (d) => `${d.state}${d.markedForDeletion ? ", marked for deletion" : ""}`
+            })
+          )
       })
       const before = yield* describe
       const started = Date.now()

@@ -6,7 +6,9 @@ import { runExample } from "./runtime.js"
 const program = Effect.gen(function*() {
   const pools = yield* BrowserPools.list()
   for (const pool of pools) {
-    yield* Console.log(`${pool.id}\t${pool.name ?? "-"}\t${pool.available_count}/${pool.browser_pool_config.size} available`)
+    yield* Console.log(
+      `${pool.id}\t${pool.name ?? "-"}\t${pool.available_count}/${pool.browser_pool_config.size} available`
+    )
   }
 })
 

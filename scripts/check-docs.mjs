@@ -8,9 +8,12 @@ const out = path.join(root, ".tmp", "snippets")
 fs.rmSync(out, { recursive: true, force: true })
 fs.mkdirSync(out, { recursive: true })
 
-const markdown = ["README.md", ...fs.readdirSync(path.join(root, "docs"), { recursive: true })
-  .filter((f) => String(f).endsWith(".md") && !String(f).startsWith("api"))
-  .map((f) => path.join("docs", String(f)))]
+const markdown = [
+  "README.md",
+  ...fs.readdirSync(path.join(root, "docs"), { recursive: true })
+    .filter((f) => String(f).endsWith(".md") && !String(f).startsWith("api"))
+    .map((f) => path.join("docs", String(f)))
+]
 
 const files = []
 for (const file of markdown) {
@@ -26,11 +29,14 @@ for (const file of markdown) {
   })
 }
 
-fs.writeFileSync(path.join(out, "tsconfig.json"), JSON.stringify({
-  extends: "../../tsconfig.json",
-  compilerOptions: { noUnusedLocals: false, noUnusedParameters: false },
-  include: ["./*.ts"]
-}))
+fs.writeFileSync(
+  path.join(out, "tsconfig.json"),
+  JSON.stringify({
+    extends: "../../tsconfig.json",
+    compilerOptions: { noUnusedLocals: false, noUnusedParameters: false },
+    include: ["./*.ts"]
+  })
+)
 try {
   execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", out], {
     stdio: "inherit"

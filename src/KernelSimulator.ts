@@ -273,7 +273,11 @@ export interface Control {
   >
   readonly browser: (id: string) => Effect.Effect<
     Option.Option<
-      { readonly id: string; readonly mouse: { readonly x: number; readonly y: number }; readonly cursorHidden: boolean }
+      {
+        readonly id: string
+        readonly mouse: { readonly x: number; readonly y: number }
+        readonly cursorHidden: boolean
+      }
     >
   >
 }
@@ -528,9 +532,9 @@ export const serve = (
         ? Stream.empty
         : cut.kind === "stall"
         ? Stream.never
-        : Stream.execute(Effect.sync(() =>
-          cut.kind === "reset" ? incoming.socket.resetAndDestroy() : incoming.socket.end()
-        ))
+        : Stream.execute(
+          Effect.sync(() => cut.kind === "reset" ? incoming.socket.resetAndDestroy() : incoming.socket.end())
+        )
       const contentLength = Number(response.headers["content-length"])
       return HttpServerResponse.stream(
         Stream.fromIteratorSucceed(chunks, 1).pipe(Stream.concat(ending)),

@@ -21,9 +21,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import { segment } from "./internal/path.js"
@@ -248,7 +248,9 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
         const started = yield* Clock.currentTimeMillis
         while (true) {
           const result = yield* Scope.extend(poll, requestScope)
-          if (Either.isRight(result)) return yield* body(result.right.response, info, config, requestScope)
+          if (Either.isRight(result)) {
+            return yield* body(result.right.response, info, config, requestScope)
+          }
           const pending = result.left
           const next = yield* Effect.option(driver.next(pending))
           if (Option.isNone(next)) {
@@ -321,7 +323,9 @@ const body = (
       Stream.concat(Stream.drain(Stream.fromEffect(checkLength))),
       // a stall that ends the body quietly instead of failing it is still a time-out
       Stream.concat(Stream.drain(Stream.fromEffect(
-        Effect.suspend(() => timedOut ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout })) : Effect.void)
+        Effect.suspend(() =>
+          timedOut ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout })) : Effect.void
+        )
       )))
     )
   })

@@ -98,7 +98,8 @@ describe("layers", () => {
 })
 
 describe("configuration", () => {
-  const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  const withEnv = (env: Record<string, string>) =>
+    Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
   const transport = Layer.succeed(HttpClient.HttpClient, mockTransport(() => json(200, [])).client)
 
   it.effect("reads KERNEL_API_KEY, KERNEL_BASE_URL and KERNEL_PROJECT_ID", () =>
@@ -168,7 +169,15 @@ describe("secrets", () => {
       const error = yield* Effect.flip(Computer.getMousePosition({ id: "b1" }))
       const client = yield* KernelClient.KernelClient
       const config = client.config
-      for (const text of [String(error), JSON.stringify(error), util.inspect(error), util.inspect(config), util.inspect(client)]) {
+      for (
+        const text of [
+          String(error),
+          JSON.stringify(error),
+          util.inspect(error),
+          util.inspect(config),
+          util.inspect(client)
+        ]
+      ) {
         expect(text).not.toContain(token)
       }
     }).pipe(Effect.provide(layer))
@@ -200,7 +209,9 @@ describe("error unions", () => {
     expectTypeOf<ErrorOf<ReturnType<typeof Replays.download>>>().toEqualTypeOf<
       Common | "BadRequest" | "Forbidden" | "NotFound" | "DecodeError" | "InvalidInput" | "ReplayNotReady"
     >()
-    expectTypeOf<KernelError.KernelError["_tag"]>().toEqualTypeOf<(typeof import("effect-kernel").KernelError.tags)[number]>()
+    expectTypeOf<KernelError.KernelError["_tag"]>().toEqualTypeOf<
+      (typeof import("effect-kernel").KernelError.tags)[number]
+    >()
   })
 
   it.effect("catchTags over an operation's union is exhaustive", () => {

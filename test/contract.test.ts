@@ -1,5 +1,5 @@
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { NodeFileSystem } from "@effect/platform-node"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
 import { BrowserPools, Computer, Deployments, KernelClient, Replays } from "effect-kernel"
@@ -42,7 +42,9 @@ const fast = { maxRetries: 0 }
 
 describe.each(targets)("contract: $name", (target) => {
   const provide = (options: { token?: string; config?: object } = {}) =>
-    Effect.provide(target.layer({ seed, token: options.token ?? "sk_contract_a", config: { ...fast, ...options.config } }))
+    Effect.provide(
+      target.layer({ seed, token: options.token ?? "sk_contract_a", config: { ...fast, ...options.config } })
+    )
 
   it.live("lists only the caller's pools, decoded", () =>
     Effect.gen(function*() {
@@ -184,7 +186,12 @@ describe.each(targets)("contract: $name", (target) => {
   it.live("injected faults: statuses, reset, truncation", () =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.KernelSimulator
-      for (const [status, tag] of [[400, "BadRequest"], [404, "NotFound"], [500, "InternalServerError"], [502, "UnexpectedStatus"]] as const) {
+      for (
+        const [status, tag] of [[400, "BadRequest"], [404, "NotFound"], [500, "InternalServerError"], [
+          502,
+          "UnexpectedStatus"
+        ]] as const
+      ) {
         yield* simulator.injectFault({ route: "getMousePosition", status, times: 1 })
         expect((yield* Effect.flip(Computer.getMousePosition({ id: "browser_a" })))._tag).toBe(tag)
       }

@@ -20,7 +20,12 @@ describe("npm run demo", () => {
     const result = spawnSync(process.execPath, [tsx, "examples/demo.ts", "--live"], {
       encoding: "utf8",
       timeout: 60_000,
-      env: { ...process.env, KERNEL_API_KEY: "sk_unused", KERNEL_BASE_URL: "http://127.0.0.1:1", KERNEL_MAX_RETRIES: "0" }
+      env: {
+        ...process.env,
+        KERNEL_API_KEY: "sk_unused",
+        KERNEL_BASE_URL: "http://127.0.0.1:1",
+        KERNEL_MAX_RETRIES: "0"
+      }
     })
     expect(result.status).toBe(1)
     expect(result.stderr).toContain("demo failed with TransportError")

@@ -1,6 +1,6 @@
 import { FetchHttpClient, type FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
+import type { PlatformError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import {
@@ -189,7 +189,9 @@ describe("secrets", () => {
   it.live("inspecting the configuration and the client never shows the token", () =>
     Effect.gen(function*() {
       const client = yield* KernelClient.KernelClient
-      for (const text of [util.inspect(client, { depth: 10 }), String(client.config.apiKey), JSON.stringify(client.config)]) {
+      for (
+        const text of [util.inspect(client, { depth: 10 }), String(client.config.apiKey), JSON.stringify(client.config)]
+      ) {
         expect(text).not.toContain(sentinel)
       }
     }).pipe(

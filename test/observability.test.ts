@@ -29,15 +29,20 @@ describe("observability", () => {
   const transport = (answer: () => Response) => Layer.succeed(HttpClient.HttpClient, mockTransport(answer).client)
   const captured = () => {
     const lines: Array<string> = []
-    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => {
-      lines.push(`${logLevel.label} ${String(message)}`)
-    }))
+    const logger = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ logLevel, message }) => {
+        lines.push(`${logLevel.label} ${String(message)}`)
+      })
+    )
     return { lines, logger }
   }
   const env = (vars: Record<string, string>) =>
     Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ KERNEL_API_KEY: token, ...vars }))))
   let calls = 0
-  const flaky = () => (++calls % 2 === 1 ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" }) : json(200, { x: 0, y: 0 }))
+  const flaky = () => (++calls % 2 === 1
+    ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" })
+    : json(200, { x: 0, y: 0 }))
 
   it.live("logs nothing by default", () => {
     const { lines, logger } = captured()
@@ -51,7 +56,9 @@ describe("observability", () => {
   it.live("KERNEL_LOG=debug shows each retry", () => {
     const { lines, logger } = captured()
     return Computer.getMousePosition({ id: "b" }).pipe(
-      Effect.provide(Kernel.layerConfig().pipe(Layer.provide(transport(flaky)), Layer.provide(env({ KERNEL_LOG: "debug" })))),
+      Effect.provide(
+        Kernel.layerConfig().pipe(Layer.provide(transport(flaky)), Layer.provide(env({ KERNEL_LOG: "debug" })))
+      ),
       Effect.provide(logger),
       Effect.tap(() => {
         expect(lines).toEqual(["DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus"])

@@ -10,7 +10,15 @@ interface Case {
   readonly method: string
   readonly path: string
   readonly requestBody: string | undefined
-  readonly run: Effect.Effect<unknown, KernelError.KernelError, Replays.DownloadReplay | Computer.SetCursorVisibility | Computer.GetMousePosition | BrowserPools.ListBrowserPools | Deployments.DeleteDeployment>
+  readonly run: Effect.Effect<
+    unknown,
+    KernelError.KernelError,
+    | Replays.DownloadReplay
+    | Computer.SetCursorVisibility
+    | Computer.GetMousePosition
+    | BrowserPools.ListBrowserPools
+    | Deployments.DeleteDeployment
+  >
   readonly documented: ReadonlyArray<number>
   readonly success: () => Response
   readonly expected: (value: unknown) => void

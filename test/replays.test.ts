@@ -169,7 +169,9 @@ describe("replay streaming", () => {
   })
 
   it.effect("fails a body that errors mid-stream with TransportError", () => {
-    const mock = mockLayer(() => new Response(failingBody(3), { status: 200, headers: { "content-type": "video/mp4" } }))
+    const mock = mockLayer(() =>
+      new Response(failingBody(3), { status: 200, headers: { "content-type": "video/mp4" } })
+    )
     return Effect.gen(function*() {
       const error = yield* Effect.flip(collect())
       expect(error._tag).toBe("TransportError")
@@ -232,7 +234,9 @@ describe("downloadToFile", () => {
   })
 
   it.effect("leaves no file, partial or final, when the body fails", () => {
-    const mock = mockLayer(() => new Response(failingBody(5), { status: 200, headers: { "content-type": "video/mp4" } }))
+    const mock = mockLayer(() =>
+      new Response(failingBody(5), { status: 200, headers: { "content-type": "video/mp4" } })
+    )
     const dir = tmp()
     const target = path.join(dir, "out.mp4")
     return Effect.gen(function*() {

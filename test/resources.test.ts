@@ -59,25 +59,29 @@ describe("interruption and resources (loopback HTTP)", () => {
       })
     ))
 
-  it.live("200 downloads interrupted in a row leave the open-socket count where it started", () =>
-    served((simulator) =>
-      Effect.gen(function*() {
-        yield* BrowserPools.list() // one keep-alive connection, the baseline
-        const baseline = yield* simulator.openConnections
-        let peak = baseline
-        for (let i = 0; i < 200; i++) {
-          const fiber = yield* startDownload
-          peak = Math.max(peak, yield* simulator.openConnections)
-          yield* Fiber.interrupt(fiber)
-        }
-        // no growth: at most the pooled connection and the one download in flight
-        expect(peak).toBeLessThanOrEqual(baseline + 1)
-        // undici may keep an aborted download's socket until its pool's keep-alive ends (5 s here)
-        expect(yield* settleTo(simulator.openConnections, baseline, 6000)).toBeLessThan(6000)
-        // and the client still works
-        expect(yield* BrowserPools.list()).toHaveLength(1)
-      })
-    ), 60_000)
+  it.live(
+    "200 downloads interrupted in a row leave the open-socket count where it started",
+    () =>
+      served((simulator) =>
+        Effect.gen(function*() {
+          yield* BrowserPools.list() // one keep-alive connection, the baseline
+          const baseline = yield* simulator.openConnections
+          let peak = baseline
+          for (let i = 0; i < 200; i++) {
+            const fiber = yield* startDownload
+            peak = Math.max(peak, yield* simulator.openConnections)
+            yield* Fiber.interrupt(fiber)
+          }
+          // no growth: at most the pooled connection and the one download in flight
+          expect(peak).toBeLessThanOrEqual(baseline + 1)
+          // undici may keep an aborted download's socket until its pool's keep-alive ends (5 s here)
+          expect(yield* settleTo(simulator.openConnections, baseline, 6000)).toBeLessThan(6000)
+          // and the client still works
+          expect(yield* BrowserPools.list()).toHaveLength(1)
+        })
+      ),
+    60_000
+  )
 
   it.live("no fiber an operation started is left running after it completes, fails or is interrupted", () =>
     served(() =>

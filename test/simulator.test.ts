@@ -58,7 +58,11 @@ describe("KernelSimulator in memory", () => {
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.KernelSimulator
       yield* simulator.injectFault({ route: "downloadReplay", stallAt: 1000 })
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Replays.download({ id: "browser_1", replayId: "replay_1" }, { maxWait: "1 minute" }))))
+      const fiber = yield* Effect.fork(
+        Effect.flip(
+          Stream.runDrain(Replays.download({ id: "browser_1", replayId: "replay_1" }, { maxWait: "1 minute" }))
+        )
+      )
       yield* settle
       yield* TestClock.adjust("2 seconds") // the two 202s
       yield* settle
@@ -76,7 +80,9 @@ describe("KernelSimulator in memory", () => {
 describe("effect-kernel-simulator bin", () => {
   it("serves over HTTP on the port it prints, to any client", async () => {
     const tsx = createRequire(import.meta.url).resolve("tsx/cli")
-    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = ""
@@ -87,7 +93,9 @@ describe("effect-kernel-simulator bin", () => {
         })
         child.on("exit", (code) => reject(new Error(`exited ${code}: ${out}`)))
       })
-      const ok = await fetch(`${url}/browser_pools`, { headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` } })
+      const ok = await fetch(`${url}/browser_pools`, {
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      })
       expect(ok.status).toBe(200)
       expect(((await ok.json()) as Array<unknown>).length).toBe(3)
       const denied = await fetch(`${url}/browser_pools`)

@@ -70,7 +70,12 @@ export type CommonStatusError =
   | KernelError.InternalServerError
   | KernelError.UnexpectedStatus
 
-const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [KernelError.Unauthorized, KernelError.Conflict, KernelError.RateLimited, KernelError.InternalServerError]
+const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [
+  KernelError.Unauthorized,
+  KernelError.Conflict,
+  KernelError.RateLimited,
+  KernelError.InternalServerError
+]
 
 /** How much of an error body is read; the rest is discarded and the connection closed. */
 const errorBodyLimit = 64 * 1024

@@ -64,8 +64,7 @@ const errorResponse = (
   code: string,
   message: string,
   detail?: { readonly code: string; readonly message: string }
-): SimResponse =>
-  jsonResponse(status, detail === undefined ? { code, message } : { code, message, details: [detail] })
+): SimResponse => jsonResponse(status, detail === undefined ? { code, message } : { code, message, details: [detail] })
 
 interface Replay {
   readonly id: string
@@ -180,7 +179,12 @@ export const make = (seed: Sim.Seed) =>
     const applyFault = (fault: Sim.Fault, answer: Effect.Effect<SimResponse>): Effect.Effect<SimResponse> => {
       const delayed = fault.delay === undefined ? Effect.void : Effect.sleep(fault.delay)
       if (fault.reset === true) {
-        return Effect.as(delayed, { status: 0, headers: {}, body: { _tag: "Empty" }, network: { ...normal, reset: true } })
+        return Effect.as(delayed, {
+          status: 0,
+          headers: {},
+          body: { _tag: "Empty" },
+          network: { ...normal, reset: true }
+        })
       }
       const status = fault.status
       const base: Effect.Effect<SimResponse> = status !== undefined
@@ -192,7 +196,10 @@ export const make = (seed: Sim.Seed) =>
               body: { _tag: "Text", text: fault.body },
               network: normal
             }
-            : { ...errorResponse(status, codeFor(status), `injected ${status}`), headers: { "content-type": "application/json", ...fault.headers } }
+            : {
+              ...errorResponse(status, codeFor(status), `injected ${status}`),
+              headers: { "content-type": "application/json", ...fault.headers }
+            }
         )
         : answer
       return Effect.zipRight(
@@ -337,7 +344,9 @@ export const make = (seed: Sim.Seed) =>
         Effect.sync(() => {
           for (const org of organizations.values()) {
             const d = org.deployments.get(id)
-            if (d !== undefined) return Option.some({ id: d.id, state: d.state, markedForDeletion: d.markedForDeletion })
+            if (d !== undefined) {
+              return Option.some({ id: d.id, state: d.state, markedForDeletion: d.markedForDeletion })
+            }
           }
           return Option.none()
         }),

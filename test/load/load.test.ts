@@ -60,7 +60,9 @@ describe("load", () => {
         const socketsAfter = yield* simulator.openConnections
         console.log(
           `load: ${calls} calls in ${seconds.toFixed(2)} s (${Math.round(calls / seconds)} calls/s), ` +
-            `${requests.length} requests, ${injected} injected 503s (${(100 * injected / requests.length).toFixed(1)} %), ` +
+            `${requests.length} requests, ${injected} injected 503s (${
+              (100 * injected / requests.length).toFixed(1)
+            } %), ` +
             `${failures.length} failures; heap ${heapBefore.toFixed(1)} -> ${heapAfter.toFixed(1)} MiB; ` +
             `sockets ${socketsBefore} before, ${socketsPeak} after the run, ${socketsAfter} once idle`
         )

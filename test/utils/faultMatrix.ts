@@ -263,7 +263,9 @@ export const rows: ReadonlyArray<Row> = [
   ] as const).map(([what, value]): Row => ({
     fault: `202 with Retry-After ${what}, then ready`,
     operation: "downloadReplay",
-    faults: [once({ route: "downloadReplay", status: 202, headers: value === undefined ? {} : { "retry-after": value } })],
+    faults: [
+      once({ route: "downloadReplay", status: 202, headers: value === undefined ? {} : { "retry-after": value } })
+    ],
     outcome: "success",
     requests: 2,
     atLeastMs: 950,
@@ -291,7 +293,12 @@ export const rows: ReadonlyArray<Row> = [
   {
     fault: "200 replay with a non-mp4 content type",
     operation: "downloadReplay",
-    faults: [{ route: "downloadReplay", status: 200, body: "<html>login</html>", headers: { "content-type": "text/html" } }],
+    faults: [{
+      route: "downloadReplay",
+      status: 200,
+      body: "<html>login</html>",
+      headers: { "content-type": "text/html" }
+    }],
     outcome: "DecodeError",
     note: "no file"
   },
@@ -318,6 +325,8 @@ export const renderTable = (): string =>
     "| # | fault | operation | outcome | |",
     "| --- | --- | --- | --- | --- |",
     ...rows.map((row, i) =>
-      `| ${i + 1} | ${row.fault} | ${row.operation} | ${row.outcome === "success" ? "success" : `\`${row.outcome}\``} | ${row.note} |`
+      `| ${i + 1} | ${row.fault} | ${row.operation} | ${
+        row.outcome === "success" ? "success" : `\`${row.outcome}\``
+      } | ${row.note} |`
     )
   ].join("\n")

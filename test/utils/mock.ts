@@ -66,7 +66,9 @@ export const connectionRefused = (request: HttpClientRequest.HttpClientRequest) 
     new HttpClientError.RequestError({
       request,
       reason: "Transport",
-      cause: new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })
+      cause: new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })
+      })
     })
   )
 

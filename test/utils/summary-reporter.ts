@@ -1,6 +1,11 @@
 import type { Reporter } from "vitest/node"
 
-type Task = { readonly type: string; readonly mode: string; readonly result?: { readonly state?: string }; readonly tasks?: ReadonlyArray<Task> }
+type Task = {
+  readonly type: string
+  readonly mode: string
+  readonly result?: { readonly state?: string }
+  readonly tasks?: ReadonlyArray<Task>
+}
 
 /** Prints the plain closing line `N passed, N failed, N skipped` that CI reads, after vitest's summary. */
 export default class SummaryReporter implements Reporter {

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "@effect/vitest"
+import { build } from "esbuild"
+import * as path from "node:path"
+
+const root = path.resolve(import.meta.dirname, "..")
+
+const bundle = async (contents: string) => {
+  const result = await build({
+    stdin: { contents, resolveDir: root, loader: "ts" },
+    bundle: true,
+    minify: true,
+    write: false,
+    format: "esm",
+    platform: "node",
+    logLevel: "silent",
+    alias: { "effect-kernel": path.join(root, "src/index.ts") }
+  })
+  return result.outputFiles[0]!.text
+}
+
+describe("tree-shaking", () => {
+  it("a program that only lists pools bundles without the replay, computer and deployment code", async () => {
+    const onlyPools = await bundle(`
+      import { FetchHttpClient } from "@effect/platform"
+      import { Effect, Layer, Redacted } from "effect"
+      import { BrowserPools, KernelClient, KernelConfig } from "effect-kernel"
+      const layer = BrowserPools.layerList.pipe(
+        Layer.provide(KernelClient.layer),
+        Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("k") })),
+        Layer.provide(FetchHttpClient.layer)
+      )
+      Effect.runPromise(BrowserPools.list().pipe(Effect.provide(layer))).then(console.log)
+    `)
+    expect(onlyPools).toContain("Kernel.")
+    expect(onlyPools).toContain("/browser_pools")
+    // the error classes are one shared module; the operations are not
+    for (
+      const absent of [
+        "/replays/",
+        "ReplayPending",
+        "downloadReplay",
+        "get_mouse_position",
+        "/deployments/",
+        "KernelSimulator"
+      ]
+    ) {
+      expect(onlyPools).not.toContain(absent)
+    }
+    const everything = await bundle(`
+      import { FetchHttpClient } from "@effect/platform"
+      import { Effect, Layer, Redacted } from "effect"
+      import { BrowserPools, Kernel, KernelConfig } from "effect-kernel"
+      const layer = Kernel.layer.pipe(Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("k") })), Layer.provide(FetchHttpClient.layer))
+      Effect.runPromise(BrowserPools.list().pipe(Effect.provide(layer))).then(console.log)
+    `)
+    expect(everything).toContain("/replays/")
+    expect(onlyPools.length).toBeLessThan(everything.length)
+  }, 60_000)
+})
