@@ -81,7 +81,16 @@ const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [
 const errorBodyLimit = 64 * 1024
 const excerptLength = 512
 
-const decodeErrorBody = Schema.decodeUnknownOption(Schema.parseJson(KernelError.ErrorBody))
+/**
+ * A function made on first use: building a schema's decoder walks its whole AST, work that
+ * should not happen at import time (cold start) for operations a program may never call.
+ */
+const lazy = <F>(make: () => F): () => F => {
+  let made: F | undefined
+  return () => (made ??= make())
+}
+
+const decodeErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(KernelError.ErrorBody)))
 
 const readBounded = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
   response.stream.pipe(
@@ -131,7 +140,7 @@ export const statusError = <E>(
     never,
     E | CommonStatusError
   > => {
-    const body = decodeErrorBody(text)
+    const body = decodeErrorBody()(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
     const props: KernelError.ApiErrorFields = {
@@ -268,7 +277,7 @@ export const retryTransient = <A, E extends KernelError.KernelError, R>(
  * @internal
  */
 export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })
+  const decoder = lazy(() => Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))
   return (
     request: HttpClientRequest.HttpClientRequest
   ) =>
@@ -290,7 +299,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
             })
           )
         }
-        return Either.match(decode(json), {
+        return Either.match(decoder()(json), {
           onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
           onRight: Effect.succeed
         })
