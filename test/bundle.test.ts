@@ -1,22 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { build } from "esbuild"
-import * as path from "node:path"
+import { bundle as bundleBytes } from "../scripts/bundle.js"
 
-const root = path.resolve(import.meta.dirname, "..")
-
-const bundle = async (contents: string) => {
-  const result = await build({
-    stdin: { contents, resolveDir: root, loader: "ts" },
-    bundle: true,
-    minify: true,
-    write: false,
-    format: "esm",
-    platform: "node",
-    logLevel: "silent",
-    alias: { "effect-kernel": path.join(root, "src/index.ts") }
-  })
-  return result.outputFiles[0]!.text
-}
+const bundle = async (contents: string) => new TextDecoder().decode(await bundleBytes(contents))
 
 describe("tree-shaking", () => {
   it("a program that only lists pools bundles without the replay, computer and deployment code", async () => {

@@ -1,10 +1,7 @@
 // Minified bundle sizes of a program that lists browser pools: effect-kernel (only the pools
-// operation) against the official @onkernel/sdk. Usage: node scripts/bundle-size.mjs
-import { build } from "esbuild"
-import * as path from "node:path"
+// operation) against the official @onkernel/sdk. Usage: npx tsx scripts/bundle-size.ts
 import { gzipSync } from "node:zlib"
-
-const root = path.resolve(import.meta.dirname, "..")
+import { bundle } from "./bundle.js"
 const programs = {
   "effect-kernel (BrowserPools.list only, FetchHttpClient)": `
     import { FetchHttpClient } from "@effect/platform"
@@ -24,17 +21,7 @@ const programs = {
     new Kernel({ apiKey: "k" }).browserPools.list().then(console.log)`
 }
 for (const [name, contents] of Object.entries(programs)) {
-  const result = await build({
-    stdin: { contents, resolveDir: root, loader: "ts" },
-    bundle: true,
-    minify: true,
-    write: false,
-    format: "esm",
-    platform: "node",
-    logLevel: "silent",
-    alias: { "effect-kernel": path.join(root, "src/index.ts") }
-  })
-  const code = result.outputFiles[0].contents
+  const code = await bundle(contents)
   console.log(
     `${name.padEnd(56)} ${(code.length / 1024).toFixed(1).padStart(7)} KiB minified, ${
       (gzipSync(code).length / 1024).toFixed(1).padStart(6)
