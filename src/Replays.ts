@@ -302,8 +302,11 @@ const body = (
       return Scope.close(requestScope, Exit.void)
     })
     yield* Effect.forkScoped(watchdog)
-    const checkLength = Effect.suspend(() =>
-      Number.isFinite(declared) && declared !== received
+    // once the body ended: a stall that ended it is a time-out; a short body is a transport error
+    const checkEnd = Effect.suspend((): Effect.Effect<void, Timeout | TransportError> =>
+      timedOut
+        ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
+        : Number.isFinite(declared) && declared !== received
         ? Effect.fail(
           new TransportError({ ...info, message: `body cut short: received ${received} of ${declared} bytes` })
         )
@@ -320,13 +323,7 @@ const body = (
           ? Stream.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
           : Stream.fail(internal.transportError(error.request, error))
       ),
-      Stream.concat(Stream.drain(Stream.fromEffect(checkLength))),
-      // a stall that ends the body quietly instead of failing it is still a time-out
-      Stream.concat(Stream.drain(Stream.fromEffect(
-        Effect.suspend(() =>
-          timedOut ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout })) : Effect.void
-        )
-      )))
+      Stream.concat(Stream.drain(Stream.fromEffect(checkEnd)))
     )
   })
 
