@@ -159,6 +159,43 @@ describe("retry policy", () => {
     })
   })
 
+  // On the live clock the time-out is a timer on a forked attempt, not `Effect.timeoutFail`; these
+  // check that path with a transport that ignores the abort signal (it never answers).
+  it.live("on the live clock, a hung attempt is interrupted at the time-out and retried", () => {
+    let interrupted = 0
+    const hang = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted++)))
+    const mock = mockLayer((_r, _q, n) => n === 1 ? hang : position(), { timeout: "100 millis", maxRetries: 1 })
+    return Effect.gen(function*() {
+      const started = Date.now()
+      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(mock.layer))
+      expect(result).toMatchObject({ x: 1, y: 2 })
+      expect(mock.requests.length).toBe(2)
+      expect(interrupted).toBe(1)
+      expect(Date.now() - started).toBeLessThan(5_000)
+    })
+  })
+
+  it.live("on the live clock, interrupting the caller interrupts the attempt", () => {
+    let interrupted = 0
+    const mock = mockLayer(() => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted++))), {
+      timeout: "1 hour"
+    })
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(mock.layer)))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(fiber)
+      expect(interrupted).toBe(1)
+    })
+  })
+
+  it.live("on the live clock, a failed attempt fails with its own error, at once", () => {
+    const mock = mockLayer(() => json(404, errorBody("not_found", "no browser")), { timeout: "1 hour" })
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(mock.layer)))
+      expect(error._tag).toBe("NotFound")
+    })
+  })
+
   it.effect("uses a custom retry schedule in place of the default", () => {
     const mock = mockLayer(() => json(503, errorBody("x", "y")), {
       retrySchedule: Schedule.recurs(5)

@@ -15,6 +15,7 @@ import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import * as RetryAfter from "./retryAfter.js"
+import * as Timeout from "./timeout.js"
 
 /** @internal */
 export const projectHeader = "x-kernel-project-id"
@@ -231,10 +232,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
         ? onSuccess(response)
         : statusError(op, request, response)
     ),
-    Effect.timeoutFail({
-      duration: config.timeout,
-      onTimeout: () => new KernelError.Timeout({ ...info, timeout: config.timeout })
-    })
+    (self) =>
+      Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
   )
   const logged = Effect.tapError(attempt, (error) =>
     KernelError.isTransient(error)
