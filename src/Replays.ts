@@ -200,9 +200,13 @@ const isVideo = (contentType: string | undefined): boolean => {
  */
 export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelClient> = Effect.map(
   KernelClient,
-  ({ config, httpClient }) => ({
-    download: ({ id, replayId }, options = {}) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+  ({ config, httpClient }) => {
+    /** Waits for the replay and opens its body, in the stream's scope. */
+    const open = (
+      { id, replayId }: ReplayParams,
+      options: DownloadOptions
+    ): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout>, DownloadReplayError, Scope.Scope> =>
+      Effect.gen(function*() {
         const browser = yield* segment("id", id)
         const replay = yield* segment("replayId", replayId)
         const request = HttpClientRequest.get(`/browsers/${browser}/replays/${replay}`).pipe(
@@ -227,8 +231,10 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           (response): Effect.Effect<Either.Either<Ready, ReplayPending>, DecodeError> => {
             if (response.status === 202) {
               polls++
-              return Effect.map(Clock.currentTimeMillis, (now) =>
-                Either.left(new ReplayPending({ retryAfter: retryAfterOf(response, now, config), polls })))
+              return Effect.map(
+                Clock.currentTimeMillis,
+                (now) => Either.left(new ReplayPending({ retryAfter: retryAfterOf(response, now, config), polls }))
+              )
             }
             const contentType = response.headers["content-type"]
             if (!isVideo(contentType)) {
@@ -267,14 +273,22 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
             `Kernel.downloadReplay: replay ${replayId} still recording, waited ${Duration.format(pending.retryAfter)}`
           )
         }
-      })).pipe(
-        Stream.withSpan("Kernel.downloadReplay.stream", {
-          kind: "client",
-          captureStackTrace: false,
-          attributes: { "kernel.browser.id": id, "kernel.replay.id": replayId }
-        })
-      )
-  })
+      })
+    return {
+      // The span lasts as long as the stream (it ends when the stream's scope closes) and is the
+      // parent of the requests. It is not provided to each pull of the body, as `Stream.withSpan`
+      // would do: that costs more per chunk than reading the chunk.
+      download: (params, options = {}) =>
+        Stream.unwrapScoped(Effect.flatMap(
+          Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
+            kind: "client",
+            captureStackTrace: false,
+            attributes: { "kernel.browser.id": params.id, "kernel.replay.id": params.replayId }
+          }),
+          (span) => Effect.withParentSpan(open(params, options), span)
+        ))
+    }
+  }
 )
 
 /**

@@ -1,7 +1,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Logger } from "effect"
-import { Computer, Kernel } from "effect-kernel"
+import { ConfigProvider, Effect, Layer, Logger, Stream } from "effect"
+import { Computer, Kernel, Replays } from "effect-kernel"
 import { errorBody, json, mockLayer, mockTransport, token } from "./utils/mock.js"
 import { makeObserver } from "./utils/observe.js"
 
@@ -23,6 +23,31 @@ describe("observability", () => {
       expect(children.map((s) => s.name)).toEqual(["http.client POST", "http.client POST"])
       expect(children[0]!.attributes.get("http.request.header.authorization")).toBe("<redacted>")
       expect(span.status._tag).toBe("Ended")
+    }).pipe(Effect.provide(layer), Effect.provide(observer.layer))
+  })
+
+  it.live("a download's span lasts as long as its stream, parents its request and records how it ended", () => {
+    const observer = makeObserver()
+    const mp4 = (declared: number) =>
+      new Response(new Uint8Array(10), { headers: { "content-type": "video/mp4", "content-length": String(declared) } })
+    const { layer } = mockLayer((_r, _q, n) => n === 1 ? mp4(10) : mp4(100))
+    const streamSpans = () => observer.spans.filter((s) => s.name === "Kernel.downloadReplay.stream")
+    return Effect.gen(function*() {
+      const statusWhileStreaming = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(
+        Stream.mapEffect(() => Effect.sync(() => streamSpans()[0]!.status._tag)),
+        Stream.runCollect
+      )
+      expect([...statusWhileStreaming]).toEqual(["Started"])
+      const [done] = streamSpans()
+      expect(done!.status._tag === "Ended" && done!.status.exit._tag).toBe("Success")
+      expect(done!.attributes.get("kernel.replay.id")).toBe("r1")
+      const request = observer.spans.find((s) => s.name === "Kernel.downloadReplay")!
+      expect(request.parent._tag === "Some" && request.parent.value.spanId).toBe(done!.spanId)
+
+      const error = yield* Effect.flip(Stream.runDrain(Replays.download({ id: "b1", replayId: "r2" })))
+      expect(error._tag).toBe("TransportError")
+      const failed = streamSpans()[1]!
+      expect(failed.status._tag === "Ended" && failed.status.exit._tag).toBe("Failure")
     }).pipe(Effect.provide(layer), Effect.provide(observer.layer))
   })
 
