@@ -83,13 +83,14 @@ try {
       const out = execFileSync(process.execPath, [tsx, `${here}stream-child.ts`, String(index), String(bytes), base], {
         encoding: "utf8"
       })
-      const result: { received: number; seconds: number; rssGrowthMiB: number } = JSON.parse(
+      const result: { received: number; seconds: number; rssGrowthMiB: number; inUseGrowthMiB: number } = JSON.parse(
         out.trim().split("\n").at(-1)!
       )
       if (result.received !== bytes) throw new Error(`${client.name}: received ${result.received} of ${bytes}`)
       const label = `${Math.round(bytes / 1024 / 1024)} MiB`
       record(`replay ${label} (MB/s)`, client.name, bytes / 1e6 / result.seconds)
       record(`replay ${label}: peak RSS growth (MiB)`, client.name, result.rssGrowthMiB)
+      record(`replay ${label}: peak JS heap + buffers growth (MiB)`, client.name, result.inUseGrowthMiB)
     }
   }
   for (let run = 0; run < sizes.coldRuns; run++) {

@@ -5,11 +5,17 @@ import { makeClients } from "./clients.js"
 const [index, bytes, base] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4]!]
 const client = makeClients(base)[index]!
 // RSS is measured from before the warm-up: the growth includes everything streaming ever cost
-const before = process.memoryUsage().rss
-let peak = before
-const sampler = setInterval(() => {
-  peak = Math.max(peak, process.memoryUsage().rss)
-}, 5)
+const before = process.memoryUsage()
+// what the allocator holds (RSS), and what is alive or awaiting collection (JS heap + buffers)
+const inUse = (m: NodeJS.MemoryUsage) => m.heapUsed + m.external
+let peak = before.rss
+let peakInUse = inUse(before)
+const sample = () => {
+  const m = process.memoryUsage()
+  peak = Math.max(peak, m.rss)
+  peakInUse = Math.max(peakInUse, inUse(m))
+}
+const sampler = setInterval(sample, 5)
 // warm-up: the code paths are compiled and the connection is open, for every client alike, so the
 // figure is steady-state throughput (a first cold 256 MiB run measures the JIT as much as the client)
 for (let i = 0; i < 2; i++) await client.stream(64 * 1024 * 1024)
@@ -17,7 +23,14 @@ const started = performance.now()
 const received = await client.stream(bytes)
 const seconds = (performance.now() - started) / 1000
 clearInterval(sampler)
-peak = Math.max(peak, process.memoryUsage().rss)
+sample()
 await client.close()
-process.stdout.write(JSON.stringify({ received, seconds, rssGrowthMiB: (peak - before) / 1024 / 1024 }) + "\n")
+process.stdout.write(
+  JSON.stringify({
+    received,
+    seconds,
+    rssGrowthMiB: (peak - before.rss) / 1024 / 1024,
+    inUseGrowthMiB: (peakInUse - inUse(before)) / 1024 / 1024
+  }) + "\n"
+)
 process.exit(0)
