@@ -21,7 +21,9 @@ const maxTimerMillis = 2_147_483_647
  * the fiber is interrupted (its finalizers run, the request is aborted) and the attempt fails
  * with `onTimeout()`. The caller being interrupted interrupts the fiber too, so nothing is left
  * running. On any other clock (`TestClock`, a user's clock) or for a duration no timer can hold,
- * this is `Effect.timeoutFail` itself, so time-outs still follow `TestClock.adjust`.
+ * this is `Effect.timeoutFail` itself, so time-outs still follow `TestClock.adjust`. Unlike
+ * `Effect.timeoutFail`, fiber refs that `self` sets are not merged back into the caller; an
+ * attempt (send the request, read the body) sets none the caller reads.
  *
  * @internal
  */
