@@ -5,29 +5,32 @@
  * recording and fault injection.
  *
  * Run it in memory (`layer`, no sockets, driven by the Effect clock so `TestClock` controls replay
- * readiness and injected delays) or over real HTTP on loopback (`serve`, which needs the optional
- * peer `@effect/platform-node`).
+ * readiness and injected delays) or over real HTTP on loopback (`serve`, on `node:http`), where a
+ * control plane under `/_simulator/` lets a client in any language inject faults, reset the state
+ * and read the request log.
  *
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import type { BrowserPoolConfig } from "./BrowserPools.js"
-import * as mp4 from "./internal/mp4.js"
 import * as internal from "./internal/simulator.js"
+import * as mp4 from "./internal/simulatorMp4.js"
+import * as schemas from "./internal/simulatorSchema.js"
+import * as server from "./internal/simulatorServer.js"
 import * as KernelConfig from "./KernelConfig.js"
 
 /**
@@ -62,16 +65,20 @@ export type Route =
 /**
  * A replay recording. It answers 202 (with `Retry-After: retryAfter`) for its first
  * `pendingPolls` downloads and until `readyAfter` has passed on the Effect clock since the
- * simulator started, then serves `size` bytes of deterministic mp4.
+ * simulator started, then serves `size` bytes of deterministic, structurally valid mp4: the
+ * top-level boxes `ftyp`, `moov` and `mdat` (64-bit size when over 4 GiB), adding up exactly.
  *
  * @since 0.1.0
  * @category Seed
  */
 export interface ReplaySeed {
   readonly id: string
-  /** Bytes; default 1 MiB, minimum 32. Any size, streamed without being held in memory. */
+  /**
+   * Bytes; default 1 MiB, minimum {@link minimumReplaySize} (the boxes). Any size, streamed
+   * without being held in memory.
+   */
   readonly size?: number | undefined
-  /** Seconds sent in `Retry-After` while recording; default 1. */
+  /** Seconds sent in `Retry-After` while recording, an integer >= 1; default 1. */
   readonly retryAfter?: number | undefined
   /** How many downloads answer 202 first; default 0. */
   readonly pendingPolls?: number | undefined
@@ -104,7 +111,9 @@ export interface PoolSeed {
   readonly available_count?: number | undefined
   readonly acquired_count?: number | undefined
   readonly created_at?: string | undefined
-  readonly browser_pool_config?: Partial<typeof BrowserPoolConfig.Encoded> | undefined
+  readonly browser_pool_config?:
+    | { readonly [K in keyof typeof BrowserPoolConfig.Encoded]?: (typeof BrowserPoolConfig.Encoded)[K] | undefined }
+    | undefined
 }
 
 /**
@@ -216,8 +225,12 @@ export const defaultSeed: Seed = {
  * Misbehaviour injected on a route (or every route, `"*"`), for the next `times` requests
  * (default: until cleared). Combine as needed: `delay` before anything else; then either `reset`
  * (the connection is dropped before headers), or an answer with `status` (an Error body, or
- * `body` as text) or the real answer; `truncateAt` / `stallAt` / `resetAt` cut, stall or reset
- * its body. With `probability`, each matching request is affected with that chance.
+ * `body` as text, or with `gateway` a production gateway's HTML page; `retryAfter` adds a
+ * `Retry-After` header) or the real answer; `truncateAt` / `stallAt` / `resetAt` cut, stall or
+ * reset its body. With `probability`, each matching request is affected with that chance.
+ *
+ * Over HTTP, `POST /_simulator/faults` takes the same fields as JSON (`delay` in milliseconds or
+ * as a string such as `"2 seconds"`), validated by {@link FaultSchema}.
  *
  * @since 0.1.0
  * @category Faults
@@ -238,6 +251,19 @@ export interface Fault {
   readonly resetAt?: number | undefined
   /** The chance, from 0 to 1, that a matching request is affected; default 1. */
   readonly probability?: number | undefined
+  /**
+   * Seconds sent in a `Retry-After` header with the injected `status` (e.g. `429`, `503`).
+   *
+   * @since 0.2.0
+   */
+  readonly retryAfter?: number | undefined
+  /**
+   * Answer the injected `status` as a production gateway (a load balancer in front of the
+   * service) does: a `text/html` page instead of the service's Error JSON.
+   *
+   * @since 0.2.0
+   */
+  readonly gateway?: boolean | undefined
 }
 
 /**
@@ -252,7 +278,17 @@ export interface RecordedRequest {
   readonly path: string
   readonly route: Route | undefined
   readonly headers: Readonly<Record<string, string>>
+  /**
+   * The body as text, cut after `recordedBodyBytes` (then ending with `…`); undefined when empty
+   * or not read (the request was refused before its body was needed).
+   */
   readonly body: string | undefined
+  /**
+   * The body's full length in bytes, when it was read.
+   *
+   * @since 0.2.0
+   */
+  readonly bodyBytes?: number | undefined
   /** The status answered; undefined while unanswered, or when the connection was reset. */
   readonly status: number | undefined
 }
@@ -264,6 +300,7 @@ export interface RecordedRequest {
  * @category Models
  */
 export interface Control {
+  /** The request log: the most recent `requestLogSize` requests (default 1000), oldest first. */
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   readonly clearRequests: Effect.Effect<void>
   readonly injectFault: (fault: Fault) => Effect.Effect<void>
@@ -280,6 +317,13 @@ export interface Control {
       }
     >
   >
+  /**
+   * Starts over from `seed` (default: the seed it was created with): a new world, no faults, an
+   * empty request log. The seed is validated like at creation.
+   *
+   * @since 0.2.0
+   */
+  readonly reset: (seed?: Seed) => Effect.Effect<void, SeedError>
 }
 
 /**
@@ -298,35 +342,70 @@ export class KernelSimulator extends Context.Tag("effect-kernel/KernelSimulator"
  */
 export const replayByteAt: (size: number, offset: number) => number = mp4.byteAt
 
-const encoder = new TextEncoder()
+/**
+ * The smallest replay size a seed accepts: the `ftyp`, `moov` and an empty `mdat` box.
+ *
+ * @since 0.2.0
+ * @category Utils
+ */
+export const minimumReplaySize: number = mp4.minimumSize
 
-function* bodyChunks(response: internal.SimResponse): Generator<Uint8Array> {
-  switch (response.body._tag) {
-    case "Empty":
-      return
-    case "Text":
-      yield encoder.encode(response.body.text)
-      return
-    case "Replay":
-      yield* mp4.chunks(response.body.size)
-  }
-}
+/**
+ * A seed that does not follow {@link SeedSchema}: `issues` name each field by its path (e.g.
+ * `organizations[0].browsers[0].mouse.x`), and `message` lists them on one line.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
+  message: Schema.String,
+  issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {}
 
-/** The body's chunks, cut after `limit` bytes. */
-function* limited(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
-  if (limit === undefined) return yield* chunks
-  let sent = 0
-  for (const chunk of chunks) {
-    if (sent >= limit) return
-    const take = Math.min(chunk.length, limit - sent)
-    yield take === chunk.length ? chunk : chunk.subarray(0, take)
-    sent += take
-  }
-}
+/**
+ * The schema of a {@link Seed} (its type is assignable to `Seed`): integer mouse positions and counts, `retryAfter` an integer
+ * >= 1, replay sizes that hold the mp4 boxes, `created_at` in ISO 8601 UTC, deployment states and
+ * pool configurations within the service's document, unique tokens, and no unknown fields.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const SeedSchema = schemas.Seed
+
+/**
+ * The schema of a {@link Fault} as JSON (`POST /_simulator/faults`): `delay` in milliseconds or
+ * as a string such as `"2 seconds"`. Decode with `{ onExcessProperty: "error" }` to refuse unknown
+ * fields, as the control plane does.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const FaultSchema = schemas.Fault
+
+const seedError = (issues: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
+  new SeedError({ message: `invalid seed: ${schemas.summary(issues)}`, issues })
+
+/**
+ * Validates a seed (parsed JSON, or a value built in code) against {@link SeedSchema}.
+ *
+ * @since 0.2.0
+ * @category Seed
+ * @example
+ * ```ts
+ * import { KernelSimulator } from "effect-kernel/testing"
+ * import { Effect } from "effect"
+ *
+ * const program = KernelSimulator.decodeSeed(JSON.parse("{\"organizations\":[]}")).pipe(
+ *   Effect.catchTag("SeedError", (error) => Effect.logError(error.message))
+ * )
+ * ```
+ */
+export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
+  Either.match(schemas.decodeSeed(input), { onLeft: (issues) => Effect.fail(seedError(issues)), onRight: Effect.succeed })
 
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
   const ending = internal.bodyEnding(response.network)
-  const iterator = limited(bodyChunks(response), ending?.at)
+  const iterator = limitedChunks(server.bodyChunks(response), ending?.at)
   const hasBody = response.body._tag !== "Empty" && response.status !== 204 && response.status !== 202
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
@@ -351,6 +430,52 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response =>
   return new Response(body, { status: response.status, headers: response.headers })
 }
 
+/** The body's chunks, cut after `limit` bytes. */
+function* limitedChunks(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
+  if (limit === undefined) return yield* chunks
+  let sent = 0
+  for (const chunk of chunks) {
+    if (sent >= limit) return
+    const take = Math.min(chunk.length, limit - sent)
+    yield take === chunk.length ? chunk : chunk.subarray(0, take)
+    sent += take
+  }
+}
+
+/**
+ * Limits of a simulator, in memory and over HTTP.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Limits {
+  /** Request bodies longer than this are answered 413 (not read whole); default 65536 (64 KiB). */
+  readonly maxBodyBytes?: number | undefined
+  /** How many requests the log keeps, the oldest dropped first; default 1000 (0: none). */
+  readonly requestLogSize?: number | undefined
+  /** Recorded bodies are cut after this many bytes; default 4096. */
+  readonly recordedBodyBytes?: number | undefined
+}
+
+const limitsOf = (options: Limits): internal.Limits => ({
+  maxBodyBytes: options.maxBodyBytes ?? internal.defaultLimits.maxBodyBytes,
+  requestLogSize: options.requestLogSize ?? internal.defaultLimits.requestLogSize,
+  recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes
+})
+
+const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.Effect<internal.BodyRead> =>
+  Effect.succeed(
+    body !== undefined && body.length > limit ? { _tag: "TooLarge" } : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
+  )
+
+const makeUnsafe = (seed: Seed, limits: Limits) =>
+  Effect.map(internal.make(seed, limitsOf(limits)), ({ control, handle }) => {
+    const { resetTo, ...rest } = control
+    const reset = (next?: Seed): Effect.Effect<void, SeedError> =>
+      next === undefined ? resetTo(seed) : Effect.flatMap(decodeSeed(next), resetTo)
+    return { control: { ...rest, reset }, handle, resetTo, seed }
+  })
+
 /**
  * A simulator: the handler plus its {@link Control}.
  *
@@ -369,9 +494,15 @@ export interface Simulator extends Control {
  *
  * @since 0.1.0
  * @category Constructors
+ *
+ * An invalid seed is a defect carrying a {@link SeedError} that names the field; validate seeds
+ * from outside the program first with {@link decodeSeed}.
  */
-export const make = (seed: Seed = defaultSeed): Effect.Effect<Simulator> =>
-  Effect.map(internal.make(seed), ({ control, handle }) => ({
+export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effect<Simulator> =>
+  Effect.map(Effect.orDie(Effect.flatMap(decodeSeed(seed), (valid) => makeUnsafe(valid, limits))), ({
+    control,
+    handle
+  }) => ({
     ...control,
     handle,
     httpClient: HttpClient.make((request, url, signal) =>
@@ -380,7 +511,7 @@ export const make = (seed: Seed = defaultSeed): Effect.Effect<Simulator> =>
           method: request.method,
           path: url.pathname,
           headers: request.headers,
-          body: request.body._tag === "Uint8Array" ? request.body.body : undefined
+          readBody: readInMemory(request.body._tag === "Uint8Array" ? request.body.body : undefined)
         }),
         (response) =>
           response.network.reset
@@ -398,7 +529,7 @@ export const make = (seed: Seed = defaultSeed): Effect.Effect<Simulator> =>
  * @since 0.1.0
  * @category Models
  */
-export interface LayerOptions {
+export interface LayerOptions extends Limits {
   /** The token the provided `KernelConfig` uses; default the first organization's. */
   readonly token?: string | undefined
   /** Other configuration (retries, time-outs...) for the provided `KernelConfig`. */
@@ -408,7 +539,8 @@ export interface LayerOptions {
 /**
  * The simulator in memory, no sockets: provides its {@link KernelSimulator} control service, an
  * `HttpClient` that talks to it, and a `KernelConfig` with a valid token. Put `Kernel.layer` on
- * top of it to test a program.
+ * top of it to test a program. The seed is validated with {@link SeedSchema}: an invalid one is a
+ * defect whose {@link SeedError} names the field.
  *
  * @since 0.1.0
  * @category Layers
@@ -425,7 +557,7 @@ export const layer = (
   seed: Seed = defaultSeed,
   options: LayerOptions = {}
 ): Layer.Layer<KernelSimulator | HttpClient.HttpClient | KernelConfig.KernelConfig> =>
-  Layer.unwrapEffect(Effect.map(make(seed), (simulator) => {
+  Layer.unwrapEffect(Effect.map(make(seed, options), (simulator) => {
     const token = options.token ?? seed.organizations?.[0]?.token ?? defaultToken
     return Layer.mergeAll(
       Layer.succeed(KernelSimulator, simulator),
@@ -442,12 +574,19 @@ export const layer = (
  * @since 0.1.0
  * @category Models
  */
-export interface ServeOptions {
+export interface ServeOptions extends Limits {
   /** Default 0: any free port. */
   readonly port?: number | undefined
   /** Default 127.0.0.1. */
   readonly host?: string | undefined
   readonly seed?: Seed | undefined
+  /**
+   * The bearer token of the control plane (`/_simulator/...`); default a random one, see
+   * {@link Served.adminToken}. It must differ from every organization's token.
+   *
+   * @since 0.2.0
+   */
+  readonly adminToken?: string | undefined
 }
 
 /**
@@ -461,11 +600,35 @@ export interface Served extends Control {
   readonly port: number
   /** How many TCP connections are open right now. */
   readonly openConnections: Effect.Effect<number>
+  /**
+   * The control plane's bearer token.
+   *
+   * @since 0.2.0
+   */
+  readonly adminToken: Redacted.Redacted<string>
 }
 
 /**
- * Serves a simulator over real HTTP on loopback for the life of the scope, with
- * `@effect/platform-node` (an optional peer dependency, loaded only here).
+ * The largest request line plus headers `serve` accepts (so ids of up to about 60 KB reach the
+ * routes); beyond it the answer is 431 with the Error JSON.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const maxHeaderBytes = 64 * 1024
+
+/**
+ * Serves a simulator over real HTTP on loopback for the life of the scope, on `node:http`.
+ *
+ * Besides the five routes, a control plane under `/_simulator/` on the same port, guarded by its
+ * own bearer token (`adminToken`), serves `POST /_simulator/faults` (a {@link Fault} as JSON),
+ * `DELETE /_simulator/faults`, `POST /_simulator/reset` (optionally with a seed as JSON),
+ * `GET /_simulator/requests` (the log as JSON) and `DELETE /_simulator/requests`. A service token
+ * does not open it, and the admin token opens none of the service's routes.
+ *
+ * Bounded: request bodies over `maxBodyBytes` are answered 413 without being read whole (the
+ * connection is then closed); bodies are read only after authentication and routing; the log is
+ * a ring of `requestLogSize` entries; responses are written with backpressure.
  *
  * @since 0.1.0
  * @category Constructors
@@ -475,7 +638,7 @@ export interface Served extends Control {
  * import { Effect } from "effect"
  *
  * const program = Effect.scoped(Effect.gen(function*() {
- *   const served = yield* KernelSimulator.serve({ port: 4010 })
+ *   const served = yield* KernelSimulator.serve({ port: 4010, adminToken: "admin_secret" })
  *   yield* Effect.log(`simulator on ${served.url}`)
  *   yield* Effect.never
  * }))
@@ -483,79 +646,64 @@ export interface Served extends Control {
  */
 export const serve = (
   options: ServeOptions = {}
-): Effect.Effect<Served, HttpServerError.ServeError, Scope.Scope> =>
+): Effect.Effect<Served, HttpServerError.ServeError | SeedError, Scope.Scope> =>
   Effect.gen(function*() {
-    const [NodeHttpServer, NodeHttpServerRequest, Http] = yield* Effect.promise(() =>
-      Promise.all([
-        import("@effect/platform-node/NodeHttpServer"),
-        import("@effect/platform-node/NodeHttpServerRequest"),
-        import("node:http")
-      ])
-    )
-    const simulator = yield* make(options.seed ?? defaultSeed)
+    const seed = yield* decodeSeed(options.seed ?? defaultSeed)
+    const adminToken = options.adminToken ?? `sk_sim_admin_${randomHex()}`
+    if (Either.isLeft(schemas.decodeToken(adminToken))) {
+      return yield* Effect.fail(seedError([{ path: "adminToken", message: "1 to 512 visible ASCII characters" }]))
+    }
+    if ((seed.organizations ?? []).some((o) => o.token === adminToken)) {
+      return yield* Effect.fail(
+        seedError([{ path: "adminToken", message: "must differ from every organization's token" }])
+      )
+    }
+    const simulator = yield* makeUnsafe(seed, options)
+    const Http = yield* Effect.promise(() => import("node:http"))
+    const run = yield* FiberSet.makeRuntime<never>()
     const sockets = new Set<Net.Socket>()
     const host = options.host ?? "127.0.0.1"
-    const server = yield* NodeHttpServer.make(() => {
-      const server = Http.createServer()
-      server.on("connection", (socket) => {
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-      })
-      return server
-    }, { port: options.port ?? 0, host })
-    const app = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const body = yield* Effect.orElseSucceed(request.arrayBuffer, () => new ArrayBuffer(0))
-      const response = yield* simulator.handle({
-        method: request.method,
-        path: request.url.split("?")[0]!,
-        headers: request.headers,
-        body: new Uint8Array(body)
-      })
-      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
-      if (response.network.reset) {
-        incoming.socket.resetAndDestroy()
-        return HttpServerResponse.empty({ status: 500 })
-      }
-      const cut = internal.bodyEnding(response.network)
-      if (response.body._tag === "Empty") {
-        return HttpServerResponse.empty({ status: response.status, headers: response.headers })
-      }
-      if (response.body._tag === "Text" && cut === undefined) {
-        return HttpServerResponse.uint8Array(encoder.encode(response.body.text), {
-          status: response.status,
-          headers: response.headers
-        })
-      }
-      const chunks = limited(bodyChunks(response), cut?.at)
-      const ending = cut === undefined
-        ? Stream.empty
-        : cut.kind === "stall"
-        ? Stream.never
-        : Stream.execute(
-          Effect.sync(() => cut.kind === "reset" ? incoming.socket.resetAndDestroy() : incoming.socket.end())
-        )
-      const contentLength = Number(response.headers["content-length"])
-      return HttpServerResponse.stream(
-        Stream.fromIteratorSucceed(chunks, 1).pipe(Stream.concat(ending)),
-        {
-          status: response.status,
-          headers: response.headers,
-          ...(Number.isFinite(contentLength) ? { contentLength } : {})
-        }
-      )
+    const httpServer = Http.createServer({
+      maxHeaderSize: maxHeaderBytes,
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 1_000
     })
-    yield* server.serve(app)
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    server.attach(httpServer, {
+      ...simulator.control,
+      handle: simulator.handle,
+      resetTo: simulator.resetTo,
+      initialSeed: simulator.seed
+    }, { adminToken, run, maxHeaderBytes }, sockets)
+    yield* Effect.acquireRelease(
+      Effect.async<void, HttpServerError.ServeError>((resume) => {
+        const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
+        httpServer.once("error", onError)
+        httpServer.listen(options.port ?? 0, host, () => {
+          httpServer.off("error", onError)
+          resume(Effect.void)
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          httpServer.close(() => resume(Effect.void))
+          for (const socket of sockets) socket.destroy()
+        })
+    )
+    const address = httpServer.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
     return {
-      requests: simulator.requests,
-      clearRequests: simulator.clearRequests,
-      injectFault: simulator.injectFault,
-      clearFaults: simulator.clearFaults,
-      deployment: simulator.deployment,
-      browser: simulator.browser,
-      url: `http://${host}:${port}`,
+      ...simulator.control,
+      url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       port,
-      openConnections: Effect.sync(() => sockets.size)
+      openConnections: Effect.sync(() => sockets.size),
+      adminToken: Redacted.make(adminToken)
     }
   })
+
+const randomHex = (): string => {
+  const bytes = new Uint8Array(16)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+}

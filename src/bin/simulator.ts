@@ -1,52 +1,171 @@
 #!/usr/bin/env node
 /**
- * `effect-kernel-simulator`: serves the Kernel simulator over HTTP.
+ * `effect-kernel-simulator`: serves the Kernel simulator over HTTP. See `--help`.
  *
- *   effect-kernel-simulator [--port 4010] [--host 127.0.0.1] [--seed seed.json]
- *
- * Prints one line `listening on http://HOST:PORT` (and the demo token) once ready; stops on
- * SIGINT/SIGTERM.
+ * Prints `listening on http://HOST:PORT`, the organizations' tokens and the admin token once ready;
+ * stops on SIGINT/SIGTERM. Every startup error is one line on stderr and exit code 2.
  *
  * @since 0.1.0
  */
 import { NodeRuntime } from "@effect/platform-node"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { parseArgs } from "node:util"
 import * as KernelSimulator from "../KernelSimulator.js"
 
-const { values } = parseArgs({
-  options: {
-    port: { type: "string", default: "4010" },
-    host: { type: "string", default: "127.0.0.1" },
-    seed: { type: "string" },
-    help: { type: "boolean", short: "h", default: false }
+const name = "effect-kernel-simulator"
+
+const help = `usage: ${name} [options]
+
+Serves the Kernel simulator (the five routes of the Kernel API, with their real statuses and
+Error bodies) over HTTP, plus a control plane under /_simulator/ guarded by its own token.
+
+Options:
+  --port <n>               port to listen on; 0 picks a free one (default 4010)
+  --host <address>         address to bind (default 127.0.0.1)
+  --seed <file.json>       the world to serve, as JSON (default: the built-in demo seed)
+  --admin-token <token>    bearer token of the control plane (default: random, printed at start)
+  --max-body-bytes <n>     request bodies over this are answered 413 (default 65536)
+  --request-log-size <n>   requests kept in the log, oldest dropped first (default 1000)
+  -h, --help               this text
+
+Tokens of the default seed:
+  ${KernelSimulator.defaultToken}   organization org_demo (paid): browser browser_1 (replay replay_1,
+                           4 MiB, 202 twice first), pools pool_small, pool_stealth, pool_kiosk,
+                           deployments dep_running, dep_stopped, dep_failed, dep_queued, dep_in_progress
+  sk_sim_free              organization org_free (free plan: 403 on replays and pools)
+
+Seed format (validated; an error names the field, e.g. organizations[0].browsers[0].mouse.x):
+  {
+    "organizations": [{
+      "id": "org_test", "token": "sk_test", "plan": "paid",
+      "browsers": [{ "id": "b1", "mouse": { "x": 10, "y": 20 }, "cursorHidden": false,
+                     "replays": [{ "id": "r1", "size": 100000, "pendingPolls": 2, "retryAfter": 1,
+                                   "readyAfter": "5 seconds" }] }],
+      "pools": [{ "id": "p1", "name": "small", "available_count": 2, "acquired_count": 1,
+                  "created_at": "2026-11-01T09:00:00Z", "browser_pool_config": { "size": 3 } }],
+      "deployments": [{ "id": "d1", "state": "running" }]
+    }]
   }
-})
+  states: queued, in_progress, running, stopped, failed; replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
 
-if (values.help) {
-  process.stdout.write("usage: effect-kernel-simulator [--port 4010] [--host 127.0.0.1] [--seed seed.json]\n")
-  process.exit(0)
-}
+Control plane (Authorization: Bearer <admin token>):
+  POST   /_simulator/faults     inject a fault, e.g. {"route":"getMousePosition","status":429,"retryAfter":2,"times":1}
+  DELETE /_simulator/faults     clear the faults
+  POST   /_simulator/reset      back to the seed, or to the seed in the JSON body
+  GET    /_simulator/requests   the request log (tokens redacted)
+  DELETE /_simulator/requests   clear the log
 
-const port = Number(values.port)
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  process.stderr.write(`invalid --port ${values.port}\n`)
+Example:
+  ${name} --port 4010 --admin-token admin_secret
+  curl -H "Authorization: Bearer ${KernelSimulator.defaultToken}" http://127.0.0.1:4010/browser_pools
+
+Exit codes: 0 when stopped by SIGINT/SIGTERM; 2 on a startup error (one line on stderr).
+`
+
+/** One line on stderr, exit code 2. */
+const fail = (message: string): never => {
+  process.stderr.write(`${name}: ${message.replace(/\s+/g, " ").slice(0, 1000)}\n`)
   process.exit(2)
 }
 
-const program = Effect.gen(function*() {
-  const seed: KernelSimulator.Seed = values.seed === undefined
-    ? KernelSimulator.defaultSeed
-    : yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(values.seed!, "utf8")),
-      catch: (cause) => new Error(`cannot read seed ${values.seed}: ${String(cause)}`)
+const parsed = (() => {
+  try {
+    return parseArgs({
+      options: {
+        port: { type: "string", default: "4010" },
+        host: { type: "string", default: "127.0.0.1" },
+        seed: { type: "string" },
+        "admin-token": { type: "string" },
+        "max-body-bytes": { type: "string" },
+        "request-log-size": { type: "string" },
+        help: { type: "boolean", short: "h", default: false }
+      },
+      strict: true,
+      allowPositionals: false
     })
-  const served = yield* KernelSimulator.serve({ port, host: values.host, seed })
-  yield* Console.log(`listening on ${served.url}`)
-  if (values.seed === undefined) yield* Console.log(`token ${KernelSimulator.defaultToken}`)
-  return yield* Effect.never
-})
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split("\n")[0]! : String(error)
+    return fail(`${message} (see --help)`)
+  }
+})()
+const values = parsed.values
 
-NodeRuntime.runMain(Effect.scoped(program))
+if (values.help) {
+  process.stdout.write(help)
+  process.exit(0)
+}
+
+const integer = (flag: string, text: string | undefined, min: number, max: number): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= min && n <= max ? n : fail(`invalid --${flag} ${text}: an integer from ${min} to ${max}`)
+}
+
+const port = integer("port", values.port, 0, 65535)!
+const maxBodyBytes = integer("max-body-bytes", values["max-body-bytes"], 1, 1024 * 1024 * 1024)
+const requestLogSize = integer("request-log-size", values["request-log-size"], 0, 1_000_000)
+
+const readSeed = (path: string): unknown => {
+  let text: string
+  try {
+    text = fs.readFileSync(path, "utf8")
+  } catch (error) {
+    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
+    return fail(`cannot read seed file ${path}: ${code}`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    return fail(`seed file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+const seedInput = values.seed === undefined ? KernelSimulator.defaultSeed : readSeed(values.seed)
+
+const describe = (cause: unknown): string => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+  if (code === "EADDRINUSE") return "address already in use (EADDRINUSE)"
+  if (code === "EACCES") return "permission denied (EACCES)"
+  if (code === "EADDRNOTAVAIL") return "address not available (EADDRNOTAVAIL)"
+  return cause instanceof Error ? cause.message : String(cause)
+}
+
+const program = Effect.gen(function*() {
+  const seed = yield* KernelSimulator.decodeSeed(seedInput).pipe(
+    Effect.mapError((error) => `seed ${values.seed ?? "(default)"}: ${error.message}`)
+  )
+  const served = yield* KernelSimulator.serve({
+    port,
+    host: values.host,
+    seed,
+    adminToken: values["admin-token"],
+    maxBodyBytes,
+    requestLogSize
+  }).pipe(
+    Effect.mapError((error) =>
+      error._tag === "SeedError"
+        ? error.message
+        : `cannot listen on ${values.host}:${port}: ${describe(error.cause)}`
+    )
+  )
+  yield* Console.log(`listening on ${served.url}`)
+  for (const org of (seed.organizations ?? []).slice(0, 20)) {
+    yield* Console.log(`token ${org.token} (organization ${org.id}${org.plan === "free" ? ", free plan" : ""})`)
+  }
+  yield* Console.log(`admin token ${Redacted.value(served.adminToken)} (control plane ${served.url}/_simulator/)`)
+  return yield* Effect.never
+}).pipe(
+  Effect.catchAllCause((cause) =>
+    Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() =>
+      fail(
+        Cause.failureOption(cause).pipe((failure) => failure._tag === "Some" ? failure.value : Cause.pretty(cause))
+      )
+    )
+  )
+)
+
+NodeRuntime.runMain(Effect.scoped(program), { disableErrorReporting: true })

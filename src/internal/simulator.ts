@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Sim from "../KernelSimulator.js"
+import * as mp4 from "./simulatorMp4.js"
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -12,8 +13,28 @@ export interface SimRequest {
   readonly path: string
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string | undefined>>
-  readonly body: Uint8Array | undefined
+  /**
+   * Reads the body, called only once the request is authenticated and routed: at most `limit`
+   * bytes are read; a longer body is `TooLarge` and is not read whole.
+   */
+  readonly readBody: (limit: number) => Effect.Effect<BodyRead>
 }
+
+/** The outcome of reading a request body under a limit. */
+export type BodyRead = { readonly _tag: "Read"; readonly bytes: Uint8Array } | { readonly _tag: "TooLarge" }
+
+/** Limits of a simulator. */
+export interface Limits {
+  /** Request bodies longer than this are answered 413. */
+  readonly maxBodyBytes: number
+  /** How many requests the log keeps (the oldest are dropped). */
+  readonly requestLogSize: number
+  /** Recorded bodies are cut after this many bytes. */
+  readonly recordedBodyBytes: number
+}
+
+/** The documented defaults. */
+export const defaultLimits: Limits = { maxBodyBytes: 64 * 1024, requestLogSize: 1000, recordedBodyBytes: 4096 }
 
 /** What the simulator answers; the transports turn it into bytes on the wire (or in memory). */
 export interface SimResponse {
@@ -59,12 +80,15 @@ const jsonResponse = (status: number, value: unknown, headers: Record<string, st
   network: normal
 })
 
-const errorResponse = (
+/** An answer in the service's Error shape `{ code, message, details? }`. */
+export const errorResponse = (
   status: number,
   code: string,
   message: string,
-  detail?: { readonly code: string; readonly message: string }
-): SimResponse => jsonResponse(status, detail === undefined ? { code, message } : { code, message, details: [detail] })
+  detail?: { readonly code: string; readonly message: string },
+  headers: Record<string, string> = {}
+): SimResponse =>
+  jsonResponse(status, detail === undefined ? { code, message } : { code, message, details: [detail] }, headers)
 
 interface Replay {
   readonly id: string
@@ -101,9 +125,12 @@ interface ActiveFault {
   remaining: number
 }
 
-const routeOf = (method: string, segments: ReadonlyArray<string>): Sim.Route | "wrong-method" | undefined => {
+type Routed = Sim.Route | { readonly _tag: "WrongMethod"; readonly allow: string } | undefined
+
+const routeOf = (method: string, segments: ReadonlyArray<string>): Routed => {
   const [first, id, third, fourth, ...rest] = segments
-  const is = (expected: string, route: Sim.Route) => method === expected ? route : "wrong-method"
+  const is = (expected: string, route: Sim.Route): Routed =>
+    method === expected ? route : { _tag: "WrongMethod", allow: expected }
   if (first === "browser_pools" && segments.length === 1) return is("GET", "listBrowserPools")
   if (first === "deployments" && segments.length === 2) return is("DELETE", "deleteDeployment")
   if (first === "browsers" && id !== undefined && rest.length === 0) {
@@ -118,7 +145,11 @@ const redactHeaders = (headers: SimRequest["headers"]): Record<string, string> =
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue
-    out[name] = name === "authorization" ? (value.startsWith("Bearer ") ? "Bearer <redacted>" : "<redacted>") : value
+    out[name] = name === "authorization"
+      ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
+      : value.length > 1024
+      ? `${value.slice(0, 1024)}…`
+      : value
   }
   return out
 }
@@ -131,39 +162,73 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
   }
 }
 
+/** A simulator's world, built from a seed. */
+const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => {
+  const organizations = new Map<string, Organization>()
+  for (const org of seed.organizations ?? []) {
+    organizations.set(org.token, {
+      id: org.id,
+      token: org.token,
+      plan: org.plan ?? "paid",
+      pools: org.pools ?? [],
+      browsers: new Map(
+        (org.browsers ?? []).map((b) => [b.id, {
+          id: b.id,
+          mouse: { x: b.mouse?.x ?? 0, y: b.mouse?.y ?? 0 },
+          cursorHidden: b.cursorHidden ?? false,
+          replays: new Map(
+            (b.replays ?? []).map((r) => [r.id, {
+              id: r.id,
+              size: Math.max(r.size ?? 1024 * 1024, mp4.minimumSize),
+              retryAfter: r.retryAfter ?? 1,
+              pollsLeft: r.pendingPolls ?? 0,
+              readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter))
+            }])
+          )
+        }])
+      ),
+      deployments: new Map(
+        (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
+      )
+    })
+  }
+  return organizations
+}
+
+/** The token of a `Bearer` Authorization header; the scheme is case-insensitive. */
+export const bearerToken = (authorization: string | undefined): string | undefined => {
+  const match = authorization === undefined ? null : /^bearer +(\S+) *$/i.exec(authorization)
+  return match === null ? undefined : match[1]
+}
+
+const isJson = (contentType: string | undefined): boolean =>
+  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
+
+const gatewayPage = (status: number): string => {
+  const reason = status === 429
+    ? "Too Many Requests"
+    : status === 502
+    ? "Bad Gateway"
+    : status === 503
+    ? "Service Temporarily Unavailable"
+    : status === 504
+    ? "Gateway Time-out"
+    : "Error"
+  return `<html>\r\n<head><title>${status} ${reason}</title></head>\r\n<body>\r\n<center><h1>${status} ${reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`
+}
+
 /** The whole simulated service: state, faults, recording, and the request handler. */
-export const make = (seed: Sim.Seed) =>
+export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
-    const organizations = new Map<string, Organization>()
-    for (const org of seed.organizations ?? []) {
-      organizations.set(org.token, {
-        id: org.id,
-        token: org.token,
-        plan: org.plan ?? "paid",
-        pools: org.pools ?? [],
-        browsers: new Map(
-          (org.browsers ?? []).map((b) => [b.id, {
-            id: b.id,
-            mouse: { x: b.mouse?.x ?? 0, y: b.mouse?.y ?? 0 },
-            cursorHidden: b.cursorHidden ?? false,
-            replays: new Map(
-              (b.replays ?? []).map((r) => [r.id, {
-                id: r.id,
-                size: r.size ?? 1024 * 1024,
-                retryAfter: r.retryAfter ?? 1,
-                pollsLeft: r.pendingPolls ?? 0,
-                readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter))
-              }])
-            )
-          }])
-        ),
-        deployments: new Map(
-          (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
-        )
-      })
-    }
+    let organizations = build(seed, startedAt)
     const faults: Array<ActiveFault> = []
+    // a bounded ring: the oldest records are dropped
     const recorded: Array<Sim.RecordedRequest> = []
+    const remember = (record: Sim.RecordedRequest) => {
+      if (limits.requestLogSize <= 0) return
+      recorded.push(record)
+      if (recorded.length > limits.requestLogSize) recorded.splice(0, recorded.length - limits.requestLogSize)
+    }
 
     const takeFault = (route: Sim.Route | undefined, draw: number): Sim.Fault | undefined => {
       const index = faults.findIndex((f) =>
@@ -174,6 +239,30 @@ export const make = (seed: Sim.Seed) =>
       active.remaining--
       if (active.remaining <= 0) faults.splice(index, 1)
       return active.fault
+    }
+
+    const faultAnswer = (fault: Sim.Fault, status: number): SimResponse => {
+      const retryAfter: Record<string, string> = fault.retryAfter === undefined
+        ? {}
+        : { "retry-after": String(fault.retryAfter) }
+      if (fault.body !== undefined) {
+        return {
+          status,
+          headers: { "content-type": "text/plain", ...retryAfter, ...fault.headers },
+          body: { _tag: "Text", text: fault.body },
+          network: normal
+        }
+      }
+      if (fault.gateway === true) {
+        return {
+          status,
+          headers: { "content-type": "text/html", ...retryAfter, ...fault.headers },
+          body: { _tag: "Text", text: gatewayPage(status) },
+          network: normal
+        }
+      }
+      const error = errorResponse(status, codeFor(status), messageFor(status))
+      return { ...error, headers: { ...error.headers, ...retryAfter, ...fault.headers } }
     }
 
     const applyFault = (fault: Sim.Fault, answer: Effect.Effect<SimResponse>): Effect.Effect<SimResponse> => {
@@ -187,21 +276,7 @@ export const make = (seed: Sim.Seed) =>
         })
       }
       const status = fault.status
-      const base: Effect.Effect<SimResponse> = status !== undefined
-        ? Effect.succeed(
-          fault.body !== undefined
-            ? {
-              status,
-              headers: { "content-type": "text/plain", ...fault.headers },
-              body: { _tag: "Text", text: fault.body },
-              network: normal
-            }
-            : {
-              ...errorResponse(status, codeFor(status), `injected ${status}`),
-              headers: { "content-type": "application/json", ...fault.headers }
-            }
-        )
-        : answer
+      const base: Effect.Effect<SimResponse> = status !== undefined ? Effect.succeed(faultAnswer(fault, status)) : answer
       return Effect.zipRight(
         delayed,
         Effect.map(base, (response) => ({
@@ -216,7 +291,10 @@ export const make = (seed: Sim.Seed) =>
       )
     }
 
-    const route = (request: SimRequest, org: Organization, route: Sim.Route, segments: ReadonlyArray<string>) =>
+    const invalid = (field: string, message: string) =>
+      errorResponse(400, "bad_request", "invalid input", { code: "invalid_input", message: `${field}: ${message}` })
+
+    const route = (body: Uint8Array, org: Organization, route: Sim.Route, id: string, sub: string) =>
       Effect.gen(function*() {
         switch (route) {
           case "listBrowserPools": {
@@ -224,8 +302,8 @@ export const make = (seed: Sim.Seed) =>
             return jsonResponse(200, org.pools.map((p) => encodePool(p)))
           }
           case "deleteDeployment": {
-            const deployment = org.deployments.get(segments[1]!)
-            if (deployment === undefined) return errorResponse(404, "not_found", `deployment ${segments[1]} not found`)
+            const deployment = org.deployments.get(id)
+            if (deployment === undefined) return errorResponse(404, "not_found", "deployment not found")
             if (deployment.state !== "stopped" && deployment.state !== "failed") {
               deployment.state = "stopped"
               deployment.markedForDeletion = true
@@ -233,38 +311,39 @@ export const make = (seed: Sim.Seed) =>
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
-            const browser = org.browsers.get(segments[1]!)
-            if (browser === undefined) return errorResponse(404, "not_found", `browser ${segments[1]} not found`)
+            const browser = org.browsers.get(id)
+            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             return jsonResponse(200, { x: browser.mouse.x, y: browser.mouse.y })
           }
           case "setCursorVisibility": {
-            const body = parseJson(request.body)
-            if (Option.isNone(body)) {
+            const parsed = parseJson(body)
+            if (Option.isNone(parsed)) {
               return errorResponse(400, "bad_request", "request body is not valid JSON", {
                 code: "invalid_input",
                 message: "body must be a JSON object"
               })
             }
-            const hidden = typeof body.value === "object" && body.value !== null && "hidden" in body.value
-              ? body.value.hidden
-              : undefined
-            if (typeof hidden !== "boolean") {
-              return errorResponse(400, "bad_request", "invalid input", {
-                code: "invalid_input",
-                message: hidden === undefined ? "hidden is required" : "hidden must be a boolean"
-              })
+            const value = parsed.value
+            if (typeof value !== "object" || value === null || Array.isArray(value)) {
+              return invalid("body", "must be a JSON object")
             }
-            const browser = org.browsers.get(segments[1]!)
-            if (browser === undefined) return errorResponse(404, "not_found", `browser ${segments[1]} not found`)
+            const extra = Object.keys(value).find((key) => key !== "hidden")
+            if (extra !== undefined) return invalid(extra.slice(0, 100), "is not allowed (additional property)")
+            const hidden = "hidden" in value ? value.hidden : undefined
+            if (typeof hidden !== "boolean") {
+              return invalid("hidden", hidden === undefined ? "is required" : "must be a boolean")
+            }
+            const browser = org.browsers.get(id)
+            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             browser.cursorHidden = hidden
             return jsonResponse(200, { ok: true })
           }
           case "downloadReplay": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include replays")
-            const browser = org.browsers.get(segments[1]!)
-            if (browser === undefined) return errorResponse(404, "not_found", `browser ${segments[1]} not found`)
-            const replay = browser.replays.get(segments[3]!)
-            if (replay === undefined) return errorResponse(404, "not_found", `replay ${segments[3]} not found`)
+            const browser = org.browsers.get(id)
+            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
+            const replay = browser.replays.get(sub)
+            if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
             const now = yield* Clock.currentTimeMillis
             if (replay.pollsLeft > 0 || now < replay.readyAt) {
               if (replay.pollsLeft > 0) replay.pollsLeft--
@@ -285,25 +364,56 @@ export const make = (seed: Sim.Seed) =>
         }
       })
 
-    const answer = (request: SimRequest, draw: number): Effect.Effect<SimResponse> => {
-      const segments = decodeSegments(request.path)
-      if (Option.isNone(segments)) {
-        return Effect.succeed(errorResponse(400, "bad_request", "malformed path", {
-          code: "invalid_input",
-          message: "a path segment is not valid percent-encoding"
-        }))
-      }
-      const which = routeOf(request.method, segments.value)
-      if (which === undefined) return Effect.succeed(errorResponse(404, "not_found", `no route ${request.path}`))
-      if (which === "wrong-method") {
-        return Effect.succeed(errorResponse(405, "method_not_allowed", `${request.method} not allowed`))
-      }
-      const fault = takeFault(which, draw)
-      const authorization = request.headers["authorization"]
-      const org = authorization?.startsWith("Bearer ") ? organizations.get(authorization.slice(7)) : undefined
-      const real = org === undefined
-        ? Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
-        : route(request, org, which, segments.value)
+    const decoder = new TextDecoder()
+
+    const answer = (
+      request: SimRequest,
+      record: { body: string | undefined; bodyBytes?: number | undefined },
+      segments: Option.Option<ReadonlyArray<string>>,
+      which: Routed,
+      draw: number
+    ): Effect.Effect<SimResponse> => {
+      const fault = typeof which === "string" ? takeFault(which, draw) : undefined
+      const token = bearerToken(request.headers["authorization"])
+      const org = token === undefined ? undefined : organizations.get(token)
+      const real: Effect.Effect<SimResponse> = Effect.suspend(() => {
+        // nothing about routes is told before the caller is known
+        if (org === undefined) {
+          return Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
+        }
+        if (Option.isNone(segments)) {
+          return Effect.succeed(errorResponse(400, "bad_request", "malformed path", {
+            code: "invalid_input",
+            message: "a path segment is not valid percent-encoding"
+          }))
+        }
+        if (which === undefined) return Effect.succeed(errorResponse(404, "not_found", "no such route"))
+        if (typeof which !== "string") {
+          return Effect.succeed(
+            errorResponse(405, "method_not_allowed", `${request.method.slice(0, 16)} is not allowed here`, undefined, {
+              allow: which.allow
+            })
+          )
+        }
+        if (which === "setCursorVisibility" && !isJson(request.headers["content-type"])) {
+          return Effect.succeed(
+            errorResponse(415, "unsupported_media_type", "the request body must be application/json")
+          )
+        }
+        return Effect.flatMap(request.readBody(limits.maxBodyBytes), (read) => {
+          if (read._tag === "TooLarge") {
+            return Effect.succeed(
+              errorResponse(413, "payload_too_large", `request bodies are limited to ${limits.maxBodyBytes} bytes`)
+            )
+          }
+          if (read.bytes.length > 0) {
+            const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
+            record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
+            record.bodyBytes = read.bytes.length
+          }
+          return route(read.bytes, org, which, segments.value[1] ?? "", segments.value[3] ?? "")
+        })
+      })
       return fault === undefined ? real : applyFault(fault, real)
     }
 
@@ -311,36 +421,39 @@ export const make = (seed: Sim.Seed) =>
       Effect.suspend(() => {
         // recorded on arrival, so a request that is never answered is seen too
         const segments = decodeSegments(request.path)
+        const which = Option.isSome(segments) ? routeOf(request.method, segments.value) : undefined
         const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
-          method: request.method,
-          path: request.path,
-          route: Option.isSome(segments) ? routeOrUndefined(request.method, segments.value) : undefined,
+          method: request.method.slice(0, 32),
+          path: request.path.length > 2048 ? `${request.path.slice(0, 2048)}…` : request.path,
+          route: typeof which === "string" ? which : undefined,
           headers: redactHeaders(request.headers),
-          body: request.body === undefined || request.body.length === 0
-            ? undefined
-            : new TextDecoder().decode(request.body),
+          body: undefined,
+          bodyBytes: undefined,
           status: undefined
         }
-        recorded.push(record)
-        return Effect.tap(Effect.flatMap(Random.next, (draw) => answer(request, draw)), (response) =>
-          Effect.sync(() => {
-            record.status = response.network.reset ? undefined : response.status
-          }))
+        remember(record)
+        return Effect.tap(
+          Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
+          (response) =>
+            Effect.sync(() => {
+              record.status = response.network.reset ? undefined : response.status
+            })
+        )
       })
 
-    const control: Sim.Control = {
+    const control = {
       requests: Effect.sync(() => recorded.slice()),
       clearRequests: Effect.sync(() => {
         recorded.length = 0
       }),
-      injectFault: (fault) =>
+      injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {
           faults.push({ fault, remaining: fault.times ?? Infinity })
         }),
       clearFaults: Effect.sync(() => {
         faults.length = 0
       }),
-      deployment: (id) =>
+      deployment: (id: string) =>
         Effect.sync(() => {
           for (const org of organizations.values()) {
             const d = org.deployments.get(id)
@@ -350,22 +463,24 @@ export const make = (seed: Sim.Seed) =>
           }
           return Option.none()
         }),
-      browser: (id) =>
+      browser: (id: string) =>
         Effect.sync(() => {
           for (const org of organizations.values()) {
             const b = org.browsers.get(id)
             if (b !== undefined) return Option.some({ id: b.id, mouse: { ...b.mouse }, cursorHidden: b.cursorHidden })
           }
           return Option.none()
+        }),
+      /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
+      resetTo: (next: Sim.Seed) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          organizations = build(next, now)
+          faults.length = 0
+          recorded.length = 0
         })
-    }
-    return { handle, control }
+    } satisfies Omit<Sim.Control, "reset"> & { readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void> }
+    return { handle, control, limits }
   })
-
-const routeOrUndefined = (method: string, segments: ReadonlyArray<string>): Sim.Route | undefined => {
-  const route = routeOf(method, segments)
-  return route === "wrong-method" ? undefined : route
-}
 
 const parseJson = (body: Uint8Array | undefined): Option.Option<unknown> => {
   if (body === undefined || body.length === 0) return Option.none()
@@ -388,12 +503,25 @@ const codeFor = (status: number): string => {
       return "not_found"
     case 409:
       return "conflict"
+    case 413:
+      return "payload_too_large"
+    case 415:
+      return "unsupported_media_type"
     case 429:
       return "rate_limited"
+    case 502:
+      return "bad_gateway"
+    case 503:
+      return "service_unavailable"
+    case 504:
+      return "gateway_timeout"
     default:
       return status >= 500 ? "internal_error" : "error"
   }
 }
+
+const messageFor = (status: number): string =>
+  status === 429 ? "rate limit exceeded, retry later" : status === 503 ? "service unavailable" : `injected ${status}`
 
 const encodePool = (pool: Sim.PoolSeed) => ({
   id: pool.id,
@@ -401,5 +529,5 @@ const encodePool = (pool: Sim.PoolSeed) => ({
   available_count: pool.available_count ?? pool.browser_pool_config?.size ?? 1,
   acquired_count: pool.acquired_count ?? 0,
   created_at: pool.created_at ?? "2026-01-01T00:00:00Z",
-  browser_pool_config: { size: 1, ...pool.browser_pool_config }
+  browser_pool_config: { ...pool.browser_pool_config, size: pool.browser_pool_config?.size ?? 1 }
 })

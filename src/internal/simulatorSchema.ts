@@ -1,0 +1,210 @@
+/**
+ * Schemas of the simulator's inputs: seeds (in process, from a file, over HTTP) and faults (over
+ * HTTP). Errors name the field by its path, e.g. `organizations[0].browsers[0].mouse.x`.
+ */
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as mp4 from "./simulatorMp4.js"
+
+const Int = (min?: number, max?: number) => {
+  let schema: Schema.Schema<number> = Schema.Int
+  if (min !== undefined) schema = schema.pipe(Schema.greaterThanOrEqualTo(min))
+  if (max !== undefined) schema = schema.pipe(Schema.lessThanOrEqualTo(max))
+  return schema
+}
+
+const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))
+
+/** A bearer token: visible ASCII without spaces, so it fits an Authorization header. */
+export const Token = Schema.String.pipe(
+  Schema.pattern(/^[\x21-\x7e]{1,512}$/, { message: () => "a token is 1 to 512 visible ASCII characters, no spaces" })
+)
+
+/** Anything `Duration.decode` accepts: a `Duration`, milliseconds, `"5 seconds"`... */
+export const DurationInput: Schema.Schema<Duration.DurationInput> = Schema.declare(
+  (u: unknown): u is Duration.DurationInput =>
+    (typeof u === "number" ? u >= 0 : typeof u === "string" || Duration.isDuration(u) || Array.isArray(u)) &&
+    Duration.decodeUnknown(u)._tag === "Some",
+  { description: "a duration: milliseconds >= 0 or a string such as \"5 seconds\"" }
+)
+
+const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
+
+/** An ISO 8601 UTC date-time such as `2026-11-01T09:00:00Z`. */
+export const IsoUtc = Schema.String.pipe(
+  Schema.filter((s) => isoUtc.test(s) && !Number.isNaN(Date.parse(s)), {
+    message: () => "an ISO 8601 UTC date-time such as 2026-11-01T09:00:00Z"
+  })
+)
+
+const Name = Schema.String.pipe(Schema.pattern(/^[a-zA-Z0-9._-]{1,255}$/))
+
+/** The seed of a replay; its size must hold the mp4 boxes. */
+export const ReplaySeed = Schema.Struct({
+  id: Id,
+  size: Schema.optional(
+    Schema.Number.pipe(
+      Schema.int(),
+      Schema.greaterThanOrEqualTo(mp4.minimumSize, {
+        message: () => `an integer >= ${mp4.minimumSize} (the mp4 boxes ftyp, moov and mdat)`
+      }),
+      Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)
+    )
+  ),
+  retryAfter: Schema.optional(Int(1, 86_400)),
+  pendingPolls: Schema.optional(Int(0)),
+  readyAfter: Schema.optional(DurationInput)
+})
+
+const Mouse = Schema.Struct({ x: Schema.Int, y: Schema.Int })
+
+export const BrowserSeed = Schema.Struct({
+  id: Id,
+  mouse: Schema.optional(Mouse),
+  cursorHidden: Schema.optional(Schema.Boolean),
+  replays: Schema.optional(Schema.Array(ReplaySeed))
+})
+
+const Viewport = Schema.Struct({
+  width: Int(320, 7680),
+  height: Int(240, 4320),
+  refresh_rate: Schema.optional(Int(1))
+})
+
+const ProfileOrExtension = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  name: Schema.optional(Name)
+})
+
+const Profile = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  name: Schema.optional(Name),
+  save_changes: Schema.optional(Schema.Boolean)
+})
+
+/** A pool's configuration, with the bounds of the service's document. */
+export const PoolConfigSeed = Schema.Struct({
+  size: Schema.optional(Int(1)),
+  name: Schema.optional(Name),
+  fill_rate_per_minute: Schema.optional(Int(0, 25)),
+  timeout_seconds: Schema.optional(Int(60, 86_400)),
+  stealth: Schema.optional(Schema.Boolean),
+  headless: Schema.optional(Schema.Boolean),
+  profile: Schema.optional(Profile),
+  extensions: Schema.optional(Schema.Array(ProfileOrExtension).pipe(Schema.maxItems(20))),
+  proxy_id: Schema.optional(Schema.String),
+  viewport: Schema.optional(Viewport),
+  kiosk_mode: Schema.optional(Schema.Boolean),
+  chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+
+export const PoolSeed = Schema.Struct({
+  id: Id,
+  name: Schema.optional(Name),
+  available_count: Schema.optional(Int(0)),
+  acquired_count: Schema.optional(Int(0)),
+  created_at: Schema.optional(IsoUtc),
+  browser_pool_config: Schema.optional(PoolConfigSeed)
+})
+
+export const DeploymentState = Schema.Literal("queued", "in_progress", "running", "stopped", "failed")
+
+export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState })
+
+export const OrganizationSeed = Schema.Struct({
+  id: Id,
+  token: Token,
+  plan: Schema.optional(Schema.Literal("paid", "free")),
+  browsers: Schema.optional(Schema.Array(BrowserSeed)),
+  pools: Schema.optional(Schema.Array(PoolSeed)),
+  deployments: Schema.optional(Schema.Array(DeploymentSeed))
+})
+
+const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number => {
+  const seen = new Set<string>()
+  for (const [i, item] of items.entries()) {
+    if (seen.has(key(item))) return i
+    seen.add(key(item))
+  }
+  return -1
+}
+
+export const Seed = Schema.Struct({
+  organizations: Schema.optional(Schema.Array(OrganizationSeed))
+}).pipe(
+  Schema.filter((seed) => {
+    const orgs = seed.organizations ?? []
+    const token = duplicate(orgs, (o) => o.token)
+    if (token >= 0) return { path: ["organizations", token, "token"], message: "another organization has this token" }
+    return undefined
+  })
+).annotations({ identifier: "Seed" })
+
+/** Gateway-style and plain faults, as accepted over HTTP. */
+export const Route = Schema.Literal(
+  "downloadReplay",
+  "setCursorVisibility",
+  "getMousePosition",
+  "listBrowserPools",
+  "deleteDeployment",
+  "*"
+)
+
+export const Fault = Schema.Struct({
+  route: Route,
+  times: Schema.optional(Int(1)),
+  delay: Schema.optional(DurationInput),
+  reset: Schema.optional(Schema.Boolean),
+  status: Schema.optional(Int(200, 599)),
+  body: Schema.optional(Schema.String.pipe(Schema.maxLength(64 * 1024))),
+  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  truncateAt: Schema.optional(Int(0)),
+  stallAt: Schema.optional(Int(0)),
+  resetAt: Schema.optional(Int(0)),
+  probability: Schema.optional(Schema.Number.pipe(Schema.between(0, 1))),
+  retryAfter: Schema.optional(Int(1, 86_400)),
+  gateway: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "Fault" })
+
+const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (out, key) =>
+      typeof key === "number"
+        ? `${out}[${key}]`
+        : out === ""
+        ? String(key)
+        : `${out}.${String(key)}`,
+    ""
+  )
+
+const bound = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
+
+/** The issues of a parse error, each `{ path, message }` with the path rendered as `a[0].b`. */
+export const issues = (
+  error: ParseResult.ParseError
+): ReadonlyArray<{ readonly path: string; readonly message: string }> =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).slice(0, 20).map((issue) => ({
+    path: renderPath(issue.path),
+    message: bound(
+      issue._tag === "Unexpected" ? "is not allowed (unknown field)" : issue.message.replace(/\s+/g, " "),
+      300
+    )
+  }))
+
+const options = { errors: "all", onExcessProperty: "error" } as const
+
+const decode = <A, I>(schema: Schema.Schema<A, I>) => {
+  const run = Schema.decodeUnknownEither(schema, options)
+  return (input: unknown) => Either.mapLeft(run(input), issues)
+}
+
+export const decodeSeed = decode(Seed)
+export const decodeFault = decode(Fault)
+
+/** One line: `path: message; path: message`. */
+export const summary = (list: ReadonlyArray<{ readonly path: string; readonly message: string }>): string =>
+  bound(list.map((i) => `${i.path === "" ? "(root)" : i.path}: ${i.message}`).join("; "), 2000)
+
+export const decodeToken = Schema.decodeUnknownEither(Token)

@@ -1,0 +1,358 @@
+/**
+ * The simulator over HTTP, on `node:http` directly: the five routes, the control plane under
+ * `/_simulator/`, bounded request bodies, backpressure on every response, lingering close when a
+ * request body is left unread.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
+import * as Crypto from "node:crypto"
+import type * as Http from "node:http"
+import type * as Net from "node:net"
+import type * as Sim from "../KernelSimulator.js"
+import * as internal from "./simulator.js"
+import * as mp4 from "./simulatorMp4.js"
+import * as schema from "./simulatorSchema.js"
+
+/** What the server drives: the simulator's handler and control. */
+export interface Target {
+  readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
+  readonly requests: Effect.Effect<ReadonlyArray<Sim.RecordedRequest>>
+  readonly clearRequests: Effect.Effect<void>
+  readonly injectFault: (fault: Sim.Fault) => Effect.Effect<void>
+  readonly clearFaults: Effect.Effect<void>
+  readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
+  readonly initialSeed: Sim.Seed
+}
+
+/** Control-plane bodies (seeds) may be larger than the service's. */
+export const adminBodyLimit = 1024 * 1024
+/** After answering a request whose body was left unread: how long and how much more is drained. */
+const lingerMillis = 2000
+const lingerBytes = 1024 * 1024
+
+const encoder = new TextEncoder()
+
+const headerRecord = (request: Http.IncomingMessage): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue
+    out[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
+/** Reads at most `limit` bytes of the request body; a longer one is `TooLarge` and is left unread. */
+export const readBody = (request: Http.IncomingMessage, limit: number): Effect.Effect<internal.BodyRead> =>
+  Effect.async<internal.BodyRead>((resume) => {
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > limit) {
+      resume(Effect.succeed({ _tag: "TooLarge" }))
+      return
+    }
+    if (request.readableEnded) {
+      resume(Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0) }))
+      return
+    }
+    const parts: Array<Buffer> = []
+    let total = 0
+    const cleanup = () => {
+      request.off("data", onData)
+      request.off("end", onEnd)
+      request.off("close", onEnd)
+    }
+    const onData = (chunk: Buffer) => {
+      total += chunk.length
+      if (total > limit) {
+        cleanup()
+        request.pause()
+        resume(Effect.succeed({ _tag: "TooLarge" }))
+        return
+      }
+      parts.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed({ _tag: "Read", bytes: new Uint8Array(Buffer.concat(parts, total)) }))
+    }
+    request.on("data", onData)
+    request.on("end", onEnd)
+    request.on("close", onEnd)
+    return Effect.sync(cleanup)
+  })
+
+/** The body's chunks, cut after `limit` bytes. */
+function* limited(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
+  if (limit === undefined) return yield* chunks
+  let sent = 0
+  for (const chunk of chunks) {
+    if (sent >= limit) return
+    const take = Math.min(chunk.length, limit - sent)
+    yield take === chunk.length ? chunk : chunk.subarray(0, take)
+    sent += take
+  }
+}
+
+export function* bodyChunks(response: internal.SimResponse): Generator<Uint8Array> {
+  switch (response.body._tag) {
+    case "Empty":
+      return
+    case "Text":
+      yield encoder.encode(response.body.text)
+      return
+    case "Replay":
+      yield* mp4.chunks(response.body.size)
+  }
+}
+
+/**
+ * Closes the connection once the answer is out when the request body was not read whole: half
+ * close, discard what still arrives for a short while (so the client reads the answer rather than
+ * a reset), then destroy.
+ */
+const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+  response.once("finish", () => {
+    const socket = request.socket
+    let discarded = 0
+    const timer = setTimeout(() => socket.destroy(), lingerMillis)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+    request.on("data", (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > lingerBytes) socket.destroy()
+    })
+    request.resume()
+    socket.end()
+  })
+}
+
+/** Writes a simulated response, with backpressure, acting out its network faults. */
+export const send = (request: Http.IncomingMessage, response: Http.ServerResponse, sim: internal.SimResponse) => {
+  const socket = request.socket
+  if (response.destroyed || socket.destroyed) return
+  if (sim.network.reset) {
+    socket.resetAndDestroy()
+    return
+  }
+  const unread = !request.complete
+  const headers: Record<string, string> = { ...sim.headers }
+  const noBody = sim.body._tag === "Empty" || sim.status === 204 || sim.status === 304
+  if (sim.body._tag === "Text" && headers["content-length"] === undefined) {
+    headers["content-length"] = String(Buffer.byteLength(sim.body.text))
+  }
+  if (noBody && sim.status !== 204 && sim.status !== 304) headers["content-length"] = "0"
+  if (unread) {
+    headers["connection"] = "close"
+    lingerAfter(request, response)
+  }
+  response.writeHead(sim.status, headers)
+  if (noBody) {
+    response.end()
+    return
+  }
+  const cut = internal.bodyEnding(sim.network)
+  const iterator = limited(bodyChunks(sim), cut?.at)
+  let closed = false
+  response.once("close", () => {
+    closed = true
+  })
+  const finish = (): void => {
+    if (cut === undefined) {
+      response.end()
+    } else if (cut.kind === "truncate") {
+      socket.end()
+    } else if (cut.kind === "reset") {
+      socket.resetAndDestroy()
+    }
+    // "stall": nothing more is sent; the connection stays open until the client or the server closes it
+  }
+  const pump = (): void => {
+    while (!closed) {
+      const next = iterator.next()
+      if (next.done === true) return finish()
+      if (!response.write(next.value)) {
+        response.once("drain", pump)
+        return
+      }
+    }
+  }
+  pump()
+}
+
+const json = (
+  response: Http.ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {}
+) => {
+  const text = JSON.stringify(value)
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    "cache-control": "no-store",
+    ...headers
+  })
+  response.end(text)
+}
+
+const sameSecret = (given: string | undefined, expected: string): boolean => {
+  if (given === undefined) return false
+  const a = Crypto.createHash("sha256").update(given).digest()
+  const b = Crypto.createHash("sha256").update(expected).digest()
+  return Crypto.timingSafeEqual(a, b)
+}
+
+const adminRoutes: Record<string, ReadonlyArray<string>> = {
+  "/_simulator/faults": ["POST", "DELETE"],
+  "/_simulator/reset": ["POST"],
+  "/_simulator/requests": ["GET", "DELETE"]
+}
+
+const errorBody = (code: string, message: string, details?: ReadonlyArray<{ code: string; message: string }>) =>
+  details === undefined ? { code, message } : { code, message, details }
+
+/** The control plane: its own token, JSON in and out, never recorded in the request log. */
+const admin = (
+  target: Target,
+  adminToken: string,
+  request: Http.IncomingMessage,
+  response: Http.ServerResponse,
+  path: string
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const answer = (status: number, value: unknown, headers?: Record<string, string>) =>
+      Effect.sync(() => {
+        if (!request.complete) {
+          lingerAfter(request, response)
+          json(response, status, value, { ...headers, connection: "close" })
+        } else json(response, status, value, headers)
+      })
+    if (!sameSecret(internal.bearerToken(request.headers.authorization), adminToken)) {
+      return yield* answer(401, errorBody("unauthorized", "missing or invalid admin token"))
+    }
+    const allowed = adminRoutes[path]
+    if (allowed === undefined) return yield* answer(404, errorBody("not_found", "no such control route"))
+    const method = request.method ?? "GET"
+    if (!allowed.includes(method)) {
+      return yield* answer(405, errorBody("method_not_allowed", `${method.slice(0, 16)} is not allowed here`), {
+        allow: allowed.join(", ")
+      })
+    }
+    const readJson: Effect.Effect<Either.Either<unknown, readonly [number, unknown]>> = Effect.gen(function*() {
+      const read = yield* readBody(request, adminBodyLimit)
+      if (read._tag === "TooLarge") {
+        return Either.left([413, errorBody("payload_too_large", `control bodies are limited to ${adminBodyLimit} bytes`)])
+      }
+      if (read.bytes.length === 0) return Either.right(undefined)
+      const type = request.headers["content-type"]
+      if (type === undefined || type.split(";")[0]!.trim().toLowerCase() !== "application/json") {
+        return Either.left([415, errorBody("unsupported_media_type", "the body must be application/json")])
+      }
+      try {
+        return Either.right<unknown>(JSON.parse(new TextDecoder().decode(read.bytes)))
+      } catch {
+        return Either.left([400, errorBody("bad_request", "the body is not valid JSON")])
+      }
+    })
+    const invalid = (what: string, issues: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
+      answer(
+        400,
+        errorBody(
+          "bad_request",
+          `invalid ${what}: ${schema.summary(issues)}`,
+          issues.map((i) => ({ code: "invalid_input", message: `${i.path === "" ? "(root)" : i.path}: ${i.message}` }))
+        )
+      )
+    switch (`${method} ${path}`) {
+      case "POST /_simulator/faults": {
+        const body = yield* readJson
+        if (Either.isLeft(body)) return yield* answer(body.left[0], body.left[1])
+        const fault = schema.decodeFault(body.right)
+        if (Either.isLeft(fault)) return yield* invalid("fault", fault.left)
+        yield* target.injectFault(fault.right)
+        return yield* answer(201, { ok: true })
+      }
+      case "DELETE /_simulator/faults": {
+        yield* target.clearFaults
+        return yield* answer(200, { ok: true })
+      }
+      case "POST /_simulator/reset": {
+        const body = yield* readJson
+        if (Either.isLeft(body)) return yield* answer(body.left[0], body.left[1])
+        if (body.right === undefined) {
+          yield* target.resetTo(target.initialSeed)
+          return yield* answer(200, { ok: true })
+        }
+        const seed = schema.decodeSeed(body.right)
+        if (Either.isLeft(seed)) return yield* invalid("seed", seed.left)
+        yield* target.resetTo(seed.right)
+        return yield* answer(200, { ok: true })
+      }
+      case "GET /_simulator/requests": {
+        const requests = yield* target.requests
+        return yield* answer(
+          200,
+          requests.map((r) => ({ ...r, route: r.route ?? null, body: r.body ?? null, status: r.status ?? null }))
+        )
+      }
+      default: {
+        yield* target.clearRequests
+        return yield* answer(200, { ok: true })
+      }
+    }
+  })
+
+/** The raw answer to a request Node could not parse (a URL or headers over the limit...). */
+const rawError = (status: number, reason: string, code: string, message: string): string => {
+  const body = JSON.stringify({ code, message })
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${
+    Buffer.byteLength(body)
+  }\r\nconnection: close\r\n\r\n${body}`
+}
+
+export interface ServerConfig {
+  readonly adminToken: string
+  readonly run: <A>(effect: Effect.Effect<A>) => Fiber.RuntimeFiber<A, never>
+  readonly maxHeaderBytes: number
+}
+
+/** Wires a `node:http` server to the simulator. */
+export const attach = (server: Http.Server, target: Target, config: ServerConfig, sockets: Set<Net.Socket>) => {
+  server.on("connection", (socket: Net.Socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  server.on("clientError", (error: Error & { code?: string }, socket: Net.Socket) => {
+    if (!socket.writable || error.code === "ECONNRESET") return socket.destroy()
+    const answer = error.code === "HPE_HEADER_OVERFLOW"
+      ? rawError(
+        431,
+        "Request Header Fields Too Large",
+        "request_header_fields_too_large",
+        `the request line and headers are limited to ${config.maxHeaderBytes} bytes`
+      )
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT" || error.code === "HPE_HEADERS_TIMEOUT"
+      ? rawError(408, "Request Timeout", "request_timeout", "the request was not received in time")
+      : rawError(400, "Bad Request", "bad_request", "the request is not valid HTTP")
+    socket.end(answer)
+    setTimeout(() => socket.destroy(), lingerMillis).unref()
+  })
+  server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    const path = (request.url ?? "/").split("?")[0]!
+    if (path === "/_simulator" || path.startsWith("/_simulator/")) {
+      config.run(admin(target, config.adminToken, request, response, path))
+      return
+    }
+    config.run(
+      Effect.flatMap(
+        target.handle({
+          method: request.method ?? "GET",
+          path,
+          headers: headerRecord(request),
+          readBody: (limit) => readBody(request, limit)
+        }),
+        (sim) => Effect.sync(() => send(request, response, sim))
+      )
+    )
+  })
+}
