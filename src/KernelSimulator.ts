@@ -401,7 +401,10 @@ const seedError = (issues: ReadonlyArray<{ readonly path: string; readonly messa
  * ```
  */
 export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
-  Either.match(schemas.decodeSeed(input), { onLeft: (issues) => Effect.fail(seedError(issues)), onRight: Effect.succeed })
+  Either.match(schemas.decodeSeed(input), {
+    onLeft: (issues) => Effect.fail(seedError(issues)),
+    onRight: Effect.succeed
+  })
 
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
   const ending = internal.bodyEnding(response.network)
@@ -465,7 +468,9 @@ const limitsOf = (options: Limits): internal.Limits => ({
 
 const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.Effect<internal.BodyRead> =>
   Effect.succeed(
-    body !== undefined && body.length > limit ? { _tag: "TooLarge" } : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
+    body !== undefined && body.length > limit
+      ? { _tag: "TooLarge" }
+      : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
   )
 
 const makeUnsafe = (seed: Seed, limits: Limits) =>
@@ -670,12 +675,17 @@ export const serve = (
       keepAliveTimeout: 5_000,
       connectionsCheckingInterval: 1_000
     })
-    server.attach(httpServer, {
-      ...simulator.control,
-      handle: simulator.handle,
-      resetTo: simulator.resetTo,
-      initialSeed: simulator.seed
-    }, { adminToken, run, maxHeaderBytes }, sockets)
+    server.attach(
+      httpServer,
+      {
+        ...simulator.control,
+        handle: simulator.handle,
+        resetTo: simulator.resetTo,
+        initialSeed: simulator.seed
+      },
+      { adminToken, run, maxHeaderBytes },
+      sockets
+    )
     yield* Effect.acquireRelease(
       Effect.async<void, HttpServerError.ServeError>((resume) => {
         const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))

@@ -102,7 +102,9 @@ if (values.help) {
 const integer = (flag: string, text: string | undefined, min: number, max: number): number | undefined => {
   if (text === undefined) return undefined
   const n = Number(text)
-  return /^\d+$/.test(text) && n >= min && n <= max ? n : fail(`invalid --${flag} ${text}: an integer from ${min} to ${max}`)
+  return /^\d+$/.test(text) && n >= min && n <= max
+    ? n
+    : fail(`invalid --${flag} ${text}: an integer from ${min} to ${max}`)
 }
 
 const port = integer("port", values.port, 0, 65535)!

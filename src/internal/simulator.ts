@@ -276,7 +276,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         })
       }
       const status = fault.status
-      const base: Effect.Effect<SimResponse> = status !== undefined ? Effect.succeed(faultAnswer(fault, status)) : answer
+      const base: Effect.Effect<SimResponse> = status !== undefined
+        ? Effect.succeed(faultAnswer(fault, status))
+        : answer
       return Effect.zipRight(
         delayed,
         Effect.map(base, (response) => ({

@@ -241,7 +241,10 @@ const admin = (
     const readJson: Effect.Effect<Either.Either<unknown, readonly [number, unknown]>> = Effect.gen(function*() {
       const read = yield* readBody(request, adminBodyLimit)
       if (read._tag === "TooLarge") {
-        return Either.left([413, errorBody("payload_too_large", `control bodies are limited to ${adminBodyLimit} bytes`)])
+        return Either.left([
+          413,
+          errorBody("payload_too_large", `control bodies are limited to ${adminBodyLimit} bytes`)
+        ])
       }
       if (read.bytes.length === 0) return Either.right(undefined)
       const type = request.headers["content-type"]

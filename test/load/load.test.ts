@@ -22,6 +22,8 @@ describe("load", () => {
   it.live(`${calls} calls at ${inFlight} in flight with 2 % injected 503s all succeed`, () =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.serve({
+        // the whole run is counted from the log, so it keeps every request here
+        requestLogSize: 100_000,
         seed: { organizations: [{ id: "o", token: "t", browsers: [{ id: "b", mouse: { x: 5, y: 6 } }] }] }
       })
       const KernelLive = Kernel.layer.pipe(
