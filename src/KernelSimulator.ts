@@ -655,12 +655,14 @@ export const serve = (
   Effect.gen(function*() {
     const seed = yield* decodeSeed(options.seed ?? defaultSeed)
     const adminToken = options.adminToken ?? `sk_sim_admin_${randomHex()}`
-    if (Either.isLeft(schemas.decodeToken(adminToken))) {
-      return yield* Effect.fail(seedError([{ path: "adminToken", message: "1 to 512 visible ASCII characters" }]))
-    }
-    if ((seed.organizations ?? []).some((o) => o.token === adminToken)) {
+    const adminIssue = Either.isLeft(schemas.decodeToken(adminToken))
+      ? "1 to 512 visible ASCII characters, no spaces"
+      : (seed.organizations ?? []).some((o) => o.token === adminToken)
+      ? "must differ from every organization's token"
+      : undefined
+    if (adminIssue !== undefined) {
       return yield* Effect.fail(
-        seedError([{ path: "adminToken", message: "must differ from every organization's token" }])
+        new SeedError({ message: `adminToken: ${adminIssue}`, issues: [{ path: "adminToken", message: adminIssue }] })
       )
     }
     const simulator = yield* makeUnsafe(seed, options)

@@ -1,0 +1,132 @@
+import { describe, expect, it } from "@effect/vitest"
+import { KernelSimulator } from "effect-kernel/testing"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+
+/** Runs the bin to completion (bounded): its exit code, stdout and stderr. */
+const run = (args: ReadonlyArray<string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 45_000)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+
+const seedFile = (content: string) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sim-seed-"))
+  const file = path.join(dir, "seed.json")
+  fs.writeFileSync(file, content)
+  return file
+}
+
+const expectOneLine = (result: { code: number | null; stdout: string; stderr: string }, contains: string) => {
+  expect(result.code).toBe(2)
+  expect(result.stdout).toBe("")
+  const lines = result.stderr.split("\n").filter((l) => l !== "")
+  expect(lines, result.stderr).toHaveLength(1)
+  expect(lines[0]).toContain(contains)
+  expect(result.stderr).not.toMatch(/\n\s+at |TypeError|Error \[/)
+}
+
+describe("effect-kernel-simulator bin explains itself", () => {
+  it("--help lists the flags, the tokens, the seed format and an example", async () => {
+    const result = await run(["--help"])
+    expect(result.code).toBe(0)
+    for (
+      const text of [
+        "--port",
+        "--host",
+        "--seed",
+        "--admin-token",
+        "--max-body-bytes",
+        "--request-log-size",
+        KernelSimulator.defaultToken,
+        "sk_sim_free",
+        "\"organizations\"",
+        "retryAfter",
+        "/_simulator/faults",
+        "Example:"
+      ]
+    ) expect(result.stdout).toContain(text)
+  }, 30_000)
+
+  it("every startup error is one line on stderr and exit code 2", async () => {
+    const busy = Net.createServer()
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve))
+    const port = (busy.address() as Net.AddressInfo).port
+    try {
+      // a few at a time: each starts a TypeScript loader
+      const [unknown, positional, badPort, inUse] = await Promise.all([
+        run(["--nope"]),
+        run(["extra"]),
+        run(["--port", "99999"]),
+        run(["--port", String(port)])
+      ])
+      const [missing, notJson, invalid, adminClash] = await Promise.all([
+        run(["--seed", "/nonexistent/seed.json"]),
+        run(["--seed", seedFile("{ not json")]),
+        run([
+          "--seed",
+          seedFile(
+            JSON.stringify({ organizations: [{ id: "o", token: "t", deployments: [{ id: "d", state: "exploded" }] }] })
+          )
+        ]),
+        run(["--port", "0", "--admin-token", KernelSimulator.defaultToken])
+      ])
+      expectOneLine(unknown, "--nope")
+      expectOneLine(positional, "extra")
+      expectOneLine(badPort, "--port")
+      expectOneLine(inUse, "EADDRINUSE")
+      expectOneLine(missing, "ENOENT")
+      expectOneLine(notJson, "not valid JSON")
+      expectOneLine(invalid, "organizations[0].deployments[0].state")
+      expectOneLine(adminClash, "adminToken")
+    } finally {
+      busy.close()
+    }
+  }, 120_000)
+
+  it("prints the admin token it was given, and its control plane answers", async () => {
+    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0", "--admin-token", "adm_1"], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = ""
+        child.stdout.on("data", (d: Buffer) => {
+          text += d.toString()
+          if (text.includes("admin token")) resolve(text)
+        })
+        child.on("exit", (code) => reject(new Error(`exited ${code}: ${text}`)))
+      })
+      expect(out).toContain("admin token adm_1")
+      expect(out).toContain(`token ${KernelSimulator.defaultToken}`)
+      const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
+      const response = await fetch(`${url}/_simulator/faults`, {
+        method: "POST",
+        headers: { authorization: "Bearer adm_1", "content-type": "application/json" },
+        body: JSON.stringify({ route: "listBrowserPools", status: 503, retryAfter: 4, times: 1 })
+      })
+      expect(response.status).toBe(201)
+      const pools = await fetch(`${url}/browser_pools`, {
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      })
+      expect(pools.status).toBe(503)
+      expect(pools.headers.get("retry-after")).toBe("4")
+    } finally {
+      child.kill("SIGTERM")
+    }
+  }, 30_000)
+})
