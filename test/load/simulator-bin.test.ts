@@ -32,7 +32,8 @@ const runDriver = (url: string) =>
       const timer = setTimeout(() => child.kill("SIGKILL"), (seconds + 20) * 1000)
       child.on("exit", (code) => {
         clearTimeout(timer)
-        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`driver exited ${code}: ${out}`))
+        if (code === 0) resolve(JSON.parse(out))
+        else reject(new Error(`driver exited ${code}: ${out}`))
       })
     }
   )
