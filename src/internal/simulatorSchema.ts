@@ -181,17 +181,33 @@ const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
 
 const bound = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
 
-/** The issues of a parse error, each `{ path, message }` with the path rendered as `a[0].b`. */
+/**
+ * The issues of a parse error, each `{ path, message }` with the path rendered as `a[0].b`. The
+ * "Expected undefined" branches of optional fields are dropped, and the alternatives of a union
+ * at one path are merged into one issue.
+ */
 export const issues = (
   error: ParseResult.ParseError
-): ReadonlyArray<{ readonly path: string; readonly message: string }> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).slice(0, 20).map((issue) => ({
+): ReadonlyArray<{ readonly path: string; readonly message: string }> => {
+  const all = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
     path: renderPath(issue.path),
-    message: bound(
-      issue._tag === "Unexpected" ? "is not allowed (unknown field)" : issue.message.replace(/\s+/g, " "),
-      300
-    )
+    message: issue._tag === "Unexpected" ? "is not allowed (unknown field)" : issue.message.replace(/\s+/g, " ")
   }))
+  const useful = all.filter((i) => !i.message.startsWith("Expected undefined, actual"))
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of useful.length > 0 ? useful : all) {
+    const list = byPath.get(issue.path) ?? []
+    if (!list.includes(issue.message)) list.push(issue.message)
+    byPath.set(issue.path, list)
+  }
+  return Array.from(byPath, ([path, messages]) => {
+    const alternatives = messages.map((m) => /^Expected (.*), actual (.*)$/.exec(m))
+    const merged = messages.length > 1 && alternatives.every((m) => m !== null && m[2] === alternatives[0]![2])
+      ? `Expected ${alternatives.map((m) => m![1]).join(" | ")}, actual ${alternatives[0]![2]}`
+      : messages.join("; ")
+    return { path, message: bound(merged, 300) }
+  }).slice(0, 20)
+}
 
 const options = { errors: "all", onExcessProperty: "error" } as const
 
