@@ -426,7 +426,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         const which = Option.isSome(segments) ? routeOf(request.method, segments.value) : undefined
         const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
           method: request.method.slice(0, 32),
-          path: request.path.length > 2048 ? `${request.path.slice(0, 2048)}…` : request.path,
+          // as long as the largest request line served (64 KiB), so an HTTP path is never cut
+          path: request.path.length > 65_536 ? `${request.path.slice(0, 65_536)}…` : request.path,
           route: typeof which === "string" ? which : undefined,
           headers: redactHeaders(request.headers),
           body: undefined,
