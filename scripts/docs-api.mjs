@@ -21,7 +21,10 @@ fs.writeFileSync(
   path.join(work, "package.json"),
   JSON.stringify({ name: pkg.name, version: pkg.version, type: pkg.type, homepage: "README.md" })
 )
-execFileSync(process.execPath, [path.join(root, "node_modules/@effect/docgen/bin.cjs")], { cwd: work, stdio: "inherit" })
+execFileSync(process.execPath, [path.join(root, "node_modules/@effect/docgen/bin.cjs")], {
+  cwd: work,
+  stdio: "inherit"
+})
 const api = path.join(root, "docs", "api")
 fs.rmSync(api, { recursive: true, force: true })
 fs.cpSync(path.join(work, "docs", "modules"), api, { recursive: true })
