@@ -1,7 +1,9 @@
-// Packs effect-kernel, installs the tarball into a fresh project with only the peer dependencies,
-// type-checks a consumer written as ESM (import) and as CommonJS (require of ESM, Node >= 20.19),
-// runs both, and runs the simulator bin. Usage: npm run test:pack
-import { execFileSync } from "node:child_process"
+// Packs effect-kernel WITHOUT building first (prepack must build, from clean: a stale file left in
+// dist must not ship), checks the tarball's layout, installs it into a fresh project with only the
+// peer dependencies, type-checks a consumer written as ESM (`.mts`) and as CommonJS (`.cts`) under
+// `--module node16`, runs both (the CommonJS one must load dist/cjs through `require`, the ESM one
+// dist/esm), and runs the simulator bin. Usage: npm run test:pack
+import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -12,11 +14,35 @@ const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: "utf8",
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-pack-"))
 try {
-  run(npm, ["run", "build"], root)
+  // a file no build produces: a clean build removes it, a build on top of dist would ship it
+  fs.mkdirSync(path.join(root, "dist"), { recursive: true })
+  fs.writeFileSync(path.join(root, "dist/stale-sentinel.js"), "throw new Error('stale')\n")
   const tarball = path.join(
     dir,
     run(npm, ["pack", "--silent", "--pack-destination", dir], root).trim().split("\n").at(-1)
   )
+  const entries = new Set(run("tar", ["-tzf", tarball], dir).split("\n").map((e) => e.replace(/^package\//, "")))
+  for (
+    const expected of [
+      "dist/esm/index.js",
+      "dist/esm/testing.js",
+      "dist/esm/bin/simulator.js",
+      "dist/cjs/index.js",
+      "dist/cjs/index.d.ts",
+      "dist/cjs/testing.js",
+      "dist/cjs/package.json",
+      "dist/dts/index.d.ts",
+      "dist/dts/testing.d.ts",
+      "testing/package.json",
+      "package.json",
+      "README.md"
+    ]
+  ) {
+    if (!entries.has(expected)) throw new Error(`the tarball lacks ${expected}`)
+  }
+  if (entries.has("dist/stale-sentinel.js")) {
+    throw new Error("the tarball ships a stale file: prepack did not clean dist")
+  }
   const project = path.join(dir, "consumer")
   fs.mkdirSync(project)
   const peers = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).devDependencies
@@ -35,8 +61,9 @@ try {
     `typescript@${peers.typescript}`,
     `@types/node@${peers["@types/node"]}`
   ], project)
-  const program = (label) => `
+  const program = (label, resolved) => `
 const main = async () => {
+  console.error("${label} resolves", ${resolved})
   const layer = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer()))
   const pools = await Effect.runPromise(BrowserPools.list().pipe(Effect.provide(layer)))
   const error = await Effect.runPromise(Effect.flip(Computer.getMousePosition({ id: "" }).pipe(Effect.provide(layer))))
@@ -49,20 +76,20 @@ main()
     `import { Effect, Layer } from "effect"
 import { BrowserPools, Computer, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
-${program("esm")}`
+${program("esm", "import.meta.resolve(\"effect-kernel\")")}`
   )
   fs.writeFileSync(
     path.join(project, "cjs.cts"),
     `import { Effect, Layer } from "effect"
 import { BrowserPools, Computer, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
-${program("cjs")}`
+${program("cjs", "require.resolve(\"effect-kernel\")")}`
   )
   fs.writeFileSync(
     path.join(project, "tsconfig.json"),
     JSON.stringify({
       compilerOptions: {
-        module: "nodenext",
+        module: "node16",
         target: "es2022",
         strict: true,
         outDir: "out",
@@ -73,8 +100,19 @@ ${program("cjs")}`
     })
   )
   run(process.execPath, [path.join(project, "node_modules/typescript/bin/tsc"), "-p", project], project)
-  const esm = run(process.execPath, ["out/esm.mjs"], project).trim()
-  const cjs = run(process.execPath, ["--no-warnings", "out/cjs.cjs"], project).trim()
+  const runBoth = (file) => {
+    const result = spawnSync(process.execPath, [file], { cwd: project, encoding: "utf8" })
+    if (result.status !== 0) throw new Error(`${file}: ${result.stderr}`)
+    return { out: result.stdout.trim(), err: result.stderr }
+  }
+  const esmRun = runBoth("out/esm.mjs")
+  const cjsRun = runBoth("out/cjs.cjs")
+  const esm = esmRun.out
+  const cjs = cjsRun.out
+  if (!/esm resolves .*\/dist\/esm\/index\.js/.test(esmRun.err)) throw new Error(`ESM loads ${esmRun.err}`)
+  if (!/cjs resolves .*\/dist\/cjs\/index\.js/.test(cjsRun.err)) throw new Error(`CommonJS loads ${cjsRun.err}`)
+  // no warning: the CommonJS consumer does not go through require(esm)
+  if (cjsRun.err.includes("ExperimentalWarning")) throw new Error(`CommonJS: ${cjsRun.err}`)
   const cjsSource = fs.readFileSync(path.join(project, "out/cjs.cjs"), "utf8")
   if (!cjsSource.includes("require(\"effect-kernel\")")) throw new Error("the CommonJS consumer does not use require")
   if (esm !== "esm 3 InvalidInput" || cjs !== "cjs 3 InvalidInput") {
@@ -82,16 +120,15 @@ ${program("cjs")}`
   }
   const help = run(path.join(project, "node_modules/.bin/effect-kernel-simulator"), ["--help"], project)
   if (!help.includes("usage: effect-kernel-simulator")) throw new Error(`bin: ${help}`)
-  const files = run(npm, ["pack", "--dry-run", "--json"], root)
-  const size = JSON.parse(files)[0]
   console.log(
-    `pack-test: ${path.basename(tarball)} (${size.entryCount} files, ${
-      (size.size / 1024).toFixed(0)
-    } KiB) installs with its peers only; type-checks and runs as ESM ("${esm}") and from require ("${cjs}"); bin ok`
+    `pack-test: ${path.basename(tarball)} (${[...entries].filter((e) => e !== "").length} entries, ${
+      (fs.statSync(tarball).size / 1024).toFixed(0)
+    } KiB) built from clean by prepack; installs with its peers only; type-checks (node16) and runs as ESM ("${esm}") and as CommonJS from dist/cjs ("${cjs}"); bin ok`
   )
 } catch (error) {
   console.error("pack-test failed:", error.stderr ?? "", error.stdout ?? "", error.message)
   process.exitCode = 1
 } finally {
+  fs.rmSync(path.join(root, "dist/stale-sentinel.js"), { force: true })
   fs.rmSync(dir, { recursive: true, force: true })
 }

@@ -4,16 +4,12 @@
  * @since 0.1.0
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
 import * as BrowserPools from "./BrowserPools.js"
 import * as Computer from "./Computer.js"
 import * as Deployments from "./Deployments.js"
+import * as Log from "./internal/log.js"
 import * as KernelClient from "./KernelClient.js"
 import * as KernelConfig from "./KernelConfig.js"
 import * as Replays from "./Replays.js"
@@ -59,34 +55,48 @@ export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | Htt
 ).pipe(Layer.provideMerge(KernelClient.layer))
 
 /**
- * The log level asked for by `KERNEL_LOG` (`debug`, `info`, `warn`, `error` or `off`) as a layer
- * setting Effect's minimum log level; no change when the variable is not set.
+ * The level of the SDK's own log lines (each retry, each replay wait): `debug` shows them even when
+ * the program's minimum log level is higher, `info` / `warn` / `error` show only the SDK's lines at
+ * that level or above, `off` drops them. The program's own log lines and its minimum log level are
+ * never changed.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type LogSetting = Log.Setting
+
+/**
+ * Sets the level of the SDK's own log lines in code (see {@link LogSetting}); `KERNEL_LOG` does
+ * the same from the environment.
+ *
+ * @since 0.2.0
+ * @category Layers
+ * @example
+ * ```ts
+ * import { Kernel } from "effect-kernel"
+ * import { Effect } from "effect"
+ *
+ * // the SDK's debug lines, without turning on the program's own
+ * const program = Effect.logInfo("hello").pipe(Effect.provide(Kernel.layerLogLevel("debug")))
+ * ```
+ */
+export const layerLogLevel = (setting: LogSetting): Layer.Layer<never> => Log.layer(setting)
+
+/**
+ * `KERNEL_LOG` (`debug`, `info`, `warn`, `error` or `off`, in any case) as a layer setting the level
+ * of the SDK's own log lines (see {@link LogSetting}); no change when the variable is not set. An
+ * invalid value is reported once with a warning and otherwise ignored. The program's minimum log
+ * level is never changed.
  *
  * @since 0.1.0
  * @category Layers
  */
-export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.map(
-    Config.option(Config.literal("debug", "info", "warn", "error", "off")("KERNEL_LOG")),
-    Option.match({
-      onNone: () => Layer.empty,
-      onSome: (level) => Logger.minimumLogLevel(logLevels[level])
-    })
-  )
-)
-
-const logLevels = {
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warn: LogLevel.Warning,
-  error: LogLevel.Error,
-  off: LogLevel.None
-}
+export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = Log.layerConfig("KERNEL_LOG")
 
 /**
  * {@link layer} configured from the environment: `KERNEL_API_KEY` (required), `KERNEL_BASE_URL`,
- * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT`, `KERNEL_MAX_RETRIES`, and `KERNEL_LOG` (e.g. `debug` to
- * see each retry and replay wait). Needs the transport.
+ * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT`, `KERNEL_MAX_RETRIES`, `KERNEL_ALLOW_INSECURE_HTTP`, and
+ * `KERNEL_LOG` (e.g. `debug` to see each retry and replay wait, `off` to drop the SDK's lines). Needs the transport.
  *
  * @since 0.1.0
  * @category Layers

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import type { KernelError } from "./KernelError.js"
 
@@ -88,57 +88,144 @@ const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"])
 
 const isLoopback = (hostname: string): boolean => loopbackHosts.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 
-const parseBaseUrl = (input: string, allowInsecureHttp: boolean): Either.Either<string, ConfigError.ConfigError> => {
-  let url: URL
-  try {
-    url = new URL(input)
-  } catch {
-    return Either.left(ConfigError.InvalidData(["baseUrl"], `not a URL: ${JSON.stringify(input)}`))
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return Either.left(ConfigError.InvalidData(["baseUrl"], `unsupported protocol ${url.protocol}`))
-  }
-  if (url.username !== "" || url.password !== "") {
-    return Either.left(ConfigError.InvalidData(["baseUrl"], "credentials in the base URL are not allowed"))
-  }
-  if (url.protocol === "http:" && !allowInsecureHttp && !isLoopback(url.hostname)) {
-    return Either.left(
-      ConfigError.InvalidData(
-        ["baseUrl"],
-        `refusing to send the API key over plain http to ${url.host}; use https or set allowInsecureHttp`
-      )
+/**
+ * The names errors use for each setting: the option's name when set in code, the environment
+ * variable's when read by {@link layerConfig}.
+ */
+interface Names {
+  readonly apiKey: string
+  readonly baseUrl: string
+  readonly projectId: string
+  readonly timeout: string
+  readonly idleTimeout: string
+  readonly maxRetries: string
+  readonly maxRetryAfter: string
+  readonly allowInsecureHttp: string
+}
+
+const optionNames: Names = {
+  apiKey: "apiKey",
+  baseUrl: "baseUrl",
+  projectId: "projectId",
+  timeout: "timeout",
+  idleTimeout: "idleTimeout",
+  maxRetries: "maxRetries",
+  maxRetryAfter: "maxRetryAfter",
+  allowInsecureHttp: "allowInsecureHttp"
+}
+
+const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+
+// a header value may hold visible characters, spaces and tabs, nothing else (no CR, LF, NUL...)
+const isHeaderSafe = (value: string): boolean => /^[\t\x20-\x7e\x80-\xff]*$/.test(value)
+
+// never repeats the value: it is a secret
+const checkApiKey = (
+  name: string,
+  key: Redacted.Redacted<string>
+): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+  const value = Redacted.value(key)
+  if (value.trim() === "") return invalid(name, "expected a non-empty API key, got an empty or blank value")
+  if (!isHeaderSafe(value)) {
+    return invalid(
+      name,
+      "expected an API key that can be sent in an HTTP header; it contains a line break or another control character"
     )
   }
-  return Either.right(url.origin + url.pathname.replace(/\/+$/, ""))
+  return Either.right(key)
 }
+
+const checkProjectId = (name: string, id: string): Either.Either<string, ConfigError.ConfigError> =>
+  isHeaderSafe(id)
+    ? Either.right(id)
+    : invalid(name, "expected a project id that can be sent in an HTTP header; it contains a control character")
+
+// the input is never repeated: it may carry a password (`https://user:secret@host`)
+const parseUrl = (name: string, input: string): Either.Either<URL, ConfigError.ConfigError> => {
+  let url: URL
+  try {
+    url = new URL(input.trim())
+  } catch {
+    return invalid(name, `expected an http(s) URL such as ${defaultBaseUrl}; the value is not a URL`)
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return invalid(name, `expected an http(s) URL such as ${defaultBaseUrl}; got the protocol ${url.protocol}`)
+  }
+  if (url.username !== "" || url.password !== "") {
+    return invalid(name, "expected a URL without credentials (user:password@); the API key is the only credential")
+  }
+  return Either.right(url)
+}
+
+const parseBaseUrl = (
+  names: Names,
+  input: string,
+  allowInsecureHttp: boolean
+): Either.Either<string, ConfigError.ConfigError> =>
+  Either.flatMap(
+    parseUrl(names.baseUrl, input),
+    (url) =>
+      url.protocol === "http:" && !allowInsecureHttp && !isLoopback(url.hostname)
+        ? invalid(
+          names.baseUrl,
+          `expected https (plain http is only allowed to loopback): refusing to send the API key in clear text to ${url.host}; use https or set ${names.allowInsecureHttp}`
+        )
+        : Either.right(url.origin + url.pathname.replace(/\/+$/, ""))
+  )
 
 const checkCount = (name: string, n: number): Either.Either<number, ConfigError.ConfigError> =>
   Number.isInteger(n) && n >= 0
     ? Either.right(n)
-    : Either.left(ConfigError.InvalidData([name], `expected a whole number >= 0, got ${n}`))
+    : invalid(name, `expected a whole number >= 0, got ${n}`)
+
+const checkDuration = (
+  name: string,
+  input: Duration.DurationInput,
+  positive: boolean
+): Either.Either<Duration.Duration, ConfigError.ConfigError> => {
+  const expected = positive ? "a duration > 0" : "a duration >= 0"
+  if (typeof input === "number" && !(input >= 0)) return invalid(name, `expected ${expected} such as "30 seconds"`)
+  return Option.match(Duration.decodeUnknown(input), {
+    onNone: () => invalid(name, `expected ${expected} such as "30 seconds"`),
+    onSome: (duration) =>
+      positive && Duration.isZero(duration)
+        ? invalid(name, `expected ${expected} such as "30 seconds", got 0`)
+        : Either.right(duration)
+  })
+}
+
+const makeNamed = (options: Options, names: Names): Effect.Effect<Service, ConfigError.ConfigError> =>
+  Effect.gen(function*() {
+    const apiKey = yield* checkApiKey(names.apiKey, options.apiKey)
+    const baseUrl = yield* parseBaseUrl(names, options.baseUrl ?? defaultBaseUrl, options.allowInsecureHttp ?? false)
+    const projectId = yield* checkProjectId(names.projectId, options.projectId ?? "")
+    const maxRetries = yield* checkCount(names.maxRetries, options.maxRetries ?? 2)
+    const timeout = yield* checkDuration(names.timeout, options.timeout ?? "60 seconds", true)
+    const idleTimeout = yield* checkDuration(names.idleTimeout, options.idleTimeout ?? "60 seconds", true)
+    const maxRetryAfter = yield* checkDuration(names.maxRetryAfter, options.maxRetryAfter ?? "60 seconds", false)
+    return {
+      apiKey,
+      baseUrl,
+      projectId: projectId === "" ? Option.none() : Option.some(projectId),
+      timeout,
+      idleTimeout,
+      maxRetries,
+      maxRetryAfter,
+      retrySchedule: Option.fromNullable(options.retrySchedule)
+    }
+  })
 
 /**
- * Validates options into a configuration: the base URL must be http(s) (https unless loopback or
- * `allowInsecureHttp`), counts must be whole numbers.
+ * Validates options into a configuration: the API key must be non-blank and fit in a header, the
+ * base URL must be http(s) (https unless loopback or `allowInsecureHttp`) without credentials,
+ * counts must be whole numbers and time-outs positive durations. Each error names the option and
+ * what was expected, and never repeats the key or the URL.
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const make = (options: Options): Effect.Effect<Service, ConfigError.ConfigError> =>
-  Effect.gen(function*() {
-    const baseUrl = yield* parseBaseUrl(options.baseUrl ?? defaultBaseUrl, options.allowInsecureHttp ?? false)
-    const maxRetries = yield* checkCount("maxRetries", options.maxRetries ?? 2)
-    return {
-      apiKey: options.apiKey,
-      baseUrl,
-      projectId: Option.fromNullable(options.projectId).pipe(Option.filter((id) => id !== "")),
-      timeout: Duration.decode(options.timeout ?? "60 seconds"),
-      idleTimeout: Duration.decode(options.idleTimeout ?? "60 seconds"),
-      maxRetries,
-      maxRetryAfter: Duration.decode(options.maxRetryAfter ?? "60 seconds"),
-      retrySchedule: Option.fromNullable(options.retrySchedule)
-    }
-  })
+  makeNamed(options, optionNames)
 
 /**
  * A layer with the given configuration.
@@ -168,36 +255,84 @@ export interface ConfigOptions {
   readonly projectId?: Config.Config<Option.Option<string>> | undefined
   readonly timeout?: Config.Config<Duration.Duration> | undefined
   readonly maxRetries?: Config.Config<number> | undefined
+  /**
+   * Default: `KERNEL_ALLOW_INSECURE_HTTP` (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`; default
+   * `false`); `options.allowInsecureHttp`, when given, wins.
+   *
+   * @since 0.2.0
+   */
+  readonly allowInsecureHttp?: Config.Config<boolean> | undefined
   /** Options that do not come from the environment (schedule, insecure http...). */
   readonly options?: Omit<Options, "apiKey" | "baseUrl" | "projectId" | "timeout" | "maxRetries"> | undefined
 }
 
+// Each check runs inside the `Config`, so the error is prefixed with the variable's name.
+const validated = <A>(
+  self: Config.Config<A>,
+  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>
+): Config.Config<A> =>
+  Config.mapOrFail(
+    self,
+    (value) =>
+      Either.mapLeft(check("", value), (error) =>
+        ConfigError.isInvalidData(error) ? ConfigError.InvalidData([], error.message) : error)
+  )
+
 /**
- * The environment-driven configuration: `KERNEL_API_KEY` (required, redacted), `KERNEL_BASE_URL`,
- * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT` (a duration such as `30 seconds`), `KERNEL_MAX_RETRIES`.
+ * The environment-driven configuration: `KERNEL_API_KEY` (required, redacted, non-blank),
+ * `KERNEL_BASE_URL`, `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT` (a duration such as `30 seconds`),
+ * `KERNEL_MAX_RETRIES` (a whole number >= 0) and `KERNEL_ALLOW_INSECURE_HTTP` (a boolean). An
+ * invalid value fails with a `ConfigError` naming the variable and what was expected.
  *
  * @since 0.1.0
  * @category Config
  */
 export const config = (configs: ConfigOptions = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: configs.apiKey ?? Config.redacted("KERNEL_API_KEY"),
-    baseUrl: configs.baseUrl ?? Config.string("KERNEL_BASE_URL").pipe(Config.withDefault(defaultBaseUrl)),
-    projectId: configs.projectId ?? Config.option(Config.string("KERNEL_PROJECT_ID")),
-    timeout: configs.timeout ?? Config.duration("KERNEL_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60))),
-    maxRetries: configs.maxRetries ?? Config.integer("KERNEL_MAX_RETRIES").pipe(Config.withDefault(2))
-  }).pipe(Config.map(({ projectId, ...rest }) => ({
+    apiKey: configs.apiKey ??
+      validated(Config.string("KERNEL_API_KEY"), (name, value) =>
+        Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make)),
+    baseUrl: configs.baseUrl ??
+      validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
+        Either.map(parseUrl(name, input), () => input)).pipe(
+          Config.withDefault(defaultBaseUrl)
+        ),
+    projectId: configs.projectId ?? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId)),
+    timeout: configs.timeout ??
+      validated(Config.duration("KERNEL_TIMEOUT"), (name, d) => checkDuration(name, d, true)).pipe(
+        Config.withDefault(Duration.seconds(60))
+      ),
+    maxRetries: configs.maxRetries ??
+      validated(Config.integer("KERNEL_MAX_RETRIES"), checkCount).pipe(Config.withDefault(2)),
+    allowInsecureHttp: configs.allowInsecureHttp ??
+      Config.boolean("KERNEL_ALLOW_INSECURE_HTTP").pipe(Config.withDefault(false))
+  }).pipe(Config.map(({ allowInsecureHttp, projectId, ...rest }) => ({
     ...configs.options,
     ...rest,
-    projectId: Option.getOrUndefined(projectId)
+    projectId: Option.getOrUndefined(projectId),
+    allowInsecureHttp: configs.options?.allowInsecureHttp ?? allowInsecureHttp
   })))
+
+const configNames = (configs: ConfigOptions): Names => ({
+  apiKey: configs.apiKey === undefined ? "KERNEL_API_KEY" : "apiKey",
+  baseUrl: configs.baseUrl === undefined ? "KERNEL_BASE_URL" : "baseUrl",
+  projectId: configs.projectId === undefined ? "KERNEL_PROJECT_ID" : "projectId",
+  timeout: configs.timeout === undefined ? "KERNEL_TIMEOUT" : "timeout",
+  idleTimeout: "options.idleTimeout",
+  maxRetries: configs.maxRetries === undefined ? "KERNEL_MAX_RETRIES" : "maxRetries",
+  maxRetryAfter: "options.maxRetryAfter",
+  allowInsecureHttp: configs.options?.allowInsecureHttp === undefined && configs.allowInsecureHttp === undefined
+    ? "KERNEL_ALLOW_INSECURE_HTTP"
+    : "allowInsecureHttp"
+})
 
 /**
  * A layer configured from the environment (see {@link config}). A missing `KERNEL_API_KEY` fails
- * the layer with a `ConfigError` naming it; no request is ever sent without credentials.
+ * the layer with a `ConfigError` naming it; no request is ever sent without credentials. Every
+ * error names the variable and what was expected, and never repeats a secret.
  *
  * @since 0.1.0
  * @category Layers
  */
-export const layerConfig = (configs?: ConfigOptions): Layer.Layer<KernelConfig, ConfigError.ConfigError> =>
-  Layer.effect(KernelConfig, Effect.flatMap(config(configs), make))
+export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConfig, ConfigError.ConfigError> =>
+  Layer.effect(KernelConfig, Effect.flatMap(config(configs), (options) => makeNamed(options, configNames(configs))))

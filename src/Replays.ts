@@ -26,6 +26,7 @@ import * as Interval from "effect/ScheduleInterval"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
+import * as Log from "./internal/log.js"
 import { segment } from "./internal/path.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
@@ -269,7 +270,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
               polls: pending.polls
             })
           }
-          yield* Effect.logDebug(
+          yield* Log.debug(
             `Kernel.downloadReplay: replay ${replayId} still recording, waited ${Duration.format(pending.retryAfter)}`
           )
         }

@@ -21,7 +21,7 @@ const encodePools = Schema.encodeSync(BrowserPools.BrowserPoolList)
 let answer: () => Response = () => new Response(null, { status: 500 })
 const mock = mockLayer(() => answer(), { maxRetries: 0 })
 
-describe("fuzzing", () => {
+describe("fuzzing", { timeout: 120_000 }, () => {
   layer(mock.layer)("bodies", (it) => {
     it.effect.prop("every valid BrowserPool array round-trips through the wire", {
       pools: BrowserPools.BrowserPoolList
@@ -100,4 +100,4 @@ describe("fuzzing", () => {
       runs
     )
   })
-}, { timeout: 120_000 })
+})

@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
+import * as Log from "./log.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
 
@@ -237,7 +238,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   )
   const logged = Effect.tapError(attempt, (error) =>
     KernelError.isTransient(error)
-      ? Effect.logDebug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+      ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
       : Effect.void)
   return retryTransient(logged, policyFor(config)).pipe(
     Effect.withSpan(`Kernel.${op.name}`, {

@@ -1,0 +1,125 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigError, ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { KernelConfig } from "effect-kernel"
+
+// Every configuration error names the variable (from the environment) or the option (in code),
+// says what was expected, and never repeats a secret.
+const fromEnv = (vars: Record<string, string>) =>
+  Effect.either(
+    Effect.scoped(Layer.build(KernelConfig.layerConfig())).pipe(
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+    )
+  )
+
+const failure = (result: Either.Either<unknown, ConfigError.ConfigError>): string => {
+  expect(Either.isLeft(result)).toBe(true)
+  return Either.isLeft(result) ? String(result.left) : ""
+}
+
+const key = { KERNEL_API_KEY: "sk_test_secret" }
+
+describe("configuration errors from the environment", () => {
+  it.effect.each(
+    [
+      ["KERNEL_BASE_URL", { KERNEL_BASE_URL: "not a url" }, "expected an http(s) URL"],
+      ["KERNEL_BASE_URL", { KERNEL_BASE_URL: "ftp://example.com" }, "expected an http(s) URL"],
+      ["KERNEL_BASE_URL", { KERNEL_BASE_URL: "http://api.example.com" }, "KERNEL_ALLOW_INSECURE_HTTP"],
+      ["KERNEL_MAX_RETRIES", { KERNEL_MAX_RETRIES: "-1" }, "expected a whole number >= 0"],
+      ["KERNEL_MAX_RETRIES", { KERNEL_MAX_RETRIES: "two" }, "integer"],
+      ["KERNEL_TIMEOUT", { KERNEL_TIMEOUT: "0 seconds" }, "expected a duration > 0"],
+      ["KERNEL_ALLOW_INSECURE_HTTP", { KERNEL_ALLOW_INSECURE_HTTP: "maybe" }, "boolean"],
+      ["KERNEL_PROJECT_ID", { KERNEL_PROJECT_ID: "p\r\nX-Injected: 1" }, "HTTP header"]
+    ] as const
+  )("%s: %j", ([name, vars, expected]) =>
+    Effect.gen(function*() {
+      const message = failure(yield* fromEnv({ ...key, ...vars }))
+      expect(message).toContain(name)
+      expect(message).toContain(expected)
+      expect(message).not.toContain("sk_test_secret")
+    }))
+
+  it.effect.each([
+    ["empty", ""],
+    ["blank", "   "],
+    ["with a line break", "sk_test_secret\r\nX-Evil: 1"],
+    ["with a NUL", "sk_test_secret\u0000"]
+  ])(
+    "an API key that is %s is a ConfigError naming KERNEL_API_KEY, without the key",
+    ([, apiKey]) =>
+      Effect.gen(function*() {
+        const message = failure(yield* fromEnv({ KERNEL_API_KEY: apiKey }))
+        expect(message).toContain("KERNEL_API_KEY")
+        expect(message).toContain("expected")
+        expect(message).not.toContain("sk_test_secret")
+      })
+  )
+
+  it.effect.each([
+    ["unparsable", "https://user:hunter2@exa mple.com"],
+    ["parsable", "https://user:hunter2@example.com"],
+    ["plain http", "http://user:hunter2@example.com"]
+  ])("a password in an %s KERNEL_BASE_URL is never repeated", ([, url]) =>
+    Effect.gen(function*() {
+      const message = failure(yield* fromEnv({ ...key, KERNEL_BASE_URL: url }))
+      expect(message).toContain("KERNEL_BASE_URL")
+      expect(message).not.toContain("hunter2")
+    }))
+
+  it.effect("KERNEL_ALLOW_INSECURE_HTTP=true allows plain http to a remote host", () =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.KernelConfig.pipe(
+        Effect.provide(KernelConfig.layerConfig()),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map(Object.entries({
+              ...key,
+              KERNEL_BASE_URL: "http://kernel.internal:8080/",
+              KERNEL_ALLOW_INSECURE_HTTP: "true"
+            }))
+          )
+        )
+      )
+      expect(config.baseUrl).toBe("http://kernel.internal:8080")
+    }))
+
+  it.effect("the variables are read as documented", () =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.KernelConfig.pipe(
+        Effect.provide(KernelConfig.layerConfig()),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map(Object.entries({ ...key, KERNEL_TIMEOUT: "5 seconds", KERNEL_MAX_RETRIES: "0" }))
+          )
+        )
+      )
+      expect(config.maxRetries).toBe(0)
+      expect(Duration.toMillis(config.timeout)).toBe(5000)
+      expect(Redacted.value(config.apiKey)).toBe("sk_test_secret")
+    }))
+})
+
+describe("configuration errors from options in code", () => {
+  const make = (options: Partial<KernelConfig.Options>) =>
+    Effect.either(KernelConfig.make({ apiKey: Redacted.make("sk_test_secret"), ...options }))
+
+  it.effect.each(
+    [
+      ["apiKey", { apiKey: Redacted.make(" ") }, "expected a non-empty API key"],
+      ["apiKey", { apiKey: Redacted.make("sk_test_secret\n") }, "HTTP header"],
+      ["baseUrl", { baseUrl: "https://user:hunter2@exa mple" }, "expected an http(s) URL"],
+      ["baseUrl", { baseUrl: "http://api.example.com" }, "allowInsecureHttp"],
+      ["maxRetries", { maxRetries: 1.5 }, "expected a whole number >= 0"],
+      ["timeout", { timeout: -1 }, "expected a duration > 0"],
+      ["idleTimeout", { idleTimeout: 0 }, "expected a duration > 0"],
+      ["maxRetryAfter", { maxRetryAfter: Number.NaN }, "expected a duration >= 0"]
+    ] as const
+  )("%s: %j", ([name, options, expected]) =>
+    Effect.gen(function*() {
+      const message = failure(yield* make(options))
+      expect(message).toContain(`at ${name}:`)
+      expect(message).toContain(expected)
+      expect(message).not.toContain("sk_test_secret")
+      expect(message).not.toContain("hunter2")
+      expect(message).not.toContain("KERNEL_")
+    }))
+})
