@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { createRequire } from "node:module"
+import * as Net from "node:net"
 
 const tsx = createRequire(import.meta.url).resolve("tsx/cli")
 
@@ -16,14 +17,21 @@ describe("npm run demo", () => {
     )
   }, 60_000)
 
-  it("prints the typed error and exits non-zero when the service cannot be reached", () => {
+  it("prints the typed error and exits non-zero when the service cannot be reached", async () => {
+    // a port that was free a moment ago (a fixed low port may be taken by another test's server)
+    const port = await new Promise<number>((resolve) => {
+      const server = Net.createServer().listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+      })
+    })
     const result = spawnSync(process.execPath, [tsx, "examples/demo.ts", "--live"], {
       encoding: "utf8",
       timeout: 60_000,
       env: {
         ...process.env,
         KERNEL_API_KEY: "sk_unused",
-        KERNEL_BASE_URL: "http://127.0.0.1:1",
+        KERNEL_BASE_URL: `http://127.0.0.1:${port}`,
         KERNEL_MAX_RETRIES: "0"
       }
     })
