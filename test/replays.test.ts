@@ -224,7 +224,7 @@ describe("downloadToFile", () => {
     const progress: Array<number> = []
     return Effect.gen(function*() {
       const result = yield* Replays.downloadToFile(params, target, {
-        onProgress: (n) => Effect.sync(() => progress.push(n))
+        onProgress: (n) => Effect.sync(() => progress.push(n.bytes))
       })
       expect(result).toEqual({ path: target, bytes: 100_000 })
       expect(new Uint8Array(fs.readFileSync(target))).toEqual(bytes)

@@ -6,14 +6,18 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import type * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
+import { bound, formatParseError } from "./bounded.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
 
@@ -81,6 +85,16 @@ const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [
 /** How much of an error body is read; the rest is discarded and the connection closed. */
 const errorBodyLimit = 64 * 1024
 const excerptLength = 512
+/** The longest `code` kept from an error body. */
+const codeLength = 200
+/** How many `details` entries of an error body are kept. */
+const maxDetails = 20
+
+const boundDetail = (detail: KernelError.ErrorDetail): KernelError.ErrorDetail =>
+  new KernelError.ErrorDetail({
+    ...(detail.code !== undefined ? { code: bound(detail.code, codeLength) } : {}),
+    ...(detail.message !== undefined ? { message: bound(detail.message, 1024) } : {})
+  })
 
 /**
  * A function made on first use: building a schema's decoder walks its whole AST, work that
@@ -147,13 +161,17 @@ export const statusError = <E>(
     const props: KernelError.ApiErrorFields = {
       ...describe(request),
       status: response.status,
-      code: Option.match(body, { onNone: () => "unknown", onSome: (b) => b.code }),
+      code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       message: Option.match(body, {
         onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
-        onSome: (b) => b.message
+        onSome: (b) => bound(b.message)
       }),
-      ...(Option.isSome(body) && body.value.details !== undefined ? { details: body.value.details } : {}),
-      ...(Option.isSome(body) && body.value.inner_error !== undefined ? { innerError: body.value.inner_error } : {}),
+      ...(Option.isSome(body) && body.value.details !== undefined
+        ? { details: body.value.details.slice(0, maxDetails).map(boundDetail) }
+        : {}),
+      ...(Option.isSome(body) && body.value.inner_error !== undefined
+        ? { innerError: boundDetail(body.value.inner_error) }
+        : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
     }
@@ -167,7 +185,7 @@ export const statusError = <E>(
   })
 
 const excerpt = (text: string): string => {
-  const flat = text.replace(/\s+/g, " ").trim()
+  const flat = text.slice(0, excerptLength * 4).replace(/\s+/g, " ").trim()
   return flat.length > excerptLength ? `${flat.slice(0, excerptLength)}…` : flat
 }
 
@@ -178,10 +196,33 @@ export const transportError = (
 ): KernelError.TransportError =>
   new KernelError.TransportError({
     ...describe(request),
-    message: error.reason === "Transport" || error.reason === "Decode"
-      ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${causeMessage(error.cause)}`
-      : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
+    message: scrub(
+      bound(
+        error.reason === "Transport" || error.reason === "Decode"
+          ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${causeMessage(error.cause)}`
+          : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
+      ),
+      request
+    )
   })
+
+/**
+ * Removes any credential a transport's message may have echoed (fetch quotes an invalid header
+ * value whole): the bearer token as sent in the request, and anything after `Bearer`.
+ */
+const scrub = (message: string, request: HttpClientRequest.HttpClientRequest): string => {
+  let out = message
+  const authorization = request.headers["authorization"]
+  if (authorization !== undefined && authorization.length > 0) {
+    const token = authorization.replace(/^Bearer\s+/i, "")
+    out = out.split(authorization).join("<redacted>")
+    if (token.length >= 4) out = out.split(token).join("<redacted>")
+    for (const line of token.split(/[\r\n]+/)) {
+      if (line.length >= 4) out = out.split(line).join("<redacted>")
+    }
+  }
+  return out.replace(/Bearer[^"'\s]*\s*[^"'\s]*/gi, "Bearer <redacted>")
+}
 
 const causeMessage = (cause: unknown): string => {
   if (cause instanceof Error) {
@@ -201,7 +242,7 @@ export const decodeError = (
   new KernelError.DecodeError({
     ...describe(request),
     status,
-    message: ParseResult.TreeFormatter.formatErrorSync(error)
+    message: formatParseError(error)
   })
 
 /**
@@ -216,36 +257,95 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
-): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout, R> => {
+  onSuccess: (response: HttpClientResponse.HttpClientResponse, scope: Scope.CloseableScope) => Effect.Effect<A, E2>,
+  keep: (a: A) => boolean = () => false
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
+  R
+> => {
   const info = describe(request)
-  let attempts = 0
-  const attempt = Effect.suspend(() => {
-    attempts++
-    return attempts === 1
-      ? client.execute(request)
-      : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), client.execute(request))
+  const scoped = HttpClient.withScope(client)
+  // Every attempt owns its request: when the attempt ends (its body read, an error body read in
+  // part, a time-out, an interruption), the request is aborted, which destroys an unread body and
+  // closes its connection if the body was not complete. No body is ever left paused and unowned
+  // (undici 7 can crash the process on such a body when the peer closes: nodejs/undici#5360).
+  // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
+  // and then its scope is the caller's to close.
+  const run = (attempts: number) =>
+    Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        (attempts === 1
+          ? scoped.execute(request)
+          : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), scoped.execute(request))).pipe(
+            Scope.extend(scope),
+            Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+            Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+              response.status >= 200 && response.status < 300
+                ? onSuccess(response, scope)
+                : statusError(op, request, response)
+            )
+          ),
+      (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
+    )
+  // the count of attempts belongs to one run of the operation, not to the effect value
+  return Effect.suspend(() => {
+    let attempts = 0
+    const attempt = Effect.suspend(() => run(++attempts)).pipe(
+      (self) =>
+        Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
+    )
+    const logged = Effect.tapError(attempt, (error) =>
+      KernelError.isTransient(error)
+        ? Effect.logDebug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+        : Effect.void)
+    return Effect.zipRight(checkCredentials(config), retryTransient(logged, policyFor(config)))
   }).pipe(
-    Effect.catchAll((error) => Effect.fail(transportError(request, error))),
-    Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError, R> =>
-      response.status >= 200 && response.status < 300
-        ? onSuccess(response)
-        : statusError(op, request, response)
-    ),
-    (self) =>
-      Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
-  )
-  const logged = Effect.tapError(attempt, (error) =>
-    KernelError.isTransient(error)
-      ? Effect.logDebug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
-      : Effect.void)
-  return retryTransient(logged, policyFor(config)).pipe(
     Effect.withSpan(`Kernel.${op.name}`, {
       kind: "client",
       captureStackTrace: false,
       attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
     })
   )
+}
+
+/** A bearer token: visible ASCII only (no space, no control character, no line break). */
+const tokenPattern = /^[\x21-\x7e]+$/
+/** A header value: visible ASCII and inner spaces. */
+const headerValuePattern = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
+const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
+
+/**
+ * The API key and project id must be sendable as header values: a key with a line break (a
+ * trailing newline from a file) can never be sent, and some transports quote the invalid value
+ * whole in their error. Rejected before any request, without echoing the value.
+ *
+ * @internal
+ */
+export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<void, KernelError.InvalidInput> => {
+  let checked = checkedCredentials.get(config)
+  if (checked === undefined) {
+    checked = !tokenPattern.test(Redacted.value(config.apiKey))
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "apiKey",
+          message:
+            "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
+        })
+      )
+      : Option.isSome(config.projectId) && !headerValuePattern.test(config.projectId.value)
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "projectId",
+          message:
+            "projectId contains characters that cannot be sent in an HTTP header (a line break, a control or non-ASCII character, or surrounding spaces)"
+        })
+      )
+      : Effect.void
+    checkedCredentials.set(config, checked)
+  }
+  return checked
 }
 
 /**
@@ -294,11 +394,25 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
             new KernelError.DecodeError({
               ...describe(request),
               status: response.status,
-              message: `body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`
+              message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
             })
           )
         }
-        return Either.match(decoder()(json), {
+        // decoding follows the schema, not the data; a failure here is a bug of ours, but it
+        // must still not escape as a defect: whatever the server sent, the result is typed
+        let result: Either.Either<A, ParseResult.ParseError>
+        try {
+          result = decoder()(json)
+        } catch (cause) {
+          return Effect.fail(
+            new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(`body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
+            })
+          )
+        }
+        return Either.match(result, {
           onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
           onRight: Effect.succeed
         })
