@@ -5,7 +5,7 @@
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
-import type * as DateTime from "effect/DateTime"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -118,7 +118,12 @@ export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.compose(
     })
   ),
   Schema.DateTimeUtc
-).annotations({ identifier: "Timestamp" })
+).annotations({
+  identifier: "Timestamp",
+  arbitrary: () => (fc) =>
+    fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true })
+      .map((date) => DateTime.unsafeMake(date))
+})
 
 /**
  * The configuration every browser of a pool is created with. The specification does not say which
