@@ -1,12 +1,16 @@
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
@@ -25,18 +29,177 @@ import * as Timeout from "./timeout.js"
 export const projectHeader = "x-kernel-project-id"
 
 /**
- * The transport with the base URL, credentials and JSON accept header applied.
+ * Where a request goes: its URL resolved as a URL path against the base URL (keeping the base's
+ * own path), or `undefined` when it would leave the base's origin. A leading `/` is relative to
+ * the base's path, not to the host; an absolute URL is accepted only for the base's origin.
  *
  * @internal
  */
-export const authenticate = (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  HttpClient.mapRequest(client, (request) => {
-    let out = HttpClientRequest.bearerToken(HttpClientRequest.prependUrl(request, config.baseUrl), config.apiKey)
-    if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
-    return Option.isSome(config.projectId)
-      ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
-      : out
+export const resolveUrl = (base: URL, url: string): URL | undefined => {
+  let resolved: URL
+  try {
+    resolved = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) ? new URL(url) : new URL(url.replace(/^[/\\]+/, ""), base)
+  } catch {
+    return undefined
+  }
+  return resolved.origin === base.origin && resolved.username === "" && resolved.password === ""
+    ? resolved
+    : undefined
+}
+
+const baseOf = (baseUrl: string): URL => {
+  const base = new URL(baseUrl)
+  if (!base.pathname.endsWith("/")) base.pathname = `${base.pathname}/`
+  base.search = ""
+  base.hash = ""
+  return base
+}
+
+/** A request as it may be shown: its `Authorization` header replaced by `<redacted>`. */
+const redactRequest = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest =>
+  Headers.has(request.headers, "authorization")
+    ? HttpClientRequest.setHeader(request, "authorization", "<redacted>")
+    : request
+
+/** An error of the authenticated client, made safe to print anywhere (no credentials in it). */
+const redactError = (error: HttpClientError.HttpClientError): HttpClientError.HttpClientError =>
+  error._tag === "RequestError"
+    ? new HttpClientErrorNs.RequestError({
+      request: redactRequest(error.request),
+      reason: error.reason,
+      cause: error.cause,
+      ...(error.description !== undefined ? { description: error.description } : {})
+    })
+    : new HttpClientErrorNs.ResponseError({
+      request: redactRequest(error.request),
+      response: error.response instanceof RedactedResponse ? error.response : new RedactedResponse(error.response),
+      reason: error.reason,
+      cause: error.cause,
+      ...(error.description !== undefined ? { description: error.description } : {})
+    })
+
+const redactResponseError = (error: HttpClientError.ResponseError): HttpClientError.ResponseError =>
+  new HttpClientErrorNs.ResponseError({
+    request: redactRequest(error.request),
+    response: error.response instanceof RedactedResponse ? error.response : new RedactedResponse(error.response),
+    reason: error.reason,
+    cause: error.cause,
+    ...(error.description !== undefined ? { description: error.description } : {})
   })
+
+/**
+ * A response whose `request` (and every error it fails with) shows no credentials: printing it,
+ * `JSON.stringify` or `util.inspect` of it or of its errors, never renders the bearer token.
+ *
+ * @internal
+ */
+export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly request: HttpClientRequest.HttpClientRequest
+  constructor(readonly original: HttpClientResponse.HttpClientResponse) {
+    this.request = redactRequest(original.request)
+  }
+  get status() {
+    return this.original.status
+  }
+  get headers() {
+    return this.original.headers
+  }
+  get cookies() {
+    return this.original.cookies
+  }
+  get remoteAddress() {
+    return this.original.remoteAddress
+  }
+  get formData() {
+    return Effect.mapError(this.original.formData, redactResponseError)
+  }
+  get text() {
+    return Effect.mapError(this.original.text, redactResponseError)
+  }
+  get json() {
+    return Effect.mapError(this.original.json, redactResponseError)
+  }
+  get urlParamsBody() {
+    return Effect.mapError(this.original.urlParamsBody, redactResponseError)
+  }
+  get arrayBuffer() {
+    return Effect.mapError(this.original.arrayBuffer, redactResponseError)
+  }
+  get stream() {
+    return Stream.mapError(this.original.stream, redactResponseError)
+  }
+  toJSON(): unknown {
+    return {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status,
+      headers: Headers.redact(this.headers, ["authorization", "cookie", "set-cookie", "x-api-key"])
+    }
+  }
+  toString(): string {
+    return Inspectable.format(this.toJSON())
+  }
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.toJSON()
+  }
+}
+
+const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: string) =>
+  new HttpClientErrorNs.RequestError({ request: redactRequest(request), reason: "InvalidUrl", description })
+
+/**
+ * The transport with the base URL, credentials and JSON accept header applied. The token goes
+ * only to the base URL's origin: a request URL is joined to the base as a URL path (never as
+ * text), and one that resolves to another origin is refused before anything is sent. Errors
+ * and responses come back with the `Authorization` header redacted in their request.
+ *
+ * @internal
+ */
+export const authenticate = (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
+  const base = baseOf(config.baseUrl)
+  const token = Redacted.value(config.apiKey)
+  const tokenOk = tokenPattern.test(token)
+  const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
+  return client.pipe(
+    HttpClient.mapRequestEffect((request) => {
+      const url = resolveUrl(base, request.url)
+      if (url === undefined) {
+        return Effect.fail(
+          invalidUrl(
+            request,
+            `refusing to send the Kernel credentials outside ${base.origin}: the URL must be a path, or a URL of that origin`
+          )
+        )
+      }
+      if (!tokenOk || !projectOk) {
+        return Effect.fail(
+          new HttpClientErrorNs.RequestError({
+            request: redactRequest(request),
+            reason: "Encode",
+            description: !tokenOk
+              ? "the API key contains characters that cannot be sent in an HTTP header; it is not shown"
+              : "the project id contains characters that cannot be sent in an HTTP header"
+          })
+        )
+      }
+      let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+      if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
+      return Effect.succeed(
+        Option.isSome(config.projectId)
+          ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
+          : out
+      )
+    }),
+    HttpClient.transformResponse((effect) =>
+      Effect.mapBoth(effect, {
+        onFailure: redactError,
+        onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
+      })
+    )
+  )
+}
 
 /**
  * A class of error that answers one documented status.
