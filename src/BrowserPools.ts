@@ -113,7 +113,7 @@ export const JsonObject: Schema.Schema<{ readonly [key: string]: unknown }> = Sc
  */
 export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.compose(
   Schema.String.pipe(
-    Schema.pattern(/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/, {
+    Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/, {
       message: () => "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
     })
   ),

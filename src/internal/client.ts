@@ -356,7 +356,7 @@ const excerpt = (text: string): string => {
 export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
-): KernelError.TransportError =>
+): KernelError.TransportError => withCause(
   new KernelError.TransportError({
     ...describe(request),
     message: scrub(
@@ -367,7 +367,18 @@ export const transportError = (
       ),
       request
     )
-  })
+  }),
+  error
+)
+
+/**
+ * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
+ * leaves it out, `util.inspect` shows it (its request is redacted by the authenticated client).
+ */
+const withCause = <E extends Error>(error: E, cause: unknown): E => {
+  Object.defineProperty(error, "cause", { value: cause, enumerable: false, configurable: true, writable: true })
+  return error
+}
 
 /**
  * Removes any credential a transport's message may have echoed (fetch quotes an invalid header
