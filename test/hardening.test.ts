@@ -414,13 +414,14 @@ describe("item 7: smaller", () => {
 
   it.effect("kernel.attempts counts the attempts of one run, not of the effect value", () => {
     const observer = makeObserver()
-    const { layer } = mockLayer(() => json(200, { x: 1, y: 2 }))
+    const { layer } = mockLayer(() => json(200, [pool("p")]))
     return Effect.gen(function*() {
-      const operation = Computer.getMousePosition({ id: "b" })
+      // the service's own effect value, run three times (the accessor would build a new one per run)
+      const operation = (yield* BrowserPools.ListBrowserPools).list()
       yield* operation
       yield* operation
       yield* operation
-      const attempts = observer.spans.filter((s) => s.name === "Kernel.getMousePosition").map((s) =>
+      const attempts = observer.spans.filter((s) => s.name === "Kernel.listBrowserPools").map((s) =>
         s.attributes.get("kernel.attempts")
       )
       expect(attempts).toEqual([1, 1, 1])
