@@ -92,8 +92,7 @@ export const JsonValue: Schema.Schema<unknown> = Schema.Unknown.annotations({
  * @category Schemas
  */
 export const JsonObject: Schema.Schema<{ readonly [key: string]: unknown }> = Schema.declare(
-  (u: unknown): u is { readonly [key: string]: unknown } =>
-    typeof u === "object" && u !== null && !Array.isArray(u),
+  (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u),
   {
     identifier: "JsonObject",
     description: "a JSON object",

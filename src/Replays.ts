@@ -24,8 +24,9 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as internal from "./internal/client.js"
 import { bound } from "./internal/bounded.js"
+import * as internal from "./internal/client.js"
+import * as Mp4 from "./internal/mp4.js"
 import { segment } from "./internal/path.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
@@ -42,7 +43,6 @@ import {
   TransportError,
   UnexpectedStatus
 } from "./KernelError.js"
-import * as Mp4 from "./internal/mp4.js"
 
 /**
  * Identifies a replay recording.

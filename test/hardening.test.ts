@@ -1,17 +1,9 @@
+import { NodeFileSystem } from "@effect/platform-node"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { NodeFileSystem } from "@effect/platform-node"
 import { Data, Duration, Effect, Layer, Redacted, Stream } from "effect"
-import {
-  BrowserPools,
-  Computer,
-  Deployments,
-  KernelClient,
-  KernelConfig,
-  KernelError,
-  Replays
-} from "effect-kernel"
+import { BrowserPools, Computer, Deployments, KernelClient, KernelConfig, KernelError, Replays } from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -30,7 +22,9 @@ const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-hardening
 describe("item 1: server data never makes a defect or an unbounded error", () => {
   it.effect.each([6_000, 100_000])("a JSON body nested %i levels deep is a DecodeError", (levels) => {
     const body = deep(levels)
-    const { layer } = mockLayer(() => new Response(body, { status: 200, headers: { "content-type": "application/json" } }))
+    const { layer } = mockLayer(() =>
+      new Response(body, { status: 200, headers: { "content-type": "application/json" } })
+    )
     return Effect.gen(function*() {
       const errors = [
         yield* Effect.flip(Computer.getMousePosition({ id: "b" })),
@@ -44,7 +38,9 @@ describe("item 1: server data never makes a defect or an unbounded error", () =>
 
   it.effect("a 20 MB invalid field gives a small DecodeError", () => {
     const body = JSON.stringify({ x: "x".repeat(20_000_000), y: 1 })
-    const { layer } = mockLayer(() => new Response(body, { status: 200, headers: { "content-type": "application/json" } }))
+    const { layer } = mockLayer(() =>
+      new Response(body, { status: 200, headers: { "content-type": "application/json" } })
+    )
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
       expect(error._tag).toBe("DecodeError")
@@ -96,7 +92,10 @@ const ftyp = concat(box("ftyp", 16), new Uint8Array([0x69, 0x73, 0x6f, 0x6d, 0, 
 describe("items 2 and 3: a replay is complete only when the bytes prove it", () => {
   const valid: ReadonlyArray<[string, Uint8Array]> = [
     ["ftyp + mdat", asMp4(new Uint8Array(4096))],
-    ["ftyp + moov + mdat", concat(ftyp, box("moov", 108), new Uint8Array(100), box("mdat", 1008), new Uint8Array(1000))],
+    [
+      "ftyp + moov + mdat",
+      concat(ftyp, box("moov", 108), new Uint8Array(100), box("mdat", 1008), new Uint8Array(1000))
+    ],
     ["ftyp + 64-bit mdat", concat(ftyp, box("mdat", 16 + 300, true), new Uint8Array(300))],
     ["ftyp + mdat to the end (size 0)", concat(ftyp, box("mdat", 0), new Uint8Array(777))],
     ["ftyp alone", ftyp]
@@ -123,31 +122,37 @@ describe("items 2 and 3: a replay is complete only when the bytes prove it", () 
 
   for (const transport of transports) {
     describe(transport.name, () => {
-      it.live.each(valid)("a close-delimited %s is a complete replay", ([, bytes]) =>
-        Effect.scoped(Effect.gen(function*() {
-          const { port } = yield* serveCloseDelimited(bytes)
-          const dir = tmp()
-          const target = path.join(dir, "replay.mp4")
-          const result = yield* Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
-            Effect.provide(loopbackLayer(port, transport.layer))
-          )
-          expect(result.bytes).toBe(bytes.length)
-          expect(new Uint8Array(fs.readFileSync(target))).toEqual(bytes)
-        })))
-
-      it.live.each(invalid)("a close-delimited body %s fails, nothing at the target", ([name, bytes]) =>
-        Effect.scoped(Effect.gen(function*() {
-          const { port } = yield* serveCloseDelimited(bytes)
-          const dir = tmp()
-          const target = path.join(dir, "replay.mp4")
-          const error = yield* Effect.flip(
-            Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
+      it.live.each(valid)(
+        "a close-delimited %s is a complete replay",
+        ([, bytes]) =>
+          Effect.scoped(Effect.gen(function*() {
+            const { port } = yield* serveCloseDelimited(bytes)
+            const dir = tmp()
+            const target = path.join(dir, "replay.mp4")
+            const result = yield* Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
               Effect.provide(loopbackLayer(port, transport.layer))
             )
-          )
-          expect(error._tag).toBe(name.startsWith("cut") ? "TransportError" : "DecodeError")
-          expect(fs.readdirSync(dir)).toEqual([])
-        })))
+            expect(result.bytes).toBe(bytes.length)
+            expect(new Uint8Array(fs.readFileSync(target))).toEqual(bytes)
+          }))
+      )
+
+      it.live.each(invalid)(
+        "a close-delimited body %s fails, nothing at the target",
+        ([name, bytes]) =>
+          Effect.scoped(Effect.gen(function*() {
+            const { port } = yield* serveCloseDelimited(bytes)
+            const dir = tmp()
+            const target = path.join(dir, "replay.mp4")
+            const error = yield* Effect.flip(
+              Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
+                Effect.provide(loopbackLayer(port, transport.layer))
+              )
+            )
+            expect(error._tag).toBe(name.startsWith("cut") ? "TransportError" : "DecodeError")
+            expect(fs.readdirSync(dir)).toEqual([])
+          }))
+      )
 
       it.live("verifyMp4: false passes any bytes through; framing checks stay", () =>
         Effect.scoped(Effect.gen(function*() {
@@ -177,31 +182,52 @@ describe("items 2 and 3: a replay is complete only when the bytes prove it", () 
         })))
 
       const refused: ReadonlyArray<[string, string, Record<string, string | number>, Uint8Array, string]> = [
-        ["206 Partial Content", "206 Partial Content", { "content-range": "bytes 0-4095/8192" }, asMp4(new Uint8Array(4096)), "UnexpectedStatus"],
+        [
+          "206 Partial Content",
+          "206 Partial Content",
+          { "content-range": "bytes 0-4095/8192" },
+          asMp4(new Uint8Array(4096)),
+          "UnexpectedStatus"
+        ],
         ["204 No Content", "204 No Content", {}, new Uint8Array(0), "UnexpectedStatus"],
         ["201 Created", "201 Created", {}, asMp4(new Uint8Array(64)), "UnexpectedStatus"],
         ["203", "203 Non-Authoritative Information", {}, asMp4(new Uint8Array(64)), "UnexpectedStatus"],
         ["gzip", "200 OK", { "content-encoding": "gzip" }, zlib.gzipSync(asMp4(new Uint8Array(4096))), "DecodeError"],
-        ["br", "200 OK", { "content-encoding": "br" }, zlib.brotliCompressSync(asMp4(new Uint8Array(4096))), "DecodeError"],
+        [
+          "br",
+          "200 OK",
+          { "content-encoding": "br" },
+          zlib.brotliCompressSync(asMp4(new Uint8Array(4096))),
+          "DecodeError"
+        ],
         ["text/html", "200 OK", { "content-type": "text/html" }, asMp4(new Uint8Array(64)), "DecodeError"],
-        ["application/json", "200 OK", { "content-type": "application/json" }, new TextEncoder().encode("{}"), "DecodeError"]
+        [
+          "application/json",
+          "200 OK",
+          { "content-type": "application/json" },
+          new TextEncoder().encode("{}"),
+          "DecodeError"
+        ]
       ]
-      it.live.each(refused)("%s is not the replay: a typed error, nothing at the target", ([, status, headers, body, tag]) =>
-        Effect.scoped(Effect.gen(function*() {
-          const { port } = yield* rawServer(({ socket }) => {
-            socket.write(head(status, { "content-type": "video/mp4", ...headers, "content-length": body.length }))
-            socket.write(body)
-          })
-          const dir = tmp()
-          const target = path.join(dir, "replay.mp4")
-          const error = yield* Effect.flip(
-            Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
-              Effect.provide(loopbackLayer(port, transport.layer))
+      it.live.each(refused)(
+        "%s is not the replay: a typed error, nothing at the target",
+        ([, status, headers, body, tag]) =>
+          Effect.scoped(Effect.gen(function*() {
+            const { port } = yield* rawServer(({ socket }) => {
+              socket.write(head(status, { "content-type": "video/mp4", ...headers, "content-length": body.length }))
+              socket.write(body)
+            })
+            const dir = tmp()
+            const target = path.join(dir, "replay.mp4")
+            const error = yield* Effect.flip(
+              Replays.downloadToFile({ id: "b", replayId: "r" }, target).pipe(
+                Effect.provide(loopbackLayer(port, transport.layer))
+              )
             )
-          )
-          expect(error._tag).toBe(tag)
-          expect(fs.readdirSync(dir)).toEqual([])
-        })))
+            expect(error._tag).toBe(tag)
+            expect(fs.readdirSync(dir)).toEqual([])
+          }))
+      )
     })
   }
 })
@@ -212,19 +238,25 @@ describe("item 4: the token appears in no error", () => {
       `${transport.name}: an API key %j that cannot be sent is InvalidInput, not echoed`,
       (apiKey) =>
         Effect.scoped(Effect.gen(function*() {
-          const { port, opened } = yield* rawServer(({ socket }) => socket.end(head("200 OK", { "content-length": 2 }) + "{}"))
+          const { port, opened } = yield* rawServer(({ socket }) =>
+            socket.end(head("200 OK", { "content-length": 2 }) + "{}")
+          )
           const layer = loopbackLayer(port, transport.layer, { apiKey: Redacted.make(apiKey) })
           const errors = [
             yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(Effect.provide(layer))),
             yield* Effect.flip(BrowserPools.list().pipe(Effect.provide(layer))),
-            yield* Effect.flip(Replays.download({ id: "b", replayId: "r" }).pipe(Stream.runDrain, Effect.provide(layer)))
+            yield* Effect.flip(
+              Replays.download({ id: "b", replayId: "r" }).pipe(Stream.runDrain, Effect.provide(layer))
+            )
           ]
           for (const error of errors) {
             expect(error).toMatchObject({ _tag: "InvalidInput", field: "apiKey" })
             for (const text of rendered(error)) expect(text).not.toContain("SENTINEL")
           }
           const raw = yield* Effect.flip(
-            Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) => httpClient.get("/x")).pipe(Effect.provide(layer))
+            Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) => httpClient.get("/x")).pipe(
+              Effect.provide(layer)
+            )
           )
           for (const text of rendered(raw)) expect(text).not.toContain("SENTINEL")
           expect(opened()).toBe(0)
@@ -233,7 +265,9 @@ describe("item 4: the token appears in no error", () => {
 
     it.live(`${transport.name}: a project id with a line break is InvalidInput`, () =>
       Effect.scoped(Effect.gen(function*() {
-        const { port, opened } = yield* rawServer(({ socket }) => socket.end(head("200 OK", { "content-length": 2 }) + "{}"))
+        const { port, opened } = yield* rawServer(({ socket }) =>
+          socket.end(head("200 OK", { "content-length": 2 }) + "{}")
+        )
         const layer = loopbackLayer(port, transport.layer, { projectId: "proj\r\nX-Evil: 1" })
         const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(Effect.provide(layer)))
         expect(error).toMatchObject({ _tag: "InvalidInput", field: "projectId" })
@@ -272,7 +306,13 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
       expect(requests[0]!.headers.authorization).toBe("Bearer sk_SENTINEL_escape")
     }))
 
-  it.effect.each(["https://evil.test/x", "http://127.0.0.1:40101/x", "http://user:pw@127.0.0.1:4010/x", "javascript:alert(1)", "http:evil.test"])(
+  it.effect.each([
+    "https://evil.test/x",
+    "http://127.0.0.1:40101/x",
+    "http://user:pw@127.0.0.1:4010/x",
+    "javascript:alert(1)",
+    "http:evil.test"
+  ])(
     "an absolute URL %j to another origin is refused before sending",
     (url) =>
       Effect.gen(function*() {
@@ -314,34 +354,38 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
 
 describe("item 6: waiting frees what it holds", () => {
   for (const transport of transports) {
-    it.live(`${transport.name}: a 202 whose body never ends does not keep its connection while waiting`, () =>
-      Effect.scoped(Effect.gen(function*() {
-        let polls = 0
-        let openAtLastPoll = -1
-        const server = yield* rawServer(({ socket }) => {
-          polls++
-          if (polls <= 3) {
-            openAtLastPoll = server.open()
-            // a chunked body that never ends
-            socket.write(head("202 Accepted", { "retry-after": "1", "transfer-encoding": "chunked" }))
-            const timer = setInterval(() => socket.write("4000\r\n" + "a".repeat(0x4000) + "\r\n"), 5)
-            socket.on("close", () => clearInterval(timer))
-          } else {
-            openAtLastPoll = server.open()
-            const mp4 = asMp4(new Uint8Array(64))
-            socket.write(head("200 OK", { "content-type": "video/mp4", "content-length": mp4.length }))
-            socket.write(mp4)
-          }
-        })
-        const bytes = yield* Replays.download({ id: "b", replayId: "r" }).pipe(
-          Stream.runFold(0, (n, c) => n + c.length),
-          Effect.provide(loopbackLayer(server.port, transport.layer))
-        )
-        expect(bytes).toBe(64)
-        expect(polls).toBe(4)
-        // each earlier 202's connection was closed before the next poll: only the current one is open
-        expect(openAtLastPoll).toBe(1)
-      })), 30_000)
+    it.live(
+      `${transport.name}: a 202 whose body never ends does not keep its connection while waiting`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          let polls = 0
+          let openAtLastPoll = -1
+          const server = yield* rawServer(({ socket }) => {
+            polls++
+            if (polls <= 3) {
+              openAtLastPoll = server.open()
+              // a chunked body that never ends
+              socket.write(head("202 Accepted", { "retry-after": "1", "transfer-encoding": "chunked" }))
+              const timer = setInterval(() => socket.write("4000\r\n" + "a".repeat(0x4000) + "\r\n"), 5)
+              socket.on("close", () => clearInterval(timer))
+            } else {
+              openAtLastPoll = server.open()
+              const mp4 = asMp4(new Uint8Array(64))
+              socket.write(head("200 OK", { "content-type": "video/mp4", "content-length": mp4.length }))
+              socket.write(mp4)
+            }
+          })
+          const bytes = yield* Replays.download({ id: "b", replayId: "r" }).pipe(
+            Stream.runFold(0, (n, c) => n + c.length),
+            Effect.provide(loopbackLayer(server.port, transport.layer))
+          )
+          expect(bytes).toBe(64)
+          expect(polls).toBe(4)
+          // each earlier 202's connection was closed before the next poll: only the current one is open
+          expect(openAtLastPoll).toBe(1)
+        })),
+      30_000
+    )
   }
 })
 
@@ -361,7 +405,16 @@ describe("item 7: smaller", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect.each(["0", "yesterday", "2026-01-02", "2026-01-02T03:04:05", "1700000000", "2026-13-02T03:04:05Z", "", "2026-01-02 03:04:05Z"])(
+  it.effect.each([
+    "0",
+    "yesterday",
+    "2026-01-02",
+    "2026-01-02T03:04:05",
+    "1700000000",
+    "2026-13-02T03:04:05Z",
+    "",
+    "2026-01-02 03:04:05Z"
+  ])(
     "created_at %j is a DecodeError",
     (createdAt) => {
       const { layer } = mockLayer(() => json(200, [pool("p", { created_at: createdAt })]))
@@ -429,14 +482,16 @@ describe("item 7: smaller", () => {
   })
 
   it("isKernelError accepts only the SDK's own errors", () => {
-    class Impostor extends Data.TaggedError("Timeout")<{}> {}
-    expect(KernelError.isKernelError(new Impostor())).toBe(false)
+    class Impostor extends Data.TaggedError("Timeout")<{ readonly reason: string }> {}
+    expect(KernelError.isKernelError(new Impostor({ reason: "x" }))).toBe(false)
     expect(KernelError.isKernelError(Object.assign(new Error("x"), { _tag: "TransportError" }))).toBe(false)
-    for (const error of [
-      new KernelError.Timeout({ method: "GET", path: "/", timeout: Duration.seconds(1) }),
-      new KernelError.TransportError({ method: "GET", path: "/", message: "x" }),
-      new KernelError.InvalidInput({ field: "f", message: "m" })
-    ]) {
+    for (
+      const error of [
+        new KernelError.Timeout({ method: "GET", path: "/", timeout: Duration.seconds(1) }),
+        new KernelError.TransportError({ method: "GET", path: "/", message: "x" }),
+        new KernelError.InvalidInput({ field: "f", message: "m" })
+      ]
+    ) {
       expect(KernelError.isKernelError(error)).toBe(true)
     }
   })

@@ -30,7 +30,9 @@ describe("observability", () => {
   it.live("a download's span lasts as long as its stream, parents its request and records how it ended", () => {
     const observer = makeObserver()
     const mp4 = (declared: number) =>
-      new Response(asMp4(new Uint8Array(32)), { headers: { "content-type": "video/mp4", "content-length": String(declared) } })
+      new Response(asMp4(new Uint8Array(32)), {
+        headers: { "content-type": "video/mp4", "content-length": String(declared) }
+      })
     const { layer } = mockLayer((_r, _q, n) => n === 1 ? mp4(32) : mp4(100))
     const streamSpans = () => observer.spans.filter((s) => s.name === "Kernel.downloadReplay.stream")
     return Effect.gen(function*() {

@@ -2,10 +2,10 @@ import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -157,49 +157,50 @@ const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: s
  *
  * @internal
  */
-export const authenticate = (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
-  const base = baseOf(config.baseUrl)
-  const token = Redacted.value(config.apiKey)
-  const tokenOk = tokenPattern.test(token)
-  const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
-  return client.pipe(
-    HttpClient.mapRequestEffect((request) => {
-      const url = resolveUrl(base, request.url)
-      if (url === undefined) {
-        return Effect.fail(
-          invalidUrl(
-            request,
-            `refusing to send the Kernel credentials outside ${base.origin}: the URL must be a path, or a URL of that origin`
+export const authenticate =
+  (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
+    const base = baseOf(config.baseUrl)
+    const token = Redacted.value(config.apiKey)
+    const tokenOk = tokenPattern.test(token)
+    const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
+    return client.pipe(
+      HttpClient.mapRequestEffect((request) => {
+        const url = resolveUrl(base, request.url)
+        if (url === undefined) {
+          return Effect.fail(
+            invalidUrl(
+              request,
+              `refusing to send the Kernel credentials outside ${base.origin}: the URL must be a path, or a URL of that origin`
+            )
           )
+        }
+        if (!tokenOk || !projectOk) {
+          return Effect.fail(
+            new HttpClientErrorNs.RequestError({
+              request: redactRequest(request),
+              reason: "Encode",
+              description: !tokenOk
+                ? "the API key contains characters that cannot be sent in an HTTP header; it is not shown"
+                : "the project id contains characters that cannot be sent in an HTTP header"
+            })
+          )
+        }
+        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
+        return Effect.succeed(
+          Option.isSome(config.projectId)
+            ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
+            : out
         )
-      }
-      if (!tokenOk || !projectOk) {
-        return Effect.fail(
-          new HttpClientErrorNs.RequestError({
-            request: redactRequest(request),
-            reason: "Encode",
-            description: !tokenOk
-              ? "the API key contains characters that cannot be sent in an HTTP header; it is not shown"
-              : "the project id contains characters that cannot be sent in an HTTP header"
-          })
-        )
-      }
-      let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
-      if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
-      return Effect.succeed(
-        Option.isSome(config.projectId)
-          ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
-          : out
+      }),
+      HttpClient.transformResponse((effect) =>
+        Effect.mapBoth(effect, {
+          onFailure: redactError,
+          onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
+        })
       )
-    }),
-    HttpClient.transformResponse((effect) =>
-      Effect.mapBoth(effect, {
-        onFailure: redactError,
-        onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
-      })
     )
-  )
-}
+  }
 
 /**
  * A class of error that answers one documented status.
@@ -356,20 +357,23 @@ const excerpt = (text: string): string => {
 export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
-): KernelError.TransportError => withCause(
-  new KernelError.TransportError({
-    ...describe(request),
-    message: scrub(
-      bound(
-        error.reason === "Transport" || error.reason === "Decode"
-          ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${causeMessage(error.cause)}`
-          : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
-      ),
-      request
-    )
-  }),
-  error
-)
+): KernelError.TransportError =>
+  withCause(
+    new KernelError.TransportError({
+      ...describe(request),
+      message: scrub(
+        bound(
+          error.reason === "Transport" || error.reason === "Decode"
+            ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
+              causeMessage(error.cause)
+            }`
+            : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
+        ),
+        request
+      )
+    }),
+    error
+  )
 
 /**
  * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
@@ -582,7 +586,10 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
             new KernelError.DecodeError({
               ...describe(request),
               status: response.status,
-              message: bound(`body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
+              message: bound(
+                `body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`,
+                512
+              )
             })
           )
         }

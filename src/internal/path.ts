@@ -31,4 +31,9 @@ export const segment = (field: string, value: string): Effect.Effect<string, Inv
 export const params = <P extends object>(value: P): Effect.Effect<P, InvalidInput> =>
   typeof value === "object" && value !== null
     ? Effect.succeed(value)
-    : Effect.fail(new InvalidInput({ field: "params", message: `params must be an object, got ${value === null ? "null" : typeof value}` }))
+    : Effect.fail(
+      new InvalidInput({
+        field: "params",
+        message: `params must be an object, got ${value === null ? "null" : typeof value}`
+      })
+    )

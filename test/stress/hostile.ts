@@ -65,7 +65,11 @@ const cases: Record<string, Handler> = {
     socket.end(Buffer.alloc(big, 0x62))
   },
   // a 202 with a large body, then FIN; the SDK polls again at once
-  big202: sendAndClose("202 Accepted", () => ({ "retry-after": "0", "content-length": big }), () => Buffer.alloc(big, 0x63)),
+  big202: sendAndClose(
+    "202 Accepted",
+    () => ({ "retry-after": "0", "content-length": big }),
+    () => Buffer.alloc(big, 0x63)
+  ),
   // a JSON body larger than the socket buffers, then FIN
   bigJson: sendAndClose(
     "200 OK",
@@ -73,7 +77,11 @@ const cases: Record<string, Handler> = {
     () => Buffer.from(JSON.stringify({ x: 1, y: 2, pad: "z".repeat(big) }))
   ),
   // a replay the consumer abandons after its first chunk
-  replay: sendAndClose("200 OK", () => ({ "content-type": "video/mp4", "content-length": 4 * big }), () => ftypMdat(4 * big)),
+  replay: sendAndClose(
+    "200 OK",
+    () => ({ "content-type": "video/mp4", "content-length": 4 * big }),
+    () => ftypMdat(4 * big)
+  ),
   // a replay cut in the middle: Content-Length says more, then FIN
   replayCut: (socket) => {
     socket.write(head("200 OK", { connection: "close", "content-type": "video/mp4", "content-length": 4 * big }))
@@ -125,8 +133,10 @@ const program = Effect.gen(function*() {
   const outcomes: Record<string, number> = {}
   const note = (name: string, tag: string) => (outcomes[`${name}:${tag}`] = (outcomes[`${name}:${tag}`] ?? 0) + 1)
   const settle = <A, E extends { readonly _tag: string }, R>(name: string, effect: Effect.Effect<A, E, R>) =>
-    Effect.tap(Effect.either(effect), (result) =>
-      Effect.sync(() => note(name, result._tag === "Left" ? result.left._tag : "ok")))
+    Effect.tap(
+      Effect.either(effect),
+      (result) => Effect.sync(() => note(name, result._tag === "Left" ? result.left._tag : "ok"))
+    )
   const params = { id: "b", replayId: "r" }
   const steps: ReadonlyArray<[string, Effect.Effect<unknown, never, Kernel.Services | FileSystem.FileSystem>]> = [
     ["bigError", settle("bigError", Computer.getMousePosition({ id: "b" }))],

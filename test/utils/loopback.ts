@@ -17,7 +17,9 @@ export interface Exchange {
  */
 export const rawServer = (answer: (exchange: Exchange) => void) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly port: number; readonly server: net.Server; readonly open: () => number; readonly opened: () => number }>((resume) => {
+    Effect.async<
+      { readonly port: number; readonly server: net.Server; readonly open: () => number; readonly opened: () => number }
+    >((resume) => {
       const sockets = new Set<net.Socket>()
       let opened = 0
       const server = net.createServer((socket) => {
