@@ -80,7 +80,9 @@ const write = (socket: import("node:net").Socket, r: RawResponse) => {
     case "chunked":
       socket.write(`${lines.join("\r\n")}\r\ntransfer-encoding: chunked\r\n\r\n`)
       if (payload.length > 0) {
-        socket.write(`${payload.length.toString(16)}\r\n`), socket.write(payload), socket.write("\r\n")
+        socket.write(`${payload.length.toString(16)}\r\n`)
+        socket.write(payload)
+        socket.write("\r\n")
       }
       socket.write("0\r\n\r\n")
       return
