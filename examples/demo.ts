@@ -47,11 +47,13 @@ const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   return [line(rows[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n")
 }
 
-const progressBar = (total: number | undefined) => {
+const progressBar = (fallbackTotal: number | undefined) => {
   let lastDrawn = -1
   const interactive = process.stdout.isTTY === true
-  return (bytes: number) =>
+  return ({ bytes, total: declared }: Replays.Progress) =>
     Effect.sync(() => {
+      // the total the server declared (Content-Length), else what the demo knows of the seed
+      const total = declared ?? fallbackTotal
       if (total === undefined) {
         const step = Math.floor(bytes / (8 * 1024 * 1024))
         if (step !== lastDrawn) {
@@ -135,9 +137,9 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
       const draw = progressBar(replayTotal)
       const result = yield* Replays.downloadToFile(params, file, {
         schedule,
-        onProgress: (bytes) => {
+        onProgress: (progress) => {
           if (streamStarted === 0) streamStarted = Date.now()
-          return draw(bytes)
+          return draw(progress)
         }
       })
       const seconds = Math.max(1, Date.now() - (streamStarted || started)) / 1000

@@ -5,6 +5,7 @@
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -84,6 +85,46 @@ export const JsonValue: Schema.Schema<unknown> = Schema.Unknown.annotations({
 })
 
 /**
+ * A JSON object kept as the body sent it: every key is data, `__proto__` included (decoding
+ * never copies it key by key, so no key can replace the object's prototype).
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const JsonObject: Schema.Schema<{ readonly [key: string]: unknown }> = Schema.declare(
+  (u: unknown): u is { readonly [key: string]: unknown } => typeof u === "object" && u !== null && !Array.isArray(u),
+  {
+    identifier: "JsonObject",
+    description: "a JSON object",
+    arbitrary: () => (fc) => fc.dictionary(fc.string(), fc.jsonValue()),
+    pretty: () => (value) => JSON.stringify(value),
+    equivalence: () => (a, b) => JSON.stringify(a) === JSON.stringify(b)
+  }
+)
+
+/**
+ * An RFC 3339 `date-time` (the OpenAPI format; the spec: "ISO 8601 UTC timestamp"), e.g.
+ * `2025-01-02T03:04:05Z` or `2025-01-02T03:04:05.123+02:00`, decoded to a `DateTime.Utc`.
+ * Anything else (`"0"`, `"yesterday"`, a date without a time or zone) is refused.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.compose(
+  Schema.String.pipe(
+    Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/, {
+      message: () => "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
+    })
+  ),
+  Schema.DateTimeUtc
+).annotations({
+  identifier: "Timestamp",
+  arbitrary: () => (fc) =>
+    fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true })
+      .map((date) => DateTime.unsafeMake(date))
+})
+
+/**
  * The configuration every browser of a pool is created with. The specification does not say which
  * fields are required; only `size` is (as in the service's OpenAPI document). `chrome_policy` is
  * free-form.
@@ -103,7 +144,7 @@ export const BrowserPoolConfig = Schema.Struct({
   proxy_id: Schema.optional(Schema.String),
   viewport: Schema.optional(BrowserViewport),
   kiosk_mode: Schema.optional(Schema.Boolean),
-  chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue }))
+  chrome_policy: Schema.optional(JsonObject)
 }).annotations({ identifier: "BrowserPoolConfig" })
 
 /**
@@ -127,7 +168,7 @@ export const BrowserPool = Schema.Struct({
   name: Schema.optional(Schema.String),
   available_count: Schema.Int,
   acquired_count: Schema.Int,
-  created_at: Schema.DateTimeUtc,
+  created_at: Timestamp,
   browser_pool_config: BrowserPoolConfig
 }).annotations({ identifier: "BrowserPool" })
 
@@ -153,7 +194,11 @@ export const BrowserPoolList = Schema.Array(BrowserPool)
  * @since 0.1.0
  * @category Errors
  */
-export type ListBrowserPoolsError = Forbidden | KernelError.CommonError | KernelError.DecodeError
+export type ListBrowserPoolsError =
+  | Forbidden
+  | KernelError.CommonError
+  | KernelError.DecodeError
+  | KernelError.InvalidInput
 
 /**
  * The list-browser-pools operation (`GET /browser_pools`).

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
-import { segment } from "./internal/path.js"
+import { params, segment } from "./internal/path.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import { BadRequest, InvalidInput, NotFound } from "./KernelError.js"
@@ -140,8 +140,9 @@ const decodeOk = internal.decodeJson(Ok)
 export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never, KernelClient> = Effect.map(
   KernelClient,
   ({ config, httpClient }) => ({
-    getMousePosition: ({ id }) =>
-      Effect.flatMap(segment("id", id), (browser) => {
+    getMousePosition: (input) =>
+      Effect.flatMap(Effect.flatMap(params(input), ({ id }) => segment("id", id)), (browser) => {
+        const id = input.id
         const request = HttpClientRequest.post(`/browsers/${browser}/computer/get_mouse_position`)
         const op = internal.operation("getMousePosition", documented, { "kernel.browser.id": id })
         return internal.execute(httpClient, config, op, request, decodePosition(request))
@@ -158,10 +159,13 @@ export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never,
 export const makeSetCursorVisibility: Effect.Effect<SetCursorVisibilityService, never, KernelClient> = Effect.map(
   KernelClient,
   ({ config, httpClient }) => ({
-    setCursorVisibility: ({ hidden, id }) =>
-      typeof hidden !== "boolean"
+    setCursorVisibility: (input) =>
+      typeof input !== "object" || input === null
+        ? params(input)
+        : typeof input.hidden !== "boolean"
         ? Effect.fail(new InvalidInput({ field: "hidden", message: "hidden must be a boolean" }))
-        : Effect.flatMap(segment("id", id), (browser) => {
+        : Effect.flatMap(segment("id", input.id), (browser) => {
+          const { hidden, id } = input
           const request = HttpClientRequest.post(`/browsers/${browser}/computer/cursor`).pipe(
             HttpClientRequest.bodyUnsafeJson({ hidden })
           )

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/client.js"
-import { segment } from "./internal/path.js"
+import { params, segment } from "./internal/path.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import { NotFound } from "./KernelError.js"
@@ -64,8 +64,9 @@ const documented = [NotFound]
 export const makeDelete: Effect.Effect<DeleteDeploymentService, never, KernelClient> = Effect.map(
   KernelClient,
   ({ config, httpClient }) => ({
-    delete: ({ id }) =>
-      Effect.flatMap(segment("id", id), (deployment) => {
+    delete: (input) =>
+      Effect.flatMap(Effect.flatMap(params(input), ({ id }) => segment("id", id)), (deployment) => {
+        const id = input.id
         const request = HttpClientRequest.del(`/deployments/${deployment}`)
         const op = internal.operation("deleteDeployment", documented, { "kernel.deployment.id": id })
         return internal.execute(httpClient, config, op, request, (response) => Effect.ignore(response.arrayBuffer))

@@ -342,13 +342,52 @@ export const tags = [
 const tagSet: ReadonlySet<unknown> = new Set(tags)
 
 /**
- * Whether a value is one of the errors of effect-kernel.
+ * The brand every error of effect-kernel carries (on its prototype), as `HttpClientError` and
+ * `AiError` do: {@link isKernelError} tests it, so another library's error with the same `_tag`
+ * (a `Data.TaggedError("Timeout")`) is not mistaken for one of ours.
+ *
+ * @since 0.2.0
+ * @category Type IDs
+ */
+export const TypeId: unique symbol = Symbol.for("effect-kernel/KernelError")
+
+/**
+ * The type of {@link TypeId}.
+ *
+ * @since 0.2.0
+ * @category Type IDs
+ */
+export type TypeId = typeof TypeId
+
+for (
+  const Class of [
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    Conflict,
+    RateLimited,
+    InternalServerError,
+    UnexpectedStatus,
+    TransportError,
+    Timeout,
+    DecodeError,
+    InvalidInput,
+    ReplayNotReady
+  ]
+) {
+  Object.defineProperty(Class.prototype, TypeId, { value: TypeId, enumerable: false })
+}
+
+/**
+ * Whether a value is one of the errors of effect-kernel: it carries the {@link TypeId} brand
+ * (an error made by another library, even with the same `_tag`, is not).
  *
  * @since 0.1.0
  * @category Guards
  */
 export const isKernelError = (u: unknown): u is KernelError =>
-  Predicate.hasProperty(u, "_tag") && tagSet.has(u._tag) && u instanceof Error
+  Predicate.hasProperty(u, TypeId) && Predicate.hasProperty(u, "_tag") && tagSet.has(u._tag) && u instanceof Error
 
 /**
  * Whether an error is transient: 408, 409, 429, 5xx, a transport failure or a time-out,

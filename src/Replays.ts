@@ -6,7 +6,6 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
@@ -25,14 +24,26 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
 import * as Log from "./internal/log.js"
+import * as Mp4 from "./internal/mp4.js"
 import { segment } from "./internal/path.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelConfig from "./KernelConfig.js"
 import type * as KernelError from "./KernelError.js"
-import { BadRequest, DecodeError, Forbidden, NotFound, ReplayNotReady, Timeout, TransportError } from "./KernelError.js"
+import {
+  BadRequest,
+  DecodeError,
+  Forbidden,
+  InvalidInput,
+  NotFound,
+  ReplayNotReady,
+  Timeout,
+  TransportError,
+  UnexpectedStatus
+} from "./KernelError.js"
 
 /**
  * Identifies a replay recording.
@@ -77,6 +88,16 @@ export interface DownloadOptions {
    * before asking again, and gives up (with `ReplayNotReady`) by ending.
    */
   readonly schedule?: Schedule.Schedule<unknown, ReplayPending> | undefined
+  /**
+   * Whether the body must prove to be a complete mp4: its top-level boxes must start with `ftyp`
+   * and add up exactly to the body (the only proof of completeness when the server sends neither
+   * `Content-Length` nor chunked framing). Default `true`. `false` passes the bytes through
+   * whatever they are; the HTTP checks stay (status 200, no content encoding, a video or binary
+   * content type, `Content-Length` met).
+   *
+   * @since 0.2.0
+   */
+  readonly verifyMp4?: boolean | undefined
 }
 
 /**
@@ -193,6 +214,70 @@ const isVideo = (contentType: string | undefined): boolean => {
   return type.startsWith("video/") || type === "application/octet-stream" || type === "binary/octet-stream"
 }
 
+/** Told the declared size of the replay once its 200 arrives (for {@link downloadToFile}'s progress). */
+const totalListeners = new WeakMap<DownloadOptions, (total: number | undefined) => void>()
+
+/**
+ * A temporary file name next to `path`, within the 255-byte limit most file systems put on a
+ * name: a long file name is shortened (the suffix keeps it unique).
+ */
+const temporaryName = (path: string, suffix: string): string => {
+  const slash = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))
+  const directory = path.slice(0, slash + 1)
+  const name = path.slice(slash + 1)
+  const tail = `.${suffix}.partial`
+  const encoder = new TextEncoder()
+  if (encoder.encode(name).length + tail.length <= 255) return `${directory}${name}${tail}`
+  // keep a prefix of whole characters that fits, with a dot to start (hidden, like the suffix says)
+  let prefix = ""
+  let size = 1
+  for (const char of name) {
+    const width = encoder.encode(char).length
+    if (size + width + tail.length > 200) break
+    prefix += char
+    size += width
+  }
+  return `${directory}.${prefix}${tail}`
+}
+
+/**
+ * Why a 2xx other than 202 is not the replay, if it is not: only a `200` with no content
+ * encoding and a video or generic binary content type is.
+ */
+const refuse = (
+  response: HttpClientResponse.HttpClientResponse,
+  info: { readonly method: string; readonly path: string }
+): DecodeError | UnexpectedStatus | undefined => {
+  if (response.status !== 200) {
+    return new UnexpectedStatus({
+      ...info,
+      status: response.status,
+      code: "unknown",
+      message: `expected 200 with the replay (or 202 while recording), got ${response.status}${
+        response.status === 206 ? " Partial Content: a fragment is not the replay" : ""
+      }`,
+      body: ""
+    })
+  }
+  const encoding = response.headers["content-encoding"]
+  if (encoding !== undefined && encoding.trim() !== "" && encoding.trim().toLowerCase() !== "identity") {
+    return new DecodeError({
+      ...info,
+      status: response.status,
+      message: `expected an mp4 body without content encoding, got content-encoding ${bound(encoding, 100)}`
+    })
+  }
+  const contentType = response.headers["content-type"]
+  if (!isVideo(contentType)) {
+    return new DecodeError({
+      ...info,
+      status: response.status,
+      message: `expected an mp4 body, got content-type ${bound(String(contentType), 100)}`
+    })
+  }
+  return undefined
+}
+
 /**
  * Builds the operation on the shared client.
  *
@@ -204,59 +289,74 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
   ({ config, httpClient }) => {
     /** Waits for the replay and opens its body, in the stream's scope. */
     const open = (
-      { id, replayId }: ReplayParams,
+      params: ReplayParams,
       options: DownloadOptions
-    ): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout>, DownloadReplayError, Scope.Scope> =>
+    ): Effect.Effect<
+      Stream.Stream<Uint8Array, TransportError | Timeout | DecodeError>,
+      DownloadReplayError,
+      Scope.Scope
+    > =>
       Effect.gen(function*() {
+        if (typeof params !== "object" || params === null) {
+          return yield* new InvalidInput({ field: "params", message: "params must be an object { id, replayId }" })
+        }
+        const { id, replayId } = params
         const browser = yield* segment("id", id)
         const replay = yield* segment("replayId", replayId)
         const request = HttpClientRequest.get(`/browsers/${browser}/replays/${replay}`).pipe(
-          HttpClientRequest.accept("video/mp4, application/json")
+          HttpClientRequest.accept("video/mp4, application/json"),
+          HttpClientRequest.setHeader("accept-encoding", "identity")
         )
         const info = internal.describe(request)
         const op = internal.operation("downloadReplay", documented, {
           "kernel.browser.id": id,
           "kernel.replay.id": replayId
         })
-        // Requests are tied to this scope: closing it aborts them (the stream ending, being
-        // interrupted, or the idle watchdog firing).
+        // The replay's request is tied to this scope: closing it aborts it (the stream ending,
+        // being interrupted, or the idle watchdog firing). Every other response (a 202, an
+        // error, a refused 200) is released by its attempt before the next step.
         const requestScope = yield* Scope.make()
         yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
-        const client = HttpClient.withScope(httpClient)
         let polls = 0
         const poll = internal.execute(
-          client,
+          httpClient,
           config,
           op,
           request,
-          (response): Effect.Effect<Either.Either<Ready, ReplayPending>, DecodeError> => {
+          (
+            response,
+            attemptScope
+          ): Effect.Effect<Either.Either<Ready, ReplayPending>, DecodeError | UnexpectedStatus> => {
             if (response.status === 202) {
+              // the attempt's scope closes on return: the body is discarded (the connection
+              // closed if it was not complete) before the wait, never held across it
               polls++
               return Effect.map(
                 Clock.currentTimeMillis,
                 (now) => Either.left(new ReplayPending({ retryAfter: retryAfterOf(response, now, config), polls }))
               )
             }
-            const contentType = response.headers["content-type"]
-            if (!isVideo(contentType)) {
-              return Effect.fail(
-                new DecodeError({
-                  ...info,
-                  status: response.status,
-                  message: `expected an mp4 body, got content-type ${contentType}`
-                })
-              )
-            }
-            return Effect.succeed(Either.right(new Ready(response)))
-          }
+            const refused = refuse(response, info)
+            if (refused !== undefined) return Effect.fail(refused)
+            return Effect.as(
+              Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)),
+              Either.right(new Ready(response))
+            )
+          },
+          Either.isRight
         )
         const schedule = options.schedule ?? waitSchedule({ maxWait: options.maxWait ?? Duration.minutes(5) })
         const driver = yield* Schedule.driver(schedule)
         const started = yield* Clock.currentTimeMillis
         while (true) {
-          const result = yield* Scope.extend(poll, requestScope)
+          const result = yield* poll
           if (Either.isRight(result)) {
-            return yield* body(result.right.response, info, config, requestScope)
+            const response = result.right.response
+            const length = response.headers["content-length"]
+            totalListeners.get(options)?.(
+              length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined
+            )
+            return yield* body(response, info, config, requestScope, options.verifyMp4 !== false)
           }
           const pending = result.left
           const next = yield* Effect.option(driver.next(pending))
@@ -284,7 +384,9 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
             kind: "client",
             captureStackTrace: false,
-            attributes: { "kernel.browser.id": params.id, "kernel.replay.id": params.replayId }
+            attributes: typeof params === "object" && params !== null
+              ? { "kernel.browser.id": String(params.id), "kernel.replay.id": String(params.replayId) }
+              : {}
           }),
           (span) => Effect.withParentSpan(open(params, options), span)
         ))
@@ -293,20 +395,25 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
 )
 
 /**
- * The body of a 200: counted (a body shorter than its Content-Length fails), and watched by one
- * fiber that aborts the request when no chunk arrived for `idleTimeout`. The per-chunk cost is a
- * clock read; racing a timer against every pull would cost more than the transfer itself.
+ * The body of a 200: counted (a body shorter than its Content-Length fails), checked as an mp4
+ * while it streams (see {@link DownloadOptions.verifyMp4}), and watched by one fiber that aborts
+ * the request when no chunk arrived for `idleTimeout`. The per-chunk cost is a clock read and a
+ * walk over the box headers the chunk holds; racing a timer against every pull would cost more
+ * than the transfer itself.
  */
 const body = (
   response: HttpClientResponse.HttpClientResponse,
   info: { readonly method: string; readonly path: string },
   config: KernelConfig.Service,
-  requestScope: Scope.CloseableScope
-): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout>, never, Scope.Scope> =>
+  requestScope: Scope.CloseableScope,
+  verifyMp4: boolean
+): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout | DecodeError>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
     const idle = Duration.toMillis(config.idleTimeout)
-    const declared = Number(response.headers["content-length"])
+    const lengthHeader = response.headers["content-length"]
+    const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader.trim()) ? Number(lengthHeader) : NaN
+    const verifier = verifyMp4 ? new Mp4.Verifier() : undefined
     let received = 0
     let lastChunkAt = clock.unsafeCurrentTimeMillis()
     let timedOut = false
@@ -318,27 +425,41 @@ const body = (
     })
     yield* Effect.forkScoped(watchdog)
     // once the body ended: a stall that ended it is a time-out; a short body is a transport error
-    const checkEnd = Effect.suspend((): Effect.Effect<void, Timeout | TransportError> =>
-      timedOut
-        ? Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
-        : Number.isFinite(declared) && declared !== received
-        ? Effect.fail(
+    const checkEnd = Effect.suspend((): Effect.Effect<void, Timeout | TransportError | DecodeError> => {
+      if (timedOut) return Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
+      if (Number.isFinite(declared) && declared !== received) {
+        return Effect.fail(
           new TransportError({ ...info, message: `body cut short: received ${received} of ${declared} bytes` })
         )
-        : Effect.void
-    )
+      }
+      const failure = verifier?.end()
+      if (failure === undefined) return Effect.void
+      return received === 0
+        ? Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+        : Effect.fail(new TransportError({ ...info, message: `body cut short: ${failure}` }))
+    })
     return response.stream.pipe(
-      Stream.mapChunks((chunks) => {
+      Stream.mapChunksEffect((chunks) => {
         lastChunkAt = clock.unsafeCurrentTimeMillis()
-        for (const chunk of chunks) received += chunk.length
-        return chunks
+        for (const chunk of chunks) {
+          received += chunk.length
+          const failure = verifier?.push(chunk)
+          if (failure !== undefined) {
+            return Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+          }
+        }
+        return Effect.succeed(chunks)
       }),
-      Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout> =>
-        timedOut
+      Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout | DecodeError> =>
+        error._tag === "DecodeError"
+          ? Stream.fail(error)
+          : timedOut
           ? Stream.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
           : Stream.fail(internal.transportError(error.request, error))
       ),
-      Stream.concat(Stream.drain(Stream.fromEffect(checkEnd)))
+      Stream.concat(Stream.drain(Stream.fromEffect(checkEnd))),
+      // the end of the body, however it ends, releases the request at once
+      Stream.ensuring(Scope.close(requestScope, Exit.void))
     )
   })
 
@@ -384,8 +505,23 @@ export const download = (
  * @category Models
  */
 export interface DownloadToFileOptions extends DownloadOptions {
-  /** Called after each chunk is written, with the bytes written so far. */
-  readonly onProgress?: ((bytes: number) => Effect.Effect<void>) | undefined
+  /**
+   * Called after each chunk is written, with the bytes written so far and the total when the
+   * server declared it (`Content-Length`).
+   */
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * How far a {@link downloadToFile} is: `bytes` written so far, of `total` when the server
+ * declared the size (`Content-Length`), `undefined` otherwise.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Progress {
+  readonly bytes: number
+  readonly total: number | undefined
 }
 
 /**
@@ -426,14 +562,22 @@ export const downloadToFile = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const suffix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
-    const temporary = `${path}.${suffix}.partial`
+    const temporary = temporaryName(path, suffix)
     const write = Effect.scoped(Effect.gen(function*() {
       const file = yield* fs.open(temporary, { flag: "wx" })
       let bytes = 0
-      yield* Stream.runForEach(download(params, options), (chunk) => {
+      let total: number | undefined
+      const onProgress = options.onProgress
+      const downloadOptions: DownloadOptions = { ...options }
+      totalListeners.set(downloadOptions, (declared) => {
+        total = declared
+      })
+      yield* Stream.runForEach(download(params, downloadOptions), (chunk) => {
         bytes += chunk.length
         const written = file.writeAll(chunk)
-        return options.onProgress === undefined ? written : Effect.zipRight(written, options.onProgress(bytes))
+        return onProgress === undefined
+          ? written
+          : Effect.zipRight(written, Effect.suspend(() => onProgress({ bytes, total })))
       })
       yield* file.sync
       return bytes

@@ -198,7 +198,9 @@ describe("error unions", () => {
       | "UnexpectedStatus"
       | "TransportError"
       | "Timeout"
-    expectTypeOf<ErrorOf<ReturnType<typeof BrowserPools.list>>>().toEqualTypeOf<Common | "Forbidden" | "DecodeError">()
+    expectTypeOf<ErrorOf<ReturnType<typeof BrowserPools.list>>>().toEqualTypeOf<
+      Common | "Forbidden" | "DecodeError" | "InvalidInput"
+    >()
     expectTypeOf<ErrorOf<ReturnType<typeof Computer.getMousePosition>>>().toEqualTypeOf<
       Common | "BadRequest" | "NotFound" | "DecodeError" | "InvalidInput"
     >()

@@ -21,6 +21,7 @@ import * as path from "node:path"
 import * as util from "node:util"
 import { type Operation, renderTable, type Row, rows } from "./utils/faultMatrix.js"
 import { makeObserver } from "./utils/observe.js"
+import { transports } from "./utils/transports.js"
 
 const sentinel = "sk_SENTINEL_d41d8cd98f00b204e9800998ecf8427e"
 
@@ -88,7 +89,15 @@ describe("fault matrix (over loopback HTTP, sentinel token)", () => {
     expect(table, "run `npm run docs:faults` to regenerate the table").toBe(renderTable())
   })
 
-  it.live.each(rows.map((row, i) => [i + 1, row.fault, row] as const))("%i. %s", ([, , row]) => {
+  // every row on every transport (the redirect rows name theirs)
+  const cases = transports.flatMap((transport) =>
+    rows.flatMap((row, i) =>
+      row.special === "redirect-undici" || row.special === "redirect-fetch"
+        ? transport === transports[0] ? [[i + 1, `${row.fault}`, row, transport.layer] as const] : []
+        : [[i + 1, `${row.fault} [${transport.name}]`, row, transport.layer] as const]
+    )
+  )
+  it.live.each(cases)("%i. %s", ([, , row, transportLayer]) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-fault-"))
     const file = path.join(dir, "replay.mp4")
     const observer = makeObserver()
@@ -108,7 +117,11 @@ describe("fault matrix (over loopback HTTP, sentinel token)", () => {
           headers: { location: `${other.url}/browsers/browser_1/computer/get_mouse_position` }
         })
       }
-      const transport = row.special === "redirect-fetch" ? FetchHttpClient.layer : NodeHttpClient.layerUndici
+      const transport = row.special === "redirect-fetch"
+        ? FetchHttpClient.layer
+        : row.special === "redirect-undici"
+        ? NodeHttpClient.layerUndici
+        : transportLayer
       const config = KernelConfig.layer({ ...row.config, apiKey: Redacted.make(sentinel), baseUrl })
       const KernelLive = Kernel.layer.pipe(Layer.provide(config), Layer.provide(transport))
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, Stream } from "effect"
 import { Computer, Kernel, Replays } from "effect-kernel"
 import { errorBody, json, mockLayer, mockTransport, token } from "./utils/mock.js"
+import { asMp4 } from "./utils/mp4.js"
 import { makeObserver } from "./utils/observe.js"
 
 describe("observability", () => {
@@ -29,8 +30,10 @@ describe("observability", () => {
   it.live("a download's span lasts as long as its stream, parents its request and records how it ended", () => {
     const observer = makeObserver()
     const mp4 = (declared: number) =>
-      new Response(new Uint8Array(10), { headers: { "content-type": "video/mp4", "content-length": String(declared) } })
-    const { layer } = mockLayer((_r, _q, n) => n === 1 ? mp4(10) : mp4(100))
+      new Response(asMp4(new Uint8Array(32)), {
+        headers: { "content-type": "video/mp4", "content-length": String(declared) }
+      })
+    const { layer } = mockLayer((_r, _q, n) => n === 1 ? mp4(32) : mp4(100))
     const streamSpans = () => observer.spans.filter((s) => s.name === "Kernel.downloadReplay.stream")
     return Effect.gen(function*() {
       const statusWhileStreaming = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(

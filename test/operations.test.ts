@@ -3,7 +3,7 @@ import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
 import { BrowserPools, Computer, Deployments, type KernelError, Replays } from "effect-kernel"
 import { connectionRefused, errorBody, json, mockLayer, pool, token } from "./utils/mock.js"
 
-const mp4 = new Uint8Array([0, 0, 0, 24, 0x66, 0x74, 0x79, 0x70, 1, 2, 3, 4])
+const mp4 = new Uint8Array([0, 0, 0, 12, 0x66, 0x74, 0x79, 0x70, 1, 2, 3, 4])
 
 interface Case {
   readonly name: string

@@ -6,10 +6,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
+import { asMp4, openMp4Head } from "./utils/mp4.js"
 
 const params = { id: "b1", replayId: "r1" }
 const video = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) =>
-  new Response(bytes, { status: 200, headers: { "content-type": "video/mp4", ...headers } })
+  new Response(asMp4(bytes), { status: 200, headers: { "content-type": "video/mp4", ...headers } })
 const pending = (retryAfter?: string) =>
   new Response(null, { status: 202, headers: retryAfter === undefined ? {} : { "retry-after": retryAfter } })
 
@@ -26,7 +27,7 @@ const pollTimes = (
   steps: ReadonlyArray<Duration.DurationInput>,
   options?: Replays.DownloadOptions
 ) => {
-  const mock = mockLayer((_r, _q, n) => n > readyAfterPolls ? video(new Uint8Array(10)) : pending(retryAfter))
+  const mock = mockLayer((_r, _q, n) => n > readyAfterPolls ? video(new Uint8Array(40)) : pending(retryAfter))
   return Effect.gen(function*() {
     const fiber = yield* Effect.fork(Effect.exit(collect(options)))
     yield* settle
@@ -45,7 +46,7 @@ describe("replay wait", () => {
     Effect.gen(function*() {
       const { counts, exit } = yield* pollTimes("1", 1, ["999 millis", "1 millis"])
       expect(counts).toEqual([1, 1, 2])
-      expect(exit).toEqual(Exit.succeed(10))
+      expect(exit).toEqual(Exit.succeed(40))
     }))
 
   it.effect("waits exactly Retry-After: 3 before asking again", () =>
@@ -143,7 +144,7 @@ describe("replay streaming", () => {
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         pulls++
-        controller.enqueue(new Uint8Array(1024))
+        controller.enqueue(pulls === 1 ? openMp4Head() : new Uint8Array(1024))
       },
       cancel() {
         cancelled = true
@@ -160,11 +161,11 @@ describe("replay streaming", () => {
   })
 
   it.effect("fails a body shorter than its Content-Length with TransportError", () => {
-    const mock = mockLayer(() => video(new Uint8Array(10), { "content-length": "20" }))
+    const mock = mockLayer(() => video(new Uint8Array(40), { "content-length": "50" }))
     return Effect.gen(function*() {
       const error = yield* Effect.flip(collect())
       expect(error._tag).toBe("TransportError")
-      expect(error.message).toContain("10 of 20")
+      expect(error.message).toContain("40 of 50")
     }).pipe(Effect.provide(mock.layer))
   })
 
@@ -183,7 +184,7 @@ describe("replay streaming", () => {
     const stalled = (signal: AbortSignal) =>
       new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new Uint8Array(8))
+          controller.enqueue(openMp4Head())
           signal.addEventListener("abort", () => controller.error(new Error("aborted")))
         }
       })
@@ -207,6 +208,7 @@ const failingBody = (chunks: number) => {
   let sent = 0
   return new ReadableStream<Uint8Array>({
     pull(controller) {
+      if (sent === 0) controller.enqueue(openMp4Head())
       if (sent++ < chunks) controller.enqueue(new Uint8Array(100))
       else controller.error(new Error("connection reset"))
     }
@@ -224,10 +226,10 @@ describe("downloadToFile", () => {
     const progress: Array<number> = []
     return Effect.gen(function*() {
       const result = yield* Replays.downloadToFile(params, target, {
-        onProgress: (n) => Effect.sync(() => progress.push(n))
+        onProgress: (n) => Effect.sync(() => progress.push(n.bytes))
       })
       expect(result).toEqual({ path: target, bytes: 100_000 })
-      expect(new Uint8Array(fs.readFileSync(target))).toEqual(bytes)
+      expect(new Uint8Array(fs.readFileSync(target))).toEqual(asMp4(bytes))
       expect(fs.readdirSync(dir)).toEqual(["out.mp4"])
       expect(progress.at(-1)).toBe(100_000)
     }).pipe(Effect.provide(Layer.merge(mock.layer, NodeFileSystem.layer)))

@@ -1,19 +1,27 @@
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import type * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
+import { bound, formatParseError } from "./bounded.js"
 import * as Log from "./log.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
@@ -22,18 +30,178 @@ import * as Timeout from "./timeout.js"
 export const projectHeader = "x-kernel-project-id"
 
 /**
- * The transport with the base URL, credentials and JSON accept header applied.
+ * Where a request goes: its URL resolved as a URL path against the base URL (keeping the base's
+ * own path), or `undefined` when it would leave the base's origin. A leading `/` is relative to
+ * the base's path, not to the host; an absolute URL is accepted only for the base's origin.
  *
  * @internal
  */
-export const authenticate = (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  HttpClient.mapRequest(client, (request) => {
-    let out = HttpClientRequest.bearerToken(HttpClientRequest.prependUrl(request, config.baseUrl), config.apiKey)
-    if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
-    return Option.isSome(config.projectId)
-      ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
-      : out
+export const resolveUrl = (base: URL, url: string): URL | undefined => {
+  let resolved: URL
+  try {
+    resolved = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) ? new URL(url) : new URL(url.replace(/^[/\\]+/, ""), base)
+  } catch {
+    return undefined
+  }
+  return resolved.origin === base.origin && resolved.username === "" && resolved.password === ""
+    ? resolved
+    : undefined
+}
+
+const baseOf = (baseUrl: string): URL => {
+  const base = new URL(baseUrl)
+  if (!base.pathname.endsWith("/")) base.pathname = `${base.pathname}/`
+  base.search = ""
+  base.hash = ""
+  return base
+}
+
+/** A request as it may be shown: its `Authorization` header replaced by `<redacted>`. */
+const redactRequest = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest =>
+  Headers.has(request.headers, "authorization")
+    ? HttpClientRequest.setHeader(request, "authorization", "<redacted>")
+    : request
+
+/** An error of the authenticated client, made safe to print anywhere (no credentials in it). */
+const redactError = (error: HttpClientError.HttpClientError): HttpClientError.HttpClientError =>
+  error._tag === "RequestError"
+    ? new HttpClientErrorNs.RequestError({
+      request: redactRequest(error.request),
+      reason: error.reason,
+      cause: error.cause,
+      ...(error.description !== undefined ? { description: error.description } : {})
+    })
+    : new HttpClientErrorNs.ResponseError({
+      request: redactRequest(error.request),
+      response: error.response instanceof RedactedResponse ? error.response : new RedactedResponse(error.response),
+      reason: error.reason,
+      cause: error.cause,
+      ...(error.description !== undefined ? { description: error.description } : {})
+    })
+
+const redactResponseError = (error: HttpClientError.ResponseError): HttpClientError.ResponseError =>
+  new HttpClientErrorNs.ResponseError({
+    request: redactRequest(error.request),
+    response: error.response instanceof RedactedResponse ? error.response : new RedactedResponse(error.response),
+    reason: error.reason,
+    cause: error.cause,
+    ...(error.description !== undefined ? { description: error.description } : {})
   })
+
+/**
+ * A response whose `request` (and every error it fails with) shows no credentials: printing it,
+ * `JSON.stringify` or `util.inspect` of it or of its errors, never renders the bearer token.
+ *
+ * @internal
+ */
+export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly request: HttpClientRequest.HttpClientRequest
+  constructor(readonly original: HttpClientResponse.HttpClientResponse) {
+    this.request = redactRequest(original.request)
+  }
+  get status() {
+    return this.original.status
+  }
+  get headers() {
+    return this.original.headers
+  }
+  get cookies() {
+    return this.original.cookies
+  }
+  get remoteAddress() {
+    return this.original.remoteAddress
+  }
+  get formData() {
+    return Effect.mapError(this.original.formData, redactResponseError)
+  }
+  get text() {
+    return Effect.mapError(this.original.text, redactResponseError)
+  }
+  get json() {
+    return Effect.mapError(this.original.json, redactResponseError)
+  }
+  get urlParamsBody() {
+    return Effect.mapError(this.original.urlParamsBody, redactResponseError)
+  }
+  get arrayBuffer() {
+    return Effect.mapError(this.original.arrayBuffer, redactResponseError)
+  }
+  get stream() {
+    return Stream.mapError(this.original.stream, redactResponseError)
+  }
+  toJSON(): unknown {
+    return {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status,
+      headers: Headers.redact(this.headers, ["authorization", "cookie", "set-cookie", "x-api-key"])
+    }
+  }
+  toString(): string {
+    return Inspectable.format(this.toJSON())
+  }
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.toJSON()
+  }
+}
+
+const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: string) =>
+  new HttpClientErrorNs.RequestError({ request: redactRequest(request), reason: "InvalidUrl", description })
+
+/**
+ * The transport with the base URL, credentials and JSON accept header applied. The token goes
+ * only to the base URL's origin: a request URL is joined to the base as a URL path (never as
+ * text), and one that resolves to another origin is refused before anything is sent. Errors
+ * and responses come back with the `Authorization` header redacted in their request.
+ *
+ * @internal
+ */
+export const authenticate =
+  (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
+    const base = baseOf(config.baseUrl)
+    const token = Redacted.value(config.apiKey)
+    const tokenOk = tokenPattern.test(token)
+    const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
+    return client.pipe(
+      HttpClient.mapRequestEffect((request) => {
+        const url = resolveUrl(base, request.url)
+        if (url === undefined) {
+          return Effect.fail(
+            invalidUrl(
+              request,
+              `refusing to send the Kernel credentials outside ${base.origin}: the URL must be a path, or a URL of that origin`
+            )
+          )
+        }
+        if (!tokenOk || !projectOk) {
+          return Effect.fail(
+            new HttpClientErrorNs.RequestError({
+              request: redactRequest(request),
+              reason: "Encode",
+              description: !tokenOk
+                ? "the API key contains characters that cannot be sent in an HTTP header; it is not shown"
+                : "the project id contains characters that cannot be sent in an HTTP header"
+            })
+          )
+        }
+        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
+        return Effect.succeed(
+          Option.isSome(config.projectId)
+            ? HttpClientRequest.setHeader(out, projectHeader, config.projectId.value)
+            : out
+        )
+      }),
+      HttpClient.transformResponse((effect) =>
+        Effect.mapBoth(effect, {
+          onFailure: redactError,
+          onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
+        })
+      )
+    )
+  }
 
 /**
  * A class of error that answers one documented status.
@@ -82,6 +250,16 @@ const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [
 /** How much of an error body is read; the rest is discarded and the connection closed. */
 const errorBodyLimit = 64 * 1024
 const excerptLength = 512
+/** The longest `code` kept from an error body. */
+const codeLength = 200
+/** How many `details` entries of an error body are kept. */
+const maxDetails = 20
+
+const boundDetail = (detail: KernelError.ErrorDetail): KernelError.ErrorDetail =>
+  new KernelError.ErrorDetail({
+    ...(detail.code !== undefined ? { code: bound(detail.code, codeLength) } : {}),
+    ...(detail.message !== undefined ? { message: bound(detail.message, 1024) } : {})
+  })
 
 /**
  * A function made on first use: building a schema's decoder walks its whole AST, work that
@@ -148,13 +326,17 @@ export const statusError = <E>(
     const props: KernelError.ApiErrorFields = {
       ...describe(request),
       status: response.status,
-      code: Option.match(body, { onNone: () => "unknown", onSome: (b) => b.code }),
+      code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       message: Option.match(body, {
         onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
-        onSome: (b) => b.message
+        onSome: (b) => bound(b.message)
       }),
-      ...(Option.isSome(body) && body.value.details !== undefined ? { details: body.value.details } : {}),
-      ...(Option.isSome(body) && body.value.inner_error !== undefined ? { innerError: body.value.inner_error } : {}),
+      ...(Option.isSome(body) && body.value.details !== undefined
+        ? { details: body.value.details.slice(0, maxDetails).map(boundDetail) }
+        : {}),
+      ...(Option.isSome(body) && body.value.inner_error !== undefined
+        ? { innerError: boundDetail(body.value.inner_error) }
+        : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
     }
@@ -168,7 +350,7 @@ export const statusError = <E>(
   })
 
 const excerpt = (text: string): string => {
-  const flat = text.replace(/\s+/g, " ").trim()
+  const flat = text.slice(0, excerptLength * 4).replace(/\s+/g, " ").trim()
   return flat.length > excerptLength ? `${flat.slice(0, excerptLength)}…` : flat
 }
 
@@ -177,12 +359,49 @@ export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
 ): KernelError.TransportError =>
-  new KernelError.TransportError({
-    ...describe(request),
-    message: error.reason === "Transport" || error.reason === "Decode"
-      ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${causeMessage(error.cause)}`
-      : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
-  })
+  withCause(
+    new KernelError.TransportError({
+      ...describe(request),
+      message: scrub(
+        bound(
+          error.reason === "Transport" || error.reason === "Decode"
+            ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
+              causeMessage(error.cause)
+            }`
+            : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
+        ),
+        request
+      )
+    }),
+    error
+  )
+
+/**
+ * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
+ * leaves it out, `util.inspect` shows it (its request is redacted by the authenticated client).
+ */
+const withCause = <E extends Error>(error: E, cause: unknown): E => {
+  Object.defineProperty(error, "cause", { value: cause, enumerable: false, configurable: true, writable: true })
+  return error
+}
+
+/**
+ * Removes any credential a transport's message may have echoed (fetch quotes an invalid header
+ * value whole): the bearer token as sent in the request, and anything after `Bearer`.
+ */
+const scrub = (message: string, request: HttpClientRequest.HttpClientRequest): string => {
+  let out = message
+  const authorization = request.headers["authorization"]
+  if (authorization !== undefined && authorization.length > 0) {
+    const token = authorization.replace(/^Bearer\s+/i, "")
+    out = out.split(authorization).join("<redacted>")
+    if (token.length >= 4) out = out.split(token).join("<redacted>")
+    for (const line of token.split(/[\r\n]+/)) {
+      if (line.length >= 4) out = out.split(line).join("<redacted>")
+    }
+  }
+  return out.replace(/Bearer[^"'\s]*\s*[^"'\s]*/gi, "Bearer <redacted>")
+}
 
 const causeMessage = (cause: unknown): string => {
   if (cause instanceof Error) {
@@ -202,7 +421,7 @@ export const decodeError = (
   new KernelError.DecodeError({
     ...describe(request),
     status,
-    message: ParseResult.TreeFormatter.formatErrorSync(error)
+    message: formatParseError(error)
   })
 
 /**
@@ -217,36 +436,95 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
-): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout, R> => {
+  onSuccess: (response: HttpClientResponse.HttpClientResponse, scope: Scope.CloseableScope) => Effect.Effect<A, E2>,
+  keep: (a: A) => boolean = () => false
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
+  R
+> => {
   const info = describe(request)
-  let attempts = 0
-  const attempt = Effect.suspend(() => {
-    attempts++
-    return attempts === 1
-      ? client.execute(request)
-      : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), client.execute(request))
+  const scoped = HttpClient.withScope(client)
+  // Every attempt owns its request: when the attempt ends (its body read, an error body read in
+  // part, a time-out, an interruption), the request is aborted, which destroys an unread body and
+  // closes its connection if the body was not complete. No body is ever left paused and unowned
+  // (undici 7 can crash the process on such a body when the peer closes: nodejs/undici#5360).
+  // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
+  // and then its scope is the caller's to close.
+  const run = (attempts: number) =>
+    Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        (attempts === 1
+          ? scoped.execute(request)
+          : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), scoped.execute(request))).pipe(
+            Scope.extend(scope),
+            Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+            Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+              response.status >= 200 && response.status < 300
+                ? onSuccess(response, scope)
+                : statusError(op, request, response)
+            )
+          ),
+      (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
+    )
+  // the count of attempts belongs to one run of the operation, not to the effect value
+  return Effect.suspend(() => {
+    let attempts = 0
+    const attempt = Effect.suspend(() => run(++attempts)).pipe(
+      (self) =>
+        Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
+    )
+    const logged = Effect.tapError(attempt, (error) =>
+      KernelError.isTransient(error)
+        ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+        : Effect.void)
+    return Effect.zipRight(checkCredentials(config), retryTransient(logged, policyFor(config)))
   }).pipe(
-    Effect.catchAll((error) => Effect.fail(transportError(request, error))),
-    Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError, R> =>
-      response.status >= 200 && response.status < 300
-        ? onSuccess(response)
-        : statusError(op, request, response)
-    ),
-    (self) =>
-      Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
-  )
-  const logged = Effect.tapError(attempt, (error) =>
-    KernelError.isTransient(error)
-      ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
-      : Effect.void)
-  return retryTransient(logged, policyFor(config)).pipe(
     Effect.withSpan(`Kernel.${op.name}`, {
       kind: "client",
       captureStackTrace: false,
       attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
     })
   )
+}
+
+/** A bearer token: visible ASCII only (no space, no control character, no line break). */
+const tokenPattern = /^[\x21-\x7e]+$/
+/** A header value: visible ASCII and inner spaces. */
+const headerValuePattern = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
+const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
+
+/**
+ * The API key and project id must be sendable as header values: a key with a line break (a
+ * trailing newline from a file) can never be sent, and some transports quote the invalid value
+ * whole in their error. Rejected before any request, without echoing the value.
+ *
+ * @internal
+ */
+export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<void, KernelError.InvalidInput> => {
+  let checked = checkedCredentials.get(config)
+  if (checked === undefined) {
+    checked = !tokenPattern.test(Redacted.value(config.apiKey))
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "apiKey",
+          message:
+            "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
+        })
+      )
+      : Option.isSome(config.projectId) && !headerValuePattern.test(config.projectId.value)
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "projectId",
+          message:
+            "projectId contains characters that cannot be sent in an HTTP header (a line break, a control or non-ASCII character, or surrounding spaces)"
+        })
+      )
+      : Effect.void
+    checkedCredentials.set(config, checked)
+  }
+  return checked
 }
 
 /**
@@ -295,11 +573,28 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
             new KernelError.DecodeError({
               ...describe(request),
               status: response.status,
-              message: `body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`
+              message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
             })
           )
         }
-        return Either.match(decoder()(json), {
+        // decoding follows the schema, not the data; a failure here is a bug of ours, but it
+        // must still not escape as a defect: whatever the server sent, the result is typed
+        let result: Either.Either<A, ParseResult.ParseError>
+        try {
+          result = decoder()(json)
+        } catch (cause) {
+          return Effect.fail(
+            new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(
+                `body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`,
+                512
+              )
+            })
+          )
+        }
+        return Either.match(result, {
           onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
           onRight: Effect.succeed
         })

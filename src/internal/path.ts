@@ -21,3 +21,19 @@ export const segment = (field: string, value: string): Effect.Effect<string, Inv
     return Effect.fail(new InvalidInput({ field, message: `${field} is not well-formed Unicode` }))
   }
 }
+
+/**
+ * The params object of an operation, checked: untyped callers may pass `null`, a string or
+ * nothing, which must be `InvalidInput`, never a defect.
+ *
+ * @internal
+ */
+export const params = <P extends object>(value: P): Effect.Effect<P, InvalidInput> =>
+  typeof value === "object" && value !== null
+    ? Effect.succeed(value)
+    : Effect.fail(
+      new InvalidInput({
+        field: "params",
+        message: `params must be an object, got ${value === null ? "null" : typeof value}`
+      })
+    )

@@ -316,6 +316,63 @@ export const rows: ReadonlyArray<Row> = [
     special: "redirect-fetch",
     outcome: "Unauthorized",
     note: "followed without the Authorization header"
+  },
+  {
+    fault: "200 JSON nested 6,000 levels deep",
+    operation: "getMousePosition",
+    faults: [{ route: "getMousePosition", status: 200, body: "[".repeat(6000) + "]".repeat(6000) }],
+    outcome: "DecodeError",
+    note: "bounded message, no RangeError defect"
+  },
+  {
+    fault: "200 JSON with a 10 MB invalid field",
+    operation: "getMousePosition",
+    faults: [{ route: "getMousePosition", status: 200, body: JSON.stringify({ x: tenMegabytes, y: 1 }) }],
+    outcome: "DecodeError",
+    contains: { message: `["x"]` },
+    note: "message at most 4 KiB, names the field"
+  },
+  {
+    fault: "replay answered 206 Partial Content",
+    operation: "downloadReplay",
+    faults: [{ route: "downloadReplay", status: 206, body: "fragment", headers: { "content-type": "video/mp4" } }],
+    outcome: "UnexpectedStatus",
+    fields: { status: 206 },
+    note: "a fragment is not the replay; nothing written"
+  },
+  {
+    fault: "replay answered 204 No Content",
+    operation: "downloadReplay",
+    faults: [{ route: "downloadReplay", status: 204 }],
+    outcome: "UnexpectedStatus",
+    fields: { status: 204 },
+    note: "nothing written"
+  },
+  {
+    fault: "replay sent with Content-Encoding: gzip",
+    operation: "downloadReplay",
+    faults: [{
+      route: "downloadReplay",
+      status: 200,
+      body: "compressed",
+      headers: { "content-type": "video/mp4", "content-encoding": "gzip" }
+    }],
+    outcome: "DecodeError",
+    contains: { message: "content-encoding" },
+    note: "decided by the header on every transport; nothing written"
+  },
+  {
+    fault: "200 video/mp4 whose body is not an mp4",
+    operation: "downloadReplay",
+    faults: [{
+      route: "downloadReplay",
+      status: 200,
+      body: "<html>oops</html>",
+      headers: { "content-type": "video/mp4" }
+    }],
+    outcome: "DecodeError",
+    contains: { message: "ftyp" },
+    note: "the first box must be ftyp; nothing written"
   }
 ]
 

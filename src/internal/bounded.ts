@@ -1,0 +1,119 @@
+import type * as ParseResult from "effect/ParseResult"
+
+/**
+ * The longest message or excerpt an error built from server data carries, in UTF-16 code units.
+ *
+ * @internal
+ */
+export const maxMessageLength = 4096
+
+/**
+ * `text` cut to at most `max` code units (an ellipsis marks the cut). Never splits a surrogate pair.
+ *
+ * @internal
+ */
+export const bound = (text: string, max: number = maxMessageLength): string => {
+  if (text.length <= max) return text
+  let end = Math.max(0, max - 1)
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${text.slice(0, end)}…`
+}
+
+const previewLength = 120
+
+/**
+ * A short description of a value from a response body: its kind, and for scalars a bounded
+ * rendering. Never walks into nested values, so its cost does not depend on the input's size or depth.
+ *
+ * @internal
+ */
+export const preview = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(bound(value, previewLength))
+    case "number":
+    case "boolean":
+    case "bigint":
+      return String(value)
+    case "undefined":
+      return "undefined"
+    case "object": {
+      if (value === null) return "null"
+      if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`
+      const keys: Array<string> = []
+      let count = 0
+      for (const key in value) {
+        if (count < 5) keys.push(JSON.stringify(bound(key, 40)))
+        count++
+        if (count > 1000) break
+      }
+      return count === 0 ? "an empty object" : `an object with keys ${keys.join(", ")}${count > 5 ? ", …" : ""}`
+    }
+    default:
+      return typeof value
+  }
+}
+
+const describeAst = (ast: unknown): string => {
+  try {
+    return bound(String(ast), 200)
+  } catch {
+    return "the expected type"
+  }
+}
+
+const pathText = (path: ReadonlyArray<PropertyKey>): string =>
+  path.length === 0 ? "" : `at ${bound(path.map((key) => `[${JSON.stringify(String(key))}]`).join(""), 400)}: `
+
+/**
+ * A bounded, non-recursive rendering of a decoding failure: the path to the first failing value,
+ * what was expected there, and a preview of what was found. Unlike `TreeFormatter`, it never
+ * renders the whole actual value (which may be megabytes, or nested deeper than the stack).
+ *
+ * @internal
+ */
+export const formatParseError = (error: ParseResult.ParseError): string => {
+  const path: Array<PropertyKey> = []
+  let issue: ParseResult.ParseIssue = error.issue
+  // the issue tree follows the schema, not the data; the bound is a guard only
+  for (let depth = 0; depth < 1000; depth++) {
+    switch (issue._tag) {
+      case "Pointer": {
+        const at = issue.path
+        if (typeof at === "object") path.push(...at)
+        else path.push(at)
+        issue = issue.issue
+        continue
+      }
+      case "Composite": {
+        const issues = issue.issues
+        issue = "_tag" in issues ? issues : issues[0]
+        continue
+      }
+      case "Refinement":
+      case "Transformation": {
+        if (issue.kind === "From" || issue.kind === "Encoded") {
+          issue = issue.issue
+          continue
+        }
+        return bound(
+          `${pathText(path)}expected ${describeAst(issue.ast)}, got ${preview(issue.actual)}${
+            issue.issue._tag === "Type" && issue.issue.message !== undefined
+              ? ` (${bound(issue.issue.message, 400)})`
+              : ""
+          }`
+        )
+      }
+      case "Missing":
+        return bound(`${pathText(path)}is missing (expected ${describeAst(issue.ast)})`)
+      case "Unexpected":
+        return bound(`${pathText(path)}is unexpected, got ${preview(issue.actual)}`)
+      case "Forbidden":
+        return bound(`${pathText(path)}cannot be decoded synchronously`)
+      case "Type":
+        return bound(`${pathText(path)}expected ${describeAst(issue.ast)}, got ${preview(issue.actual)}`)
+    }
+  }
+  return "the body does not match the expected schema"
+}

@@ -1,0 +1,75 @@
+import type { HttpClient } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Effect, Layer, Redacted } from "effect"
+import { Kernel, KernelConfig } from "effect-kernel"
+import * as net from "node:net"
+
+/** What the loopback server saw of one request, and the socket to answer on. */
+export interface Exchange {
+  readonly head: string
+  readonly path: string
+  readonly socket: net.Socket
+}
+
+/**
+ * A raw TCP server on 127.0.0.1 (ephemeral port): `answer` writes whatever bytes it wants for
+ * each request head. Connections are tracked so tests can count them.
+ */
+export const rawServer = (answer: (exchange: Exchange) => void) =>
+  Effect.acquireRelease(
+    Effect.async<
+      { readonly port: number; readonly server: net.Server; readonly open: () => number; readonly opened: () => number }
+    >((resume) => {
+      const sockets = new Set<net.Socket>()
+      let opened = 0
+      const server = net.createServer((socket) => {
+        opened++
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+        socket.on("error", () => {})
+        let seen = ""
+        socket.on("data", (data) => {
+          seen += data.toString("latin1")
+          const end = seen.indexOf("\r\n\r\n")
+          if (end < 0) return
+          const head = seen.slice(0, end)
+          seen = seen.slice(end + 4)
+          const path = head.split(" ")[1] ?? ""
+          answer({ head, path, socket })
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as net.AddressInfo).port
+        resume(Effect.succeed({ port, server, open: () => sockets.size, opened: () => opened }))
+      })
+      ;(server as net.Server & { sockets?: Set<net.Socket> }).sockets = sockets
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        ;(server as net.Server & { sockets?: Set<net.Socket> }).sockets?.forEach((s) => s.destroy())
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+export const head = (status: string, headers: Record<string, string | number> = {}): string =>
+  `HTTP/1.1 ${status}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`
+
+/** `Kernel.layer` (and a file system) over a transport, against the loopback server. */
+export const loopbackLayer = (
+  port: number,
+  transport: Layer.Layer<HttpClient.HttpClient>,
+  options: Partial<KernelConfig.Options> = {}
+) =>
+  Kernel.layer.pipe(
+    Layer.provide(KernelConfig.layer({
+      apiKey: Redacted.make("sk_SENTINEL_loopback_4242"),
+      baseUrl: `http://127.0.0.1:${port}`,
+      maxRetries: 0,
+      timeout: "5 seconds",
+      idleTimeout: "5 seconds",
+      ...options
+    })),
+    Layer.provide(transport),
+    Layer.merge(NodeFileSystem.layer),
+    Layer.orDie
+  )
