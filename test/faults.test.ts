@@ -11,6 +11,7 @@ import {
   KernelClient,
   KernelConfig,
   type KernelError,
+  KernelTransport,
   Replays
 } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
@@ -88,7 +89,16 @@ describe("fault matrix (over loopback HTTP, sentinel token)", () => {
     expect(table, "run `npm run docs:faults` to regenerate the table").toBe(renderTable())
   })
 
-  it.live.each(rows.map((row, i) => [i + 1, row.fault, row] as const))("%i. %s", ([, , row]) => {
+  const transports = [
+    ["NodeHttpClient.layerUndici", NodeHttpClient.layerUndici],
+    ["KernelTransport.layerUndici", KernelTransport.layerUndici]
+  ] as const
+  const cases = rows.flatMap((row, i) =>
+    transports
+      .filter(([name]) => row.special !== "redirect-fetch" || name === "NodeHttpClient.layerUndici")
+      .map(([name, layer]) => [i + 1, row.fault, name, row, layer] as const)
+  )
+  it.live.each(cases)("%i. %s (%s)", ([, , , row, undiciLayer]) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-fault-"))
     const file = path.join(dir, "replay.mp4")
     const observer = makeObserver()
@@ -108,7 +118,7 @@ describe("fault matrix (over loopback HTTP, sentinel token)", () => {
           headers: { location: `${other.url}/browsers/browser_1/computer/get_mouse_position` }
         })
       }
-      const transport = row.special === "redirect-fetch" ? FetchHttpClient.layer : NodeHttpClient.layerUndici
+      const transport = row.special === "redirect-fetch" ? FetchHttpClient.layer : undiciLayer
       const config = KernelConfig.layer({ ...row.config, apiKey: Redacted.make(sentinel), baseUrl })
       const KernelLive = Kernel.layer.pipe(Layer.provide(config), Layer.provide(transport))
 

@@ -195,6 +195,29 @@ describe("KernelTransport", () => {
       expect(text).toBe("ok")
     }))
 
+  it.scopedLive("HttpClient.withScope: closing the request's scope aborts its body and frees the connection", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((req, res) => {
+        if (req.url === "/ok") return res.writeHead(200).end("ok")
+        res.writeHead(200)
+        res.write(Buffer.alloc(1024))
+        // then stalls forever
+      })
+      const http = yield* client({ connections: 1 })
+      const scoped = HttpClient.withScope(http)
+      const scope = yield* Scope.make()
+      const response = yield* scoped.get(`${served.url}/stall`).pipe(Scope.extend(scope))
+      const reader = yield* Effect.fork(Stream.runCount(response.stream))
+      yield* Effect.sleep(Duration.millis(50))
+      yield* Scope.close(scope, Exit.void)
+      const ended = yield* Fiber.join(reader).pipe(
+        Effect.flip,
+        Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => "body still open" })
+      )
+      expect(ended).toMatchObject({ _tag: "ResponseError", reason: "Decode" })
+      expect(yield* Effect.flatMap(http.get(`${served.url}/ok`), (r) => r.text)).toBe("ok")
+    }))
+
   it.scopedLive("unread bodies do not hold the connection (one connection, many requests)", () =>
     Effect.gen(function*() {
       const big = Buffer.alloc(2 * 1024 * 1024, 1)

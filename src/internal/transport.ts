@@ -35,6 +35,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -570,6 +571,15 @@ const convertBody = (
 
 type RedactedNames = ReadonlyArray<string | RegExp>
 
+/**
+ * The controllers `HttpClient.withScope` registers per request (the platform keeps them in this
+ * global value; its own `HttpClient.make` reads them the same way): closing the scope aborts.
+ */
+const scopedRequests = globalValue(
+  "@effect/platform/HttpClient/scopedRequests",
+  () => new WeakMap<HttpClientRequest.HttpClientRequest, AbortController>()
+)
+
 /** A copy of the request whose sensitive headers read `<redacted>` (the request itself if none). */
 const redactRequest = (
   request: HttpClientRequest.HttpClientRequest,
@@ -603,6 +613,12 @@ const send = (
         exchange.onHead = (ok, error) => {
           if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
           else resume(Effect.fail(transportError(request, names, error)))
+        }
+        // `HttpClient.withScope`: the request's scope closing aborts it (and its body)
+        const scoped = scopedRequests.get(request)
+        if (scoped !== undefined) {
+          if (scoped.signal.aborted) exchange.cancelled = true
+          else scoped.signal.addEventListener("abort", () => exchange.cancel(), { once: true })
         }
         try {
           dispatcher.dispatch({
