@@ -44,7 +44,7 @@ import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import { Readable } from "node:stream"
 import { ReadableStream as WebReadableStream } from "node:stream/web"
-import * as Undici from "undici"
+import type * as Undici from "undici"
 
 /** @internal */
 export interface AgentOptions {
@@ -103,40 +103,69 @@ class Track {
 
 const tracks = new WeakMap<Undici.Dispatcher, Track>()
 
-class TrackedClient extends Undici.Client {
-  override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
-    if (handler instanceof Exchange) handler.track = tracks.get(this)
-    return super.dispatch(options, handler)
-  }
-}
-
+type UndiciModule = typeof Undici
 type Connector = (options: Undici.buildConnector.Options, callback: Undici.buildConnector.Callback) => void
 
-const trackedClient = (origin: URL | string, options: Undici.Client.Options): Undici.Dispatcher => {
-  const track = new Track()
-  const base: Connector = typeof options.connect === "function" ?
-    options.connect :
-    Undici.buildConnector({ ...options.connect })
-  const connect: Connector = (connectOptions, callback) =>
-    base(connectOptions, (...args) => {
-      const [error, socket] = args
-      if (error === null && socket !== null) {
-        track.arm(socket)
-      }
-      callback(...args)
-    })
-  const client = new TrackedClient(origin, { ...options, connect })
-  tracks.set(client, track)
-  return client
+/**
+ * undici is loaded when the first agent is built, not when effect-kernel is imported: it is an
+ * optional peer, and importing it costs start-up time a user of another transport should not pay.
+ */
+let undiciModule: Promise<UndiciModule> | undefined
+/** @internal */
+export const loadUndici: Effect.Effect<UndiciModule> = Effect.suspend(() =>
+  Effect.tryPromise(() => undiciModule ??= import("undici"))
+).pipe(
+  Effect.orDieWith((cause) =>
+    new Error(
+      "KernelTransport needs the `undici` package (an optional peer dependency of effect-kernel): npm install undici",
+      { cause }
+    )
+  )
+)
+
+const trackedClientFactories = new WeakMap<
+  UndiciModule,
+  (origin: URL | string, options: Undici.Client.Options) => Undici.Dispatcher
+>()
+
+const trackedClientFactory = (undici: UndiciModule) => {
+  const cached = trackedClientFactories.get(undici)
+  if (cached !== undefined) return cached
+  class TrackedClient extends undici.Client {
+    override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
+      if (handler instanceof Exchange) handler.track = tracks.get(this)
+      return super.dispatch(options, handler)
+    }
+  }
+  const factory = (origin: URL | string, options: Undici.Client.Options): Undici.Dispatcher => {
+    const track = new Track()
+    const base: Connector = typeof options.connect === "function" ?
+      options.connect :
+      undici.buildConnector({ ...options.connect })
+    const connect: Connector = (connectOptions, callback) =>
+      base(connectOptions, (...args) => {
+        const [error, socket] = args
+        if (error === null && socket !== null) {
+          track.arm(socket)
+        }
+        callback(...args)
+      })
+    const client = new TrackedClient(origin, { ...options, connect })
+    tracks.set(client, track)
+    return client
+  }
+  trackedClientFactories.set(undici, factory)
+  return factory
 }
 
 /** @internal */
-export const makeAgent = (options: AgentOptions = {}): Undici.Agent => {
+export const makeAgent = (undici: UndiciModule, options: AgentOptions = {}): Undici.Agent => {
   const connectTimeout = millis(options.connectTimeout)
   const keepAliveTimeout = millis(options.keepAliveTimeout)
   const keepAliveMaxTimeout = millis(options.keepAliveMaxTimeout)
   const connections = options.connections
-  return new Undici.Agent({
+  const factory = trackedClientFactory(undici)
+  return new undici.Agent({
     // time-outs are the SDK's (Effect's) business; undici's own would race them
     headersTimeout: 0,
     bodyTimeout: 0,
@@ -145,10 +174,10 @@ export const makeAgent = (options: AgentOptions = {}): Undici.Agent => {
     ...(keepAliveMaxTimeout !== undefined ? { keepAliveMaxTimeout } : {}),
     ...(options.tls !== undefined ? { connect: { ...options.tls } } : {}),
     factory: (origin, agentOptions) =>
-      new Undici.Pool(origin, {
+      new undici.Pool(origin, {
         ...agentOptions,
         ...(connections !== undefined ? { connections } : {}),
-        factory: trackedClient
+        factory
       })
   })
 }
@@ -749,7 +778,7 @@ export const optionsOf = (options: AgentOptions): Options => ({
 export const scoped = (options: AgentOptions = {}): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.sync(() => makeAgent(options)),
+      Effect.map(loadUndici, (undici) => makeAgent(undici, options)),
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ),
     (agent) => make(agent, optionsOf(options))
