@@ -2,12 +2,12 @@
  * The clients the benchmark compares, each doing the same work against the same server.
  * The Effect SDK runs its loops inside Effect (as its users do), on a runtime built once.
  */
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import Kernel from "@onkernel/sdk"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { request } from "undici"
-import { BrowserPools, Computer, Kernel as EffectKernel, KernelConfig, Replays } from "../src/index.js"
+import { BrowserPools, Computer, Kernel as EffectKernel, KernelConfig, KernelTransport, Replays } from "../src/index.js"
 
 export interface Client {
   readonly name: string
@@ -15,10 +15,10 @@ export interface Client {
   readonly sequential: (n: number) => Promise<void>
   /** `n` mouse-position calls, `inFlight` at a time. */
   readonly concurrent: (n: number, inFlight: number) => Promise<void>
-  /** One list of pools, decoded; returns how many. */
-  readonly pools: () => Promise<number>
+  /** One list of pools, decoded; returns how many. (Floor rows that only measure calls have none.) */
+  readonly pools?: () => Promise<number>
   /** Streams a replay of `bytes` bytes and discards it; returns the bytes received. */
-  readonly stream: (bytes: number) => Promise<number>
+  readonly stream?: (bytes: number) => Promise<number>
   readonly close: () => Promise<void>
 }
 
@@ -113,17 +113,79 @@ export const official = (base: string): Client => {
   }
 }
 
-export const effectKernel = (base: string, transport: "undici" | "fetch"): Client => {
+/** The same raw undici call, each one wrapped in `Effect.promise`, `inFlight` fibers. */
+export const effectPromiseUndici = (base: string): Client => {
+  const runtime = ManagedRuntime.make(Layer.empty)
+  const mouse = Effect.promise(async () => {
+    const response = await request(`${base}/browsers/b1/computer/get_mouse_position`, { method: "POST", headers })
+    return response.body.json()
+  })
+  return {
+    name: "Effect.promise(raw undici.request)",
+    sequential: (n) =>
+      runtime.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < n; i++) yield* mouse
+      })),
+    concurrent: (n, k) =>
+      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    close: () => runtime.dispose()
+  }
+}
+
+const transports = {
+  kernel: { name: "KernelTransport.layerUndici", layer: KernelTransport.layerUndici },
+  undici: { name: "NodeHttpClient.layerUndici", layer: NodeHttpClient.layerUndici },
+  fetch: { name: "FetchHttpClient.layer", layer: FetchHttpClient.layer }
+} as const
+
+/** A bare `HttpClient`: `execute` + `json`, no SDK. */
+export const bareTransport = (base: string, transport: "kernel" | "undici"): Client => {
+  const runtime = ManagedRuntime.make(transports[transport].layer)
+  const request = HttpClientRequest.post(`${base}/browsers/b1/computer/get_mouse_position`).pipe(
+    HttpClientRequest.setHeaders(headers)
+  )
+  const mouse = Effect.flatMap(HttpClient.execute(request), (response) => response.json)
+  const pools = HttpClientRequest.get(`${base}/browser_pools`).pipe(HttpClientRequest.setHeaders(headers))
+  return {
+    name: `bare ${transports[transport].name} execute + json`,
+    sequential: (n) =>
+      runtime.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < n; i++) yield* mouse
+      })),
+    concurrent: (n, k) =>
+      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    ...(transport === "kernel" ?
+      {
+        pools: () =>
+          runtime.runPromise(
+            Effect.flatMap(HttpClient.execute(pools), (response) => response.json).pipe(
+              Effect.map((json) => Array.isArray(json) ? json.length : 0)
+            )
+          ),
+        stream: (bytes: number) =>
+          runtime.runPromise(
+            Effect.flatMap(
+              HttpClient.get(`${base}/browsers/b1/replays/${bytes}`, { headers }),
+              (response) => Stream.runFold(response.stream, 0, (n, chunk) => n + chunk.length)
+            )
+          )
+      } :
+      {}),
+    close: () => runtime.dispose()
+  }
+}
+
+export const effectKernel = (base: string, transport: "kernel" | "undici" | "fetch"): Client => {
   const runtime = ManagedRuntime.make(
     EffectKernel.layer.pipe(
       Layer.provide(KernelConfig.layer({ apiKey: Redacted.make(token), baseUrl: base, maxRetries: 0 })),
-      Layer.provide(transport === "undici" ? NodeHttpClient.layerUndici : FetchHttpClient.layer),
+      Layer.provide(transports[transport].layer),
       Layer.orDie
     )
   )
   const mouse = Computer.getMousePosition({ id: "b1" })
   return {
-    name: `effect-kernel (${transport === "undici" ? "NodeHttpClient.layerUndici" : "FetchHttpClient.layer"})`,
+    name: `effect-kernel (${transports[transport].name})`,
     sequential: (n) =>
       runtime.runPromise(Effect.gen(function*() {
         for (let i = 0; i < n; i++) yield* mouse
@@ -139,10 +201,15 @@ export const effectKernel = (base: string, transport: "undici" | "fetch"): Clien
   }
 }
 
+/** The clients, floor first: every row is compared with raw undici (the first). */
 export const makeClients = (base: string): ReadonlyArray<Client> => [
   rawUndici(base),
-  rawFetch(base),
-  official(base),
+  effectPromiseUndici(base),
+  bareTransport(base, "kernel"),
+  bareTransport(base, "undici"),
+  effectKernel(base, "kernel"),
   effectKernel(base, "undici"),
-  effectKernel(base, "fetch")
+  effectKernel(base, "fetch"),
+  official(base),
+  rawFetch(base)
 ]

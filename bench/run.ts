@@ -1,8 +1,10 @@
 /**
- * `npm run bench [-- --quick]`: raw undici, global fetch, the official @onkernel/sdk and
- * effect-kernel (on undici and on fetch), interleaved over several rounds against one loopback
- * server in a child process. Prints a table (median, min–max, ratio to raw undici) and writes
- * bench/results.json. `--quick` is a smoke run (small sizes, one round) that asserts nothing.
+ * `npm run bench [-- --quick]`: the floor rows (raw undici, `Effect.promise` around it, the bare
+ * transports' `execute` + `json`), effect-kernel on its three transports, the official
+ * @onkernel/sdk and global fetch, interleaved over several rounds against one loopback server in a
+ * child process. Prints a table (median, min–max, ratio to raw undici), then the targets of the
+ * fast-path issue as ratios of this one run, and writes bench/results.json. `--quick` is a smoke
+ * run (small sizes, one round) that asserts nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -19,6 +21,8 @@ const sizes = {
   pools: quick ? 2 : 10,
   stream: quick ? 16 * 1024 * 1024 : 256 * 1024 * 1024,
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
+  // once, in the first round of a full run: memory must not grow with the size
+  streamHuge: quick ? 0 : 8 * 1024 * 1024 * 1024,
   coldRuns: quick ? 1 : 5
 }
 const here = new URL(".", import.meta.url).pathname
@@ -52,7 +56,8 @@ try {
   const floor = clients[0]!.name
   for (const client of clients) {
     await client.sequential(100) // warm-up
-    await client.pools()
+    await client.concurrent(200, sizes.inFlight)
+    if (client.pools) await client.pools()
   }
   for (let round = 0; round < rounds; round++) {
     for (const client of clients) {
@@ -70,15 +75,26 @@ try {
         client.name,
         sizes.concurrent / ((performance.now() - started) / 1000)
       )
+      const pools = client.pools
+      if (pools === undefined) continue
       started = performance.now()
       for (let i = 0; i < sizes.pools; i++) {
-        if ((await client.pools()) !== 10_000) throw new Error(`${client.name}: wrong pool count`)
+        if ((await pools()) !== 10_000) throw new Error(`${client.name}: wrong pool count`)
       }
       record("list 10,000 pools (ms/call)", client.name, (performance.now() - started) / sizes.pools)
     }
     // streaming: each client in a fresh process, so its RSS is its own
-    const streams = clients.map((client, index) => ({ client, index, bytes: sizes.stream }))
-    streams.push({ client: clients[3]!, index: 3, bytes: sizes.streamLarge })
+    const streaming = clients.flatMap((client, index) => client.stream ? [{ client, index }] : [])
+    const streams = streaming.map(({ client, index }) => ({ client, index, bytes: sizes.stream }))
+    // the large sizes: raw undici and effect-kernel on its own transport and on the platform's undici
+    const large = streaming.filter(({ client }) =>
+      client.name === clients[0]!.name || client.name.startsWith("effect-kernel (KernelTransport") ||
+      client.name.startsWith("effect-kernel (NodeHttpClient")
+    )
+    for (const { client, index } of large) streams.push({ client, index, bytes: sizes.streamLarge })
+    if (round === 0 && sizes.streamHuge > 0) {
+      for (const { client, index } of large.slice(0, 2)) streams.push({ client, index, bytes: sizes.streamHuge })
+    }
     for (const { bytes, client, index } of streams) {
       const out = execFileSync(process.execPath, [tsx, `${here}stream-child.ts`, String(index), String(bytes), base], {
         encoding: "utf8"
@@ -87,7 +103,7 @@ try {
         out.trim().split("\n").at(-1)!
       )
       if (result.received !== bytes) throw new Error(`${client.name}: received ${result.received} of ${bytes}`)
-      const label = `${Math.round(bytes / 1024 / 1024)} MiB`
+      const label = bytes >= 1024 ** 3 ? `${bytes / 1024 ** 3} GiB` : `${Math.round(bytes / 1024 / 1024)} MiB`
       record(`replay ${label} (MB/s)`, client.name, bytes / 1e6 / result.seconds)
       record(`replay ${label}: peak RSS growth (MiB)`, client.name, result.rssGrowthMiB)
       record(`replay ${label}: peak JS heap + buffers growth (MiB)`, client.name, result.inUseGrowthMiB)
@@ -132,10 +148,88 @@ try {
       )
     }
   }
+  // the fast-path targets, as ratios of this run's medians
+  const med = (metric: string, client: string) => {
+    const values = samples[metric]?.[client]
+    return values === undefined ? undefined : median(values)
+  }
+  const raw = clients[0]!.name
+  const kt = "effect-kernel (KernelTransport.layerUndici)"
+  const onUndici = "effect-kernel (NodeHttpClient.layerUndici)"
+  const bareUndici = "bare NodeHttpClient.layerUndici execute + json"
+  const officialName = "@onkernel/sdk"
+  const concurrentMetric = `get_mouse_position, ${sizes.inFlight} in flight (calls/s)`
+  const targets: Array<[string, number | undefined, ">=" | "<=", number]> = []
+  const ratio = (a: number | undefined, b: number | undefined) => a === undefined || b === undefined ? undefined : a / b
+  targets.push([
+    `${sizes.inFlight} in flight, KernelTransport / raw undici`,
+    ratio(med(concurrentMetric, kt), med(concurrentMetric, raw)),
+    ">=",
+    0.5
+  ])
+  targets.push([
+    `${sizes.inFlight} in flight, KernelTransport / official client`,
+    ratio(med(concurrentMetric, kt), med(concurrentMetric, officialName)),
+    ">=",
+    3
+  ])
+  targets.push([
+    `${sizes.inFlight} in flight, on NodeHttpClient.layerUndici: SDK / bare platform`,
+    ratio(med(concurrentMetric, onUndici), med(concurrentMetric, bareUndici)),
+    ">=",
+    0.85
+  ])
+  targets.push([
+    "sequential µs/call, KernelTransport / raw undici",
+    ratio(med("get_mouse_position sequential (µs/call)", kt), med("get_mouse_position sequential (µs/call)", raw)),
+    "<=",
+    1.6
+  ])
+  for (const bytes of [sizes.stream, sizes.streamLarge]) {
+    const label = bytes >= 1024 ** 3 ? `${bytes / 1024 ** 3} GiB` : `${Math.round(bytes / 1024 / 1024)} MiB`
+    targets.push([
+      `replay ${label} MB/s, KernelTransport / raw undici`,
+      ratio(med(`replay ${label} (MB/s)`, kt), med(`replay ${label} (MB/s)`, raw)),
+      ">=",
+      0.95
+    ])
+  }
+  for (const label of [`${sizes.streamLarge / 1024 ** 3} GiB`, "8 GiB"]) {
+    const value = med(`replay ${label}: peak JS heap + buffers growth (MiB)`, kt)
+    if (value !== undefined && sizes.streamLarge >= 1024 ** 3) {
+      targets.push([`replay ${label}: peak JS heap + buffers growth (MiB), KernelTransport`, value, "<=", 48])
+    }
+  }
+  targets.push([
+    "10,000 pools, effect-kernel on KernelTransport / raw undici + JSON.parse",
+    ratio(med("list 10,000 pools (ms/call)", kt), med("list 10,000 pools (ms/call)", raw)),
+    "<=",
+    2.5
+  ])
+  const coldBase = med("cold: import effect + @effect/platform (ms)", "node")
+  const coldSdk = med("cold: + import effect-kernel (ms)", "node")
+  if (coldBase !== undefined && coldSdk !== undefined) {
+    targets.push(["cold start: ms the SDK adds to importing effect + @effect/platform", coldSdk, "<=", 15])
+  }
+  lines.push("", `targets${quick ? " (--quick: sizes too small to judge)" : ""}`)
+  const targetResults: Array<{ target: string; value: number | null; bound: string; met: boolean | null }> = []
+  for (const [target, value, op, bound] of targets) {
+    const met = value === undefined ? null : op === ">=" ? value >= bound : value <= bound
+    targetResults.push({ target, value: value ?? null, bound: `${op} ${bound}`, met })
+    lines.push(
+      `  ${target.padEnd(78)} ${value === undefined ? "n/a" : value.toFixed(2).padStart(7)}  ${op} ${bound}  ${
+        met === null ? "" : met ? "met" : "NOT MET"
+      }`
+    )
+  }
   console.log(lines.join("\n"))
   fs.writeFileSync(
     new URL("results.json", import.meta.url),
-    JSON.stringify({ quick, rounds, node: process.version, cores: os.cpus().length, results }, null, 2)
+    JSON.stringify(
+      { quick, rounds, node: process.version, cores: os.cpus().length, results, targets: targetResults },
+      null,
+      2
+    )
   )
   console.log("\nwritten to bench/results.json")
 } finally {

@@ -4,6 +4,8 @@ import { makeClients } from "./clients.js"
 
 const [index, bytes, base] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4]!]
 const client = makeClients(base)[index]!
+const stream = client.stream
+if (stream === undefined) throw new Error(`${client.name} does not stream`)
 // RSS is measured from before the warm-up: the growth includes everything streaming ever cost
 const before = process.memoryUsage()
 // what the allocator holds (RSS), and what is alive or awaiting collection (JS heap + buffers)
@@ -18,9 +20,9 @@ const sample = () => {
 const sampler = setInterval(sample, 5)
 // warm-up: the code paths are compiled and the connection is open, for every client alike, so the
 // figure is steady-state throughput (a first cold 256 MiB run measures the JIT as much as the client)
-for (let i = 0; i < 2; i++) await client.stream(64 * 1024 * 1024)
+for (let i = 0; i < 2; i++) await stream(64 * 1024 * 1024)
 const started = performance.now()
-const received = await client.stream(bytes)
+const received = await stream(bytes)
 const seconds = (performance.now() - started) / 1000
 clearInterval(sampler)
 sample()

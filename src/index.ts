@@ -67,3 +67,10 @@ export * as KernelRetry from "./KernelRetry.js"
  * @since 0.1.0
  */
 export * as Replays from "./Replays.js"
+
+/**
+ * The SDK's own undici transport (`KernelTransport.layerUndici`).
+ *
+ * @since 0.2.0
+ */
+export * as KernelTransport from "./KernelTransport.js"

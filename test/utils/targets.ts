@@ -1,6 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { Effect, Layer, Redacted } from "effect"
-import { Kernel, KernelConfig } from "effect-kernel"
+import { Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 
 export type TargetServices = Kernel.Services | KernelSimulator.KernelSimulator
@@ -25,8 +26,8 @@ export const inMemory: Target = {
     )
 }
 
-export const overHttp: Target = {
-  name: "loopback HTTP",
+const overHttpWith = (name: string, transport: Layer.Layer<HttpClient.HttpClient>): Target => ({
+  name,
   layer: (options = {}) =>
     Layer.unwrapScoped(
       Effect.map(KernelSimulator.serve({ seed: options.seed }), (served) =>
@@ -38,10 +39,17 @@ export const overHttp: Target = {
               baseUrl: served.url
             })
           ),
-          Layer.provide(NodeHttpClient.layerUndici),
+          Layer.provide(transport),
           Layer.merge(Layer.succeed(KernelSimulator.KernelSimulator, served))
         ))
     ).pipe(Layer.orDie)
-}
+})
 
-export const targets: ReadonlyArray<Target> = [inMemory, overHttp]
+export const overHttp: Target = overHttpWith("loopback HTTP", NodeHttpClient.layerUndici)
+
+export const overHttpKernelTransport: Target = overHttpWith(
+  "loopback HTTP, KernelTransport",
+  KernelTransport.layerUndici
+)
+
+export const targets: ReadonlyArray<Target> = [inMemory, overHttp, overHttpKernelTransport]

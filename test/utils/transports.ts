@@ -1,6 +1,7 @@
 import { FetchHttpClient, type HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import type { Layer } from "effect"
+import { KernelTransport } from "effect-kernel"
 
 /**
  * Every transport the SDK documents, in one list: the hostile-server stress test, the socket-level
@@ -13,5 +14,6 @@ export interface Transport {
 
 export const transports: ReadonlyArray<Transport> = [
   { name: "undici", layer: NodeHttpClient.layerUndici },
-  { name: "fetch", layer: FetchHttpClient.layer }
+  { name: "fetch", layer: FetchHttpClient.layer },
+  { name: "kernel", layer: KernelTransport.layerUndici }
 ]

@@ -1,0 +1,120 @@
+/**
+ * The SDK's own HTTP transport: an `HttpClient` built directly on an undici `Agent` that the layer
+ * owns (destroyed when the layer is released). It is the fastest of the supported transports, and
+ * its response-body handling is immune to the undici 7 crash `assert(!this.paused)` (a paused body
+ * whose peer closes the connection): see docs/transports.md.
+ *
+ * `undici` is an optional peer dependency: install it (`npm install undici`) to use this module.
+ *
+ * @since 0.2.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Undici from "undici"
+import * as internal from "./internal/transport.js"
+
+/**
+ * Options of the owned undici `Agent` and of the response bodies.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Options {
+  /** Connections per origin (default: no limit). */
+  readonly connections?: number | undefined
+  /** How long an idle connection is kept when the server gives no `Keep-Alive` hint (undici: 4 s). */
+  readonly keepAliveTimeout?: Duration.DurationInput | undefined
+  /** The upper bound for a server's `Keep-Alive: timeout=` hint (undici: 10 min). */
+  readonly keepAliveMaxTimeout?: Duration.DurationInput | undefined
+  /** Time-out for establishing a connection (undici: 10 s). */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** TLS options of the connections (`ca`, `cert`, `key`, `rejectUnauthorized`, `servername`, ...). */
+  readonly tls?: Undici.buildConnector.BuildOptions | undefined
+  /**
+   * Bytes of a response body buffered ahead of its reader before the connection stops reading
+   * (back-pressure). Default 256 KiB.
+   */
+  readonly bodyBufferSize?: number | undefined
+  /**
+   * A response body larger than `bodyBufferSize` that nobody reads for this long is released: its
+   * connection is closed, and a later read fails with a `ResponseError`. Default 10 seconds;
+   * `Duration.infinity` keeps it (and its connection) until it is read. A body that fits in the
+   * buffer is always read to its end in the background and never holds a connection.
+   */
+  readonly abandonedBodyTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * An `HttpClient` on a new undici `Agent` with the given options; the agent is destroyed when the
+ * scope closes.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeWith: (options: Options) => Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = internal.scoped
+
+/**
+ * An `HttpClient` on a new undici `Agent` with the default options; the agent is destroyed when
+ * the scope closes.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = Effect.suspend(() => internal.scoped())
+
+/**
+ * An `HttpClient` on a dispatcher you own (an `Agent`, a `Pool`, a `ProxyAgent`, ...). Bodies on a
+ * dispatcher not built by this module are never paused (so the undici 7 crash cannot happen), which
+ * means no back-pressure: a body is buffered as fast as it arrives. Prefer `layerUndiciWith`.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const fromDispatcher = (
+  dispatcher: Undici.Dispatcher,
+  options: Pick<Options, "bodyBufferSize" | "abandonedBodyTimeout"> = {}
+): HttpClient.HttpClient => internal.make(dispatcher, internal.optionsOf(options))
+
+/**
+ * The transport as a layer with the given options.
+ *
+ * @example
+ * ```ts
+ * import { Duration, Effect, Redacted } from "effect"
+ * import { Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+ *
+ * const program = Computer.getMousePosition({ id: "browser-id" }).pipe(
+ *   Effect.provide(Kernel.layer),
+ *   Effect.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_...") })),
+ *   Effect.provide(KernelTransport.layerUndiciWith({ connections: 16, keepAliveTimeout: Duration.seconds(30) }))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerUndiciWith = (options: Options): Layer.Layer<HttpClient.HttpClient> =>
+  Layer.scoped(HttpClient.HttpClient, internal.scoped(options))
+
+/**
+ * The transport as a layer, with the default options.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Redacted } from "effect"
+ * import { Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+ *
+ * const program = Computer.getMousePosition({ id: "browser-id" }).pipe(
+ *   Effect.provide(Kernel.layer),
+ *   Effect.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_...") })),
+ *   Effect.provide(KernelTransport.layerUndici)
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerUndici: Layer.Layer<HttpClient.HttpClient> = Layer.suspend(() => layerUndiciWith({}))

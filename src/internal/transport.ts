@@ -1,0 +1,785 @@
+/**
+ * The SDK's own undici transport: an `HttpClient` on undici's dispatcher, with a dispatch handler
+ * whose back-pressure can never leave undici's HTTP/1.1 parser paused when the peer closes.
+ *
+ * Why the handler is built this way: undici 7 asserts `!parser.paused` in `Parser.finish`, which
+ * it calls when the socket ends ('end') or is reset (ECONNRESET on a response without keep-alive),
+ * and a parser is paused exactly when a handler's `onData` returned `false` (back-pressure). If
+ * the peer closes while a body is paused, the assertion throws from a socket event handler and
+ * the process dies (nodejs/undici#5360, fixed in undici 8 only). Here:
+ * - the agent is built with our own client factory, so every socket this transport owns is known
+ *   to the client (the "track") that runs the request currently receiving its response;
+ * - a handler pauses only through its track, and the track resumes it *before* undici sees the
+ *   socket end (a listener prepended to 'end') or be destroyed (every destroy, including
+ *   ECONNRESET, goes through the socket's `destroy` method, which is wrapped): once resumed for
+ *   that reason, the handler never pauses again (the rest of the body is what the kernel has
+ *   already received, bounded by the socket's buffers);
+ * - a handler dispatched on any other dispatcher (a user's own) never pauses at all.
+ *
+ * @internal
+ */
+import * as Cookies from "@effect/platform/Cookies"
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as TraceContext from "@effect/platform/HttpTraceContext"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
+import * as Inspectable from "effect/Inspectable"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Net from "node:net"
+import { Readable } from "node:stream"
+import { ReadableStream as WebReadableStream } from "node:stream/web"
+import type * as Undici from "undici"
+
+/** @internal */
+export interface AgentOptions {
+  readonly connections?: number | undefined
+  readonly keepAliveTimeout?: Duration.DurationInput | undefined
+  readonly keepAliveMaxTimeout?: Duration.DurationInput | undefined
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly tls?: Undici.buildConnector.BuildOptions | undefined
+  readonly bodyBufferSize?: number | undefined
+  readonly abandonedBodyTimeout?: Duration.DurationInput | undefined
+}
+
+/** @internal */
+export const defaultBodyBufferSize = 256 * 1024
+/** @internal */
+export const defaultAbandonedBodyTimeout = Duration.seconds(10)
+
+const millis = (input: Duration.DurationInput | undefined): number | undefined => {
+  if (input === undefined) return undefined
+  const duration = Duration.decode(input)
+  return Duration.isFinite(duration) ? Math.max(0, Math.round(Duration.toMillis(duration))) : 0
+}
+
+// ---------------------------------------------------------------------------------------------
+// the socket track
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One per undici `Client` (one socket at a time): the exchange whose body is paused on it, if any.
+ */
+class Track {
+  paused: Exchange | undefined = undefined
+  socket: Net.Socket | undefined = undefined
+
+  /** The socket ends or is destroyed: the paused exchange (if any) resumes, for good. */
+  release(socket: Net.Socket): void {
+    if (socket !== this.socket) return
+    const exchange = this.paused
+    if (exchange !== undefined) {
+      this.paused = undefined
+      exchange.resumeForGood()
+    }
+  }
+
+  arm(socket: Net.Socket): void {
+    this.socket = socket
+    socket.prependListener("end", () => this.release(socket))
+    const destroy = socket.destroy
+    const release = () => this.release(socket)
+    socket.destroy = function(this: Net.Socket, error?: Error) {
+      release()
+      return destroy.call(this, error)
+    }
+  }
+}
+
+const tracks = new WeakMap<Undici.Dispatcher, Track>()
+
+type UndiciModule = typeof Undici
+type Connector = (options: Undici.buildConnector.Options, callback: Undici.buildConnector.Callback) => void
+
+/**
+ * undici is loaded when the first agent is built, not when effect-kernel is imported: it is an
+ * optional peer, and importing it costs start-up time a user of another transport should not pay.
+ */
+let undiciModule: Promise<UndiciModule> | undefined
+/** @internal */
+export const loadUndici: Effect.Effect<UndiciModule> = Effect.suspend(() =>
+  Effect.tryPromise(() => undiciModule ??= import("undici"))
+).pipe(
+  Effect.orDieWith((cause) =>
+    new Error(
+      "KernelTransport needs the `undici` package (an optional peer dependency of effect-kernel): npm install undici",
+      { cause }
+    )
+  )
+)
+
+const trackedClientFactories = new WeakMap<
+  UndiciModule,
+  (origin: URL | string, options: Undici.Client.Options) => Undici.Dispatcher
+>()
+
+const trackedClientFactory = (undici: UndiciModule) => {
+  const cached = trackedClientFactories.get(undici)
+  if (cached !== undefined) return cached
+  class TrackedClient extends undici.Client {
+    override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
+      if (handler instanceof Exchange) handler.track = tracks.get(this)
+      return super.dispatch(options, handler)
+    }
+  }
+  const factory = (origin: URL | string, options: Undici.Client.Options): Undici.Dispatcher => {
+    const track = new Track()
+    const base: Connector = typeof options.connect === "function" ?
+      options.connect :
+      undici.buildConnector({ ...options.connect })
+    const connect: Connector = (connectOptions, callback) =>
+      base(connectOptions, (...args) => {
+        const [error, socket] = args
+        if (error === null && socket !== null) {
+          track.arm(socket)
+        }
+        callback(...args)
+      })
+    const client = new TrackedClient(origin, { ...options, connect })
+    tracks.set(client, track)
+    return client
+  }
+  trackedClientFactories.set(undici, factory)
+  return factory
+}
+
+/** @internal */
+export const makeAgent = (undici: UndiciModule, options: AgentOptions = {}): Undici.Agent => {
+  const connectTimeout = millis(options.connectTimeout)
+  const keepAliveTimeout = millis(options.keepAliveTimeout)
+  const keepAliveMaxTimeout = millis(options.keepAliveMaxTimeout)
+  const connections = options.connections
+  const factory = trackedClientFactory(undici)
+  return new undici.Agent({
+    // time-outs are the SDK's (Effect's) business; undici's own would race them
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    ...(connectTimeout !== undefined ? { connectTimeout } : {}),
+    ...(keepAliveTimeout !== undefined ? { keepAliveTimeout } : {}),
+    ...(keepAliveMaxTimeout !== undefined ? { keepAliveMaxTimeout } : {}),
+    ...(options.tls !== undefined ? { connect: { ...options.tls } } : {}),
+    factory: (origin, agentOptions) =>
+      new undici.Pool(origin, {
+        ...agentOptions,
+        ...(connections !== undefined ? { connections } : {}),
+        factory
+      })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// the exchange: one request, its dispatch handler and its body buffer
+// ---------------------------------------------------------------------------------------------
+
+const enum State {
+  Waiting,
+  Body,
+  Done,
+  Failed
+}
+
+const aborted = () => new Error("the response body was released before it was read")
+
+/** @internal */
+export class Exchange implements Undici.Dispatcher.DispatchHandler {
+  track: Track | undefined = undefined
+  state = State.Waiting
+  status = 0
+  rawHeaders: Array<Buffer> = []
+  error: unknown = undefined
+  chunks: Array<Buffer> = []
+  buffered = 0
+  /** Read to the end: no bound (text, json, arrayBuffer, or the socket has ended). */
+  unbounded = false
+  paused = false
+  /** A reader is attached (a stream pulls or a whole-body read waits). */
+  reading = false
+  inCallback = false
+  abortFn: ((error?: Error) => void) | undefined = undefined
+  resumeFn: (() => void) | undefined = undefined
+  onHead: ((ok: boolean, error: unknown) => void) | undefined = undefined
+  waiter: (() => void) | undefined = undefined
+  idleTimer: ReturnType<typeof setTimeout> | undefined = undefined
+  cancelled = false
+
+  constructor(readonly highWaterMark: number, readonly abandonAfter: number) {}
+
+  // undici's callbacks (the legacy handler API: no controller wrapper per request)
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortFn = abort
+    if (this.cancelled) abort(aborted())
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Array<Buffer>, resume: () => void): boolean {
+    if (statusCode < 200) return true
+    this.status = statusCode
+    this.rawHeaders = rawHeaders
+    this.resumeFn = resume
+    this.state = State.Body
+    const onHead = this.onHead
+    this.onHead = undefined
+    onHead?.(true, undefined)
+    return true
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.cancelled) return true
+    this.chunks.push(chunk)
+    this.buffered += chunk.length
+    this.wake()
+    if (this.unbounded || this.buffered < this.highWaterMark || this.track === undefined) return true
+    this.paused = true
+    this.track.paused = this
+    if (!this.reading) this.startIdleTimer()
+    return false
+  }
+
+  onComplete(): void {
+    this.state = State.Done
+    this.settle()
+  }
+
+  onError(error: Error): void {
+    if (this.state === State.Done) return
+    this.error = error
+    this.state = State.Failed
+    this.chunks = []
+    this.buffered = 0
+    const onHead = this.onHead
+    this.onHead = undefined
+    onHead?.(false, error)
+    this.settle()
+  }
+
+  private settle(): void {
+    this.paused = false
+    if (this.track !== undefined && this.track.paused === this) this.track.paused = undefined
+    this.clearIdleTimer()
+    this.wake()
+  }
+
+  private wake(): void {
+    const waiter = this.waiter
+    if (waiter !== undefined) {
+      this.waiter = undefined
+      this.inCallback = true
+      try {
+        waiter()
+      } finally {
+        this.inCallback = false
+      }
+    }
+  }
+
+  // the socket ends or is destroyed while this body is paused (see Track)
+  resumeForGood(): void {
+    this.unbounded = true
+    this.clearIdleTimer()
+    if (this.paused) {
+      this.paused = false
+      this.resumeFn?.()
+    }
+  }
+
+  // the reader's side
+
+  /** Lets the parser go on after a reader took the buffered chunks. */
+  private resumeIfPaused(): void {
+    if (!this.paused || (!this.unbounded && this.buffered >= this.highWaterMark)) return
+    if (this.track !== undefined && this.track.paused === this) this.track.paused = undefined
+    this.paused = false
+    // never re-enter undici's parser from inside one of its own callbacks
+    if (this.inCallback) queueMicrotask(() => this.resumeFn?.())
+    else this.resumeFn?.()
+  }
+
+  private startIdleTimer(): void {
+    if (this.idleTimer !== undefined || this.abandonAfter <= 0) return
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined
+      if (!this.reading && (this.state === State.Body)) this.cancel()
+    }, this.abandonAfter)
+    this.idleTimer.unref?.()
+  }
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer !== undefined) {
+      clearTimeout(this.idleTimer)
+      this.idleTimer = undefined
+    }
+  }
+
+  /** Aborts the exchange unless it is over: undici destroys the socket (our track resumes first). */
+  cancel(): void {
+    if (this.state === State.Done || this.state === State.Failed) return
+    this.cancelled = true
+    this.unbounded = true
+    const abort = this.abortFn
+    if (abort !== undefined) abort(aborted())
+  }
+
+  /** Everything: waits for the end, without a bound on what is buffered. */
+  readAll(): Effect.Effect<Buffer, unknown> {
+    return Effect.async<Buffer, unknown>((resume) => {
+      this.unbounded = true
+      this.reading = true
+      this.clearIdleTimer()
+      const check = (): void => {
+        if (this.state === State.Done) {
+          resume(Effect.succeed(this.takeAll()))
+        } else if (this.state === State.Failed) {
+          resume(Effect.fail(this.error))
+        } else {
+          this.waiter = check
+        }
+      }
+      check()
+      this.resumeIfPaused()
+      return Effect.sync(() => {
+        this.waiter = undefined
+        this.cancel()
+      })
+    })
+  }
+
+  private takeAll(): Buffer {
+    const chunks = this.chunks
+    this.chunks = []
+    const size = this.buffered
+    this.buffered = 0
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+  }
+
+  /** The chunks buffered so far (waiting for one if there is none), or `None` at the end. */
+  pull(): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<unknown>> {
+    return Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<unknown>>((resume) => {
+      this.reading = true
+      this.clearIdleTimer()
+      const check = (): void => {
+        if (this.buffered > 0) {
+          const chunks = this.chunks
+          this.chunks = []
+          this.buffered = 0
+          resume(Effect.succeed(Chunk.unsafeFromArray(chunks)))
+          this.resumeIfPaused()
+        } else if (this.state === State.Done) {
+          resume(Effect.fail(Option.none()))
+        } else if (this.state === State.Failed) {
+          resume(Effect.fail(Option.some(this.error)))
+        } else {
+          this.waiter = check
+          this.resumeIfPaused()
+        }
+      }
+      check()
+      return Effect.sync(() => {
+        this.waiter = undefined
+      })
+    })
+  }
+
+  get complete(): boolean {
+    return this.state === State.Done
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the response
+// ---------------------------------------------------------------------------------------------
+
+const headersOf = (raw: Array<Buffer>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString("latin1").toLowerCase()
+    const value = raw[i + 1]!.toString("latin1")
+    const previous = out[name]
+    out[name] = previous === undefined
+      ? value
+      : name === "set-cookie"
+      ? `${previous}\n${value}`
+      : `${previous}, ${value}`
+  }
+  return out
+}
+
+const setCookiesOf = (raw: Array<Buffer>): Array<string> => {
+  const out: Array<string> = []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toString("latin1").toLowerCase() === "set-cookie") out.push(raw[i + 1]!.toString("latin1"))
+  }
+  return out
+}
+
+const decoder = new TextDecoder()
+
+class ResponseImpl extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+  readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId
+  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+
+  constructor(
+    readonly original: HttpClientRequest.HttpClientRequest,
+    readonly exchange: Exchange,
+    readonly redactedNames: RedactedNames
+  ) {
+    super()
+  }
+
+  private safeRequest: HttpClientRequest.HttpClientRequest | undefined
+  /**
+   * The request, with its sensitive headers (the fiber's `Headers.currentRedactedNames`) replaced
+   * by `<redacted>`: every error made from this response carries it, and renders no token even
+   * when printed outside a fiber.
+   */
+  get request(): HttpClientRequest.HttpClientRequest {
+    return this.safeRequest ??= redactRequest(this.original, this.redactedNames)
+  }
+
+  get status(): number {
+    return this.exchange.status
+  }
+
+  private cachedHeaders: Headers.Headers | undefined
+  get headers(): Headers.Headers {
+    return this.cachedHeaders ??= Headers.unsafeFromRecord(headersOf(this.exchange.rawHeaders))
+  }
+
+  private cachedCookies: Cookies.Cookies | undefined
+  get cookies(): Cookies.Cookies {
+    return this.cachedCookies ??= Cookies.fromSetCookie(setCookiesOf(this.exchange.rawHeaders))
+  }
+
+  get remoteAddress(): Option.Option<string> {
+    return Option.none()
+  }
+
+  private decodeError(cause: unknown, reason: "Decode" | "EmptyBody" = "Decode"): HttpClientError.ResponseError {
+    return new HttpClientError.ResponseError({ request: this.request, response: this, reason, cause })
+  }
+
+  private bodyCache: Effect.Effect<Buffer, HttpClientError.ResponseError> | undefined
+  /** The whole body, read once (text, json, arrayBuffer, formData and urlParamsBody share it). */
+  get body(): Effect.Effect<Buffer, HttpClientError.ResponseError> {
+    if (this.bodyCache !== undefined) return this.bodyCache
+    let result: Exit.Exit<Buffer, HttpClientError.ResponseError> | undefined
+    let running: Effect.Effect<Buffer, HttpClientError.ResponseError> | undefined
+    const read = Effect.suspend(() => {
+      if (result !== undefined) return result
+      return running ??= Effect.onExit(
+        Effect.mapError(this.exchange.readAll(), (cause) => this.decodeError(cause)),
+        (exit) =>
+          Effect.sync(() => {
+            running = undefined
+            // an interrupted read released the body: later reads fail with that
+            result = Exit.isInterrupted(exit) ? Exit.fail(this.decodeError(aborted())) : exit
+          })
+      )
+    })
+    return this.bodyCache = read
+  }
+
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    return Effect.map(this.body, (buffer) => decoder.decode(buffer))
+  }
+
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: (): unknown => text === "" ? null : JSON.parse(text),
+        catch: (cause) => this.decodeError(cause)
+      }))
+  }
+
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    return Effect.map(this.body, (buffer) => {
+      const copy = new ArrayBuffer(buffer.length)
+      new Uint8Array(copy).set(buffer)
+      return copy
+    })
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: () => UrlParams.fromInput(new URLSearchParams(text)),
+        catch: (cause) => this.decodeError(cause)
+      }))
+  }
+
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.arrayBuffer, (buffer) =>
+      Effect.tryPromise({
+        try: () => {
+          const contentType = this.headers["content-type"]
+          return new Response(buffer, contentType === undefined ? {} : { headers: { "content-type": contentType } })
+            .formData()
+        },
+        catch: (cause) => this.decodeError(cause)
+      }))
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    const exchange = this.exchange
+    return Stream.repeatEffectChunkOption(
+      Effect.mapError(exchange.pull(), Option.map((cause) => this.decodeError(cause)))
+    ).pipe(Stream.ensuring(Effect.sync(() => exchange.cancel())))
+  }
+
+  override toJSON(): unknown {
+    return {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status,
+      headers: Inspectable.redact(this.headers),
+      remoteAddress: this.remoteAddress.toJSON()
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the request
+// ---------------------------------------------------------------------------------------------
+
+type DispatchBody = string | Uint8Array | Readable | null
+
+const convertBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  names: RedactedNames,
+  body: HttpBody.HttpBody
+): Effect.Effect<readonly [DispatchBody, string | undefined], HttpClientError.RequestError> => {
+  switch (body._tag) {
+    case "Empty":
+      return Effect.succeed([null, undefined])
+    case "Uint8Array":
+      return Effect.succeed([body.body, undefined])
+    case "Raw": {
+      const raw = body.body
+      if (typeof raw === "string" || raw instanceof Uint8Array || raw instanceof Readable) {
+        return Effect.succeed([raw, undefined])
+      }
+      if (raw instanceof WebReadableStream) return Effect.succeed([Readable.fromWeb(raw), undefined])
+      return Effect.fail(
+        new HttpClientError.RequestError({
+          request: redactRequest(request, names),
+          reason: "Encode",
+          description: "a raw body must be a string, a Uint8Array, a Node Readable or a ReadableStream"
+        })
+      )
+    }
+    case "FormData": {
+      // the multipart encoding (and its boundary) is the platform's fetch implementation's
+      const encoded = new Response(body.formData)
+      return Effect.promise(() =>
+        encoded.arrayBuffer().then((bytes) =>
+          [new Uint8Array(bytes), encoded.headers.get("content-type") ?? undefined] as const
+        )
+      )
+    }
+    case "Stream":
+      return Effect.map(
+        Stream.toAsyncIterableEffect(body.stream),
+        (iterable) => [Readable.from(iterable, { objectMode: false }), undefined] as const
+      )
+  }
+}
+
+type RedactedNames = ReadonlyArray<string | RegExp>
+
+/**
+ * The controllers `HttpClient.withScope` registers per request (the platform keeps them in this
+ * global value; its own `HttpClient.make` reads them the same way): closing the scope aborts.
+ */
+const scopedRequests = globalValue(
+  "@effect/platform/HttpClient/scopedRequests",
+  () => new WeakMap<HttpClientRequest.HttpClientRequest, AbortController>()
+)
+
+/** A copy of the request whose sensitive headers read `<redacted>` (the request itself if none). */
+const redactRequest = (
+  request: HttpClientRequest.HttpClientRequest,
+  names: RedactedNames
+): HttpClientRequest.HttpClientRequest => {
+  const redacted = Headers.redact(request.headers, names)
+  let overrides: Record<string, string> | undefined
+  for (const name in redacted) {
+    if (Redacted.isRedacted(redacted[name])) (overrides ??= {})[name] = "<redacted>"
+  }
+  return overrides === undefined ? request : HttpClientRequest.setHeaders(request, overrides)
+}
+
+const transportError = (request: HttpClientRequest.HttpClientRequest, names: RedactedNames, cause: unknown) =>
+  new HttpClientError.RequestError({ request: redactRequest(request, names), reason: "Transport", cause })
+
+const send = (
+  dispatcher: Undici.Dispatcher,
+  request: HttpClientRequest.HttpClientRequest,
+  url: URL,
+  headers: Headers.Headers,
+  names: RedactedNames,
+  options: Options
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  Effect.flatMap(
+    convertBody(request, names, request.body),
+    ([body, contentType]) =>
+      Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((resume) => {
+        const exchange = new Exchange(options.highWaterMark, options.abandonAfter)
+        const finalHeaders = contentType === undefined ? headers : { ...headers, "content-type": contentType }
+        exchange.onHead = (ok, error) => {
+          if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
+          else resume(Effect.fail(transportError(request, names, error)))
+        }
+        // `HttpClient.withScope`: the request's scope closing aborts it (and its body)
+        const scoped = scopedRequests.get(request)
+        if (scoped !== undefined) {
+          if (scoped.signal.aborted) exchange.cancelled = true
+          else scoped.signal.addEventListener("abort", () => exchange.cancel(), { once: true })
+        }
+        try {
+          dispatcher.dispatch({
+            origin: url.origin,
+            path: url.pathname + url.search,
+            method: request.method,
+            headers: finalHeaders,
+            body
+          }, exchange)
+        } catch (cause) {
+          exchange.onHead = undefined
+          resume(Effect.fail(transportError(request, names, cause)))
+        }
+        // interrupted before the headers: abort, the socket is destroyed and freed
+        return Effect.sync(() => exchange.cancel())
+      })
+  )
+
+/** @internal */
+export interface Options {
+  readonly highWaterMark: number
+  readonly abandonAfter: number
+}
+
+const ATTR_HTTP_REQUEST_METHOD = "http.request.method"
+const ATTR_HTTP_RESPONSE_STATUS_CODE = "http.response.status_code"
+const ATTR_SERVER_ADDRESS = "server.address"
+const ATTR_SERVER_PORT = "server.port"
+const ATTR_URL_FULL = "url.full"
+const ATTR_URL_PATH = "url.path"
+const ATTR_URL_SCHEME = "url.scheme"
+const ATTR_URL_QUERY = "url.query"
+
+const redactedUrl = (url: URL): string => {
+  if (url.username === "" && url.password === "") return url.toString()
+  const copy = new URL(url.toString())
+  copy.username = "REDACTED"
+  copy.password = ""
+  return copy.toString()
+}
+
+const traced = (
+  dispatcher: Undici.Dispatcher,
+  request: HttpClientRequest.HttpClientRequest,
+  url: URL,
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  redactedNames: RedactedNames,
+  options: Options
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
+  const nameGenerator = Context.get(fiber.currentContext, HttpClient.SpanNameGenerator)
+  return Effect.useSpan(nameGenerator(request), { kind: "client", captureStackTrace: false }, (span) => {
+    span.attribute(ATTR_HTTP_REQUEST_METHOD, request.method)
+    span.attribute(ATTR_SERVER_ADDRESS, url.origin)
+    if (url.port !== "") span.attribute(ATTR_SERVER_PORT, +url.port)
+    span.attribute(ATTR_URL_FULL, redactedUrl(url))
+    span.attribute(ATTR_URL_PATH, url.pathname)
+    span.attribute(ATTR_URL_SCHEME, url.protocol.slice(0, -1))
+    const query = url.search.slice(1)
+    if (query !== "") span.attribute(ATTR_URL_QUERY, query)
+    const redacted = Headers.redact(request.headers, redactedNames)
+    for (const name in redacted) span.attribute(`http.request.header.${name}`, String(redacted[name]))
+    const headers = fiber.getFiberRef(HttpClient.currentTracerPropagation)
+      ? Headers.merge(request.headers, TraceContext.toHeaders(span))
+      : request.headers
+    return send(dispatcher, request, url, headers, redactedNames, options).pipe(
+      Effect.withParentSpan(span),
+      Effect.tap((response) => {
+        span.attribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status)
+        const redactedResponse = Headers.redact(response.headers, redactedNames)
+        for (const name in redactedResponse) {
+          span.attribute(`http.response.header.${name}`, String(redactedResponse[name]))
+        }
+      })
+    )
+  })
+}
+
+/** @internal */
+export const make = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient =>
+  HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+    (effect) =>
+      Effect.flatMap(
+        effect,
+        (request) =>
+          Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
+            const names = fiber.getFiberRef(Headers.currentRedactedNames)
+            const urlResult = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
+            if (urlResult._tag === "Left") {
+              return Effect.fail(
+                new HttpClientError.RequestError({
+                  request: redactRequest(request, names),
+                  reason: "InvalidUrl",
+                  cause: urlResult.left
+                })
+              )
+            }
+            const url = urlResult.right
+            if (url.protocol !== "http:" && url.protocol !== "https:") {
+              return Effect.fail(
+                new HttpClientError.RequestError({
+                  request: redactRequest(request, names),
+                  reason: "InvalidUrl",
+                  description: `unsupported protocol ${url.protocol}`
+                })
+              )
+            }
+            const tracing = fiber.getFiberRef(FiberRef.currentTracerEnabled) &&
+              !fiber.getFiberRef(HttpClient.currentTracerDisabledWhen)(request)
+            return tracing
+              ? traced(dispatcher, request, url, fiber, names, options)
+              : send(dispatcher, request, url, request.headers, names, options)
+          })
+      ),
+    Effect.succeed
+  )
+
+/** @internal */
+export const optionsOf = (options: AgentOptions): Options => ({
+  highWaterMark: Math.max(1, Math.floor(options.bodyBufferSize ?? defaultBodyBufferSize)),
+  abandonAfter: options.abandonedBodyTimeout === undefined
+    ? Duration.toMillis(defaultAbandonedBodyTimeout)
+    : Duration.isFinite(Duration.decode(options.abandonedBodyTimeout))
+    ? Math.max(1, Duration.toMillis(options.abandonedBodyTimeout))
+    : 0
+})
+
+/** @internal */
+export const scoped = (options: AgentOptions = {}): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.map(loadUndici, (undici) => makeAgent(undici, options)),
+      (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
+    ),
+    (agent) => make(agent, optionsOf(options))
+  )
