@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
+import { isSendableHeaderValue, isSendableToken } from "./internal/credentials.js"
 import type { KernelError } from "./KernelError.js"
 
 /**
@@ -116,9 +117,6 @@ const optionNames: Names = {
 
 const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
 
-// a header value may hold visible characters, spaces and tabs, nothing else (no CR, LF, NUL...)
-const isHeaderSafe = (value: string): boolean => /^[\t\x20-\x7e\x80-\xff]*$/.test(value)
-
 // never repeats the value: it is a secret
 const checkApiKey = (
   name: string,
@@ -126,19 +124,22 @@ const checkApiKey = (
 ): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
   const value = Redacted.value(key)
   if (value.trim() === "") return invalid(name, "expected a non-empty API key, got an empty or blank value")
-  if (!isHeaderSafe(value)) {
+  if (!isSendableToken(value)) {
     return invalid(
       name,
-      "expected an API key that can be sent in an HTTP header; it contains a line break or another control character"
+      "expected an API key that can be sent in an HTTP header as a bearer token (visible ASCII characters only); it contains a space, a line break, a control or a non-ASCII character"
     )
   }
   return Either.right(key)
 }
 
 const checkProjectId = (name: string, id: string): Either.Either<string, ConfigError.ConfigError> =>
-  isHeaderSafe(id)
+  id === "" || isSendableHeaderValue(id)
     ? Either.right(id)
-    : invalid(name, "expected a project id that can be sent in an HTTP header; it contains a control character")
+    : invalid(
+      name,
+      "expected a project id that can be sent in an HTTP header (visible ASCII characters, inner spaces); it contains a line break, a control or a non-ASCII character, or surrounding spaces"
+    )
 
 // the input is never repeated: it may carry a password (`https://user:secret@host`)
 const parseUrl = (name: string, input: string): Either.Either<URL, ConfigError.ConfigError> => {

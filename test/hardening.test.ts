@@ -2,8 +2,17 @@ import { NodeFileSystem } from "@effect/platform-node"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { Data, Duration, Effect, Layer, Redacted, Stream } from "effect"
-import { BrowserPools, Computer, Deployments, KernelClient, KernelConfig, KernelError, Replays } from "effect-kernel"
+import { Data, Duration, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
+import {
+  BrowserPools,
+  Computer,
+  Deployments,
+  Kernel,
+  KernelClient,
+  KernelConfig,
+  KernelError,
+  Replays
+} from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -232,6 +241,27 @@ describe("items 2 and 3: a replay is complete only when the bytes prove it", () 
   }
 })
 
+/**
+ * `Kernel.layer` over a configuration that skipped `KernelConfig`'s validation (as a hand-made
+ * `Layer.succeed(KernelConfig, ...)` does): the request-time guard must still hold.
+ */
+const uncheckedLayer = (
+  port: number,
+  transport: Layer.Layer<HttpClient.HttpClient>,
+  overrides: Partial<KernelConfig.Service>
+) =>
+  Kernel.layer.pipe(
+    Layer.provide(Layer.effect(
+      KernelConfig.KernelConfig,
+      Effect.map(
+        KernelConfig.make({ apiKey: Redacted.make("sk_valid"), baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 }),
+        (service) => ({ ...service, ...overrides })
+      )
+    )),
+    Layer.provide(transport),
+    Layer.orDie
+  )
+
 describe("item 4: the token appears in no error", () => {
   for (const transport of transports) {
     it.live.each(["sk_SENTINEL\nInjected: 1", "sk_SENTINEL\r\n", "sk SENTINEL", "sk_SENTINEL\u0000", "sk_SENTÍNEL"])(
@@ -241,7 +271,11 @@ describe("item 4: the token appears in no error", () => {
           const { port, opened } = yield* rawServer(({ socket }) =>
             socket.end(head("200 OK", { "content-length": 2 }) + "{}")
           )
-          const layer = loopbackLayer(port, transport.layer, { apiKey: Redacted.make(apiKey) })
+          // KernelConfig.layer refuses such a key up front (a ConfigError that does not echo it)...
+          const refused = yield* Effect.flip(KernelConfig.make({ apiKey: Redacted.make(apiKey) }))
+          for (const text of rendered(refused)) expect(text).not.toContain("SENTINEL")
+          // ...and a configuration built around that check is still refused at request time
+          const layer = uncheckedLayer(port, transport.layer, { apiKey: Redacted.make(apiKey) })
           const errors = [
             yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(Effect.provide(layer))),
             yield* Effect.flip(BrowserPools.list().pipe(Effect.provide(layer))),
@@ -268,7 +302,9 @@ describe("item 4: the token appears in no error", () => {
         const { port, opened } = yield* rawServer(({ socket }) =>
           socket.end(head("200 OK", { "content-length": 2 }) + "{}")
         )
-        const layer = loopbackLayer(port, transport.layer, { projectId: "proj\r\nX-Evil: 1" })
+        expect(Exit.isFailure(yield* Effect.exit(KernelConfig.make({ apiKey: Redacted.make("k"), projectId: "p\nq" }))))
+          .toBe(true)
+        const layer = uncheckedLayer(port, transport.layer, { projectId: Option.some("proj\r\nX-Evil: 1") })
         const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(Effect.provide(layer)))
         expect(error).toMatchObject({ _tag: "InvalidInput", field: "projectId" })
         expect(opened()).toBe(0)

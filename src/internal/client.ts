@@ -22,6 +22,7 @@ import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
+import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import * as Log from "./log.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
@@ -162,8 +163,8 @@ export const authenticate =
   (config: KernelConfig.Service) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
     const base = baseOf(config.baseUrl)
     const token = Redacted.value(config.apiKey)
-    const tokenOk = tokenPattern.test(token)
-    const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
+    const tokenOk = isSendableToken(token)
+    const projectOk = Option.isNone(config.projectId) || isSendableHeaderValue(config.projectId.value)
     return client.pipe(
       HttpClient.mapRequestEffect((request) => {
         const url = resolveUrl(base, request.url)
@@ -489,10 +490,6 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   )
 }
 
-/** A bearer token: visible ASCII only (no space, no control character, no line break). */
-const tokenPattern = /^[\x21-\x7e]+$/
-/** A header value: visible ASCII and inner spaces. */
-const headerValuePattern = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
 const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
 
 /**
@@ -505,7 +502,7 @@ const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void,
 export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<void, KernelError.InvalidInput> => {
   let checked = checkedCredentials.get(config)
   if (checked === undefined) {
-    checked = !tokenPattern.test(Redacted.value(config.apiKey))
+    checked = !isSendableToken(Redacted.value(config.apiKey))
       ? Effect.fail(
         new KernelError.InvalidInput({
           field: "apiKey",
@@ -513,7 +510,7 @@ export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<vo
             "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
         })
       )
-      : Option.isSome(config.projectId) && !headerValuePattern.test(config.projectId.value)
+      : Option.isSome(config.projectId) && !isSendableHeaderValue(config.projectId.value)
       ? Effect.fail(
         new KernelError.InvalidInput({
           field: "projectId",
