@@ -63,7 +63,10 @@ describe("served simulator: keep-alive and pipelining", () => {
         request("PUT", "/browser_pools", auth),
         request("POST", "/browsers/browser_1/computer/cursor", auth)
       ]
-      const { text } = await socketExchange(url, early.join("") + request("POST", mouse, auth))
+      const { text } = await socketExchange(
+        url,
+        early.join("") + request("POST", mouse, { ...auth, connection: "close" })
+      )
       expect(statuses(text)).toEqual([401, 404, 405, 415, 200])
       expect(text).toContain("{\"x\":640,\"y\":360}")
     }))
@@ -74,14 +77,21 @@ describe("served simulator: keep-alive and pipelining", () => {
       const { text } = await socketExchange(
         url,
         request("POST", "/browsers/browser_1/computer/cursor", {}, body) +
-          request("POST", "/browsers/browser_1/computer/cursor", { ...auth, "content-type": "application/json" }, body)
+          request("POST", "/browsers/browser_1/computer/cursor", {
+            ...auth,
+            "content-type": "application/json",
+            connection: "close"
+          }, body)
       )
       expect(statuses(text)).toEqual([401, 200])
     }))
 
   it("accepts an absolute-form request target", () =>
     withServed({}, async ({ url }) => {
-      const { text } = await socketExchange(url, request("GET", `${url}/browser_pools?x=1`, auth))
+      const { text } = await socketExchange(
+        url,
+        request("GET", `${url}/browser_pools?x=1`, { ...auth, connection: "close" })
+      )
       expect(statuses(text)).toEqual([200])
     }))
 })
@@ -155,7 +165,11 @@ describe("served simulator: the control plane refuses what it cannot serve", () 
   it("answers with the Error JSON, never a hang, when an in-process fault carries invalid headers", () =>
     withServed({}, async ({ injectFault, url }) => {
       await Effect.runPromise(injectFault({ route: "listBrowserPools", status: 500, headers: { "bad name": "x" } }))
-      const { text } = await socketExchange(url, request("GET", "/browser_pools", auth), 5000)
+      const { text } = await socketExchange(
+        url,
+        request("GET", "/browser_pools", { ...auth, connection: "close" }),
+        5000
+      )
       expect(statuses(text)).toEqual([500])
       expect(text).toContain("\"code\":\"internal_error\"")
     }))
@@ -182,23 +196,27 @@ describe("served simulator: the control plane refuses what it cannot serve", () 
 })
 
 describe("served simulator: the request log stays small whatever is sent", () => {
-  it("keeps the log's size bounded in bytes with the largest paths and headers accepted", () =>
-    withServed({}, async ({ url, admin: adminToken }) => {
-      const headers = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`x-pad-${i}`, "v".repeat(1000)]))
-      for (let i = 0; i < 400; i++) {
-        const response = await raw(url, {
-          method: "DELETE",
-          path: `/deployments/${i}${"a".repeat(58_000)}`,
-          headers: { ...auth, ...headers }
-        })
-        expect(response.status).toBe(404)
-      }
-      const log = await admin(url, adminToken, "GET", "/_simulator/requests")
-      expect(log.status).toBe(200)
-      // the newest entries are kept, the total stays under the documented budget
-      expect(log.body.length).toBeLessThan(KernelSimulator.defaultRequestLogBytes + 1024 * 1024)
-      const entries = JSON.parse(log.body) as Array<{ path: string }>
-      expect(entries.at(-1)!.path).toContain("/deployments/399")
-      expect(entries.length).toBeGreaterThan(0)
-    }), 60_000)
+  it(
+    "keeps the log's size bounded in bytes with the largest paths and headers accepted",
+    () =>
+      withServed({}, async ({ url, admin: adminToken }) => {
+        const headers = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`x-pad-${i}`, "v".repeat(1000)]))
+        for (let i = 0; i < 400; i++) {
+          const response = await raw(url, {
+            method: "DELETE",
+            path: `/deployments/${i}${"a".repeat(58_000)}`,
+            headers: { ...auth, ...headers }
+          })
+          expect(response.status).toBe(404)
+        }
+        const log = await admin(url, adminToken, "GET", "/_simulator/requests")
+        expect(log.status).toBe(200)
+        // the newest entries are kept, the total stays under the documented budget
+        expect(log.body.length).toBeLessThan(KernelSimulator.defaultRequestLogBytes + 1024 * 1024)
+        const entries = JSON.parse(log.body) as Array<{ path: string }>
+        expect(entries.at(-1)!.path).toContain("/deployments/399")
+        expect(entries.length).toBeGreaterThan(0)
+      }),
+    60_000
+  )
 })

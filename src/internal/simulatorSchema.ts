@@ -152,6 +152,32 @@ export const Route = Schema.Literal(
   "*"
 )
 
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/
+
+/** Whether a header name and value can be sent over HTTP/1.1 (Node and `fetch` accept them). */
+export const isValidHeader = (name: string, value: string): boolean => headerName.test(name) && headerValue.test(value)
+
+/** Headers that can be sent: token names, values without control characters (tab aside). */
+export const Headers = Schema.Record({
+  key: Schema.String.pipe(
+    Schema.pattern(headerName, { message: () => "a header name is an HTTP token (letters, digits, !#$%&'*+-.^_`|~)" })
+  ),
+  value: Schema.String.pipe(
+    Schema.pattern(headerValue, { message: () => "a header value has no control characters (CR, LF, NUL...)" }),
+    Schema.maxLength(8192)
+  )
+})
+
+/** The issues of a seed whose organization has the admin token: the two tokens never cross. */
+export const adminTokenClash = (
+  seed: { readonly organizations?: ReadonlyArray<{ readonly token: string }> | undefined },
+  adminToken: string
+): ReadonlyArray<{ readonly path: string; readonly message: string }> =>
+  (seed.organizations ?? []).flatMap((org, i) =>
+    org.token === adminToken ? [{ path: `organizations[${i}].token`, message: "must differ from the admin token" }] : []
+  )
+
 export const Fault = Schema.Struct({
   route: Route,
   times: Schema.optional(Int(1)),
@@ -159,7 +185,7 @@ export const Fault = Schema.Struct({
   reset: Schema.optional(Schema.Boolean),
   status: Schema.optional(Int(200, 599)),
   body: Schema.optional(Schema.String.pipe(Schema.maxLength(64 * 1024))),
-  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  headers: Schema.optional(Headers),
   truncateAt: Schema.optional(Int(0)),
   stallAt: Schema.optional(Int(0)),
   resetAt: Schema.optional(Int(0)),
