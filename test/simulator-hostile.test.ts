@@ -220,3 +220,91 @@ describe("served simulator: the request log stays small whatever is sent", () =>
     60_000
   )
 })
+
+describe("seeds and faults: total validation", () => {
+  const deep = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+
+  it(
+    "answers JSON nested too deep with 400, on reset and on faults, and keeps serving",
+    () =>
+      withServed({}, async ({ url, admin: adminToken }) => {
+        for (
+          const [path, body] of [
+            ["/_simulator/reset", deep(200_000)],
+            ["/_simulator/reset", `{"organizations":${deep(200_000)}}`],
+            ["/_simulator/faults", deep(200_000)],
+            ["/_simulator/faults", `{"route":"*","headers":${deep(1000)}}`]
+          ] as const
+        ) {
+          const { text } = await socketExchange(
+            url,
+            request(
+              "POST",
+              path,
+              { authorization: `Bearer ${adminToken}`, "content-type": "application/json", connection: "close" },
+              body
+            ),
+            8000
+          )
+          expect(statuses(text), path).toEqual([400])
+          expect(text).toContain("bad_request")
+        }
+        expect((await raw(url, { path: "/browser_pools", headers: auth })).status).toBe(200)
+      }),
+    60_000
+  )
+
+  it.effect("decodeSeed is total: deep or cyclic input is a SeedError, shared objects are fine", () =>
+    Effect.gen(function*() {
+      const cyclic: { organizations: Array<unknown> } = { organizations: [] }
+      cyclic.organizations.push(cyclic)
+      for (const input of [JSON.parse(deep(100_000)), cyclic]) {
+        const error = yield* Effect.flip(KernelSimulator.decodeSeed(input))
+        expect(error._tag).toBe("SeedError")
+        expect(error.message).toContain("nests deeper than")
+      }
+      const config = { size: 2 }
+      const shared = yield* KernelSimulator.decodeSeed({
+        organizations: [{
+          id: "o",
+          token: "t",
+          pools: [{ id: "a", browser_pool_config: config }, { id: "b", browser_pool_config: config }]
+        }]
+      })
+      expect(shared.organizations?.[0]?.pools).toHaveLength(2)
+    }))
+
+  it.effect("duplicate ids within an organization are refused, naming the field", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(KernelSimulator.decodeSeed({
+        organizations: [{
+          id: "o",
+          token: "t",
+          browsers: [{ id: "b", replays: [{ id: "r" }, { id: "r" }] }, { id: "b" }],
+          pools: [{ id: "p" }, { id: "p" }],
+          deployments: [{ id: "d", state: "running" }, { id: "d", state: "stopped" }]
+        }]
+      }))
+      for (
+        const path of [
+          "organizations[0].browsers[1].id",
+          "organizations[0].pools[1].id",
+          "organizations[0].deployments[1].id",
+          "organizations[0].browsers[0].replays[1].id"
+        ]
+      ) expect(error.message).toContain(path)
+      // the same ids in two organizations are two resources
+      yield* KernelSimulator.decodeSeed({
+        organizations: [{ id: "a", token: "ta", pools: [{ id: "p" }] }, { id: "b", token: "tb", pools: [{ id: "p" }] }]
+      })
+    }))
+
+  it.effect("a seed that is not an object says what is expected in a few words", () =>
+    Effect.gen(function*() {
+      for (const input of [null, [], "x", 1]) {
+        const error = yield* Effect.flip(KernelSimulator.decodeSeed(input))
+        expect(error.message.length, error.message).toBeLessThan(120)
+        expect(error.message).toContain("Seed")
+      }
+    }))
+})
