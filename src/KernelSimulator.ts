@@ -692,7 +692,9 @@ export const serve = (
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       keepAliveTimeout: 5_000,
-      connectionsCheckingInterval: 1_000
+      connectionsCheckingInterval: 1_000,
+      // a request without Host (a hand-written client) reaches the routes and their token check, not a bare 400
+      requireHostHeader: false
     })
     server.attach(
       httpServer,

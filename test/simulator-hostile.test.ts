@@ -96,6 +96,25 @@ describe("served simulator: keep-alive and pipelining", () => {
     }))
 })
 
+describe("served simulator: requests other servers refuse bare", () => {
+  it("serves a request without Host, and answers an unknown expectation with the Error JSON", () =>
+    withServed({}, async ({ url }) => {
+      const noHost = await socketExchange(
+        url,
+        `GET /browser_pools HTTP/1.1\r\nauthorization: Bearer ${token}\r\nconnection: close\r\n\r\n`
+      )
+      expect(statuses(noHost.text)).toEqual([200])
+      const noHostNoToken = await socketExchange(url, "GET /nope HTTP/1.1\r\nconnection: close\r\n\r\n")
+      expect(statuses(noHostNoToken.text)).toEqual([401])
+      const expectation = await socketExchange(
+        url,
+        request("GET", "/browser_pools", { ...auth, expect: "200-ok", connection: "close" })
+      )
+      expect(statuses(expectation.text)).toEqual([417])
+      expect(expectation.text).toContain("\"code\":\"expectation_failed\"")
+    }))
+})
+
 describe("served simulator: Expect: 100-continue", () => {
   const expect100 = (url: string, headers: Record<string, string>, path: string) =>
     new Promise<{ continued: boolean; status: number }>((resolve, reject) => {

@@ -408,6 +408,12 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
     )
   }
   server.on("request", onRequest)
+  // an expectation other than 100-continue: the Error JSON, the same for every path
+  server.on("checkExpectation", (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    json(response, 417, errorBody("expectation_failed", "only the expectation 100-continue is supported"), {
+      connection: "close"
+    })
+  })
   // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
   server.on("checkContinue", onRequest)
 }
