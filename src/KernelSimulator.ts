@@ -458,12 +458,29 @@ export interface Limits {
   readonly requestLogSize?: number | undefined
   /** Recorded bodies are cut after this many bytes; default 4096. */
   readonly recordedBodyBytes?: number | undefined
+  /**
+   * The log's total size in characters (paths, headers, bodies), the oldest dropped first beyond
+   * it, so the largest requests the server accepts cannot make it big; default
+   * {@link defaultRequestLogBytes} (8 MiB).
+   *
+   * @since 0.2.0
+   */
+  readonly requestLogBytes?: number | undefined
 }
+
+/**
+ * The default budget of the request log: 8 MiB of paths, headers and bodies.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const defaultRequestLogBytes: number = internal.defaultLimits.requestLogBytes
 
 const limitsOf = (options: Limits): internal.Limits => ({
   maxBodyBytes: options.maxBodyBytes ?? internal.defaultLimits.maxBodyBytes,
   requestLogSize: options.requestLogSize ?? internal.defaultLimits.requestLogSize,
-  recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes
+  recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes,
+  requestLogBytes: options.requestLogBytes ?? internal.defaultLimits.requestLogBytes
 })
 
 const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.Effect<internal.BodyRead> =>
@@ -675,7 +692,9 @@ export const serve = (
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       keepAliveTimeout: 5_000,
-      connectionsCheckingInterval: 1_000
+      connectionsCheckingInterval: 1_000,
+      // a request without Host (a hand-written client) reaches the routes and their token check, not a bare 400
+      requireHostHeader: false
     })
     server.attach(
       httpServer,
@@ -705,8 +724,15 @@ export const serve = (
     )
     const address = httpServer.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
+    // a reset never gives an organization the admin token: the two tokens never cross
+    const reset = (next?: Seed): Effect.Effect<void, SeedError> =>
+      next === undefined ? simulator.control.reset() : Effect.flatMap(decodeSeed(next), (valid) => {
+        const clash = schemas.adminTokenClash(valid, adminToken)
+        return clash.length > 0 ? Effect.fail(seedError(clash)) : simulator.resetTo(valid)
+      })
     return {
       ...simulator.control,
+      reset,
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       port,
       openConnections: Effect.sync(() => sockets.size),

@@ -13,7 +13,9 @@ import { createRequire } from "node:module"
 const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/cli")
 const prism = require.resolve("@stoplight/prism-cli/dist/index.js")
-const document = new URL("../../shared/spec/kernel-openapi-0.1.0.yml", import.meta.url).pathname
+// the service's document beside the repository (../shared/spec), or where KERNEL_OPENAPI_DOCUMENT says (a worktree)
+const document = process.env["KERNEL_OPENAPI_DOCUMENT"] ??
+  new URL("../../shared/spec/kernel-openapi-0.1.0.yml", import.meta.url).pathname
 const admin = "adm_prism"
 
 const start = (args: ReadonlyArray<string>, pattern: RegExp, children: Array<ChildProcess>) =>

@@ -98,6 +98,32 @@ describe("effect-kernel-simulator bin explains itself", () => {
     }
   }, 120_000)
 
+  it("a seed nested too deep is one line and exit 2; a seed file with a byte order mark is read", async () => {
+    const deep = await run(["--seed", seedFile(`{"organizations":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)])
+    expectOneLine(deep, "nests deeper than")
+    const child = spawn(process.execPath, [
+      tsx,
+      "src/bin/simulator.ts",
+      "--port",
+      "0",
+      "--seed",
+      seedFile("\uFEFF{\"organizations\":[{\"id\":\"o\",\"token\":\"sk_bom\"}]}")
+    ], { stdio: ["ignore", "pipe", "pipe"] })
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = ""
+        child.stdout.on("data", (d: Buffer) => {
+          text += d.toString()
+          if (text.includes("admin token")) resolve(text)
+        })
+        child.on("exit", (code) => reject(new Error(`exited ${code}: ${text}`)))
+      })
+      expect(out).toContain("token sk_bom")
+    } finally {
+      child.kill("SIGTERM")
+    }
+  }, 60_000)
+
   it("prints the admin token it was given, and its control plane answers", async () => {
     const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0", "--admin-token", "adm_1"], {
       stdio: ["ignore", "pipe", "pipe"]

@@ -120,7 +120,8 @@ const readSeed = (path: string): unknown => {
     return fail(`cannot read seed file ${path}: ${code}`)
   }
   try {
-    return JSON.parse(text)
+    // a byte order mark (editors on Windows write one) is not part of the JSON
+    return JSON.parse(text.replace(/^\uFEFF/, ""))
   } catch (error) {
     return fail(`seed file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
   }

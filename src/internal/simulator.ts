@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Sim from "../KernelSimulator.js"
 import * as mp4 from "./simulatorMp4.js"
+import { isValidHeader } from "./simulatorSchema.js"
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -31,10 +32,17 @@ export interface Limits {
   readonly requestLogSize: number
   /** Recorded bodies are cut after this many bytes. */
   readonly recordedBodyBytes: number
+  /** The log's total size (paths, headers and bodies, in characters): the oldest are dropped beyond it. */
+  readonly requestLogBytes: number
 }
 
 /** The documented defaults. */
-export const defaultLimits: Limits = { maxBodyBytes: 64 * 1024, requestLogSize: 1000, recordedBodyBytes: 4096 }
+export const defaultLimits: Limits = {
+  maxBodyBytes: 64 * 1024,
+  requestLogSize: 1000,
+  recordedBodyBytes: 4096,
+  requestLogBytes: 8 * 1024 * 1024
+}
 
 /** What the simulator answers; the transports turn it into bytes on the wire (or in memory). */
 export interface SimResponse {
@@ -224,10 +232,37 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     const faults: Array<ActiveFault> = []
     // a bounded ring: the oldest records are dropped
     const recorded: Array<Sim.RecordedRequest> = []
+    // the size of each record, its body counted at the most it can hold; their sum stays under the budget
+    const costs: Array<number> = []
+    let totalCost = 0
+    const costOf = (record: Sim.RecordedRequest): number => {
+      let cost = 256 + record.path.length + limits.recordedBodyBytes
+      for (const [name, value] of Object.entries(record.headers)) cost += name.length + value.length + 8
+      return cost
+    }
     const remember = (record: Sim.RecordedRequest) => {
       if (limits.requestLogSize <= 0) return
+      const cost = costOf(record)
       recorded.push(record)
-      if (recorded.length > limits.requestLogSize) recorded.splice(0, recorded.length - limits.requestLogSize)
+      costs.push(cost)
+      totalCost += cost
+      let drop = 0
+      while (
+        recorded.length - drop > 1 &&
+        (recorded.length - drop > limits.requestLogSize || totalCost > limits.requestLogBytes)
+      ) {
+        totalCost -= costs[drop]!
+        drop++
+      }
+      if (drop > 0) {
+        recorded.splice(0, drop)
+        costs.splice(0, drop)
+      }
+    }
+    const forget = () => {
+      recorded.length = 0
+      costs.length = 0
+      totalCost = 0
     }
 
     const takeFault = (route: Sim.Route | undefined, draw: number): Sim.Fault | undefined => {
@@ -276,7 +311,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         })
       }
       const status = fault.status
-      const base: Effect.Effect<SimResponse> = status !== undefined
+      const invalidHeaders = Object.entries(fault.headers ?? {}).some(([name, value]) => !isValidHeader(name, value))
+      const base: Effect.Effect<SimResponse> = status !== undefined && invalidHeaders
+        ? Effect.succeed(errorResponse(500, "internal_error", "the injected headers are not valid HTTP"))
+        : status !== undefined
         ? Effect.succeed(faultAnswer(fault, status))
         : answer
       return Effect.zipRight(
@@ -446,9 +484,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 
     const control = {
       requests: Effect.sync(() => recorded.slice()),
-      clearRequests: Effect.sync(() => {
-        recorded.length = 0
-      }),
+      clearRequests: Effect.sync(forget),
       injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {
           faults.push({ fault, remaining: fault.times ?? Infinity })
@@ -479,7 +515,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           organizations = build(next, now)
           faults.length = 0
-          recorded.length = 0
+          forget()
         })
     } satisfies Omit<Sim.Control, "reset"> & { readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void> }
     return { handle, control, limits }

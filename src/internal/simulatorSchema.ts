@@ -56,16 +56,16 @@ export const ReplaySeed = Schema.Struct({
   retryAfter: Schema.optional(Int(1, 86_400)),
   pendingPolls: Schema.optional(Int(0)),
   readyAfter: Schema.optional(DurationInput)
-})
+}).annotations({ identifier: "ReplaySeed" })
 
-const Mouse = Schema.Struct({ x: Schema.Int, y: Schema.Int })
+const Mouse = Schema.Struct({ x: Schema.Int, y: Schema.Int }).annotations({ identifier: "Mouse" })
 
 export const BrowserSeed = Schema.Struct({
   id: Id,
   mouse: Schema.optional(Mouse),
   cursorHidden: Schema.optional(Schema.Boolean),
   replays: Schema.optional(Schema.Array(ReplaySeed))
-})
+}).annotations({ identifier: "BrowserSeed" })
 
 const Viewport = Schema.Struct({
   width: Int(320, 7680),
@@ -98,7 +98,7 @@ export const PoolConfigSeed = Schema.Struct({
   viewport: Schema.optional(Viewport),
   kiosk_mode: Schema.optional(Schema.Boolean),
   chrome_policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-})
+}).annotations({ identifier: "PoolConfigSeed" })
 
 export const PoolSeed = Schema.Struct({
   id: Id,
@@ -107,11 +107,13 @@ export const PoolSeed = Schema.Struct({
   acquired_count: Schema.optional(Int(0)),
   created_at: Schema.optional(IsoUtc),
   browser_pool_config: Schema.optional(PoolConfigSeed)
-})
+}).annotations({ identifier: "PoolSeed" })
 
 export const DeploymentState = Schema.Literal("queued", "in_progress", "running", "stopped", "failed")
 
-export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState })
+export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState }).annotations({
+  identifier: "DeploymentSeed"
+})
 
 export const OrganizationSeed = Schema.Struct({
   id: Id,
@@ -120,7 +122,7 @@ export const OrganizationSeed = Schema.Struct({
   browsers: Schema.optional(Schema.Array(BrowserSeed)),
   pools: Schema.optional(Schema.Array(PoolSeed)),
   deployments: Schema.optional(Schema.Array(DeploymentSeed))
-})
+}).annotations({ identifier: "OrganizationSeed" })
 
 const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number => {
   const seen = new Set<string>()
@@ -133,12 +135,39 @@ const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number =>
 
 export const Seed = Schema.Struct({
   organizations: Schema.optional(Schema.Array(OrganizationSeed))
-}).pipe(
+}).annotations({ identifier: "Seed" }).pipe(
   Schema.filter((seed) => {
     const orgs = seed.organizations ?? []
+    const issues: Array<{ readonly path: ReadonlyArray<string | number>; readonly message: string }> = []
     const token = duplicate(orgs, (o) => o.token)
-    if (token >= 0) return { path: ["organizations", token, "token"], message: "another organization has this token" }
-    return undefined
+    if (token >= 0) {
+      issues.push({ path: ["organizations", token, "token"], message: "another organization has this token" })
+    }
+    // ids are unique within their organization (and replays within their browser): nothing is silently replaced
+    for (const [o, org] of orgs.entries()) {
+      const browsers = org.browsers ?? []
+      for (
+        const [field, items] of [["browsers", browsers], ["pools", org.pools ?? []], [
+          "deployments",
+          org.deployments ?? []
+        ]] as const
+      ) {
+        const at = duplicate(items, (item: { readonly id: string }) => item.id)
+        if (at >= 0) {
+          issues.push({ path: ["organizations", o, field, at, "id"], message: `another item of ${field} has this id` })
+        }
+      }
+      for (const [b, browser] of browsers.entries()) {
+        const at = duplicate(browser.replays ?? [], (r) => r.id)
+        if (at >= 0) {
+          issues.push({
+            path: ["organizations", o, "browsers", b, "replays", at, "id"],
+            message: "another replay of this browser has this id"
+          })
+        }
+      }
+    }
+    return issues.length === 0 ? undefined : issues
   })
 ).annotations({ identifier: "Seed" })
 
@@ -152,6 +181,32 @@ export const Route = Schema.Literal(
   "*"
 )
 
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/
+
+/** Whether a header name and value can be sent over HTTP/1.1 (Node and `fetch` accept them). */
+export const isValidHeader = (name: string, value: string): boolean => headerName.test(name) && headerValue.test(value)
+
+/** Headers that can be sent: token names, values without control characters (tab aside). */
+export const Headers = Schema.Record({
+  key: Schema.String.pipe(
+    Schema.pattern(headerName, { message: () => "a header name is an HTTP token (letters, digits, !#$%&'*+-.^_`|~)" })
+  ),
+  value: Schema.String.pipe(
+    Schema.pattern(headerValue, { message: () => "a header value has no control characters (CR, LF, NUL...)" }),
+    Schema.maxLength(8192)
+  )
+})
+
+/** The issues of a seed whose organization has the admin token: the two tokens never cross. */
+export const adminTokenClash = (
+  seed: { readonly organizations?: ReadonlyArray<{ readonly token: string }> | undefined },
+  adminToken: string
+): ReadonlyArray<{ readonly path: string; readonly message: string }> =>
+  (seed.organizations ?? []).flatMap((org, i) =>
+    org.token === adminToken ? [{ path: `organizations[${i}].token`, message: "must differ from the admin token" }] : []
+  )
+
 export const Fault = Schema.Struct({
   route: Route,
   times: Schema.optional(Int(1)),
@@ -159,7 +214,7 @@ export const Fault = Schema.Struct({
   reset: Schema.optional(Schema.Boolean),
   status: Schema.optional(Int(200, 599)),
   body: Schema.optional(Schema.String.pipe(Schema.maxLength(64 * 1024))),
-  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  headers: Schema.optional(Headers),
   truncateAt: Schema.optional(Int(0)),
   stallAt: Schema.optional(Int(0)),
   resetAt: Schema.optional(Int(0)),
@@ -211,9 +266,38 @@ export const issues = (
 
 const options = { errors: "all", onExcessProperty: "error" } as const
 
+/** The nesting allowed in a decoded input; deeper (or cyclic) input is refused before decoding. */
+export const maxDepth = 64
+
+/**
+ * Whether `input` nests deeper than `max` levels or holds more than a million values (a cycle is
+ * either), checked without recursion. Shared sub-objects are fine.
+ */
+const tooDeep = (input: unknown, max: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[input, 0]]
+  let visits = 0
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!
+    if (typeof value !== "object" || value === null) continue
+    if (depth >= max || ++visits > 1_000_000) return true
+    for (const child of Object.values(value)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
 const decode = <A, I>(schema: Schema.Schema<A, I>) => {
   const run = Schema.decodeUnknownEither(schema, options)
-  return (input: unknown) => Either.mapLeft(run(input), issues)
+  return (input: unknown): Either.Either<A, ReadonlyArray<{ readonly path: string; readonly message: string }>> => {
+    if (tooDeep(input, maxDepth)) {
+      return Either.left([{ path: "", message: `nests deeper than ${maxDepth} levels, is cyclic or is too large` }])
+    }
+    try {
+      return Either.mapLeft(run(input), issues)
+    } catch (error) {
+      // total: whatever the input, an issue rather than a defect
+      return Either.left([{ path: "", message: bound(`cannot be decoded: ${String(error)}`, 300) }])
+    }
+  }
 }
 
 export const decodeSeed = decode(Seed)

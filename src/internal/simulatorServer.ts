@@ -42,13 +42,48 @@ const headerRecord = (request: Http.IncomingMessage): Record<string, string> => 
   return out
 }
 
-/** Reads at most `limit` bytes of the request body; a longer one is `TooLarge` and is left unread. */
-export const readBody = (request: Http.IncomingMessage, limit: number): Effect.Effect<internal.BodyRead> =>
+/** Whether the request announces a body (a non-zero Content-Length, or a Transfer-Encoding). */
+const announcesBody = (request: Http.IncomingMessage): boolean =>
+  request.headers["transfer-encoding"] !== undefined ||
+  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
+
+/** Whether the client waits for `100 Continue` before sending its body. */
+const expectsContinue = (request: Http.IncomingMessage): boolean =>
+  request.headers.expect?.trim().toLowerCase() === "100-continue"
+
+/** A declared body this small, left unread, is discarded by Node and the connection kept. */
+const drainableBytes = 64 * 1024
+
+/**
+ * Whether the connection must close after an answer given without reading the whole body: a
+ * body still to come that is not known to be small, or one the client holds back until told
+ * `100 Continue` (it was not told).
+ */
+const mustClose = (request: Http.IncomingMessage): boolean => {
+  if (request.complete || !announcesBody(request)) return false
+  if (expectsContinue(request) || request.headers["transfer-encoding"] !== undefined) return true
+  const declared = Number(request.headers["content-length"])
+  return !(Number.isSafeInteger(declared) && declared >= 0 && declared <= drainableBytes)
+}
+
+/**
+ * Reads at most `limit` bytes of the request body; a longer one is `TooLarge` and is left unread.
+ * A client waiting for `100 Continue` is told to send its body only here, once the request is
+ * authenticated and routed.
+ */
+export const readBody = (
+  request: Http.IncomingMessage,
+  limit: number,
+  response?: Http.ServerResponse
+): Effect.Effect<internal.BodyRead> =>
   Effect.async<internal.BodyRead>((resume) => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > limit) {
       resume(Effect.succeed({ _tag: "TooLarge" }))
       return
+    }
+    if (response !== undefined && expectsContinue(request) && !request.complete && !response.headersSent) {
+      response.writeContinue()
     }
     if (request.readableEnded) {
       resume(Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0) }))
@@ -134,7 +169,7 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
     socket.resetAndDestroy()
     return
   }
-  const unread = !request.complete
+  const unread = mustClose(request)
   const headers: Record<string, string> = { ...sim.headers }
   const noBody = sim.body._tag === "Empty" || sim.status === 204 || sim.status === 304
   if (sim.body._tag === "Text" && headers["content-length"] === undefined) {
@@ -145,7 +180,19 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
     headers["connection"] = "close"
     lingerAfter(request, response)
   }
-  response.writeHead(sim.status, headers)
+  try {
+    response.writeHead(sim.status, headers)
+  } catch {
+    // headers Node refuses (an in-process fault's): the Error JSON rather than a hang
+    const text = JSON.stringify({ code: "internal_error", message: "the injected headers are not valid HTTP" })
+    response.writeHead(500, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(text)),
+      ...(unread ? { connection: "close" } : {})
+    })
+    response.end(text)
+    return
+  }
   if (noBody) {
     response.end()
     return
@@ -222,7 +269,7 @@ const admin = (
   Effect.gen(function*() {
     const answer = (status: number, value: unknown, headers?: Record<string, string>) =>
       Effect.sync(() => {
-        if (!request.complete) {
+        if (mustClose(request)) {
           lingerAfter(request, response)
           json(response, status, value, { ...headers, connection: "close" })
         } else json(response, status, value, headers)
@@ -239,7 +286,7 @@ const admin = (
       })
     }
     const readJson: Effect.Effect<Either.Either<unknown, readonly [number, unknown]>> = Effect.gen(function*() {
-      const read = yield* readBody(request, adminBodyLimit)
+      const read = yield* readBody(request, adminBodyLimit, response)
       if (read._tag === "TooLarge") {
         return Either.left([
           413,
@@ -288,6 +335,8 @@ const admin = (
         }
         const seed = schema.decodeSeed(body.right)
         if (Either.isLeft(seed)) return yield* invalid("seed", seed.left)
+        const clash = schema.adminTokenClash(seed.right, adminToken)
+        if (clash.length > 0) return yield* invalid("seed", clash)
         yield* target.resetTo(seed.right)
         return yield* answer(200, { ok: true })
       }
@@ -340,8 +389,8 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
     socket.end(answer)
     setTimeout(() => socket.destroy(), lingerMillis).unref()
   })
-  server.on("request", (request: Http.IncomingMessage, response: Http.ServerResponse) => {
-    const path = (request.url ?? "/").split("?")[0]!
+  const onRequest = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    const path = pathOf(request.url ?? "/")
     if (path === "/_simulator" || path.startsWith("/_simulator/")) {
       config.run(admin(target, config.adminToken, request, response, path))
       return
@@ -352,10 +401,27 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
           method: request.method ?? "GET",
           path,
           headers: headerRecord(request),
-          readBody: (limit) => readBody(request, limit)
+          readBody: (limit) => readBody(request, limit, response)
         }),
         (sim) => Effect.sync(() => send(request, response, sim))
       )
     )
+  }
+  server.on("request", onRequest)
+  // an expectation other than 100-continue: the Error JSON, the same for every path
+  server.on("checkExpectation", (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
+    json(response, 417, errorBody("expectation_failed", "only the expectation 100-continue is supported"), {
+      connection: "close"
+    })
   })
+  // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
+  server.on("checkContinue", onRequest)
+}
+
+/** The path of a request target, without query; an absolute-form target (`http://host/path`) gives its path. */
+export const pathOf = (target: string): string => {
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target)
+  const rest = absolute === null ? target : target.slice(absolute[0].length)
+  const path = rest.split("?")[0]!
+  return absolute !== null && !path.startsWith("/") ? `/${path}` : path
 }
