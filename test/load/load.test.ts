@@ -24,6 +24,7 @@ describe("load", () => {
       const simulator = yield* KernelSimulator.serve({
         // the whole run is counted from the log, so it keeps every request here
         requestLogSize: 100_000,
+        requestLogBytes: 256 * 1024 * 1024,
         seed: { organizations: [{ id: "o", token: "t", browsers: [{ id: "b", mouse: { x: 5, y: 6 } }] }] }
       })
       const KernelLive = Kernel.layer.pipe(
