@@ -41,3 +41,25 @@ describe("links in the shipped documentation", () => {
     expect(dead).toEqual([])
   })
 })
+
+// every option of KernelSimulator.layer and every field of a fault has a row in docs/testing.md
+const fieldsOf = (source: string, name: string): ReadonlyArray<string> => {
+  const body = new RegExp(`^export interface ${name}\\b[^{]*\\{([\\s\\S]*?)^\\}`, "m").exec(source)
+  expect(body, `interface ${name}`).not.toBeNull()
+  return [...body![1]!.matchAll(/^ {2}readonly (\w+)\??:/gm)].map((m) => m[1]!)
+}
+
+describe("docs/testing.md documents the simulator's options", () => {
+  const source = fs.readFileSync("src/KernelSimulator.ts", "utf8")
+  const testing = fs.readFileSync("docs/testing.md", "utf8")
+  const rows = new Set([...testing.matchAll(/^\| `([\w.]+)`/gm)].map((m) => m[1]!))
+
+  it("every option of KernelSimulator.layer (LayerOptions and its Limits)", () => {
+    const options = [...fieldsOf(source, "LayerOptions"), ...fieldsOf(source, "Limits")]
+    expect(options.filter((name) => !rows.has(`options.${name}`))).toEqual([])
+  })
+
+  it("every field of a fault", () => {
+    expect(fieldsOf(source, "Fault").filter((name) => !rows.has(name))).toEqual([])
+  })
+})
