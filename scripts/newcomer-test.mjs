@@ -15,6 +15,7 @@
 // Needs the npm registry. Usage: npm run test:newcomer
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -147,14 +148,31 @@ program.pipe(Effect.provide(KernelLive), NodeRuntime.runMain)
   })
   const env = { KERNEL_BASE_URL: baseUrl, KERNEL_API_KEY: token }
   const adminToken = /admin token (\S+)/.exec(banner)[1]
-  const injectFault = async (fault) => {
-    const response = await fetch(`${baseUrl}/_simulator/faults`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify(fault)
+  // a new connection each time (agent: false): spawnSync blocks this process's event loop for
+  // seconds, long enough for the simulator to close an idle keep-alive connection under a reused one
+  const injectFault = (fault) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify(fault)
+      const request = http.request(`${baseUrl}/_simulator/faults`, {
+        method: "POST",
+        agent: false,
+        headers: {
+          authorization: `Bearer ${adminToken}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body)
+        }
+      }, (response) => {
+        let text = ""
+        response.setEncoding("utf8")
+        response.on("data", (chunk) => text += chunk)
+        response.on("end", () =>
+          response.statusCode === 201
+            ? resolve()
+            : reject(new Error(`injecting a fault: ${response.statusCode} ${text}`)))
+      })
+      request.on("error", reject)
+      request.end(body)
     })
-    check(response.status === 201, `injecting a fault: ${response.status} ${await response.text()}`)
-  }
 
   step(`README's quick start against ${baseUrl}`)
   const quick = run(npx, ["tsx", "quickstart.ts"], project, env)

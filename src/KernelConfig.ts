@@ -256,8 +256,8 @@ export interface ConfigOptions {
   readonly timeout?: Config.Config<Duration.Duration> | undefined
   readonly maxRetries?: Config.Config<number> | undefined
   /**
-   * Default: `KERNEL_ALLOW_INSECURE_HTTP` (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`, in any case; default
-   * `false`); `options.allowInsecureHttp`, when given, wins.
+   * Default: `KERNEL_ALLOW_INSECURE_HTTP` (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`, in any
+   * case; default `false`); `options.allowInsecureHttp`, when given, wins.
    *
    * @since 0.2.0
    */
