@@ -9,10 +9,13 @@
 //   5. a CommonJS consumer: a `.cts` type-checked under `--module node16` and run (it must load
 //      dist/cjs through require), and a plain `.cjs` requiring `effect-kernel/testing`;
 //   6. KERNEL_LOG=off / debug / DEBUG / an invalid value leave the program's own log lines and
-//      `runMain`'s one error report alone.
+//      `runMain`'s one error report alone, and govern the SDK's own lines (a 503 injected through
+//      the bin's control plane makes the SDK log its retry: shown with debug, dropped otherwise);
+//   7. docs/testing.md's install line and its vitest examples, run with `npx vitest run`.
 // Needs the npm registry. Usage: npm run test:newcomer
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -64,8 +67,14 @@ try {
   run(npm, ["init", "-y"], project)
   run(npm, ["pkg", "set", "type=module"], project)
 
-  // README's install lines, exactly; only the package name becomes the tarball's path
-  const installs = blocks("README.md", "sh").flatMap((b) => b.split("\n")).filter((l) => /^npm install /.test(l))
+  // the install lines of README, getting-started and testing, exactly (each once); only the package
+  // name becomes the tarball's path
+  const installs = [
+    ...new Set(
+      ["README.md", "docs/getting-started.md", "docs/testing.md"].flatMap((file) => blocks(file, "sh"))
+        .flatMap((b) => b.split("\n")).filter((l) => /^npm install /.test(l))
+    )
+  ]
   check(
     installs.some((l) => l.startsWith("npm install effect-kernel ")),
     "README.md has no `npm install effect-kernel` line"
@@ -76,11 +85,12 @@ try {
     try {
       run(npm, [...args, "--no-audit", "--no-fund"], project)
     } catch (error) {
-      throw new Error(`README's install line failed: ${line}\n${error.stderr ?? error.message}`)
+      throw new Error(`the docs' install line failed: ${line}\n${error.stderr ?? error.message}`)
     }
   }
   const installed = JSON.parse(fs.readFileSync(path.join(project, "node_modules/effect/package.json"), "utf8"))
   check(installed.version.startsWith("3."), `effect ${installed.version} installed, expected 3.x`)
+  check(installs.some((l) => l.includes("@effect/vitest")), "the docs have no install line for @effect/vitest")
 
   step("strict type-check of the quick start and the first program (README's tsconfig)")
   fs.writeFileSync(path.join(project, "tsconfig.json"), blocks("README.md", "json")[0])
@@ -98,6 +108,8 @@ const program = Effect.gen(function*() {
   yield* Effect.logDebug("mine debug")
   yield* Effect.logInfo("mine info")
   yield* Effect.logError("mine error")
+  const { x } = yield* Computer.getMousePosition({ id: "browser_1" })
+  yield* Effect.logInfo(\`mine x=\${x}\`)
   yield* Computer.getMousePosition({ id: "no_such_browser" })
 })
 program.pipe(Effect.provide(KernelLive), NodeRuntime.runMain)
@@ -117,13 +129,15 @@ program.pipe(Effect.provide(KernelLive), NodeRuntime.runMain)
     cwd: project,
     stdio: ["ignore", "pipe", "pipe"]
   })
+  let banner = ""
   const baseUrl = await new Promise((resolve, reject) => {
     let out = ""
     const timer = setTimeout(() => reject(new Error(`the simulator did not start: ${out}`)), 30_000)
     const onData = (data) => {
       out += data
+      banner = out
       const url = /listening on (http:\/\/\S+)/.exec(out)
-      if (url) {
+      if (url && /admin token \S+/.test(out)) {
         clearTimeout(timer)
         resolve(url[1])
       }
@@ -133,6 +147,32 @@ program.pipe(Effect.provide(KernelLive), NodeRuntime.runMain)
     simulator.on("exit", (code) => reject(new Error(`the simulator exited (${code}): ${out}`)))
   })
   const env = { KERNEL_BASE_URL: baseUrl, KERNEL_API_KEY: token }
+  const adminToken = /admin token (\S+)/.exec(banner)[1]
+  // a new connection each time (agent: false): spawnSync blocks this process's event loop for
+  // seconds, long enough for the simulator to close an idle keep-alive connection under a reused one
+  const injectFault = (fault) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify(fault)
+      const request = http.request(`${baseUrl}/_simulator/faults`, {
+        method: "POST",
+        agent: false,
+        headers: {
+          authorization: `Bearer ${adminToken}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body)
+        }
+      }, (response) => {
+        let text = ""
+        response.setEncoding("utf8")
+        response.on("data", (chunk) => text += chunk)
+        response.on("end", () =>
+          response.statusCode === 201
+            ? resolve()
+            : reject(new Error(`injecting a fault: ${response.statusCode} ${text}`)))
+      })
+      request.on("error", reject)
+      request.end(body)
+    })
 
   step(`README's quick start against ${baseUrl}`)
   const quick = run(npx, ["tsx", "quickstart.ts"], project, env)
@@ -192,13 +232,12 @@ console.log(typeof KernelSimulator.layer, KernelSimulator.defaultToken === ${JSO
   check(run(process.execPath, ["plain.cjs"], project) === "function true\n", "require(effect-kernel/testing) failed")
 
   step("KERNEL_LOG leaves the program's own log lines and runMain's error report alone")
-  const logs = (value) => {
-    const result = spawnSync(npx, ["tsx", "logs.ts"], {
-      cwd: project,
-      encoding: "utf8",
-      env: { ...process.env, ...env, KERNEL_LOG: value },
-      timeout: 120_000
-    })
+  const logs = async (value) => {
+    // the first call is answered 503 once: the SDK retries it and logs the failed attempt at debug
+    await injectFault({ route: "getMousePosition", status: 503, times: 1 })
+    const vars = { ...process.env, ...env, KERNEL_LOG: value }
+    if (value === undefined) delete vars.KERNEL_LOG
+    const result = spawnSync(npx, ["tsx", "logs.ts"], { cwd: project, encoding: "utf8", env: vars, timeout: 120_000 })
     const output = `${result.stdout}${result.stderr}`
     check(result.status === 1, `KERNEL_LOG=${value}: exit ${result.status}, expected 1:\n${output}`)
     // the logger's format (logfmt or pretty) is Effect's to choose: count what matters
@@ -206,15 +245,37 @@ console.log(typeof KernelSimulator.layer, KernelSimulator.defaultToken === ${JSO
     check(count(/INFO.*mine info/g) === 1, `KERNEL_LOG=${value} hid the program's info line:\n${output}`)
     check(count(/ERROR.*mine error/g) === 1, `KERNEL_LOG=${value} hid the program's error line:\n${output}`)
     check(count(/mine debug/g) === 0, `KERNEL_LOG=${value} turned on the program's debug lines:\n${output}`)
+    check(count(/INFO.*mine x=640/g) === 1, `KERNEL_LOG=${value}: the retried call did not succeed:\n${output}`)
+    // the SDK's own line about the retry: shown only when KERNEL_LOG asks for debug
+    const sdkLines = count(/DEBUG.*getMousePosition: attempt 1 failed/g)
+    const wanted = value !== undefined && value.toLowerCase() === "debug" ? 1 : 0
+    check(sdkLines === wanted, `KERNEL_LOG=${value}: ${sdkLines} SDK retry lines, expected ${wanted}:\n${output}`)
     // runMain's report of the uncaught NotFound, exactly once
-    const reports = count(/NotFound: browser no_such_browser not found/g)
+    const reports = count(/^\s*NotFound: /gm)
     check(reports === 1, `KERNEL_LOG=${value}: ${reports} error reports, expected 1:\n${output}`)
     check(!output.includes("ConfigError") && !output.includes("Invalid data"), `KERNEL_LOG=${value}: ${output}`)
     return output
   }
-  for (const value of ["off", "debug", "DEBUG", "warn"]) logs(value)
-  const invalid = logs("loud")
+  for (const value of [undefined, "off", "debug", "DEBUG", "warn"]) await logs(value)
+  const invalid = await logs("loud")
   check(invalid.split("ignoring KERNEL_LOG").length === 2, `KERNEL_LOG=loud should warn once:\n${invalid}`)
+
+  step("docs/testing.md's tests, run with vitest as a user would")
+  const examples = blocks("docs/testing.md", "ts").filter((b) => b.includes("describe("))
+  check(examples.length >= 3, `docs/testing.md has ${examples.length} vitest examples`)
+  examples.forEach((b, i) => fs.writeFileSync(path.join(project, `docs-${i}.test.ts`), b))
+  try {
+    run(npx, ["tsc", "-p", "."], project)
+  } catch (error) {
+    throw new Error(`docs/testing.md's tests do not type-check:\n${error.stdout}${error.stderr}`)
+  }
+  let vitest
+  try {
+    vitest = run(npx, ["vitest", "run", "--testTimeout", "20000"], project)
+  } catch (error) {
+    throw new Error(`docs/testing.md's tests fail:\n${error.stdout}${error.stderr}`)
+  }
+  check(/Test Files\s+\d+ passed/.test(vitest) && !/failed/.test(vitest), `vitest printed ${vitest}`)
 
   console.log(`newcomer-test: ok (${steps.length} steps, ${path.basename(tarball)})`)
 } catch (error) {

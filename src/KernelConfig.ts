@@ -257,14 +257,66 @@ export interface ConfigOptions {
   readonly timeout?: Config.Config<Duration.Duration> | undefined
   readonly maxRetries?: Config.Config<number> | undefined
   /**
-   * Default: `KERNEL_ALLOW_INSECURE_HTTP` (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`; default
-   * `false`); `options.allowInsecureHttp`, when given, wins.
+   * Default: `KERNEL_ALLOW_INSECURE_HTTP` (`true`/`false`, `yes`/`no`, `on`/`off`, `1`/`0`, in any
+   * case; default `false`); `options.allowInsecureHttp`, when given, wins.
    *
    * @since 0.2.0
    */
   readonly allowInsecureHttp?: Config.Config<boolean> | undefined
   /** Options that do not come from the environment (schedule, insecure http...). */
   readonly options?: Omit<Options, "apiKey" | "baseUrl" | "projectId" | "timeout" | "maxRetries"> | undefined
+}
+
+// The text of a variable, parsed by the SDK rather than by `Config.integer` / `Config.duration` /
+// `Config.boolean`, whose messages say neither the format nor the accepted values (and whose booleans
+// are case-sensitive). The error is prefixed with the variable's name by the `Config`.
+const parsed = <A>(
+  name: string,
+  parse: (text: string) => Either.Either<A, ConfigError.ConfigError>
+): Config.Config<A> =>
+  Config.mapOrFail(
+    Config.string(name),
+    (text) =>
+      Either.mapLeft(
+        parse(text.trim()),
+        (error) => ConfigError.isInvalidData(error) ? ConfigError.InvalidData([], error.message) : error
+      )
+  )
+
+// what the value was, for messages about values that are not secret (cut, quoted)
+const shown = (text: string): string => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)
+
+const parseCount = (name: string, text: string): Either.Either<number, ConfigError.ConfigError> =>
+  /^[+-]?\d+$/.test(text)
+    ? checkCount(name, Number(text))
+    : invalid(name, `expected a whole number >= 0, got ${shown(text)}`)
+
+const parseDuration = (name: string, text: string): Either.Either<Duration.Duration, ConfigError.ConfigError> => {
+  const refused = () =>
+    invalid(name, `expected a duration > 0 such as "30 seconds" or "500 millis", got ${shown(text)}`)
+  if (text.startsWith("-")) return refused()
+  return Option.match(Duration.decodeUnknown(text), {
+    onNone: refused,
+    onSome: (duration) => Duration.isZero(duration) ? refused() : Either.right(duration)
+  })
+}
+
+const booleans: Record<string, boolean> = {
+  true: true,
+  yes: true,
+  on: true,
+  1: true,
+  false: false,
+  no: false,
+  off: false,
+  0: false
+}
+
+const parseBoolean = (name: string, text: string): Either.Either<boolean, ConfigError.ConfigError> => {
+  const normalized = text.toLowerCase()
+  return Object.hasOwn(booleans, normalized)
+    ? Either.right(booleans[normalized] === true)
+    : invalid(name, `expected true or false (also yes/no, on/off, 1/0, in any case), got ${shown(text)}`)
 }
 
 // Each check runs inside the `Config`, so the error is prefixed with the variable's name.
@@ -300,13 +352,11 @@ export const config = (configs: ConfigOptions = {}): Config.Config<Options> =>
         ),
     projectId: configs.projectId ?? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId)),
     timeout: configs.timeout ??
-      validated(Config.duration("KERNEL_TIMEOUT"), (name, d) => checkDuration(name, d, true)).pipe(
-        Config.withDefault(Duration.seconds(60))
-      ),
+      parsed("KERNEL_TIMEOUT", (text) => parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60))),
     maxRetries: configs.maxRetries ??
-      validated(Config.integer("KERNEL_MAX_RETRIES"), checkCount).pipe(Config.withDefault(2)),
+      parsed("KERNEL_MAX_RETRIES", (text) => parseCount("", text)).pipe(Config.withDefault(2)),
     allowInsecureHttp: configs.allowInsecureHttp ??
-      Config.boolean("KERNEL_ALLOW_INSECURE_HTTP").pipe(Config.withDefault(false))
+      parsed("KERNEL_ALLOW_INSECURE_HTTP", (text) => parseBoolean("", text)).pipe(Config.withDefault(false))
   }).pipe(Config.map(({ allowInsecureHttp, projectId, ...rest }) => ({
     ...configs.options,
     ...rest,

@@ -25,9 +25,9 @@ describe("configuration errors from the environment", () => {
       ["KERNEL_BASE_URL", { KERNEL_BASE_URL: "ftp://example.com" }, "expected an http(s) URL"],
       ["KERNEL_BASE_URL", { KERNEL_BASE_URL: "http://api.example.com" }, "KERNEL_ALLOW_INSECURE_HTTP"],
       ["KERNEL_MAX_RETRIES", { KERNEL_MAX_RETRIES: "-1" }, "expected a whole number >= 0"],
-      ["KERNEL_MAX_RETRIES", { KERNEL_MAX_RETRIES: "two" }, "integer"],
+      ["KERNEL_MAX_RETRIES", { KERNEL_MAX_RETRIES: "two" }, "expected a whole number >= 0"],
       ["KERNEL_TIMEOUT", { KERNEL_TIMEOUT: "0 seconds" }, "expected a duration > 0"],
-      ["KERNEL_ALLOW_INSECURE_HTTP", { KERNEL_ALLOW_INSECURE_HTTP: "maybe" }, "boolean"],
+      ["KERNEL_ALLOW_INSECURE_HTTP", { KERNEL_ALLOW_INSECURE_HTTP: "maybe" }, "expected true or false"],
       ["KERNEL_PROJECT_ID", { KERNEL_PROJECT_ID: "p\r\nX-Injected: 1" }, "HTTP header"]
     ] as const
   )("%s: %j", ([name, vars, expected]) =>
@@ -36,6 +36,59 @@ describe("configuration errors from the environment", () => {
       expect(message).toContain(name)
       expect(message).toContain(expected)
       expect(message).not.toContain("sk_test_secret")
+    }))
+
+  // Effect's own parsers say only "Expected a duration" / "Expected an integer value" / "Expected a
+  // boolean value" (no format, case-sensitive booleans): every variable gets the SDK's message instead
+  it.effect.each(
+    [
+      ["KERNEL_TIMEOUT", "10s", "expected a duration > 0 such as \"30 seconds\""],
+      ["KERNEL_TIMEOUT", "abc", "expected a duration > 0 such as \"30 seconds\""],
+      ["KERNEL_TIMEOUT", "-5 seconds", "expected a duration > 0 such as \"30 seconds\""],
+      ["KERNEL_TIMEOUT", "30000", "expected a duration > 0 such as \"30 seconds\""],
+      ["KERNEL_TIMEOUT", "0", "expected a duration > 0 such as \"30 seconds\""],
+      ["KERNEL_MAX_RETRIES", "two", "expected a whole number >= 0"],
+      ["KERNEL_MAX_RETRIES", "1.5", "expected a whole number >= 0"],
+      ["KERNEL_MAX_RETRIES", "", "expected a whole number >= 0"],
+      ["KERNEL_ALLOW_INSECURE_HTTP", "maybe", "expected true or false"],
+      ["KERNEL_ALLOW_INSECURE_HTTP", "", "expected true or false"]
+    ] as const
+  )("%s=%j says what was expected", ([name, value, expected]) =>
+    Effect.gen(function*() {
+      const message = failure(yield* fromEnv({ ...key, [name]: value }))
+      expect(message).toContain(`at ${name}:`)
+      expect(message).toContain(expected)
+      expect(message).not.toContain("sk_test_secret")
+    }))
+
+  it.effect.each(
+    [
+      [{ KERNEL_ALLOW_INSECURE_HTTP: "TRUE" }, true],
+      [{ KERNEL_ALLOW_INSECURE_HTTP: " Yes " }, true],
+      [{ KERNEL_ALLOW_INSECURE_HTTP: "On" }, true],
+      [{ KERNEL_ALLOW_INSECURE_HTTP: "1" }, true],
+      [{ KERNEL_ALLOW_INSECURE_HTTP: "False" }, false],
+      [{ KERNEL_ALLOW_INSECURE_HTTP: "OFF" }, false]
+    ] as const
+  )("%j is read in any case", ([vars, allowed]) =>
+    Effect.gen(function*() {
+      const result = yield* fromEnv({ ...key, KERNEL_BASE_URL: "http://kernel.internal:8080", ...vars })
+      expect(Either.isRight(result)).toBe(allowed)
+      if (Either.isLeft(result)) expect(String(result.left)).toContain("KERNEL_ALLOW_INSECURE_HTTP")
+    }))
+
+  it.effect("KERNEL_TIMEOUT and KERNEL_MAX_RETRIES tolerate surrounding spaces", () =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.KernelConfig.pipe(
+        Effect.provide(KernelConfig.layerConfig()),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map(Object.entries({ ...key, KERNEL_TIMEOUT: " 1.5 minutes ", KERNEL_MAX_RETRIES: " 4 " }))
+          )
+        )
+      )
+      expect(Duration.toMillis(config.timeout)).toBe(90_000)
+      expect(config.maxRetries).toBe(4)
     }))
 
   it.effect.each([
