@@ -1,3 +1,4 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
@@ -98,8 +99,15 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
   readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   readonly request: HttpClientRequest.HttpClientRequest
-  constructor(readonly original: HttpClientResponse.HttpClientResponse) {
+  /** Private (not an own enumerable property): it holds the request as sent, token included. */
+  readonly #original: HttpClientResponse.HttpClientResponse
+  constructor(original: HttpClientResponse.HttpClientResponse) {
+    this.#original = original
     this.request = redactRequest(original.request)
+  }
+  /** The transport's response, credentials included in its request: never print it. */
+  get original(): HttpClientResponse.HttpClientResponse {
+    return this.#original
   }
   get status() {
     return this.original.status
@@ -146,6 +154,22 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
     return this.toJSON()
   }
 }
+
+/**
+ * Runs a request with redirects not followed by `fetch` (`redirect: "manual"`, merged into the
+ * user's `FetchHttpClient.RequestInit`): like undici's client, a 3xx comes back as it is (an
+ * `UnexpectedStatus` for the operations). Followed, the answer of another origin would be taken
+ * for the service's (fetch drops the token on the way, not the trust in the answer).
+ */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Effect.serviceOption(FetchHttpClient.RequestInit),
+    (init) =>
+      Effect.provideService(effect, FetchHttpClient.RequestInit, {
+        ...Option.getOrElse(init, () => ({})),
+        redirect: "manual"
+      })
+  )
 
 const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: string) =>
   new HttpClientErrorNs.RequestError({ request: redactRequest(request), reason: "InvalidUrl", description })
@@ -195,7 +219,7 @@ export const authenticate =
         )
       }),
       HttpClient.transformResponse((effect) =>
-        Effect.mapBoth(effect, {
+        Effect.mapBoth(manualRedirects(effect), {
           onFailure: redactError,
           onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
         })
@@ -254,12 +278,48 @@ const excerptLength = 512
 const codeLength = 200
 /** How many `details` entries of an error body are kept. */
 const maxDetails = 20
+/** The most text (codes and messages) kept from `details` and `inner_error` together. */
+const detailsBudget = 2048
 
-const boundDetail = (detail: KernelError.ErrorDetail): KernelError.ErrorDetail =>
+const boundDetail = (detail: KernelError.ErrorDetail, budget: number = 1024): KernelError.ErrorDetail =>
   new KernelError.ErrorDetail({
-    ...(detail.code !== undefined ? { code: bound(detail.code, codeLength) } : {}),
-    ...(detail.message !== undefined ? { message: bound(detail.message, 1024) } : {})
+    ...(detail.code !== undefined ? { code: bound(detail.code, Math.min(codeLength, budget)) } : {}),
+    ...(detail.message !== undefined ? { message: bound(detail.message, budget) } : {})
   })
+
+/** The size of a kept detail, as counted against {@link detailsBudget}. */
+const detailSize = (detail: KernelError.ErrorDetail): number =>
+  (detail.code?.length ?? 0) + (detail.message?.length ?? 0) + 8
+
+/**
+ * The `details` (and `inner_error`) of an error body, bounded as a whole: at most `maxDetails`
+ * entries and `detailsBudget` characters, whatever the server sent (the rendering of an error
+ * stays a few KiB).
+ */
+const boundDetails = (
+  body: KernelError.ErrorBody
+): { readonly details?: ReadonlyArray<KernelError.ErrorDetail>; readonly innerError?: KernelError.ErrorDetail } => {
+  let left = detailsBudget
+  let innerError: KernelError.ErrorDetail | undefined
+  if (body.inner_error !== undefined) {
+    innerError = boundDetail(body.inner_error, 512)
+    left -= detailSize(innerError)
+  }
+  let details: Array<KernelError.ErrorDetail> | undefined
+  if (body.details !== undefined) {
+    details = []
+    for (const detail of body.details.slice(0, maxDetails)) {
+      if (left <= 16) break
+      const kept = boundDetail(detail, Math.min(512, left - 8))
+      details.push(kept)
+      left -= detailSize(kept)
+    }
+  }
+  return {
+    ...(details !== undefined ? { details } : {}),
+    ...(innerError !== undefined ? { innerError } : {})
+  }
+}
 
 /**
  * A function made on first use: building a schema's decoder walks its whole AST, work that
@@ -331,12 +391,7 @@ export const statusError = <E>(
         onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
         onSome: (b) => bound(b.message)
       }),
-      ...(Option.isSome(body) && body.value.details !== undefined
-        ? { details: body.value.details.slice(0, maxDetails).map(boundDetail) }
-        : {}),
-      ...(Option.isSome(body) && body.value.inner_error !== undefined
-        ? { innerError: boundDetail(body.value.inner_error) }
-        : {}),
+      ...(Option.isSome(body) ? boundDetails(body.value) : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
     }
