@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
 import { Computer, Deployments, KernelClient, Replays } from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -270,4 +270,60 @@ describe("escape hatch", () => {
       expect(JSON.stringify(Object.entries(response))).not.toContain(token)
     }).pipe(Effect.provide(layer))
   })
+})
+
+describe("escape hatch: bodies are owned", () => {
+  for (const transport of transports) {
+    it.live(`${transport.name}: json, text and stream read as before; a body is read once`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { port } = yield* rawServer(({ socket }) => {
+          const body = JSON.stringify({ a: 1 })
+          socket.write(head("200 OK", { "content-type": "application/json", "content-length": body.length }) + body)
+        })
+        // the layer (and its transport) lives in the test's scope
+        const { httpClient } = Context.get(
+          yield* Layer.build(loopbackLayer(port, transport.layer)),
+          KernelClient.KernelClient
+        )
+        const first = yield* httpClient.get("/x")
+        expect(yield* first.json).toEqual({ a: 1 })
+        expect(yield* first.text).toBe(`{"a":1}`)
+        const second = yield* httpClient.get("/x")
+        const bytes = yield* Stream.runFold(second.stream, 0, (n, c) => n + c.length)
+        expect(bytes).toBe(7)
+        const again = yield* Effect.flip(Stream.runDrain(second.stream))
+        expect(again._tag).toBe("ResponseError")
+      })))
+
+    it.live(
+      `${transport.name}: a never-ending body nobody reads is aborted once 16 MiB wait for a reader`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const chunk = Buffer.alloc(64 * 1024, 0x61)
+          const { open, port } = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "application/octet-stream" }))
+            const pump = () => {
+              while (!socket.destroyed && socket.write(chunk));
+              if (!socket.destroyed) socket.once("drain", pump)
+            }
+            pump()
+          })
+          const { httpClient } = Context.get(
+            yield* Layer.build(loopbackLayer(port, transport.layer)),
+            KernelClient.KernelClient
+          )
+          const response = yield* httpClient.get("/x")
+          expect(response.status).toBe(200)
+          // bounded: the connection is closed by the client within a few seconds, without a reader
+          yield* Effect.repeat(Effect.sync(open), {
+            until: (n) => n === 0,
+            schedule: Schedule.spaced("50 millis")
+          }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("connection still open") }))
+          const error = yield* Effect.flip(response.arrayBuffer)
+          expect(error._tag).toBe("ResponseError")
+          expect(util.inspect(error, { depth: 10 })).not.toContain("sk_SENTINEL")
+        })),
+      30_000
+    )
+  }
 })

@@ -260,51 +260,68 @@ const pumpRegistry = globalValue(
 const pumped = (
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<HttpClientResponse.HttpClientResponse> =>
-  Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>()
-    let ahead = 0
-    let wrapper: RedactedResponse | undefined
-    const tooMuch = () =>
-      new HttpClientErrorNs.ResponseError({
-        request: redactRequest(response.request),
-        response: wrapper ?? new RedactedResponse(response),
-        reason: "Decode",
-        description: `the body was not read: more than ${pumpLimit} bytes were waiting for their reader`
-      })
-    const pump = yield* Stream.runForEach(response.stream, (chunk) => {
-      ahead += chunk.length
-      return ahead > pumpLimit ? Effect.fail(tooMuch()) : Queue.offer(queue, Take.of(chunk))
-    }).pipe(
-      Effect.mapError(redactResponseError),
-      Effect.exit,
-      Effect.flatMap((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
-      Effect.forkDaemon
-    )
-    let taken = false
-    const body: Stream.Stream<Uint8Array, HttpClientError.ResponseError> = Stream.suspend(() => {
-      if (taken) {
-        return Stream.fail(
+  Effect.flatMap(Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>(), (queue) => {
+    const counter = { ahead: 0, taken: false }
+    return Effect.map(startPump(response, queue, counter), (pump) => {
+      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter))
+      pumpRegistry?.register(wrapper, pump)
+      return wrapper
+    })
+  })
+
+/** Reads the body into the queue. Holds no reference to the response's wrapper (so it can be collected). */
+const startPump = (
+  response: HttpClientResponse.HttpClientResponse,
+  queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
+  counter: { ahead: number }
+) =>
+  Stream.runForEach(response.stream, (chunk) => {
+    counter.ahead += chunk.length
+    return counter.ahead > pumpLimit
+      ? Effect.fail(
+        new HttpClientErrorNs.ResponseError({
+          request: response.request,
+          response,
+          reason: "Decode",
+          description: `the body was not read: more than ${pumpLimit} bytes were waiting for their reader`
+        })
+      )
+      : Queue.offer(queue, Take.of(chunk))
+  }).pipe(
+    Effect.mapError(redactResponseError),
+    Effect.exit,
+    Effect.flatMap((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
+    Effect.forkDaemon
+  )
+
+/** The body as its reader sees it: what the pump queued, once. */
+const pumpedBody = (
+  response: HttpClientResponse.HttpClientResponse,
+  queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
+  counter: { ahead: number; taken: boolean }
+): Stream.Stream<Uint8Array, HttpClientError.ResponseError> =>
+  Stream.suspend(() => {
+    if (counter.taken) {
+      return Stream.fail(
+        redactResponseError(
           new HttpClientErrorNs.ResponseError({
-            request: redactRequest(response.request),
-            response: wrapper!,
+            request: response.request,
+            response,
             reason: "Decode",
             description: "the body was already read"
           })
         )
-      }
-      taken = true
-      return Stream.fromQueue(queue).pipe(
-        Stream.flattenTake,
-        Stream.tap((chunk) =>
-          Effect.sync(() => {
-            ahead -= chunk.length
-          })
-        )
       )
-    })
-    wrapper = new RedactedResponse(response, body)
-    pumpRegistry?.register(wrapper, pump)
-    return wrapper
+    }
+    counter.taken = true
+    return Stream.fromQueue(queue).pipe(
+      Stream.flattenTake,
+      Stream.tap((chunk) =>
+        Effect.sync(() => {
+          counter.ahead -= chunk.length
+        })
+      )
+    )
   })
 
 const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: string) =>
