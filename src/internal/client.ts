@@ -436,7 +436,12 @@ const codeLength = 200
 /** How many `details` entries of an error body are kept. */
 const maxDetails = 20
 /** The most text (codes and messages) kept from `details` and `inner_error` together. */
-const detailsBudget = 2048
+const detailsBudget = 1024
+/**
+ * The longest `message` kept from an error body: with the code, the details and the fixed
+ * fields, `JSON.stringify` of any status error stays under 4 KiB.
+ */
+const messageLength = 2048
 
 const boundDetail = (detail: KernelError.ErrorDetail, budget: number = 1024): KernelError.ErrorDetail =>
   new KernelError.ErrorDetail({
@@ -459,7 +464,7 @@ const boundDetails = (
   let left = detailsBudget
   let innerError: KernelError.ErrorDetail | undefined
   if (body.inner_error !== undefined) {
-    innerError = boundDetail(body.inner_error, 512)
+    innerError = boundDetail(body.inner_error, 256)
     left -= detailSize(innerError)
   }
   let details: Array<KernelError.ErrorDetail> | undefined
@@ -467,7 +472,7 @@ const boundDetails = (
     details = []
     for (const detail of body.details.slice(0, maxDetails)) {
       if (left <= 16) break
-      const kept = boundDetail(detail, Math.min(512, left - 8))
+      const kept = boundDetail(detail, Math.min(256, left - 8))
       details.push(kept)
       left -= detailSize(kept)
     }
@@ -546,7 +551,7 @@ export const statusError = <E>(
       code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       message: Option.match(body, {
         onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
-        onSome: (b) => bound(b.message)
+        onSome: (b) => bound(b.message, messageLength)
       }),
       ...(Option.isSome(body) ? boundDetails(body.value) : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
