@@ -211,8 +211,16 @@ class Ready {
 const isVideo = (contentType: string | undefined): boolean => {
   if (contentType === undefined) return true
   const type = contentType.split(";")[0]!.trim().toLowerCase()
-  return type.startsWith("video/") || type === "application/octet-stream" || type === "binary/octet-stream"
+  return type.startsWith("video/") || type === "application/mp4" || type === "application/octet-stream" ||
+    type === "binary/octet-stream"
 }
+
+/** Whether a `Content-Encoding` or `Transfer-Encoding` list holds a coding other than `allowed` ones. */
+const encodedWith = (value: string | undefined, allowed: ReadonlyArray<string>): boolean =>
+  value !== undefined && value.split(",").some((coding) => {
+    const name = coding.split(";")[0]!.trim().toLowerCase()
+    return name !== "" && !allowed.includes(name)
+  })
 
 /** Told the declared size of the replay once its 200 arrives (for {@link downloadToFile}'s progress). */
 const totalListeners = new WeakMap<DownloadOptions, (total: number | undefined) => void>()
@@ -260,11 +268,23 @@ const refuse = (
     })
   }
   const encoding = response.headers["content-encoding"]
-  if (encoding !== undefined && encoding.trim() !== "" && encoding.trim().toLowerCase() !== "identity") {
+  if (encodedWith(encoding, ["identity"])) {
     return new DecodeError({
       ...info,
       status: response.status,
       message: `expected an mp4 body without content encoding, got content-encoding ${bound(encoding, 100)}`
+    })
+  }
+  // a transfer coding other than chunked (`gzip, chunked`) is not decoded by the transports: the
+  // bytes would be the compressed ones
+  const transfer = response.headers["transfer-encoding"]
+  if (encodedWith(transfer, ["chunked", "identity"])) {
+    return new DecodeError({
+      ...info,
+      status: response.status,
+      message: `expected an mp4 body without transfer coding other than chunked, got transfer-encoding ${
+        bound(transfer ?? "", 100)
+      }`
     })
   }
   const contentType = response.headers["content-type"]
@@ -277,6 +297,9 @@ const refuse = (
   }
   return undefined
 }
+
+/** A span attribute from an id an untyped caller may have passed as anything. */
+const attribute = (value: unknown): string => typeof value === "string" ? value : typeof value
 
 /**
  * Builds the operation on the shared client.
@@ -299,6 +322,15 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
       Effect.gen(function*() {
         if (typeof params !== "object" || params === null) {
           return yield* new InvalidInput({ field: "params", message: "params must be an object { id, replayId }" })
+        }
+        const maxWait = options.maxWait === undefined ? Option.some(Duration.minutes(5)) : Duration.decodeUnknown(
+          options.maxWait
+        )
+        if (Option.isNone(maxWait) || !(Duration.toMillis(maxWait.value) >= 0)) {
+          return yield* new InvalidInput({
+            field: "maxWait",
+            message: "maxWait must be a duration such as \"5 minutes\""
+          })
         }
         const { id, replayId } = params
         const browser = yield* segment("id", id)
@@ -345,7 +377,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           },
           Either.isRight
         )
-        const schedule = options.schedule ?? waitSchedule({ maxWait: options.maxWait ?? Duration.minutes(5) })
+        const schedule = options.schedule ?? waitSchedule({ maxWait: maxWait.value })
         const driver = yield* Schedule.driver(schedule)
         const started = yield* Clock.currentTimeMillis
         while (true) {
@@ -379,16 +411,18 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
       // The span lasts as long as the stream (it ends when the stream's scope closes) and is the
       // parent of the requests. It is not provided to each pull of the body, as `Stream.withSpan`
       // would do: that costs more per chunk than reading the chunk.
-      download: (params, options = {}) =>
+      download: (params, options) =>
         Stream.unwrapScoped(Effect.flatMap(
           Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
             kind: "client",
             captureStackTrace: false,
             attributes: typeof params === "object" && params !== null
-              ? { "kernel.browser.id": String(params.id), "kernel.replay.id": String(params.replayId) }
+              ? { "kernel.browser.id": attribute(params.id), "kernel.replay.id": attribute(params.replayId) }
               : {}
           }),
-          (span) => Effect.withParentSpan(open(params, options), span)
+          // untyped callers may pass `null` or a non-object as options: the defaults then
+          (span) =>
+            Effect.withParentSpan(open(params, typeof options === "object" && options !== null ? options : {}), span)
         ))
     }
   }
@@ -434,7 +468,10 @@ const body = (
       }
       const failure = verifier?.end()
       if (failure === undefined) return Effect.void
-      return received === 0
+      // when the HTTP framing proved the body whole (Content-Length met, or the chunked
+      // terminator, without which the transports fail the body), it is not cut: it is not an mp4
+      const framed = Number.isFinite(declared) || encodedWith(response.headers["transfer-encoding"], [])
+      return received === 0 || framed
         ? Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
         : Effect.fail(new TransportError({ ...info, message: `body cut short: ${failure}` }))
     })
@@ -553,13 +590,18 @@ export interface DownloadedFile {
 export const downloadToFile = (
   params: ReplayParams,
   path: string,
-  options: DownloadToFileOptions = {}
+  maybeOptions?: DownloadToFileOptions
 ): Effect.Effect<
   DownloadedFile,
   DownloadReplayError | PlatformError.PlatformError,
   DownloadReplay | FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
+    if (typeof path !== "string" || path.length === 0 || path.includes("\0")) {
+      return yield* new InvalidInput({ field: "path", message: "path must be a non-empty string without NUL" })
+    }
+    // untyped callers may pass `null` or a non-object: the defaults then
+    const options: DownloadToFileOptions = typeof maybeOptions === "object" && maybeOptions !== null ? maybeOptions : {}
     const fs = yield* FileSystem.FileSystem
     const suffix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
     const temporary = temporaryName(path, suffix)
@@ -582,9 +624,12 @@ export const downloadToFile = (
       yield* file.sync
       return bytes
     }))
-    const bytes = yield* write.pipe(
-      Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.remove(temporary)))
+    // whatever ends the download before the rename (a failure, an interruption, even between
+    // the last write and the rename) removes the temporary file
+    return yield* Effect.uninterruptibleMask((restore) =>
+      restore(write).pipe(
+        Effect.flatMap((bytes) => Effect.as(fs.rename(temporary, path), { path, bytes })),
+        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.remove(temporary)))
+      )
     )
-    yield* fs.rename(temporary, path).pipe(Effect.tapError(() => Effect.ignore(fs.remove(temporary))))
-    return { path, bytes }
   })

@@ -106,11 +106,14 @@ describe("items 2 and 3: a replay is complete only when the bytes prove it", () 
       concat(ftyp, box("moov", 108), new Uint8Array(100), box("mdat", 1008), new Uint8Array(1000))
     ],
     ["ftyp + 64-bit mdat", concat(ftyp, box("mdat", 16 + 300, true), new Uint8Array(300))],
-    ["ftyp + mdat to the end (size 0)", concat(ftyp, box("mdat", 0), new Uint8Array(777))],
-    ["ftyp alone", ftyp]
+    ["ftyp + mdat to the end (size 0)", concat(ftyp, box("mdat", 0), new Uint8Array(777))]
   ]
   const invalid: ReadonlyArray<[string, Uint8Array]> = [
     ["cut inside the mdat", asMp4(new Uint8Array(4096)).subarray(0, 3000)],
+    // cut at a box boundary: the boxes add up, but there is no media (mdat) yet
+    ["cut after the ftyp", ftyp],
+    ["cut after the moov", concat(ftyp, box("moov", 108), new Uint8Array(100))],
+    ["cut after a 64-bit free box", concat(ftyp, box("free", 24, true), new Uint8Array(8))],
     ["cut inside a box header", asMp4(new Uint8Array(4096)).subarray(0, 28)],
     ["cut inside a 64-bit size", concat(ftyp, box("mdat", 316, true)).subarray(0, 16 + 12)],
     ["not starting with ftyp", concat(box("mdat", 108), new Uint8Array(100))],

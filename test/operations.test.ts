@@ -3,7 +3,8 @@ import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
 import { BrowserPools, Computer, Deployments, type KernelError, Replays } from "effect-kernel"
 import { connectionRefused, errorBody, json, mockLayer, pool, token } from "./utils/mock.js"
 
-const mp4 = new Uint8Array([0, 0, 0, 12, 0x66, 0x74, 0x79, 0x70, 1, 2, 3, 4])
+// the smallest replay: an ftyp box and an mdat box (a replay has media)
+const mp4 = new Uint8Array([0, 0, 0, 12, 0x66, 0x74, 0x79, 0x70, 1, 2, 3, 4, 0, 0, 0, 10, 0x6d, 0x64, 0x61, 0x74, 5, 6])
 
 interface Case {
   readonly name: string

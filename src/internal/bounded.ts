@@ -7,17 +7,46 @@ import type * as ParseResult from "effect/ParseResult"
  */
 export const maxMessageLength = 4096
 
+/** How many characters `JSON.stringify` (and `util.inspect`) writes for the UTF-16 code unit `code`. */
+const escapedWidth = (code: number): number =>
+  code < 0x20
+    ? (code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6)
+    : code === 0x22 || code === 0x5c
+    ? 2
+    : 1
+
 /**
- * `text` cut to at most `max` code units (an ellipsis marks the cut). Never splits a surrogate pair.
+ * `text` cut so that it is at most `max` code units long AND renders in at most `max` characters
+ * once escaped by `JSON.stringify` (control characters, quotes, backslashes and lone surrogates
+ * take more than one): an ellipsis marks the cut. Never splits a surrogate pair.
  *
  * @internal
  */
 export const bound = (text: string, max: number = maxMessageLength): string => {
-  if (text.length <= max) return text
-  let end = Math.max(0, max - 1)
-  const last = text.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${text.slice(0, end)}…`
+  if (text.length * 6 <= max) return text
+  const limit = Math.max(0, max - 1)
+  let used = 0
+  let i = 0
+  while (i < text.length) {
+    const code = text.charCodeAt(i)
+    let units = 1
+    let width: number
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        units = 2
+        width = 2
+      } else {
+        width = 6
+      }
+    } else {
+      width = code >= 0xdc00 && code <= 0xdfff ? 6 : escapedWidth(code)
+    }
+    if (used + width > (i + units === text.length ? max : limit)) break
+    used += width
+    i += units
+  }
+  return i === text.length ? text : `${text.slice(0, i)}…`
 }
 
 const previewLength = 120

@@ -1,3 +1,4 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
@@ -6,18 +7,24 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Take from "effect/Take"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
@@ -99,8 +106,22 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
   readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   readonly request: HttpClientRequest.HttpClientRequest
-  constructor(readonly original: HttpClientResponse.HttpClientResponse) {
+  /** Private (not an own enumerable property): it holds the request as sent, token included. */
+  readonly #original: HttpClientResponse.HttpClientResponse
+  /** The body as read by the pump of an escape-hatch response (see {@link pumped}), if any. */
+  readonly #body: Stream.Stream<Uint8Array, HttpClientError.ResponseError> | undefined
+  #bytes: Effect.Effect<Uint8Array<ArrayBuffer>, HttpClientError.ResponseError> | undefined
+  constructor(
+    original: HttpClientResponse.HttpClientResponse,
+    body?: Stream.Stream<Uint8Array, HttpClientError.ResponseError>
+  ) {
+    this.#original = original
+    this.#body = body
     this.request = redactRequest(original.request)
+  }
+  /** The transport's response, credentials included in its request: never print it. */
+  get original(): HttpClientResponse.HttpClientResponse {
+    return this.#original
   }
   get status() {
     return this.original.status
@@ -114,23 +135,67 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
   get remoteAddress() {
     return this.original.remoteAddress
   }
-  get formData() {
-    return Effect.mapError(this.original.formData, redactResponseError)
+  /** The whole pumped body, read once and kept (as the transports keep their text). */
+  private get bytes(): Effect.Effect<Uint8Array<ArrayBuffer>, HttpClientError.ResponseError> {
+    const body = this.#body!
+    return this.#bytes ??= Stream.runCollect(body).pipe(
+      Effect.map((chunks) => {
+        let size = 0
+        for (const chunk of chunks) size += chunk.length
+        const out = new Uint8Array(size)
+        let offset = 0
+        for (const chunk of chunks) {
+          out.set(chunk, offset)
+          offset += chunk.length
+        }
+        return out
+      }),
+      Effect.cached,
+      Effect.runSync
+    )
   }
-  get text() {
-    return Effect.mapError(this.original.text, redactResponseError)
+  private decodeFailure(cause: unknown): HttpClientError.ResponseError {
+    return new HttpClientErrorNs.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
   }
-  get json() {
-    return Effect.mapError(this.original.json, redactResponseError)
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.formData, redactResponseError)
+    return Effect.flatMap(this.bytes, (bytes) =>
+      Effect.tryPromise({
+        try: () => new Response(bytes, { headers: { "content-type": this.headers["content-type"] ?? "" } }).formData(),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
   }
-  get urlParamsBody() {
-    return Effect.mapError(this.original.urlParamsBody, redactResponseError)
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.text, redactResponseError)
+    return Effect.map(this.bytes, (bytes) => new TextDecoder().decode(bytes))
   }
-  get arrayBuffer() {
-    return Effect.mapError(this.original.arrayBuffer, redactResponseError)
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.json, redactResponseError)
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: (): unknown => text === "" ? null : JSON.parse(text),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
   }
-  get stream() {
-    return Stream.mapError(this.original.stream, redactResponseError)
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.urlParamsBody, redactResponseError)
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: () => UrlParams.fromInput(new URLSearchParams(text)),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
+  }
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.arrayBuffer, redactResponseError)
+    return Effect.map(this.bytes, (bytes) => {
+      const out = new ArrayBuffer(bytes.length)
+      new Uint8Array(out).set(bytes)
+      return out
+    })
+  }
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Stream.mapError(this.original.stream, redactResponseError)
+    return this.#body
   }
   toJSON(): unknown {
     return {
@@ -147,6 +212,118 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
     return this.toJSON()
   }
 }
+
+/**
+ * Runs a request with redirects not followed by `fetch` (`redirect: "manual"`, merged into the
+ * user's `FetchHttpClient.RequestInit`): like undici's client, a 3xx comes back as it is (an
+ * `UnexpectedStatus` for the operations). Followed, the answer of another origin would be taken
+ * for the service's (fetch drops the token on the way, not the trust in the answer).
+ */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Effect.serviceOption(FetchHttpClient.RequestInit),
+    (init) =>
+      Effect.provideService(effect, FetchHttpClient.RequestInit, {
+        ...Option.getOrElse(init, () => ({})),
+        redirect: "manual"
+      })
+  )
+
+/**
+ * Whether the response being received belongs to an operation's attempt, which owns its body
+ * (the attempt's scope aborts the request when it ends). Responses of the escape-hatch client
+ * (`KernelClient.httpClient`) do not: their body is pumped (see {@link pumped}).
+ */
+const ownedByAttempt = globalValue("effect-kernel/client/ownedByAttempt", () => FiberRef.unsafeMake(false))
+
+/** The most an escape-hatch response body is read ahead of its reader before the request is aborted. */
+const pumpLimit = 16 * 1024 * 1024
+
+/** Interrupts the pump of an escape-hatch response once the response is no longer referenced. */
+const pumpRegistry = globalValue(
+  "effect-kernel/client/pumpRegistry",
+  () =>
+    typeof FinalizationRegistry === "function"
+      ? new FinalizationRegistry<Fiber.RuntimeFiber<unknown, unknown>>((fiber) => {
+        Effect.runFork(Fiber.interrupt(fiber))
+      })
+      : undefined
+)
+
+/**
+ * An escape-hatch response whose body is read at once, in the background, into a queue its reader
+ * takes from: the transport's body is never left paused and unowned (on undici 7 a paused body
+ * whose peer closes crashes the process, nodejs/undici#5360), whether the caller reads the body,
+ * part of it, or only the status. Read ahead of its reader by more than `pumpLimit`, the request
+ * is aborted (the reader then gets the bytes buffered, then a `ResponseError`); once the response
+ * is garbage, the pump stops and the request is aborted.
+ */
+const pumped = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<HttpClientResponse.HttpClientResponse> =>
+  Effect.flatMap(Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>(), (queue) => {
+    const counter = { ahead: 0, taken: false }
+    return Effect.map(startPump(response, queue, counter), (pump) => {
+      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter))
+      pumpRegistry?.register(wrapper, pump)
+      return wrapper
+    })
+  })
+
+/** Reads the body into the queue. Holds no reference to the response's wrapper (so it can be collected). */
+const startPump = (
+  response: HttpClientResponse.HttpClientResponse,
+  queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
+  counter: { ahead: number }
+) =>
+  Stream.runForEach(response.stream, (chunk) => {
+    counter.ahead += chunk.length
+    return counter.ahead > pumpLimit
+      ? Effect.fail(
+        new HttpClientErrorNs.ResponseError({
+          request: response.request,
+          response,
+          reason: "Decode",
+          description: `the body was not read: more than ${pumpLimit} bytes were waiting for their reader`
+        })
+      )
+      : Queue.offer(queue, Take.of(chunk))
+  }).pipe(
+    Effect.mapError(redactResponseError),
+    Effect.exit,
+    Effect.flatMap((exit) => Queue.offer(queue, Exit.isSuccess(exit) ? Take.end : Take.failCause(exit.cause))),
+    Effect.forkDaemon
+  )
+
+/** The body as its reader sees it: what the pump queued, once. */
+const pumpedBody = (
+  response: HttpClientResponse.HttpClientResponse,
+  queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
+  counter: { ahead: number; taken: boolean }
+): Stream.Stream<Uint8Array, HttpClientError.ResponseError> =>
+  Stream.suspend(() => {
+    if (counter.taken) {
+      return Stream.fail(
+        redactResponseError(
+          new HttpClientErrorNs.ResponseError({
+            request: response.request,
+            response,
+            reason: "Decode",
+            description: "the body was already read"
+          })
+        )
+      )
+    }
+    counter.taken = true
+    return Stream.fromQueue(queue).pipe(
+      Stream.flattenTake,
+      Stream.tap((chunk) =>
+        Effect.sync(() => {
+          counter.ahead -= chunk.length
+        })
+      )
+    )
+  })
 
 const invalidUrl = (request: HttpClientRequest.HttpClientRequest, description: string) =>
   new HttpClientErrorNs.RequestError({ request: redactRequest(request), reason: "InvalidUrl", description })
@@ -196,10 +373,14 @@ export const authenticate =
         )
       }),
       HttpClient.transformResponse((effect) =>
-        Effect.mapBoth(effect, {
-          onFailure: redactError,
-          onSuccess: (response): HttpClientResponse.HttpClientResponse => new RedactedResponse(response)
-        })
+        Effect.flatMap(
+          Effect.zip(
+            Effect.mapError(manualRedirects(effect), redactError),
+            FiberRef.get(ownedByAttempt)
+          ),
+          ([response, owned]): Effect.Effect<HttpClientResponse.HttpClientResponse> =>
+            owned ? Effect.succeed(new RedactedResponse(response)) : pumped(response)
+        )
       )
     )
   }
@@ -255,12 +436,53 @@ const excerptLength = 512
 const codeLength = 200
 /** How many `details` entries of an error body are kept. */
 const maxDetails = 20
+/** The most text (codes and messages) kept from `details` and `inner_error` together. */
+const detailsBudget = 1024
+/**
+ * The longest `message` kept from an error body: with the code, the details and the fixed
+ * fields, `JSON.stringify` of any status error stays under 4 KiB.
+ */
+const messageLength = 2048
 
-const boundDetail = (detail: KernelError.ErrorDetail): KernelError.ErrorDetail =>
+const boundDetail = (detail: KernelError.ErrorDetail, budget: number = 1024): KernelError.ErrorDetail =>
   new KernelError.ErrorDetail({
-    ...(detail.code !== undefined ? { code: bound(detail.code, codeLength) } : {}),
-    ...(detail.message !== undefined ? { message: bound(detail.message, 1024) } : {})
+    ...(detail.code !== undefined ? { code: bound(detail.code, Math.min(codeLength, budget)) } : {}),
+    ...(detail.message !== undefined ? { message: bound(detail.message, budget) } : {})
   })
+
+/** The size of a kept detail, as counted against {@link detailsBudget}. */
+const detailSize = (detail: KernelError.ErrorDetail): number =>
+  (detail.code?.length ?? 0) + (detail.message?.length ?? 0) + 8
+
+/**
+ * The `details` (and `inner_error`) of an error body, bounded as a whole: at most `maxDetails`
+ * entries and `detailsBudget` characters, whatever the server sent (the rendering of an error
+ * stays a few KiB).
+ */
+const boundDetails = (
+  body: KernelError.ErrorBody
+): { readonly details?: ReadonlyArray<KernelError.ErrorDetail>; readonly innerError?: KernelError.ErrorDetail } => {
+  let left = detailsBudget
+  let innerError: KernelError.ErrorDetail | undefined
+  if (body.inner_error !== undefined) {
+    innerError = boundDetail(body.inner_error, 256)
+    left -= detailSize(innerError)
+  }
+  let details: Array<KernelError.ErrorDetail> | undefined
+  if (body.details !== undefined) {
+    details = []
+    for (const detail of body.details.slice(0, maxDetails)) {
+      if (left <= 16) break
+      const kept = boundDetail(detail, Math.min(256, left - 8))
+      details.push(kept)
+      left -= detailSize(kept)
+    }
+  }
+  return {
+    ...(details !== undefined ? { details } : {}),
+    ...(innerError !== undefined ? { innerError } : {})
+  }
+}
 
 /**
  * A function made on first use: building a schema's decoder walks its whole AST, work that
@@ -330,14 +552,9 @@ export const statusError = <E>(
       code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       message: Option.match(body, {
         onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
-        onSome: (b) => bound(b.message)
+        onSome: (b) => bound(b.message, messageLength)
       }),
-      ...(Option.isSome(body) && body.value.details !== undefined
-        ? { details: body.value.details.slice(0, maxDetails).map(boundDetail) }
-        : {}),
-      ...(Option.isSome(body) && body.value.inner_error !== undefined
-        ? { innerError: boundDetail(body.value.inner_error) }
-        : {}),
+      ...(Option.isSome(body) ? boundDetails(body.value) : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
     }
@@ -459,6 +676,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
         (attempts === 1
           ? scoped.execute(request)
           : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), scoped.execute(request))).pipe(
+            Effect.locally(ownedByAttempt, true),
             Scope.extend(scope),
             Effect.catchAll((error) => Effect.fail(transportError(request, error))),
             Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>

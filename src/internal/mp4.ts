@@ -79,11 +79,14 @@ export function* chunks(size: number): Generator<Uint8Array> {
 }
 
 const ftypType = 0x66747970
+const mdatType = 0x6d646174
 
 /**
  * Checks, while a body streams, that it is an mp4 whose top-level boxes add up exactly to the
  * body: each box is a 32-bit size and a 4-character type, a size of 1 is followed by a 64-bit
- * `largesize`, a size of 0 runs to the end of the body. The first box must be `ftyp`. Only the
+ * `largesize`, a size of 0 runs to the end of the body. The first box must be `ftyp`, and an `mdat`
+ * (the media) must be among them: a body cut right after its `ftyp` (or any other box before the
+ * media) adds up too, but is not a replay. Only the
  * box headers (at most 16 bytes at a time) are looked at or copied; payloads are skipped by
  * arithmetic, so the cost per chunk does not depend on its size beyond the boxes it holds.
  *
@@ -98,6 +101,7 @@ export class Verifier {
   private readonly header = new Uint8Array(16)
   private filled = 0
   private boxes = 0
+  private media = false
   private failure: string | undefined
 
   /** Feeds one chunk; returns why the body is not an mp4, once it is known. */
@@ -130,13 +134,14 @@ export class Verifier {
   end(): string | undefined {
     if (this.failure !== undefined) return this.failure
     if (this.boxes === 0 && this.filled === 0) return "the body is empty, not an mp4"
-    if (this.toEnd) return undefined
+    if (this.toEnd) return this.media ? undefined : "the body is not an mp4 with media: no mdat box"
     if (this.filled > 0) {
       return `the body ends inside an mp4 box header (${this.filled} of ${
         this.filled >= 8 && this.sizeField() === 1 ? 16 : 8
       } bytes)`
     }
     if (this.remaining > 0) return `the body ends ${this.remaining} bytes before the end of its last mp4 box`
+    if (!this.media) return "the body ends before any mdat box (the media): not a complete mp4"
     return undefined
   }
 
@@ -173,6 +178,7 @@ export class Verifier {
     }
     this.filled = 0
     this.boxes++
+    if (type === mdatType) this.media = true
     return undefined
   }
 }

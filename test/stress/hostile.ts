@@ -11,7 +11,7 @@
 import type { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer, Redacted, Schedule, Stream } from "effect"
-import { BrowserPools, Computer, Deployments, Kernel, KernelConfig, Replays } from "effect-kernel"
+import { BrowserPools, Computer, Deployments, Kernel, KernelClient, KernelConfig, Replays } from "effect-kernel"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -106,6 +106,13 @@ const cases: Record<string, Handler> = {
     () => ({ "content-type": "video/mp4", "content-encoding": "gzip", "content-length": big }),
     () => Buffer.alloc(big, 0x1f)
   ),
+  // a large body to the escape-hatch client, whose caller reads only the status, or one chunk
+  escapeStatus: sendAndClose(
+    "200 OK",
+    () => ({ "content-type": "application/octet-stream", "content-length": big }),
+    () => Buffer.alloc(big, 0x65)
+  ),
+  escapeChunk: (socket) => cases.escapeStatus!(socket),
   html: sendAndClose(
     "200 OK",
     () => ({ "content-type": "text/html", "content-length": big }),
@@ -150,7 +157,22 @@ const program = Effect.gen(function*() {
     ["partial", settle("partial", Replays.download(params).pipe(Stream.runDrain))],
     ["gzip", settle("gzip", Replays.download(params).pipe(Stream.runDrain))],
     ["html", settle("html", Replays.download(params).pipe(Stream.runDrain))],
-    ["bigErrorReplay", settle("bigErrorReplay", Replays.download(params).pipe(Stream.runDrain))]
+    ["bigErrorReplay", settle("bigErrorReplay", Replays.download(params).pipe(Stream.runDrain))],
+    [
+      "escapeStatus",
+      settle("escapeStatus", Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) => httpClient.get("/raw")))
+    ],
+    [
+      "escapeChunk",
+      settle(
+        "escapeChunk",
+        Effect.flatMap(
+          KernelClient.KernelClient,
+          ({ httpClient }) =>
+            Effect.flatMap(httpClient.get("/raw"), (response) => Stream.runDrain(Stream.take(response.stream, 1)))
+        )
+      )
+    ]
   ]
   const only = process.argv[4]?.split(",")
   const chosen = only === undefined ? steps : steps.filter(([name]) => only.includes(name))

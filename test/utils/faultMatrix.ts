@@ -314,8 +314,9 @@ export const rows: ReadonlyArray<Row> = [
     fault: "redirect to another origin (fetch transport)",
     operation: "getMousePosition",
     special: "redirect-fetch",
-    outcome: "Unauthorized",
-    note: "followed without the Authorization header"
+    outcome: "UnexpectedStatus",
+    fields: { status: 307 },
+    note: "not followed (the SDK asks fetch for redirect: \"manual\"); the other origin sees nothing"
   },
   {
     fault: "200 JSON nested 6,000 levels deep",

@@ -1,0 +1,331 @@
+import { FetchHttpClient } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
+import { Computer, Deployments, KernelClient, Replays } from "effect-kernel"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as util from "node:util"
+import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { json, mockLayer, token } from "./utils/mock.js"
+import { asMp4, box } from "./utils/mp4.js"
+import { transports } from "./utils/transports.js"
+
+// Neighbours of the issue's examples, found by a hostile review: each failed before its fix.
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-neighbours-"))
+const ftyp = new Uint8Array([...box("ftyp", 16), 0x69, 0x73, 0x6f, 0x6d, 0, 0, 0, 0])
+
+describe("redirects", () => {
+  for (const transport of transports) {
+    it.live(`${transport.name}: a 3xx to another origin is not followed: UnexpectedStatus, nothing sent there`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const other = yield* rawServer(({ socket }) => {
+          const body = JSON.stringify({ x: 1, y: 2 })
+          socket.end(head("200 OK", { "content-type": "application/json", "content-length": body.length }) + body)
+        })
+        const { port } = yield* rawServer(({ socket }) =>
+          socket.end(head("302 Found", { location: `http://127.0.0.1:${other.port}/x`, "content-length": 0 }))
+        )
+        const layer = loopbackLayer(port, transport.layer)
+        const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(Effect.provide(layer)))
+        expect(error).toMatchObject({ _tag: "UnexpectedStatus", status: 302 })
+        const replay = yield* Effect.flip(
+          Replays.download({ id: "b", replayId: "r" }).pipe(Stream.runDrain, Effect.provide(layer))
+        )
+        expect(replay).toMatchObject({ _tag: "UnexpectedStatus", status: 302 })
+        expect(other.opened()).toBe(0)
+      })))
+  }
+
+  it.live("fetch: the user's RequestInit is kept, only redirect is overridden", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const heads: Array<string> = []
+      const { port } = yield* rawServer(({ head: h, socket }) => {
+        heads.push(h)
+        socket.end(head("307 Temporary Redirect", { location: "/elsewhere", "content-length": 0 }))
+      })
+      const error = yield* Effect.flip(
+        Computer.getMousePosition({ id: "b" }).pipe(
+          Effect.provide(loopbackLayer(port, FetchHttpClient.layer)),
+          Effect.provideService(FetchHttpClient.RequestInit, { headers: { "x-user": "kept" }, redirect: "follow" })
+        )
+      )
+      expect(error).toMatchObject({ _tag: "UnexpectedStatus", status: 307 })
+      expect(heads).toHaveLength(1)
+      expect(heads[0]!.toLowerCase()).toContain("x-user: kept")
+    })))
+})
+
+/** Serves `bytes` after `headers` and closes (close-delimited unless a framing header is given). */
+const serve = (status: string, headers: Record<string, string | number>, bytes: Uint8Array) =>
+  rawServer(({ socket }) => {
+    socket.write(head(status, { "content-type": "video/mp4", connection: "close", ...headers }))
+    socket.end(bytes)
+  })
+
+const chunked = (bytes: Uint8Array) =>
+  Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n0\r\n\r\n")])
+
+describe("replays: framing, codings, content types", () => {
+  for (const transport of transports) {
+    describe(transport.name, () => {
+      it.live.each([true, false])(
+        "Transfer-Encoding: gzip, chunked is refused (verifyMp4: %s)",
+        (verifyMp4) =>
+          Effect.scoped(Effect.gen(function*() {
+            const { port } = yield* serve(
+              "200 OK",
+              { "transfer-encoding": "gzip, chunked" },
+              chunked(asMp4(new Uint8Array(512)))
+            )
+            const dir = tmp()
+            const error = yield* Effect.flip(
+              Replays.downloadToFile({ id: "b", replayId: "r" }, path.join(dir, "r.mp4"), { verifyMp4 }).pipe(
+                Effect.provide(loopbackLayer(port, transport.layer))
+              )
+            )
+            expect(error._tag).toBe("DecodeError")
+            expect(error.message).toContain("transfer-encoding")
+            expect(fs.readdirSync(dir)).toEqual([])
+          }))
+      )
+
+      it.live.each(["GZIP", "identity, gzip", "x-custom"])(
+        "Content-Encoding: %s is refused",
+        (encoding) =>
+          Effect.scoped(Effect.gen(function*() {
+            const bytes = asMp4(new Uint8Array(512))
+            const { port } = yield* serve(
+              "200 OK",
+              { "content-encoding": encoding, "content-length": bytes.length },
+              bytes
+            )
+            const error = yield* Effect.flip(
+              Replays.download({ id: "b", replayId: "r" }).pipe(
+                Stream.runDrain,
+                Effect.provide(loopbackLayer(port, transport.layer))
+              )
+            )
+            expect(error._tag).toBe("DecodeError")
+          }))
+      )
+
+      it.live.each(["application/mp4", "VIDEO/MP4; codecs=\"avc1.42E01E\"", "Application/Octet-Stream"])(
+        "Content-Type %s is a replay",
+        (contentType) =>
+          Effect.scoped(Effect.gen(function*() {
+            const bytes = asMp4(new Uint8Array(512))
+            const { port } = yield* serve(
+              "200 OK",
+              { "content-type": contentType, "content-length": bytes.length },
+              bytes
+            )
+            const size = yield* Replays.download({ id: "b", replayId: "r" }).pipe(
+              Stream.runFold(0, (n, c) => n + c.length),
+              Effect.provide(loopbackLayer(port, transport.layer))
+            )
+            expect(size).toBe(512)
+          }))
+      )
+
+      // the framing proved the body whole: what the boxes say is a malformed mp4, not a cut
+      it.live.each(
+        [
+          ["Content-Length", (b: Uint8Array) => ({ headers: { "content-length": b.length }, body: b })],
+          ["chunked", (b: Uint8Array) => ({ headers: { "transfer-encoding": "chunked" }, body: chunked(b) })]
+        ] as const
+      )(
+        "an mp4 with a trailing garbage byte, framed by %s, is a DecodeError",
+        ([, frame]) =>
+          Effect.scoped(Effect.gen(function*() {
+            const bytes = new Uint8Array([...asMp4(new Uint8Array(512)), 0x42])
+            const { headers, body } = frame(bytes)
+            const { port } = yield* serve("200 OK", headers, body)
+            const dir = tmp()
+            const error = yield* Effect.flip(
+              Replays.downloadToFile({ id: "b", replayId: "r" }, path.join(dir, "r.mp4")).pipe(
+                Effect.provide(loopbackLayer(port, transport.layer))
+              )
+            )
+            expect(error._tag).toBe("DecodeError")
+            expect(fs.readdirSync(dir)).toEqual([])
+          }))
+      )
+
+      it.live("a close-delimited body cut by RST right after the ftyp fails, nothing at the target", () =>
+        Effect.scoped(Effect.gen(function*() {
+          const { port } = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "video/mp4", connection: "close" }))
+            socket.write(ftyp, () => setTimeout(() => socket.resetAndDestroy(), 20))
+          })
+          const dir = tmp()
+          const error = yield* Effect.flip(
+            Replays.downloadToFile({ id: "b", replayId: "r" }, path.join(dir, "r.mp4")).pipe(
+              Effect.provide(loopbackLayer(port, transport.layer))
+            )
+          )
+          expect(error._tag).toBe("TransportError")
+          expect(fs.readdirSync(dir)).toEqual([])
+        })))
+    })
+  }
+})
+
+describe("untyped input is InvalidInput, never a defect", () => {
+  const { layer } = mockLayer(() => json(200, {}))
+  const withFs = Layer.merge(layer, NodeFileSystem.layer)
+  const untyped = <A>(value: unknown): A => value as A
+
+  it.effect("download: null options, an id that cannot be a string, a maxWait that is not a duration", () =>
+    Effect.gen(function*() {
+      const exits = [
+        yield* Effect.exit(Stream.runDrain(Replays.download({ id: "b", replayId: "r" }, untyped(null)))),
+        yield* Effect.exit(Stream.runDrain(Replays.download(untyped({ id: Object.create(null), replayId: "r" })))),
+        yield* Effect.exit(
+          Stream.runDrain(Replays.download({ id: "b", replayId: "r" }, { maxWait: untyped("banana") }))
+        )
+      ]
+      for (const exit of exits) {
+        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail").toBe(true)
+      }
+      // null options means the defaults: the request is made (and the empty JSON refused)
+      expect(exits[0]).toMatchObject({ cause: { error: { _tag: "DecodeError" } } })
+      expect(exits[1]).toMatchObject({ cause: { error: { _tag: "InvalidInput", field: "id" } } })
+      expect(exits[2]).toMatchObject({ cause: { error: { _tag: "InvalidInput", field: "maxWait" } } })
+    }).pipe(Effect.provide(withFs)))
+
+  it.effect.each([null, undefined, 42, "", "a\0b"])(
+    "downloadToFile to the path %j",
+    (target) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(Replays.downloadToFile({ id: "b", replayId: "r" }, untyped(target)))
+        expect(exit).toMatchObject({
+          _tag: "Failure",
+          cause: { _tag: "Fail", error: { _tag: "InvalidInput", field: "path" } }
+        })
+      }).pipe(Effect.provide(withFs))
+  )
+
+  it.effect("downloadToFile with null options uses the defaults", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const exit = yield* Effect.exit(
+        Replays.downloadToFile({ id: "b", replayId: "r" }, path.join(dir, "r.mp4"), untyped(null))
+      )
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DecodeError" } } })
+      expect(fs.readdirSync(dir)).toEqual([])
+    }).pipe(Effect.provide(withFs)))
+
+  it.effect.each([null, undefined, 42, [], "b"])(
+    "Deployments.delete(%j) is InvalidInput",
+    (params) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(Deployments.delete(untyped(params)))
+        expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "InvalidInput" } } })
+      }).pipe(Effect.provide(withFs))
+  )
+})
+
+describe("bounded errors", () => {
+  it.effect("an error body's details are bounded as a whole, whatever their number and size", () => {
+    const { layer } = mockLayer(() =>
+      json(400, {
+        code: "c".repeat(3000),
+        message: "m".repeat(30_000),
+        details: Array.from({ length: 20 }, () => ({ code: "k".repeat(300), message: "d".repeat(1500) })),
+        inner_error: { code: "i".repeat(300), message: "e".repeat(1500) }
+      })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      expect(error._tag).toBe("BadRequest")
+      // every field at its bound: the whole error still serialises in under 4 KiB
+      expect(JSON.stringify(error).length).toBeLessThan(4096)
+      expect(util.inspect(error, { depth: 10 }).length).toBeLessThan(4096 + 2048 + 2048)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect.each(["\u0001", "\n", "\"", "\ud800"])("a message of 60,000 %j renders in a bounded size", (char) => {
+    const { layer } = mockLayer(() =>
+      new Response(`{"code":"c","message":${JSON.stringify(char.repeat(10_000))}}`, {
+        status: 400,
+        headers: { "content-type": "application/json" }
+      })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      expect(error._tag).toBe("BadRequest")
+      expect(JSON.stringify(error).length).toBeLessThan(4096 + 512)
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("escape hatch", () => {
+  it.effect("a response's own properties hold no token (util.inspect without custom inspection)", () => {
+    const { layer } = mockLayer(() => json(200, {}))
+    return Effect.gen(function*() {
+      const { httpClient } = yield* KernelClient.KernelClient
+      const response = yield* httpClient.get("/x")
+      expect(util.inspect(response, { customInspect: false, depth: 20 })).not.toContain(token)
+      expect(JSON.stringify(Object.entries(response))).not.toContain(token)
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("escape hatch: bodies are owned", () => {
+  for (const transport of transports) {
+    it.live(`${transport.name}: json, text and stream read as before; a body is read once`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { port } = yield* rawServer(({ socket }) => {
+          const body = JSON.stringify({ a: 1 })
+          socket.write(head("200 OK", { "content-type": "application/json", "content-length": body.length }) + body)
+        })
+        // the layer (and its transport) lives in the test's scope
+        const { httpClient } = Context.get(
+          yield* Layer.build(loopbackLayer(port, transport.layer)),
+          KernelClient.KernelClient
+        )
+        const first = yield* httpClient.get("/x")
+        expect(yield* first.json).toEqual({ a: 1 })
+        expect(yield* first.text).toBe(`{"a":1}`)
+        const second = yield* httpClient.get("/x")
+        const bytes = yield* Stream.runFold(second.stream, 0, (n, c) => n + c.length)
+        expect(bytes).toBe(7)
+        const again = yield* Effect.flip(Stream.runDrain(second.stream))
+        expect(again._tag).toBe("ResponseError")
+      })))
+
+    it.live(
+      `${transport.name}: a never-ending body nobody reads is aborted once 16 MiB wait for a reader`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const chunk = Buffer.alloc(64 * 1024, 0x61)
+          const { open, port } = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "application/octet-stream" }))
+            const pump = () => {
+              while (!socket.destroyed && socket.write(chunk));
+              if (!socket.destroyed) socket.once("drain", pump)
+            }
+            pump()
+          })
+          const { httpClient } = Context.get(
+            yield* Layer.build(loopbackLayer(port, transport.layer)),
+            KernelClient.KernelClient
+          )
+          const response = yield* httpClient.get("/x")
+          expect(response.status).toBe(200)
+          // bounded: the connection is closed by the client within a few seconds, without a reader
+          yield* Effect.repeat(Effect.sync(open), {
+            until: (n) => n === 0,
+            schedule: Schedule.spaced("50 millis")
+          }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("connection still open") }))
+          const error = yield* Effect.flip(response.arrayBuffer)
+          expect(error._tag).toBe("ResponseError")
+          expect(util.inspect(error, { depth: 10 })).not.toContain("sk_SENTINEL")
+        })),
+      30_000
+    )
+  }
+})
