@@ -408,7 +408,7 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
 
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
   const ending = internal.bodyEnding(response.network)
-  const iterator = limitedChunks(server.bodyChunks(response), ending?.at)
+  const iterator = server.limited(server.bodyChunks(response), ending?.at)
   const hasBody = response.body._tag !== "Empty" && response.status !== 204 && response.status !== 202
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
@@ -431,18 +431,6 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response =>
     }, { highWaterMark: 0 })
     : null
   return new Response(body, { status: response.status, headers: response.headers })
-}
-
-/** The body's chunks, cut after `limit` bytes. */
-function* limitedChunks(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
-  if (limit === undefined) return yield* chunks
-  let sent = 0
-  for (const chunk of chunks) {
-    if (sent >= limit) return
-    const take = Math.min(chunk.length, limit - sent)
-    yield take === chunk.length ? chunk : chunk.subarray(0, take)
-    sent += take
-  }
 }
 
 /**

@@ -116,8 +116,12 @@ export const readBody = (
     return Effect.sync(cleanup)
   })
 
-/** The body's chunks, cut after `limit` bytes. */
-function* limited(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
+/**
+ * The body's chunks, cut after `limit` bytes.
+ *
+ * @internal
+ */
+export function* limited(chunks: Iterable<Uint8Array>, limit: number | undefined): Generator<Uint8Array> {
   if (limit === undefined) return yield* chunks
   let sent = 0
   for (const chunk of chunks) {
