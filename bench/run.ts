@@ -26,11 +26,17 @@ const sizes = {
   coldRuns: quick ? 1 : 5
 }
 const here = new URL(".", import.meta.url).pathname
-const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+// the stream children run as `node --import tsx`: one process (the tsx CLI would add a parent that relays
+// signals), so a time-out's SIGKILL ends the measurement itself
+const tsxLoader = createRequire(import.meta.url).resolve("tsx")
+/** A streaming child that has not finished in this time is killed and the run fails (never hangs). */
+const streamTimeLimit = (bytes: number) => 60_000 + Math.ceil(bytes / (10 * 1024 * 1024)) * 1000
 
 const startServer = () =>
   new Promise<{ child: ChildProcess; base: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${here}server.mjs`], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, [`${here}server.mjs`, "--exit-with-parent"], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
     child.stdout!.once("data", (data: Buffer) => {
       const port = /port (\d+)/.exec(data.toString())?.[1]
       if (port) resolve({ child, base: `http://127.0.0.1:${port}` })
@@ -96,9 +102,11 @@ try {
       for (const { client, index } of large.slice(0, 2)) streams.push({ client, index, bytes: sizes.streamHuge })
     }
     for (const { bytes, client, index } of streams) {
-      const out = execFileSync(process.execPath, [tsx, `${here}stream-child.ts`, String(index), String(bytes), base], {
-        encoding: "utf8"
-      })
+      const out = execFileSync(
+        process.execPath,
+        ["--import", tsxLoader, `${here}stream-child.ts`, String(index), String(bytes), base],
+        { encoding: "utf8", timeout: streamTimeLimit(bytes), killSignal: "SIGKILL" }
+      )
       const result: { received: number; seconds: number; rssGrowthMiB: number; inUseGrowthMiB: number } = JSON.parse(
         out.trim().split("\n").at(-1)!
       )
