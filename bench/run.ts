@@ -4,7 +4,10 @@
  * @onkernel/sdk and global fetch, interleaved over several rounds against one loopback server in a
  * child process. Prints a table (median, min–max, ratio to raw undici), then the targets of the
  * fast-path issue as ratios of this one run, and writes bench/results.json. `--quick` is a smoke
- * run (small sizes, one round) that asserts nothing.
+ * run (small sizes, one round) that asserts nothing. `--replays` runs only the replay rows (raw
+ * undici, effect-kernel on KernelTransport, the bare KernelTransport stream, effect-kernel on
+ * NodeHttpClient.layerUndici; 256 MiB, 1 GiB, and 8 GiB in the first round unless `--no-huge`) and
+ * writes bench/results-replays.json; `--rounds=N` sets the number of interleaved rounds.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -13,7 +16,12 @@ import * as os from "node:os"
 import { makeClients } from "./clients.js"
 
 const quick = process.argv.includes("--quick")
-const rounds = quick ? 1 : 3
+// `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
+const replaysOnly = process.argv.includes("--replays")
+// `--no-huge`: without the 8 GiB row; `--rounds=N`: N interleaved rounds (default 3, 1 with --quick)
+const noHuge = process.argv.includes("--no-huge")
+const roundsFlag = process.argv.find((arg) => arg.startsWith("--rounds="))
+const rounds = roundsFlag !== undefined ? Math.max(1, Number(roundsFlag.slice("--rounds=".length))) : quick ? 1 : 3
 const sizes = {
   sequential: quick ? 200 : 2000,
   concurrent: quick ? 500 : 5000,
@@ -22,15 +30,21 @@ const sizes = {
   stream: quick ? 16 * 1024 * 1024 : 256 * 1024 * 1024,
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
-  streamHuge: quick ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: quick ? 1 : 5
+  streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
+  coldRuns: replaysOnly ? 0 : quick ? 1 : 5
 }
 const here = new URL(".", import.meta.url).pathname
-const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+// the stream children run as `node --import tsx`: one process (the tsx CLI would add a parent that relays
+// signals), so a time-out's SIGKILL ends the measurement itself
+const tsxLoader = createRequire(import.meta.url).resolve("tsx")
+/** A streaming child that has not finished in this time is killed and the run fails (never hangs). */
+const streamTimeLimit = (bytes: number) => 60_000 + Math.ceil(bytes / (10 * 1024 * 1024)) * 1000
 
 const startServer = () =>
   new Promise<{ child: ChildProcess; base: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${here}server.mjs`], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, [`${here}server.mjs`, "--exit-with-parent"], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
     child.stdout!.once("data", (data: Buffer) => {
       const port = /port (\d+)/.exec(data.toString())?.[1]
       if (port) resolve({ child, base: `http://127.0.0.1:${port}` })
@@ -54,13 +68,13 @@ const { child, base } = await startServer()
 try {
   const clients = makeClients(base)
   const floor = clients[0]!.name
-  for (const client of clients) {
+  for (const client of replaysOnly ? [] : clients) {
     await client.sequential(100) // warm-up
     await client.concurrent(200, sizes.inFlight)
     if (client.pools) await client.pools()
   }
   for (let round = 0; round < rounds; round++) {
-    for (const client of clients) {
+    for (const client of replaysOnly ? [] : clients) {
       let started = performance.now()
       await client.sequential(sizes.sequential)
       record(
@@ -85,20 +99,30 @@ try {
     }
     // streaming: each client in a fresh process, so its RSS is its own
     const streaming = clients.flatMap((client, index) => client.stream ? [{ client, index }] : [])
-    const streams = streaming.map(({ client, index }) => ({ client, index, bytes: sizes.stream }))
-    // the large sizes: raw undici and effect-kernel on its own transport and on the platform's undici
-    const large = streaming.filter(({ client }) =>
-      client.name === clients[0]!.name || client.name.startsWith("effect-kernel (KernelTransport") ||
-      client.name.startsWith("effect-kernel (NodeHttpClient")
-    )
+    // the large sizes: raw undici and effect-kernel on its own transport (first two: the 8 GiB row), the
+    // bare KernelTransport stream (the transport alone) and effect-kernel on the platform's undici
+    const large = [
+      clients[0]!.name,
+      "effect-kernel (KernelTransport.layerUndici)",
+      "bare KernelTransport.layerUndici execute + json",
+      "effect-kernel (NodeHttpClient.layerUndici)"
+    ].flatMap((name) => streaming.filter(({ client }) => client.name === name))
+    // with --replays, the 256 MiB row has only those clients too
+    const streams = (replaysOnly ? large : streaming).map(({ client, index }) => ({
+      client,
+      index,
+      bytes: sizes.stream
+    }))
     for (const { client, index } of large) streams.push({ client, index, bytes: sizes.streamLarge })
     if (round === 0 && sizes.streamHuge > 0) {
       for (const { client, index } of large.slice(0, 2)) streams.push({ client, index, bytes: sizes.streamHuge })
     }
     for (const { bytes, client, index } of streams) {
-      const out = execFileSync(process.execPath, [tsx, `${here}stream-child.ts`, String(index), String(bytes), base], {
-        encoding: "utf8"
-      })
+      const out = execFileSync(
+        process.execPath,
+        ["--import", tsxLoader, `${here}stream-child.ts`, String(index), String(bytes), base],
+        { encoding: "utf8", timeout: streamTimeLimit(bytes), killSignal: "SIGKILL" }
+      )
       const result: { received: number; seconds: number; rssGrowthMiB: number; inUseGrowthMiB: number } = JSON.parse(
         out.trim().split("\n").at(-1)!
       )
@@ -224,14 +248,14 @@ try {
   }
   console.log(lines.join("\n"))
   fs.writeFileSync(
-    new URL("results.json", import.meta.url),
+    new URL(replaysOnly ? "results-replays.json" : "results.json", import.meta.url),
     JSON.stringify(
       { quick, rounds, node: process.version, cores: os.cpus().length, results, targets: targetResults },
       null,
       2
     )
   )
-  console.log("\nwritten to bench/results.json")
+  console.log(`\nwritten to bench/${replaysOnly ? "results-replays.json" : "results.json"}`)
 } finally {
   child.kill("SIGTERM")
 }

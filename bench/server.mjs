@@ -4,7 +4,13 @@
 //   POST /browsers/:id/computer/get_mouse_position -> {"x":640,"y":360}
 //   POST /browsers/:id/computer/cursor           -> {"ok":true}
 //   DELETE /deployments/:id                      -> 204
-//   GET  /browsers/:id/replays/:bytes            -> :bytes bytes of video/mp4, streamed with back-pressure
+//   GET  /browsers/:id/replays/:bytes            -> :bytes bytes of video/mp4 (an `ftyp` box, then one `mdat`
+//                                                   box to the end: a structurally complete mp4, as the
+//                                                   SDK checks), streamed with back-pressure
+// With --exit-with-parent, the server exits when its parent goes away (its stdin, a pipe from the
+// parent, ends); on SIGTERM it exits at once
+// (closing every connection at once): a benchmark killed half-way never leaves it behind, holding
+// the terminal's output open.
 import http from "node:http"
 
 const poolCount = Number(process.env.POOLS ?? 10000)
@@ -29,6 +35,23 @@ const pools = JSON.stringify(Array.from({ length: poolCount }, (_, i) => ({
 const position = Buffer.from("{\"x\":640,\"y\":360}")
 const ok = Buffer.from("{\"ok\":true}")
 const chunk = Buffer.alloc(64 * 1024, 7)
+const ftyp = Buffer.from("000000186674797069736f6d0000020069736f6d6d703431", "hex")
+/** The first bytes of a replay of `size` bytes: `ftyp`, then the `mdat` box header (64-bit size past 4 GiB). */
+const mp4Head = (size) => {
+  const payload = size - ftyp.length
+  if (payload < 8) return Buffer.alloc(0)
+  if (payload <= 0xffffffff) {
+    const head = Buffer.alloc(8)
+    head.writeUInt32BE(payload, 0)
+    head.write("mdat", 4, "latin1")
+    return Buffer.concat([ftyp, head])
+  }
+  const head = Buffer.alloc(16)
+  head.writeUInt32BE(1, 0)
+  head.write("mdat", 4, "latin1")
+  head.writeBigUInt64BE(BigInt(payload), 8)
+  return Buffer.concat([ftyp, head])
+}
 
 const json = (res, body) => {
   res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
@@ -50,7 +73,9 @@ const server = http.createServer((req, res) => {
     if (replay) {
       const size = Number(replay[1])
       res.writeHead(200, { "content-type": "video/mp4", "content-length": size })
-      let sent = 0
+      const head = mp4Head(size)
+      res.write(head)
+      let sent = head.length
       const pump = () => {
         while (sent < size) {
           const n = Math.min(chunk.length, size - sent)
@@ -70,4 +95,14 @@ const server = http.createServer((req, res) => {
 })
 server.keepAliveTimeout = 60_000
 server.listen(0, "127.0.0.1", () => console.log(`port ${server.address().port}`))
-process.on("SIGTERM", () => server.close(() => process.exit(0)))
+const stop = () => {
+  server.close()
+  server.closeAllConnections()
+  process.exit(0)
+}
+process.on("SIGTERM", stop)
+if (process.argv.includes("--exit-with-parent")) {
+  process.stdin.on("end", stop)
+  process.stdin.on("close", stop)
+  process.stdin.resume()
+}

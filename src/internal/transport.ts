@@ -242,7 +242,13 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     if (this.cancelled) return true
     this.chunks.push(chunk)
     this.buffered += chunk.length
-    this.wake()
+    // A waiting reader gets the chunks in batches: at once when the buffer is full (it would pause
+    // otherwise), else after the event loop's I/O phase (every chunk the sockets delivered in it),
+    // so a fast body costs one pull per batch rather than one per socket read.
+    if (this.waiter !== undefined) {
+      if (this.buffered >= this.highWaterMark) this.wake()
+      else this.scheduleFlush()
+    }
     if (this.unbounded || this.buffered < this.highWaterMark || this.track === undefined) return true
     this.paused = true
     this.track.paused = this
@@ -272,6 +278,18 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     if (this.track !== undefined && this.track.paused === this) this.track.paused = undefined
     this.clearIdleTimer()
     this.wake()
+  }
+
+  private flushScheduled = false
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    if (this.buffered > 0 || this.state !== State.Body) this.wake()
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return
+    this.flushScheduled = true
+    setImmediate(this.flush)
   }
 
   private wake(): void {
