@@ -271,7 +271,9 @@ console.log(typeof KernelSimulator.layer, KernelSimulator.defaultToken === ${JSO
   }
   let vitest
   try {
-    vitest = run(npx, ["vitest", "run", "--testTimeout", "20000"], project)
+    // CI may force colours (FORCE_COLOR): ask for none and strip any that come anyway
+    vitest = run(npx, ["vitest", "run", "--testTimeout", "20000"], project, { NO_COLOR: "1", FORCE_COLOR: "0" })
+      .replace(/\u001b\[[0-9;]*m/g, "")
   } catch (error) {
     throw new Error(`docs/testing.md's tests fail:\n${error.stdout}${error.stderr}`)
   }
