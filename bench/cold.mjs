@@ -10,7 +10,7 @@ const t1 = performance.now()
 let sdkImportMs = 0
 let firstCallMs = 0
 if (mode === "sdk") {
-  const { Computer, Kernel, KernelConfig } = await import("../dist/index.js")
+  const { Computer, Kernel, KernelConfig } = await import("effect-kernel") // the package itself, through its exports (dist/esm)
   sdkImportMs = performance.now() - t1
   const { Effect, Layer, Redacted } = await import("effect")
   const { NodeHttpClient } = await import("@effect/platform-node")
