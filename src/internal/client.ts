@@ -23,6 +23,7 @@ import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Log from "./log.js"
+import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
 
@@ -208,10 +209,7 @@ export const authenticate =
  *
  * @internal
  */
-export interface StatusErrorClass<E> {
-  readonly status: number
-  new(props: KernelError.ApiErrorFields): E
-}
+export type StatusErrorClass<E> = Operations.StatusErrorClass<E>
 
 /**
  * What one operation is: its span name, the statuses it documents (beyond the common ones) and
@@ -222,14 +220,14 @@ export interface StatusErrorClass<E> {
 export interface Operation<E> {
   readonly name: string
   readonly documented: ReadonlyArray<StatusErrorClass<E>>
-  readonly attributes: Readonly<Record<string, string | boolean>>
+  readonly attributes: Readonly<Record<string, unknown>>
 }
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, string | boolean>> = {}
+  attributes: Readonly<Record<string, unknown>> = {}
 ): Operation<E> => ({ name, documented, attributes })
 
 /** @internal */
@@ -600,6 +598,67 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
         })
       })
     )
+}
+
+/**
+ * An operation's call, derived from its definition: the input checked and turned into the request
+ * (path, body and headers from the definition), executed with the definition's documented errors
+ * and span attributes; a 2xx answer handled by `onSuccess`.
+ *
+ * @internal
+ */
+export const makeCall = <D extends Operations.Definition, A, E2 extends KernelError.KernelError>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> },
+  onSuccess: (
+    request: HttpClientRequest.HttpClientRequest
+  ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+) => {
+  const prepare = requestOf(definition)
+  return (
+    { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
+  ) =>
+  (
+    input: unknown
+  ): Effect.Effect<
+    A,
+    | Operations.StatusErrors<D>
+    | E2
+    | CommonStatusError
+    | KernelError.TransportError
+    | KernelError.Timeout
+    | KernelError.InvalidInput
+  > => {
+    const prepared = prepare(input)
+    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+    const { op, request } = prepared.right
+    return execute(httpClient, config, op, request, onSuccess(request))
+  }
+}
+
+/**
+ * The request and the operation (span name, documented errors, span attributes) of one call,
+ * from its definition and its input, or the `InvalidInput` refusing the input.
+ *
+ * @internal
+ */
+export const requestOf = <D extends Operations.Definition>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> }
+) => {
+  const prepare = Operations.preparer(definition)
+  const make = HttpClientRequest.make(definition.method)
+  const headers = Object.entries(definition.headers)
+  return (
+    input: unknown
+  ): Either.Either<
+    { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
+    KernelError.InvalidInput
+  > =>
+    Either.map(prepare(input), ({ attributes, body, path }) => {
+      let request = make(path)
+      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      return { request, op: operation(definition.name, definition.errors, attributes) }
+    })
 }
 
 /** @internal */
