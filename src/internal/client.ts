@@ -165,7 +165,7 @@ export const authenticate =
     const token = Redacted.value(config.apiKey)
     const tokenOk = tokenPattern.test(token)
     const projectOk = Option.isNone(config.projectId) || headerValuePattern.test(config.projectId.value)
-    return client.pipe(
+    const authenticated = client.pipe(
       HttpClient.mapRequestEffect((request) => {
         const url = resolveUrl(base, request.url)
         if (url === undefined) {
@@ -202,7 +202,33 @@ export const authenticate =
         })
       )
     )
+    if (tokenOk && projectOk) {
+      directClients.set(authenticated, {
+        transport: client,
+        base: base.href,
+        headers: Headers.fromInput({
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
+        })
+      })
+    }
+    return authenticated
   }
+
+/**
+ * What {@link authenticate} applies, for the operations' own requests: the transport under it, the
+ * base URL (ending with `/`) and the headers. An operation's path is built by the SDK (every
+ * parameter percent-encoded as one segment, `.` and `..` refused), so it resolves to `base + path`
+ * without parsing a URL per call, and its errors are redacted when they become the SDK's errors.
+ */
+interface Direct {
+  readonly transport: HttpClient.HttpClient
+  readonly base: string
+  readonly headers: Headers.Headers
+}
+
+const directClients = new WeakMap<HttpClient.HttpClient, Direct>()
 
 /**
  * A class of error that answers one documented status.
@@ -371,7 +397,10 @@ export const transportError = (
         request
       )
     }),
-    error
+    // the cause's request is shown without credentials, whichever client it came from
+    Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
+      ? redactError(error)
+      : error
   )
 
 /**
@@ -613,28 +642,49 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
     request: HttpClientRequest.HttpClientRequest
   ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
 ) => {
-  const prepare = requestOf(definition)
+  const prepare = Operations.preparer(definition)
+  const generic = requestOf(definition)
+  const make = HttpClientRequest.make(definition.method)
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
-  ) =>
-  (
-    input: unknown
-  ): Effect.Effect<
-    A,
-    | Operations.StatusErrors<D>
-    | E2
-    | CommonStatusError
-    | KernelError.TransportError
-    | KernelError.Timeout
-    | KernelError.InvalidInput
-  > => {
-    const prepared = prepare(input)
-    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    const { op, request } = prepared.right
-    return execute(httpClient, config, op, request, onSuccess(request))
+  ) => {
+    const direct = directClients.get(httpClient)
+    // built once per operation: the headers (credentials, accept, the definition's own)
+    const headers = direct === undefined
+      ? undefined
+      : Headers.merge(direct.headers, Headers.fromInput(definition.headers))
+    return (
+      input: unknown
+    ): Effect.Effect<
+      A,
+      | Operations.StatusErrors<D>
+      | E2
+      | CommonStatusError
+      | KernelError.TransportError
+      | KernelError.Timeout
+      | KernelError.InvalidInput
+    > => {
+      if (direct === undefined || headers === undefined) {
+        const prepared = generic(input)
+        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+        const { op, request } = prepared.right
+        return execute(httpClient, config, op, request, onSuccess(request))
+      }
+      const prepared = prepare(input)
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const { attributes, body, path } = prepared.right
+      let request = make(direct.base + path.slice(1), { headers })
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      return execute(
+        direct.transport,
+        config,
+        operation(definition.name, definition.errors, attributes),
+        request,
+        onSuccess(request)
+      )
+    }
   }
 }
-
 /**
  * The request and the operation (span name, documented errors, span attributes) of one call,
  * from its definition and its input, or the `InvalidInput` refusing the input.
