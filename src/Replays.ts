@@ -6,7 +6,6 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -28,22 +27,13 @@ import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
 import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
-import { segment } from "./internal/path.js"
+import type * as Operations from "./internal/operations.js"
+import * as OperationsTable from "./internal/operations.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelConfig from "./KernelConfig.js"
 import type * as KernelError from "./KernelError.js"
-import {
-  BadRequest,
-  DecodeError,
-  Forbidden,
-  InvalidInput,
-  NotFound,
-  ReplayNotReady,
-  Timeout,
-  TransportError,
-  UnexpectedStatus
-} from "./KernelError.js"
+import { DecodeError, InvalidInput, ReplayNotReady, Timeout, TransportError, UnexpectedStatus } from "./KernelError.js"
 
 /**
  * Identifies a replay recording.
@@ -109,12 +99,7 @@ export interface DownloadOptions {
  * @category Errors
  */
 export type DownloadReplayError =
-  | BadRequest
-  | Forbidden
-  | NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+  | Operations.ErrorOf<typeof Operations.downloadReplay>
   | KernelError.ReplayNotReady
 
 /**
@@ -172,11 +157,7 @@ export const waitSchedule = (options: {
   })
 }
 
-const documented: ReadonlyArray<internal.StatusErrorClass<BadRequest | Forbidden | NotFound>> = [
-  BadRequest,
-  Forbidden,
-  NotFound
-]
+const requestOf = internal.requestOf(OperationsTable.downloadReplay)
 const minimumRetryAfter = Duration.seconds(1)
 
 const retryAfterOf = (
@@ -333,17 +314,8 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           })
         }
         const { id, replayId } = params
-        const browser = yield* segment("id", id)
-        const replay = yield* segment("replayId", replayId)
-        const request = HttpClientRequest.get(`/browsers/${browser}/replays/${replay}`).pipe(
-          HttpClientRequest.accept("video/mp4, application/json"),
-          HttpClientRequest.setHeader("accept-encoding", "identity")
-        )
+        const { op, request } = yield* requestOf(params)
         const info = internal.describe(request)
-        const op = internal.operation("downloadReplay", documented, {
-          "kernel.browser.id": id,
-          "kernel.replay.id": replayId
-        })
         // The replay's request is tied to this scope: closing it aborts it (the stream ending,
         // being interrupted, or the idle watchdog firing). Every other response (a 202, an
         // error, a refused 200) is released by its attempt before the next step.
@@ -512,6 +484,22 @@ export const layerDownload: Layer.Layer<DownloadReplay, never, KernelClient> = L
 )
 
 /**
+ * {@link makeDownload} under the name the naming rule gives it (`make<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeDownloadReplay: Effect.Effect<DownloadReplayService, never, KernelClient> = makeDownload
+
+/**
+ * {@link layerDownload} under the name the naming rule gives it (`layer<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerDownloadReplay: Layer.Layer<DownloadReplay, never, KernelClient> = layerDownload
+
+/**
  * Downloads a replay as a stream of mp4 bytes. While the recording is in progress (202) it waits
  * as the service asks (see {@link waitSchedule}); the body is never buffered whole, and
  * interrupting the stream aborts the request. A body that stalls for longer than the configured
@@ -534,6 +522,17 @@ export const download = (
   options?: DownloadOptions
 ): Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> =>
   Stream.unwrap(Effect.map(DownloadReplay, (service) => service.download(params, options)))
+
+/**
+ * {@link download} under the operation's name (`downloadReplay`).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const downloadReplay: (
+  params: ReplayParams,
+  options?: DownloadOptions
+) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download
 
 /**
  * Options of {@link downloadToFile}.

@@ -31,6 +31,7 @@ import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import * as Log from "./log.js"
+import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
 
@@ -342,7 +343,7 @@ export const authenticate =
     const token = Redacted.value(config.apiKey)
     const tokenOk = isSendableToken(token)
     const projectOk = Option.isNone(config.projectId) || isSendableHeaderValue(config.projectId.value)
-    return client.pipe(
+    const authenticated = client.pipe(
       HttpClient.mapRequestEffect((request) => {
         const url = resolveUrl(base, request.url)
         if (url === undefined) {
@@ -383,17 +384,41 @@ export const authenticate =
         )
       )
     )
+    if (tokenOk && projectOk) {
+      directClients.set(authenticated, {
+        // fetch must not follow redirects for the operations either (see manualRedirects)
+        transport: HttpClient.transformResponse(client, manualRedirects),
+        base: base.href,
+        headers: Headers.fromInput({
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
+        })
+      })
+    }
+    return authenticated
   }
+
+/**
+ * What {@link authenticate} applies, for the operations' own requests: the transport under it, the
+ * base URL (ending with `/`) and the headers. An operation's path is built by the SDK (every
+ * parameter percent-encoded as one segment, `.` and `..` refused), so it resolves to `base + path`
+ * without parsing a URL per call, and its errors are redacted when they become the SDK's errors.
+ */
+interface Direct {
+  readonly transport: HttpClient.HttpClient
+  readonly base: string
+  readonly headers: Headers.Headers
+}
+
+const directClients = new WeakMap<HttpClient.HttpClient, Direct>()
 
 /**
  * A class of error that answers one documented status.
  *
  * @internal
  */
-export interface StatusErrorClass<E> {
-  readonly status: number
-  new(props: KernelError.ApiErrorFields): E
-}
+export type StatusErrorClass<E> = Operations.StatusErrorClass<E>
 
 /**
  * What one operation is: its span name, the statuses it documents (beyond the common ones) and
@@ -404,14 +429,14 @@ export interface StatusErrorClass<E> {
 export interface Operation<E> {
   readonly name: string
   readonly documented: ReadonlyArray<StatusErrorClass<E>>
-  readonly attributes: Readonly<Record<string, string | boolean>>
+  readonly attributes: Readonly<Record<string, unknown>>
 }
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, string | boolean>> = {}
+  attributes: Readonly<Record<string, unknown>> = {}
 ): Operation<E> => ({ name, documented, attributes })
 
 /** @internal */
@@ -591,7 +616,10 @@ export const transportError = (
         request
       )
     }),
-    error
+    // the cause's request is shown without credentials, whichever client it came from
+    Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
+      ? redactError(error)
+      : error
   )
 
 /**
@@ -815,6 +843,88 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
         })
       })
     )
+}
+
+/**
+ * An operation's call, derived from its definition: the input checked and turned into the request
+ * (path, body and headers from the definition), executed with the definition's documented errors
+ * and span attributes; a 2xx answer handled by `onSuccess`.
+ *
+ * @internal
+ */
+export const makeCall = <D extends Operations.Definition, A, E2 extends KernelError.KernelError>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> },
+  onSuccess: (
+    request: HttpClientRequest.HttpClientRequest
+  ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+) => {
+  const prepare = Operations.preparer(definition)
+  const generic = requestOf(definition)
+  const make = HttpClientRequest.make(definition.method)
+  return (
+    { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
+  ) => {
+    const direct = directClients.get(httpClient)
+    // built once per operation: the headers (credentials, accept, the definition's own)
+    const headers = direct === undefined
+      ? undefined
+      : Headers.merge(direct.headers, Headers.fromInput(definition.headers))
+    return (
+      input: unknown
+    ): Effect.Effect<
+      A,
+      | Operations.StatusErrors<D>
+      | E2
+      | CommonStatusError
+      | KernelError.TransportError
+      | KernelError.Timeout
+      | KernelError.InvalidInput
+    > => {
+      if (direct === undefined || headers === undefined) {
+        const prepared = generic(input)
+        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+        const { op, request } = prepared.right
+        return execute(httpClient, config, op, request, onSuccess(request))
+      }
+      const prepared = prepare(input)
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const { attributes, body, path } = prepared.right
+      let request = make(direct.base + path.slice(1), { headers })
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      return execute(
+        direct.transport,
+        config,
+        operation(definition.name, definition.errors, attributes),
+        request,
+        onSuccess(request)
+      )
+    }
+  }
+}
+/**
+ * The request and the operation (span name, documented errors, span attributes) of one call,
+ * from its definition and its input, or the `InvalidInput` refusing the input.
+ *
+ * @internal
+ */
+export const requestOf = <D extends Operations.Definition>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> }
+) => {
+  const prepare = Operations.preparer(definition)
+  const make = HttpClientRequest.make(definition.method)
+  const headers = Object.entries(definition.headers)
+  return (
+    input: unknown
+  ): Either.Either<
+    { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
+    KernelError.InvalidInput
+  > =>
+    Either.map(prepare(input), ({ attributes, body, path }) => {
+      let request = make(path)
+      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      return { request, op: operation(definition.name, definition.errors, attributes) }
+    })
 }
 
 /** @internal */
