@@ -6,7 +6,10 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Channel from "effect/Channel"
+import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -27,8 +30,7 @@ import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
 import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
-import type * as Operations from "./internal/operations.js"
-import * as OperationsTable from "./internal/operations.js"
+import * as Operations from "./internal/operations.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelConfig from "./KernelConfig.js"
@@ -157,7 +159,7 @@ export const waitSchedule = (options: {
   })
 }
 
-const requestOf = internal.requestOf(OperationsTable.downloadReplay)
+const requestOf = internal.requestOf(Operations.downloadReplay)
 const minimumRetryAfter = Duration.seconds(1)
 
 const retryAfterOf = (
@@ -447,18 +449,33 @@ const body = (
         ? Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
         : Effect.fail(new TransportError({ ...info, message: `body cut short: ${failure}` }))
     })
-    return response.stream.pipe(
-      Stream.mapChunksEffect((chunks) => {
-        lastChunkAt = clock.unsafeCurrentTimeMillis()
-        for (const chunk of chunks) {
-          received += chunk.length
-          const failure = verifier?.push(chunk)
-          if (failure !== undefined) {
-            return Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+    // one channel stage per pull (not an effect per chunk batch): counts the bytes, feeds the
+    // verifier and passes the chunks on as they came
+    const verify = (): Channel.Channel<
+      Chunk.Chunk<Uint8Array>,
+      Chunk.Chunk<Uint8Array>,
+      DecodeError | HttpClientError.ResponseError,
+      HttpClientError.ResponseError,
+      unknown,
+      unknown
+    > =>
+      Channel.readWithCause({
+        onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
+          lastChunkAt = clock.unsafeCurrentTimeMillis()
+          for (const chunk of chunks) {
+            received += chunk.length
+            const failure = verifier?.push(chunk)
+            if (failure !== undefined) {
+              return Channel.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+            }
           }
-        }
-        return Effect.succeed(chunks)
-      }),
+          return Channel.flatMap(Channel.write(chunks), verify)
+        },
+        onFailure: Channel.failCause,
+        onDone: () => Channel.void
+      })
+    return response.stream.pipe(
+      Stream.pipeThroughChannel(verify()),
       Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout | DecodeError> =>
         error._tag === "DecodeError"
           ? Stream.fail(error)
