@@ -1,16 +1,17 @@
-// Per-call overhead of the SDK on NodeHttpClient.layerUndici: getMousePosition N times, K in flight,
-// against bench/server.mjs in a child process, interleaved with the bare platform (`execute` + `json`).
-// Usage: tsx scripts/perf-call.ts [rounds=5] [calls=20000] [only=sdk|bare]
+// Per-call overhead of the SDK on one transport: getMousePosition N times, K in flight, against
+// bench/server.mjs in a child process, interleaved with the bare transport (`execute` + `json`).
+// Usage: tsx scripts/perf-call.ts [rounds=5] [calls=20000] [only=sdk|bare|all] [transport=undici|kernel]
 // (under `node --cpu-prof --import tsx scripts/perf-call.ts 1 20000 sdk` it profiles one client)
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { spawn } from "node:child_process"
-import { Computer, Kernel, KernelConfig } from "../src/index.js"
+import { Computer, Kernel, KernelConfig, KernelTransport } from "../src/index.js"
 
 const rounds = Number(process.argv[2] ?? 5)
 const calls = Number(process.argv[3] ?? 20_000)
-const only = process.argv[4]
+const only = process.argv[4] === "all" ? undefined : process.argv[4]
+const transport = process.argv[5] === "kernel" ? KernelTransport.layerUndici : NodeHttpClient.layerUndici
 const inFlight = 32
 
 const child = spawn(process.execPath, [new URL("../bench/server.mjs", import.meta.url).pathname], {
@@ -28,10 +29,10 @@ const base = `http://127.0.0.1:${port}`
 const sdk = ManagedRuntime.make(
   Kernel.layer.pipe(
     Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_bench"), baseUrl: base })),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(transport)
   )
 )
-const bare = ManagedRuntime.make(NodeHttpClient.layerUndici)
+const bare = ManagedRuntime.make(transport)
 
 const sdkCall = Computer.getMousePosition({ id: "b1" })
 const bareCall = Effect.flatMap(HttpClient.HttpClient, (client) =>
@@ -65,7 +66,7 @@ for (let i = 0; i < rounds; i++) {
 const b = results.bare.length ? median(results.bare) : NaN
 const s = results.sdk.length ? median(results.sdk) : NaN
 console.log(
-  JSON.stringify({ calls, inFlight, rounds, bare: Math.round(b), sdk: Math.round(s), ratio: +(s / b).toFixed(3) })
+  JSON.stringify({ transport: process.argv[5] ?? "undici", calls, inFlight, rounds, bare: Math.round(b), sdk: Math.round(s), ratio: +(s / b).toFixed(3) })
 )
 await sdk.dispose()
 await bare.dispose()

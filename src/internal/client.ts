@@ -34,6 +34,7 @@ import * as Log from "./log.js"
 import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
+import * as Transport from "./transport.js"
 
 /** @internal */
 export const projectHeader = "x-kernel-project-id"
@@ -386,8 +387,10 @@ export const authenticate =
     )
     if (tokenOk && projectOk) {
       directClients.set(authenticated, {
-        // fetch must not follow redirects for the operations either (see manualRedirects)
-        transport: HttpClient.transformResponse(client, manualRedirects),
+        // fetch must not follow redirects for the operations either (see manualRedirects); the
+        // SDK's own transport never follows them
+        transport: Transport.isOwnable(client) ? client : HttpClient.transformResponse(client, manualRedirects),
+        owned: Transport.isOwnable(client),
         base: base.href,
         headers: Headers.fromInput({
           authorization: `Bearer ${token}`,
@@ -407,6 +410,8 @@ export const authenticate =
  */
 interface Direct {
   readonly transport: HttpClient.HttpClient
+  /** The transport is a `KernelTransport`: attempts own their requests without a scope. */
+  readonly owned: boolean
   readonly base: string
   readonly headers: Headers.Headers
 }
@@ -715,14 +720,33 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           ),
       (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
     )
+  return runOperation(
+    config,
+    op,
+    info,
+    (attempts) =>
+      Timeout.timeoutFail(
+        run(attempts),
+        config.timeout,
+        () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+      )
+  )
+}
+
+/**
+ * One operation's run around its attempts: the credentials checked, transient failures retried
+ * by the configured policy (each logged at debug level), the whole in the span `Kernel.<operation>`.
+ */
+const runOperation = <A, E extends KernelError.KernelError, R>(
+  config: KernelConfig.Service,
+  op: Operation<unknown>,
+  info: { readonly method: string; readonly path: string },
+  attempt: (attempts: number) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
   // the count of attempts belongs to one run of the operation, not to the effect value
-  return Effect.suspend(() => {
+  Effect.suspend(() => {
     let attempts = 0
-    const attempt = Effect.suspend(() => run(++attempts)).pipe(
-      (self) =>
-        Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
-    )
-    const logged = Effect.tapError(attempt, (error) =>
+    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts)), (error) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
@@ -734,6 +758,62 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
     })
   )
+
+/**
+ * {@link execute} on a `KernelTransport`, for an answer handled within its attempt: the attempt
+ * owns its request through the transport's `Owner` rather than a scope and an `AbortController`,
+ * and its deadline is the live clock's timer cancelling the request (the attempt then fails with
+ * `Timeout`) rather than a forked fiber. When the attempt ends, however it ends, the request is
+ * released: a body not read to the end is destroyed with its connection, never left paused.
+ * On another clock (`TestClock`) the deadline is `Effect.timeoutFail`'s, as in {@link execute}.
+ *
+ * @internal
+ */
+export const executeOwned = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
+  client: HttpClient.HttpClient,
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
+> => {
+  const info = describe(request)
+  const timeout = () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+  const send = client.execute(request)
+  const run = (attempts: number, millis: number | undefined) =>
+    Effect.suspend(() => {
+      const owner = new Transport.Owner()
+      Transport.owners.set(request, owner)
+      const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
+      const release = Effect.sync(() => {
+        if (timer !== undefined) clearTimeout(timer)
+        owner.release()
+      })
+      return (attempts === 1 ? send : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), send))
+        .pipe(
+          Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+          Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+            response.status >= 200 && response.status < 300
+              ? onSuccess(response)
+              : statusError(op, request, response)
+          ),
+          Effect.ensuring(release),
+          Effect.catchAll((error) => Effect.fail(owner.timedOut ? timeout() : error))
+        )
+    })
+  return Effect.clockWith((clock) => {
+    const millis = Timeout.timerMillis(clock, config.timeout)
+    return runOperation(
+      config,
+      op,
+      info,
+      millis === undefined
+        ? (attempts) => Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
+        : (attempts) => run(attempts, millis)
+    )
+  })
 }
 
 const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
@@ -891,13 +971,10 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       const { attributes, body, path } = prepared.right
       let request = make(direct.base + path.slice(1), { headers })
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
-      return execute(
-        direct.transport,
-        config,
-        operation(definition.name, definition.errors, attributes),
-        request,
-        onSuccess(request)
-      )
+      const op = operation(definition.name, definition.errors, attributes)
+      return direct.owned
+        ? executeOwned(direct.transport, config, op, request, onSuccess(request))
+        : execute(direct.transport, config, op, request, onSuccess(request))
     }
   }
 }
