@@ -89,7 +89,7 @@ const define = <
 })
 
 /** @internal */
-export const downloadReplay = define({
+export const downloadReplay = /*#__PURE__*/ define({
   name: "downloadReplay",
   module: "Replays",
   accessor: "download",
@@ -104,7 +104,7 @@ export const downloadReplay = define({
 })
 
 /** @internal */
-export const setCursorVisibility = define({
+export const setCursorVisibility = /*#__PURE__*/ define({
   name: "setCursorVisibility",
   module: "Computer",
   accessor: "setCursorVisibility",
@@ -119,7 +119,7 @@ export const setCursorVisibility = define({
 })
 
 /** @internal */
-export const getMousePosition = define({
+export const getMousePosition = /*#__PURE__*/ define({
   name: "getMousePosition",
   module: "Computer",
   accessor: "getMousePosition",
@@ -133,7 +133,7 @@ export const getMousePosition = define({
 })
 
 /** @internal */
-export const listBrowserPools = define({
+export const listBrowserPools = /*#__PURE__*/ define({
   name: "listBrowserPools",
   module: "BrowserPools",
   accessor: "list",
@@ -147,7 +147,7 @@ export const listBrowserPools = define({
 })
 
 /** @internal */
-export const deleteDeployment = define({
+export const deleteDeployment = /*#__PURE__*/ define({
   name: "deleteDeployment",
   module: "Deployments",
   accessor: "delete",
@@ -236,7 +236,7 @@ export const route = (
   method: string,
   segments: ReadonlyArray<string>
 ): Name | { readonly _tag: "WrongMethod"; readonly allow: string } | undefined => {
-  for (const compiled of routes) {
+  for (const compiled of routes()) {
     if (compiled.segments.length !== segments.length) continue
     let matches = true
     for (let i = 0; i < segments.length; i++) {
@@ -253,11 +253,15 @@ export const route = (
   return undefined
 }
 
-const routes = table.map((definition) => ({
-  name: definition.name,
-  method: definition.method,
-  segments: segmentsOf(definition.path)
-}))
+// made on first use: a program that never routes (every client) keeps none of the table
+const makeRoutes = () =>
+  table.map((definition) => ({
+    name: definition.name,
+    method: definition.method,
+    segments: segmentsOf(definition.path)
+  }))
+let routesMade: ReturnType<typeof makeRoutes> | undefined
+const routes = () => routesMade ??= makeRoutes()
 
 /**
  * What a call sends, built from its input: the path (each parameter percent-encoded as one
