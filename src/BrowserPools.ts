@@ -3,16 +3,17 @@
  *
  * @since 0.1.0
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
+import type * as Operations from "./internal/operations.js"
+import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
-import type * as KernelError from "./KernelError.js"
-import { Forbidden } from "./KernelError.js"
 
 /**
  * The profile loaded into the pool's browsers.
@@ -102,6 +103,12 @@ export const JsonObject: Schema.Schema<{ readonly [key: string]: unknown }> = Sc
   }
 )
 
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/
+const rfc3339Message = "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
+
+// One transformation (pattern check and `DateTime` in one step) rather than a refined string
+// composed with `Schema.DateTimeUtc`: the same values pass, at about a third less of the cost of
+// the 10,000-pool decode's timestamps.
 /**
  * An RFC 3339 `date-time` (the OpenAPI format; the spec: "ISO 8601 UTC timestamp"), e.g.
  * `2025-01-02T03:04:05Z` or `2025-01-02T03:04:05.123+02:00`, decoded to a `DateTime.Utc`.
@@ -110,13 +117,20 @@ export const JsonObject: Schema.Schema<{ readonly [key: string]: unknown }> = Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.compose(
-  Schema.String.pipe(
-    Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/, {
-      message: () => "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
-    })
-  ),
-  Schema.DateTimeUtc
+export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.transformOrFail(
+  Schema.String,
+  Schema.DateTimeUtcFromSelf,
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      if (!rfc3339.test(text)) return ParseResult.fail(new ParseResult.Type(ast, text, rfc3339Message))
+      const made = DateTime.make(text)
+      return Option.isSome(made)
+        ? ParseResult.succeed(DateTime.toUtc(made.value))
+        : ParseResult.fail(new ParseResult.Type(ast, text, rfc3339Message))
+    },
+    encode: (dateTime) => ParseResult.succeed(DateTime.formatIso(dateTime))
+  }
 ).annotations({
   identifier: "Timestamp",
   arbitrary: () => (fc) =>
@@ -194,11 +208,7 @@ export const BrowserPoolList = Schema.Array(BrowserPool)
  * @since 0.1.0
  * @category Errors
  */
-export type ListBrowserPoolsError =
-  | Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListBrowserPoolsError = Operations.ErrorOf<typeof Operations.listBrowserPools>
 
 /**
  * The list-browser-pools operation (`GET /browser_pools`).
@@ -220,8 +230,7 @@ export class ListBrowserPools
   extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
 {}
 
-const op = internal.operation("listBrowserPools", [Forbidden])
-const decodePools = internal.decodeJson(BrowserPoolList)
+const callList = internal.makeCall(OperationsTable.listBrowserPools, internal.decodeJson(BrowserPoolList))
 
 /**
  * Builds the operation on the shared client.
@@ -231,12 +240,19 @@ const decodePools = internal.decodeJson(BrowserPoolList)
  */
 export const makeList: Effect.Effect<ListBrowserPoolsService, never, KernelClient> = Effect.map(
   KernelClient,
-  ({ config, httpClient }) => {
-    const request = HttpClientRequest.get("/browser_pools")
-    const onSuccess = decodePools(request)
-    return { list: () => internal.execute(httpClient, config, op, request, onSuccess) }
+  (client) => {
+    const call = callList(client)
+    return { list: () => call(undefined) }
   }
 )
+
+/**
+ * {@link makeList} under the name the naming rule gives it (`make<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeListBrowserPools: Effect.Effect<ListBrowserPoolsService, never, KernelClient> = makeList
 
 /**
  * The operation as a layer over the shared client.
@@ -245,6 +261,14 @@ export const makeList: Effect.Effect<ListBrowserPoolsService, never, KernelClien
  * @category Layers
  */
 export const layerList: Layer.Layer<ListBrowserPools, never, KernelClient> = Layer.effect(ListBrowserPools, makeList)
+
+/**
+ * {@link layerList} under the name the naming rule gives it (`layer<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerListBrowserPools: Layer.Layer<ListBrowserPools, never, KernelClient> = layerList
 
 /**
  * Lists the browser pools of the caller's organization.
@@ -264,3 +288,15 @@ export const layerList: Layer.Layer<ListBrowserPools, never, KernelClient> = Lay
  */
 export const list = (): Effect.Effect<ReadonlyArray<BrowserPool>, ListBrowserPoolsError, ListBrowserPools> =>
   Effect.flatMap(ListBrowserPools, (service) => service.list())
+
+/**
+ * {@link list} under the operation's name (`listBrowserPools`).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const listBrowserPools: () => Effect.Effect<
+  ReadonlyArray<BrowserPool>,
+  ListBrowserPoolsError,
+  ListBrowserPools
+> = list

@@ -3,16 +3,14 @@
  *
  * @since 0.1.0
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
-import { params, segment } from "./internal/path.js"
+import type * as Operations from "./internal/operations.js"
+import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
-import type * as KernelError from "./KernelError.js"
-import { BadRequest, InvalidInput, NotFound } from "./KernelError.js"
 
 /**
  * The mouse cursor's position, in pixels from the top-left corner of the screen.
@@ -64,12 +62,7 @@ export interface SetCursorVisibilityParams extends BrowserParams {
  * @since 0.1.0
  * @category Errors
  */
-export type ComputerError =
-  | BadRequest
-  | NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ComputerError = GetMousePositionError | SetCursorVisibilityError
 
 /**
  * Errors of {@link getMousePosition}.
@@ -77,7 +70,7 @@ export type ComputerError =
  * @since 0.1.0
  * @category Errors
  */
-export type GetMousePositionError = ComputerError
+export type GetMousePositionError = Operations.ErrorOf<typeof Operations.getMousePosition>
 
 /**
  * Errors of {@link setCursorVisibility}.
@@ -85,7 +78,7 @@ export type GetMousePositionError = ComputerError
  * @since 0.1.0
  * @category Errors
  */
-export type SetCursorVisibilityError = ComputerError
+export type SetCursorVisibilityError = Operations.ErrorOf<typeof Operations.setCursorVisibility>
 
 /**
  * The get-mouse-position operation (`POST /browsers/{id}/computer/get_mouse_position`).
@@ -127,9 +120,8 @@ export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
 {}
 
-const documented: ReadonlyArray<internal.StatusErrorClass<BadRequest | NotFound>> = [BadRequest, NotFound]
-const decodePosition = internal.decodeJson(MousePosition)
-const decodeOk = internal.decodeJson(Ok)
+const callGetMousePosition = internal.makeCall(OperationsTable.getMousePosition, internal.decodeJson(MousePosition))
+const callSetCursorVisibility = internal.makeCall(OperationsTable.setCursorVisibility, internal.decodeJson(Ok))
 
 /**
  * Builds the get-mouse-position operation on the shared client.
@@ -139,15 +131,7 @@ const decodeOk = internal.decodeJson(Ok)
  */
 export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never, KernelClient> = Effect.map(
   KernelClient,
-  ({ config, httpClient }) => ({
-    getMousePosition: (input) =>
-      Effect.flatMap(Effect.flatMap(params(input), ({ id }) => segment("id", id)), (browser) => {
-        const id = input.id
-        const request = HttpClientRequest.post(`/browsers/${browser}/computer/get_mouse_position`)
-        const op = internal.operation("getMousePosition", documented, { "kernel.browser.id": id })
-        return internal.execute(httpClient, config, op, request, decodePosition(request))
-      })
-  })
+  (client) => ({ getMousePosition: callGetMousePosition(client) })
 )
 
 /**
@@ -158,24 +142,7 @@ export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never,
  */
 export const makeSetCursorVisibility: Effect.Effect<SetCursorVisibilityService, never, KernelClient> = Effect.map(
   KernelClient,
-  ({ config, httpClient }) => ({
-    setCursorVisibility: (input) =>
-      typeof input !== "object" || input === null
-        ? params(input)
-        : typeof input.hidden !== "boolean"
-        ? Effect.fail(new InvalidInput({ field: "hidden", message: "hidden must be a boolean" }))
-        : Effect.flatMap(segment("id", input.id), (browser) => {
-          const { hidden, id } = input
-          const request = HttpClientRequest.post(`/browsers/${browser}/computer/cursor`).pipe(
-            HttpClientRequest.bodyUnsafeJson({ hidden })
-          )
-          const op = internal.operation("setCursorVisibility", documented, {
-            "kernel.browser.id": id,
-            "kernel.cursor.hidden": hidden
-          })
-          return internal.execute(httpClient, config, op, request, decodeOk(request))
-        })
-  })
+  (client) => ({ setCursorVisibility: callSetCursorVisibility(client) })
 )
 
 /**

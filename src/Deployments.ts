@@ -3,15 +3,13 @@
  *
  * @since 0.1.0
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/client.js"
-import { params, segment } from "./internal/path.js"
+import type * as Operations from "./internal/operations.js"
+import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
-import type * as KernelError from "./KernelError.js"
-import { NotFound } from "./KernelError.js"
 
 /**
  * Identifies a deployment.
@@ -31,7 +29,7 @@ export interface DeploymentParams {
  * @since 0.1.0
  * @category Errors
  */
-export type DeleteDeploymentError = NotFound | KernelError.CommonError | KernelError.InvalidInput
+export type DeleteDeploymentError = Operations.ErrorOf<typeof Operations.deleteDeployment>
 
 /**
  * The delete-deployment operation (`DELETE /deployments/{id}`).
@@ -53,7 +51,10 @@ export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
 {}
 
-const documented = [NotFound]
+const callDelete = internal.makeCall(
+  OperationsTable.deleteDeployment,
+  () => (response) => Effect.ignore(response.arrayBuffer)
+)
 
 /**
  * Builds the operation on the shared client. Any 2xx answer is success; its body is discarded.
@@ -63,16 +64,16 @@ const documented = [NotFound]
  */
 export const makeDelete: Effect.Effect<DeleteDeploymentService, never, KernelClient> = Effect.map(
   KernelClient,
-  ({ config, httpClient }) => ({
-    delete: (input) =>
-      Effect.flatMap(Effect.flatMap(params(input), ({ id }) => segment("id", id)), (deployment) => {
-        const id = input.id
-        const request = HttpClientRequest.del(`/deployments/${deployment}`)
-        const op = internal.operation("deleteDeployment", documented, { "kernel.deployment.id": id })
-        return internal.execute(httpClient, config, op, request, (response) => Effect.ignore(response.arrayBuffer))
-      })
-  })
+  (client) => ({ delete: callDelete(client) })
 )
+
+/**
+ * {@link makeDelete} under the name the naming rule gives it (`make<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeDeleteDeployment: Effect.Effect<DeleteDeploymentService, never, KernelClient> = makeDelete
 
 /**
  * The operation as a layer over the shared client.
@@ -84,6 +85,14 @@ export const layerDelete: Layer.Layer<DeleteDeployment, never, KernelClient> = L
   DeleteDeployment,
   makeDelete
 )
+
+/**
+ * {@link layerDelete} under the name the naming rule gives it (`layer<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerDeleteDeployment: Layer.Layer<DeleteDeployment, never, KernelClient> = layerDelete
 
 const del = (params: DeploymentParams): Effect.Effect<void, DeleteDeploymentError, DeleteDeployment> =>
   Effect.flatMap(DeleteDeployment, (service) => service.delete(params))
@@ -104,3 +113,13 @@ export {
    */
   del as delete
 }
+
+/**
+ * `Deployments.delete` under the operation's name (`deleteDeployment`).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const deleteDeployment: (
+  params: DeploymentParams
+) => Effect.Effect<void, DeleteDeploymentError, DeleteDeployment> = del

@@ -6,8 +6,10 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Channel from "effect/Channel"
+import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -28,22 +30,12 @@ import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
 import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
-import { segment } from "./internal/path.js"
+import * as Operations from "./internal/operations.js"
 import * as RetryAfter from "./internal/retryAfter.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelConfig from "./KernelConfig.js"
 import type * as KernelError from "./KernelError.js"
-import {
-  BadRequest,
-  DecodeError,
-  Forbidden,
-  InvalidInput,
-  NotFound,
-  ReplayNotReady,
-  Timeout,
-  TransportError,
-  UnexpectedStatus
-} from "./KernelError.js"
+import { DecodeError, InvalidInput, ReplayNotReady, Timeout, TransportError, UnexpectedStatus } from "./KernelError.js"
 
 /**
  * Identifies a replay recording.
@@ -109,12 +101,7 @@ export interface DownloadOptions {
  * @category Errors
  */
 export type DownloadReplayError =
-  | BadRequest
-  | Forbidden
-  | NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+  | Operations.ErrorOf<typeof Operations.downloadReplay>
   | KernelError.ReplayNotReady
 
 /**
@@ -172,11 +159,7 @@ export const waitSchedule = (options: {
   })
 }
 
-const documented: ReadonlyArray<internal.StatusErrorClass<BadRequest | Forbidden | NotFound>> = [
-  BadRequest,
-  Forbidden,
-  NotFound
-]
+const requestOf = internal.requestOf(Operations.downloadReplay)
 const minimumRetryAfter = Duration.seconds(1)
 
 const retryAfterOf = (
@@ -333,17 +316,8 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           })
         }
         const { id, replayId } = params
-        const browser = yield* segment("id", id)
-        const replay = yield* segment("replayId", replayId)
-        const request = HttpClientRequest.get(`/browsers/${browser}/replays/${replay}`).pipe(
-          HttpClientRequest.accept("video/mp4, application/json"),
-          HttpClientRequest.setHeader("accept-encoding", "identity")
-        )
+        const { op, request } = yield* requestOf(params)
         const info = internal.describe(request)
-        const op = internal.operation("downloadReplay", documented, {
-          "kernel.browser.id": id,
-          "kernel.replay.id": replayId
-        })
         // The replay's request is tied to this scope: closing it aborts it (the stream ending,
         // being interrupted, or the idle watchdog firing). Every other response (a 202, an
         // error, a refused 200) is released by its attempt before the next step.
@@ -475,18 +449,33 @@ const body = (
         ? Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
         : Effect.fail(new TransportError({ ...info, message: `body cut short: ${failure}` }))
     })
-    return response.stream.pipe(
-      Stream.mapChunksEffect((chunks) => {
-        lastChunkAt = clock.unsafeCurrentTimeMillis()
-        for (const chunk of chunks) {
-          received += chunk.length
-          const failure = verifier?.push(chunk)
-          if (failure !== undefined) {
-            return Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+    // one channel stage per pull (not an effect per chunk batch): counts the bytes, feeds the
+    // verifier and passes the chunks on as they came
+    const verify = (): Channel.Channel<
+      Chunk.Chunk<Uint8Array>,
+      Chunk.Chunk<Uint8Array>,
+      DecodeError | HttpClientError.ResponseError,
+      HttpClientError.ResponseError,
+      unknown,
+      unknown
+    > =>
+      Channel.readWithCause({
+        onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
+          lastChunkAt = clock.unsafeCurrentTimeMillis()
+          for (const chunk of chunks) {
+            received += chunk.length
+            const failure = verifier?.push(chunk)
+            if (failure !== undefined) {
+              return Channel.fail(new DecodeError({ ...info, status: response.status, message: failure }))
+            }
           }
-        }
-        return Effect.succeed(chunks)
-      }),
+          return Channel.flatMap(Channel.write(chunks), verify)
+        },
+        onFailure: Channel.failCause,
+        onDone: () => Channel.void
+      })
+    return response.stream.pipe(
+      Stream.pipeThroughChannel(verify()),
       Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout | DecodeError> =>
         error._tag === "DecodeError"
           ? Stream.fail(error)
@@ -512,6 +501,22 @@ export const layerDownload: Layer.Layer<DownloadReplay, never, KernelClient> = L
 )
 
 /**
+ * {@link makeDownload} under the name the naming rule gives it (`make<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeDownloadReplay: Effect.Effect<DownloadReplayService, never, KernelClient> = makeDownload
+
+/**
+ * {@link layerDownload} under the name the naming rule gives it (`layer<Operation>`).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerDownloadReplay: Layer.Layer<DownloadReplay, never, KernelClient> = layerDownload
+
+/**
  * Downloads a replay as a stream of mp4 bytes. While the recording is in progress (202) it waits
  * as the service asks (see {@link waitSchedule}); the body is never buffered whole, and
  * interrupting the stream aborts the request. A body that stalls for longer than the configured
@@ -534,6 +539,17 @@ export const download = (
   options?: DownloadOptions
 ): Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> =>
   Stream.unwrap(Effect.map(DownloadReplay, (service) => service.download(params, options)))
+
+/**
+ * {@link download} under the operation's name (`downloadReplay`).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const downloadReplay: (
+  params: ReplayParams,
+  options?: DownloadOptions
+) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download
 
 /**
  * Options of {@link downloadToFile}.

@@ -31,8 +31,10 @@ import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import * as Log from "./log.js"
+import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
+import * as Transport from "./transport.js"
 
 /** @internal */
 export const projectHeader = "x-kernel-project-id"
@@ -342,7 +344,7 @@ export const authenticate =
     const token = Redacted.value(config.apiKey)
     const tokenOk = isSendableToken(token)
     const projectOk = Option.isNone(config.projectId) || isSendableHeaderValue(config.projectId.value)
-    return client.pipe(
+    const authenticated = client.pipe(
       HttpClient.mapRequestEffect((request) => {
         const url = resolveUrl(base, request.url)
         if (url === undefined) {
@@ -383,17 +385,45 @@ export const authenticate =
         )
       )
     )
+    if (tokenOk && projectOk) {
+      directClients.set(authenticated, {
+        // fetch must not follow redirects for the operations either (see manualRedirects); the
+        // SDK's own transport never follows them
+        transport: Transport.isOwnable(client) ? client : HttpClient.transformResponse(client, manualRedirects),
+        owned: Transport.isOwnable(client),
+        base: base.href,
+        headers: Headers.fromInput({
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
+        })
+      })
+    }
+    return authenticated
   }
+
+/**
+ * What {@link authenticate} applies, for the operations' own requests: the transport under it, the
+ * base URL (ending with `/`) and the headers. An operation's path is built by the SDK (every
+ * parameter percent-encoded as one segment, `.` and `..` refused), so it resolves to `base + path`
+ * without parsing a URL per call, and its errors are redacted when they become the SDK's errors.
+ */
+interface Direct {
+  readonly transport: HttpClient.HttpClient
+  /** The transport is a `KernelTransport`: attempts own their requests without a scope. */
+  readonly owned: boolean
+  readonly base: string
+  readonly headers: Headers.Headers
+}
+
+const directClients = new WeakMap<HttpClient.HttpClient, Direct>()
 
 /**
  * A class of error that answers one documented status.
  *
  * @internal
  */
-export interface StatusErrorClass<E> {
-  readonly status: number
-  new(props: KernelError.ApiErrorFields): E
-}
+export type StatusErrorClass<E> = Operations.StatusErrorClass<E>
 
 /**
  * What one operation is: its span name, the statuses it documents (beyond the common ones) and
@@ -404,14 +434,14 @@ export interface StatusErrorClass<E> {
 export interface Operation<E> {
   readonly name: string
   readonly documented: ReadonlyArray<StatusErrorClass<E>>
-  readonly attributes: Readonly<Record<string, string | boolean>>
+  readonly attributes: Readonly<Record<string, unknown>>
 }
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, string | boolean>> = {}
+  attributes: Readonly<Record<string, unknown>> = {}
 ): Operation<E> => ({ name, documented, attributes })
 
 /** @internal */
@@ -591,7 +621,10 @@ export const transportError = (
         request
       )
     }),
-    error
+    // the cause's request is shown without credentials, whichever client it came from
+    Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
+      ? redactError(error)
+      : error
   )
 
 /**
@@ -687,14 +720,33 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           ),
       (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
     )
+  return runOperation(
+    config,
+    op,
+    info,
+    (attempts) =>
+      Timeout.timeoutFail(
+        run(attempts),
+        config.timeout,
+        () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+      )
+  )
+}
+
+/**
+ * One operation's run around its attempts: the credentials checked, transient failures retried
+ * by the configured policy (each logged at debug level), the whole in the span `Kernel.<operation>`.
+ */
+const runOperation = <A, E extends KernelError.KernelError, R>(
+  config: KernelConfig.Service,
+  op: Operation<unknown>,
+  info: { readonly method: string; readonly path: string },
+  attempt: (attempts: number) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
   // the count of attempts belongs to one run of the operation, not to the effect value
-  return Effect.suspend(() => {
+  Effect.suspend(() => {
     let attempts = 0
-    const attempt = Effect.suspend(() => run(++attempts)).pipe(
-      (self) =>
-        Timeout.timeoutFail(self, config.timeout, () => new KernelError.Timeout({ ...info, timeout: config.timeout }))
-    )
-    const logged = Effect.tapError(attempt, (error) =>
+    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts)), (error) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
@@ -706,6 +758,62 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
     })
   )
+
+/**
+ * {@link execute} on a `KernelTransport`, for an answer handled within its attempt: the attempt
+ * owns its request through the transport's `Owner` rather than a scope and an `AbortController`,
+ * and its deadline is the live clock's timer cancelling the request (the attempt then fails with
+ * `Timeout`) rather than a forked fiber. When the attempt ends, however it ends, the request is
+ * released: a body not read to the end is destroyed with its connection, never left paused.
+ * On another clock (`TestClock`) the deadline is `Effect.timeoutFail`'s, as in {@link execute}.
+ *
+ * @internal
+ */
+export const executeOwned = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
+  client: HttpClient.HttpClient,
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
+> => {
+  const info = describe(request)
+  const timeout = () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+  const send = client.execute(request)
+  const run = (attempts: number, millis: number | undefined) =>
+    Effect.suspend(() => {
+      const owner = new Transport.Owner()
+      Transport.owners.set(request, owner)
+      const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
+      const release = Effect.sync(() => {
+        if (timer !== undefined) clearTimeout(timer)
+        owner.release()
+      })
+      return (attempts === 1 ? send : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), send))
+        .pipe(
+          Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+          Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+            response.status >= 200 && response.status < 300
+              ? onSuccess(response)
+              : statusError(op, request, response)
+          ),
+          Effect.ensuring(release),
+          Effect.catchAll((error) => Effect.fail(owner.timedOut ? timeout() : error))
+        )
+    })
+  return Effect.clockWith((clock) => {
+    const millis = Timeout.timerMillis(clock, config.timeout)
+    return runOperation(
+      config,
+      op,
+      info,
+      millis === undefined
+        ? (attempts) => Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
+        : (attempts) => run(attempts, millis)
+    )
+  })
 }
 
 const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
@@ -815,6 +923,85 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
         })
       })
     )
+}
+
+/**
+ * An operation's call, derived from its definition: the input checked and turned into the request
+ * (path, body and headers from the definition), executed with the definition's documented errors
+ * and span attributes; a 2xx answer handled by `onSuccess`.
+ *
+ * @internal
+ */
+export const makeCall = <D extends Operations.Definition, A, E2 extends KernelError.KernelError>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> },
+  onSuccess: (
+    request: HttpClientRequest.HttpClientRequest
+  ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+) => {
+  const prepare = Operations.preparer(definition)
+  const generic = requestOf(definition)
+  const make = HttpClientRequest.make(definition.method)
+  return (
+    { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
+  ) => {
+    const direct = directClients.get(httpClient)
+    // built once per operation: the headers (credentials, accept, the definition's own)
+    const headers = direct === undefined
+      ? undefined
+      : Headers.merge(direct.headers, Headers.fromInput(definition.headers))
+    return (
+      input: unknown
+    ): Effect.Effect<
+      A,
+      | Operations.StatusErrors<D>
+      | E2
+      | CommonStatusError
+      | KernelError.TransportError
+      | KernelError.Timeout
+      | KernelError.InvalidInput
+    > => {
+      if (direct === undefined || headers === undefined) {
+        const prepared = generic(input)
+        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+        const { op, request } = prepared.right
+        return execute(httpClient, config, op, request, onSuccess(request))
+      }
+      const prepared = prepare(input)
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const { attributes, body, path } = prepared.right
+      let request = make(direct.base + path.slice(1), { headers })
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      const op = operation(definition.name, definition.errors, attributes)
+      return direct.owned
+        ? executeOwned(direct.transport, config, op, request, onSuccess(request))
+        : execute(direct.transport, config, op, request, onSuccess(request))
+    }
+  }
+}
+/**
+ * The request and the operation (span name, documented errors, span attributes) of one call,
+ * from its definition and its input, or the `InvalidInput` refusing the input.
+ *
+ * @internal
+ */
+export const requestOf = <D extends Operations.Definition>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> }
+) => {
+  const prepare = Operations.preparer(definition)
+  const make = HttpClientRequest.make(definition.method)
+  const headers = Object.entries(definition.headers)
+  return (
+    input: unknown
+  ): Either.Either<
+    { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
+    KernelError.InvalidInput
+  > =>
+    Either.map(prepare(input), ({ attributes, body, path }) => {
+      let request = make(path)
+      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      return { request, op: operation(definition.name, definition.errors, attributes) }
+    })
 }
 
 /** @internal */

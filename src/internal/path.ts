@@ -9,16 +9,26 @@ import { InvalidInput } from "../KernelError.js"
  * @internal
  */
 export const segment = (field: string, value: string): Effect.Effect<string, InvalidInput> => {
+  const encoded = encodeSegment(field, value)
+  return typeof encoded === "string" ? Effect.succeed(encoded) : Effect.fail(encoded)
+}
+
+/**
+ * {@link segment} without an effect: the encoded segment, or the `InvalidInput` refusing it.
+ *
+ * @internal
+ */
+export const encodeSegment = (field: string, value: unknown): string | InvalidInput => {
   if (typeof value !== "string" || value.length === 0) {
-    return Effect.fail(new InvalidInput({ field, message: `${field} must be a non-empty string` }))
+    return new InvalidInput({ field, message: `${field} must be a non-empty string` })
   }
   if (value === "." || value === "..") {
-    return Effect.fail(new InvalidInput({ field, message: `${field} cannot be "${value}"` }))
+    return new InvalidInput({ field, message: `${field} cannot be "${value}"` })
   }
   try {
-    return Effect.succeed(encodeURIComponent(value))
+    return encodeURIComponent(value)
   } catch {
-    return Effect.fail(new InvalidInput({ field, message: `${field} is not well-formed Unicode` }))
+    return new InvalidInput({ field, message: `${field} is not well-formed Unicode` })
   }
 }
 

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Sim from "../KernelSimulator.js"
+import * as Operations from "./operations.js"
 import * as mp4 from "./simulatorMp4.js"
 import { isValidHeader } from "./simulatorSchema.js"
 
@@ -135,19 +136,8 @@ interface ActiveFault {
 
 type Routed = Sim.Route | { readonly _tag: "WrongMethod"; readonly allow: string } | undefined
 
-const routeOf = (method: string, segments: ReadonlyArray<string>): Routed => {
-  const [first, id, third, fourth, ...rest] = segments
-  const is = (expected: string, route: Sim.Route): Routed =>
-    method === expected ? route : { _tag: "WrongMethod", allow: expected }
-  if (first === "browser_pools" && segments.length === 1) return is("GET", "listBrowserPools")
-  if (first === "deployments" && segments.length === 2) return is("DELETE", "deleteDeployment")
-  if (first === "browsers" && id !== undefined && rest.length === 0) {
-    if (third === "replays" && fourth !== undefined) return is("GET", "downloadReplay")
-    if (third === "computer" && fourth === "cursor") return is("POST", "setCursorVisibility")
-    if (third === "computer" && fourth === "get_mouse_position") return is("POST", "getMousePosition")
-  }
-  return undefined
-}
+/** The route of a request: matched against the operations' method and path templates. */
+const routeOf: (method: string, segments: ReadonlyArray<string>) => Routed = Operations.route
 
 const redactHeaders = (headers: SimRequest["headers"]): Record<string, string> => {
   const out: Record<string, string> = {}

@@ -13,6 +13,17 @@ const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
 const maxTimerMillis = 2_147_483_647
 
 /**
+ * The delay, in milliseconds, for a deadline the live clock's own timer can hold; `undefined` on
+ * any other clock (`TestClock`, a user's clock) or for a duration no timer can hold.
+ *
+ * @internal
+ */
+export const timerMillis = (clock: Clock.Clock, duration: Duration.Duration): number | undefined => {
+  const millis = Duration.toMillis(duration)
+  return clock === liveClock && millis <= maxTimerMillis ? millis : undefined
+}
+
+/**
  * `Effect.timeoutFail(self, { duration, onTimeout })`, at a third of its cost on the live clock.
  *
  * `Effect.timeoutFail` races two forked fibers, `self` and a sleeping one, and merges the
@@ -33,8 +44,8 @@ export const timeoutFail = <A, E, R, E1>(
   onTimeout: () => E1
 ): Effect.Effect<A, E | E1, R> =>
   Effect.clockWith((clock) => {
-    const millis = Duration.toMillis(duration)
-    if (clock !== liveClock || !(millis <= maxTimerMillis)) return Effect.timeoutFail(self, { duration, onTimeout })
+    const millis = timerMillis(clock, duration)
+    if (millis === undefined) return Effect.timeoutFail(self, { duration, onTimeout })
     return Effect.uninterruptibleMask((restore) =>
       // the fiber succeeds with self's exit: a failure it ended with is ours, not an unhandled one
       Effect.flatMap(Effect.forkDaemon(Effect.exit(restore(self))), (fiber) =>

@@ -350,6 +350,9 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     this.unbounded = true
     const abort = this.abortFn
     if (abort !== undefined) abort(aborted())
+    // not connected yet (a connect that hangs): the waiting side fails now; undici aborts the
+    // request when it gets its connection (`onConnect` sees `cancelled`)
+    else if (this.state === State.Waiting) this.onError(aborted())
   }
 
   /** Everything: waits for the end, without a bound on what is buffered. */
@@ -619,6 +622,41 @@ const convertBody = (
 type RedactedNames = ReadonlyArray<string | RegExp>
 
 /**
+ * What an SDK attempt holds of the request it sends on this transport, instead of an
+ * `AbortController` and a scope (`HttpClient.withScope`): the exchange, to cancel when the
+ * attempt ends (a no-op once its body was read to the end) or when its deadline passes.
+ *
+ * @internal
+ */
+export class Owner {
+  exchange: Exchange | undefined = undefined
+  cancelled = false
+  /** Whether the deadline cancelled the exchange before it was over. */
+  timedOut = false
+  /** Ends the exchange unless it is over (its body read to the end, or failed). */
+  release(): void {
+    this.cancelled = true
+    this.exchange?.cancel()
+  }
+  /** The deadline passed: the exchange fails now, unless it was already over. */
+  expire(): void {
+    const exchange = this.exchange
+    if (exchange !== undefined && (exchange.state === State.Done || exchange.state === State.Failed)) return
+    this.timedOut = true
+    this.release()
+  }
+}
+
+/** The owner of each request sent by an SDK attempt (set before `execute`, read by `send`). @internal */
+export const owners = new WeakMap<HttpClientRequest.HttpClientRequest, Owner>()
+
+/** The clients this module made: they honour `owners`. */
+const ownClients = new WeakSet<HttpClient.HttpClient>()
+
+/** Whether the client is a `KernelTransport` (it honours `owners`). @internal */
+export const isOwnable = (client: HttpClient.HttpClient): boolean => ownClients.has(client)
+
+/**
  * The controllers `HttpClient.withScope` registers per request (the platform keeps them in this
  * global value; its own `HttpClient.make` reads them the same way): closing the scope aborts.
  */
@@ -661,9 +699,13 @@ const send = (
           if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
           else resume(Effect.fail(transportError(request, names, error)))
         }
-        // `HttpClient.withScope`: the request's scope closing aborts it (and its body)
-        const scoped = scopedRequests.get(request)
-        if (scoped !== undefined) {
+        // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
+        // request's scope closing aborts it (and its body)
+        const owner = owners.get(request)
+        const scoped = owner === undefined ? scopedRequests.get(request) : undefined
+        if (owner !== undefined) {
+          owner.exchange = exchange
+        } else if (scoped !== undefined) {
           if (scoped.signal.aborted) exchange.cancelled = true
           else scoped.signal.addEventListener("abort", () => exchange.cancel(), { once: true })
         }
@@ -679,8 +721,13 @@ const send = (
           exchange.onHead = undefined
           resume(Effect.fail(transportError(request, names, cause)))
         }
+        // released or expired before it was sent
+        if (owner?.cancelled === true) exchange.cancel()
         // interrupted before the headers: abort, the socket is destroyed and freed
-        return Effect.sync(() => exchange.cancel())
+        return Effect.sync(() => {
+          exchange.onHead = undefined
+          exchange.cancel()
+        })
       })
   )
 
@@ -744,7 +791,13 @@ const traced = (
 }
 
 /** @internal */
-export const make = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient =>
+export const make = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient => {
+  const client = makeClient(dispatcher, options)
+  ownClients.add(client)
+  return client
+}
+
+const makeClient = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient =>
   HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (effect) =>
       Effect.flatMap(

@@ -1,0 +1,108 @@
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import { BrowserPools, Computer, Deployments, Replays } from "../src/index.js"
+import * as Operations from "../src/internal/operations.js"
+import type * as Sim from "../src/KernelSimulator.js"
+import { renderStatusTable } from "./utils/errorsTable.js"
+
+// the simulator's route matching before it was derived from the table, kept as the oracle
+const oldRouteOf = (method: string, segments: ReadonlyArray<string>) => {
+  const [first, id, third, fourth, ...rest] = segments
+  const is = (expected: string, route: Sim.Route) =>
+    method === expected ? route : { _tag: "WrongMethod", allow: expected }
+  if (first === "browser_pools" && segments.length === 1) return is("GET", "listBrowserPools")
+  if (first === "deployments" && segments.length === 2) return is("DELETE", "deleteDeployment")
+  if (first === "browsers" && id !== undefined && rest.length === 0) {
+    if (third === "replays" && fourth !== undefined) return is("GET", "downloadReplay")
+    if (third === "computer" && fourth === "cursor") return is("POST", "setCursorVisibility")
+    if (third === "computer" && fourth === "get_mouse_position") return is("POST", "getMousePosition")
+  }
+  return undefined
+}
+
+describe("the operations table", () => {
+  it("docs/errors.md's status table is rendered from it", () => {
+    const doc = fs.readFileSync(new URL("../docs/errors.md", import.meta.url), "utf8")
+    const table = /<!-- operations:start -->\n([\s\S]*?)\n?<!-- operations:end -->/.exec(doc)?.[1]
+    expect(table, "run `npm run docs:errors` to regenerate the table").toBe(renderStatusTable())
+  })
+
+  it("names every simulator route, and only those", () => {
+    expectTypeOf<Operations.Name>().toEqualTypeOf<Sim.Route>()
+    expect(Operations.table.map((d) => d.name).sort()).toEqual(
+      ["deleteDeployment", "downloadReplay", "getMousePosition", "listBrowserPools", "setCursorVisibility"]
+    )
+  })
+
+  it("routes like the hand-written matcher did, for every method and path shape", () => {
+    const words = [
+      "browsers",
+      "browser_pools",
+      "deployments",
+      "computer",
+      "replays",
+      "cursor",
+      "get_mouse_position",
+      "x",
+      ""
+    ]
+    const methods = ["GET", "POST", "DELETE", "PUT"]
+    let checked = 0
+    const paths: Array<Array<string>> = [[]]
+    for (let length = 1; length <= 5; length++) {
+      for (const prefix of paths.filter((p) => p.length === length - 1)) {
+        for (const word of words) paths.push([...prefix, word])
+      }
+    }
+    for (const segments of paths) {
+      for (const method of methods) {
+        expect(Operations.route(method, segments), `${method} /${segments.join("/")}`).toEqual(
+          oldRouteOf(method, segments)
+        )
+        checked++
+      }
+    }
+    expect(checked).toBeGreaterThan(10_000)
+  })
+
+  it("derives each request from its input: encoded segments, body, span attributes", () => {
+    const cursor = Operations.preparer(Operations.setCursorVisibility)
+    expect(cursor({ id: "a/b c", hidden: true })).toEqual(
+      Either.right({
+        path: "/browsers/a%2Fb%20c/computer/cursor",
+        body: { hidden: true },
+        attributes: { "kernel.browser.id": "a/b c", "kernel.cursor.hidden": true }
+      })
+    )
+    const refused = cursor({ id: "b", hidden: "yes" })
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "InvalidInput", field: "hidden" })
+    const replay = Operations.preparer(Operations.downloadReplay)
+    expect(Either.getOrThrow(replay({ id: "b", replayId: "r" })).path).toBe("/browsers/b/replays/r")
+    const dotted = replay({ id: "b", replayId: ".." })
+    expect(Either.isLeft(dotted) && dotted.left).toMatchObject({ _tag: "InvalidInput", field: "replayId" })
+    expect(Either.getOrThrow(Operations.preparer(Operations.listBrowserPools)(undefined)).path).toBe("/browser_pools")
+    const notObject = Operations.preparer(Operations.deleteDeployment)(null)
+    expect(Either.isLeft(notObject) && notObject.left).toMatchObject({ _tag: "InvalidInput", field: "params" })
+  })
+
+  it("one naming rule: make<Op>, layer<Op> and the accessor named after the operation", () => {
+    expect(BrowserPools.makeListBrowserPools).toBe(BrowserPools.makeList)
+    expect(BrowserPools.layerListBrowserPools).toBe(BrowserPools.layerList)
+    expect(BrowserPools.listBrowserPools).toBe(BrowserPools.list)
+    expect(Deployments.makeDeleteDeployment).toBe(Deployments.makeDelete)
+    expect(Deployments.layerDeleteDeployment).toBe(Deployments.layerDelete)
+    expect(Deployments.deleteDeployment).toBe(Deployments.delete)
+    expect(Replays.makeDownloadReplay).toBe(Replays.makeDownload)
+    expect(Replays.layerDownloadReplay).toBe(Replays.layerDownload)
+    expect(Replays.downloadReplay).toBe(Replays.download)
+    for (const definition of Operations.table) {
+      const pascal = definition.name[0].toUpperCase() + definition.name.slice(1)
+      const module: Record<string, unknown> = { Replays, Computer, BrowserPools, Deployments }[definition.module]
+      expect(module[`make${pascal}`], `${definition.module}.make${pascal}`).toBeDefined()
+      expect(module[`layer${pascal}`], `${definition.module}.layer${pascal}`).toBeDefined()
+      expect(module[definition.name], `${definition.module}.${definition.name}`).toBeTypeOf("function")
+      expect(module[definition.accessor], `${definition.module}.${definition.accessor}`).toBeTypeOf("function")
+    }
+  })
+})

@@ -1,0 +1,202 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber, Layer, Redacted, Supervisor } from "effect"
+import { BrowserPools, Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+import * as Http from "node:http"
+import type * as Net from "node:net"
+
+// An operation's attempt on KernelTransport owns its request through the transport (no scope, no
+// AbortController) and its deadline is the live clock's timer cancelling the request (no forked
+// fiber). These tests hold that path to what the generic one guarantees: time-outs fire where
+// the attempt is (before the headers, mid-body), the connection is closed, and nothing is lost.
+
+interface Served {
+  readonly url: string
+  readonly open: () => number
+  readonly accepted: () => number
+  readonly requests: () => number
+}
+
+const serve = (handler: Http.RequestListener) =>
+  Effect.acquireRelease(
+    Effect.async<{ server: Http.Server; served: Served }>((resume) => {
+      const sockets = new Set<Net.Socket>()
+      let requests = 0
+      let accepted = 0
+      const server = Http.createServer((req, res) => {
+        requests++
+        handler(req, res)
+      })
+      server.on("connection", (socket) => {
+        accepted++
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed({
+          server,
+          served: { url: `http://127.0.0.1:${port}`, open: () => sockets.size, accepted: () => accepted, requests: () => requests }
+        }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map(({ served }) => served))
+
+const sdk = (url: string, options: Partial<KernelConfig.Options> = {}) =>
+  Kernel.layer.pipe(
+    Layer.provide(
+      KernelConfig.layer({ apiKey: Redacted.make("sk_attempt"), baseUrl: url, maxRetries: 0, ...options })
+    ),
+    Layer.provide(KernelTransport.layerUndici)
+  )
+
+const waitUntil = (condition: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200 && !condition(); i++) yield* Effect.sleep("10 millis")
+    return condition()
+  })
+
+const mouse = JSON.stringify({ x: 1, y: 2 })
+
+describe("KernelTransport: an operation's attempt", () => {
+  it.scopedLive("headers that never come: Timeout at the deadline, the connection closed", () =>
+    Effect.gen(function*() {
+      const served = yield* serve(() => {})
+      const start = Date.now()
+      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(sdk(served.url, { timeout: "300 millis" })),
+        Effect.either
+      )
+      const elapsed = Date.now() - start
+      expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
+      expect(elapsed).toBeGreaterThanOrEqual(290)
+      expect(elapsed).toBeLessThan(5_000)
+      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+    }))
+
+  it.scopedLive("a JSON body that stalls after the headers: Timeout (not a transport error), connection closed", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
+        res.write("[{\"id\":")
+      })
+      const result = yield* BrowserPools.list().pipe(
+        Effect.provide(sdk(served.url, { timeout: "300 millis" })),
+        Effect.either
+      )
+      expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
+      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+    }))
+
+  it.scopedLive("an error body that stalls: Timeout, connection closed", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((_req, res) => {
+        res.writeHead(500, { "content-type": "application/json", "content-length": "1000" })
+        res.write("{\"code\":")
+      })
+      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(sdk(served.url, { timeout: "300 millis" })),
+        Effect.either
+      )
+      expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
+      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+    }))
+
+  it.scopedLive("a time-out is per attempt: retried, then success", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const served = yield* serve((_req, res) => {
+        if (++calls === 1) return // the first attempt hangs
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(mouse)
+      })
+      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(sdk(served.url, { timeout: "300 millis", maxRetries: 1 })),
+        Effect.either
+      )
+      expect(result).toEqual(Either.right({ x: 1, y: 2 }))
+      expect(served.requests()).toBe(2)
+    }))
+
+  it.scopedLive("interrupting the caller mid-body closes the connection", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
+        res.write("[")
+      })
+      const fiber = yield* BrowserPools.list().pipe(Effect.provide(sdk(served.url)), Effect.fork)
+      expect(yield* waitUntil(() => served.open() === 1)).toBe(true)
+      yield* Effect.sleep("50 millis")
+      yield* Fiber.interrupt(fiber)
+      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+    }))
+
+  it.scopedLive("a completed call keeps its connection for the next one (nothing aborted after success)", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(mouse)
+      })
+      const layer = sdk(served.url)
+      const results = yield* Effect.forEach(
+        Array.from({ length: 20 }),
+        () => Computer.getMousePosition({ id: "b1" }),
+        { discard: false }
+      ).pipe(Effect.provide(layer))
+      expect(results).toHaveLength(20)
+      // undici's pool may open a second connection while the first is being freed (it does so on
+      // NodeHttpClient.layerUndici too), never one per call: an aborted request would close its own
+      expect(served.open()).toBeLessThanOrEqual(2)
+      expect(served.accepted()).toBeLessThanOrEqual(2)
+    }))
+
+  it.scopedLive("no AbortController and no forked fiber per call on the happy path", () =>
+    Effect.gen(function*() {
+      const served = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(mouse)
+      })
+      const Original = globalThis.AbortController
+      let controllers = 0
+      class Counting extends Original {
+        constructor() {
+          super()
+          controllers++
+        }
+      }
+      const counted = Effect.acquireRelease(
+        Effect.sync(() => {
+          globalThis.AbortController = Counting
+        }),
+        () =>
+          Effect.sync(() => {
+            globalThis.AbortController = Original
+          })
+      )
+      let started = 0
+      class Counting2 extends Supervisor.AbstractSupervisor<void> {
+        get value() {
+          return Effect.void
+        }
+        override onStart() {
+          started++
+        }
+      }
+      const calls = Effect.gen(function*() {
+        yield* Computer.getMousePosition({ id: "b1" }) // the connection and the layer warmed up
+        yield* counted
+        const before = { controllers, started }
+        yield* Effect.forEach(Array.from({ length: 10 }), () => Computer.getMousePosition({ id: "b1" })).pipe(
+          Effect.supervised(new Counting2())
+        )
+        return { controllers: controllers - before.controllers, fibers: started - before.started }
+      })
+      const made = yield* calls.pipe(Effect.provide(sdk(served.url)))
+      expect(made).toEqual({ controllers: 0, fibers: 0 })
+    }))
+})
