@@ -66,7 +66,15 @@ for (let i = 0; i < rounds; i++) {
 const b = results.bare.length ? median(results.bare) : NaN
 const s = results.sdk.length ? median(results.sdk) : NaN
 console.log(
-  JSON.stringify({ transport: process.argv[5] ?? "undici", calls, inFlight, rounds, bare: Math.round(b), sdk: Math.round(s), ratio: +(s / b).toFixed(3) })
+  JSON.stringify({
+    transport: process.argv[5] ?? "undici",
+    calls,
+    inFlight,
+    rounds,
+    bare: Math.round(b),
+    sdk: Math.round(s),
+    ratio: +(s / b).toFixed(3)
+  })
 )
 await sdk.dispose()
 await bare.dispose()

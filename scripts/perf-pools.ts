@@ -37,4 +37,6 @@ for (let i = 0; i < 9; i++) {
 }
 const p = median(parse)
 const f = median(full)
-console.log(JSON.stringify({ pools: count, parseMs: +p.toFixed(1), parseAndDecodeMs: +f.toFixed(1), ratio: +(f / p).toFixed(2) }))
+console.log(
+  JSON.stringify({ pools: count, parseMs: +p.toFixed(1), parseAndDecodeMs: +f.toFixed(1), ratio: +(f / p).toFixed(2) })
+)

@@ -75,7 +75,11 @@ const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(x
 const b = median(results.bare)
 for (const [name, xs] of Object.entries(results)) {
   const m = median(xs)
-  console.log(`${name.padEnd(16)} ${Math.round(m).toString().padStart(7)} calls/s  ${(m / b).toFixed(2)}×  ${(1e6 / m).toFixed(1)} µs`)
+  console.log(
+    `${name.padEnd(16)} ${Math.round(m).toString().padStart(7)} calls/s  ${(m / b).toFixed(2)}×  ${
+      (1e6 / m).toFixed(1)
+    } µs`
+  )
 }
 await rt.dispose()
 child.kill()

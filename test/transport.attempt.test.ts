@@ -36,7 +36,12 @@ const serve = (handler: Http.RequestListener) =>
         const port = typeof address === "object" && address !== null ? address.port : 0
         resume(Effect.succeed({
           server,
-          served: { url: `http://127.0.0.1:${port}`, open: () => sockets.size, accepted: () => accepted, requests: () => requests }
+          served: {
+            url: `http://127.0.0.1:${port}`,
+            open: () => sockets.size,
+            accepted: () => accepted,
+            requests: () => requests
+          }
         }))
       })
     }),
