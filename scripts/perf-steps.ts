@@ -50,7 +50,7 @@ const timed = Effect.withSpan(
   { kind: "client", captureStackTrace: false }
 )
 const sdk = Computer.getMousePosition({ id: "b1" })
-const variants: Record<string, Effect.Effect<unknown, unknown, any>> = {
+const variants: Record<string, Effect.Effect<unknown, unknown, ManagedRuntime.ManagedRuntime.Context<typeof rt>>> = {
   bare,
   scoped,
   scopedDecoded,
@@ -58,7 +58,7 @@ const variants: Record<string, Effect.Effect<unknown, unknown, any>> = {
   timed,
   sdk
 }
-const run = (call: Effect.Effect<unknown, unknown, any>, n = calls) =>
+const run = (call: Effect.Effect<unknown, unknown, ManagedRuntime.ManagedRuntime.Context<typeof rt>>, n = calls) =>
   rt.runPromise(
     Effect.gen(function*() {
       const start = performance.now()
