@@ -45,17 +45,14 @@ import type * as Net from "node:net"
 import { Readable } from "node:stream"
 import { ReadableStream as WebReadableStream } from "node:stream/web"
 import type * as Undici from "undici"
+import type * as KernelTransport from "../KernelTransport.js"
 
-/** @internal */
-export interface AgentOptions {
-  readonly connections?: number | undefined
-  readonly keepAliveTimeout?: Duration.DurationInput | undefined
-  readonly keepAliveMaxTimeout?: Duration.DurationInput | undefined
-  readonly connectTimeout?: Duration.DurationInput | undefined
-  readonly tls?: Undici.buildConnector.BuildOptions | undefined
-  readonly bodyBufferSize?: number | undefined
-  readonly abandonedBodyTimeout?: Duration.DurationInput | undefined
-}
+/**
+ * The agent's and the bodies' options: `KernelTransport.Options`, defined (and documented) once there.
+ *
+ * @internal
+ */
+export type AgentOptions = KernelTransport.Options
 
 /** @internal */
 export const defaultBodyBufferSize = 256 * 1024
