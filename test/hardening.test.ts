@@ -98,6 +98,89 @@ const concat = (...parts: ReadonlyArray<Uint8Array>) => {
 
 const ftyp = concat(box("ftyp", 16), new Uint8Array([0x69, 0x73, 0x6f, 0x6d, 0, 0, 0, 0]))
 
+describe("item 1, neighbour: a 2xx JSON body is bounded", () => {
+  for (const transport of transports) {
+    it.live(
+      `${transport.name}: a Content-Length over 64 MiB is refused before it is read`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          let written = 0
+          const server = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "application/json", "content-length": 2 ** 31 }))
+            const chunk = "[".repeat(64 * 1024)
+            const timer = setInterval(() => {
+              if (socket.writable) written += chunk.length
+              socket.write(chunk)
+            }, 2)
+            socket.on("close", () => clearInterval(timer))
+          })
+          const exit = yield* Computer.getMousePosition({ id: "b" }).pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer)),
+            Effect.exit
+          )
+          expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DecodeError" } } })
+          expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain("64 MiB")
+          expect(written).toBeLessThan(64 * 1024 * 1024)
+        })),
+      30_000
+    )
+
+    it.live(
+      `${transport.name}: a chunked body stops at 64 MiB, the connection closed`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const server = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "application/json", "transfer-encoding": "chunked" }))
+            const data = " ".repeat(256 * 1024)
+            const chunk = `${data.length.toString(16)}\r\n${data}\r\n`
+            // never ends: without a bound the SDK would buffer until the time-out
+            const pump = () => {
+              while (socket.writable && socket.write(chunk)) { /* fill the socket's buffer */ }
+            }
+            socket.on("drain", pump)
+            pump()
+          })
+          const exit = yield* BrowserPools.list().pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer, { timeout: "60 seconds" })),
+            Effect.exit
+          )
+          expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DecodeError" } } })
+          let open = server.open()
+          for (let i = 0; i < 100 && open > 0; i++) {
+            yield* Effect.sleep("20 millis")
+            open = server.open()
+          }
+          expect(open).toBe(0)
+        })),
+      30_000
+    )
+
+    it.live(
+      `${transport.name}: a small gzip body that inflates past 64 MiB is a DecodeError`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const bomb = zlib.gzipSync(Buffer.alloc(100 * 1024 * 1024, " "))
+          const server = yield* rawServer(({ socket }) => {
+            socket.write(
+              head("200 OK", {
+                "content-type": "application/json",
+                "content-encoding": "gzip",
+                "content-length": bomb.length
+              })
+            )
+            socket.write(bomb)
+          })
+          const exit = yield* BrowserPools.list().pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer)),
+            Effect.exit
+          )
+          expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DecodeError" } } })
+        })),
+      30_000
+    )
+  }
+})
+
 describe("items 2 and 3: a replay is complete only when the bytes prove it", () => {
   const valid: ReadonlyArray<[string, Uint8Array]> = [
     ["ftyp + mdat", asMp4(new Uint8Array(4096))],

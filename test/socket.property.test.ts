@@ -11,7 +11,7 @@ import { loopbackLayer, rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 const sentinel = "SENTINEL_loopback_4242"
-const runsPerTransport = 500
+const runsPerTransport = 1_000
 
 /** Random and adversarial raw HTTP responses: status lines, headers, framing, bodies. */
 const statusLine = fc.oneof(

@@ -872,6 +872,63 @@ export const retryTransient = <A, E extends KernelError.KernelError, R>(
     }))
 
 /**
+ * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger
+ * body is refused with a `DecodeError`, not buffered: a server cannot make the SDK hold more.
+ *
+ * @internal
+ */
+export const maxJsonBytes = 64 * 1024 * 1024
+
+const tooLarge = (request: HttpClientRequest.HttpClientRequest, status: number, declared?: number) =>
+  new KernelError.DecodeError({
+    ...describe(request),
+    status,
+    message: `the JSON body${declared === undefined ? "" : ` (${declared} bytes)`} is larger than the ${
+      maxJsonBytes / 1024 / 1024
+    } MiB a JSON answer may have`
+  })
+
+/**
+ * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
+ * transports enforce) the body is read whole, or refused before it is read when too large;
+ * without one it is counted as it comes and the request released once it passes the bound.
+ */
+const readJsonText = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
+  const length = response.headers["content-length"]
+  const encoding = response.headers["content-encoding"]
+  // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
+  const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
+      (encoding === undefined || encoding.trim().toLowerCase() === "identity")
+    ? Number(length)
+    : undefined
+  if (declared !== undefined) {
+    return declared > maxJsonBytes
+      ? Effect.fail(tooLarge(request, response.status, declared))
+      : Effect.mapError(response.text, (error) => transportError(request, error))
+  }
+  return Effect.suspend(() => {
+    const decoder = new TextDecoder()
+    let size = 0
+    let text = ""
+    return response.stream.pipe(
+      Stream.mapError((error): KernelError.DecodeError | KernelError.TransportError => transportError(request, error)),
+      Stream.runForEachChunk((chunks) => {
+        for (const chunk of chunks) {
+          size += chunk.length
+          if (size > maxJsonBytes) return Effect.fail(tooLarge(request, response.status))
+          text += decoder.decode(chunk, { stream: true })
+        }
+        return Effect.void
+      }),
+      Effect.map(() => text + decoder.decode())
+    )
+  })
+}
+
+/**
  * Decodes a JSON body with a schema, failing with `DecodeError` (naming the field) or
  * `TransportError` when the body could not be read.
  *
@@ -885,8 +942,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
   (
     response: HttpClientResponse.HttpClientResponse
   ): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> =>
-    response.text.pipe(
-      Effect.mapError((error) => transportError(request, error)),
+    readJsonText(request, response).pipe(
       Effect.flatMap((text) => {
         let json: unknown
         try {
