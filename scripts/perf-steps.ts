@@ -66,13 +66,34 @@ const run = (call: Effect.Effect<unknown, unknown, ManagedRuntime.ManagedRuntime
       return n / ((performance.now() - start) / 1000)
     })
   )
+// raw undici.request + body.json(), 32 in flight, no Effect: the floor
+const { Agent, request } = await import("undici")
+const agent = new Agent()
+const raw = async (n = calls) => {
+  const start = performance.now()
+  let next = 0
+  const worker = async () => {
+    while (next++ < n) {
+      const { body } = await request(`${base}/browsers/b1/computer/get_mouse_position`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk_bench" },
+        dispatcher: agent
+      })
+      await body.json()
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, worker))
+  return n / ((performance.now() - start) / 1000)
+}
 const results: Record<string, Array<number>> = {}
+await raw(2000)
 for (const v of Object.values(variants)) await run(v, 2000)
 for (let i = 0; i < rounds; i++) {
+  ;(results.raw ??= []).push(await raw())
   for (const [name, v] of Object.entries(variants)) (results[name] ??= []).push(await run(v))
 }
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const b = median(results.bare)
+const b = median(results.raw)
 for (const [name, xs] of Object.entries(results)) {
   const m = median(xs)
   console.log(
@@ -82,4 +103,5 @@ for (const [name, xs] of Object.entries(results)) {
   )
 }
 await rt.dispose()
+await agent.close()
 child.kill()

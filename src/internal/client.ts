@@ -34,6 +34,7 @@ import * as Log from "./log.js"
 import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
 import * as Timeout from "./timeout.js"
+import { isTracing } from "./tracing.js"
 import * as Transport from "./transport.js"
 
 /** @internal */
@@ -751,12 +752,21 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
     return Effect.zipRight(checkCredentials(config), retryTransient(logged, policyFor(config)))
-  }).pipe(
-    Effect.withSpan(`Kernel.${op.name}`, {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: { "http.request.method": info.method, "url.path": info.path, "kernel.attempts": 1, ...op.attributes }
-    })
+  }).pipe((self) =>
+    Effect.withFiberRuntime((fiber) =>
+      isTracing(fiber)
+        ? Effect.withSpan(self, `Kernel.${op.name}`, {
+          kind: "client",
+          captureStackTrace: false,
+          attributes: {
+            "http.request.method": info.method,
+            "url.path": info.path,
+            "kernel.attempts": 1,
+            ...op.attributes
+          }
+        })
+        : self
+    )
   )
 
 /**

@@ -34,7 +34,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
@@ -46,6 +45,7 @@ import { Readable } from "node:stream"
 import { ReadableStream as WebReadableStream } from "node:stream/web"
 import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
+import { isTracing } from "./tracing.js"
 
 /**
  * The agent's and the bodies' options: `KernelTransport.Options`, defined (and documented) once there.
@@ -822,7 +822,7 @@ const makeClient = (dispatcher: Undici.Dispatcher, options: Options): HttpClient
                 })
               )
             }
-            const tracing = fiber.getFiberRef(FiberRef.currentTracerEnabled) &&
+            const tracing = isTracing(fiber) &&
               !fiber.getFiberRef(HttpClient.currentTracerDisabledWhen)(request)
             return tracing
               ? traced(dispatcher, request, url, fiber, names, options)
