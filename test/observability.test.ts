@@ -27,6 +27,23 @@ describe("observability", () => {
     }).pipe(Effect.provide(layer), Effect.provide(observer.layer))
   })
 
+  it.live("with no tracer installed, the SDK makes no span and leaves the caller's span alone", () => {
+    const { layer } = mockLayer((_r, _q, n) =>
+      n === 1 ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" }) : json(200, { x: 1, y: 2 })
+    )
+    return Effect.gen(function*() {
+      const seen = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.zipRight(Effect.currentSpan),
+        Effect.withSpan("caller")
+      )
+      // Effect's built-in tracer only: the operation ran (retried once) in the caller's span, which
+      // carries nothing of the SDK's (with a tracer, the same call has its own span: above)
+      expect(seen.name).toBe("caller")
+      expect(seen.attributes.has("kernel.attempts")).toBe(false)
+      expect(seen.attributes.has("kernel.browser.id")).toBe(false)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.live("a download's span lasts as long as its stream, parents its request and records how it ended", () => {
     const observer = makeObserver()
     const mp4 = (declared: number) =>

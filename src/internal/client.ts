@@ -709,7 +709,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       (scope) =>
         (attempts === 1
           ? scoped.execute(request)
-          : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), scoped.execute(request))).pipe(
+          : Effect.zipRight(annotateAttempts(attempts), scoped.execute(request))).pipe(
             Effect.locally(ownedByAttempt, true),
             Scope.extend(scope),
             Effect.catchAll((error) => Effect.fail(transportError(request, error))),
@@ -733,6 +733,15 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
       )
   )
 }
+
+/**
+ * Records the attempt count on the operation's span, which exists only when tracing (see
+ * `isTracing`): without it, the current span is the caller's, which is not the SDK's to annotate.
+ */
+const annotateAttempts = (attempts: number): Effect.Effect<void> =>
+  Effect.withFiberRuntime((fiber) =>
+    isTracing(fiber) ? Effect.annotateCurrentSpan("kernel.attempts", attempts) : Effect.void
+  )
 
 /**
  * One operation's run around its attempts: the credentials checked, transient failures retried
@@ -801,7 +810,7 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
         if (timer !== undefined) clearTimeout(timer)
         owner.release()
       })
-      return (attempts === 1 ? send : Effect.zipRight(Effect.annotateCurrentSpan("kernel.attempts", attempts), send))
+      return (attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send))
         .pipe(
           Effect.catchAll((error) => Effect.fail(transportError(request, error))),
           Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
