@@ -928,6 +928,13 @@ const readJsonText = (
       ? Effect.fail(tooLarge(request, response.status, declared))
       : Effect.mapError(response.text, (error) => transportError(request, error))
   }
+  if (response instanceof Transport.ResponseImpl) {
+    // KernelTransport reads the body whole, dropping it past the bound
+    return Effect.flatMap(
+      Effect.mapError(response.textWithin(maxJsonBytes), (error) => transportError(request, error)),
+      (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : Effect.succeed(text)
+    )
+  }
   return Effect.suspend(() => {
     const decoder = new TextDecoder()
     let size = 0

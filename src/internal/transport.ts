@@ -192,6 +192,9 @@ const enum State {
 
 const aborted = () => new Error("the response body was released before it was read")
 
+/** Why a whole-body read within a limit failed: the body has more bytes than the limit. */
+const bodyTooLarge = new Error("the response body is larger than the read allows")
+
 /** @internal */
 export class Exchange implements Undici.Dispatcher.DispatchHandler {
   track: Track | undefined = undefined
@@ -213,6 +216,9 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   waiter: (() => void) | undefined = undefined
   idleTimer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelled = false
+  /** The most a whole-body read (`readAll`) may hold; past it the body is released. */
+  limit = Infinity
+  overLimit = false
 
   constructor(readonly highWaterMark: number, readonly abandonAfter: number) {}
 
@@ -236,9 +242,19 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.cancelled) return true
+    if (this.cancelled || this.overLimit) return true
     this.chunks.push(chunk)
     this.buffered += chunk.length
+    if (this.buffered > this.limit) {
+      // more than a whole-body read may hold: dropped, the waiting read fails, and the request is
+      // released outside undici's callback
+      this.overLimit = true
+      this.chunks = []
+      this.buffered = 0
+      this.wake()
+      queueMicrotask(() => this.cancel())
+      return true
+    }
     // A waiting reader gets the chunks in batches: at once when the buffer is full (it would pause
     // otherwise), else after the event loop's I/O phase (every chunk the sockets delivered in it),
     // so a fast body costs one pull per batch rather than one per socket read.
@@ -359,7 +375,9 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
       this.reading = true
       this.clearIdleTimer()
       const check = (): void => {
-        if (this.state === State.Done) {
+        if (this.overLimit) {
+          resume(Effect.fail(bodyTooLarge))
+        } else if (this.state === State.Done) {
           resume(Effect.succeed(this.takeAll()))
         } else if (this.state === State.Failed) {
           resume(Effect.fail(this.error))
@@ -446,7 +464,8 @@ const setCookiesOf = (raw: Array<Buffer>): Array<string> => {
 
 const decoder = new TextDecoder()
 
-class ResponseImpl extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+/** @internal */
+export class ResponseImpl extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
   readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId
   readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
 
@@ -513,6 +532,19 @@ class ResponseImpl extends Inspectable.Class implements HttpClientResponse.HttpC
 
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
     return Effect.map(this.body, (buffer) => decoder.decode(buffer))
+  }
+
+  /**
+   * The body as text, or `undefined` when it has more than `limit` bytes: it is then dropped as
+   * it comes (never held) and the request released. For the SDK's bounded JSON reads.
+   */
+  textWithin(limit: number): Effect.Effect<string | undefined, HttpClientError.ResponseError> {
+    if (this.bodyCache === undefined) this.exchange.limit = limit
+    return Effect.catchIf(
+      this.text,
+      (error) => error.cause === bodyTooLarge,
+      () => Effect.succeed(undefined)
+    )
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
