@@ -18,7 +18,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
 import * as zlib from "node:zlib"
-import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { head, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { json, mockLayer, mockTransport, pool } from "./utils/mock.js"
 import { asMp4, box } from "./utils/mp4.js"
 import { makeObserver } from "./utils/observe.js"
@@ -145,12 +145,30 @@ describe("item 1, neighbour: a 2xx JSON body is bounded", () => {
             Effect.exit
           )
           expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail", error: { _tag: "DecodeError" } } })
-          let open = server.open()
-          for (let i = 0; i < 100 && open > 0; i++) {
-            yield* Effect.sleep("20 millis")
-            open = server.open()
-          }
-          expect(open).toBe(0)
+          expect(yield* waitUntil(() => server.open() === 0)).toBe(true)
+        })),
+      30_000
+    )
+
+    it.live(
+      `${transport.name}: a chunked body whose UTF-8 characters are split across chunks decodes whole`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const name = "é€😀-ü"
+          const bytes = Buffer.from(JSON.stringify([pool("p", { name })]))
+          const server = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "application/json", "transfer-encoding": "chunked" }))
+            // 3-byte HTTP chunks: every multi-byte character is cut by a chunk boundary
+            for (let i = 0; i < bytes.length; i += 3) {
+              const part = bytes.subarray(i, i + 3)
+              socket.write(`${part.length.toString(16)}\r\n`)
+              socket.write(part)
+              socket.write("\r\n")
+            }
+            socket.write("0\r\n\r\n")
+          })
+          const pools = yield* BrowserPools.list().pipe(Effect.provide(loopbackLayer(server.port, transport.layer)))
+          expect(pools.map((p) => p.name)).toEqual([name])
         })),
       30_000
     )

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Redacted, Supervisor } from "effect"
+import { Context, Effect, Either, Fiber, Layer, Redacted, Supervisor } from "effect"
 import { BrowserPools, Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import * as Http from "node:http"
 import type * as Net from "node:net"
+import { waitUntil } from "./utils/loopback.js"
 
 // An operation's attempt on KernelTransport owns its request through the transport (no scope, no
 // AbortController) and its deadline is the live clock's timer cancelling the request (no forked
@@ -59,12 +60,6 @@ const sdk = (url: string, options: Partial<KernelConfig.Options> = {}) =>
     ),
     Layer.provide(KernelTransport.layerUndici)
   )
-
-const waitUntil = (condition: () => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200 && !condition(); i++) yield* Effect.sleep("10 millis")
-    return condition()
-  })
 
 const mouse = JSON.stringify({ x: 1, y: 2 })
 
@@ -204,4 +199,37 @@ describe("KernelTransport: an operation's attempt", () => {
       const made = yield* calls.pipe(Effect.provide(sdk(served.url)))
       expect(made).toEqual({ controllers: 0, fibers: 0 })
     }))
+
+  it.scopedLive(
+    "one call's effect run by concurrent fibers: each attempt owns its own request, none hangs",
+    () =>
+      Effect.gen(function*() {
+        const served = yield* serve(() => {}) // headers never come
+        const service = Context.get(
+          yield* Layer.build(sdk(served.url, { timeout: "200 millis" })),
+          Computer.GetMousePosition
+        )
+        // the same effect value (the same request) run by two fibers at once; yielding every few
+        // steps interleaves the attempts between registering their owner and sending (below 10,
+        // Effect's scheduler itself stalls)
+        const call = service.getMousePosition({ id: "b1" })
+        const outcomes: Array<string> = []
+        for (const ops of [10, 14, 20, 30]) {
+          const both = yield* Effect.all([Effect.either(call), Effect.either(call)], { concurrency: 2 }).pipe(
+            Effect.withMaxOpsBeforeYield(ops),
+            Effect.timeout("3 seconds"),
+            Effect.either
+          )
+          outcomes.push(
+            Either.match(both, {
+              onLeft: () => `${ops}: hung`,
+              onRight: (results) => `${ops}: ${results.map((r) => Either.isLeft(r) ? r.left._tag : "Right").join(",")}`
+            })
+          )
+        }
+        expect(outcomes.filter((outcome) => !outcome.endsWith("Timeout,Timeout"))).toEqual([])
+        expect(served.requests()).toBe(8)
+      }),
+    60_000
+  )
 })

@@ -803,24 +803,28 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   const send = client.execute(request)
   const run = (attempts: number, millis: number | undefined) =>
     Effect.suspend(() => {
-      const owner = new Transport.Owner()
-      Transport.owners.set(request, owner)
-      const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
-      const release = Effect.sync(() => {
-        if (timer !== undefined) clearTimeout(timer)
-        owner.release()
-      })
-      return (attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send))
-        .pipe(
+      // per run of the attempt (the same effect value may run on several fibers at once); the
+      // owner is made once the release is in place, and keyed by the fiber that sends
+      let owner: Transport.Owner | undefined
+      let timer: ReturnType<typeof setTimeout> | undefined
+      return Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError>((fiber) => {
+        const attempt = owner = new Transport.Owner(fiber, request)
+        if (millis !== undefined) timer = setTimeout(() => attempt.expire(), millis)
+        return (attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send)).pipe(
           Effect.catchAll((error) => Effect.fail(transportError(request, error))),
           Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
             response.status >= 200 && response.status < 300
               ? onSuccess(response)
               : statusError(op, request, response)
-          ),
-          Effect.ensuring(release),
-          Effect.catchAll((error) => Effect.fail(owner.timedOut ? timeout() : error))
+          )
         )
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (timer !== undefined) clearTimeout(timer)
+          owner?.release()
+        })),
+        Effect.catchAll((error) => Effect.fail(owner?.timedOut === true ? timeout() : error))
+      )
     })
   return Effect.clockWith((clock) => {
     const millis = Timeout.timerMillis(clock, config.timeout)

@@ -658,6 +658,13 @@ type RedactedNames = ReadonlyArray<string | RegExp>
  * @internal
  */
 export class Owner {
+  constructor(
+    /** The fiber running the attempt: an effect run by several fibers at once sends one request value. */
+    readonly fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    readonly request: HttpClientRequest.HttpClientRequest
+  ) {
+    owners.set(fiber, this)
+  }
   exchange: Exchange | undefined = undefined
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
@@ -665,6 +672,7 @@ export class Owner {
   /** Ends the exchange unless it is over (its body read to the end, or failed). */
   release(): void {
     this.cancelled = true
+    if (owners.get(this.fiber) === this) owners.delete(this.fiber)
     this.exchange?.cancel()
   }
   /** The deadline passed: the exchange fails now, unless it was already over. */
@@ -676,8 +684,21 @@ export class Owner {
   }
 }
 
-/** The owner of each request sent by an SDK attempt (set before `execute`, read by `send`). @internal */
-export const owners = new WeakMap<HttpClientRequest.HttpClientRequest, Owner>()
+/**
+ * The owner of the request an SDK attempt is sending, by the fiber running the attempt (set before
+ * `execute`, taken by `send`, removed when the attempt ends). Not by request: the same effect value
+ * (the same request) may be run by several fibers at once, each attempt owning its own exchange.
+ */
+const owners = new WeakMap<Fiber.RuntimeFiber<unknown, unknown>, Owner>()
+
+/** The owner of this request on this fiber, if it has no exchange yet. */
+const ownerOf = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  request: HttpClientRequest.HttpClientRequest
+): Owner | undefined => {
+  const owner = owners.get(fiber)
+  return owner !== undefined && owner.request === request && owner.exchange === undefined ? owner : undefined
+}
 
 /** The clients this module made: they honour `owners`. */
 const ownClients = new WeakSet<HttpClient.HttpClient>()
@@ -716,7 +737,8 @@ const send = (
   url: URL,
   headers: Headers.Headers,
   names: RedactedNames,
-  options: Options
+  options: Options,
+  fiber: Fiber.RuntimeFiber<unknown, unknown>
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
   Effect.flatMap(
     convertBody(request, names, request.body),
@@ -730,7 +752,7 @@ const send = (
         }
         // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
         // request's scope closing aborts it (and its body)
-        const owner = owners.get(request)
+        const owner = ownerOf(fiber, request)
         const scoped = owner === undefined ? scopedRequests.get(request) : undefined
         if (owner !== undefined) {
           owner.exchange = exchange
@@ -806,7 +828,7 @@ const traced = (
     const headers = fiber.getFiberRef(HttpClient.currentTracerPropagation)
       ? Headers.merge(request.headers, TraceContext.toHeaders(span))
       : request.headers
-    return send(dispatcher, request, url, headers, redactedNames, options).pipe(
+    return send(dispatcher, request, url, headers, redactedNames, options, fiber).pipe(
       Effect.withParentSpan(span),
       Effect.tap((response) => {
         span.attribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status)
@@ -858,7 +880,7 @@ const makeClient = (dispatcher: Undici.Dispatcher, options: Options): HttpClient
               !fiber.getFiberRef(HttpClient.currentTracerDisabledWhen)(request)
             return tracing
               ? traced(dispatcher, request, url, fiber, names, options)
-              : send(dispatcher, request, url, request.headers, names, options)
+              : send(dispatcher, request, url, request.headers, names, options, fiber)
           })
       ),
     Effect.succeed

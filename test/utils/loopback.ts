@@ -73,3 +73,13 @@ export const loopbackLayer = (
     Layer.merge(NodeFileSystem.layer),
     Layer.orDie
   )
+
+/**
+ * Polls `condition` until it holds or ~10 s have passed (a loaded CI machine may take a while to
+ * deliver a close), returning whether it holds.
+ */
+export const waitUntil = (condition: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 500 && !condition(); i++) yield* Effect.sleep("20 millis")
+    return condition()
+  })
