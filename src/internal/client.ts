@@ -1055,12 +1055,17 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
       const { attributes, body, path } = prepared.right
-      let request = make(direct.base + path.slice(1), { headers })
-      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      const url = direct.base + path.slice(1)
       const op = operation(definition.name, definition.errors, attributes)
-      return direct.owned
-        ? executeOwned(direct.transport, config, op, request, onSuccess(request))
-        : execute(direct.transport, config, op, request, onSuccess(request))
+      // a request per run: the same effect value may run on several fibers at once, and a
+      // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
+      return Effect.suspend(() => {
+        let request = make(url, { headers })
+        if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        return direct.owned
+          ? executeOwned(direct.transport, config, op, request, onSuccess(request))
+          : execute(direct.transport, config, op, request, onSuccess(request))
+      })
     }
   }
 }
