@@ -53,11 +53,14 @@ export class DeleteDeployment
 
 const callDelete = internal.makeCall(
   OperationsTable.deleteDeployment,
-  () => (response) => Effect.ignore(response.arrayBuffer)
+  // whatever a 2xx carries is not kept: up to 64 KiB is read (the connection may then be reused),
+  // the rest is dropped with its connection when the attempt ends
+  () => (response) => Effect.asVoid(internal.readBounded(response))
 )
 
 /**
- * Builds the operation on the shared client. Any 2xx answer is success; its body is discarded.
+ * Builds the operation on the shared client. Any 2xx answer is success; its body is discarded
+ * (at most 64 KiB of it is read).
  *
  * @since 0.1.0
  * @category Constructors

@@ -14,6 +14,7 @@ import {
   Replays
 } from "effect-kernel"
 import * as fs from "node:fs"
+import type * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
@@ -98,6 +99,18 @@ const concat = (...parts: ReadonlyArray<Uint8Array>) => {
 
 const ftyp = concat(box("ftyp", 16), new Uint8Array([0x69, 0x73, 0x6f, 0x6d, 0, 0, 0, 0]))
 
+/** A 200 JSON answer whose chunked body never ends, written as fast as the client reads it. */
+const endlessChunked = ({ socket }: { readonly socket: net.Socket }) => {
+  socket.write(head("200 OK", { "content-type": "application/json", "transfer-encoding": "chunked" }))
+  const data = " ".repeat(256 * 1024)
+  const chunk = `${data.length.toString(16)}\r\n${data}\r\n`
+  const pump = () => {
+    while (socket.writable && socket.write(chunk)) { /* fill the socket's buffer */ }
+  }
+  socket.on("drain", pump)
+  pump()
+}
+
 describe("item 1, neighbour: a 2xx JSON body is bounded", () => {
   for (const transport of transports) {
     it.live(
@@ -129,17 +142,8 @@ describe("item 1, neighbour: a 2xx JSON body is bounded", () => {
       `${transport.name}: a chunked body stops at 64 MiB, the connection closed`,
       () =>
         Effect.scoped(Effect.gen(function*() {
-          const server = yield* rawServer(({ socket }) => {
-            socket.write(head("200 OK", { "content-type": "application/json", "transfer-encoding": "chunked" }))
-            const data = " ".repeat(256 * 1024)
-            const chunk = `${data.length.toString(16)}\r\n${data}\r\n`
-            // never ends: without a bound the SDK would buffer until the time-out
-            const pump = () => {
-              while (socket.writable && socket.write(chunk)) { /* fill the socket's buffer */ }
-            }
-            socket.on("drain", pump)
-            pump()
-          })
+          // never ends: without a bound the SDK would buffer until the time-out
+          const server = yield* rawServer(endlessChunked)
           const exit = yield* BrowserPools.list().pipe(
             Effect.provide(loopbackLayer(server.port, transport.layer, { timeout: "60 seconds" })),
             Effect.exit
@@ -169,6 +173,23 @@ describe("item 1, neighbour: a 2xx JSON body is bounded", () => {
           })
           const pools = yield* BrowserPools.list().pipe(Effect.provide(loopbackLayer(server.port, transport.layer)))
           expect(pools.map((p) => p.name)).toEqual([name])
+        })),
+      30_000
+    )
+
+    it.live(
+      `${transport.name}: a delete answered 2xx with a body that never ends succeeds at once, the body not kept`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const server = yield* rawServer(endlessChunked)
+          const start = Date.now()
+          const exit = yield* Deployments.delete({ id: "d1" }).pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer, { timeout: "20 seconds" })),
+            Effect.exit
+          )
+          expect(exit._tag).toBe("Success")
+          expect(Date.now() - start).toBeLessThan(5_000)
+          expect(yield* waitUntil(() => server.open() === 0)).toBe(true)
         })),
       30_000
     )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Fiber, Layer, Redacted, Supervisor } from "effect"
+import { Context, Effect, Either, Fiber, Layer, Redacted, Scheduler, Supervisor } from "effect"
 import { BrowserPools, Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import * as Http from "node:http"
 import type * as Net from "node:net"
@@ -78,6 +78,38 @@ describe("KernelTransport: an operation's attempt", () => {
       expect(elapsed).toBeLessThan(5_000)
       expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
     }))
+
+  it.scopedLive(
+    "a deadline that passes before the request is sent: Timeout, nothing left in flight",
+    () =>
+      Effect.gen(function*() {
+        // headers never come; a timer-driven scheduler that yields after every step makes the 1 ms
+        // deadline fire between the attempt taking its owner and the transport sending the request
+        const served = yield* serve(() => {})
+        const service = Context.get(
+          yield* Layer.build(sdk(served.url, { timeout: "1 millis" })),
+          Computer.GetMousePosition
+        )
+        const outcomes: Array<string> = []
+        // yielding every 10 to 20 steps puts a yield at each point of the attempt in turn (below 10,
+        // Effect's own scheduler stalls)
+        for (let ops = 10; ops <= 20; ops++) {
+          const result = yield* service.getMousePosition({ id: "b1" }).pipe(
+            Effect.withScheduler(Scheduler.timer(5)),
+            Effect.withMaxOpsBeforeYield(ops),
+            Effect.either,
+            Effect.timeout("2 seconds"),
+            Effect.either
+          )
+          outcomes.push(
+            `${ops}: ${Either.isLeft(result) ? "hung" : Either.isLeft(result.right) ? result.right.left._tag : "Right"}`
+          )
+        }
+        expect(outcomes.filter((outcome) => !outcome.endsWith(": Timeout"))).toEqual([])
+        expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+      }),
+    60_000
+  )
 
   it.scopedLive("a JSON body that stalls after the headers: Timeout (not a transport error), connection closed", () =>
     Effect.gen(function*() {

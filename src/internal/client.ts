@@ -526,7 +526,13 @@ const lazy = <F>(make: () => F): () => F => {
 
 const decodeErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(KernelError.ErrorBody)))
 
-const readBounded = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+/**
+ * Up to 64 KiB of a body as text ("" if it could not be read): an error body, or a body the SDK
+ * discards. The rest is never read; the attempt ending releases it.
+ *
+ * @internal
+ */
+export const readBounded = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
   response.stream.pipe(
     Stream.runFoldWhile(
       { parts: new Array<Uint8Array>(), size: 0 },
@@ -1047,10 +1053,13 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       | KernelError.InvalidInput
     > => {
       if (direct === undefined || headers === undefined) {
-        const prepared = generic(input)
-        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-        const { op, request } = prepared.right
-        return execute(httpClient, config, op, request, onSuccess(request))
+        // a request per run, as below (a user's client may send the request it is given as is)
+        return Effect.suspend(() =>
+          Either.match(generic(input), {
+            onLeft: Effect.fail,
+            onRight: ({ op, request }) => execute(httpClient, config, op, request, onSuccess(request))
+          })
+        )
       }
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)

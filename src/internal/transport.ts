@@ -669,18 +669,22 @@ export class Owner {
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
   timedOut = false
-  /** Ends the exchange unless it is over (its body read to the end, or failed). */
+  /** The attempt ended: the exchange ends unless it is over (its body read to the end, or failed). */
   release(): void {
     this.cancelled = true
     if (owners.get(this.fiber) === this) owners.delete(this.fiber)
     this.exchange?.cancel()
   }
-  /** The deadline passed: the exchange fails now, unless it was already over. */
+  /**
+   * The deadline passed: the exchange fails now, unless it was already over. The owner stays
+   * registered until the attempt ends, so a request not sent yet is refused when it is.
+   */
   expire(): void {
     const exchange = this.exchange
     if (exchange !== undefined && (exchange.state === State.Done || exchange.state === State.Failed)) return
     this.timedOut = true
-    this.release()
+    this.cancelled = true
+    exchange?.cancel()
   }
 }
 
@@ -755,6 +759,11 @@ const send = (
         const owner = ownerOf(fiber, request)
         const scoped = owner === undefined ? scopedRequests.get(request) : undefined
         if (owner !== undefined) {
+          // its deadline passed before it could be sent: never sent
+          if (owner.cancelled) {
+            resume(Effect.fail(transportError(request, names, new Error("the deadline passed before it was sent"))))
+            return
+          }
           owner.exchange = exchange
         } else if (scoped !== undefined) {
           if (scoped.signal.aborted) exchange.cancelled = true
@@ -772,7 +781,7 @@ const send = (
           exchange.onHead = undefined
           resume(Effect.fail(transportError(request, names, cause)))
         }
-        // released or expired before it was sent
+        // released or expired while it was being dispatched
         if (owner?.cancelled === true) exchange.cancel()
         // interrupted before the headers: abort, the socket is destroyed and freed
         return Effect.sync(() => {
