@@ -7,12 +7,14 @@ import * as Net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 
-const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+// the bin runs as `node --import tsx`: one process (the tsx CLI adds a parent that relays
+// signals and exit codes, one more thing that can stall on a loaded machine)
+const bin = ["--import", createRequire(import.meta.url).resolve("tsx"), "src/bin/simulator.ts"]
 
 /** Runs the bin to completion (bounded): its exit code, stdout and stderr. */
 const run = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...bin, ...args], { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -32,7 +34,7 @@ const seedFile = (content: string) => {
 }
 
 const expectOneLine = (result: { code: number | null; stdout: string; stderr: string }, contains: string) => {
-  expect(result.code).toBe(2)
+  expect(result.code, result.stderr).toBe(2)
   expect(result.stdout).toBe("")
   const lines = result.stderr.split("\n").filter((l) => l !== "")
   expect(lines, result.stderr).toHaveLength(1)
@@ -102,8 +104,7 @@ describe("effect-kernel-simulator bin explains itself", () => {
     const deep = await run(["--seed", seedFile(`{"organizations":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)])
     expectOneLine(deep, "nests deeper than")
     const child = spawn(process.execPath, [
-      tsx,
-      "src/bin/simulator.ts",
+      ...bin,
       "--port",
       "0",
       "--seed",
@@ -125,7 +126,7 @@ describe("effect-kernel-simulator bin explains itself", () => {
   }, 60_000)
 
   it("prints the admin token it was given, and its control plane answers", async () => {
-    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0", "--admin-token", "adm_1"], {
+    const child = spawn(process.execPath, [...bin, "--port", "0", "--admin-token", "adm_1"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     try {
