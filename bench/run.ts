@@ -9,11 +9,12 @@
  * NodeHttpClient.layerUndici; 256 MiB, 1 GiB, and 8 GiB in the first round unless `--no-huge`) and
  * writes bench/results-replays.json; `--rounds=N` sets the number of interleaved rounds.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import { makeClients } from "./clients.js"
+import { startBenchServer } from "./fixtures.mjs"
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
@@ -40,19 +41,6 @@ const tsxLoader = createRequire(import.meta.url).resolve("tsx")
 /** A streaming child that has not finished in this time is killed and the run fails (never hangs). */
 const streamTimeLimit = (bytes: number) => 60_000 + Math.ceil(bytes / (10 * 1024 * 1024)) * 1000
 
-const startServer = () =>
-  new Promise<{ child: ChildProcess; base: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${here}server.mjs`, "--exit-with-parent"], {
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-    child.stdout!.once("data", (data: Buffer) => {
-      const port = /port (\d+)/.exec(data.toString())?.[1]
-      if (port) resolve({ child, base: `http://127.0.0.1:${port}` })
-      else reject(new Error(data.toString()))
-    })
-    child.once("exit", (code) => reject(new Error(`bench server exited ${code}`)))
-  })
-
 type Samples = Record<string, Record<string, Array<number>>>
 const samples: Samples = {}
 const record = (metric: string, client: string, value: number) => {
@@ -64,7 +52,7 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const { child, base } = await startServer()
+const { child, base } = await startBenchServer()
 try {
   const clients = makeClients(base)
   const floor = clients[0]!.name

@@ -12,26 +12,10 @@
 // (closing every connection at once): a benchmark killed half-way never leaves it behind, holding
 // the terminal's output open.
 import http from "node:http"
+import { poolsJson } from "./fixtures.mjs"
 
 const poolCount = Number(process.env.POOLS ?? 10000)
-const pools = JSON.stringify(Array.from({ length: poolCount }, (_, i) => ({
-  id: `pool_${i}`,
-  name: `pool-${i}`,
-  available_count: i % 10,
-  acquired_count: i % 3,
-  created_at: "2026-11-01T09:00:00Z",
-  browser_pool_config: {
-    size: 10,
-    name: `pool-${i}`,
-    fill_rate_per_minute: 10,
-    timeout_seconds: 600,
-    stealth: i % 2 === 0,
-    headless: true,
-    viewport: { width: 1920, height: 1080, refresh_rate: 25 },
-    kiosk_mode: false,
-    chrome_policy: { HomepageLocation: "https://example.com" }
-  }
-})))
+const pools = poolsJson(poolCount)
 const position = Buffer.from("{\"x\":640,\"y\":360}")
 const ok = Buffer.from("{\"ok\":true}")
 const chunk = Buffer.alloc(64 * 1024, 7)

@@ -5,7 +5,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { spawn } from "node:child_process"
+import { startBenchServer } from "../bench/fixtures.mjs"
 import { Computer, Kernel, KernelConfig, KernelTransport } from "../src/index.js"
 
 const rounds = Number(process.argv[2] ?? 5)
@@ -14,17 +14,7 @@ const only = process.argv[4] === "all" ? undefined : process.argv[4]
 const transport = process.argv[5] === "kernel" ? KernelTransport.layerUndici : NodeHttpClient.layerUndici
 const inFlight = 32
 
-const child = spawn(process.execPath, [new URL("../bench/server.mjs", import.meta.url).pathname], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, POOLS: "10" }
-})
-const port = await new Promise<number>((resolve) => {
-  child.stdout.on("data", (data: Buffer) => {
-    const match = /port (\d+)/.exec(data.toString())
-    if (match) resolve(Number(match[1]))
-  })
-})
-const base = `http://127.0.0.1:${port}`
+const { base, child } = await startBenchServer({ POOLS: "10" })
 
 const sdk = ManagedRuntime.make(
   Kernel.layer.pipe(

@@ -3,19 +3,11 @@
 // Usage: node [--cpu-prof] scripts/perf-sdk.mjs [calls=30000]
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
-import { spawn } from "node:child_process"
-const child = spawn(process.execPath, [new URL("../bench/server.mjs", import.meta.url).pathname], {
-  stdio: ["ignore", "pipe", "inherit"]
-})
-const port = await new Promise((resolve) =>
-  child.stdout.on("data", (d) => {
-    const m = /port (\d+)/.exec(d.toString())
-    if (m) resolve(Number(m[1]))
-  })
-)
+import { startBenchServer } from "../bench/fixtures.mjs"
+const { base, child } = await startBenchServer()
 const rt = ManagedRuntime.make(
   Kernel.layer.pipe(
-    Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_bench"), baseUrl: `http://127.0.0.1:${port}` })),
+    Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_bench"), baseUrl: base })),
     Layer.provide(KernelTransport.layerUndici)
   )
 )

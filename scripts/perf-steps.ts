@@ -2,23 +2,13 @@
 // SDK's path added at a time. Usage: tsx scripts/perf-steps.ts [rounds=3] [calls=20000]
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
-import { spawn } from "node:child_process"
+import { startBenchServer } from "../bench/fixtures.mjs"
 import { Computer, Kernel, KernelConfig, KernelTransport } from "../src/index.js"
 import * as Timeout from "../src/internal/timeout.js"
 
 const rounds = Number(process.argv[2] ?? 3)
 const calls = Number(process.argv[3] ?? 20_000)
-const child = spawn(process.execPath, [new URL("../bench/server.mjs", import.meta.url).pathname], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, POOLS: "10" }
-})
-const port = await new Promise<number>((resolve) => {
-  child.stdout.on("data", (data: Buffer) => {
-    const match = /port (\d+)/.exec(data.toString())
-    if (match) resolve(Number(match[1]))
-  })
-})
-const base = `http://127.0.0.1:${port}`
+const { base, child } = await startBenchServer({ POOLS: "10" })
 const rt = ManagedRuntime.make(
   Layer.merge(
     Kernel.layer.pipe(

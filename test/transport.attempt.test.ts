@@ -1,57 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Fiber, Layer, Redacted, Scheduler, Supervisor } from "effect"
 import { BrowserPools, Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
-import * as Http from "node:http"
-import type * as Net from "node:net"
-import { waitUntil } from "./utils/loopback.js"
+import { httpServer as serve, waitUntil } from "./utils/loopback.js"
 
 // An operation's attempt on KernelTransport owns its request through the transport (no scope, no
 // AbortController) and its deadline is the live clock's timer cancelling the request (no forked
 // fiber). These tests hold that path to what the generic one guarantees: time-outs fire where
 // the attempt is (before the headers, mid-body), the connection is closed, and nothing is lost.
-
-interface Served {
-  readonly url: string
-  readonly open: () => number
-  readonly accepted: () => number
-  readonly requests: () => number
-}
-
-const serve = (handler: Http.RequestListener) =>
-  Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; served: Served }>((resume) => {
-      const sockets = new Set<Net.Socket>()
-      let requests = 0
-      let accepted = 0
-      const server = Http.createServer((req, res) => {
-        requests++
-        handler(req, res)
-      })
-      server.on("connection", (socket) => {
-        accepted++
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({
-          server,
-          served: {
-            url: `http://127.0.0.1:${port}`,
-            open: () => sockets.size,
-            accepted: () => accepted,
-            requests: () => requests
-          }
-        }))
-      })
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ served }) => served))
 
 const sdk = (url: string, options: Partial<KernelConfig.Options> = {}) =>
   Kernel.layer.pipe(
@@ -111,33 +66,34 @@ describe("KernelTransport: an operation's attempt", () => {
     60_000
   )
 
-  it.scopedLive("a JSON body that stalls after the headers: Timeout (not a transport error), connection closed", () =>
-    Effect.gen(function*() {
-      const served = yield* serve((_req, res) => {
-        res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
-        res.write("[{\"id\":")
-      })
-      const result = yield* BrowserPools.list().pipe(
-        Effect.provide(sdk(served.url, { timeout: "300 millis" })),
-        Effect.either
-      )
-      expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
-      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
-    }))
-
-  it.scopedLive("an error body that stalls: Timeout, connection closed", () =>
-    Effect.gen(function*() {
-      const served = yield* serve((_req, res) => {
-        res.writeHead(500, { "content-type": "application/json", "content-length": "1000" })
-        res.write("{\"code\":")
-      })
-      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
-        Effect.provide(sdk(served.url, { timeout: "300 millis" })),
-        Effect.either
-      )
-      expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
-      expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
-    }))
+  const stalls: ReadonlyArray<{
+    readonly name: string
+    readonly status: number
+    readonly body: string
+    readonly call: Effect.Effect<
+      unknown,
+      { readonly _tag: string },
+      BrowserPools.ListBrowserPools | Computer.GetMousePosition
+    >
+  }> = [
+    { name: "a JSON body", status: 200, body: "[{\"id\":", call: BrowserPools.list() },
+    { name: "an error body", status: 500, body: "{\"code\":", call: Computer.getMousePosition({ id: "b1" }) }
+  ]
+  for (const { body, call, name, status } of stalls) {
+    it.scopedLive(`${name} that stalls after the headers: Timeout (not a transport error), connection closed`, () =>
+      Effect.gen(function*() {
+        const served = yield* serve((_req, res) => {
+          res.writeHead(status, { "content-type": "application/json", "content-length": "1000" })
+          res.write(body)
+        })
+        const result = yield* call.pipe(
+          Effect.provide(sdk(served.url, { timeout: "300 millis" })),
+          Effect.either
+        )
+        expect(Either.isLeft(result) && result.left._tag).toBe("Timeout")
+        expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+      }))
+  }
 
   it.scopedLive("a time-out is per attempt: retried, then success", () =>
     Effect.gen(function*() {

@@ -7,43 +7,9 @@ import { Chunk, Duration, Effect, Exit, Fiber, Layer, Redacted, Schema, Scope, S
 import { Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Http from "node:http"
-import type * as Net from "node:net"
 import { inspect } from "node:util"
+import { httpServer as serve } from "./utils/loopback.js"
 import { makeObserver } from "./utils/observe.js"
-
-interface Served {
-  readonly url: string
-  /** Sockets the server accepted, and how many are still open. */
-  readonly accepted: () => number
-  readonly open: () => number
-}
-
-const serve = (handler: Http.RequestListener) =>
-  Effect.acquireRelease(
-    Effect.async<{ server: Http.Server; served: Served }>((resume) => {
-      const sockets = new Set<Net.Socket>()
-      let accepted = 0
-      const server = Http.createServer(handler)
-      server.on("connection", (socket) => {
-        accepted++
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({
-          server,
-          served: { url: `http://127.0.0.1:${port}`, accepted: () => accepted, open: () => sockets.size }
-        }))
-      })
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ served }) => served))
 
 const token = "sk_secret_token_123"
 

@@ -2,6 +2,7 @@ import type { HttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { Kernel, KernelConfig } from "effect-kernel"
+import * as Http from "node:http"
 import * as net from "node:net"
 
 /** What the loopback server saw of one request, and the socket to answer on. */
@@ -83,3 +84,48 @@ export const waitUntil = (condition: () => boolean) =>
     for (let i = 0; i < 500 && !condition(); i++) yield* Effect.sleep("20 millis")
     return condition()
   })
+
+/** What a loopback `node:http` server saw: its URL, the sockets it accepted, those still open, the requests. */
+export interface Served {
+  readonly url: string
+  readonly accepted: () => number
+  readonly open: () => number
+  readonly requests: () => number
+}
+
+/** A `node:http` server on 127.0.0.1 (ephemeral port) answering with `handler`, closed with the scope. */
+export const httpServer = (handler: Http.RequestListener) =>
+  Effect.acquireRelease(
+    Effect.async<{ server: Http.Server; served: Served }>((resume) => {
+      const sockets = new Set<net.Socket>()
+      let requests = 0
+      let accepted = 0
+      const server = Http.createServer((req, res) => {
+        requests++
+        handler(req, res)
+      })
+      server.on("connection", (socket) => {
+        accepted++
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed({
+          server,
+          served: {
+            url: `http://127.0.0.1:${port}`,
+            open: () => sockets.size,
+            accepted: () => accepted,
+            requests: () => requests
+          }
+        }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map(({ served }) => served))
