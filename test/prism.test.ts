@@ -13,9 +13,10 @@ import { createRequire } from "node:module"
 const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/cli")
 const prism = require.resolve("@stoplight/prism-cli/dist/index.js")
-// the service's document beside the repository (../shared/spec), or where KERNEL_OPENAPI_DOCUMENT says (a worktree)
+// the service's document, copied verbatim into the repository (spec/kernel-openapi.yml), or where
+// KERNEL_OPENAPI_DOCUMENT says
 const document = process.env["KERNEL_OPENAPI_DOCUMENT"] ??
-  new URL("../../shared/spec/kernel-openapi-0.1.0.yml", import.meta.url).pathname
+  new URL("../spec/kernel-openapi.yml", import.meta.url).pathname
 const admin = "adm_prism"
 
 const start = (args: ReadonlyArray<string>, pattern: RegExp, children: Array<ChildProcess>) =>
