@@ -1,0 +1,44 @@
+/**
+ * An RFC 3339 `date-time` decoded to a `DateTime.Utc`: the hand-written modules and the generated
+ * schemas (`format: date-time`) share it. Public as `BrowserPools.Timestamp`.
+ *
+ * @internal
+ */
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/
+const rfc3339Message = "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
+
+// One transformation (pattern check and `DateTime` in one step) rather than a refined string
+// composed with `Schema.DateTimeUtc`: the same values pass, at about a third less of the cost of
+// the 10,000-pool decode's timestamps.
+/**
+ * An RFC 3339 `date-time` (the OpenAPI format; the spec: "ISO 8601 UTC timestamp"), e.g.
+ * `2025-01-02T03:04:05Z` or `2025-01-02T03:04:05.123+02:00`, decoded to a `DateTime.Utc`.
+ * Anything else (`"0"`, `"yesterday"`, a date without a time or zone) is refused.
+ *
+ * @internal
+ */
+export const Timestamp: Schema.Schema<DateTime.Utc, string> = Schema.transformOrFail(
+  Schema.String,
+  Schema.DateTimeUtcFromSelf,
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      if (!rfc3339.test(text)) return ParseResult.fail(new ParseResult.Type(ast, text, rfc3339Message))
+      const made = DateTime.make(text)
+      return Option.isSome(made)
+        ? ParseResult.succeed(DateTime.toUtc(made.value))
+        : ParseResult.fail(new ParseResult.Type(ast, text, rfc3339Message))
+    },
+    encode: (dateTime) => ParseResult.succeed(DateTime.formatIso(dateTime))
+  }
+).annotations({
+  identifier: "Timestamp",
+  arbitrary: () => (fc) =>
+    fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true })
+      .map((date) => DateTime.unsafeMake(date))
+})
