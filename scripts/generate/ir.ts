@@ -1,0 +1,424 @@
+/**
+ * The intermediate representation: the API as plain data, independent of the emitted language —
+ * operations (method, path, parameters, body, answers, errors, idempotency, docs) and the schemas
+ * they use as a small JSON-schema model.
+ */
+import * as Config from "./config.js"
+import type * as OpenApi from "./openapi.js"
+import { methods, refName } from "./openapi.js"
+
+/** A schema: what the emitter turns into a `Schema` (or a type). */
+export type Schema =
+  | { readonly kind: "ref"; readonly name: string }
+  | { readonly kind: "string" }
+  | { readonly kind: "timestamp" }
+  | { readonly kind: "binary" }
+  | { readonly kind: "redacted" }
+  | { readonly kind: "number" }
+  | { readonly kind: "integer" }
+  | { readonly kind: "boolean" }
+  | { readonly kind: "null" }
+  | { readonly kind: "unknown" }
+  | { readonly kind: "literal"; readonly values: ReadonlyArray<string | number | boolean> }
+  | { readonly kind: "array"; readonly items: Schema }
+  | { readonly kind: "object"; readonly properties: ReadonlyArray<Property>; readonly additional: Schema | undefined }
+  | { readonly kind: "union"; readonly members: ReadonlyArray<Schema>; readonly discriminator: string | undefined }
+  | { readonly kind: "nullable"; readonly schema: Schema }
+
+export interface Property {
+  readonly name: string
+  readonly required: boolean
+  readonly schema: Schema
+  readonly description: string | undefined
+}
+
+/** A named schema: a component of the document, or an operation's inline body / answer. */
+export interface Named {
+  readonly name: string
+  readonly description: string | undefined
+  readonly schema: Schema
+  /** The examples the document gives for it (its own `example`, and the examples of the answers it is). */
+  readonly examples: ReadonlyArray<unknown>
+}
+
+export interface Parameter {
+  readonly field: string
+  readonly name: string
+  readonly in: "path" | "query" | "header"
+  readonly required: boolean
+  readonly schema: Schema
+  readonly description: string | undefined
+}
+
+export type Body =
+  | { readonly kind: "json"; readonly schema: Schema; readonly required: boolean }
+  | { readonly kind: "multipart"; readonly schema: Schema }
+  | { readonly kind: "bytes"; readonly field: string; readonly contentType: string }
+
+export type Answer =
+  | { readonly status: number; readonly kind: "json" | "page" | "sse"; readonly schema: Schema }
+  | { readonly status: number; readonly kind: "none" }
+  | { readonly status: number; readonly kind: "bytes"; readonly contentType: string }
+
+export interface Operation extends Config.OperationName {
+  readonly operationId: string
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  /** With camelCase path fields: `/browsers/{id}/replays/{replayId}`. */
+  readonly path: string
+  readonly summary: string | undefined
+  readonly description: string | undefined
+  readonly parameters: ReadonlyArray<Parameter>
+  readonly body: Body | undefined
+  readonly answers: ReadonlyArray<Answer>
+  /** The documented error statuses, ascending. */
+  readonly errors: ReadonlyArray<number>
+  readonly idempotent: boolean
+  /** The request body's example, if the document gives one. */
+  readonly example: unknown
+}
+
+export interface Api {
+  readonly operations: ReadonlyArray<Operation>
+  /** The named schemas the operations use (components and hoisted inline schemas), by name. */
+  readonly schemas: ReadonlyMap<string, Named>
+  /** The operationIds left out as deprecated. */
+  readonly deprecated: ReadonlyArray<string>
+}
+
+export const camelCase = (name: string): string => name.replace(/[_-]([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + camelCase(name).slice(1)
+
+const simple = <K extends Schema["kind"]>(kind: K) => ({ kind }) as Extract<Schema, { kind: K }>
+
+/** Converts the document's JSON schemas; `owner` names the schema whose properties are converted (for redaction). */
+export class Converter {
+  private readonly components = new Map<string, Schema>()
+  constructor(private readonly document: OpenApi.Document) {}
+
+  component(name: string): Schema {
+    const made = this.components.get(name)
+    if (made !== undefined) return made
+    const source = this.document.components.schemas[name]
+    if (source === undefined) throw new Error(`no schema ${name}`)
+    this.components.set(name, { kind: "unknown" }) // a cycle through allOf reads this
+    const schema = this.convert(source, name)
+    this.components.set(name, schema)
+    return schema
+  }
+
+  convert(source: OpenApi.JsonSchema, owner: string): Schema {
+    if (source.$ref !== undefined) {
+      const name = refName(source.$ref)
+      if (!(name in this.document.components.schemas)) throw new Error(`${owner}: $ref to missing ${name}`)
+      return { kind: "ref", name }
+    }
+    if (source.allOf !== undefined) return this.merge(source.allOf, owner)
+    const branches = source.oneOf ?? source.anyOf
+    // an object whose oneOf only says which of its fields are required: one object per branch
+    if (branches !== undefined && source.properties !== undefined && branches.every(isRequiredOnly)) {
+      const { anyOf: _anyOf, oneOf: _oneOf, ...base } = source
+      return union(
+        branches.map((branch) =>
+          this.convert({ ...base, required: [...(source.required ?? []), ...(branch.required ?? [])] }, owner)
+        ),
+        undefined
+      )
+    }
+    if (branches !== undefined) {
+      const discriminator = source.discriminator
+      for (const [value, target] of Object.entries(discriminator?.mapping ?? {})) {
+        if (!(refName(target) in this.document.components.schemas)) {
+          throw new Error(`${owner}: discriminator maps ${value} to missing ${refName(target)}`)
+        }
+      }
+      const members = branches.map((branch) => this.convert(branch, owner))
+      return union(members, discriminator?.propertyName)
+    }
+    if (source.const !== undefined) return literal([source.const])
+    if (source.enum !== undefined) return literal(source.enum)
+    const types = source.type === undefined ? [] : typeof source.type === "string" ? [source.type] : source.type
+    const nonNull = types.filter((type) => type !== "null")
+    if (types.length > nonNull.length) {
+      return {
+        kind: "nullable",
+        schema: this.convert({ ...source, type: nonNull.length === 1 ? nonNull[0] : nonNull }, owner)
+      }
+    }
+    if (nonNull.length > 1) return union(nonNull.map((type) => this.convert({ ...source, type }, owner)), undefined)
+    const type = nonNull[0] ?? (source.properties !== undefined ? "object" : undefined)
+    switch (type) {
+      case "string":
+        return source.format === "date-time"
+          ? simple("timestamp")
+          : source.format === "binary"
+          ? simple("binary")
+          : simple("string")
+      case "integer":
+        return simple("integer")
+      case "number":
+        return simple("number")
+      case "boolean":
+        return simple("boolean")
+      case "array":
+        return {
+          kind: "array",
+          items: source.items === undefined ? simple("unknown") : this.convert(source.items, owner)
+        }
+      case "object": {
+        const required = new Set(source.required ?? [])
+        const properties = Object.entries(source.properties ?? {}).map(([name, property]): Property => {
+          const schema = this.convert(property, `${owner}.${name}`)
+          return {
+            name,
+            required: required.has(name),
+            schema: Config.redactedFields.has(`${owner}.${name}`) ? redact(schema, `${owner}.${name}`) : schema,
+            description: property.description
+          }
+        })
+        const extra = source.additionalProperties
+        const additional = extra === undefined || extra === false
+          ? undefined
+          : extra === true
+          ? simple("unknown")
+          : this.convert(extra, `${owner}.*`)
+        return { kind: "object", properties, additional }
+      }
+      default:
+        return simple("unknown")
+    }
+  }
+
+  // allOf: the members' fields merged (a later member's field wins), required where any member requires it
+  private merge(members: ReadonlyArray<OpenApi.JsonSchema>, owner: string): Schema {
+    const fields = new Map<string, Property>()
+    let additional: Schema | undefined
+    for (const member of members) {
+      const converted = this.convert(member, owner)
+      const object = converted.kind === "ref" ? this.component(converted.name) : converted
+      if (object.kind !== "object") throw new Error(`${owner}: allOf of a non-object`)
+      for (const property of object.properties) {
+        const before = fields.get(property.name)
+        fields.set(property.name, before?.required ? { ...property, required: true } : property)
+      }
+      additional ??= object.additional
+    }
+    return { kind: "object", properties: [...fields.values()], additional }
+  }
+}
+
+const isRequiredOnly = (branch: OpenApi.JsonSchema): boolean =>
+  Object.keys(branch).every((key) => key === "required" || key === "description")
+
+const literal = (values: ReadonlyArray<string | number | boolean | null>): Schema => {
+  const nonNull = values.filter((value): value is string | number | boolean => value !== null)
+  const schema: Schema = { kind: "literal", values: nonNull }
+  return nonNull.length < values.length ? { kind: "nullable", schema } : schema
+}
+
+// a `null` branch makes the union nullable
+const union = (members: ReadonlyArray<Schema>, discriminator: string | undefined): Schema => {
+  const nonNull = members.filter((member) => member.kind !== "null")
+  const rest: Schema = nonNull.length === 1 ? nonNull[0]! : { kind: "union", members: nonNull, discriminator }
+  return nonNull.length < members.length ? { kind: "nullable", schema: rest } : rest
+}
+
+const redact = (schema: Schema, at: string): Schema => {
+  switch (schema.kind) {
+    case "string":
+      return simple("redacted")
+    case "nullable":
+      return { kind: "nullable", schema: redact(schema.schema, at) }
+    case "object":
+      if (schema.properties.length === 0 && schema.additional !== undefined) {
+        return { ...schema, additional: redact(schema.additional, at) }
+      }
+  }
+  throw new Error(`redacted field ${at} is not a string or a map of strings`)
+}
+
+/** The names of the named schemas a schema refers to directly. */
+export const references = (schema: Schema, into: Set<string> = new Set()): Set<string> => {
+  switch (schema.kind) {
+    case "ref":
+      into.add(schema.name)
+      break
+    case "array":
+      references(schema.items, into)
+      break
+    case "nullable":
+      references(schema.schema, into)
+      break
+    case "union":
+      for (const member of schema.members) references(member, into)
+      break
+    case "object":
+      for (const property of schema.properties) references(property.schema, into)
+      if (schema.additional !== undefined) references(schema.additional, into)
+  }
+  return into
+}
+
+const isPage = (response: OpenApi.Response): boolean =>
+  response.headers !== undefined && ("X-Has-More" in response.headers || "X-Next-Offset" in response.headers)
+
+const binaryTypes = ["video/mp4", "application/zip", "image/png", "application/octet-stream"]
+
+const examplesOf = (media: OpenApi.MediaType | undefined): Array<unknown> => [
+  ...(media?.example === undefined ? [] : [media.example]),
+  ...Object.values(media?.examples ?? {}).flatMap((example) => example.value === undefined ? [] : [example.value])
+]
+
+/** Builds the IR of the (patched) document: the non-deprecated operations and the schemas they use. */
+export const build = (document: OpenApi.Document): Api => {
+  const converter = new Converter(document)
+  const inline = new Map<string, Named>()
+  const examples = new Map<string, Array<unknown>>()
+  const addExamples = (name: string, values: ReadonlyArray<unknown>) =>
+    examples.set(name, [...(examples.get(name) ?? []), ...values])
+  // a body or answer schema: a component as is, anything else but a scalar hoisted as `<Name><suffix>`
+  const named = (source: OpenApi.JsonSchema, name: string, values: ReadonlyArray<unknown>): Schema => {
+    const schema = converter.convert(source, name)
+    if (schema.kind === "ref") {
+      addExamples(schema.name, values)
+      return schema
+    }
+    const hoisted = pascalCase(name)
+    inline.set(hoisted, { name: hoisted, description: source.description, schema, examples: values })
+    return { kind: "ref", name: hoisted }
+  }
+  const operations: Array<Operation> = []
+  const deprecated: Array<string> = []
+  const names = new Set<string>()
+  for (const [template, item] of Object.entries(document.paths)) {
+    for (const method of methods) {
+      const source = item[method]
+      if (source === undefined) continue
+      if (source.deprecated === true) {
+        deprecated.push(source.operationId)
+        continue
+      }
+      const naming = Config.operationNames[source.operationId]
+      if (naming === undefined) throw new Error(`operation ${source.operationId} has no entry in config.operationNames`)
+      if (names.has(naming.name)) throw new Error(`operation name ${naming.name} is used twice`)
+      names.add(naming.name)
+      const parameters = (source.parameters ?? []).map((parameter): Parameter => {
+        if (parameter.in === "cookie") throw new Error(`${source.operationId}: cookie parameter ${parameter.name}`)
+        const schema = parameter.in === "path"
+          ? simple("string")
+          : converter.convert(parameter.schema ?? {}, `${naming.name}.${parameter.name}`)
+        return {
+          field: parameter.in === "path" ? camelCase(parameter.name) : parameter.name,
+          name: parameter.name,
+          in: parameter.in,
+          required: parameter.required === true,
+          // a parameter's value is what is sent: dates as their text
+          schema: schema.kind === "timestamp" ? simple("string") : schema,
+          description: parameter.description
+        }
+      })
+      const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => `{${camelCase(name)}}`)
+      let body: Body | undefined
+      let example: unknown
+      const content = source.requestBody?.content ?? {}
+      const [contentType, media] = Object.entries(content)[0] ?? []
+      if (contentType !== undefined && media !== undefined) {
+        example = examplesOf(media)[0]
+        if (contentType === "application/json") {
+          body = {
+            kind: "json",
+            schema: named(media.schema ?? {}, `${naming.name}Body`, examplesOf(media)),
+            required: source.requestBody?.required === true
+          }
+        } else if (contentType === "multipart/form-data") {
+          body = { kind: "multipart", schema: named(media.schema ?? {}, `${naming.name}Body`, []) }
+        } else {
+          body = { kind: "bytes", field: Config.bytesBodyField, contentType }
+        }
+      }
+      const answers: Array<Answer> = []
+      const errors: Array<number> = []
+      for (const [code, declared] of Object.entries(source.responses)) {
+        const status = Number(code)
+        const response = declared.$ref === undefined
+          ? declared
+          : document.components.responses?.[refName(declared.$ref)]
+        if (response === undefined) throw new Error(`${source.operationId}: missing response ${declared.$ref}`)
+        if (status < 200 || status >= 300) {
+          errors.push(status)
+          continue
+        }
+        const [type, answer] = Object.entries(response.content ?? {})[0] ?? []
+        if (type === undefined || answer === undefined || status === 204) {
+          answers.push({ status, kind: "none" })
+        } else if (type === "text/event-stream") {
+          answers.push({ status, kind: "sse", schema: named(answer.schema ?? {}, `${naming.name}Event`, []) })
+        } else if (binaryTypes.includes(type)) {
+          answers.push({ status, kind: "bytes", contentType: type })
+        } else if (isPage(response)) {
+          const items = answer.schema?.items
+          if (answer.schema?.type !== "array" || items === undefined) {
+            throw new Error(`${source.operationId}: a paged answer that is not an array`)
+          }
+          const values = examplesOf(answer).flatMap((value) => Array.isArray(value) ? value : [])
+          answers.push({ status, kind: "page", schema: named(items, `${naming.name}Item`, values) })
+        } else {
+          const suffix = answers.length === 0 ? "Response" : `Response${status}`
+          answers.push({
+            status,
+            kind: "json",
+            schema: named(answer.schema ?? {}, `${naming.name}${suffix}`, examplesOf(answer))
+          })
+        }
+      }
+      const httpMethod = method.toUpperCase() as Operation["method"]
+      operations.push({
+        ...naming,
+        operationId: source.operationId,
+        method: httpMethod,
+        path,
+        summary: source.summary,
+        description: source.description,
+        parameters,
+        body,
+        answers,
+        errors: errors.sort((a, b) => a - b),
+        idempotent: httpMethod === "GET" || httpMethod === "PUT" || httpMethod === "DELETE" ||
+          (httpMethod === "POST" && Config.idempotentPosts.has(naming.name)),
+        example
+      })
+    }
+  }
+  for (const id of Object.keys(Config.operationNames)) {
+    if (!operations.some((operation) => operation.operationId === id)) {
+      throw new Error(`config.operationNames names ${id}, which is not a non-deprecated operation of the document`)
+    }
+  }
+  // every named schema the operations reach
+  const schemas = new Map<string, Named>()
+  const visit = (name: string) => {
+    if (schemas.has(name)) return
+    const hoisted = inline.get(name)
+    const source = document.components.schemas[name]
+    const entry: Named = hoisted ?? {
+      name,
+      description: source?.description,
+      schema: converter.component(name),
+      examples: [...(source?.example === undefined ? [] : [source.example]), ...(examples.get(name) ?? [])]
+    }
+    schemas.set(name, entry)
+    for (const reference of references(entry.schema)) visit(reference)
+  }
+  for (const operation of operations) {
+    for (const reference of operationReferences(operation)) visit(reference)
+  }
+  return { operations, schemas, deprecated }
+}
+
+/** The named schemas an operation refers to directly (parameters, body, answers). */
+export const operationReferences = (operation: Operation): Set<string> => {
+  const into = new Set<string>()
+  for (const parameter of operation.parameters) references(parameter.schema, into)
+  if (operation.body !== undefined && operation.body.kind !== "bytes") references(operation.body.schema, into)
+  for (const answer of operation.answers) if ("schema" in answer) references(answer.schema, into)
+  return into
+}

@@ -1,0 +1,360 @@
+/**
+ * The Effect 3 emitter of the public modules: per operation its tag, service, params, error union
+ * and accessor; per area `make` and `layer`, and the area's schemas re-exported.
+ */
+import * as Config from "./config.js"
+import type * as Ir from "./ir.js"
+import { pascalCase } from "./ir.js"
+import { errorClasses } from "./operations.js"
+import { commonArea, header, ident, jsdoc, newUses, since, typeExpression, type Uses } from "./schemas.js"
+
+const reserved = new Set(["delete", "new", "in", "import", "export", "default", "function", "class", "return"])
+
+const reasons: Readonly<Record<number, string>> = { 200: "Ok", 201: "Created", 202: "Accepted", 204: "NoContent" }
+
+/** Where a module's imports point: a public module (`src/`) or a companion (`src/internal/generated/modules/`). */
+interface Paths {
+  readonly root: string
+  readonly generated: string
+}
+
+const resolve = (api: Ir.Api, schema: Ir.Schema): Ir.Schema =>
+  schema.kind === "ref" ? resolve(api, api.schemas.get(schema.name)!.schema) : schema
+
+const hasRequired = (api: Ir.Api, schema: Ir.Schema): boolean => {
+  const resolved = resolve(api, schema)
+  return resolved.kind === "object"
+    ? resolved.properties.some((property) => property.required)
+    : resolved.kind !== "unknown"
+}
+
+// A value of the schema's type, for the examples: the required fields only.
+const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): string => {
+  const resolved = resolve(api, schema)
+  switch (resolved.kind) {
+    case "string":
+      return `"text"`
+    case "timestamp":
+      uses.add("DateTime")
+      return `DateTime.unsafeMake("2025-01-01T00:00:00Z")`
+    case "binary":
+      return "new Uint8Array()"
+    case "redacted":
+      uses.add("Redacted")
+      return `Redacted.make("secret")`
+    case "number":
+    case "integer":
+      return "1"
+    case "boolean":
+      return "true"
+    case "null":
+      return "null"
+    case "literal":
+      return JSON.stringify(resolved.values[0])
+    case "array":
+      return "[]"
+    case "nullable":
+      return sample(api, resolved.schema, uses, depth)
+    case "union":
+      return sample(api, resolved.members[0]!, uses, depth)
+    case "object": {
+      if (depth > 4) return "{}"
+      const fields = resolved.properties.filter((property) => property.required)
+      return `{ ${
+        fields.map((property) => `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1)}`).join(", ")
+      } }`
+    }
+    default:
+      return `"value"`
+  }
+}
+
+const key = (name: string): string => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
+
+interface Emitted {
+  readonly declarations: string
+  readonly tag: string
+  readonly service: string
+}
+
+const operationBlock = (
+  api: Ir.Api,
+  operation: Ir.Operation,
+  area: string,
+  uses: Uses,
+  typeUses: Set<string>
+): Emitted => {
+  const Name = pascalCase(operation.name)
+  const fields: Array<string> = []
+  for (const parameter of operation.parameters) {
+    const doc = parameter.description === undefined ? "" : jsdoc([parameter.description])
+    const type = typeExpression(parameter.schema, "Type", uses, new Set())
+    fields.push(`${doc}readonly ${key(parameter.field)}${parameter.required ? "" : "?"}: ${type}`)
+  }
+  let extendsName: string | undefined
+  let required = operation.parameters.some((parameter) => parameter.required)
+  const body = operation.body
+  if (body !== undefined) {
+    if (body.kind === "bytes") {
+      fields.push(`${jsdoc(["The file's contents."])}readonly ${body.field}: Uint8Array`)
+      required = true
+    } else {
+      extendsName = typeExpression(body.schema, "Type", uses, new Set())
+      required ||= hasRequired(api, body.schema)
+    }
+  }
+  const noInput = fields.length === 0 && extendsName === undefined
+  const paramsName = `${Name}Params`
+  const bodyIsObject = body !== undefined && body.kind !== "bytes" && resolve(api, body.schema).kind === "object"
+  const paramsDoc = jsdoc([
+    `The input of {@link ${accessorIdent(operation)}}.`,
+    "",
+    `@since ${since}`,
+    "@category Models"
+  ])
+  const params = noInput
+    ? ""
+    : extendsName !== undefined && bodyIsObject
+    ? `${paramsDoc}export interface ${paramsName} extends ${extendsName} {\n${fields.join("\n")}\n}\n\n`
+    : extendsName !== undefined && fields.length === 0
+    ? `${paramsDoc}export type ${paramsName} = ${extendsName}\n\n`
+    : extendsName !== undefined
+    ? `${paramsDoc}export type ${paramsName} = ${extendsName} & {\n${fields.join("\n")}\n}\n\n`
+    : `${paramsDoc}export interface ${paramsName} {\n${fields.join("\n")}\n}\n\n`
+  // the success
+  const valueOf = (answer: Ir.Answer): string => {
+    switch (answer.kind) {
+      case "none":
+        return "void"
+      case "json":
+        return typeExpression(answer.schema, "Type", uses, new Set())
+      case "page":
+        return `Call.Page<${typeExpression(answer.schema, "Type", uses, new Set())}>`
+      case "sse":
+        typeUses.add("Stream")
+        return `Stream.Stream<${typeExpression(answer.schema, "Type", uses, new Set())}, KernelError.KernelError>`
+      case "bytes":
+        typeUses.add("Stream")
+        return "Stream.Stream<Uint8Array, KernelError.KernelError>"
+    }
+  }
+  const success = operation.answers.length === 1
+    ? valueOf(operation.answers[0]!)
+    : operation.answers.map((answer) => {
+      const reason = reasons[answer.status]
+      if (reason === undefined) throw new Error(`${operation.operationId}: no reason phrase for ${answer.status}`)
+      return `{ readonly _tag: "${reason}"; readonly value: ${valueOf(answer)} }`
+    }).join(" | ")
+  const successName = `${Name}Success`
+  const errorName = `${Name}Error`
+  const errors = [
+    ...errorClasses(operation).map((name) => `KernelError.${name}`),
+    "KernelError.CommonError",
+    "KernelError.DecodeError",
+    "KernelError.InvalidInput"
+  ]
+  const signature = noInput ? "()" : `(params: ${paramsName})`
+  const accessor = accessorIdent(operation)
+  const title = operation.summary ?? operation.name
+  const exampleUses = new Set<string>()
+  const input = noInput
+    ? ""
+    : sampleInput(api, operation, exampleUses)
+  const example = [
+    "```ts",
+    `import { ${[...exampleUses, "Effect"].sort().join(", ")} } from "effect"`,
+    `import { ${area} } from "effect-kernel"`,
+    "",
+    "const program = Effect.gen(function*() {",
+    `  const result = yield* ${area}.${operation.accessor}(${input})`,
+    "  yield* Effect.log(result)",
+    "})",
+    "```"
+  ]
+  const docLines = [
+    title,
+    ...(operation.description !== undefined && operation.description.trim() !== title.trim()
+      ? ["", operation.description.trim()]
+      : []),
+    "",
+    `\`${operation.method} ${operation.path}\``,
+    "",
+    `@since ${since}`,
+    "@category Accessors",
+    "@example",
+    ...example
+  ]
+  const defaultParams = !noInput && !required ? " = {}" : ""
+  const accessorCode = `(${
+    noInput ? "" : `params: ${paramsName}${defaultParams}`
+  }): Effect.Effect<${successName}, ${errorName}, ${Name}> =>
+  Effect.flatMap(${Name}, (service) => service.${operation.name}(${noInput ? "" : "params"}))`
+  const accessorDecl = reserved.has(operation.accessor)
+    ? `const ${accessor} = ${accessorCode}\n\nexport {\n${jsdoc(docLines)}${accessor} as ${operation.accessor}\n}\n`
+    : `${jsdoc(docLines)}export const ${accessor} = ${accessorCode}\n`
+  const declarations = params +
+    jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
+    `export type ${successName} = ${success}\n\n` +
+    jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
+    `export type ${errorName} =\n${errors.map((error) => `| ${error}`).join("\n")}\n\n` +
+    jsdoc([
+      `The ${operation.name} operation (\`${operation.method} ${operation.path}\`).`,
+      "",
+      `@since ${since}`,
+      "@category Models"
+    ]) +
+    `export interface ${Name}Service {\nreadonly ${operation.name}: ${signature} => Effect.Effect<${successName}, ${errorName}>\n}\n\n` +
+    jsdoc([`The ${operation.name} operation as a service.`, "", `@since ${since}`, "@category Tags"]) +
+    `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n` +
+    accessorDecl
+  return {
+    declarations,
+    tag: Name,
+    service: `Context.add(${Name}, { ${operation.name}: Call.make(Operations.${operation.name})(client) })`
+  }
+}
+
+const accessorIdent = (operation: Ir.Operation): string =>
+  reserved.has(operation.accessor) ? `${operation.accessor}_` : operation.accessor
+
+const sampleInput = (api: Ir.Api, operation: Ir.Operation, uses: Set<string>): string => {
+  const parts: Array<string> = []
+  for (const parameter of operation.parameters) {
+    if (!parameter.required) continue
+    parts.push(
+      `${key(parameter.field)}: ${
+        parameter.in === "path" ? `"${parameter.field}"` : sample(api, parameter.schema, uses)
+      }`
+    )
+  }
+  const body = operation.body
+  if (body?.kind === "bytes") parts.push(`${body.field}: new TextEncoder().encode("hello")`)
+  else if (body !== undefined) {
+    const value = sample(api, body.schema, uses)
+    if (value.startsWith("{")) {
+      const inner = value.slice(1, -1).trim()
+      if (inner !== "") parts.push(inner)
+    }
+  }
+  return parts.length === 0 ? "{}" : `{ ${parts.join(", ")} }`
+}
+
+/** The public module of an area (`src/<Area>.ts`), or the companion of a hand-written one. */
+export const moduleFile = (
+  api: Ir.Api,
+  area: string,
+  description: string,
+  operations: ReadonlyArray<Ir.Operation>,
+  placement: ReadonlyMap<string, string>,
+  companion: boolean
+): string => {
+  const paths: Paths = companion
+    ? { root: "../../../", generated: "../" }
+    : { root: "./", generated: "./internal/generated/" }
+  const uses = newUses()
+  const typeUses = new Set<string>()
+  const emitted = operations
+    .filter((operation) => !Config.handWrittenOperations.has(operation.name))
+    .map((operation) => operationBlock(api, operation, area, uses, typeUses))
+  const tags = emitted.map((block) => block.tag)
+  const servicesType = tags.join(" | ")
+  const makeBlock = tags.length === 0 ?
+    "" :
+    `${
+      jsdoc([
+        `Builds every ${area} operation${companion ? " generated here" : ""} on the shared client.`,
+        "",
+        `@since ${since}`,
+        "@category Constructors"
+      ])
+    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = Effect.map(
+  KernelClient,
+  (client) => Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
+)
+
+${
+      jsdoc([
+        `Every ${area} operation${companion ? " generated here" : ""} as one layer over the shared client.`,
+        "",
+        `@since ${since}`,
+        "@category Layers"
+      ])
+    }export const layer: Layer.Layer<${servicesType}, never, KernelClient> = Layer.effectContext(make)
+`
+  const hasSchemas = [...placement.values()].includes(area)
+  const common = [...placement].filter(([name, file]) => file === commonArea && areaUses(api, operations, name)).map((
+    [name]
+  ) => ident(name)).sort()
+  const imports = [
+    `import * as Context from "effect/Context"`,
+    `import * as Effect from "effect/Effect"`,
+    `import * as Layer from "effect/Layer"`,
+    ...(typeUses.has("Stream") ? [`import type * as Stream from "effect/Stream"`] : []),
+    ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
+    ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
+    `import * as Call from "${paths.root}internal/call.js"`,
+    `import * as Operations from "${paths.generated}operations/${area}.js"`
+  ]
+  const byFile = new Map<string, Array<string>>()
+  for (const name of [...uses.refs].sort()) {
+    const file = placement.get(name)!
+    byFile.set(file, [...(byFile.get(file) ?? []), ident(name)])
+  }
+  for (const [file, names] of byFile) {
+    imports.push(`import type { ${names.join(", ")} } from "${paths.generated}schemas/${file}.js"`)
+  }
+  imports.push(`import type * as KernelError from "${paths.root}KernelError.js"`)
+  imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
+  const reexports = [
+    ...(hasSchemas
+      ? [
+        jsdoc([`The schemas of the ${area} operations.`, "", `@since ${since}`]) +
+        `export * from "${paths.generated}schemas/${area}.js"\n`
+      ]
+      : []),
+    ...(common.length > 0
+      ? [
+        jsdoc([`The schemas the ${area} operations share with other areas.`, "", `@since ${since}`]) +
+        `export { ${common.join(", ")} } from "${paths.generated}schemas/${commonArea}.js"\n`
+      ]
+      : [])
+  ]
+  const moduleDoc = jsdoc(
+    companion
+      ? [`The generated part of the ${area} module (\`src/${area}.ts\` re-exports it).`, "", "@internal"]
+      : [description, "", `@since ${since}`]
+  )
+  return `${header}\n${moduleDoc}${tags.length === 0 ? "" : `${imports.join("\n")}\n\n`}${reexports.join("\n")}\n${
+    emitted.map((block) => block.declarations).join("\n")
+  }\n${makeBlock}`
+}
+
+const areaUses = (api: Ir.Api, operations: ReadonlyArray<Ir.Operation>, name: string): boolean => {
+  const seen = new Set<string>()
+  const visit = (schema: Ir.Schema): boolean => {
+    if (schema.kind === "ref") {
+      if (schema.name === name) return true
+      if (seen.has(schema.name)) return false
+      seen.add(schema.name)
+      return visit(api.schemas.get(schema.name)!.schema)
+    }
+    switch (schema.kind) {
+      case "array":
+        return visit(schema.items)
+      case "nullable":
+        return visit(schema.schema)
+      case "union":
+        return schema.members.some(visit)
+      case "object":
+        return schema.properties.some((property) => visit(property.schema)) ||
+          (schema.additional !== undefined && visit(schema.additional))
+      default:
+        return false
+    }
+  }
+  return operations.some((operation) =>
+    operation.parameters.some((parameter) => visit(parameter.schema)) ||
+    (operation.body !== undefined && operation.body.kind !== "bytes" && visit(operation.body.schema)) ||
+    operation.answers.some((answer) => "schema" in answer && visit(answer.schema))
+  )
+}
