@@ -416,7 +416,7 @@ export const make: Effect.Effect<
   Context.Context<ListApiKeys | CreateApiKey | GetApiKey | UpdateApiKey | DeleteApiKey>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -438,4 +438,6 @@ export const layer: Layer.Layer<
   ListApiKeys | CreateApiKey | GetApiKey | UpdateApiKey | DeleteApiKey,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

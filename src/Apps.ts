@@ -122,7 +122,7 @@ export const list = (params: ListAppsParams = {}): Effect.Effect<ListAppsSuccess
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = Effect.map(
+export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -136,4 +136,6 @@ export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient>
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<ListApps, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<ListApps, never, KernelClient> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

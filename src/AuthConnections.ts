@@ -801,7 +801,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -837,4 +837,6 @@ export const layer: Layer.Layer<
   | ExchangeAuthConnection,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -15,6 +15,14 @@ import * as internalTimestamp from "./internal/timestamp.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
+ * The generated part of the module: the schemas and the operations of the area that are not
+ * written here (see scripts/generate).
+ *
+ * @since 0.2.0
+ */
+export * from "./internal/generated/modules/BrowserPools.js"
+
+/**
  * The profile loaded into the pool's browsers.
  *
  * @since 0.1.0

@@ -615,7 +615,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -641,4 +641,6 @@ export const layer: Layer.Layer<
   ListBrowsers | CreateBrowser | GetBrowser | UpdateBrowser | DeleteBrowser | LoadBrowserExtensions | CurlBrowser,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -13,6 +13,14 @@ import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
+ * The generated part of the module: the schemas and the operations of the area that are not
+ * written here (see scripts/generate).
+ *
+ * @since 0.2.0
+ */
+export * from "./internal/generated/modules/Computer.js"
+
+/**
  * The mouse cursor's position, in pixels from the top-left corner of the screen.
  *
  * @since 0.1.0

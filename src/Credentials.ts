@@ -524,7 +524,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -547,4 +547,6 @@ export const layer: Layer.Layer<
   ListCredentials | CreateCredential | GetCredential | UpdateCredential | DeleteCredential | GetCredentialTotpCode,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

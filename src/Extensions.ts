@@ -426,7 +426,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -450,4 +450,6 @@ export const layer: Layer.Layer<
   ListExtensions | UploadExtension | DownloadExtension | DeleteExtension | DownloadChromeStoreExtension,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -996,7 +996,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -1036,4 +1036,6 @@ export const layer: Layer.Layer<
   | UploadZip,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

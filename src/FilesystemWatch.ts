@@ -277,7 +277,7 @@ export const make: Effect.Effect<
   Context.Context<StartFilesystemWatch | StreamFilesystemEvents | StopFilesystemWatch>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -299,4 +299,6 @@ export const layer: Layer.Layer<
   StartFilesystemWatch | StreamFilesystemEvents | StopFilesystemWatch,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -662,7 +662,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -696,4 +696,6 @@ export const layer: Layer.Layer<
   | FollowInvocation,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -110,7 +110,7 @@ export const stream = (params: StreamLogsParams): Effect.Effect<StreamLogsSucces
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = Effect.map(
+export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -124,4 +124,6 @@ export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClien
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<StreamLogs, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<StreamLogs, never, KernelClient> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -109,13 +109,16 @@ export const execute = (
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ExecutePlaywrightCode, { executePlaywrightCode: Call.make(Operations.executePlaywrightCode)(client) })
-    )
-)
+export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Effect
+  .map(
+    KernelClient,
+    (client) =>
+      Context.empty().pipe(
+        Context.add(ExecutePlaywrightCode, {
+          executePlaywrightCode: Call.make(Operations.executePlaywrightCode)(client)
+        })
+      )
+  )
 
 /**
  * Every Playwright operation as one layer over the shared client.
@@ -123,4 +126,6 @@ export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, 
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<ExecutePlaywrightCode, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<ExecutePlaywrightCode, never, KernelClient> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -596,7 +596,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -620,4 +620,6 @@ export const layer: Layer.Layer<
   ExecProcess | SpawnProcess | GetProcessStatus | StreamProcessStdout | WriteProcessStdin | KillProcess | ResizeProcess,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -434,7 +434,7 @@ export const make: Effect.Effect<
   Context.Context<ListProfiles | CreateProfile | GetProfile | DeleteProfile | DownloadProfile>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -456,4 +456,6 @@ export const layer: Layer.Layer<
   ListProfiles | CreateProfile | GetProfile | DeleteProfile | DownloadProfile,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -187,8 +187,8 @@ export const update = (
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjectLimits>, never, KernelClient> = Effect
-  .map(
+export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjectLimits>, never, KernelClient> =
+  /*#__PURE__*/ Effect.map(
     KernelClient,
     (client) =>
       Context.empty().pipe(
@@ -203,4 +203,7 @@ export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjec
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<GetProjectLimits | UpdateProjectLimits, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<GetProjectLimits | UpdateProjectLimits, never, KernelClient> = /*#__PURE__*/ Layer
+  .effectContext(
+    make
+  )

@@ -418,7 +418,7 @@ export const make: Effect.Effect<
   Context.Context<ListProjects | CreateProject | GetProject | UpdateProject | DeleteProject>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -440,4 +440,6 @@ export const layer: Layer.Layer<
   ListProjects | CreateProject | GetProject | UpdateProject | DeleteProject,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -389,7 +389,7 @@ export const make: Effect.Effect<
   Context.Context<ListProxies | CreateProxy | GetProxy | DeleteProxy | CheckProxy>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -408,4 +408,6 @@ export const make: Effect.Effect<
  * @category Layers
  */
 export const layer: Layer.Layer<ListProxies | CreateProxy | GetProxy | DeleteProxy | CheckProxy, never, KernelClient> =
-  Layer.effectContext(make)
+  /*#__PURE__*/ Layer.effectContext(
+    make
+  )

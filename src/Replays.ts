@@ -38,6 +38,14 @@ import type * as KernelError from "./KernelError.js"
 import { DecodeError, InvalidInput, ReplayNotReady, Timeout, TransportError, UnexpectedStatus } from "./KernelError.js"
 
 /**
+ * The generated part of the module: the schemas and the operations of the area that are not
+ * written here (see scripts/generate).
+ *
+ * @since 0.2.0
+ */
+export * from "./internal/generated/modules/Replays.js"
+
+/**
  * Identifies a replay recording.
  *
  * @since 0.1.0

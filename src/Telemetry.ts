@@ -112,7 +112,7 @@ export const stream = (
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = Effect.map(
+export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -126,4 +126,6 @@ export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, Kernel
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<StreamTelemetry, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<StreamTelemetry, never, KernelClient> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -74,3 +74,129 @@ export * as Replays from "./Replays.js"
  * @since 0.2.0
  */
 export * as KernelTransport from "./KernelTransport.js"
+
+/**
+ * Browsers (generated from the OpenAPI document): create and manage browser sessions.
+ *
+ * @since 0.2.0
+ */
+export * as Browsers from "./Browsers.js"
+
+/**
+ * Filesystem (generated from the OpenAPI document): read, write, and manage files on the browser instance.
+ *
+ * @since 0.2.0
+ */
+export * as Filesystem from "./Filesystem.js"
+
+/**
+ * FilesystemWatch (generated from the OpenAPI document): read, write, and manage files on the browser instance.
+ *
+ * @since 0.2.0
+ */
+export * as FilesystemWatch from "./FilesystemWatch.js"
+
+/**
+ * Processes (generated from the OpenAPI document): execute and manage processes on the browser instance.
+ *
+ * @since 0.2.0
+ */
+export * as Processes from "./Processes.js"
+
+/**
+ * Playwright (generated from the OpenAPI document): execute Playwright code against the browser instance.
+ *
+ * @since 0.2.0
+ */
+export * as Playwright from "./Playwright.js"
+
+/**
+ * Logs (generated from the OpenAPI document): stream logs from the browser instance.
+ *
+ * @since 0.2.0
+ */
+export * as Logs from "./Logs.js"
+
+/**
+ * Telemetry (generated from the OpenAPI document): stream live telemetry events from a browser session.
+ *
+ * @since 0.2.0
+ */
+export * as Telemetry from "./Telemetry.js"
+
+/**
+ * Profiles (generated from the OpenAPI document): create, list, retrieve, and delete browser profiles.
+ *
+ * @since 0.2.0
+ */
+export * as Profiles from "./Profiles.js"
+
+/**
+ * Extensions (generated from the OpenAPI document): create, list, retrieve, and delete browser extensions.
+ *
+ * @since 0.2.0
+ */
+export * as Extensions from "./Extensions.js"
+
+/**
+ * Proxies (generated from the OpenAPI document): create and manage proxy configurations for routing browser traffic.
+ *
+ * @since 0.2.0
+ */
+export * as Proxies from "./Proxies.js"
+
+/**
+ * Apps (generated from the OpenAPI document): list applications and versions.
+ *
+ * @since 0.2.0
+ */
+export * as Apps from "./Apps.js"
+
+/**
+ * Invocations (generated from the OpenAPI document): invoke actions and stream or query invocation status and events.
+ *
+ * @since 0.2.0
+ */
+export * as Invocations from "./Invocations.js"
+
+/**
+ * AuthConnections (generated from the OpenAPI document): create and manage auth connections for automated credential capture and login.
+ *
+ * @since 0.2.0
+ */
+export * as AuthConnections from "./AuthConnections.js"
+
+/**
+ * Credentials (generated from the OpenAPI document): create and manage credentials for authentication.
+ *
+ * @since 0.2.0
+ */
+export * as Credentials from "./Credentials.js"
+
+/**
+ * CredentialProviders (generated from the OpenAPI document): configure external credential providers like 1Password.
+ *
+ * @since 0.2.0
+ */
+export * as CredentialProviders from "./CredentialProviders.js"
+
+/**
+ * Projects (generated from the OpenAPI document): create and manage projects for resource isolation within an organization.
+ *
+ * @since 0.2.0
+ */
+export * as Projects from "./Projects.js"
+
+/**
+ * ProjectLimits (generated from the OpenAPI document): create and manage projects for resource isolation within an organization.
+ *
+ * @since 0.2.0
+ */
+export * as ProjectLimits from "./ProjectLimits.js"
+
+/**
+ * ApiKeys (generated from the OpenAPI document): create and manage API keys for organization and project-scoped access.
+ *
+ * @since 0.2.0
+ */
+export * as ApiKeys from "./ApiKeys.js"

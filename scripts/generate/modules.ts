@@ -267,7 +267,7 @@ export const moduleFile = (
         `@since ${since}`,
         "@category Constructors"
       ])
-    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = Effect.map(
+    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) => Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
 )
@@ -279,7 +279,9 @@ ${
         `@since ${since}`,
         "@category Layers"
       ])
-    }export const layer: Layer.Layer<${servicesType}, never, KernelClient> = Layer.effectContext(make)
+    }export const layer: Layer.Layer<${servicesType}, never, KernelClient> = /*#__PURE__*/ Layer.effectContext(
+  make
+)
 `
   const hasSchemas = [...placement.values()].includes(area)
   const common = [...placement].filter(([name, file]) => file === commonArea && areaUses(api, operations, name)).map((

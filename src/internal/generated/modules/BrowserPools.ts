@@ -635,7 +635,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -665,4 +665,6 @@ export const layer: Layer.Layer<
   | FlushBrowserPool,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

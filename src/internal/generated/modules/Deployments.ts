@@ -369,7 +369,7 @@ export const make: Effect.Effect<
   Context.Context<ListDeployments | CreateDeployment | GetDeployment | FollowDeployment>,
   never,
   KernelClient
-> = Effect.map(
+> = /*#__PURE__*/ Effect.map(
   KernelClient,
   (client) =>
     Context.empty().pipe(
@@ -390,4 +390,6 @@ export const layer: Layer.Layer<
   ListDeployments | CreateDeployment | GetDeployment | FollowDeployment,
   never,
   KernelClient
-> = Layer.effectContext(make)
+> = /*#__PURE__*/ Layer.effectContext(
+  make
+)

@@ -258,8 +258,8 @@ export const stop = (params: StopReplayParams): Effect.Effect<StopReplaySuccess,
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | StopReplay>, never, KernelClient> = Effect
-  .map(
+export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | StopReplay>, never, KernelClient> =
+  /*#__PURE__*/ Effect.map(
     KernelClient,
     (client) =>
       Context.empty().pipe(
@@ -275,4 +275,7 @@ export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | Sto
  * @since 0.2.0
  * @category Layers
  */
-export const layer: Layer.Layer<ListReplays | StartReplay | StopReplay, never, KernelClient> = Layer.effectContext(make)
+export const layer: Layer.Layer<ListReplays | StartReplay | StopReplay, never, KernelClient> = /*#__PURE__*/ Layer
+  .effectContext(
+    make
+  )
