@@ -138,6 +138,7 @@ export class Converter {
     if (source.enum !== undefined) return literal(source.enum)
     const types = source.type === undefined ? [] : typeof source.type === "string" ? [source.type] : source.type
     const nonNull = types.filter((type) => type !== "null")
+    if (types.length > 0 && nonNull.length === 0) return simple("null")
     if (types.length > nonNull.length) {
       return {
         kind: "nullable",

@@ -75,8 +75,9 @@ export interface Document {
 /** The HTTP methods of a path item (anything else there, such as `parameters`, is not an operation). */
 export const methods = ["get", "post", "put", "patch", "delete"] as const
 
-/** Reads the document (YAML or JSON) as data. */
-export const load = (file: string): Document => yaml.load(fs.readFileSync(file, "utf8")) as Document
+/** Reads the document (YAML or JSON) as data: YAML 1.2's core schema, so a date stays its text. */
+export const load = (file: string): Document =>
+  yaml.load(fs.readFileSync(file, "utf8"), { schema: yaml.CORE_SCHEMA }) as Document
 
 /** The name of a component a `$ref` points to (`#/components/schemas/Name` → `Name`). */
 export const refName = (ref: string): string => ref.slice(ref.lastIndexOf("/") + 1)

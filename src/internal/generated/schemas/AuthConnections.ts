@@ -94,9 +94,7 @@ export const DiscoveredField = /*#__PURE__*/ Schema.Struct({
   /**
    * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
    */
-  linked_mfa_type: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(MFAType, /*#__PURE__*/ Schema.NullOr(Schema.Unknown))
-  ),
+  linked_mfa_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(MFAType)),
   /**
    * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
    */

@@ -61,9 +61,7 @@ export const BrowserRequest = /*#__PURE__*/ Schema.Struct({
   /**
    * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
    */
-  telemetry: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(BrowserTelemetryConfig, /*#__PURE__*/ Schema.NullOr(Schema.Unknown))
-  )
+  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
 })
 
 /**
@@ -135,9 +133,7 @@ export const BrowserUpdateRequest = /*#__PURE__*/ Schema.Struct({
   /**
    * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
    */
-  telemetry: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(BrowserTelemetryConfig, /*#__PURE__*/ Schema.NullOr(Schema.Unknown))
-  )
+  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
 })
 
 /**

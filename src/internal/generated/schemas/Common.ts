@@ -280,9 +280,7 @@ export const Browser = /*#__PURE__*/ Schema.Struct({
   /**
    * Active telemetry configuration for the session, if any.
    */
-  telemetry: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(BrowserTelemetryConfig, /*#__PURE__*/ Schema.NullOr(Schema.Unknown))
-  )
+  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
 })
 
 /**

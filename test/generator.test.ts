@@ -1,0 +1,295 @@
+/**
+ * scripts/generate: the document's defects patched, the IR (118 operations, names, deprecated
+ * ones left out), the emitted schemas decoding the document's own examples, and `--check`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Config from "../scripts/generate/config.js"
+import * as Ir from "../scripts/generate/ir.js"
+import { check, generate, generatedDir, load, write } from "../scripts/generate/main.js"
+import * as OpenApi from "../scripts/generate/openapi.js"
+import { applyPatches } from "../scripts/generate/patches.js"
+import { ident } from "../scripts/generate/schemas.js"
+import type { Operation } from "../src/internal/definition.js"
+
+const { applied, api, document, source } = load()
+
+// every generated schema and operation module
+const modulesOf = (folder: string): Promise<Array<Record<string, unknown>>> =>
+  Promise.all(
+    fs.readdirSync(new URL(`../${generatedDir}/${folder}/`, import.meta.url)).sort().map((file) =>
+      import(new URL(`../${generatedDir}/${folder}/${file}`, import.meta.url).href) as Promise<Record<string, unknown>>
+    )
+  )
+const schemaModules = await modulesOf("schemas")
+const operationModules = (await modulesOf("operations")) as unknown as Array<
+  { readonly operations: ReadonlyArray<Operation> }
+>
+const emittedSchemas = new Map<string, Schema.Schema.AnyNoContext>()
+for (const module of schemaModules) {
+  for (const [name, value] of Object.entries(module)) {
+    if (Schema.isSchema(value)) emittedSchemas.set(name, value as Schema.Schema.AnyNoContext)
+  }
+}
+const emittedOperations: ReadonlyArray<Operation> = operationModules.flatMap((module) => module.operations)
+
+const schemaOf = (name: string): Schema.Schema.AnyNoContext => {
+  const schema = emittedSchemas.get(ident(name))
+  if (schema === undefined) throw new Error(`no emitted schema ${name}`)
+  return schema
+}
+
+const mapping = (doc: OpenApi.Document, value: string) =>
+  doc.components.schemas["DeploymentEvent"]?.discriminator?.mapping?.[value]
+
+describe("the patch list", () => {
+  it.each([
+    ["deployment-event-error", 1],
+    ["deployment-event-app-version-summary", 1],
+    ["auth-connections-tag", 1],
+    ["nullable", 65]
+  ])("%s changes %i place(s)", (id, count) => {
+    expect(applied[id]).toBe(count)
+  })
+
+  it.each([
+    ["error", "#/components/schemas/InternalError", "#/components/schemas/ErrorEvent"],
+    ["app_version_summary", "#/components/schemas/AppVersionSummary", "#/components/schemas/AppVersionSummaryEvent"]
+  ])("DeploymentEvent's discriminator maps %s to an event", (value, before, after) => {
+    expect(mapping(source, value)).toBe(before)
+    expect(mapping(document, value)).toBe(after)
+  })
+
+  it("declares the tag Auth Connections, and every tag an operation uses", () => {
+    const declared = new Set((document.tags ?? []).map((tag) => tag.name))
+    for (const item of Object.values(document.paths)) {
+      for (const method of OpenApi.methods) {
+        for (const tag of item[method]?.tags ?? []) expect(declared).toContain(tag)
+      }
+    }
+    expect((source.tags ?? []).map((tag) => tag.name)).not.toContain("Auth Connections")
+  })
+
+  it("leaves no `nullable` (3.0) in the document, and the copy of the source as it was", () => {
+    expect(JSON.stringify(document.paths)).not.toContain("\"nullable\"")
+    expect(JSON.stringify(document.components)).not.toContain("\"nullable\"")
+    expect(JSON.stringify(source).match(/"nullable":true/g)).toHaveLength(65)
+  })
+
+  it("without it, the IR refuses the document (a discriminator mapped to a missing schema)", () => {
+    const { document: nullableOnly } = applyPatches(source)
+    const broken = structuredClone(nullableOnly) as unknown as {
+      components: { schemas: Record<string, { discriminator: { mapping: Record<string, string> } }> }
+    }
+    broken.components.schemas["DeploymentEvent"]!.discriminator.mapping["error"] = "#/components/schemas/InternalError"
+    expect(() => Ir.build(broken as unknown as OpenApi.Document)).toThrow(/missing InternalError/)
+  })
+
+  it("fails when a patch no longer applies (the defect is gone)", () => {
+    expect(() => applyPatches(document)).toThrow(/no longer applies/)
+  })
+})
+
+describe("nullable", () => {
+  const property = (schema: string, name: string) => {
+    const named = api.schemas.get(schema)?.schema
+    if (named?.kind !== "object") throw new Error(`${schema} is not an object`)
+    return named.properties.find((p) => p.name === name)?.schema
+  }
+
+  it.each([
+    ["Browser", "telemetry"],
+    ["DiscoveredField", "linked_mfa_type"],
+    ["BrowserUpdateRequest", "telemetry"]
+  ])("%s.%s is nullable in the IR and decodes null", (schema, name) => {
+    expect(property(schema, name)?.kind).toBe("nullable")
+    const struct = schemaOf(schema) as unknown as { readonly fields: Record<string, Schema.Schema.AnyNoContext> }
+    const field = struct.fields[name]!
+    expect(Either.isRight(Schema.decodeUnknownEither(Schema.Struct({ [name]: field }))({ [name]: null }))).toBe(true)
+  })
+})
+
+describe("the operations", () => {
+  const deprecated = Object.values(source.paths).flatMap((item) =>
+    OpenApi.methods.flatMap((method) => item[method]?.deprecated === true ? [item[method]!.operationId] : [])
+  )
+
+  it("118 operations, each mapped, the 15 deprecated ones left out", () => {
+    expect(api.operations).toHaveLength(118)
+    expect(emittedOperations).toHaveLength(118)
+    expect(deprecated).toHaveLength(15)
+    expect([...api.deprecated].sort()).toEqual([...deprecated].sort())
+    const emittedIds = new Set(emittedOperations.map((operation) => operation.operationId))
+    for (const id of deprecated) expect(emittedIds).not.toContain(id)
+    expect([...emittedIds].sort()).toEqual(Object.keys(Config.operationNames).sort())
+  })
+
+  it("names and accessors are unique", () => {
+    const names = emittedOperations.map((operation) => operation.name)
+    expect(new Set(names).size).toBe(names.length)
+    const accessors = emittedOperations.map((operation) => `${operation.module}.${operation.accessor}`)
+    expect(new Set(accessors).size).toBe(accessors.length)
+  })
+
+  it.each([
+    ["downloadReplay", "Replays", "download", "GET", "/browsers/{id}/replays/{replayId}"],
+    ["setCursorVisibility", "Computer", "setCursorVisibility", "POST", "/browsers/{id}/computer/cursor"],
+    ["getMousePosition", "Computer", "getMousePosition", "POST", "/browsers/{id}/computer/get_mouse_position"],
+    ["listBrowserPools", "BrowserPools", "list", "GET", "/browser_pools"],
+    ["deleteDeployment", "Deployments", "delete", "DELETE", "/deployments/{id}"]
+  ])("keeps the hand-written name %s", (name, module, accessor, method, template) => {
+    const operation = emittedOperations.find((candidate) => candidate.name === name)
+    expect(operation).toMatchObject({ module, accessor, method, path: template, idempotent: true })
+  })
+
+  it.each([
+    ["listBrowsers", 200, "page"],
+    ["downloadReplay", 200, "bytes"],
+    ["downloadReplay", 202, "none"],
+    ["captureScreenshot", 200, "bytes"],
+    ["streamLogs", 200, "sse"],
+    ["deleteBrowser", 204, "none"],
+    ["clickMouse", 200, "none"],
+    ["getBrowser", 200, "json"],
+    ["acquireBrowser", 204, "none"]
+  ])("%s answers %i as %s", (name, status, kind) => {
+    expect(emittedOperations.find((operation) => operation.name === name)?.answers[status]?.kind).toBe(kind)
+  })
+
+  it("path parameters are camelCase fields, query parameters keep their wire names", () => {
+    const status = emittedOperations.find((operation) => operation.name === "getProcessStatus")!
+    expect(status.path).toBe("/browsers/{id}/process/{processId}/status")
+    expect(status.parameters.map((p) => [p.field, p.name, p.in])).toEqual([
+      ["id", "id", "path"],
+      ["processId", "process_id", "path"]
+    ])
+    const list = emittedOperations.find((operation) => operation.name === "listBrowsers")!
+    expect(list.parameters.map((p) => p.field)).toContain("include_deleted")
+    const write = emittedOperations.find((operation) => operation.name === "writeFile")!
+    expect(write.body).toEqual({ kind: "bytes", field: "contents", contentType: "application/octet-stream" })
+  })
+
+  it("idempotent: GET, PUT and DELETE, and the listed POSTs only", () => {
+    for (const operation of emittedOperations) {
+      const expected = operation.method === "GET" || operation.method === "PUT" || operation.method === "DELETE" ||
+        (operation.method === "POST" && Config.idempotentPosts.has(operation.name))
+      expect([operation.name, operation.idempotent]).toEqual([operation.name, expected])
+    }
+  })
+
+  it("errors: the documented statuses beyond the common ones, as KernelError classes", () => {
+    const proxyCheck = emittedOperations.find((operation) => operation.name === "checkProxy")!
+    expect(proxyCheck.errors.map((error) => error.status)).toEqual(
+      [400, 403, 404, ...(Config.emitPendingErrors ? [422] : [])]
+    )
+  })
+})
+
+describe("the emitted schemas", () => {
+  // every example the document gives: components' own and the answers' and bodies'
+  const examples = [...api.schemas.values()].flatMap((named) =>
+    named.examples.map((example, i) => [`${named.name} #${i + 1}`, named.name, example] as const)
+  )
+
+  // and every property's example, decoded by the emitted field
+  const propertyExamples = [...api.schemas.keys()].flatMap((name) =>
+    Object.entries(document.components.schemas[name]?.properties ?? {}).flatMap(([property, schema]) =>
+      schema.example === undefined ? [] : [[`${name}.${property}`, name, property, schema.example] as const]
+    )
+  )
+
+  it("the document has examples to decode", () => {
+    expect(examples.length + propertyExamples.length).toBeGreaterThan(200)
+  })
+
+  it.each(examples)("%s decodes its example", (_, name, example) => {
+    const result = Schema.decodeUnknownEither(schemaOf(name))(example)
+    if (Either.isLeft(result)) throw new Error(String(result.left))
+  })
+
+  // the document's invalid examples: a Go time layout's remnant (`Z07:00`) after the zone
+  const invalidExamples = new Set(["Invocation.started_at", "Invocation.finished_at"])
+
+  it.each(propertyExamples)("%s decodes its example", (label, name, property, example) => {
+    const struct = schemaOf(name) as unknown as { readonly fields?: Record<string, Schema.Schema.AnyNoContext> }
+    // a schema emitted as a union of objects (a oneOf of required fields) has its fields in each member
+    const field = struct.fields?.[property]
+    if (field === undefined) return
+    const result = Schema.decodeUnknownEither(Schema.Struct({ [property]: field }))({ [property]: example })
+    if (invalidExamples.has(label)) expect(Either.isLeft(result)).toBe(true)
+    else if (Either.isLeft(result)) throw new Error(String(result.left))
+  })
+
+  it("decodes forward-compatibly (unknown keys ignored) and redacts the access fields", () => {
+    const browser = Schema.decodeUnknownSync(schemaOf("Browser"))({
+      session_id: "s",
+      cdp_ws_url: "wss://cdp",
+      webdriver_ws_url: "wss://webdriver",
+      created_at: "2025-01-02T03:04:05Z",
+      headless: true,
+      stealth: false,
+      timeout_seconds: 60,
+      a_field_of_tomorrow: 1
+    }) as { readonly cdp_ws_url: unknown }
+    expect(Redacted.isRedacted(browser.cdp_ws_url)).toBe(true)
+    expect(browser).not.toHaveProperty("a_field_of_tomorrow")
+  })
+})
+
+describe("--check", () => {
+  const files = generate()
+
+  it("the committed output is what the generator writes", () => {
+    expect(check(files)).toEqual([])
+  })
+
+  it("is deterministic", () => {
+    expect([...generate()]).toEqual([...files])
+  })
+
+  it("every file starts with the generated header", () => {
+    for (const content of files.values()) {
+      expect(content.split("\n")[0]).toBe("// Generated by scripts/generate from spec/kernel-openapi.yml. Do not edit.")
+    }
+  })
+
+  it("names the stale, the missing and the extra files", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "generate-"))
+    try {
+      write(files, dir)
+      expect(check(files, dir)).toEqual([])
+      const [first, second] = [...files.keys()].sort()
+      fs.appendFileSync(path.join(dir, first!), "// edited\n")
+      fs.rmSync(path.join(dir, second!))
+      fs.writeFileSync(path.join(dir, generatedDir, "Extra.ts"), "")
+      expect(check(files, dir)).toEqual([first, second, `${generatedDir}/Extra.ts`].sort())
+      write(files, dir)
+      expect(check(files, dir)).toEqual([])
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("the mapping table", () => {
+  const withOperation = (operationId: string) => {
+    const copy = structuredClone(document) as unknown as {
+      paths: Record<string, Record<string, unknown>>
+    }
+    copy.paths["/extra"] = { get: { ...copy.paths["/browsers"]!["get"] as object, operationId } }
+    return copy as unknown as OpenApi.Document
+  }
+
+  it("fails on an unmapped operation", () => {
+    expect(() => Ir.build(withOperation("getSomethingNew"))).toThrow(/getSomethingNew has no entry/)
+  })
+
+  it("fails on a name used twice", () => {
+    expect(() => Ir.build(withOperation("getBrowsers"))).toThrow(/listBrowsers is used twice/)
+  })
+})
