@@ -80,7 +80,7 @@ export interface ListApiKeysService {
 export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListApiKeys, ListApiKeysService>() {}
 
 /**
- * List API keys
+ * List API keys.
  *
  * List API keys for the authenticated organization. API keys are masked.
  *
@@ -94,7 +94,7 @@ export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListAp
  * import { ApiKeys } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* ApiKeys.list({})
+ *   const result = yield* ApiKeys.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -110,8 +110,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateApiKeyParams extends CreateApiKeyRequest {
-}
+export interface CreateApiKeyParams extends CreateApiKeyRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -153,7 +152,7 @@ export interface CreateApiKeyService {
 export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<CreateApiKey, CreateApiKeyService>() {}
 
 /**
- * Create an API key
+ * Create an API key.
  *
  * Create a new API key within the authenticated organization.
  *
@@ -229,7 +228,7 @@ export interface GetApiKeyService {
 export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey, GetApiKeyService>() {}
 
 /**
- * Get an API key
+ * Get an API key.
  *
  * Retrieve an API key by ID for the authenticated organization. API keys are masked.
  *
@@ -304,7 +303,7 @@ export interface UpdateApiKeyService {
 export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<UpdateApiKey, UpdateApiKeyService>() {}
 
 /**
- * Update an API key
+ * Update an API key.
  *
  * Update an API key's name.
  *
@@ -384,8 +383,6 @@ const delete_ = (params: DeleteApiKeyParams): Effect.Effect<DeleteApiKeySuccess,
 
 export {
   /**
-   * Delete an API key
-   *
    * Delete an API key.
    *
    * `DELETE /org/api_keys/{id}`

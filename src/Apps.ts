@@ -94,7 +94,7 @@ export interface ListAppsService {
 export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {}
 
 /**
- * List apps
+ * List apps.
  *
  * List applications. Optionally filter by app name and/or version label.
  *
@@ -108,7 +108,7 @@ export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, Li
  * import { Apps } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Apps.list({})
+ *   const result = yield* Apps.list()
  *   yield* Effect.log(result)
  * })
  * ```

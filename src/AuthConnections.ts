@@ -106,7 +106,7 @@ export class ListAuthConnections
 {}
 
 /**
- * List auth connections
+ * List auth connections.
  *
  * List auth connections with optional filters for profile_name and domain.
  *
@@ -120,7 +120,7 @@ export class ListAuthConnections
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* AuthConnections.list({})
+ *   const result = yield* AuthConnections.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -136,8 +136,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateAuthConnectionParams extends ManagedAuthCreateRequest {
-}
+export interface CreateAuthConnectionParams extends ManagedAuthCreateRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -183,7 +182,7 @@ export class CreateAuthConnection
 {}
 
 /**
- * Create auth connection
+ * Create auth connection.
  *
  * Creates an auth connection for a profile and domain combination. If the provided profile_name does not exist, it is created automatically. Returns 409 Conflict if an auth connection already exists for the given profile and domain.
  *
@@ -263,7 +262,7 @@ export class GetAuthConnection
 {}
 
 /**
- * Get auth connection
+ * Get auth connection.
  *
  * Retrieve an auth connection by its ID. Includes current flow state if a login is in progress.
  *
@@ -344,7 +343,7 @@ export class UpdateAuthConnection
 {}
 
 /**
- * Update auth connection
+ * Update auth connection.
  *
  * Update an auth connection's configuration. Only the fields provided will be updated.
  *
@@ -430,12 +429,12 @@ const delete_ = (
 
 export {
   /**
-   * Delete auth connection
+   * Delete auth connection.
    *
    * Deletes an auth connection and terminates its workflow. This will:
    * - Delete the auth connection record
    * - Terminate the Temporal workflow
-   * - Cancel any in-progress login flows
+   * - Cancel any in-progress login flows.
    *
    * `DELETE /auth/connections/{id}`
    *
@@ -513,7 +512,7 @@ export class LoginAuthConnection
 {}
 
 /**
- * Start login flow
+ * Start login flow.
  *
  * Starts a login flow for the auth connection. Returns immediately with a hosted URL for the user to complete authentication, or triggers automatic re-auth if credentials are stored.
  *
@@ -594,7 +593,7 @@ export class SubmitAuthConnection
 {}
 
 /**
- * Submit field values
+ * Submit field values.
  *
  * Submits field values for the login form. Poll the auth connection to track progress and get results.
  *
@@ -674,7 +673,7 @@ export class FollowAuthConnection
 {}
 
 /**
- * Stream login flow events via SSE
+ * Stream login flow events via SSE.
  *
  * Establishes a Server-Sent Events (SSE) stream that delivers real-time
  * login flow state updates. The stream terminates automatically once
@@ -757,7 +756,7 @@ export class ExchangeAuthConnection
 {}
 
 /**
- * Exchange handoff code for JWT
+ * Exchange handoff code for JWT.
  *
  * Validates the handoff code and returns a JWT token for subsequent requests. Used by the hosted login UI.
  *

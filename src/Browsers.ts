@@ -112,7 +112,7 @@ export interface ListBrowsersService {
 export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<ListBrowsers, ListBrowsersService>() {}
 
 /**
- * List browser sessions
+ * List browser sessions.
  *
  * List all browser sessions with pagination support. Use status parameter to filter by session state.
  *
@@ -126,7 +126,7 @@ export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<List
  * import { Browsers } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Browsers.list({})
+ *   const result = yield* Browsers.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -142,8 +142,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateBrowserParams extends BrowserRequest {
-}
+export interface CreateBrowserParams extends BrowserRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -185,7 +184,7 @@ export interface CreateBrowserService {
 export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<CreateBrowser, CreateBrowserService>() {}
 
 /**
- * Create a browser session
+ * Create a browser session.
  *
  * Create a new browser session from within an action.
  *
@@ -199,7 +198,7 @@ export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<Cr
  * import { Browsers } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Browsers.create({})
+ *   const result = yield* Browsers.create()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -265,7 +264,7 @@ export interface GetBrowserService {
 export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrowser, GetBrowserService>() {}
 
 /**
- * Get browser session details
+ * Get browser session details.
  *
  * Get information about a browser session.
  *
@@ -341,7 +340,7 @@ export interface UpdateBrowserService {
 export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<UpdateBrowser, UpdateBrowserService>() {}
 
 /**
- * Update browser session
+ * Update browser session.
  *
  * Update a browser session.
  *
@@ -423,8 +422,6 @@ const delete_ = (params: DeleteBrowserParams): Effect.Effect<DeleteBrowserSucces
 export {
   /**
    * Delete a browser session by ID.
-   *
-   * Delete a browser session by ID
    *
    * `DELETE /browsers/{id}`
    *
@@ -579,7 +576,7 @@ export interface CurlBrowserService {
 export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBrowser, CurlBrowserService>() {}
 
 /**
- * Make an HTTP request through the browser's network stack
+ * Make an HTTP request through the browser's network stack.
  *
  * Sends an HTTP request through Chrome's HTTP request stack, inheriting
  * the browser's TLS fingerprint, cookies, proxy configuration, and headers.

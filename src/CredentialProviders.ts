@@ -68,7 +68,7 @@ export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCred
 >() {}
 
 /**
- * List credential providers
+ * List credential providers.
  *
  * List external credential providers configured for the organization.
  *
@@ -99,8 +99,7 @@ export const list = (): Effect.Effect<
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialProviderParams extends CreateCredentialProviderRequest {
-}
+export interface CreateCredentialProviderParams extends CreateCredentialProviderRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -147,7 +146,7 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
 >() {}
 
 /**
- * Create a credential provider
+ * Create a credential provider.
  *
  * Configure an external credential provider (e.g., 1Password) for automatic credential lookup.
  *
@@ -227,7 +226,7 @@ export class GetCredentialProvider
 {}
 
 /**
- * Get credential provider by ID
+ * Get credential provider by ID.
  *
  * Retrieve a credential provider by its ID.
  *
@@ -310,7 +309,7 @@ export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateC
 >() {}
 
 /**
- * Update credential provider
+ * Update credential provider.
  *
  * Update a credential provider's configuration.
  *
@@ -398,7 +397,7 @@ const delete_ = (
 
 export {
   /**
-   * Delete credential provider
+   * Delete credential provider.
    *
    * Delete a credential provider by its ID.
    *
@@ -477,7 +476,7 @@ export class TestCredentialProvider
 {}
 
 /**
- * Test credential provider connection
+ * Test credential provider connection.
  *
  * Validate the credential provider's token and list accessible vaults.
  *
@@ -559,7 +558,7 @@ export class ListCredentialProviderItems extends Context.Tag("effect-kernel/List
 >() {}
 
 /**
- * List items from a credential provider
+ * List items from a credential provider.
  *
  * Returns available credential items (e.g., 1Password login items) from the provider.
  *

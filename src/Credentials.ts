@@ -88,7 +88,7 @@ export class ListCredentials
 {}
 
 /**
- * List credentials
+ * List credentials.
  *
  * List credentials owned by the caller's organization. Credential values are not returned.
  *
@@ -102,7 +102,7 @@ export class ListCredentials
  * import { Credentials } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Credentials.list({})
+ *   const result = yield* Credentials.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -118,8 +118,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialParams extends CreateCredentialRequest {
-}
+export interface CreateCredentialParams extends CreateCredentialRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -165,7 +164,7 @@ export class CreateCredential
 {}
 
 /**
- * Create a credential
+ * Create a credential.
  *
  * Create a new credential for storing login information.
  *
@@ -241,7 +240,7 @@ export interface GetCredentialService {
 export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {}
 
 /**
- * Get credential by ID or name
+ * Get credential by ID or name.
  *
  * Retrieve a credential by its ID or name. Credential values are not returned.
  *
@@ -323,7 +322,7 @@ export class UpdateCredential
 {}
 
 /**
- * Update credential
+ * Update credential.
  *
  * Update a credential's name or values. When values are provided, they are merged with existing values (new keys are added, existing keys are overwritten).
  *
@@ -410,7 +409,7 @@ const delete_ = (
 
 export {
   /**
-   * Delete credential
+   * Delete credential.
    *
    * Delete a credential by its ID or name.
    *
@@ -488,7 +487,7 @@ export class GetCredentialTotpCode
 {}
 
 /**
- * Generate TOTP code
+ * Generate TOTP code.
  *
  * Returns the current 6-digit TOTP code for a credential with a configured totp_secret. Use this to complete 2FA setup on sites or when you need a fresh code.
  *

@@ -61,7 +61,7 @@ export class ListExtensions
 {}
 
 /**
- * List browser extensions
+ * List browser extensions.
  *
  * List extensions owned by the caller's organization.
  *
@@ -89,8 +89,7 @@ export const list = (): Effect.Effect<ListExtensionsSuccess, ListExtensionsError
  * @since 0.2.0
  * @category Models
  */
-export interface UploadExtensionParams extends UploadExtensionBody {
-}
+export interface UploadExtensionParams extends UploadExtensionBody {}
 
 /**
  * What {@link upload} succeeds with.
@@ -136,7 +135,7 @@ export class UploadExtension
 {}
 
 /**
- * Upload a browser extension
+ * Upload a browser extension.
  *
  * Upload a zip file containing an unpacked browser extension. Optionally provide a unique name for later reference.
  *
@@ -216,7 +215,7 @@ export class DownloadExtension
 {}
 
 /**
- * Download extension archive
+ * Download extension archive.
  *
  * Download the extension as a ZIP archive by ID or name.
  *
@@ -303,7 +302,7 @@ const delete_ = (
 
 export {
   /**
-   * Delete extension by ID or name
+   * Delete extension by ID or name.
    *
    * Delete an extension by its ID or by its name.
    *
@@ -387,7 +386,7 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
 >() {}
 
 /**
- * Download unpacked extension from Chrome Web Store
+ * Download unpacked extension from Chrome Web Store.
  *
  * Returns a ZIP archive containing the unpacked extension fetched from the Chrome Web Store.
  *

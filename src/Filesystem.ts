@@ -88,7 +88,7 @@ export interface ReadFileService {
 export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {}
 
 /**
- * Read file contents
+ * Read file contents.
  *
  * `GET /browsers/{id}/fs/read_file`
  *
@@ -174,7 +174,7 @@ export interface WriteFileService {
 export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {}
 
 /**
- * Write or create a file
+ * Write or create a file.
  *
  * `PUT /browsers/{id}/fs/write_file`
  *
@@ -252,7 +252,7 @@ export interface ListFilesService {
 export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {}
 
 /**
- * List files in a directory
+ * List files in a directory.
  *
  * `GET /browsers/{id}/fs/list_files`
  *
@@ -329,7 +329,7 @@ export class CreateDirectory
 {}
 
 /**
- * Create a new directory
+ * Create a new directory.
  *
  * `PUT /browsers/{id}/fs/create_directory`
  *
@@ -405,7 +405,7 @@ export interface DeleteFileService {
 export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {}
 
 /**
- * Delete a file
+ * Delete a file.
  *
  * `PUT /browsers/{id}/fs/delete_file`
  *
@@ -483,7 +483,7 @@ export class DeleteDirectory
 {}
 
 /**
- * Delete a directory
+ * Delete a directory.
  *
  * `PUT /browsers/{id}/fs/delete_directory`
  *
@@ -563,7 +563,7 @@ export class SetFilePermissions
 {}
 
 /**
- * Set file or directory permissions/ownership
+ * Set file or directory permissions/ownership.
  *
  * `PUT /browsers/{id}/fs/set_file_permissions`
  *
@@ -643,7 +643,7 @@ export interface GetFileInfoService {
 export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {}
 
 /**
- * Get information about a file or directory
+ * Get information about a file or directory.
  *
  * `GET /browsers/{id}/fs/file_info`
  *
@@ -717,7 +717,7 @@ export interface MovePathService {
 export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {}
 
 /**
- * Move or rename a file or directory
+ * Move or rename a file or directory.
  *
  * `PUT /browsers/{id}/fs/move`
  *
@@ -797,7 +797,7 @@ export class DownloadDirZip
 {}
 
 /**
- * Download a directory as a ZIP archive
+ * Download a directory as a ZIP archive.
  *
  * Returns a ZIP file containing the contents of the specified directory.
  *
@@ -875,7 +875,7 @@ export interface UploadFilesService {
 export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {}
 
 /**
- * Upload one or more files
+ * Upload one or more files.
  *
  * Allows uploading single or multiple files to the remote filesystem.
  *
@@ -951,7 +951,7 @@ export interface UploadZipService {
 export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {}
 
 /**
- * Upload a zip archive and extract it
+ * Upload a zip archive and extract it.
  *
  * Upload a zip file and extract its contents to the specified destination path.
  *

@@ -83,7 +83,7 @@ export class StartFilesystemWatch
 {}
 
 /**
- * Watch a directory for changes
+ * Watch a directory for changes.
  *
  * `POST /browsers/{id}/fs/watch`
  *
@@ -164,7 +164,7 @@ export class StreamFilesystemEvents
 {}
 
 /**
- * Stream filesystem events for a watch
+ * Stream filesystem events for a watch.
  *
  * `GET /browsers/{id}/fs/watch/{watchId}/events`
  *
@@ -245,7 +245,7 @@ export class StopFilesystemWatch
 {}
 
 /**
- * Stop watching a directory
+ * Stop watching a directory.
  *
  * `DELETE /browsers/{id}/fs/watch/{watchId}`
  *

@@ -133,7 +133,7 @@ export class ListInvocations
 {}
 
 /**
- * List invocations
+ * List invocations.
  *
  * List invocations. Optionally filter by application name, action name, status, deployment ID, or start time.
  *
@@ -147,7 +147,7 @@ export class ListInvocations
  * import { Invocations } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Invocations.list({})
+ *   const result = yield* Invocations.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -163,8 +163,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateInvocationParams extends CreateInvocationBody {
-}
+export interface CreateInvocationParams extends CreateInvocationBody {}
 
 /**
  * What {@link create} succeeds with.
@@ -213,8 +212,6 @@ export class CreateInvocation
 {}
 
 /**
- * Invoke an action
- *
  * Invoke an action.
  *
  * `POST /invocations`
@@ -289,7 +286,7 @@ export interface GetInvocationService {
 export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {}
 
 /**
- * Get invocation details
+ * Get invocation details.
  *
  * Get details about an invocation's status and output.
  *
@@ -370,7 +367,7 @@ export class UpdateInvocation
 {}
 
 /**
- * Update invocation
+ * Update invocation.
  *
  * Update an invocation's status or output. This can be used to cancel an invocation by setting the status to "failed".
  *
@@ -451,7 +448,7 @@ export class ListInvocationBrowsers
 {}
 
 /**
- * List browsers for an invocation
+ * List browsers for an invocation.
  *
  * Returns all active browser sessions created within the specified invocation.
  *
@@ -533,7 +530,7 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
 >() {}
 
 /**
- * Delete browser sessions for an invocation
+ * Delete browser sessions for an invocation.
  *
  * Delete all browser sessions created within the specified invocation.
  *
@@ -618,7 +615,7 @@ export class FollowInvocation
 {}
 
 /**
- * Stream invocation events via SSE
+ * Stream invocation events via SSE.
  *
  * Establishes a Server-Sent Events (SSE) stream that delivers real-time logs and
  * status updates for an invocation. The stream terminates automatically

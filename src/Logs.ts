@@ -84,7 +84,7 @@ export interface StreamLogsService {
 export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {}
 
 /**
- * Stream log files on the browser instance via SSE
+ * Stream log files on the browser instance via SSE.
  *
  * `GET /browsers/{id}/logs/stream`
  *

@@ -76,7 +76,7 @@ export class ExecutePlaywrightCode
 {}
 
 /**
- * Execute Playwright/TypeScript code against the browser
+ * Execute Playwright/TypeScript code against the browser.
  *
  * Execute arbitrary Playwright code in a fresh execution context against the browser.
  * The code runs in the same VM as the browser, minimizing latency and maximizing throughput.

@@ -93,7 +93,7 @@ export interface ExecProcessService {
 export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {}
 
 /**
- * Execute a command synchronously
+ * Execute a command synchronously.
  *
  * `POST /browsers/{id}/process/exec`
  *
@@ -166,7 +166,7 @@ export interface SpawnProcessService {
 export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {}
 
 /**
- * Execute a command asynchronously
+ * Execute a command asynchronously.
  *
  * `POST /browsers/{id}/process/spawn`
  *
@@ -246,7 +246,7 @@ export class GetProcessStatus
 {}
 
 /**
- * Get process status
+ * Get process status.
  *
  * `GET /browsers/{id}/process/{processId}/status`
  *
@@ -326,7 +326,7 @@ export class StreamProcessStdout
 {}
 
 /**
- * Stream process stdout via SSE
+ * Stream process stdout via SSE.
  *
  * `GET /browsers/{id}/process/{processId}/stdout/stream`
  *
@@ -406,7 +406,7 @@ export class WriteProcessStdin
 {}
 
 /**
- * Write to process stdin
+ * Write to process stdin.
  *
  * `POST /browsers/{id}/process/{processId}/stdin`
  *
@@ -482,7 +482,7 @@ export interface KillProcessService {
 export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {}
 
 /**
- * Send signal to process
+ * Send signal to process.
  *
  * `POST /browsers/{id}/process/{processId}/kill`
  *
@@ -556,7 +556,7 @@ export interface ResizeProcessService {
 export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {}
 
 /**
- * Resize a PTY-backed process terminal
+ * Resize a PTY-backed process terminal.
  *
  * `POST /browsers/{id}/process/{processId}/resize`
  *

@@ -89,7 +89,7 @@ export interface ListProfilesService {
 export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {}
 
 /**
- * List profiles
+ * List profiles.
  *
  * List profiles with optional filtering and pagination.
  *
@@ -103,7 +103,7 @@ export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<List
  * import { Profiles } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Profiles.list({})
+ *   const result = yield* Profiles.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -119,8 +119,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProfileParams extends ProfileRequest {
-}
+export interface CreateProfileParams extends ProfileRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -162,7 +161,7 @@ export interface CreateProfileService {
 export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {}
 
 /**
- * Create a new profile
+ * Create a new profile.
  *
  * Create a browser profile that can be used to load state into future browser sessions.
  *
@@ -176,7 +175,7 @@ export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<Cr
  * import { Profiles } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Profiles.create({})
+ *   const result = yield* Profiles.create()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -238,7 +237,7 @@ export interface GetProfileService {
 export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {}
 
 /**
- * Get profile by ID or name
+ * Get profile by ID or name.
  *
  * Retrieve details for a single profile by its ID or name.
  *
@@ -318,7 +317,7 @@ const delete_ = (params: DeleteProfileParams): Effect.Effect<DeleteProfileSucces
 
 export {
   /**
-   * Delete profile by ID or name
+   * Delete profile by ID or name.
    *
    * Delete a profile by its ID or by its name.
    *
@@ -400,7 +399,7 @@ export class DownloadProfile
 {}
 
 /**
- * Download profile archive
+ * Download profile archive.
  *
  * Returns a zstd-compressed tar file of the full user-data directory.
  *

@@ -76,7 +76,7 @@ export class GetProjectLimits
 {}
 
 /**
- * Get project limits
+ * Get project limits.
  *
  * Get the resource limit overrides for a project. Null values mean no project-level cap (org limit applies).
  *
@@ -157,7 +157,7 @@ export class UpdateProjectLimits
 {}
 
 /**
- * Update project limits
+ * Update project limits.
  *
  * Update resource limit overrides for a project. Only fields present in the request are modified. Set a field to 0 to remove that limit cap; omit a field to leave it unchanged.
  *

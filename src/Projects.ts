@@ -80,7 +80,7 @@ export interface ListProjectsService {
 export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {}
 
 /**
- * List projects
+ * List projects.
  *
  * List projects for the authenticated organization.
  *
@@ -94,7 +94,7 @@ export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<List
  * import { Projects } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Projects.list({})
+ *   const result = yield* Projects.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -110,8 +110,7 @@ export const list = (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProjectParams extends CreateProjectRequest {
-}
+export interface CreateProjectParams extends CreateProjectRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -154,7 +153,7 @@ export interface CreateProjectService {
 export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {}
 
 /**
- * Create a project
+ * Create a project.
  *
  * Create a new project within the authenticated organization.
  *
@@ -230,7 +229,7 @@ export interface GetProjectService {
 export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {}
 
 /**
- * Get a project
+ * Get a project.
  *
  * Get a project by ID.
  *
@@ -305,7 +304,7 @@ export interface UpdateProjectService {
 export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {}
 
 /**
- * Update a project
+ * Update a project.
  *
  * Update a project's name or status.
  *
@@ -386,7 +385,7 @@ const delete_ = (params: DeleteProjectParams): Effect.Effect<DeleteProjectSucces
 
 export {
   /**
-   * Delete a project
+   * Delete a project.
    *
    * Soft-delete a project. The project must be empty (no active resources).
    *

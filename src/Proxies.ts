@@ -64,7 +64,7 @@ export interface ListProxiesService {
 export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListProxies, ListProxiesService>() {}
 
 /**
- * List proxies
+ * List proxies.
  *
  * List proxies owned by the caller's organization.
  *
@@ -92,8 +92,7 @@ export const list = (): Effect.Effect<ListProxiesSuccess, ListProxiesError, List
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProxyParams extends ProxyCreateRequest {
-}
+export interface CreateProxyParams extends ProxyCreateRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -135,7 +134,7 @@ export interface CreateProxyService {
 export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<CreateProxy, CreateProxyService>() {}
 
 /**
- * Create a proxy
+ * Create a proxy.
  *
  * Create a new proxy configuration for the caller's organization.
  *
@@ -207,7 +206,7 @@ export interface GetProxyService {
 export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, GetProxyService>() {}
 
 /**
- * Get proxy by ID
+ * Get proxy by ID.
  *
  * Retrieve a proxy belonging to the caller's organization by ID.
  *
@@ -284,7 +283,7 @@ const delete_ = (params: DeleteProxyParams): Effect.Effect<DeleteProxySuccess, D
 
 export {
   /**
-   * Delete proxy by ID
+   * Delete proxy by ID.
    *
    * Soft delete a proxy. Sessions referencing it are not modified.
    *
@@ -357,7 +356,7 @@ export interface CheckProxyService {
 export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckProxy, CheckProxyService>() {}
 
 /**
- * Check proxy health
+ * Check proxy health.
  *
  * Run a health check on the proxy to verify it's working. Optionally specify a URL to test reachability against a specific target. For ISP and datacenter proxies, this reliably tests whether the target site is reachable from the proxy's stable exit IP. For residential and mobile proxies, the exit node varies between requests, so this validates proxy configuration and connectivity rather than guaranteeing site-specific reachability.
  *

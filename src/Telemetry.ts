@@ -82,7 +82,7 @@ export class StreamTelemetry
 {}
 
 /**
- * Stream telemetry events via SSE
+ * Stream telemetry events via SSE.
  *
  * Streams browser telemetry events as a server-sent events (SSE) stream. The stream closes when the browser session terminates. Each event frame includes an id: field containing a monotonically increasing sequence number; pass it as Last-Event-ID on reconnect to resume without gaps. The event: field is never set; all frames carry JSON in the data: field. A keepalive comment frame is sent every 15 seconds when no events arrive. Returns 404 if the browser session does not exist. If telemetry was not enabled on the session, the stream opens but no events are delivered.
  *

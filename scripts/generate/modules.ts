@@ -115,7 +115,7 @@ const operationBlock = (
   const params = noInput
     ? ""
     : extendsName !== undefined && bodyIsObject
-    ? `${paramsDoc}export interface ${paramsName} extends ${extendsName} {\n${fields.join("\n")}\n}\n\n`
+    ? `${paramsDoc}export interface ${paramsName} extends ${extendsName} {${fields.length === 0 ? "" : `\n${fields.join("\n")}\n`}}\n\n`
     : extendsName !== undefined && fields.length === 0
     ? `${paramsDoc}export type ${paramsName} = ${extendsName}\n\n`
     : extendsName !== undefined
@@ -155,11 +155,9 @@ const operationBlock = (
   ]
   const signature = noInput ? "()" : `(params: ${paramsName})`
   const accessor = accessorIdent(operation)
-  const title = operation.summary ?? operation.name
+  const title = sentence(operation.summary ?? operation.name)
   const exampleUses = new Set<string>()
-  const input = noInput
-    ? ""
-    : sampleInput(api, operation, exampleUses)
+  const input = noInput || !required ? "" : sampleInput(api, operation, exampleUses)
   const example = [
     "```ts",
     `import { ${[...exampleUses, "Effect"].sort().join(", ")} } from "effect"`,
@@ -173,8 +171,8 @@ const operationBlock = (
   ]
   const docLines = [
     title,
-    ...(operation.description !== undefined && operation.description.trim() !== title.trim()
-      ? ["", operation.description.trim()]
+    ...(operation.description !== undefined && sentence(operation.description) !== title
+      ? ["", sentence(operation.description)]
       : []),
     "",
     `\`${operation.method} ${operation.path}\``,
@@ -212,6 +210,11 @@ const operationBlock = (
     tag: Name,
     service: `Context.add(${Name}, { ${operation.name}: Call.make(Operations.${operation.name})(client) })`
   }
+}
+
+const sentence = (text: string): string => {
+  const trimmed = text.trim()
+  return /[.!?:)]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }
 
 const accessorIdent = (operation: Ir.Operation): string =>

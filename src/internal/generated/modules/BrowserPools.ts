@@ -52,8 +52,7 @@ export {
  * @since 0.2.0
  * @category Models
  */
-export interface CreateBrowserPoolParams extends BrowserPoolRequest {
-}
+export interface CreateBrowserPoolParams extends BrowserPoolRequest {}
 
 /**
  * What {@link create} succeeds with.
@@ -99,7 +98,7 @@ export class CreateBrowserPool
 {}
 
 /**
- * Create a browser pool
+ * Create a browser pool.
  *
  * Create a new browser pool with the specified configuration and size.
  *
@@ -178,7 +177,7 @@ export class GetBrowserPool
 {}
 
 /**
- * Get browser pool details
+ * Get browser pool details.
  *
  * Retrieve details for a single browser pool by its ID or name.
  *
@@ -260,7 +259,7 @@ export class UpdateBrowserPool
 {}
 
 /**
- * Update a browser pool
+ * Update a browser pool.
  *
  * Updates the configuration used to create browsers in the pool.
  *
@@ -348,7 +347,7 @@ const delete_ = (
 
 export {
   /**
-   * Delete a browser pool
+   * Delete a browser pool.
    *
    * Delete a browser pool and all browsers in it. By default, deletion is blocked if browsers are currently leased. Use force=true to terminate leased browsers.
    *
@@ -429,7 +428,7 @@ export class AcquireBrowser
 {}
 
 /**
- * Acquire a browser from the pool
+ * Acquire a browser from the pool.
  *
  * Long-polling endpoint to acquire a browser from the pool. Returns immediately when a browser
  * is available, or returns 204 No Content when the poll times out. The client should retry
@@ -512,7 +511,7 @@ export class ReleaseBrowser
 {}
 
 /**
- * Release a browser back to the pool
+ * Release a browser back to the pool.
  *
  * Release a browser back to the pool, optionally recreating the browser instance.
  *
@@ -593,7 +592,7 @@ export class FlushBrowserPool
 {}
 
 /**
- * Flush all idle browsers in the pool
+ * Flush all idle browsers in the pool.
  *
  * Destroys all idle browsers in the pool; leased browsers are not affected.
  *

@@ -92,7 +92,7 @@ export interface ClickMouseService {
 export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMouse, ClickMouseService>() {}
 
 /**
- * Simulate a mouse click action on the browser instance
+ * Simulate a mouse click action on the browser instance.
  *
  * `POST /browsers/{id}/computer/click_mouse`
  *
@@ -165,7 +165,7 @@ export interface MoveMouseService {
 export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse, MoveMouseService>() {}
 
 /**
- * Move the mouse cursor to the specified coordinates on the browser instance
+ * Move the mouse cursor to the specified coordinates on the browser instance.
  *
  * `POST /browsers/{id}/computer/move_mouse`
  *
@@ -242,7 +242,7 @@ export class CaptureScreenshot
 {}
 
 /**
- * Capture a screenshot of the browser instance
+ * Capture a screenshot of the browser instance.
  *
  * `POST /browsers/{id}/computer/screenshot`
  *
@@ -317,7 +317,7 @@ export interface TypeTextService {
 export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, TypeTextService>() {}
 
 /**
- * Type text on the browser instance
+ * Type text on the browser instance.
  *
  * `POST /browsers/{id}/computer/type`
  *
@@ -390,7 +390,7 @@ export interface PressKeyService {
 export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, PressKeyService>() {}
 
 /**
- * Press one or more keys on the host computer
+ * Press one or more keys on the host computer.
  *
  * `POST /browsers/{id}/computer/press_key`
  *
@@ -463,7 +463,7 @@ export interface ScrollService {
 export class Scroll extends Context.Tag("effect-kernel/Scroll")<Scroll, ScrollService>() {}
 
 /**
- * Scroll the mouse wheel at a position on the host computer
+ * Scroll the mouse wheel at a position on the host computer.
  *
  * `POST /browsers/{id}/computer/scroll`
  *
@@ -536,7 +536,7 @@ export interface DragMouseService {
 export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse, DragMouseService>() {}
 
 /**
- * Drag the mouse along a path
+ * Drag the mouse along a path.
  *
  * `POST /browsers/{id}/computer/drag_mouse`
  *
@@ -613,7 +613,7 @@ export class BatchComputerActions
 {}
 
 /**
- * Execute a batch of computer actions sequentially
+ * Execute a batch of computer actions sequentially.
  *
  * Send an array of computer actions to execute in order on the browser instance.
  * Execution stops on the first error. This reduces network latency compared to
@@ -692,7 +692,7 @@ export interface ReadClipboardService {
 export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<ReadClipboard, ReadClipboardService>() {}
 
 /**
- * Read text from the clipboard on the browser instance
+ * Read text from the clipboard on the browser instance.
  *
  * `POST /browsers/{id}/computer/clipboard/read`
  *
@@ -769,7 +769,7 @@ export class WriteClipboard
 {}
 
 /**
- * Write text to the clipboard on the browser instance
+ * Write text to the clipboard on the browser instance.
  *
  * `POST /browsers/{id}/computer/clipboard/write`
  *

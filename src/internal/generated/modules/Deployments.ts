@@ -96,7 +96,7 @@ export class ListDeployments
 {}
 
 /**
- * List deployments
+ * List deployments.
  *
  * List deployments. Optionally filter by application name and version.
  *
@@ -110,7 +110,7 @@ export class ListDeployments
  * import { Deployments } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Deployments.list({})
+ *   const result = yield* Deployments.list()
  *   yield* Effect.log(result)
  * })
  * ```
@@ -172,7 +172,7 @@ export class CreateDeployment
 {}
 
 /**
- * Create a deployment
+ * Create a deployment.
  *
  * Create a new deployment.
  *
@@ -248,7 +248,7 @@ export interface GetDeploymentService {
 export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {}
 
 /**
- * Get deployment details
+ * Get deployment details.
  *
  * Get information about a deployment's status.
  *
@@ -333,7 +333,7 @@ export class FollowDeployment
 {}
 
 /**
- * Stream deployment events via SSE
+ * Stream deployment events via SSE.
  *
  * Establishes a Server-Sent Events (SSE) stream that delivers real-time logs and
  * status updates for a deployment. The stream terminates automatically

@@ -74,7 +74,7 @@ export interface ListReplaysService {
 export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {}
 
 /**
- * List browser session replays
+ * List browser session replays.
  *
  * List all replays for the specified browser session.
  *
@@ -150,7 +150,7 @@ export interface StartReplayService {
 export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {}
 
 /**
- * Start a browser session replay recording
+ * Start a browser session replay recording.
  *
  * Start recording the browser session and return a replay ID.
  *
@@ -230,7 +230,7 @@ export interface StopReplayService {
 export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {}
 
 /**
- * Stop a browser session replay recording
+ * Stop a browser session replay recording.
  *
  * Stop the specified replay recording and persist the video.
  *
