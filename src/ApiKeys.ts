@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ApiKeys.js"
 import type {
   ApiKey,
@@ -56,10 +57,7 @@ export type ListApiKeysSuccess = Call.Page<ApiKey>
  * @since 0.2.0
  * @category Errors
  */
-export type ListApiKeysError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListApiKeysError = OperationError<never>
 
 /**
  * The listApiKeys operation (`GET /org/api_keys`).
@@ -126,12 +124,7 @@ export type CreateApiKeySuccess = CreatedApiKey
  * @since 0.2.0
  * @category Errors
  */
-export type CreateApiKeyError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateApiKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The createApiKey operation (`POST /org/api_keys`).
@@ -203,11 +196,7 @@ export type GetApiKeySuccess = ApiKey
  * @since 0.2.0
  * @category Errors
  */
-export type GetApiKeyError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetApiKeyError = OperationError<KernelError.NotFound>
 
 /**
  * The getApiKey operation (`GET /org/api_keys/{id}`).
@@ -277,12 +266,7 @@ export type UpdateApiKeySuccess = ApiKey
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateApiKeyError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateApiKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The updateApiKey operation (`PATCH /org/api_keys/{id}`).
@@ -354,11 +338,7 @@ export type DeleteApiKeySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteApiKeyError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteApiKeyError = OperationError<KernelError.NotFound>
 
 /**
  * The deleteApiKey operation (`DELETE /org/api_keys/{id}`).

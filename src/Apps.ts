@@ -8,10 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Apps.js"
 import type { AppVersionSummary } from "./internal/generated/schemas/Apps.js"
 import { KernelClient } from "./KernelClient.js"
-import type * as KernelError from "./KernelError.js"
 
 /**
  * The schemas of the Apps operations.
@@ -70,10 +70,7 @@ export type ListAppsSuccess = Call.Page<AppVersionSummary>
  * @since 0.2.0
  * @category Errors
  */
-export type ListAppsError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListAppsError = OperationError<never>
 
 /**
  * The listApps operation (`GET /apps`).

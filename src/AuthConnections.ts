@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/AuthConnections.js"
 import type {
   LoginRequest,
@@ -78,10 +79,7 @@ export type ListAuthConnectionsSuccess = Call.Page<ManagedAuth>
  * @since 0.2.0
  * @category Errors
  */
-export type ListAuthConnectionsError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListAuthConnectionsError = OperationError<never>
 
 /**
  * The listAuthConnections operation (`GET /auth/connections`).
@@ -152,12 +150,7 @@ export type CreateAuthConnectionSuccess = ManagedAuth
  * @since 0.2.0
  * @category Errors
  */
-export type CreateAuthConnectionError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createAuthConnection operation (`POST /auth/connections`).
@@ -233,11 +226,7 @@ export type GetAuthConnectionSuccess = ManagedAuth
  * @since 0.2.0
  * @category Errors
  */
-export type GetAuthConnectionError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetAuthConnectionError = OperationError<KernelError.NotFound>
 
 /**
  * The getAuthConnection operation (`GET /auth/connections/{id}`).
@@ -313,12 +302,7 @@ export type UpdateAuthConnectionSuccess = ManagedAuth
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateAuthConnectionError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The updateAuthConnection operation (`PATCH /auth/connections/{id}`).
@@ -394,11 +378,7 @@ export type DeleteAuthConnectionSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteAuthConnectionError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteAuthConnectionError = OperationError<KernelError.NotFound>
 
 /**
  * The deleteAuthConnection operation (`DELETE /auth/connections/{id}`).
@@ -481,13 +461,9 @@ export type LoginAuthConnectionSuccess = LoginResponse
  * @since 0.2.0
  * @category Errors
  */
-export type LoginAuthConnectionError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type LoginAuthConnectionError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The loginAuthConnection operation (`POST /auth/connections/{id}/login`).
@@ -563,12 +539,7 @@ export type SubmitAuthConnectionSuccess = SubmitFieldsResponse
  * @since 0.2.0
  * @category Errors
  */
-export type SubmitAuthConnectionError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type SubmitAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The submitAuthConnection operation (`POST /auth/connections/{id}/submit`).
@@ -644,11 +615,7 @@ export type FollowAuthConnectionSuccess = Stream.Stream<ManagedAuthEvent, Kernel
  * @since 0.2.0
  * @category Errors
  */
-export type FollowAuthConnectionError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type FollowAuthConnectionError = OperationError<KernelError.NotFound>
 
 /**
  * The followAuthConnection operation (`GET /auth/connections/{id}/events`).
@@ -726,12 +693,7 @@ export type ExchangeAuthConnectionSuccess = ManagedAuthExchangeResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ExchangeAuthConnectionError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ExchangeAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The exchangeAuthConnection operation (`POST /auth/connections/{id}/exchange`).

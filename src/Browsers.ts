@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Browsers.js"
 import type {
   BrowserCurlRequest,
@@ -88,10 +89,7 @@ export type ListBrowsersSuccess = Call.Page<Browser>
  * @since 0.2.0
  * @category Errors
  */
-export type ListBrowsersError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListBrowsersError = OperationError<never>
 
 /**
  * The listBrowsers operation (`GET /browsers`).
@@ -158,12 +156,7 @@ export type CreateBrowserSuccess = Browser
  * @since 0.2.0
  * @category Errors
  */
-export type CreateBrowserError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createBrowser operation (`POST /browsers`).
@@ -239,11 +232,7 @@ export type GetBrowserSuccess = Browser
  * @since 0.2.0
  * @category Errors
  */
-export type GetBrowserError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetBrowserError = OperationError<KernelError.NotFound>
 
 /**
  * The getBrowser operation (`GET /browsers/{id}`).
@@ -313,13 +302,7 @@ export type UpdateBrowserSuccess = Browser
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateBrowserError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The updateBrowser operation (`PATCH /browsers/{id}`).
@@ -391,12 +374,7 @@ export type DeleteBrowserSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteBrowserError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteBrowser operation (`DELETE /browsers/{id}`).
@@ -468,13 +446,9 @@ export type LoadBrowserExtensionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type LoadBrowserExtensionsError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type LoadBrowserExtensionsError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The loadBrowserExtensions operation (`POST /browsers/{id}/extensions`).
@@ -550,12 +524,7 @@ export type CurlBrowserSuccess = BrowserCurlResult
  * @since 0.2.0
  * @category Errors
  */
-export type CurlBrowserError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CurlBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The curlBrowser operation (`POST /browsers/{id}/curl`).

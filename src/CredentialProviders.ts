@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/CredentialProviders.js"
 import type {
   CreateCredentialProviderRequest,
@@ -41,10 +42,7 @@ export type ListCredentialProvidersSuccess = ListCredentialProvidersResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ListCredentialProvidersError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListCredentialProvidersError = OperationError<never>
 
 /**
  * The listCredentialProviders operation (`GET /org/credential_providers`).
@@ -115,12 +113,7 @@ export type CreateCredentialProviderSuccess = CredentialProvider
  * @since 0.2.0
  * @category Errors
  */
-export type CreateCredentialProviderError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateCredentialProviderError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createCredentialProvider operation (`POST /org/credential_providers`).
@@ -197,11 +190,7 @@ export type GetCredentialProviderSuccess = CredentialProvider
  * @since 0.2.0
  * @category Errors
  */
-export type GetCredentialProviderError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetCredentialProviderError = OperationError<KernelError.NotFound>
 
 /**
  * The getCredentialProvider operation (`GET /org/credential_providers/{id}`).
@@ -277,13 +266,9 @@ export type UpdateCredentialProviderSuccess = CredentialProvider
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateCredentialProviderError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateCredentialProviderError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The updateCredentialProvider operation (`PATCH /org/credential_providers/{id}`).
@@ -360,12 +345,7 @@ export type DeleteCredentialProviderSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteCredentialProviderError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteCredentialProviderError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteCredentialProvider operation (`DELETE /org/credential_providers/{id}`).
@@ -446,12 +426,7 @@ export type TestCredentialProviderSuccess = CredentialProviderTestResult
  * @since 0.2.0
  * @category Errors
  */
-export type TestCredentialProviderError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type TestCredentialProviderError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The testCredentialProvider operation (`POST /org/credential_providers/{id}/test`).
@@ -527,12 +502,7 @@ export type ListCredentialProviderItemsSuccess = ListCredentialProviderItemsResp
  * @since 0.2.0
  * @category Errors
  */
-export type ListCredentialProviderItemsError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListCredentialProviderItemsError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The listCredentialProviderItems operation (`GET /org/credential_providers/{id}/items`).

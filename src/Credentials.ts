@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Credentials.js"
 import type {
   CreateCredentialRequest,
@@ -60,10 +61,7 @@ export type ListCredentialsSuccess = Call.Page<Credential>
  * @since 0.2.0
  * @category Errors
  */
-export type ListCredentialsError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListCredentialsError = OperationError<never>
 
 /**
  * The listCredentials operation (`GET /credentials`).
@@ -134,12 +132,7 @@ export type CreateCredentialSuccess = Credential
  * @since 0.2.0
  * @category Errors
  */
-export type CreateCredentialError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateCredentialError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createCredential operation (`POST /credentials`).
@@ -215,11 +208,7 @@ export type GetCredentialSuccess = Credential
  * @since 0.2.0
  * @category Errors
  */
-export type GetCredentialError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetCredentialError = OperationError<KernelError.NotFound>
 
 /**
  * The getCredential operation (`GET /credentials/{idOrName}`).
@@ -291,13 +280,9 @@ export type UpdateCredentialSuccess = Credential
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateCredentialError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateCredentialError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The updateCredential operation (`PATCH /credentials/{idOrName}`).
@@ -373,12 +358,7 @@ export type DeleteCredentialSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteCredentialError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteCredentialError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteCredential operation (`DELETE /credentials/{idOrName}`).
@@ -458,11 +438,7 @@ export type GetCredentialTotpCodeSuccess = GetCredentialTotpCodeResponse
  * @since 0.2.0
  * @category Errors
  */
-export type GetCredentialTotpCodeError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetCredentialTotpCodeError = OperationError<KernelError.NotFound>
 
 /**
  * The getCredentialTotpCode operation (`GET /credentials/{idOrName}/totp-code`).

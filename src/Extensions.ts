@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Extensions.js"
 import type { Extension, ListExtensionsResponse, UploadExtensionBody } from "./internal/generated/schemas/Extensions.js"
 import { KernelClient } from "./KernelClient.js"
@@ -35,10 +36,7 @@ export type ListExtensionsSuccess = ListExtensionsResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ListExtensionsError =
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListExtensionsError = OperationError<never>
 
 /**
  * The listExtensions operation (`GET /extensions`).
@@ -105,12 +103,7 @@ export type UploadExtensionSuccess = Extension
  * @since 0.2.0
  * @category Errors
  */
-export type UploadExtensionError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UploadExtensionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The uploadExtension operation (`POST /extensions`).
@@ -186,11 +179,7 @@ export type DownloadExtensionSuccess = Stream.Stream<Uint8Array, KernelError.Ker
  * @since 0.2.0
  * @category Errors
  */
-export type DownloadExtensionError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DownloadExtensionError = OperationError<KernelError.NotFound>
 
 /**
  * The downloadExtension operation (`GET /extensions/{idOrName}`).
@@ -266,12 +255,7 @@ export type DeleteExtensionSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteExtensionError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteExtensionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteExtension operation (`DELETE /extensions/{idOrName}`).
@@ -355,12 +339,7 @@ export type DownloadChromeStoreExtensionSuccess = Stream.Stream<Uint8Array, Kern
  * @since 0.2.0
  * @category Errors
  */
-export type DownloadChromeStoreExtensionError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DownloadChromeStoreExtensionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The downloadChromeStoreExtension operation (`GET /extensions/from_chrome_store`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Filesystem.js"
 import type {
   CreateDirectoryRequest,
@@ -61,13 +62,7 @@ export type ReadFileSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
  * @since 0.2.0
  * @category Errors
  */
-export type ReadFileError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ReadFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The readFile operation (`GET /browsers/{id}/fs/read_file`).
@@ -147,13 +142,7 @@ export type WriteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type WriteFileError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type WriteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The writeFile operation (`PUT /browsers/{id}/fs/write_file`).
@@ -225,13 +214,7 @@ export type ListFilesSuccess = FileInfoList
  * @since 0.2.0
  * @category Errors
  */
-export type ListFilesError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListFilesError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The listFiles operation (`GET /browsers/{id}/fs/list_files`).
@@ -299,12 +282,7 @@ export type CreateDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type CreateDirectoryError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createDirectory operation (`PUT /browsers/{id}/fs/create_directory`).
@@ -378,13 +356,7 @@ export type DeleteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteFileError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteFile operation (`PUT /browsers/{id}/fs/delete_file`).
@@ -452,13 +424,7 @@ export type DeleteDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteDirectoryError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteDirectory operation (`PUT /browsers/{id}/fs/delete_directory`).
@@ -532,13 +498,9 @@ export type SetFilePermissionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type SetFilePermissionsError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type SetFilePermissionsError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The setFilePermissions operation (`PUT /browsers/{id}/fs/set_file_permissions`).
@@ -616,13 +578,7 @@ export type GetFileInfoSuccess = FileInfo
  * @since 0.2.0
  * @category Errors
  */
-export type GetFileInfoError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetFileInfoError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The getFileInfo operation (`GET /browsers/{id}/fs/file_info`).
@@ -690,13 +646,7 @@ export type MovePathSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type MovePathError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type MovePathError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The movePath operation (`PUT /browsers/{id}/fs/move`).
@@ -768,13 +718,7 @@ export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, KernelError.Kernel
  * @since 0.2.0
  * @category Errors
  */
-export type DownloadDirZipError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DownloadDirZipError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The downloadDirZip operation (`GET /browsers/{id}/fs/download_dir_zip`).
@@ -848,13 +792,7 @@ export type UploadFilesSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadFilesError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UploadFilesError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The uploadFiles operation (`POST /browsers/{id}/fs/upload`).
@@ -924,13 +862,7 @@ export type UploadZipSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadZipError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UploadZipError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The uploadZip operation (`POST /browsers/{id}/fs/upload_zip`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/FilesystemWatch.js"
 import type {
   FileSystemEvent,
@@ -52,13 +53,9 @@ export type StartFilesystemWatchSuccess = StartFilesystemWatchResponse
  * @since 0.2.0
  * @category Errors
  */
-export type StartFilesystemWatchError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StartFilesystemWatchError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The startFilesystemWatch operation (`POST /browsers/{id}/fs/watch`).
@@ -133,13 +130,9 @@ export type StreamFilesystemEventsSuccess = Stream.Stream<FileSystemEvent, Kerne
  * @since 0.2.0
  * @category Errors
  */
-export type StreamFilesystemEventsError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StreamFilesystemEventsError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The streamFilesystemEvents operation (`GET /browsers/{id}/fs/watch/{watchId}/events`).
@@ -214,13 +207,9 @@ export type StopFilesystemWatchSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type StopFilesystemWatchError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StopFilesystemWatchError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The stopFilesystemWatch operation (`DELETE /browsers/{id}/fs/watch/{watchId}`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Invocations.js"
 import type {
   CreateInvocationBody,
@@ -104,11 +105,7 @@ export type ListInvocationsSuccess = Call.Page<Invocation>
  * @since 0.2.0
  * @category Errors
  */
-export type ListInvocationsError =
-  | KernelError.BadRequest
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListInvocationsError = OperationError<KernelError.BadRequest>
 
 /**
  * The listInvocations operation (`GET /invocations`).
@@ -182,12 +179,7 @@ export type CreateInvocationSuccess = { readonly _tag: "Ok"; readonly value: Inv
  * @since 0.2.0
  * @category Errors
  */
-export type CreateInvocationError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The createInvocation operation (`POST /invocations`).
@@ -261,11 +253,7 @@ export type GetInvocationSuccess = Invocation
  * @since 0.2.0
  * @category Errors
  */
-export type GetInvocationError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetInvocationError = OperationError<KernelError.NotFound>
 
 /**
  * The getInvocation operation (`GET /invocations/{id}`).
@@ -337,12 +325,7 @@ export type UpdateInvocationSuccess = Invocation
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateInvocationError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The updateInvocation operation (`PATCH /invocations/{id}`).
@@ -418,12 +401,7 @@ export type ListInvocationBrowsersSuccess = ListInvocationBrowsersResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ListInvocationBrowsersError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListInvocationBrowsersError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The listInvocationBrowsers operation (`GET /invocations/{id}/browsers`).
@@ -499,12 +477,7 @@ export type DeleteInvocationBrowsersSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteInvocationBrowsersError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteInvocationBrowsersError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteInvocationBrowsers operation (`DELETE /invocations/{id}/browsers`).
@@ -585,12 +558,7 @@ export type FollowInvocationSuccess = Stream.Stream<InvocationEvent, KernelError
  * @since 0.2.0
  * @category Errors
  */
-export type FollowInvocationError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type FollowInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The followInvocation operation (`GET /invocations/{id}/events`).

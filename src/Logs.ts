@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Logs.js"
 import type { LogEvent } from "./internal/generated/schemas/Common.js"
 import { KernelClient } from "./KernelClient.js"
@@ -58,12 +59,7 @@ export type StreamLogsSuccess = Stream.Stream<LogEvent, KernelError.KernelError>
  * @since 0.2.0
  * @category Errors
  */
-export type StreamLogsError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StreamLogsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The streamLogs operation (`GET /browsers/{id}/logs/stream`).

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Playwright.js"
 import type { ExecutePlaywrightRequest, ExecutePlaywrightResult } from "./internal/generated/schemas/Playwright.js"
 import { KernelClient } from "./KernelClient.js"
@@ -47,11 +48,7 @@ export type ExecutePlaywrightCodeSuccess = ExecutePlaywrightResult
  * @since 0.2.0
  * @category Errors
  */
-export type ExecutePlaywrightCodeError =
-  | KernelError.BadRequest
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ExecutePlaywrightCodeError = OperationError<KernelError.BadRequest>
 
 /**
  * The executePlaywrightCode operation (`POST /browsers/{id}/playwright/execute`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Processes.js"
 import type { OkResponse } from "./internal/generated/schemas/Common.js"
 import type {
@@ -67,12 +68,7 @@ export type ExecProcessSuccess = ProcessExecResult
  * @since 0.2.0
  * @category Errors
  */
-export type ExecProcessError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ExecProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The execProcess operation (`POST /browsers/{id}/process/exec`).
@@ -140,12 +136,7 @@ export type SpawnProcessSuccess = ProcessSpawnResult
  * @since 0.2.0
  * @category Errors
  */
-export type SpawnProcessError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type SpawnProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The spawnProcess operation (`POST /browsers/{id}/process/spawn`).
@@ -216,12 +207,7 @@ export type GetProcessStatusSuccess = ProcessStatus
  * @since 0.2.0
  * @category Errors
  */
-export type GetProcessStatusError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetProcessStatusError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The getProcessStatus operation (`GET /browsers/{id}/process/{processId}/status`).
@@ -296,12 +282,7 @@ export type StreamProcessStdoutSuccess = Stream.Stream<ProcessStreamEvent, Kerne
  * @since 0.2.0
  * @category Errors
  */
-export type StreamProcessStdoutError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StreamProcessStdoutError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The streamProcessStdout operation (`GET /browsers/{id}/process/{processId}/stdout/stream`).
@@ -376,12 +357,7 @@ export type WriteProcessStdinSuccess = ProcessStdinResult
  * @since 0.2.0
  * @category Errors
  */
-export type WriteProcessStdinError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type WriteProcessStdinError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The writeProcessStdin operation (`POST /browsers/{id}/process/{processId}/stdin`).
@@ -456,12 +432,7 @@ export type KillProcessSuccess = OkResponse
  * @since 0.2.0
  * @category Errors
  */
-export type KillProcessError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type KillProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The killProcess operation (`POST /browsers/{id}/process/{processId}/kill`).
@@ -530,12 +501,7 @@ export type ResizeProcessSuccess = OkResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ResizeProcessError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ResizeProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The resizeProcess operation (`POST /browsers/{id}/process/{processId}/resize`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Profiles.js"
 import type { Profile } from "./internal/generated/schemas/Common.js"
 import type { ProfileRequest } from "./internal/generated/schemas/Profiles.js"
@@ -64,11 +65,7 @@ export type ListProfilesSuccess = Call.Page<Profile>
  * @since 0.2.0
  * @category Errors
  */
-export type ListProfilesError =
-  | KernelError.BadRequest
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListProfilesError = OperationError<KernelError.BadRequest>
 
 /**
  * The listProfiles operation (`GET /profiles`).
@@ -135,12 +132,7 @@ export type CreateProfileSuccess = Profile
  * @since 0.2.0
  * @category Errors
  */
-export type CreateProfileError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateProfileError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createProfile operation (`POST /profiles`).
@@ -212,11 +204,7 @@ export type GetProfileSuccess = Profile
  * @since 0.2.0
  * @category Errors
  */
-export type GetProfileError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetProfileError = OperationError<KernelError.NotFound>
 
 /**
  * The getProfile operation (`GET /profiles/{idOrName}`).
@@ -286,13 +274,7 @@ export type DeleteProfileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProfileError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteProfileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteProfile operation (`DELETE /profiles/{idOrName}`).
@@ -369,12 +351,7 @@ export type DownloadProfileSuccess = {
  * @since 0.2.0
  * @category Errors
  */
-export type DownloadProfileError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DownloadProfileError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The downloadProfile operation (`GET /profiles/{idOrName}/download`).

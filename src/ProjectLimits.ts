@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ProjectLimits.js"
 import type { ProjectLimits, UpdateProjectLimitsRequest } from "./internal/generated/schemas/ProjectLimits.js"
 import { KernelClient } from "./KernelClient.js"
@@ -47,11 +48,7 @@ export type GetProjectLimitsSuccess = ProjectLimits
  * @since 0.2.0
  * @category Errors
  */
-export type GetProjectLimitsError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetProjectLimitsError = OperationError<KernelError.NotFound>
 
 /**
  * The getProjectLimits operation (`GET /org/projects/{id}/limits`).
@@ -127,12 +124,7 @@ export type UpdateProjectLimitsSuccess = ProjectLimits
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateProjectLimitsError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateProjectLimitsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The updateProjectLimits operation (`PATCH /org/projects/{id}/limits`).

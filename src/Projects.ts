@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Projects.js"
 import type { CreateProjectRequest, Project, UpdateProjectRequest } from "./internal/generated/schemas/Projects.js"
 import { KernelClient } from "./KernelClient.js"
@@ -55,11 +56,7 @@ export type ListProjectsSuccess = Call.Page<Project>
  * @since 0.2.0
  * @category Errors
  */
-export type ListProjectsError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListProjectsError = OperationError<KernelError.NotFound>
 
 /**
  * The listProjects operation (`GET /org/projects`).
@@ -126,13 +123,7 @@ export type CreateProjectSuccess = Project
  * @since 0.2.0
  * @category Errors
  */
-export type CreateProjectError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateProjectError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The createProject operation (`POST /org/projects`).
@@ -204,11 +195,7 @@ export type GetProjectSuccess = Project
  * @since 0.2.0
  * @category Errors
  */
-export type GetProjectError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetProjectError = OperationError<KernelError.NotFound>
 
 /**
  * The getProject operation (`GET /org/projects/{id}`).
@@ -278,12 +265,7 @@ export type UpdateProjectSuccess = Project
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateProjectError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateProjectError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The updateProject operation (`PATCH /org/projects/{id}`).
@@ -355,12 +337,7 @@ export type DeleteProjectSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProjectError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteProjectError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteProject operation (`DELETE /org/projects/{id}`).

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Proxies.js"
 import type {
   ListProxiesResponse,
@@ -39,11 +40,7 @@ export type ListProxiesSuccess = ListProxiesResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ListProxiesError =
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListProxiesError = OperationError<KernelError.Forbidden>
 
 /**
  * The listProxies operation (`GET /proxies`).
@@ -108,12 +105,7 @@ export type CreateProxySuccess = Proxy
  * @since 0.2.0
  * @category Errors
  */
-export type CreateProxyError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createProxy operation (`POST /proxies`).
@@ -180,12 +172,7 @@ export type GetProxySuccess = Proxy
  * @since 0.2.0
  * @category Errors
  */
-export type GetProxyError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetProxyError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The getProxy operation (`GET /proxies/{id}`).
@@ -252,13 +239,7 @@ export type DeleteProxySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProxyError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteProxy operation (`DELETE /proxies/{id}`).
@@ -329,13 +310,7 @@ export type CheckProxySuccess = Proxy
  * @since 0.2.0
  * @category Errors
  */
-export type CheckProxyError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CheckProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The checkProxy operation (`POST /proxies/{id}/check`).

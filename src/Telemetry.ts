@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Telemetry.js"
 import type { BrowserTelemetryEventEnvelope } from "./internal/generated/schemas/Telemetry.js"
 import { KernelClient } from "./KernelClient.js"
@@ -52,12 +53,7 @@ export type StreamTelemetrySuccess = Stream.Stream<BrowserTelemetryEventEnvelope
  * @since 0.2.0
  * @category Errors
  */
-export type StreamTelemetryError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StreamTelemetryError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The streamTelemetry operation (`GET /browsers/{id}/telemetry`).

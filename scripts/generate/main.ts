@@ -11,7 +11,7 @@ import { format } from "./format.js"
 import * as Ir from "./ir.js"
 import { moduleFile } from "./modules.js"
 import * as OpenApi from "./openapi.js"
-import { defineFile, operationsFile } from "./operations.js"
+import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
 import { closure, commonArea, placeSchemas, schemaFile } from "./schemas.js"
 
@@ -39,7 +39,6 @@ export const generate = (specPath?: string): Map<string, string> => {
     const own = names.filter((name) => placement.get(name) === area)
     if (own.length > 0) add(`${generatedDir}/schemas/${area}.ts`, schemaFile(api, area, own, placement))
   }
-  add(`${generatedDir}/define.ts`, defineFile)
   const tagDescriptions = new Map((document.tags ?? []).map((tag) => [tag.name, tag.description]))
   const tagOf = new Map<string, string | undefined>()
   for (const item of Object.values(document.paths)) {

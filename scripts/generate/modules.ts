@@ -115,7 +115,9 @@ const operationBlock = (
   const params = noInput
     ? ""
     : extendsName !== undefined && bodyIsObject
-    ? `${paramsDoc}export interface ${paramsName} extends ${extendsName} {${fields.length === 0 ? "" : `\n${fields.join("\n")}\n`}}\n\n`
+    ? `${paramsDoc}export interface ${paramsName} extends ${extendsName} {${
+      fields.length === 0 ? "" : `\n${fields.join("\n")}\n`
+    }}\n\n`
     : extendsName !== undefined && fields.length === 0
     ? `${paramsDoc}export type ${paramsName} = ${extendsName}\n\n`
     : extendsName !== undefined
@@ -147,12 +149,7 @@ const operationBlock = (
     }).join(" | ")
   const successName = `${Name}Success`
   const errorName = `${Name}Error`
-  const errors = [
-    ...errorClasses(operation).map((name) => `KernelError.${name}`),
-    "KernelError.CommonError",
-    "KernelError.DecodeError",
-    "KernelError.InvalidInput"
-  ]
+  const statusErrors = errorClasses(operation).map((name) => `KernelError.${name}`)
   const signature = noInput ? "()" : `(params: ${paramsName})`
   const accessor = accessorIdent(operation)
   const title = sentence(operation.summary ?? operation.name)
@@ -194,7 +191,7 @@ const operationBlock = (
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
     `export type ${successName} = ${success}\n\n` +
     jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
-    `export type ${errorName} =\n${errors.map((error) => `| ${error}`).join("\n")}\n\n` +
+    `export type ${errorName} = OperationError<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
     jsdoc([
       `The ${operation.name} operation (\`${operation.method} ${operation.path}\`).`,
       "",
@@ -298,6 +295,7 @@ ${
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
+    `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]
   const byFile = new Map<string, Array<string>>()
@@ -308,7 +306,9 @@ ${
   for (const [file, names] of byFile) {
     imports.push(`import type { ${names.join(", ")} } from "${paths.generated}schemas/${file}.js"`)
   }
-  imports.push(`import type * as KernelError from "${paths.root}KernelError.js"`)
+  if (emitted.some((block) => block.declarations.includes("KernelError."))) {
+    imports.push(`import type * as KernelError from "${paths.root}KernelError.js"`)
+  }
   imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
   const reexports = [
     ...(hasSchemas

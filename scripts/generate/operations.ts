@@ -1,7 +1,7 @@
 /**
  * The Effect 3 emitter of the operation tables: one `Operation` definition per operation
  * (`src/internal/generated/operations/<Area>.ts`), built with the shared helpers of
- * `src/internal/generated/define.ts`.
+ * `src/internal/defineOperation.ts`.
  */
 import * as Config from "./config.js"
 import type * as Ir from "./ir.js"
@@ -17,76 +17,6 @@ export const errorClasses = (operation: Ir.Operation): Array<string> =>
     if (pending === undefined) throw new Error(`${operation.operationId}: no error class for status ${status}`)
     return Config.emitPendingErrors ? [pending] : []
   })
-
-/** The helpers every definition is written with. */
-export const defineFile = `${header}
-/**
- * The helpers the generated operation definitions are written with: \`define\` checks a definition
- * against \`Operation\` and keeps its literal types; the others write its parts.
- *
- * @internal
- */
-import * as Schema from "effect/Schema"
-import type { Operation } from "../definition.js"
-
-/** @internal */
-export const define = /* @__NO_SIDE_EFFECTS__ */ <const D extends Operation>(definition: D): D => definition
-
-/** A path parameter: the input field \`field\`, the segment \`{name}\`. @internal */
-export const path = /* @__NO_SIDE_EFFECTS__ */ <const Field extends string, const Name extends string>(
-  field: Field,
-  name: Name
-) => ({ field, name, in: "path", required: true, schema: Schema.String }) as const
-
-/** A query parameter (the input field is its name). @internal */
-export const query = /* @__NO_SIDE_EFFECTS__ */ <
-  const Name extends string,
-  S extends Schema.Schema.AnyNoContext,
-  const Required extends boolean
->(name: Name, schema: S, required: Required) => ({ field: name, name, in: "query", required, schema }) as const
-
-/** A header parameter (the input field is its name). @internal */
-export const header = /* @__NO_SIDE_EFFECTS__ */ <
-  const Name extends string,
-  S extends Schema.Schema.AnyNoContext,
-  const Required extends boolean
->(name: Name, schema: S, required: Required) => ({ field: name, name, in: "header", required, schema }) as const
-
-/** A JSON request body. @internal */
-export const jsonBody = /* @__NO_SIDE_EFFECTS__ */ <S extends Schema.Schema.AnyNoContext, const Required extends boolean>(
-  schema: S,
-  required: Required
-) => ({ kind: "json", schema, required }) as const
-
-/** A \`multipart/form-data\` request body. @internal */
-export const multipartBody = /* @__NO_SIDE_EFFECTS__ */ <S extends Schema.Schema.AnyNoContext>(schema: S) =>
-  ({ kind: "multipart", schema }) as const
-
-/** A raw request body, the input field \`field\`. @internal */
-export const bytesBody = /* @__NO_SIDE_EFFECTS__ */ <const Field extends string, const ContentType extends string>(
-  field: Field,
-  contentType: ContentType
-) => ({ kind: "bytes", field, contentType }) as const
-
-/** A JSON answer. @internal */
-export const json = /* @__NO_SIDE_EFFECTS__ */ <S extends Schema.Schema.AnyNoContext>(schema: S) =>
-  ({ kind: "json", schema }) as const
-
-/** A paged JSON answer: the schema is the item's. @internal */
-export const page = /* @__NO_SIDE_EFFECTS__ */ <S extends Schema.Schema.AnyNoContext>(schema: S) =>
-  ({ kind: "page", schema }) as const
-
-/** A \`text/event-stream\` answer: the schema is the event's. @internal */
-export const sse = /* @__NO_SIDE_EFFECTS__ */ <S extends Schema.Schema.AnyNoContext>(schema: S) =>
-  ({ kind: "sse", schema }) as const
-
-/** A binary answer. @internal */
-export const bytes = /* @__NO_SIDE_EFFECTS__ */ <const ContentType extends string>(contentType: ContentType) =>
-  ({ kind: "bytes", contentType }) as const
-
-/** An answer without content. @internal */
-export const none = { kind: "none" } as const
-`
 
 const str = (text: string): string => JSON.stringify(text)
 
@@ -151,7 +81,7 @@ export const operationsFile = (
   if (blocks.some((block) => block.includes("KernelError."))) {
     imports.push(`import * as KernelError from "../../../KernelError.js"`)
   }
-  imports.push(`import { ${[...helpers].sort().join(", ")} } from "../define.js"`)
+  imports.push(`import { ${[...helpers].sort().join(", ")} } from "../../defineOperation.js"`)
   const byFile = new Map<string, Array<string>>()
   for (const name of [...uses.refs].sort()) {
     const file = placement.get(name)

@@ -37,8 +37,13 @@ export interface Uses {
 export const newUses = (): Uses => ({ refs: new Set(), timestamp: false, dateTime: false, redacted: false })
 
 /** The `Schema` expression of a schema; `lazy` names the references to emit as `Schema.suspend`. */
-export const schemaExpression = (schema: Ir.Schema, uses: Uses, lazy: ReadonlySet<string> = new Set()): string => {
-  const go = (s: Ir.Schema): string => schemaExpression(s, uses, lazy)
+export const schemaExpression = (
+  schema: Ir.Schema,
+  uses: Uses,
+  lazy: ReadonlySet<string> = new Set(),
+  shared: ReadonlyArray<SharedFields> = []
+): string => {
+  const go = (s: Ir.Schema): string => schemaExpression(s, uses, lazy, shared)
   switch (schema.kind) {
     case "ref": {
       uses.refs.add(schema.name)
@@ -76,16 +81,71 @@ export const schemaExpression = (schema: Ir.Schema, uses: Uses, lazy: ReadonlySe
       if (schema.properties.length === 0) {
         return pure("Schema.Record", `{ key: Schema.String, value: ${go(schema.additional ?? { kind: "unknown" })} }`)
       }
-      return pure(
-        "Schema.Struct",
-        `{\n${
-          schema.properties.map((property) => {
-            const value = go(property.schema)
-            const doc = property.description === undefined ? "" : jsdoc([property.description])
-            return `${doc}${key(property.name)}: ${property.required ? value : pure("Schema.optional", value)}`
-          }).join(",\n")
-        }\n}`
-      )
+      return pure("Schema.Struct", fieldsExpression(schema.properties, uses, lazy, shared))
+  }
+}
+
+/** Fields several structs of a file have alike, written once (`const <name> = { ... }`) and spread. */
+export interface SharedFields {
+  readonly name: string
+  readonly keys: ReadonlySet<string>
+}
+
+const fieldKey = (property: Ir.Property): string => JSON.stringify(property)
+
+/** The fields of a struct, `...shared` in place of the first of a shared group's and without the rest. */
+const fieldsExpression = (
+  properties: ReadonlyArray<Ir.Property>,
+  uses: Uses,
+  lazy: ReadonlySet<string>,
+  shared: ReadonlyArray<SharedFields>
+): string => {
+  const keys = properties.map(fieldKey)
+  const groups = shared.filter((group) => [...group.keys].every((k) => keys.includes(k)))
+  const written = new Set<SharedFields>()
+  const lines: Array<string> = []
+  properties.forEach((property, i) => {
+    const group = groups.find((candidate) => candidate.keys.has(keys[i]!))
+    if (group !== undefined) {
+      if (!written.has(group)) lines.push(`...${group.name}`)
+      written.add(group)
+      return
+    }
+    const value = schemaExpression(property.schema, uses, lazy, shared)
+    const doc = property.description === undefined ? "" : jsdoc([property.description])
+    lines.push(`${doc}${key(property.name)}: ${property.required ? value : pure("Schema.optional", value)}`)
+  })
+  return `{\n${lines.join(",\n")}\n}`
+}
+
+/**
+ * The groups of three or more fields that several top-level structs of a file have alike (the same
+ * name, schema, optionality and description), largest savings first.
+ */
+export const sharedFields = (structs: ReadonlyArray<readonly [string, ReadonlyArray<Ir.Property>]>): Array<
+  SharedFields & { readonly users: ReadonlyArray<string> }
+> => {
+  const groups: Array<SharedFields & { readonly users: ReadonlyArray<string> }> = []
+  const free = new Map(structs.map(([name, properties]) => [name, properties.map(fieldKey)]))
+  for (;;) {
+    let best: { keys: Array<string>; users: Array<string>; score: number } | undefined
+    const names = [...free.keys()]
+    for (let a = 0; a < names.length; a++) {
+      for (let b = a + 1; b < names.length; b++) {
+        const other = new Set(free.get(names[b]!)!)
+        const common = free.get(names[a]!)!.filter((k) => other.has(k))
+        if (common.length < 3) continue
+        const users = names.filter((name) => common.every((k) => free.get(name)!.includes(k)))
+        const score = common.length * (users.length - 1)
+        if (best === undefined || score > best.score) best = { keys: common, users, score }
+      }
+    }
+    if (best === undefined) return groups
+    const owner = best.users[0]!
+    const base = `${owner.charAt(0).toLowerCase()}${owner.slice(1)}Fields`
+    const taken = groups.filter((group) => group.name.startsWith(base)).length
+    groups.push({ name: taken === 0 ? base : `${base}${taken + 1}`, keys: new Set(best.keys), users: best.users })
+    for (const user of best.users) free.set(user, free.get(user)!.filter((k) => !best.keys.includes(k)))
   }
 }
 
@@ -208,9 +268,27 @@ export const schemaFile = (
     order.push(name)
   }
   for (const name of names) visit(name, [])
+  const shared = sharedFields(
+    order.flatMap((name) => {
+      const schema = api.schemas.get(name)!.schema
+      return schema.kind === "object" && !cyclic.has(name) ? [[name, schema.properties] as const] : []
+    })
+  )
   const blocks: Array<string> = []
+  const pending = new Set(shared)
   for (const name of order) {
     const named = api.schemas.get(name)!
+    for (const group of [...pending].filter((candidate) => candidate.users.includes(name))) {
+      pending.delete(group)
+      const properties = (named.schema.kind === "object" ? named.schema.properties : []).filter((property) =>
+        group.keys.has(fieldKey(property))
+      )
+      blocks.push(
+        `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
+          fieldsExpression(properties, uses, cyclic, [])
+        }\n`
+      )
+    }
     const id = ident(name)
     const description = named.description ?? `The \`${name}\` schema of the API.`
     if (cyclic.has(name)) {
@@ -235,7 +313,7 @@ export const schemaFile = (
     }
     blocks.push(
       jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-        `export const ${id} = ${schemaExpression(named.schema, uses, cyclic)}\n\n` +
+        `export const ${id} = ${schemaExpression(named.schema, uses, cyclic, shared)}\n\n` +
         jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
         (isObject(named.schema)
           ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`

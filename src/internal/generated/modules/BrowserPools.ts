@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "../../../internal/call.js"
+import type { OperationError } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/BrowserPools.js"
@@ -68,12 +69,7 @@ export type CreateBrowserPoolSuccess = BrowserPool
  * @since 0.2.0
  * @category Errors
  */
-export type CreateBrowserPoolError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateBrowserPoolError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createBrowserPool operation (`POST /browser_pools`).
@@ -149,12 +145,7 @@ export type GetBrowserPoolSuccess = BrowserPool
  * @since 0.2.0
  * @category Errors
  */
-export type GetBrowserPoolError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetBrowserPoolError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The getBrowserPool operation (`GET /browser_pools/{idOrName}`).
@@ -228,13 +219,9 @@ export type UpdateBrowserPoolSuccess = BrowserPool
  * @since 0.2.0
  * @category Errors
  */
-export type UpdateBrowserPoolError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type UpdateBrowserPoolError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The updateBrowserPool operation (`PATCH /browser_pools/{idOrName}`).
@@ -310,13 +297,9 @@ export type DeleteBrowserPoolSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteBrowserPoolError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DeleteBrowserPoolError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteBrowserPool operation (`DELETE /browser_pools/{idOrName}`).
@@ -399,13 +382,7 @@ export type AcquireBrowserSuccess = { readonly _tag: "Ok"; readonly value: Brows
  * @since 0.2.0
  * @category Errors
  */
-export type AcquireBrowserError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type AcquireBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The acquireBrowser operation (`POST /browser_pools/{idOrName}/acquire`).
@@ -482,13 +459,7 @@ export type ReleaseBrowserSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ReleaseBrowserError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ReleaseBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The releaseBrowser operation (`POST /browser_pools/{idOrName}/release`).
@@ -562,12 +533,7 @@ export type FlushBrowserPoolSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type FlushBrowserPoolError =
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type FlushBrowserPoolError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The flushBrowserPool operation (`POST /browser_pools/{idOrName}/flush`).

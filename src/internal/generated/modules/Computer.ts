@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "../../../internal/call.js"
+import type { OperationError } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Computer.js"
@@ -66,12 +67,7 @@ export type ClickMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ClickMouseError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ClickMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The clickMouse operation (`POST /browsers/{id}/computer/click_mouse`).
@@ -139,12 +135,7 @@ export type MoveMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type MoveMouseError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type MoveMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The moveMouse operation (`POST /browsers/{id}/computer/move_mouse`).
@@ -212,12 +203,7 @@ export type CaptureScreenshotSuccess = Stream.Stream<Uint8Array, KernelError.Ker
  * @since 0.2.0
  * @category Errors
  */
-export type CaptureScreenshotError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CaptureScreenshotError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The captureScreenshot operation (`POST /browsers/{id}/computer/screenshot`).
@@ -291,12 +277,7 @@ export type TypeTextSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type TypeTextError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type TypeTextError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The typeText operation (`POST /browsers/{id}/computer/type`).
@@ -364,12 +345,7 @@ export type PressKeySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type PressKeyError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type PressKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The pressKey operation (`POST /browsers/{id}/computer/press_key`).
@@ -437,12 +413,7 @@ export type ScrollSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ScrollError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ScrollError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The scroll operation (`POST /browsers/{id}/computer/scroll`).
@@ -510,12 +481,7 @@ export type DragMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DragMouseError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type DragMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The dragMouse operation (`POST /browsers/{id}/computer/drag_mouse`).
@@ -583,12 +549,7 @@ export type BatchComputerActionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type BatchComputerActionsError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type BatchComputerActionsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The batchComputerActions operation (`POST /browsers/{id}/computer/batch`).
@@ -666,12 +627,7 @@ export type ReadClipboardSuccess = ClipboardContent
  * @since 0.2.0
  * @category Errors
  */
-export type ReadClipboardError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ReadClipboardError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The readClipboard operation (`POST /browsers/{id}/computer/clipboard/read`).
@@ -741,12 +697,7 @@ export type WriteClipboardSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type WriteClipboardError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type WriteClipboardError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The writeClipboard operation (`POST /browsers/{id}/computer/clipboard/write`).

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "../../../internal/call.js"
+import type { OperationError } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Deployments.js"
@@ -67,11 +68,7 @@ export type ListDeploymentsSuccess = Call.Page<Deployment>
  * @since 0.2.0
  * @category Errors
  */
-export type ListDeploymentsError =
-  | KernelError.BadRequest
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListDeploymentsError = OperationError<KernelError.BadRequest>
 
 /**
  * The listDeployments operation (`GET /deployments`).
@@ -142,12 +139,7 @@ export type CreateDeploymentSuccess = Deployment
  * @since 0.2.0
  * @category Errors
  */
-export type CreateDeploymentError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type CreateDeploymentError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The createDeployment operation (`POST /deployments`).
@@ -223,11 +215,7 @@ export type GetDeploymentSuccess = Deployment
  * @since 0.2.0
  * @category Errors
  */
-export type GetDeploymentError =
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type GetDeploymentError = OperationError<KernelError.NotFound>
 
 /**
  * The getDeployment operation (`GET /deployments/{id}`).
@@ -303,12 +291,7 @@ export type FollowDeploymentSuccess = Stream.Stream<DeploymentEvent, KernelError
  * @since 0.2.0
  * @category Errors
  */
-export type FollowDeploymentError =
-  | KernelError.BadRequest
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type FollowDeploymentError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The followDeployment operation (`GET /deployments/{id}/events`).

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "../../../internal/call.js"
+import type { OperationError } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Replays.js"
@@ -47,13 +48,7 @@ export type ListReplaysSuccess = ListReplaysResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ListReplaysError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type ListReplaysError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The listReplays operation (`GET /browsers/{id}/replays`).
@@ -123,13 +118,7 @@ export type StartReplaySuccess = BrowserReplay
  * @since 0.2.0
  * @category Errors
  */
-export type StartReplayError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StartReplayError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The startReplay operation (`POST /browsers/{id}/replays`).
@@ -203,13 +192,7 @@ export type StopReplaySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type StopReplayError =
-  | KernelError.BadRequest
-  | KernelError.Forbidden
-  | KernelError.NotFound
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
+export type StopReplayError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The stopReplay operation (`POST /browsers/{id}/replays/{replayId}/stop`).

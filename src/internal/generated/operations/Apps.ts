@@ -5,7 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { define, page, query } from "../define.js"
+import { define, page, query } from "../../defineOperation.js"
 import { AppVersionSummary } from "../schemas/Apps.js"
 
 /**

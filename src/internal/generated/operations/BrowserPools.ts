@@ -5,7 +5,7 @@
  * @internal
  */
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, none, path } from "../define.js"
+import { define, json, jsonBody, none, path } from "../../defineOperation.js"
 import {
   BrowserPool,
   BrowserPoolAcquireRequest,

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, none, page, path, query } from "../define.js"
+import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
 import {
   CreateCredentialRequest,
   Credential,

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { define, json, multipartBody, none, page, path, query, sse } from "../define.js"
+import { define, json, multipartBody, none, page, path, query, sse } from "../../defineOperation.js"
 import { Deployment, DeploymentEvent, DeploymentRequest } from "../schemas/Deployments.js"
 
 /**

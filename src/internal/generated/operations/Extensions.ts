@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { bytes, define, json, multipartBody, none, path, query } from "../define.js"
+import { bytes, define, json, multipartBody, none, path, query } from "../../defineOperation.js"
 import { Extension, ListExtensionsResponse, UploadExtensionBody } from "../schemas/Extensions.js"
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { bytes, bytesBody, define, json, jsonBody, multipartBody, none, path, query } from "../define.js"
+import { bytes, bytesBody, define, json, jsonBody, multipartBody, none, path, query } from "../../defineOperation.js"
 import {
   CreateDirectoryRequest,
   DeletePathRequest,

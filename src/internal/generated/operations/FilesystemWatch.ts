@@ -5,7 +5,7 @@
  * @internal
  */
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, none, path, sse } from "../define.js"
+import { define, json, jsonBody, none, path, sse } from "../../defineOperation.js"
 import { FileSystemEvent, StartFilesystemWatchResponse, StartFsWatchRequest } from "../schemas/FilesystemWatch.js"
 
 /**

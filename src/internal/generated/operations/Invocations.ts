@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, none, page, path, query, sse } from "../define.js"
+import { define, json, jsonBody, none, page, path, query, sse } from "../../defineOperation.js"
 import {
   CreateInvocationBody,
   Invocation,

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { define, path, query, sse } from "../define.js"
+import { define, path, query, sse } from "../../defineOperation.js"
 import { LogEvent } from "../schemas/Common.js"
 
 /**

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, path, sse } from "../define.js"
+import { define, json, jsonBody, path, sse } from "../../defineOperation.js"
 import { OkResponse } from "../schemas/Common.js"
 import {
   ProcessExecRequest,

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as KernelError from "../../../KernelError.js"
-import { define, json, jsonBody, path } from "../define.js"
+import { define, json, jsonBody, path } from "../../defineOperation.js"
 import { ProjectLimits, UpdateProjectLimitsRequest } from "../schemas/ProjectLimits.js"
 
 /**

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as KernelError from "../../../KernelError.js"
-import { bytes, define, json, jsonBody, none, path } from "../define.js"
+import { bytes, define, json, jsonBody, none, path } from "../../defineOperation.js"
 import { BrowserReplay, ListReplaysResponse, StartReplayBody } from "../schemas/Replays.js"
 
 /**

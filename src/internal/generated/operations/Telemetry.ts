@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
-import { define, header, path, sse } from "../define.js"
+import { define, header, path, sse } from "../../defineOperation.js"
 import { BrowserTelemetryEventEnvelope } from "../schemas/Telemetry.js"
 
 /**

@@ -36,13 +36,8 @@ export const ApiKeyCreator = /*#__PURE__*/ Schema.Struct({
  */
 export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> {}
 
-/**
- * The `ApiKey` schema of the API.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ApiKey = /*#__PURE__*/ Schema.Struct({
+// the fields ApiKey, CreatedApiKey have alike
+const apiKeyFields = {
   /**
    * Unique API key identifier
    */
@@ -72,6 +67,16 @@ export const ApiKey = /*#__PURE__*/ Schema.Struct({
    * Masked version of the API key
    */
   masked_key: Schema.String
+}
+
+/**
+ * The `ApiKey` schema of the API.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ApiKey = /*#__PURE__*/ Schema.Struct({
+  ...apiKeyFields
 })
 
 /**
@@ -118,35 +123,7 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @category Schemas
  */
 export const CreatedApiKey = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique API key identifier
-   */
-  id: Schema.String,
-  /**
-   * API key name
-   */
-  name: Schema.String,
-  /**
-   * When the API key was created
-   */
-  created_at: Timestamp,
-  created_by: ApiKeyCreator,
-  /**
-   * When the API key expires
-   */
-  expires_at: /*#__PURE__*/ Schema.NullOr(Timestamp),
-  /**
-   * Project identifier for project-scoped API keys. Null means org-wide.
-   */
-  project_id: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  /**
-   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
-   */
-  project_name: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  /**
-   * Masked version of the API key
-   */
-  masked_key: Schema.String,
+  ...apiKeyFields,
   /**
    * Plaintext API key. Only returned once when the key is created.
    */

@@ -8,13 +8,8 @@ import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 
-/**
- * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
+// the fields BrowserPoolRequest, BrowserPoolUpdateRequest have alike
+const browserPoolRequestFields = {
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -64,6 +59,16 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
    * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
    */
   start_url: /*#__PURE__*/ Schema.optional(Schema.String)
+}
+
+/**
+ * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
+  ...browserPoolRequestFields
 })
 
 /**
@@ -138,55 +143,7 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @category Schemas
  */
 export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  size: Schema.Int,
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  fill_rate_per_minute: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  chrome_policy: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  start_url: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...browserPoolRequestFields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
    */

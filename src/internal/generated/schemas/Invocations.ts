@@ -8,6 +8,26 @@ import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
+// the fields Invocation, InvokeResponse have alike
+const invocationFields = {
+  /**
+   * ID of the invocation
+   */
+  id: Schema.String,
+  /**
+   * Name of the action invoked
+   */
+  action_name: Schema.String,
+  /**
+   * Status of the invocation
+   */
+  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+  /**
+   * Status reason
+   */
+  status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
+}
+
 /**
  * The `Invocation` schema of the API.
  *
@@ -15,10 +35,7 @@ import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
  * @category Schemas
  */
 export const Invocation = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ID of the invocation
-   */
-  id: Schema.String,
+  ...invocationFields,
   /**
    * Name of the application
    */
@@ -27,10 +44,6 @@ export const Invocation = /*#__PURE__*/ Schema.Struct({
    * Version label for the application
    */
   version: Schema.String,
-  /**
-   * Name of the action invoked
-   */
-  action_name: Schema.String,
   /**
    * Payload provided to the invocation. This is a string that can be parsed as JSON.
    */
@@ -46,15 +59,7 @@ export const Invocation = /*#__PURE__*/ Schema.Struct({
   /**
    * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
    */
-  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-  /**
-   * Status of the invocation
-   */
-  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
-  /**
-   * Status reason
-   */
-  status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
+  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
 })
 
 /**
@@ -113,22 +118,7 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  * @category Schemas
  */
 export const InvokeResponse = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ID of the invocation
-   */
-  id: Schema.String,
-  /**
-   * Name of the action invoked
-   */
-  action_name: Schema.String,
-  /**
-   * Status of the invocation
-   */
-  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
-  /**
-   * Status reason
-   */
-  status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...invocationFields,
   /**
    * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
    */

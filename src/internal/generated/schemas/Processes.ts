@@ -7,13 +7,8 @@
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 
-/**
- * Request to execute a command synchronously.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
+// the fields ProcessExecRequest, ProcessSpawnRequest have alike
+const processExecRequestFields = {
   /**
    * Executable or shell command to run.
    */
@@ -42,6 +37,16 @@ export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
    * Maximum execution time in seconds.
    */
   timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+}
+
+/**
+ * Request to execute a command synchronously.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
+  ...processExecRequestFields
 })
 
 /**
@@ -92,34 +97,7 @@ export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExec
  * @category Schemas
  */
 export const ProcessSpawnRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Executable or shell command to run.
-   */
-  command: Schema.String,
-  /**
-   * Command arguments.
-   */
-  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Environment variables to set for the process.
-   */
-  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-  /**
-   * Run the process as this user.
-   */
-  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+  ...processExecRequestFields,
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
    */

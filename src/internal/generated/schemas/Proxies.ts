@@ -49,17 +49,8 @@ export const IspProxyConfig = /*#__PURE__*/ Schema.Struct({
  */
 export interface IspProxyConfig extends Schema.Schema.Type<typeof IspProxyConfig> {}
 
-/**
- * Configuration for residential proxies.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ResidentialProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ISO 3166 country code.
-   */
-  country: /*#__PURE__*/ Schema.optional(Schema.String),
+// the fields ResidentialProxyConfig, MobileProxyConfig have alike
+const residentialProxyConfigFields = {
   /**
    * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
    */
@@ -75,7 +66,21 @@ export const ResidentialProxyConfig = /*#__PURE__*/ Schema.Struct({
   /**
    * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
    */
-  asn: /*#__PURE__*/ Schema.optional(Schema.String),
+  asn: /*#__PURE__*/ Schema.optional(Schema.String)
+}
+
+/**
+ * Configuration for residential proxies.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ResidentialProxyConfig = /*#__PURE__*/ Schema.Struct({
+  /**
+   * ISO 3166 country code.
+   */
+  country: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...residentialProxyConfigFields,
   /**
    * Operating system of the residential device.
    */
@@ -101,22 +106,7 @@ export const MobileProxyConfig = /*#__PURE__*/ Schema.Struct({
    * ISO 3166 country code
    */
   country: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
-   */
-  city: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Two-letter state code.
-   */
-  state: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * US ZIP code.
-   */
-  zip: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
-   */
-  asn: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...residentialProxyConfigFields,
   /**
    * Mobile carrier.
    */
@@ -192,13 +182,8 @@ export const MobileProxyConfig = /*#__PURE__*/ Schema.Struct({
  */
 export interface MobileProxyConfig extends Schema.Schema.Type<typeof MobileProxyConfig> {}
 
-/**
- * Configuration for a custom proxy (e.g., private proxy server).
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const CustomProxyConfig = /*#__PURE__*/ Schema.Struct({
+// the fields CustomProxyConfig, CreateCustomProxyConfig have alike
+const customProxyConfigFields = {
   /**
    * Proxy host address or IP.
    */
@@ -210,7 +195,17 @@ export const CustomProxyConfig = /*#__PURE__*/ Schema.Struct({
   /**
    * Username for proxy authentication.
    */
-  username: /*#__PURE__*/ Schema.optional(Schema.String),
+  username: /*#__PURE__*/ Schema.optional(Schema.String)
+}
+
+/**
+ * Configuration for a custom proxy (e.g., private proxy server).
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const CustomProxyConfig = /*#__PURE__*/ Schema.Struct({
+  ...customProxyConfigFields,
   /**
    * Whether the proxy has a password.
    */
@@ -225,14 +220,8 @@ export const CustomProxyConfig = /*#__PURE__*/ Schema.Struct({
  */
 export interface CustomProxyConfig extends Schema.Schema.Type<typeof CustomProxyConfig> {}
 
-/**
- * Configuration for routing traffic through a proxy.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const Proxy = /*#__PURE__*/ Schema.Struct({
-  id: /*#__PURE__*/ Schema.optional(Schema.String),
+// the fields Proxy, ProxyCreateRequest have alike
+const proxyFields = {
   /**
    * Readable name of the proxy.
    */
@@ -248,7 +237,18 @@ export const Proxy = /*#__PURE__*/ Schema.Struct({
   /**
    * Hostnames that should bypass the parent proxy and connect directly.
    */
-  bypass_hosts: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  bypass_hosts: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+}
+
+/**
+ * Configuration for routing traffic through a proxy.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const Proxy = /*#__PURE__*/ Schema.Struct({
+  id: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...proxyFields,
   /**
    * Current health status of the proxy.
    */
@@ -306,18 +306,7 @@ export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
  * @category Schemas
  */
 export const CreateCustomProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Proxy host address or IP.
-   */
-  host: Schema.String,
-  /**
-   * Proxy port.
-   */
-  port: Schema.Int,
-  /**
-   * Username for proxy authentication.
-   */
-  username: /*#__PURE__*/ Schema.optional(Schema.String),
+  ...customProxyConfigFields,
   /**
    * Password for proxy authentication.
    */
@@ -339,22 +328,7 @@ export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof Creat
  * @category Schemas
  */
 export const ProxyCreateRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Readable name of the proxy.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
-   */
-  type: /*#__PURE__*/ Schema.Literal("datacenter", "isp", "residential", "mobile", "custom"),
-  /**
-   * Protocol to use for the proxy connection.
-   */
-  protocol: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("http", "https")),
-  /**
-   * Hostnames that should bypass the parent proxy and connect directly.
-   */
-  bypass_hosts: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  ...proxyFields,
   /**
    * Configuration specific to the selected proxy `type`.
    */

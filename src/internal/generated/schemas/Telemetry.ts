@@ -137,6 +137,19 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
   )
 })
 
+// the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
+const browserConsoleLogEventFields = {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: Schema.Int,
+  source: BrowserEventSource,
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+}
+
 /**
  * A browser console log event (console.log, console.info, console.warn, etc.).
  *
@@ -144,12 +157,8 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
  * @category Schemas
  */
 export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("console_log"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -191,11 +200,7 @@ export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.Struct({
     stack_trace: /*#__PURE__*/ Schema.optional(
       /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
     )
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -213,12 +218,8 @@ export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof Browse
  * @category Schemas
  */
 export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("console_error"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -272,11 +273,7 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.Struct({
      * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
      */
     source_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -310,12 +307,8 @@ export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
  * @category Schemas
  */
 export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_request"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -378,11 +371,7 @@ export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.Struct({
      * Original URL before the redirect, present when is_redirect is true.
      */
     redirect_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -400,12 +389,8 @@ export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof Br
  * @category Schemas
  */
 export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_response"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -464,11 +449,7 @@ export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.Struct({
      * Truncated response body, present only for text MIME types.
      */
     body: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -486,12 +467,8 @@ export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof B
  * @category Schemas
  */
 export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -534,11 +511,7 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.Struct({
      * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
      */
     resource_type: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -598,17 +571,9 @@ export interface BrowserEventContext extends Schema.Schema.Type<typeof BrowserEv
  * @category Schemas
  */
 export const BrowserNetworkIdleEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
-  source: BrowserEventSource,
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
 })
 
 /**
@@ -626,12 +591,8 @@ export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof Brows
  * @category Schemas
  */
 export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * URL navigated to.
@@ -658,11 +619,7 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.Struct({
      */
     target_id: /*#__PURE__*/ Schema.optional(Schema.String),
     target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -680,12 +637,8 @@ export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof Br
  * @category Schemas
  */
 export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -716,11 +669,7 @@ export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.Struct({
      * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
     cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -738,12 +687,8 @@ export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typ
  * @category Schemas
  */
 export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_load"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -774,11 +719,7 @@ export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.Struct({
      * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
     cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -796,12 +737,8 @@ export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserP
  * @category Schemas
  */
 export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP target identifier for the newly opened tab.
@@ -820,11 +757,7 @@ export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.Struct({
      * Target identifier of the tab that opened this one, if any.
      */
     opener_id: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -842,12 +775,8 @@ export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof Bro
  * @category Schemas
  */
 export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -899,11 +828,7 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.Struct({
        */
       had_recent_input: /*#__PURE__*/ Schema.optional(Schema.Boolean)
     }))
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -921,12 +846,8 @@ export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof B
  * @category Schemas
  */
 export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -990,11 +911,7 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.Struct({
        */
       node_id: /*#__PURE__*/ Schema.optional(Schema.Int)
     }))
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1012,17 +929,9 @@ export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPa
  * @category Schemas
  */
 export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-  source: BrowserEventSource,
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
 })
 
 /**
@@ -1040,17 +949,9 @@ export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof
  * @category Schemas
  */
 export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-  source: BrowserEventSource,
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
 })
 
 /**
@@ -1070,12 +971,8 @@ export interface BrowserPageNavigationSettledEvent
  * @category Schemas
  */
 export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -1122,11 +1019,7 @@ export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.Struct({
      * Visible text content of the clicked element, trimmed.
      */
     text: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1144,12 +1037,8 @@ export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof 
  * @category Schemas
  */
 export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -1188,11 +1077,7 @@ export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.Struct({
      * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
      */
     tag: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1210,12 +1095,8 @@ export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof Br
  * @category Schemas
  */
 export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP session identifier for the target connection.
@@ -1262,11 +1143,7 @@ export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.Struct(
      * CSS selector path to the scrolled element.
      */
     target_selector: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1286,22 +1163,14 @@ export interface BrowserInteractionScrollSettledEvent
  * @category Schemas
  */
 export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Base64-encoded PNG screenshot of the browser viewport.
      */
     png: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1319,22 +1188,14 @@ export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof
  * @category Schemas
  */
 export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Reason for the disconnection. chrome_restarted: Chrome process restarted.
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1352,22 +1213,14 @@ export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<type
  * @category Schemas
  */
 export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Wall-clock time in milliseconds taken to reconnect after the disconnection.
      */
     reconnect_duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1385,22 +1238,14 @@ export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeo
  * @category Schemas
  */
 export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
@@ -1420,22 +1265,14 @@ export interface BrowserMonitorReconnectFailedEvent
  * @category Schemas
  */
 export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: Schema.Int,
+  ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
-  source: BrowserEventSource,
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
      */
     step: /*#__PURE__*/ Schema.optional(Schema.String)
-  })),
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }))
 })
 
 /**
