@@ -20,12 +20,16 @@ import { KernelClient } from "./KernelClient.js"
  */
 export * from "./internal/generated/schemas/Apps.js"
 
-/**
- * The schemas the Apps operations share with other areas.
- *
- * @since 0.2.0
- */
-export { AppAction } from "./internal/generated/schemas/Common.js"
+// the schemas the Apps operations share with other areas
+export {
+  /**
+   * An action available on the app
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  AppAction
+} from "./internal/generated/schemas/Common.js"
 
 /**
  * The input of {@link list}.

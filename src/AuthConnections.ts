@@ -33,12 +33,37 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/schemas/AuthConnections.js"
 
-/**
- * The schemas the AuthConnections operations share with other areas.
- *
- * @since 0.2.0
- */
-export { Error, ErrorDetail, ErrorEvent, SSEHeartbeatEvent } from "./internal/generated/schemas/Common.js"
+// the schemas the AuthConnections operations share with other areas
+export {
+  /**
+   * The `Error` schema of the API.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  Error,
+  /**
+   * The `ErrorDetail` schema of the API.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  ErrorDetail,
+  /**
+   * An error event from the application.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  ErrorEvent,
+  /**
+   * Heartbeat event sent periodically to keep SSE connection alive.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  SSEHeartbeatEvent
+} from "./internal/generated/schemas/Common.js"
 
 /**
  * The input of {@link list}.

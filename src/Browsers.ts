@@ -28,21 +28,88 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/schemas/Browsers.js"
 
-/**
- * The schemas the Browsers operations share with other areas.
- *
- * @since 0.2.0
- */
+// the schemas the Browsers operations share with other areas
 export {
+  /**
+   * The `Browser` schema of the API.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   Browser,
+  /**
+   * Extension selection for the browser session. Provide either id or name of an extension uploaded to Kernel.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserExtension,
+  /**
+   * Browser pool this session was acquired from, if any.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserPoolRef,
+  /**
+   * Profile selection for the browser session. Provide either id or name. If specified, the
+   * matching profile will be loaded into the browser session. Profiles must be created beforehand.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserProfile,
+  /**
+   * Per-category telemetry capture settings.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserTelemetryCategoriesConfig,
+  /**
+   * Per-category telemetry configuration.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserTelemetryCategoryConfig,
+  /**
+   * Telemetry configuration for a browser session.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserTelemetryConfig,
+  /**
+   * Session usage metrics.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserUsage,
+  /**
+   * Initial browser window size in pixels with optional refresh rate.
+   * If omitted, image defaults apply (1920x1080@25).
+   * For GPU images, the default is 1920x1080@60.
+   * Arbitrary viewport dimensions and refresh rates are accepted.
+   * Known-good presets include:
+   * 2560x1440@10, 1920x1080@25, 1920x1200@25, 1440x900@25, 1280x800@60, 1024x768@60, 1200x800@60.
+   * For GPU images, recommended presets use one of these resolutions with refresh rates 60, 30, 25, or 10:
+   * 800x600, 960x720, 1024x576, 1024x768, 1152x648, 1200x800, 1280x720, 1368x768, 1440x900, 1600x900, 1920x1080, 1920x1200, 390x844, 360x250, 768x1024, 800x1600.
+   * Viewports outside this list may exhibit unstable live view or recording behavior.
+   * If refresh_rate is not provided, it will be automatically determined based on the resolution
+   * (higher resolutions use lower refresh rates to keep bandwidth reasonable).
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   BrowserViewport,
+  /**
+   * Browser profile metadata.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
   Profile
 } from "./internal/generated/schemas/Common.js"
 

@@ -15,12 +15,16 @@ import type { LogEvent } from "./internal/generated/schemas/Common.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
-/**
- * The schemas the Logs operations share with other areas.
- *
- * @since 0.2.0
- */
-export { LogEvent } from "./internal/generated/schemas/Common.js"
+// the schemas the Logs operations share with other areas
+export {
+  /**
+   * A log entry from the application.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  LogEvent
+} from "./internal/generated/schemas/Common.js"
 
 /**
  * The input of {@link stream}.

@@ -34,12 +34,16 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/schemas/Processes.js"
 
-/**
- * The schemas the Processes operations share with other areas.
- *
- * @since 0.2.0
- */
-export { OkResponse } from "./internal/generated/schemas/Common.js"
+// the schemas the Processes operations share with other areas
+export {
+  /**
+   * Generic OK response.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  OkResponse
+} from "./internal/generated/schemas/Common.js"
 
 /**
  * The input of {@link exec}.

@@ -23,12 +23,16 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/schemas/Profiles.js"
 
-/**
- * The schemas the Profiles operations share with other areas.
- *
- * @since 0.2.0
- */
-export { Profile } from "./internal/generated/schemas/Common.js"
+// the schemas the Profiles operations share with other areas
+export {
+  /**
+   * Browser profile metadata.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  Profile
+} from "./internal/generated/schemas/Common.js"
 
 /**
  * The input of {@link list}.

@@ -284,9 +284,10 @@ ${
 )
 `
   const hasSchemas = [...placement.values()].includes(area)
-  const common = [...placement].filter(([name, file]) => file === commonArea && areaUses(api, operations, name)).map((
-    [name]
-  ) => ident(name)).sort()
+  const common = [...placement]
+    .filter(([name, file]) => file === commonArea && areaUses(api, operations, name))
+    .map(([name]) => name)
+    .sort()
   const imports = [
     `import * as Context from "effect/Context"`,
     `import * as Effect from "effect/Effect"`,
@@ -319,8 +320,16 @@ ${
       : []),
     ...(common.length > 0
       ? [
-        jsdoc([`The schemas the ${area} operations share with other areas.`, "", `@since ${since}`]) +
-        `export { ${common.join(", ")} } from "${paths.generated}schemas/${commonArea}.js"\n`
+        `// the schemas the ${area} operations share with other areas\nexport {\n${
+          common.map((name) =>
+            jsdoc([
+              api.schemas.get(name)?.description ?? `The \`${name}\` schema of the API.`,
+              "",
+              `@since ${since}`,
+              "@category Schemas"
+            ]) + ident(name)
+          ).join(",\n")
+        }\n} from "${paths.generated}schemas/${commonArea}.js"\n`
       ]
       : [])
   ]

@@ -33,12 +33,16 @@ import type {
  */
 export * from "../schemas/Computer.js"
 
-/**
- * The schemas the Computer operations share with other areas.
- *
- * @since 0.2.0
- */
-export { OkResponse } from "../schemas/Common.js"
+// the schemas the Computer operations share with other areas
+export {
+  /**
+   * Generic OK response.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  OkResponse
+} from "../schemas/Common.js"
 
 /**
  * The input of {@link clickMouse}.

@@ -22,12 +22,51 @@ import type { Deployment, DeploymentEvent, DeploymentRequest } from "../schemas/
  */
 export * from "../schemas/Deployments.js"
 
-/**
- * The schemas the Deployments operations share with other areas.
- *
- * @since 0.2.0
- */
-export { AppAction, Error, ErrorDetail, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "../schemas/Common.js"
+// the schemas the Deployments operations share with other areas
+export {
+  /**
+   * An action available on the app
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  AppAction,
+  /**
+   * The `Error` schema of the API.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  Error,
+  /**
+   * The `ErrorDetail` schema of the API.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  ErrorDetail,
+  /**
+   * An error event from the application.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  ErrorEvent,
+  /**
+   * A log entry from the application.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  LogEvent,
+  /**
+   * Heartbeat event sent periodically to keep SSE connection alive.
+   *
+   * @since 0.2.0
+   * @category Schemas
+   */
+  SSEHeartbeatEvent
+} from "../schemas/Common.js"
 
 /**
  * The input of {@link list}.
