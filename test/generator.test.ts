@@ -225,6 +225,15 @@ describe("the emitted schemas", () => {
     else if (Either.isLeft(result)) throw new Error(String(result.left))
   })
 
+  it.each([...Config.redactedFields])("%s decodes as Redacted", (field) => {
+    const [schema, name] = field.split(".") as [string, string]
+    const struct = schemaOf(schema) as unknown as { readonly fields: Record<string, Schema.Schema.AnyNoContext> }
+    const value = /values/.test(name) ? { password: "hunter2" } : "secret"
+    const decoded = Schema.decodeUnknownSync(Schema.Struct({ [name]: struct.fields[name]! }))({ [name]: value })
+    const got = decoded[name] as unknown
+    expect(Redacted.isRedacted(got) || Redacted.isRedacted((got as Record<string, unknown>)["password"])).toBe(true)
+  })
+
   it("decodes forward-compatibly (unknown keys ignored) and redacts the access fields", () => {
     const browser = Schema.decodeUnknownSync(schemaOf("Browser"))({
       session_id: "s",

@@ -217,8 +217,9 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
 
 /**
  * The fields that grant access to something (a browser, the API, a credential): decoded as
- * `Redacted<string>` so they are not logged or printed by accident. `Schema.field` or
- * `operationName.field` for an inline schema.
+ * `Redacted<string>` so they are not logged or printed by accident: `Schema.field`, the schema a
+ * component or an operation's hoisted inline schema (`<OperationName>Body` / `Response` / …). The
+ * generator fails on an entry that names no field.
  */
 export const redactedFields: ReadonlySet<string> = new Set([
   "Browser.cdp_ws_url",
@@ -226,7 +227,7 @@ export const redactedFields: ReadonlySet<string> = new Set([
   "CreatedApiKey.key",
   "CreateCredentialRequest.values",
   "UpdateCredentialRequest.values",
-  "getCredentialTotpCode.code"
+  "GetCredentialTotpCodeResponse.code"
 ])
 
 /** The error class of each documented status (`src/KernelError.ts`). */

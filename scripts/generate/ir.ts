@@ -93,6 +93,15 @@ const simple = <K extends Schema["kind"]>(kind: K) => ({ kind }) as Extract<Sche
 /** Converts the document's JSON schemas; `owner` names the schema whose properties are converted (for redaction). */
 export class Converter {
   private readonly components = new Map<string, Schema>()
+  /** The entries of `Config.redactedFields` that named a field. */
+  readonly redacted = new Set<string>()
+
+  private redacts(field: string): boolean {
+    if (!Config.redactedFields.has(field)) return false
+    this.redacted.add(field)
+    return true
+  }
+
   constructor(private readonly document: OpenApi.Document) {}
 
   component(name: string): Schema {
@@ -172,7 +181,7 @@ export class Converter {
           return {
             name,
             required: required.has(name),
-            schema: Config.redactedFields.has(`${owner}.${name}`) ? redact(schema, `${owner}.${name}`) : schema,
+            schema: this.redacts(`${owner}.${name}`) ? redact(schema, `${owner}.${name}`) : schema,
             description: property.description
           }
         })
@@ -278,7 +287,7 @@ export const build = (document: OpenApi.Document): Api => {
     examples.set(name, [...(examples.get(name) ?? []), ...values])
   // a body or answer schema: a component as is, anything else but a scalar hoisted as `<Name><suffix>`
   const named = (source: OpenApi.JsonSchema, name: string, values: ReadonlyArray<unknown>): Schema => {
-    const schema = converter.convert(source, name)
+    const schema = converter.convert(source, pascalCase(name))
     if (schema.kind === "ref") {
       addExamples(schema.name, values)
       return schema
@@ -411,6 +420,9 @@ export const build = (document: OpenApi.Document): Api => {
   }
   for (const operation of operations) {
     for (const reference of operationReferences(operation)) visit(reference)
+  }
+  for (const field of Config.redactedFields) {
+    if (!converter.redacted.has(field)) throw new Error(`config.redactedFields: ${field} names no field`)
   }
   return { operations, schemas, deprecated }
 }

@@ -146,7 +146,7 @@ export const GetCredentialTotpCodeResponse = /*#__PURE__*/ Schema.Struct({
   /**
    * Current 6-digit TOTP code
    */
-  code: Schema.String,
+  code: /*#__PURE__*/ Schema.Redacted(Schema.String),
   /**
    * When this code expires (ISO 8601 timestamp)
    */
