@@ -21,7 +21,13 @@ export type Schema =
   | { readonly kind: "unknown" }
   | { readonly kind: "literal"; readonly values: ReadonlyArray<string | number | boolean> }
   | { readonly kind: "array"; readonly items: Schema }
-  | { readonly kind: "object"; readonly properties: ReadonlyArray<Property>; readonly additional: Schema | undefined }
+  | {
+    readonly kind: "object"
+    /** Named object schemas whose fields this one has too (an `allOf` of them), before its own. */
+    readonly bases?: ReadonlyArray<string>
+    readonly properties: ReadonlyArray<Property>
+    readonly additional: Schema | undefined
+  }
   | { readonly kind: "union"; readonly members: ReadonlyArray<Schema>; readonly discriminator: string | undefined }
   | { readonly kind: "nullable"; readonly schema: Schema }
 
@@ -198,23 +204,57 @@ export class Converter {
     }
   }
 
-  // allOf: the members' fields merged (a later member's field wins), required where any member requires it
+  // allOf: the members' fields merged (a later member's field wins), required where any member
+  // requires it; a named member none of whose fields another member has again stays a reference
+  // (a base: its fields are spread)
   private merge(members: ReadonlyArray<OpenApi.JsonSchema>, owner: string): Schema {
+    const converted = members
+      .filter((member) => Object.keys(member).length > 0)
+      .map((member) => this.convert(member, owner))
+    if (converted.length === 1) return converted[0]!
+    const objects = converted.map((schema) => {
+      const object = schema.kind === "ref" ? this.component(schema.name) : schema
+      if (object.kind !== "object") throw new Error(`${owner}: allOf of a non-object`)
+      return { ref: schema.kind === "ref" ? schema.name : undefined, object }
+    })
+    const names = (object: Extract<Schema, { kind: "object" }>): Array<string> => [
+      ...(object.bases ?? []).flatMap((base) => {
+        const schema = this.component(base)
+        return schema.kind === "object" ? names(schema) : []
+      }),
+      ...object.properties.map((property) => property.name)
+    ]
+    const bases: Array<string> = []
     const fields = new Map<string, Property>()
     let additional: Schema | undefined
-    for (const member of members) {
-      const converted = this.convert(member, owner)
-      const object = converted.kind === "ref" ? this.component(converted.name) : converted
-      if (object.kind !== "object") throw new Error(`${owner}: allOf of a non-object`)
-      for (const property of object.properties) {
-        const before = fields.get(property.name)
-        fields.set(property.name, before?.required ? { ...property, required: true } : property)
+    objects.forEach(({ object, ref }, i) => {
+      const others = new Set(objects.flatMap((other, j) => j === i ? [] : names(other.object)))
+      if (ref !== undefined && !names(object).some((name) => others.has(name))) {
+        bases.push(ref)
+      } else {
+        for (const base of object.bases ?? []) bases.push(base)
+        for (const property of object.properties) {
+          const before = fields.get(property.name)
+          fields.set(property.name, before?.required ? { ...property, required: true } : property)
+        }
       }
       additional ??= object.additional
-    }
-    return { kind: "object", properties: [...fields.values()], additional }
+    })
+    return { kind: "object", ...(bases.length > 0 ? { bases } : {}), properties: [...fields.values()], additional }
   }
 }
+
+/** Every field of an object schema: its bases' and its own. */
+export const propertiesOf = (
+  schemas: (name: string) => Schema | undefined,
+  object: Extract<Schema, { kind: "object" }>
+): Array<Property> => [
+  ...(object.bases ?? []).flatMap((base) => {
+    const schema = schemas(base)
+    return schema?.kind === "object" ? propertiesOf(schemas, schema) : []
+  }),
+  ...object.properties
+]
 
 const isRequiredOnly = (branch: OpenApi.JsonSchema): boolean =>
   Object.keys(branch).every((key) => key === "required" || key === "description")
@@ -262,6 +302,7 @@ export const references = (schema: Schema, into: Set<string> = new Set()): Set<s
       for (const member of schema.members) references(member, into)
       break
     case "object":
+      for (const base of schema.bases ?? []) into.add(base)
       for (const property of schema.properties) references(property.schema, into)
       if (schema.additional !== undefined) references(schema.additional, into)
   }

@@ -4,7 +4,7 @@
  */
 import * as Config from "./config.js"
 import type * as Ir from "./ir.js"
-import { pascalCase } from "./ir.js"
+import { pascalCase, propertiesOf } from "./ir.js"
 import { errorClasses } from "./operations.js"
 import { commonArea, header, ident, jsdoc, newUses, since, typeExpression, type Uses } from "./schemas.js"
 
@@ -24,7 +24,7 @@ const resolve = (api: Ir.Api, schema: Ir.Schema): Ir.Schema =>
 const hasRequired = (api: Ir.Api, schema: Ir.Schema): boolean => {
   const resolved = resolve(api, schema)
   return resolved.kind === "object"
-    ? resolved.properties.some((property) => property.required)
+    ? propertiesOf((name) => api.schemas.get(name)?.schema, resolved).some((property) => property.required)
     : resolved.kind !== "unknown"
 }
 
@@ -59,7 +59,9 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): s
       return sample(api, resolved.members[0]!, uses, depth)
     case "object": {
       if (depth > 4) return "{}"
-      const fields = resolved.properties.filter((property) => property.required)
+      const fields = propertiesOf((name) => api.schemas.get(name)?.schema, resolved).filter((property) =>
+        property.required
+      )
       return `{ ${
         fields.map((property) => `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1)}`).join(", ")
       } }`
@@ -360,7 +362,8 @@ const areaUses = (api: Ir.Api, operations: ReadonlyArray<Ir.Operation>, name: st
       case "union":
         return schema.members.some(visit)
       case "object":
-        return schema.properties.some((property) => visit(property.schema)) ||
+        return (schema.bases ?? []).some((base) => visit({ kind: "ref", name: base })) ||
+          schema.properties.some((property) => visit(property.schema)) ||
           (schema.additional !== undefined && visit(schema.additional))
       default:
         return false

@@ -77,11 +77,14 @@ export const schemaExpression = (
       return pure("Schema.NullOr", go(schema.schema))
     case "union":
       return pure("Schema.Union", schema.members.map(go).join(", "))
-    case "object":
-      if (schema.properties.length === 0) {
+    case "object": {
+      const bases = schema.bases ?? []
+      if (schema.properties.length === 0 && bases.length === 0) {
         return pure("Schema.Record", `{ key: Schema.String, value: ${go(schema.additional ?? { kind: "unknown" })} }`)
       }
-      return pure("Schema.Struct", fieldsExpression(schema.properties, uses, lazy, shared))
+      for (const base of bases) uses.refs.add(base)
+      return pure("Schema.Struct", fieldsExpression(schema.properties, uses, lazy, shared, bases))
+    }
   }
 }
 
@@ -98,12 +101,13 @@ const fieldsExpression = (
   properties: ReadonlyArray<Ir.Property>,
   uses: Uses,
   lazy: ReadonlySet<string>,
-  shared: ReadonlyArray<SharedFields>
+  shared: ReadonlyArray<SharedFields>,
+  bases: ReadonlyArray<string> = []
 ): string => {
   const keys = properties.map(fieldKey)
   const groups = shared.filter((group) => [...group.keys].every((k) => keys.includes(k)))
   const written = new Set<SharedFields>()
-  const lines: Array<string> = []
+  const lines: Array<string> = bases.map((base) => `...${ident(base)}.fields`)
   properties.forEach((property, i) => {
     const group = groups.find((candidate) => candidate.keys.has(keys[i]!))
     if (group !== undefined) {
@@ -194,6 +198,10 @@ export const typeExpression = (
     case "union":
       return schema.members.map(go).join(" | ")
     case "object":
+      if ((schema.bases ?? []).length > 0) {
+        const bases = (schema.bases ?? []).map((base) => go({ kind: "ref", name: base }))
+        return [...bases, go({ ...schema, bases: [] })].join(" & ")
+      }
       if (schema.properties.length === 0) {
         return `{ readonly [key: string]: ${go(schema.additional ?? { kind: "unknown" })} }`
       }
@@ -236,7 +244,8 @@ export const placeSchemas = (api: Ir.Api, operationRoots: (operation: Ir.Operati
   return area
 }
 
-const isObject = (schema: Ir.Schema): boolean => schema.kind === "object" && schema.properties.length > 0
+const isObject = (schema: Ir.Schema): boolean =>
+  schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)
 
 /**
  * The schema file of an area: its schemas in dependency order (a schema after the ones it uses);

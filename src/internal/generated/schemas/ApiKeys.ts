@@ -36,8 +36,13 @@ export const ApiKeyCreator = /*#__PURE__*/ Schema.Struct({
  */
 export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> {}
 
-// the fields ApiKey, CreatedApiKey have alike
-const apiKeyFields = {
+/**
+ * The `ApiKey` schema of the API.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ApiKey = /*#__PURE__*/ Schema.Struct({
   /**
    * Unique API key identifier
    */
@@ -67,16 +72,6 @@ const apiKeyFields = {
    * Masked version of the API key
    */
   masked_key: Schema.String
-}
-
-/**
- * The `ApiKey` schema of the API.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ApiKey = /*#__PURE__*/ Schema.Struct({
-  ...apiKeyFields
 })
 
 /**
@@ -123,7 +118,7 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @category Schemas
  */
 export const CreatedApiKey = /*#__PURE__*/ Schema.Struct({
-  ...apiKeyFields,
+  ...ApiKey.fields,
   /**
    * Plaintext API key. Only returned once when the key is created.
    */

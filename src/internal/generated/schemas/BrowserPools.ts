@@ -8,8 +8,13 @@ import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 
-// the fields BrowserPoolRequest, BrowserPoolUpdateRequest have alike
-const browserPoolRequestFields = {
+/**
+ * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -59,16 +64,6 @@ const browserPoolRequestFields = {
    * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
    */
   start_url: /*#__PURE__*/ Schema.optional(Schema.String)
-}
-
-/**
- * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
-  ...browserPoolRequestFields
 })
 
 /**
@@ -143,7 +138,7 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @category Schemas
  */
 export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.Struct({
-  ...browserPoolRequestFields,
+  ...BrowserPoolRequest.fields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
    */

@@ -79,18 +79,7 @@ export interface BrowserRequest extends Schema.Schema.Type<typeof BrowserRequest
  * @category Schemas
  */
 export const BrowserViewportUpdate = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Browser window width in pixels.
-   */
-  width: Schema.Int,
-  /**
-   * Browser window height in pixels.
-   */
-  height: Schema.Int,
-  /**
-   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-   */
-  refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int),
+  ...BrowserViewport.fields,
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
    * Active recordings will be gracefully stopped and restarted at the new resolution as

@@ -7,8 +7,13 @@
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 
-// the fields ProcessExecRequest, ProcessSpawnRequest have alike
-const processExecRequestFields = {
+/**
+ * Request to execute a command synchronously.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
   /**
    * Executable or shell command to run.
    */
@@ -37,16 +42,6 @@ const processExecRequestFields = {
    * Maximum execution time in seconds.
    */
   timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-}
-
-/**
- * Request to execute a command synchronously.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
-  ...processExecRequestFields
 })
 
 /**
@@ -97,7 +92,7 @@ export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExec
  * @category Schemas
  */
 export const ProcessSpawnRequest = /*#__PURE__*/ Schema.Struct({
-  ...processExecRequestFields,
+  ...ProcessExecRequest.fields,
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
    */

@@ -58,6 +58,48 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.Literal(
 export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
 
 /**
+ * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserEventContext = /*#__PURE__*/ Schema.Struct({
+  /**
+   * CDP session identifier for the target connection.
+   */
+  session_id: /*#__PURE__*/ Schema.optional(Schema.String),
+  /**
+   * Browser target identifier (stable across navigations within a tab).
+   */
+  target_id: /*#__PURE__*/ Schema.optional(Schema.String),
+  target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
+  /**
+   * CDP frame identifier within the target.
+   */
+  frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+  /**
+   * CDP document loader identifier, reset on each navigation.
+   */
+  loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
+  /**
+   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+   */
+  url: /*#__PURE__*/ Schema.optional(Schema.String),
+  /**
+   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+   */
+  nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
+})
+
+/**
+ * The type of {@link BrowserEventContext}.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface BrowserEventContext extends Schema.Schema.Type<typeof BrowserEventContext> {}
+
+/**
  * CDP Runtime.StackTrace representing the JavaScript call stack at the time of an event. Fields use CDP naming conventions rather than snake_case to match the Chrome DevTools Protocol wire format.
  *
  * @since 0.2.0
@@ -160,31 +202,7 @@ export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("console_log"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
      */
@@ -221,31 +239,7 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("console_error"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Error message text. Present in both source paths.
      */
@@ -310,31 +304,7 @@ export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_request"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP request identifier, unique within the session.
      */
@@ -392,31 +362,7 @@ export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_response"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
      */
@@ -470,31 +416,7 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
      */
@@ -521,48 +443,6 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.Struct({
  * @category Models
  */
 export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typeof BrowserNetworkLoadingFailedEvent> {}
-
-/**
- * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserEventContext = /*#__PURE__*/ Schema.Struct({
-  /**
-   * CDP session identifier for the target connection.
-   */
-  session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Browser target identifier (stable across navigations within a tab).
-   */
-  target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-  /**
-   * CDP frame identifier within the target.
-   */
-  frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * CDP document loader identifier, reset on each navigation.
-   */
-  loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-   */
-  url: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-   */
-  nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
-
-/**
- * The type of {@link BrowserEventContext}.
- *
- * @since 0.2.0
- * @category Models
- */
-export interface BrowserEventContext extends Schema.Schema.Type<typeof BrowserEventContext> {}
 
 /**
  * A browser network idle event emitted after a 500ms quiet period with no in-flight HTTP requests.
@@ -640,31 +520,7 @@ export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
@@ -690,31 +546,7 @@ export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_load"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
@@ -778,31 +610,7 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the layout shift occurred.
      */
@@ -849,31 +657,7 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the LCP element was rendered.
      */
@@ -974,31 +758,7 @@ export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Viewport x-coordinate of the click in CSS pixels.
      */
@@ -1040,31 +800,7 @@ export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.Struct({
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
      */
@@ -1098,31 +834,7 @@ export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.Struct(
   ...browserConsoleLogEventFields,
   type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int),
+    ...BrowserEventContext.fields,
     /**
      * Scroll x-position at the start of the scroll gesture in CSS pixels.
      */
