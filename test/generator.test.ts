@@ -234,6 +234,12 @@ describe("the emitted schemas", () => {
     expect(Redacted.isRedacted(got) || Redacted.isRedacted((got as Record<string, unknown>)["password"])).toBe(true)
   })
 
+  it("decodes a circular schema (BrowserCallStack.parent) through Schema.suspend", () => {
+    const frame = { functionName: "f", scriptId: "1", url: "u", lineNumber: 1, columnNumber: 2 }
+    const stack = { callFrames: [frame], parent: { callFrames: [], parent: { callFrames: [frame] } } }
+    expect(Schema.decodeUnknownSync(schemaOf("BrowserCallStack"))(stack)).toEqual(stack)
+  })
+
   it("decodes forward-compatibly (unknown keys ignored) and redacts the access fields", () => {
     const browser = Schema.decodeUnknownSync(schemaOf("Browser"))({
       session_id: "s",

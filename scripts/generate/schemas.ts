@@ -322,7 +322,7 @@ export const schemaFile = (
     }
     blocks.push(
       jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-        `export const ${id} = ${schemaExpression(named.schema, uses, cyclic, shared)}\n\n` +
+        `export const ${id} = ${schemaExpression(named.schema, uses, new Set(), shared)}\n\n` +
         jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
         (isObject(named.schema)
           ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`

@@ -215,9 +215,7 @@ export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.Struct({
      * All console arguments coerced to strings.
      */
     args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    stack_trace: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
-    )
+    stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack)
   }))
 })
 
@@ -244,9 +242,7 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.Struct({
      * Error message text. Present in both source paths.
      */
     text: Schema.String,
-    stack_trace: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
-    ),
+    stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack),
     /**
      * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
      */
