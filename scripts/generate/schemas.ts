@@ -244,6 +244,10 @@ export const placeSchemas = (api: Ir.Api, operationRoots: (operation: Ir.Operati
   return area
 }
 
+// a named schema carries its name (parse errors and docs say `Browser`, not the whole struct)
+const identified = (id: string, expression: string): string =>
+  pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+
 const isObject = (schema: Ir.Schema): boolean =>
   schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)
 
@@ -316,13 +320,15 @@ export const schemaFile = (
       }
       blocks.push(
         jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-          `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${schemaExpression(named.schema, uses, cyclic)}\n`
+          `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${
+            identified(id, schemaExpression(named.schema, uses, cyclic))
+          }\n`
       )
       continue
     }
     blocks.push(
       jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-        `export const ${id} = ${schemaExpression(named.schema, uses, new Set(), shared)}\n\n` +
+        `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared))}\n\n` +
         jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
         (isObject(named.schema)
           ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`

@@ -13,20 +13,23 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKeyCreator = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Kernel user ID of the creator.
-   */
-  id: Schema.String,
-  /**
-   * Email address of the creator.
-   */
-  email: Schema.String,
-  /**
-   * Display name of the creator, if available.
-   */
-  name: /*#__PURE__*/ Schema.NullOr(Schema.String)
-})
+export const ApiKeyCreator = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Kernel user ID of the creator.
+     */
+    id: Schema.String,
+    /**
+     * Email address of the creator.
+     */
+    email: Schema.String,
+    /**
+     * Display name of the creator, if available.
+     */
+    name: /*#__PURE__*/ Schema.NullOr(Schema.String)
+  }),
+  { identifier: "ApiKeyCreator" }
+)
 
 /**
  * The type of {@link ApiKeyCreator}.
@@ -42,37 +45,40 @@ export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKey = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique API key identifier
-   */
-  id: Schema.String,
-  /**
-   * API key name
-   */
-  name: Schema.String,
-  /**
-   * When the API key was created
-   */
-  created_at: Timestamp,
-  created_by: ApiKeyCreator,
-  /**
-   * When the API key expires
-   */
-  expires_at: /*#__PURE__*/ Schema.NullOr(Timestamp),
-  /**
-   * Project identifier for project-scoped API keys. Null means org-wide.
-   */
-  project_id: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  /**
-   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
-   */
-  project_name: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  /**
-   * Masked version of the API key
-   */
-  masked_key: Schema.String
-})
+export const ApiKey = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique API key identifier
+     */
+    id: Schema.String,
+    /**
+     * API key name
+     */
+    name: Schema.String,
+    /**
+     * When the API key was created
+     */
+    created_at: Timestamp,
+    created_by: ApiKeyCreator,
+    /**
+     * When the API key expires
+     */
+    expires_at: /*#__PURE__*/ Schema.NullOr(Timestamp),
+    /**
+     * Project identifier for project-scoped API keys. Null means org-wide.
+     */
+    project_id: /*#__PURE__*/ Schema.NullOr(Schema.String),
+    /**
+     * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+     */
+    project_name: /*#__PURE__*/ Schema.NullOr(Schema.String),
+    /**
+     * Masked version of the API key
+     */
+    masked_key: Schema.String
+  }),
+  { identifier: "ApiKey" }
+)
 
 /**
  * The type of {@link ApiKey}.
@@ -88,20 +94,23 @@ export interface ApiKey extends Schema.Schema.Type<typeof ApiKey> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateApiKeyRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * API key name (1-255 characters)
-   */
-  name: Schema.String,
-  /**
-   * Number of days until expiry, up to 3650. Use null for never.
-   */
-  days_to_expire: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Unique project identifier
-   */
-  project_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-})
+export const CreateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * API key name (1-255 characters)
+     */
+    name: Schema.String,
+    /**
+     * Number of days until expiry, up to 3650. Use null for never.
+     */
+    days_to_expire: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Unique project identifier
+     */
+    project_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+  }),
+  { identifier: "CreateApiKeyRequest" }
+)
 
 /**
  * The type of {@link CreateApiKeyRequest}.
@@ -117,13 +126,16 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey = /*#__PURE__*/ Schema.Struct({
-  ...ApiKey.fields,
-  /**
-   * Plaintext API key. Only returned once when the key is created.
-   */
-  key: /*#__PURE__*/ Schema.Redacted(Schema.String)
-})
+export const CreatedApiKey = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...ApiKey.fields,
+    /**
+     * Plaintext API key. Only returned once when the key is created.
+     */
+    key: /*#__PURE__*/ Schema.Redacted(Schema.String)
+  }),
+  { identifier: "CreatedApiKey" }
+)
 
 /**
  * The type of {@link CreatedApiKey}.
@@ -139,12 +151,15 @@ export interface CreatedApiKey extends Schema.Schema.Type<typeof CreatedApiKey> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateApiKeyRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * New API key name
-   */
-  name: Schema.String
-})
+export const UpdateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * New API key name
+     */
+    name: Schema.String
+  }),
+  { identifier: "UpdateApiKeyRequest" }
+)
 
 /**
  * The type of {@link UpdateApiKeyRequest}.

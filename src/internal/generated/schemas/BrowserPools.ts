@@ -14,57 +14,60 @@ import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  size: Schema.Int,
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  fill_rate_per_minute: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  chrome_policy: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  start_url: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Optional name for the browser pool. Must be unique within the project.
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Number of browsers to maintain in the pool. The maximum size is determined by your
+     * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+     */
+    size: Schema.Int,
+    /**
+     * Percentage of the pool to fill per minute. Defaults to 10%.
+     */
+    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+     */
+    timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+     */
+    stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * If true, launches the browser using a headless image. Defaults to false.
+     */
+    headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+    /**
+     * List of browser extensions to load into the session. Provide each by id or name.
+     */
+    extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
+    /**
+     * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+     */
+    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+    /**
+     * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+     */
+    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+     */
+    chrome_policy: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    ),
+    /**
+     * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+     */
+    start_url: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "BrowserPoolRequest" }
+)
 
 /**
  * The type of {@link BrowserPoolRequest}.
@@ -80,32 +83,35 @@ export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPool = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the browser pool
-   */
-  id: Schema.String,
-  /**
-   * Browser pool name, if set
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Number of browsers currently available in the pool
-   */
-  available_count: Schema.Int,
-  /**
-   * Number of browsers currently acquired from the pool
-   */
-  acquired_count: Schema.Int,
-  /**
-   * Timestamp when the browser pool was created
-   */
-  created_at: Timestamp,
-  /**
-   * Configuration used to create all browsers in this pool
-   */
-  browser_pool_config: BrowserPoolRequest
-})
+export const BrowserPool = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the browser pool
+     */
+    id: Schema.String,
+    /**
+     * Browser pool name, if set
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Number of browsers currently available in the pool
+     */
+    available_count: Schema.Int,
+    /**
+     * Number of browsers currently acquired from the pool
+     */
+    acquired_count: Schema.Int,
+    /**
+     * Timestamp when the browser pool was created
+     */
+    created_at: Timestamp,
+    /**
+     * Configuration used to create all browsers in this pool
+     */
+    browser_pool_config: BrowserPoolRequest
+  }),
+  { identifier: "BrowserPool" }
+)
 
 /**
  * The type of {@link BrowserPool}.
@@ -121,7 +127,9 @@ export interface BrowserPool extends Schema.Schema.Type<typeof BrowserPool> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListBrowserPoolsResponse = /*#__PURE__*/ Schema.Array(BrowserPool)
+export const ListBrowserPoolsResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserPool), {
+  identifier: "ListBrowserPoolsResponse"
+})
 
 /**
  * The type of {@link ListBrowserPoolsResponse}.
@@ -137,13 +145,16 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.Struct({
-  ...BrowserPoolRequest.fields,
-  /**
-   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
-   */
-  discard_all_idle: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...BrowserPoolRequest.fields,
+    /**
+     * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+     */
+    discard_all_idle: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "BrowserPoolUpdateRequest" }
+)
 
 /**
  * The type of {@link BrowserPoolUpdateRequest}.
@@ -159,12 +170,15 @@ export interface BrowserPoolUpdateRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolDeleteRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
-   */
-  force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const BrowserPoolDeleteRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
+     */
+    force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "BrowserPoolDeleteRequest" }
+)
 
 /**
  * The type of {@link BrowserPoolDeleteRequest}.
@@ -180,12 +194,15 @@ export interface BrowserPoolDeleteRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolAcquireRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
-   */
-  acquire_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const BrowserPoolAcquireRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
+     */
+    acquire_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "BrowserPoolAcquireRequest" }
+)
 
 /**
  * The type of {@link BrowserPoolAcquireRequest}.
@@ -201,16 +218,19 @@ export interface BrowserPoolAcquireRequest extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolReleaseRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Browser session ID to release back to the pool
-   */
-  session_id: Schema.String,
-  /**
-   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
-   */
-  reuse: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const BrowserPoolReleaseRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Browser session ID to release back to the pool
+     */
+    session_id: Schema.String,
+    /**
+     * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
+     */
+    reuse: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "BrowserPoolReleaseRequest" }
+)
 
 /**
  * The type of {@link BrowserPoolReleaseRequest}.

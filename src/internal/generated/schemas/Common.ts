@@ -13,28 +13,31 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the profile
-   */
-  id: Schema.String,
-  /**
-   * Optional, easier-to-reference name for the profile
-   */
-  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Timestamp when the profile was created
-   */
-  created_at: Timestamp,
-  /**
-   * Timestamp when the profile was last updated
-   */
-  updated_at: /*#__PURE__*/ Schema.optional(Timestamp),
-  /**
-   * Timestamp when the profile was last used
-   */
-  last_used_at: /*#__PURE__*/ Schema.optional(Timestamp)
-})
+export const Profile = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the profile
+     */
+    id: Schema.String,
+    /**
+     * Optional, easier-to-reference name for the profile
+     */
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Timestamp when the profile was created
+     */
+    created_at: Timestamp,
+    /**
+     * Timestamp when the profile was last updated
+     */
+    updated_at: /*#__PURE__*/ Schema.optional(Timestamp),
+    /**
+     * Timestamp when the profile was last used
+     */
+    last_used_at: /*#__PURE__*/ Schema.optional(Timestamp)
+  }),
+  { identifier: "Profile" }
+)
 
 /**
  * The type of {@link Profile}.
@@ -50,16 +53,19 @@ export interface Profile extends Schema.Schema.Type<typeof Profile> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Browser pool ID
-   */
-  id: Schema.String,
-  /**
-   * Browser pool name, if set
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const BrowserPoolRef = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Browser pool ID
+     */
+    id: Schema.String,
+    /**
+     * Browser pool name, if set
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "BrowserPoolRef" }
+)
 
 /**
  * The type of {@link BrowserPoolRef}.
@@ -85,20 +91,23 @@ export interface BrowserPoolRef extends Schema.Schema.Type<typeof BrowserPoolRef
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Browser window width in pixels.
-   */
-  width: Schema.Int,
-  /**
-   * Browser window height in pixels.
-   */
-  height: Schema.Int,
-  /**
-   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-   */
-  refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const BrowserViewport = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Browser window width in pixels.
+     */
+    width: Schema.Int,
+    /**
+     * Browser window height in pixels.
+     */
+    height: Schema.Int,
+    /**
+     * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+     */
+    refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "BrowserViewport" }
+)
 
 /**
  * The type of {@link BrowserViewport}.
@@ -114,12 +123,15 @@ export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewpo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Time in milliseconds the session was actively running.
-   */
-  uptime_ms: Schema.Int
-})
+export const BrowserUsage = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Time in milliseconds the session was actively running.
+     */
+    uptime_ms: Schema.Int
+  }),
+  { identifier: "BrowserUsage" }
+)
 
 /**
  * The type of {@link BrowserUsage}.
@@ -135,12 +147,15 @@ export interface BrowserUsage extends Schema.Schema.Type<typeof BrowserUsage> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Whether this category is captured. Defaults to true if omitted.
-   */
-  enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Whether this category is captured. Defaults to true if omitted.
+     */
+    enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "BrowserTelemetryCategoryConfig" }
+)
 
 /**
  * The type of {@link BrowserTelemetryCategoryConfig}.
@@ -156,24 +171,27 @@ export interface BrowserTelemetryCategoryConfig extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Console output (log, warn, error) and uncaught exceptions.
-   */
-  console: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-  /**
-   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
-   */
-  page: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-  /**
-   * User interaction events including clicks, keydowns, and scroll-settled events.
-   */
-  interaction: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-  /**
-   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
-   */
-  network: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
-})
+export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Console output (log, warn, error) and uncaught exceptions.
+     */
+    console: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    /**
+     * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+     */
+    page: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    /**
+     * User interaction events including clicks, keydowns, and scroll-settled events.
+     */
+    interaction: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    /**
+     * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+     */
+    network: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+  }),
+  { identifier: "BrowserTelemetryCategoriesConfig" }
+)
 
 /**
  * The type of {@link BrowserTelemetryCategoriesConfig}.
@@ -189,12 +207,15 @@ export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Per-category enable/disable flags. If omitted, all categories are captured.
-   */
-  browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
-})
+export const BrowserTelemetryConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Per-category enable/disable flags. If omitted, all categories are captured.
+     */
+    browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
+  }),
+  { identifier: "BrowserTelemetryConfig" }
+)
 
 /**
  * The type of {@link BrowserTelemetryConfig}.
@@ -210,78 +231,81 @@ export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ Schema.Struct({
-  /**
-   * When the browser session was created.
-   */
-  created_at: Timestamp,
-  /**
-   * Websocket URL for Chrome DevTools Protocol connections to the browser session
-   */
-  cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
-  /**
-   * Websocket URL for WebDriver BiDi connections to the browser session
-   */
-  webdriver_ws_url: Schema.String,
-  /**
-   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
-   */
-  browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-  /**
-   * Metro-API HTTP base URL for this browser session.
-   */
-  base_url: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Whether the browser session is running in headless mode.
-   */
-  headless: Schema.Boolean,
-  /**
-   * Whether the browser session is running in stealth mode.
-   */
-  stealth: Schema.Boolean,
-  /**
-   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
-   */
-  gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Unique identifier for the browser session
-   */
-  session_id: Schema.String,
-  /**
-   * The number of seconds of inactivity before the browser session is terminated.
-   */
-  timeout_seconds: Schema.Int,
-  profile: /*#__PURE__*/ Schema.optional(Profile),
-  /**
-   * ID of the proxy associated with this browser session, if any.
-   */
-  proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
-  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-  /**
-   * Whether the browser session is running in kiosk mode.
-   */
-  kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
-   */
-  start_url: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
-   */
-  chrome_policy: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  /**
-   * When the browser session was soft-deleted. Only present for deleted sessions.
-   */
-  deleted_at: /*#__PURE__*/ Schema.optional(Timestamp),
-  usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
-  /**
-   * Active telemetry configuration for the session, if any.
-   */
-  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-})
+export const Browser = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * When the browser session was created.
+     */
+    created_at: Timestamp,
+    /**
+     * Websocket URL for Chrome DevTools Protocol connections to the browser session
+     */
+    cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
+    /**
+     * Websocket URL for WebDriver BiDi connections to the browser session
+     */
+    webdriver_ws_url: Schema.String,
+    /**
+     * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+     */
+    browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+    /**
+     * Metro-API HTTP base URL for this browser session.
+     */
+    base_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Whether the browser session is running in headless mode.
+     */
+    headless: Schema.Boolean,
+    /**
+     * Whether the browser session is running in stealth mode.
+     */
+    stealth: Schema.Boolean,
+    /**
+     * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+     */
+    gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Unique identifier for the browser session
+     */
+    session_id: Schema.String,
+    /**
+     * The number of seconds of inactivity before the browser session is terminated.
+     */
+    timeout_seconds: Schema.Int,
+    profile: /*#__PURE__*/ Schema.optional(Profile),
+    /**
+     * ID of the proxy associated with this browser session, if any.
+     */
+    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
+    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+    /**
+     * Whether the browser session is running in kiosk mode.
+     */
+    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+     */
+    start_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+     */
+    chrome_policy: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    ),
+    /**
+     * When the browser session was soft-deleted. Only present for deleted sessions.
+     */
+    deleted_at: /*#__PURE__*/ Schema.optional(Timestamp),
+    usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
+    /**
+     * Active telemetry configuration for the session, if any.
+     */
+    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
+  }),
+  { identifier: "Browser" }
+)
 
 /**
  * The type of {@link Browser}.
@@ -297,20 +321,23 @@ export interface Browser extends Schema.Schema.Type<typeof Browser> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "log").
-   */
-  event: /*#__PURE__*/ Schema.Literal("log"),
-  /**
-   * Time the log entry was produced.
-   */
-  timestamp: Timestamp,
-  /**
-   * Log message text.
-   */
-  message: Schema.String
-})
+export const LogEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "log").
+     */
+    event: /*#__PURE__*/ Schema.Literal("log"),
+    /**
+     * Time the log entry was produced.
+     */
+    timestamp: Timestamp,
+    /**
+     * Log message text.
+     */
+    message: Schema.String
+  }),
+  { identifier: "LogEvent" }
+)
 
 /**
  * The type of {@link LogEvent}.
@@ -326,16 +353,19 @@ export interface LogEvent extends Schema.Schema.Type<typeof LogEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Lower-level error code providing more specific detail
-   */
-  code: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Further detail about the error
-   */
-  message: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const ErrorDetail = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Lower-level error code providing more specific detail
+     */
+    code: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Further detail about the error
+     */
+    message: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "ErrorDetail" }
+)
 
 /**
  * The type of {@link ErrorDetail}.
@@ -351,21 +381,24 @@ export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Application-specific error code (machine-readable)
-   */
-  code: Schema.String,
-  /**
-   * Human-readable error description for debugging
-   */
-  message: Schema.String,
-  /**
-   * Additional error details (for multiple errors)
-   */
-  details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
-  inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
-})
+export const Error = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Application-specific error code (machine-readable)
+     */
+    code: Schema.String,
+    /**
+     * Human-readable error description for debugging
+     */
+    message: Schema.String,
+    /**
+     * Additional error details (for multiple errors)
+     */
+    details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
+    inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
+  }),
+  { identifier: "Error" }
+)
 
 /**
  * The type of {@link Error}.
@@ -381,17 +414,20 @@ export interface Error extends Schema.Schema.Type<typeof Error> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "error").
-   */
-  event: /*#__PURE__*/ Schema.Literal("error"),
-  /**
-   * Time the error occurred.
-   */
-  timestamp: Timestamp,
-  error: Error
-})
+export const ErrorEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "error").
+     */
+    event: /*#__PURE__*/ Schema.Literal("error"),
+    /**
+     * Time the error occurred.
+     */
+    timestamp: Timestamp,
+    error: Error
+  }),
+  { identifier: "ErrorEvent" }
+)
 
 /**
  * The type of {@link ErrorEvent}.
@@ -407,16 +443,19 @@ export interface ErrorEvent extends Schema.Schema.Type<typeof ErrorEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "sse_heartbeat").
-   */
-  event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
-  /**
-   * Time the heartbeat was sent.
-   */
-  timestamp: Timestamp
-})
+export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "sse_heartbeat").
+     */
+    event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
+    /**
+     * Time the heartbeat was sent.
+     */
+    timestamp: Timestamp
+  }),
+  { identifier: "SSEHeartbeatEvent" }
+)
 
 /**
  * The type of {@link SSEHeartbeatEvent}.
@@ -433,35 +472,38 @@ export interface SSEHeartbeatEvent extends Schema.Schema.Type<typeof SSEHeartbea
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserProfile = /*#__PURE__*/ Schema.Union(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Profile ID to load for this browser session
-     */
-    id: Schema.String,
-    /**
-     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * If true, save changes made during the session back to the profile when the session ends.
-     */
-    save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Profile ID to load for this browser session
-     */
-    id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.String,
-    /**
-     * If true, save changes made during the session back to the profile when the session ends.
-     */
-    save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  })
+export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Profile ID to load for this browser session
+       */
+      id: Schema.String,
+      /**
+       * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+       */
+      name: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * If true, save changes made during the session back to the profile when the session ends.
+       */
+      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    }),
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Profile ID to load for this browser session
+       */
+      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+       */
+      name: Schema.String,
+      /**
+       * If true, save changes made during the session back to the profile when the session ends.
+       */
+      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    })
+  ),
+  { identifier: "BrowserProfile" }
 )
 
 /**
@@ -478,27 +520,30 @@ export type BrowserProfile = Schema.Schema.Type<typeof BrowserProfile>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserExtension = /*#__PURE__*/ Schema.Union(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Extension ID to load for this browser session
-     */
-    id: Schema.String,
-    /**
-     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Extension ID to load for this browser session
-     */
-    id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.String
-  })
+export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Extension ID to load for this browser session
+       */
+      id: Schema.String,
+      /**
+       * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+       */
+      name: /*#__PURE__*/ Schema.optional(Schema.String)
+    }),
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Extension ID to load for this browser session
+       */
+      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+       */
+      name: Schema.String
+    })
+  ),
+  { identifier: "BrowserExtension" }
 )
 
 /**
@@ -515,12 +560,15 @@ export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Indicates success.
-   */
-  ok: Schema.Boolean
-})
+export const OkResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Indicates success.
+     */
+    ok: Schema.Boolean
+  }),
+  { identifier: "OkResponse" }
+)
 
 /**
  * The type of {@link OkResponse}.
@@ -536,24 +584,27 @@ export interface OkResponse extends Schema.Schema.Type<typeof OkResponse> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Name of the action
-   */
-  name: Schema.String,
-  /**
-   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
-   */
-  input_schema: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-  ),
-  /**
-   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
-   */
-  output_schema: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-  )
-})
+export const AppAction = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Name of the action
+     */
+    name: Schema.String,
+    /**
+     * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
+     */
+    input_schema: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    ),
+    /**
+     * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
+     */
+    output_schema: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    )
+  }),
+  { identifier: "AppAction" }
+)
 
 /**
  * The type of {@link AppAction}.

@@ -12,32 +12,35 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ClickMouseRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Mouse button to interact with
-   */
-  button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "right", "middle", "back", "forward")),
-  /**
-   * Type of click action
-   */
-  click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
-  /**
-   * X coordinate of the click position
-   */
-  x: Schema.Int,
-  /**
-   * Y coordinate of the click position
-   */
-  y: Schema.Int,
-  /**
-   * Modifier keys to hold during the click
-   */
-  hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Number of times to repeat the click
-   */
-  num_clicks: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Mouse button to interact with
+     */
+    button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "right", "middle", "back", "forward")),
+    /**
+     * Type of click action
+     */
+    click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
+    /**
+     * X coordinate of the click position
+     */
+    x: Schema.Int,
+    /**
+     * Y coordinate of the click position
+     */
+    y: Schema.Int,
+    /**
+     * Modifier keys to hold during the click
+     */
+    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Number of times to repeat the click
+     */
+    num_clicks: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ClickMouseRequest" }
+)
 
 /**
  * The type of {@link ClickMouseRequest}.
@@ -53,28 +56,31 @@ export interface ClickMouseRequest extends Schema.Schema.Type<typeof ClickMouseR
  * @since 0.2.0
  * @category Schemas
  */
-export const MoveMouseRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * X coordinate to move the cursor to
-   */
-  x: Schema.Int,
-  /**
-   * Y coordinate to move the cursor to
-   */
-  y: Schema.Int,
-  /**
-   * Modifier keys to hold during the move
-   */
-  hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Use human-like Bezier curve path instead of instant mouse movement.
-   */
-  smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
-   */
-  duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const MoveMouseRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * X coordinate to move the cursor to
+     */
+    x: Schema.Int,
+    /**
+     * Y coordinate to move the cursor to
+     */
+    y: Schema.Int,
+    /**
+     * Modifier keys to hold during the move
+     */
+    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Use human-like Bezier curve path instead of instant mouse movement.
+     */
+    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
+     */
+    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "MoveMouseRequest" }
+)
 
 /**
  * The type of {@link MoveMouseRequest}.
@@ -90,24 +96,27 @@ export interface MoveMouseRequest extends Schema.Schema.Type<typeof MoveMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRegion = /*#__PURE__*/ Schema.Struct({
-  /**
-   * X coordinate of the region's top-left corner
-   */
-  x: Schema.Int,
-  /**
-   * Y coordinate of the region's top-left corner
-   */
-  y: Schema.Int,
-  /**
-   * Width of the region in pixels
-   */
-  width: Schema.Int,
-  /**
-   * Height of the region in pixels
-   */
-  height: Schema.Int
-})
+export const ScreenshotRegion = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * X coordinate of the region's top-left corner
+     */
+    x: Schema.Int,
+    /**
+     * Y coordinate of the region's top-left corner
+     */
+    y: Schema.Int,
+    /**
+     * Width of the region in pixels
+     */
+    width: Schema.Int,
+    /**
+     * Height of the region in pixels
+     */
+    height: Schema.Int
+  }),
+  { identifier: "ScreenshotRegion" }
+)
 
 /**
  * The type of {@link ScreenshotRegion}.
@@ -123,9 +132,12 @@ export interface ScreenshotRegion extends Schema.Schema.Type<typeof ScreenshotRe
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRequest = /*#__PURE__*/ Schema.Struct({
-  region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
-})
+export const ScreenshotRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
+  }),
+  { identifier: "ScreenshotRequest" }
+)
 
 /**
  * The type of {@link ScreenshotRequest}.
@@ -141,16 +153,19 @@ export interface ScreenshotRequest extends Schema.Schema.Type<typeof ScreenshotR
  * @since 0.2.0
  * @category Schemas
  */
-export const TypeTextRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Text to type on the browser instance
-   */
-  text: Schema.String,
-  /**
-   * Delay in milliseconds between keystrokes
-   */
-  delay: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const TypeTextRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Text to type on the browser instance
+     */
+    text: Schema.String,
+    /**
+     * Delay in milliseconds between keystrokes
+     */
+    delay: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "TypeTextRequest" }
+)
 
 /**
  * The type of {@link TypeTextRequest}.
@@ -166,22 +181,25 @@ export interface TypeTextRequest extends Schema.Schema.Type<typeof TypeTextReque
  * @since 0.2.0
  * @category Schemas
  */
-export const PressKeyRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * List of key symbols to press. Each item should be a key symbol supported by xdotool
-   * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
-   * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
-   */
-  keys: /*#__PURE__*/ Schema.Array(Schema.String),
-  /**
-   * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
-   */
-  duration: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Optional modifier keys to hold during the key press sequence.
-   */
-  hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-})
+export const PressKeyRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * List of key symbols to press. Each item should be a key symbol supported by xdotool
+     * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
+     * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
+     */
+    keys: /*#__PURE__*/ Schema.Array(Schema.String),
+    /**
+     * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
+     */
+    duration: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Optional modifier keys to hold during the key press sequence.
+     */
+    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+  }),
+  { identifier: "PressKeyRequest" }
+)
 
 /**
  * The type of {@link PressKeyRequest}.
@@ -197,28 +215,31 @@ export interface PressKeyRequest extends Schema.Schema.Type<typeof PressKeyReque
  * @since 0.2.0
  * @category Schemas
  */
-export const ScrollRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * X coordinate at which to perform the scroll
-   */
-  x: Schema.Int,
-  /**
-   * Y coordinate at which to perform the scroll
-   */
-  y: Schema.Int,
-  /**
-   * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
-   */
-  delta_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
-   */
-  delta_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Modifier keys to hold during the scroll
-   */
-  hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-})
+export const ScrollRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * X coordinate at which to perform the scroll
+     */
+    x: Schema.Int,
+    /**
+     * Y coordinate at which to perform the scroll
+     */
+    y: Schema.Int,
+    /**
+     * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
+     */
+    delta_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
+     */
+    delta_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Modifier keys to hold during the scroll
+     */
+    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+  }),
+  { identifier: "ScrollRequest" }
+)
 
 /**
  * The type of {@link ScrollRequest}.
@@ -234,40 +255,43 @@ export interface ScrollRequest extends Schema.Schema.Type<typeof ScrollRequest> 
  * @since 0.2.0
  * @category Schemas
  */
-export const DragMouseRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
-   */
-  path: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Array(Schema.Int)),
-  /**
-   * Mouse button to drag with
-   */
-  button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "middle", "right")),
-  /**
-   * Delay in milliseconds between button down and starting to move along the path.
-   */
-  delay: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Number of relative move steps per segment in the path. Minimum 1.
-   */
-  steps_per_segment: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Delay in milliseconds between relative steps while dragging (not the initial delay).
-   */
-  step_delay_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Modifier keys to hold during the drag
-   */
-  hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
-   */
-  smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
-   */
-  duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
+     */
+    path: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Array(Schema.Int)),
+    /**
+     * Mouse button to drag with
+     */
+    button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "middle", "right")),
+    /**
+     * Delay in milliseconds between button down and starting to move along the path.
+     */
+    delay: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Number of relative move steps per segment in the path. Minimum 1.
+     */
+    steps_per_segment: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Delay in milliseconds between relative steps while dragging (not the initial delay).
+     */
+    step_delay_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Modifier keys to hold during the drag
+     */
+    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
+     */
+    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
+     */
+    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "DragMouseRequest" }
+)
 
 /**
  * The type of {@link DragMouseRequest}.
@@ -283,12 +307,15 @@ export interface DragMouseRequest extends Schema.Schema.Type<typeof DragMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SetCursorRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Whether the cursor should be hidden or visible
-   */
-  hidden: Schema.Boolean
-})
+export const SetCursorRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Whether the cursor should be hidden or visible
+     */
+    hidden: Schema.Boolean
+  }),
+  { identifier: "SetCursorRequest" }
+)
 
 /**
  * The type of {@link SetCursorRequest}.
@@ -304,12 +331,15 @@ export interface SetCursorRequest extends Schema.Schema.Type<typeof SetCursorReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SleepAction = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Duration to sleep in milliseconds.
-   */
-  duration_ms: Schema.Int
-})
+export const SleepAction = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Duration to sleep in milliseconds.
+     */
+    duration_ms: Schema.Int
+  }),
+  { identifier: "SleepAction" }
+)
 
 /**
  * The type of {@link SleepAction}.
@@ -327,29 +357,32 @@ export interface SleepAction extends Schema.Schema.Type<typeof SleepAction> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ComputerAction = /*#__PURE__*/ Schema.Struct({
-  /**
-   * The type of action to perform.
-   */
-  type: /*#__PURE__*/ Schema.Literal(
-    "click_mouse",
-    "move_mouse",
-    "type_text",
-    "press_key",
-    "scroll",
-    "drag_mouse",
-    "set_cursor",
-    "sleep"
-  ),
-  click_mouse: /*#__PURE__*/ Schema.optional(ClickMouseRequest),
-  move_mouse: /*#__PURE__*/ Schema.optional(MoveMouseRequest),
-  type_text: /*#__PURE__*/ Schema.optional(TypeTextRequest),
-  press_key: /*#__PURE__*/ Schema.optional(PressKeyRequest),
-  scroll: /*#__PURE__*/ Schema.optional(ScrollRequest),
-  drag_mouse: /*#__PURE__*/ Schema.optional(DragMouseRequest),
-  set_cursor: /*#__PURE__*/ Schema.optional(SetCursorRequest),
-  sleep: /*#__PURE__*/ Schema.optional(SleepAction)
-})
+export const ComputerAction = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * The type of action to perform.
+     */
+    type: /*#__PURE__*/ Schema.Literal(
+      "click_mouse",
+      "move_mouse",
+      "type_text",
+      "press_key",
+      "scroll",
+      "drag_mouse",
+      "set_cursor",
+      "sleep"
+    ),
+    click_mouse: /*#__PURE__*/ Schema.optional(ClickMouseRequest),
+    move_mouse: /*#__PURE__*/ Schema.optional(MoveMouseRequest),
+    type_text: /*#__PURE__*/ Schema.optional(TypeTextRequest),
+    press_key: /*#__PURE__*/ Schema.optional(PressKeyRequest),
+    scroll: /*#__PURE__*/ Schema.optional(ScrollRequest),
+    drag_mouse: /*#__PURE__*/ Schema.optional(DragMouseRequest),
+    set_cursor: /*#__PURE__*/ Schema.optional(SetCursorRequest),
+    sleep: /*#__PURE__*/ Schema.optional(SleepAction)
+  }),
+  { identifier: "ComputerAction" }
+)
 
 /**
  * The type of {@link ComputerAction}.
@@ -365,12 +398,15 @@ export interface ComputerAction extends Schema.Schema.Type<typeof ComputerAction
  * @since 0.2.0
  * @category Schemas
  */
-export const BatchComputerActionRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Ordered list of actions to execute. Execution stops on the first error.
-   */
-  actions: /*#__PURE__*/ Schema.Array(ComputerAction)
-})
+export const BatchComputerActionRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Ordered list of actions to execute. Execution stops on the first error.
+     */
+    actions: /*#__PURE__*/ Schema.Array(ComputerAction)
+  }),
+  { identifier: "BatchComputerActionRequest" }
+)
 
 /**
  * The type of {@link BatchComputerActionRequest}.
@@ -386,16 +422,19 @@ export interface BatchComputerActionRequest extends Schema.Schema.Type<typeof Ba
  * @since 0.2.0
  * @category Schemas
  */
-export const MousePositionResponse = /*#__PURE__*/ Schema.Struct({
-  /**
-   * X coordinate of the cursor
-   */
-  x: Schema.Int,
-  /**
-   * Y coordinate of the cursor
-   */
-  y: Schema.Int
-})
+export const MousePositionResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * X coordinate of the cursor
+     */
+    x: Schema.Int,
+    /**
+     * Y coordinate of the cursor
+     */
+    y: Schema.Int
+  }),
+  { identifier: "MousePositionResponse" }
+)
 
 /**
  * The type of {@link MousePositionResponse}.
@@ -411,12 +450,15 @@ export interface MousePositionResponse extends Schema.Schema.Type<typeof MousePo
  * @since 0.2.0
  * @category Schemas
  */
-export const ClipboardContent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Current clipboard text content
-   */
-  text: Schema.String
-})
+export const ClipboardContent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Current clipboard text content
+     */
+    text: Schema.String
+  }),
+  { identifier: "ClipboardContent" }
+)
 
 /**
  * The type of {@link ClipboardContent}.
@@ -432,12 +474,15 @@ export interface ClipboardContent extends Schema.Schema.Type<typeof ClipboardCon
  * @since 0.2.0
  * @category Schemas
  */
-export const WriteClipboardRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Text to write to the system clipboard
-   */
-  text: Schema.String
-})
+export const WriteClipboardRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Text to write to the system clipboard
+     */
+    text: Schema.String
+  }),
+  { identifier: "WriteClipboardRequest" }
+)
 
 /**
  * The type of {@link WriteClipboardRequest}.

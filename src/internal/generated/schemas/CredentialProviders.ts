@@ -13,36 +13,39 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProvider = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the credential provider
-   */
-  id: Schema.String,
-  /**
-   * Type of credential provider
-   */
-  provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
-  /**
-   * Human-readable name for this provider instance
-   */
-  name: Schema.String,
-  /**
-   * Whether the provider is enabled for credential lookups
-   */
-  enabled: Schema.Boolean,
-  /**
-   * Priority order for credential lookups (lower numbers are checked first)
-   */
-  priority: Schema.Int,
-  /**
-   * When the credential provider was created
-   */
-  created_at: Timestamp,
-  /**
-   * When the credential provider was last updated
-   */
-  updated_at: Timestamp
-})
+export const CredentialProvider = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the credential provider
+     */
+    id: Schema.String,
+    /**
+     * Type of credential provider
+     */
+    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
+    /**
+     * Human-readable name for this provider instance
+     */
+    name: Schema.String,
+    /**
+     * Whether the provider is enabled for credential lookups
+     */
+    enabled: Schema.Boolean,
+    /**
+     * Priority order for credential lookups (lower numbers are checked first)
+     */
+    priority: Schema.Int,
+    /**
+     * When the credential provider was created
+     */
+    created_at: Timestamp,
+    /**
+     * When the credential provider was last updated
+     */
+    updated_at: Timestamp
+  }),
+  { identifier: "CredentialProvider" }
+)
 
 /**
  * The type of {@link CredentialProvider}.
@@ -58,7 +61,10 @@ export interface CredentialProvider extends Schema.Schema.Type<typeof Credential
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.Array(CredentialProvider)
+export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Array(CredentialProvider),
+  { identifier: "ListCredentialProvidersResponse" }
+)
 
 /**
  * The type of {@link ListCredentialProvidersResponse}.
@@ -74,24 +80,27 @@ export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCred
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Type of credential provider
-   */
-  provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
-  /**
-   * Human-readable name for this provider instance (unique per org)
-   */
-  name: Schema.String,
-  /**
-   * Service account token for the provider (e.g., 1Password service account token)
-   */
-  token: Schema.String,
-  /**
-   * How long to cache credential lists (default 300 seconds)
-   */
-  cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Type of credential provider
+     */
+    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
+    /**
+     * Human-readable name for this provider instance (unique per org)
+     */
+    name: Schema.String,
+    /**
+     * Service account token for the provider (e.g., 1Password service account token)
+     */
+    token: Schema.String,
+    /**
+     * How long to cache credential lists (default 300 seconds)
+     */
+    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "CreateCredentialProviderRequest" }
+)
 
 /**
  * The type of {@link CreateCredentialProviderRequest}.
@@ -107,28 +116,31 @@ export interface CreateCredentialProviderRequest extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Human-readable name for this provider instance
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Whether the provider is enabled for credential lookups
-   */
-  enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Priority order for credential lookups (lower numbers are checked first)
-   */
-  priority: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * New service account token (to rotate credentials)
-   */
-  token: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * How long to cache credential lists
-   */
-  cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Human-readable name for this provider instance
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Whether the provider is enabled for credential lookups
+     */
+    enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Priority order for credential lookups (lower numbers are checked first)
+     */
+    priority: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * New service account token (to rotate credentials)
+     */
+    token: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * How long to cache credential lists
+     */
+    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "UpdateCredentialProviderRequest" }
+)
 
 /**
  * The type of {@link UpdateCredentialProviderRequest}.
@@ -144,29 +156,32 @@ export interface UpdateCredentialProviderRequest extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderTestResult = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Whether the connection test was successful
-   */
-  success: Schema.Boolean,
-  /**
-   * List of vaults accessible by the service account
-   */
-  vaults: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
+export const CredentialProviderTestResult = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
     /**
-     * Vault ID
+     * Whether the connection test was successful
      */
-    id: Schema.String,
+    success: Schema.Boolean,
     /**
-     * Vault name
+     * List of vaults accessible by the service account
      */
-    name: Schema.String
-  })),
-  /**
-   * Error message if the test failed
-   */
-  error: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+    vaults: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Vault ID
+       */
+      id: Schema.String,
+      /**
+       * Vault name
+       */
+      name: Schema.String
+    })),
+    /**
+     * Error message if the test failed
+     */
+    error: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "CredentialProviderTestResult" }
+)
 
 /**
  * The type of {@link CredentialProviderTestResult}.
@@ -182,32 +197,35 @@ export interface CredentialProviderTestResult extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderItem = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the item within the provider
-   */
-  id: Schema.String,
-  /**
-   * Display name of the credential item
-   */
-  title: Schema.String,
-  /**
-   * ID of the vault containing this item
-   */
-  vault_id: Schema.String,
-  /**
-   * Name of the vault containing this item
-   */
-  vault_name: Schema.String,
-  /**
-   * Path to reference this item (VaultName/ItemTitle format)
-   */
-  path: Schema.String,
-  /**
-   * URLs associated with this credential
-   */
-  urls: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-})
+export const CredentialProviderItem = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the item within the provider
+     */
+    id: Schema.String,
+    /**
+     * Display name of the credential item
+     */
+    title: Schema.String,
+    /**
+     * ID of the vault containing this item
+     */
+    vault_id: Schema.String,
+    /**
+     * Name of the vault containing this item
+     */
+    vault_name: Schema.String,
+    /**
+     * Path to reference this item (VaultName/ItemTitle format)
+     */
+    path: Schema.String,
+    /**
+     * URLs associated with this credential
+     */
+    urls: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+  }),
+  { identifier: "CredentialProviderItem" }
+)
 
 /**
  * The type of {@link CredentialProviderItem}.
@@ -223,9 +241,12 @@ export interface CredentialProviderItem extends Schema.Schema.Type<typeof Creden
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProviderItemsResponse = /*#__PURE__*/ Schema.Struct({
-  items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
-})
+export const ListCredentialProviderItemsResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
+  }),
+  { identifier: "ListCredentialProviderItemsResponse" }
+)
 
 /**
  * The type of {@link ListCredentialProviderItemsResponse}.

@@ -14,40 +14,43 @@ import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the deployment
-   */
-  id: Schema.String,
-  /**
-   * Current status of the deployment
-   */
-  status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
-  /**
-   * Status reason
-   */
-  status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Deployment region code
-   */
-  region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
-  /**
-   * Relative path to the application entrypoint
-   */
-  entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Environment variables configured for this deployment
-   */
-  env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-  /**
-   * Timestamp when the deployment was created
-   */
-  created_at: Timestamp,
-  /**
-   * Timestamp when the deployment was last updated
-   */
-  updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+export const Deployment = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the deployment
+     */
+    id: Schema.String,
+    /**
+     * Current status of the deployment
+     */
+    status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
+    /**
+     * Status reason
+     */
+    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Deployment region code
+     */
+    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+    /**
+     * Relative path to the application entrypoint
+     */
+    entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Environment variables configured for this deployment
+     */
+    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    /**
+     * Timestamp when the deployment was created
+     */
+    created_at: Timestamp,
+    /**
+     * Timestamp when the deployment was last updated
+     */
+    updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+  }),
+  { identifier: "Deployment" }
+)
 
 /**
  * The type of {@link Deployment}.
@@ -63,41 +66,44 @@ export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Source type identifier.
-   */
-  type: /*#__PURE__*/ Schema.Literal("github"),
-  /**
-   * Base repository URL (without blob/tree suffixes).
-   */
-  url: Schema.String,
-  /**
-   * Git ref (branch, tag, or commit SHA) to fetch.
-   */
-  ref: Schema.String,
-  /**
-   * Path within the repo to deploy (omit to use repo root).
-   */
-  path: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Relative path to the application entrypoint within the selected path.
-   */
-  entrypoint: Schema.String,
-  /**
-   * Authentication for private repositories.
-   */
-  auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
     /**
-     * Auth method
+     * Source type identifier.
      */
-    method: /*#__PURE__*/ Schema.Literal("github_token"),
+    type: /*#__PURE__*/ Schema.Literal("github"),
     /**
-     * GitHub PAT or installation access token
+     * Base repository URL (without blob/tree suffixes).
      */
-    token: Schema.String
-  }))
-})
+    url: Schema.String,
+    /**
+     * Git ref (branch, tag, or commit SHA) to fetch.
+     */
+    ref: Schema.String,
+    /**
+     * Path within the repo to deploy (omit to use repo root).
+     */
+    path: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Relative path to the application entrypoint within the selected path.
+     */
+    entrypoint: Schema.String,
+    /**
+     * Authentication for private repositories.
+     */
+    auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Auth method
+       */
+      method: /*#__PURE__*/ Schema.Literal("github_token"),
+      /**
+       * GitHub PAT or installation access token
+       */
+      token: Schema.String
+    }))
+  }),
+  { identifier: "DeploymentSource" }
+)
 
 /**
  * The type of {@link DeploymentSource}.
@@ -113,61 +119,64 @@ export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSo
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest = /*#__PURE__*/ Schema.Union(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Version of the application. Can be any string.
-     */
-    version: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * ZIP file containing the application source directory
-     */
-    file: Schema.Uint8ArrayFromSelf,
-    /**
-     * Relative path to the entrypoint of the application
-     */
-    entrypoint_rel_path: Schema.String,
-    source: /*#__PURE__*/ Schema.optional(DeploymentSource),
-    /**
-     * Region for deployment. Currently we only support "aws.us-east-1a"
-     */
-    region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
-    /**
-     * Allow overwriting an existing app version
-     */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-     */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-  }),
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Version of the application. Can be any string.
-     */
-    version: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * ZIP file containing the application source directory
-     */
-    file: /*#__PURE__*/ Schema.optional(Schema.Uint8ArrayFromSelf),
-    /**
-     * Relative path to the entrypoint of the application
-     */
-    entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
-    source: DeploymentSource,
-    /**
-     * Region for deployment. Currently we only support "aws.us-east-1a"
-     */
-    region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
-    /**
-     * Allow overwriting an existing app version
-     */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-     */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-  })
+export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Version of the application. Can be any string.
+       */
+      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * ZIP file containing the application source directory
+       */
+      file: Schema.Uint8ArrayFromSelf,
+      /**
+       * Relative path to the entrypoint of the application
+       */
+      entrypoint_rel_path: Schema.String,
+      source: /*#__PURE__*/ Schema.optional(DeploymentSource),
+      /**
+       * Region for deployment. Currently we only support "aws.us-east-1a"
+       */
+      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      /**
+       * Allow overwriting an existing app version
+       */
+      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      /**
+       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+       */
+      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+    }),
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Version of the application. Can be any string.
+       */
+      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * ZIP file containing the application source directory
+       */
+      file: /*#__PURE__*/ Schema.optional(Schema.Uint8ArrayFromSelf),
+      /**
+       * Relative path to the entrypoint of the application
+       */
+      entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
+      source: DeploymentSource,
+      /**
+       * Region for deployment. Currently we only support "aws.us-east-1a"
+       */
+      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      /**
+       * Allow overwriting an existing app version
+       */
+      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      /**
+       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+       */
+      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+    })
+  ),
+  { identifier: "DeploymentRequest" }
 )
 
 /**
@@ -184,17 +193,20 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "deployment_state").
-   */
-  event: /*#__PURE__*/ Schema.Literal("deployment_state"),
-  deployment: Deployment,
-  /**
-   * Time the state was reported.
-   */
-  timestamp: Timestamp
-})
+export const DeploymentStateEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "deployment_state").
+     */
+    event: /*#__PURE__*/ Schema.Literal("deployment_state"),
+    deployment: Deployment,
+    /**
+     * Time the state was reported.
+     */
+    timestamp: Timestamp
+  }),
+  { identifier: "DeploymentStateEvent" }
+)
 
 /**
  * The type of {@link DeploymentStateEvent}.
@@ -210,40 +222,43 @@ export interface DeploymentStateEvent extends Schema.Schema.Type<typeof Deployme
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "app_version_summary").
-   */
-  event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
-  /**
-   * Time the state was reported.
-   */
-  timestamp: Timestamp,
-  /**
-   * Unique identifier for the app version
-   */
-  id: Schema.String,
-  /**
-   * Name of the application
-   */
-  app_name: Schema.String,
-  /**
-   * Version label for the application
-   */
-  version: Schema.String,
-  /**
-   * Deployment region code
-   */
-  region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
-  /**
-   * List of actions available on the app
-   */
-  actions: /*#__PURE__*/ Schema.Array(AppAction),
-  /**
-   * Environment variables configured for this app version
-   */
-  env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-})
+export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "app_version_summary").
+     */
+    event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
+    /**
+     * Time the state was reported.
+     */
+    timestamp: Timestamp,
+    /**
+     * Unique identifier for the app version
+     */
+    id: Schema.String,
+    /**
+     * Name of the application
+     */
+    app_name: Schema.String,
+    /**
+     * Version label for the application
+     */
+    version: Schema.String,
+    /**
+     * Deployment region code
+     */
+    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+    /**
+     * List of actions available on the app
+     */
+    actions: /*#__PURE__*/ Schema.Array(AppAction),
+    /**
+     * Environment variables configured for this app version
+     */
+    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+  }),
+  { identifier: "AppVersionSummaryEvent" }
+)
 
 /**
  * The type of {@link AppVersionSummaryEvent}.
@@ -259,12 +274,9 @@ export interface AppVersionSummaryEvent extends Schema.Schema.Type<typeof AppVer
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentEvent = /*#__PURE__*/ Schema.Union(
-  LogEvent,
-  DeploymentStateEvent,
-  AppVersionSummaryEvent,
-  ErrorEvent,
-  SSEHeartbeatEvent
+export const DeploymentEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(LogEvent, DeploymentStateEvent, AppVersionSummaryEvent, ErrorEvent, SSEHeartbeatEvent),
+  { identifier: "DeploymentEvent" }
 )
 
 /**

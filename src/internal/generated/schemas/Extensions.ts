@@ -13,28 +13,31 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Extension = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the extension
-   */
-  id: Schema.String,
-  /**
-   * Optional, easier-to-reference name for the extension. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Timestamp when the extension was created
-   */
-  created_at: Timestamp,
-  /**
-   * Size of the extension archive in bytes
-   */
-  size_bytes: Schema.Int,
-  /**
-   * Timestamp when the extension was last used
-   */
-  last_used_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+export const Extension = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the extension
+     */
+    id: Schema.String,
+    /**
+     * Optional, easier-to-reference name for the extension. Must be unique within the project.
+     */
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Timestamp when the extension was created
+     */
+    created_at: Timestamp,
+    /**
+     * Size of the extension archive in bytes
+     */
+    size_bytes: Schema.Int,
+    /**
+     * Timestamp when the extension was last used
+     */
+    last_used_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+  }),
+  { identifier: "Extension" }
+)
 
 /**
  * The type of {@link Extension}.
@@ -50,7 +53,9 @@ export interface Extension extends Schema.Schema.Type<typeof Extension> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListExtensionsResponse = /*#__PURE__*/ Schema.Array(Extension)
+export const ListExtensionsResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Extension), {
+  identifier: "ListExtensionsResponse"
+})
 
 /**
  * The type of {@link ListExtensionsResponse}.
@@ -66,16 +71,19 @@ export type ListExtensionsResponse = Schema.Schema.Type<typeof ListExtensionsRes
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadExtensionBody = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ZIP file containing the browser extension.
-   */
-  file: Schema.Uint8ArrayFromSelf,
-  /**
-   * Optional unique name within the project to reference this extension.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const UploadExtensionBody = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * ZIP file containing the browser extension.
+     */
+    file: Schema.Uint8ArrayFromSelf,
+    /**
+     * Optional unique name within the project to reference this extension.
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "UploadExtensionBody" }
+)
 
 /**
  * The type of {@link UploadExtensionBody}.

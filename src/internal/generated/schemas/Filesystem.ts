@@ -13,32 +13,35 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfo = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Base name of the file or directory.
-   */
-  name: Schema.String,
-  /**
-   * Absolute path.
-   */
-  path: Schema.String,
-  /**
-   * Size in bytes. 0 for directories.
-   */
-  size_bytes: Schema.Int,
-  /**
-   * Whether the path is a directory.
-   */
-  is_dir: Schema.Boolean,
-  /**
-   * Last modification time.
-   */
-  mod_time: Timestamp,
-  /**
-   * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
-   */
-  mode: Schema.String
-})
+export const FileInfo = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Base name of the file or directory.
+     */
+    name: Schema.String,
+    /**
+     * Absolute path.
+     */
+    path: Schema.String,
+    /**
+     * Size in bytes. 0 for directories.
+     */
+    size_bytes: Schema.Int,
+    /**
+     * Whether the path is a directory.
+     */
+    is_dir: Schema.Boolean,
+    /**
+     * Last modification time.
+     */
+    mod_time: Timestamp,
+    /**
+     * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
+     */
+    mode: Schema.String
+  }),
+  { identifier: "FileInfo" }
+)
 
 /**
  * The type of {@link FileInfo}.
@@ -54,7 +57,9 @@ export interface FileInfo extends Schema.Schema.Type<typeof FileInfo> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfoList = /*#__PURE__*/ Schema.Array(FileInfo)
+export const FileInfoList = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(FileInfo), {
+  identifier: "FileInfoList"
+})
 
 /**
  * The type of {@link FileInfoList}.
@@ -70,16 +75,19 @@ export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateDirectoryRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Absolute directory path to create.
-   */
-  path: Schema.String,
-  /**
-   * Optional directory mode (octal string, e.g. 755). Defaults to 755.
-   */
-  mode: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const CreateDirectoryRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Absolute directory path to create.
+     */
+    path: Schema.String,
+    /**
+     * Optional directory mode (octal string, e.g. 755). Defaults to 755.
+     */
+    mode: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "CreateDirectoryRequest" }
+)
 
 /**
  * The type of {@link CreateDirectoryRequest}.
@@ -95,12 +103,15 @@ export interface CreateDirectoryRequest extends Schema.Schema.Type<typeof Create
  * @since 0.2.0
  * @category Schemas
  */
-export const DeletePathRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Absolute path to delete.
-   */
-  path: Schema.String
-})
+export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Absolute path to delete.
+     */
+    path: Schema.String
+  }),
+  { identifier: "DeletePathRequest" }
+)
 
 /**
  * The type of {@link DeletePathRequest}.
@@ -116,24 +127,27 @@ export interface DeletePathRequest extends Schema.Schema.Type<typeof DeletePathR
  * @since 0.2.0
  * @category Schemas
  */
-export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Absolute path whose permissions are to be changed.
-   */
-  path: Schema.String,
-  /**
-   * New owner username or UID.
-   */
-  owner: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * New group name or GID.
-   */
-  group: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * File mode bits (octal string, e.g. 644).
-   */
-  mode: Schema.String
-})
+export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Absolute path whose permissions are to be changed.
+     */
+    path: Schema.String,
+    /**
+     * New owner username or UID.
+     */
+    owner: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * New group name or GID.
+     */
+    group: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * File mode bits (octal string, e.g. 644).
+     */
+    mode: Schema.String
+  }),
+  { identifier: "SetFilePermissionsRequest" }
+)
 
 /**
  * The type of {@link SetFilePermissionsRequest}.
@@ -149,16 +163,19 @@ export interface SetFilePermissionsRequest extends Schema.Schema.Type<typeof Set
  * @since 0.2.0
  * @category Schemas
  */
-export const MovePathRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Absolute source path.
-   */
-  src_path: Schema.String,
-  /**
-   * Absolute destination path.
-   */
-  dest_path: Schema.String
-})
+export const MovePathRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Absolute source path.
+     */
+    src_path: Schema.String,
+    /**
+     * Absolute destination path.
+     */
+    dest_path: Schema.String
+  }),
+  { identifier: "MovePathRequest" }
+)
 
 /**
  * The type of {@link MovePathRequest}.
@@ -174,15 +191,18 @@ export interface MovePathRequest extends Schema.Schema.Type<typeof MovePathReque
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadFilesBody = /*#__PURE__*/ Schema.Struct({
-  files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-    file: Schema.Uint8ArrayFromSelf,
-    /**
-     * Absolute destination path to write the file.
-     */
-    dest_path: Schema.String
-  }))
-})
+export const UploadFilesBody = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
+      file: Schema.Uint8ArrayFromSelf,
+      /**
+       * Absolute destination path to write the file.
+       */
+      dest_path: Schema.String
+    }))
+  }),
+  { identifier: "UploadFilesBody" }
+)
 
 /**
  * The type of {@link UploadFilesBody}.
@@ -198,13 +218,16 @@ export interface UploadFilesBody extends Schema.Schema.Type<typeof UploadFilesBo
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadZipBody = /*#__PURE__*/ Schema.Struct({
-  zip_file: Schema.Uint8ArrayFromSelf,
-  /**
-   * Absolute destination directory to extract the archive to.
-   */
-  dest_path: Schema.String
-})
+export const UploadZipBody = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    zip_file: Schema.Uint8ArrayFromSelf,
+    /**
+     * Absolute destination directory to extract the archive to.
+     */
+    dest_path: Schema.String
+  }),
+  { identifier: "UploadZipBody" }
+)
 
 /**
  * The type of {@link UploadZipBody}.

@@ -12,16 +12,19 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFsWatchRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Directory to watch.
-   */
-  path: Schema.String,
-  /**
-   * Whether to watch recursively.
-   */
-  recursive: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const StartFsWatchRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Directory to watch.
+     */
+    path: Schema.String,
+    /**
+     * Whether to watch recursively.
+     */
+    recursive: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "StartFsWatchRequest" }
+)
 
 /**
  * The type of {@link StartFsWatchRequest}.
@@ -37,12 +40,15 @@ export interface StartFsWatchRequest extends Schema.Schema.Type<typeof StartFsWa
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFilesystemWatchResponse = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the directory watch
-   */
-  watch_id: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const StartFilesystemWatchResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the directory watch
+     */
+    watch_id: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "StartFilesystemWatchResponse" }
+)
 
 /**
  * The type of {@link StartFilesystemWatchResponse}.
@@ -58,24 +64,27 @@ export interface StartFilesystemWatchResponse extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const FileSystemEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type.
-   */
-  type: /*#__PURE__*/ Schema.Literal("CREATE", "WRITE", "DELETE", "RENAME"),
-  /**
-   * Base name of the file or directory affected.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Absolute path of the file or directory.
-   */
-  path: Schema.String,
-  /**
-   * Whether the affected path is a directory.
-   */
-  is_dir: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const FileSystemEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type.
+     */
+    type: /*#__PURE__*/ Schema.Literal("CREATE", "WRITE", "DELETE", "RENAME"),
+    /**
+     * Base name of the file or directory affected.
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Absolute path of the file or directory.
+     */
+    path: Schema.String,
+    /**
+     * Whether the affected path is a directory.
+     */
+    is_dir: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "FileSystemEvent" }
+)
 
 /**
  * The type of {@link FileSystemEvent}.

@@ -34,33 +34,36 @@ const invocationFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation = /*#__PURE__*/ Schema.Struct({
-  ...invocationFields,
-  /**
-   * Name of the application
-   */
-  app_name: Schema.String,
-  /**
-   * Version label for the application
-   */
-  version: Schema.String,
-  /**
-   * Payload provided to the invocation. This is a string that can be parsed as JSON.
-   */
-  payload: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  output: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * RFC 3339 Nanoseconds timestamp when the invocation started
-   */
-  started_at: Timestamp,
-  /**
-   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
-   */
-  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+export const Invocation = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...invocationFields,
+    /**
+     * Name of the application
+     */
+    app_name: Schema.String,
+    /**
+     * Version label for the application
+     */
+    version: Schema.String,
+    /**
+     * Payload provided to the invocation. This is a string that can be parsed as JSON.
+     */
+    payload: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+     */
+    output: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * RFC 3339 Nanoseconds timestamp when the invocation started
+     */
+    started_at: Timestamp,
+    /**
+     * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
+     */
+    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+  }),
+  { identifier: "Invocation" }
+)
 
 /**
  * The type of {@link Invocation}.
@@ -76,32 +79,35 @@ export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Name of the application
-   */
-  app_name: Schema.String,
-  /**
-   * Version of the application
-   */
-  version: Schema.String,
-  /**
-   * Input data for the action, sent as a JSON string.
-   */
-  payload: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Name of the action to invoke
-   */
-  action_name: Schema.String,
-  /**
-   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
-   */
-  async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
-   */
-  async_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Name of the application
+     */
+    app_name: Schema.String,
+    /**
+     * Version of the application
+     */
+    version: Schema.String,
+    /**
+     * Input data for the action, sent as a JSON string.
+     */
+    payload: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Name of the action to invoke
+     */
+    action_name: Schema.String,
+    /**
+     * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
+     */
+    async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
+     */
+    async_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "CreateInvocationBody" }
+)
 
 /**
  * The type of {@link CreateInvocationBody}.
@@ -117,13 +123,16 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse = /*#__PURE__*/ Schema.Struct({
-  ...invocationFields,
-  /**
-   * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  output: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...invocationFields,
+    /**
+     * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+     */
+    output: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "InvokeResponse" }
+)
 
 /**
  * The type of {@link InvokeResponse}.
@@ -139,16 +148,19 @@ export interface InvokeResponse extends Schema.Schema.Type<typeof InvokeResponse
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * New status for the invocation.
-   */
-  status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
-  /**
-   * Updated output of the invocation rendered as JSON string.
-   */
-  output: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const InvocationUpdateRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * New status for the invocation.
+     */
+    status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
+    /**
+     * Updated output of the invocation rendered as JSON string.
+     */
+    output: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "InvocationUpdateRequest" }
+)
 
 /**
  * The type of {@link InvocationUpdateRequest}.
@@ -164,9 +176,12 @@ export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof Invoc
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ Schema.Struct({
-  browsers: /*#__PURE__*/ Schema.Array(Browser)
-})
+export const ListInvocationBrowsersResponse = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    browsers: /*#__PURE__*/ Schema.Array(Browser)
+  }),
+  { identifier: "ListInvocationBrowsersResponse" }
+)
 
 /**
  * The type of {@link ListInvocationBrowsersResponse}.
@@ -182,17 +197,20 @@ export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event type identifier (always "invocation_state").
-   */
-  event: /*#__PURE__*/ Schema.Literal("invocation_state"),
-  invocation: Invocation,
-  /**
-   * Time the state was reported.
-   */
-  timestamp: Timestamp
-})
+export const InvocationStateEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event type identifier (always "invocation_state").
+     */
+    event: /*#__PURE__*/ Schema.Literal("invocation_state"),
+    invocation: Invocation,
+    /**
+     * Time the state was reported.
+     */
+    timestamp: Timestamp
+  }),
+  { identifier: "InvocationStateEvent" }
+)
 
 /**
  * The type of {@link InvocationStateEvent}.
@@ -208,7 +226,10 @@ export interface InvocationStateEvent extends Schema.Schema.Type<typeof Invocati
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationEvent = /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent)
+export const InvocationEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent),
+  { identifier: "InvocationEvent" }
+)
 
 /**
  * The type of {@link InvocationEvent}.

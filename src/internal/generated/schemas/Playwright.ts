@@ -12,19 +12,22 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
-   * It runs within a function, so you can use a return statement at the end to return a value.
-   * This value is returned as the `result` property in the response.
-   * Example: "await page.goto('https://example.com'); return await page.title();"
-   */
-  code: Schema.String,
-  /**
-   * Maximum execution time in seconds. Default is 60.
-   */
-  timeout_sec: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
+     * It runs within a function, so you can use a return statement at the end to return a value.
+     * This value is returned as the `result` property in the response.
+     * Example: "await page.goto('https://example.com'); return await page.title();"
+     */
+    code: Schema.String,
+    /**
+     * Maximum execution time in seconds. Default is 60.
+     */
+    timeout_sec: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ExecutePlaywrightRequest" }
+)
 
 /**
  * The type of {@link ExecutePlaywrightRequest}.
@@ -40,28 +43,31 @@ export interface ExecutePlaywrightRequest extends Schema.Schema.Type<typeof Exec
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightResult = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Whether the code executed successfully
-   */
-  success: Schema.Boolean,
-  /**
-   * The value returned by the code (if any)
-   */
-  result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
-  /**
-   * Error message if execution failed
-   */
-  error: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Standard output from the execution
-   */
-  stdout: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Standard error from the execution
-   */
-  stderr: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const ExecutePlaywrightResult = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Whether the code executed successfully
+     */
+    success: Schema.Boolean,
+    /**
+     * The value returned by the code (if any)
+     */
+    result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
+    /**
+     * Error message if execution failed
+     */
+    error: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Standard output from the execution
+     */
+    stdout: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Standard error from the execution
+     */
+    stderr: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "ExecutePlaywrightResult" }
+)
 
 /**
  * The type of {@link ExecutePlaywrightResult}.

@@ -13,36 +13,39 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Executable or shell command to run.
-   */
-  command: Schema.String,
-  /**
-   * Command arguments.
-   */
-  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Environment variables to set for the process.
-   */
-  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-  /**
-   * Run the process as this user.
-   */
-  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-})
+export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Executable or shell command to run.
+     */
+    command: Schema.String,
+    /**
+     * Command arguments.
+     */
+    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Working directory (absolute path) to run the command in.
+     */
+    cwd: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Environment variables to set for the process.
+     */
+    env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    /**
+     * Run the process as this user.
+     */
+    as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Run the process with root privileges.
+     */
+    as_root: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Maximum execution time in seconds.
+     */
+    timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+  }),
+  { identifier: "ProcessExecRequest" }
+)
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -58,24 +61,27 @@ export interface ProcessExecRequest extends Schema.Schema.Type<typeof ProcessExe
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecResult = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Process exit code.
-   */
-  exit_code: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Base64-encoded stdout buffer.
-   */
-  stdout_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Base64-encoded stderr buffer.
-   */
-  stderr_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Execution duration in milliseconds.
-   */
-  duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Process exit code.
+     */
+    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Base64-encoded stdout buffer.
+     */
+    stdout_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Base64-encoded stderr buffer.
+     */
+    stderr_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Execution duration in milliseconds.
+     */
+    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ProcessExecResult" }
+)
 
 /**
  * The type of {@link ProcessExecResult}.
@@ -91,21 +97,24 @@ export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExec
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest = /*#__PURE__*/ Schema.Struct({
-  ...ProcessExecRequest.fields,
-  /**
-   * Allocate a pseudo-terminal (PTY) for interactive shells.
-   */
-  allocate_tty: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-  /**
-   * Initial terminal rows. Only used when allocate_tty is true.
-   */
-  rows: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Initial terminal columns. Only used when allocate_tty is true.
-   */
-  cols: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ProcessSpawnRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...ProcessExecRequest.fields,
+    /**
+     * Allocate a pseudo-terminal (PTY) for interactive shells.
+     */
+    allocate_tty: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    /**
+     * Initial terminal rows. Only used when allocate_tty is true.
+     */
+    rows: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Initial terminal columns. Only used when allocate_tty is true.
+     */
+    cols: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ProcessSpawnRequest" }
+)
 
 /**
  * The type of {@link ProcessSpawnRequest}.
@@ -121,20 +130,23 @@ export interface ProcessSpawnRequest extends Schema.Schema.Type<typeof ProcessSp
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnResult = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Server-assigned identifier for the process.
-   */
-  process_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * OS process ID.
-   */
-  pid: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Timestamp when the process started.
-   */
-  started_at: /*#__PURE__*/ Schema.optional(Timestamp)
-})
+export const ProcessSpawnResult = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Server-assigned identifier for the process.
+     */
+    process_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * OS process ID.
+     */
+    pid: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Timestamp when the process started.
+     */
+    started_at: /*#__PURE__*/ Schema.optional(Timestamp)
+  }),
+  { identifier: "ProcessSpawnResult" }
+)
 
 /**
  * The type of {@link ProcessSpawnResult}.
@@ -150,24 +162,27 @@ export interface ProcessSpawnResult extends Schema.Schema.Type<typeof ProcessSpa
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStatus = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Process state.
-   */
-  state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
-  /**
-   * Exit code if the process has exited.
-   */
-  exit_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Estimated CPU usage percentage.
-   */
-  cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
-  /**
-   * Estimated resident memory usage in bytes.
-   */
-  mem_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ProcessStatus = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Process state.
+     */
+    state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
+    /**
+     * Exit code if the process has exited.
+     */
+    exit_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Estimated CPU usage percentage.
+     */
+    cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
+    /**
+     * Estimated resident memory usage in bytes.
+     */
+    mem_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ProcessStatus" }
+)
 
 /**
  * The type of {@link ProcessStatus}.
@@ -183,24 +198,27 @@ export interface ProcessStatus extends Schema.Schema.Type<typeof ProcessStatus> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStreamEvent = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Source stream of the data chunk.
-   */
-  stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
-  /**
-   * Base64-encoded data from the process stream.
-   */
-  data_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Lifecycle event type.
-   */
-  event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
-  /**
-   * Exit code when the event is "exit".
-   */
-  exit_code: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ProcessStreamEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Source stream of the data chunk.
+     */
+    stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
+    /**
+     * Base64-encoded data from the process stream.
+     */
+    data_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Lifecycle event type.
+     */
+    event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
+    /**
+     * Exit code when the event is "exit".
+     */
+    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ProcessStreamEvent" }
+)
 
 /**
  * The type of {@link ProcessStreamEvent}.
@@ -216,12 +234,15 @@ export interface ProcessStreamEvent extends Schema.Schema.Type<typeof ProcessStr
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Base64-encoded data to write.
-   */
-  data_b64: Schema.String
-})
+export const ProcessStdinRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Base64-encoded data to write.
+     */
+    data_b64: Schema.String
+  }),
+  { identifier: "ProcessStdinRequest" }
+)
 
 /**
  * The type of {@link ProcessStdinRequest}.
@@ -237,12 +258,15 @@ export interface ProcessStdinRequest extends Schema.Schema.Type<typeof ProcessSt
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinResult = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Number of bytes written.
-   */
-  written_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const ProcessStdinResult = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Number of bytes written.
+     */
+    written_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "ProcessStdinResult" }
+)
 
 /**
  * The type of {@link ProcessStdinResult}.
@@ -258,12 +282,15 @@ export interface ProcessStdinResult extends Schema.Schema.Type<typeof ProcessStd
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessKillRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Signal to send.
-   */
-  signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
-})
+export const ProcessKillRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Signal to send.
+     */
+    signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
+  }),
+  { identifier: "ProcessKillRequest" }
+)
 
 /**
  * The type of {@link ProcessKillRequest}.
@@ -279,16 +306,19 @@ export interface ProcessKillRequest extends Schema.Schema.Type<typeof ProcessKil
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessResizeRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * New terminal rows.
-   */
-  rows: Schema.Int,
-  /**
-   * New terminal columns.
-   */
-  cols: Schema.Int
-})
+export const ProcessResizeRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * New terminal rows.
+     */
+    rows: Schema.Int,
+    /**
+     * New terminal columns.
+     */
+    cols: Schema.Int
+  }),
+  { identifier: "ProcessResizeRequest" }
+)
 
 /**
  * The type of {@link ProcessResizeRequest}.

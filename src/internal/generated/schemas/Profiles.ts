@@ -12,12 +12,15 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProfileRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Optional name of the profile. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const ProfileRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Optional name of the profile. Must be unique within the project.
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "ProfileRequest" }
+)
 
 /**
  * The type of {@link ProfileRequest}.

@@ -12,20 +12,23 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProjectLimits = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Maximum concurrent browser sessions for this project. Null means no project-level cap.
-   */
-  max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Maximum concurrent app invocations for this project. Null means no project-level cap.
-   */
-  max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Maximum pooled sessions capacity for this project. Null means no project-level cap.
-   */
-  max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-})
+export const ProjectLimits = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Maximum concurrent browser sessions for this project. Null means no project-level cap.
+     */
+    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Maximum concurrent app invocations for this project. Null means no project-level cap.
+     */
+    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Maximum pooled sessions capacity for this project. Null means no project-level cap.
+     */
+    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+  }),
+  { identifier: "ProjectLimits" }
+)
 
 /**
  * The type of {@link ProjectLimits}.
@@ -41,20 +44,23 @@ export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-  /**
-   * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-})
+export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+     */
+    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+     */
+    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    /**
+     * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+     */
+    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+  }),
+  { identifier: "UpdateProjectLimitsRequest" }
+)
 
 /**
  * The type of {@link UpdateProjectLimitsRequest}.

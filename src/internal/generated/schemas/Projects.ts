@@ -13,28 +13,31 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Project = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique project identifier
-   */
-  id: Schema.String,
-  /**
-   * Project name
-   */
-  name: Schema.String,
-  /**
-   * Project status
-   */
-  status: /*#__PURE__*/ Schema.Literal("active", "archived"),
-  /**
-   * When the project was created
-   */
-  created_at: Timestamp,
-  /**
-   * When the project was last updated
-   */
-  updated_at: Timestamp
-})
+export const Project = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique project identifier
+     */
+    id: Schema.String,
+    /**
+     * Project name
+     */
+    name: Schema.String,
+    /**
+     * Project status
+     */
+    status: /*#__PURE__*/ Schema.Literal("active", "archived"),
+    /**
+     * When the project was created
+     */
+    created_at: Timestamp,
+    /**
+     * When the project was last updated
+     */
+    updated_at: Timestamp
+  }),
+  { identifier: "Project" }
+)
 
 /**
  * The type of {@link Project}.
@@ -50,12 +53,15 @@ export interface Project extends Schema.Schema.Type<typeof Project> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateProjectRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Project name (1-255 characters)
-   */
-  name: Schema.String
-})
+export const CreateProjectRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Project name (1-255 characters)
+     */
+    name: Schema.String
+  }),
+  { identifier: "CreateProjectRequest" }
+)
 
 /**
  * The type of {@link CreateProjectRequest}.
@@ -71,16 +77,19 @@ export interface CreateProjectRequest extends Schema.Schema.Type<typeof CreatePr
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * New project name
-   */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * New project status
-   */
-  status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("active", "archived"))
-})
+export const UpdateProjectRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * New project name
+     */
+    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * New project status
+     */
+    status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("active", "archived"))
+  }),
+  { identifier: "UpdateProjectRequest" }
+)
 
 /**
  * The type of {@link UpdateProjectRequest}.

@@ -13,12 +13,15 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const DatacenterProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ISO 3166 country code. Defaults to US if not provided.
-   */
-  country: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const DatacenterProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * ISO 3166 country code. Defaults to US if not provided.
+     */
+    country: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "DatacenterProxyConfig" }
+)
 
 /**
  * The type of {@link DatacenterProxyConfig}.
@@ -34,12 +37,15 @@ export interface DatacenterProxyConfig extends Schema.Schema.Type<typeof Datacen
  * @since 0.2.0
  * @category Schemas
  */
-export const IspProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ISO 3166 country code. Defaults to US if not provided.
-   */
-  country: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const IspProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * ISO 3166 country code. Defaults to US if not provided.
+     */
+    country: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "IspProxyConfig" }
+)
 
 /**
  * The type of {@link IspProxyConfig}.
@@ -75,17 +81,20 @@ const residentialProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ResidentialProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ISO 3166 country code.
-   */
-  country: /*#__PURE__*/ Schema.optional(Schema.String),
-  ...residentialProxyConfigFields,
-  /**
-   * Operating system of the residential device.
-   */
-  os: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("windows", "macos", "android"))
-})
+export const ResidentialProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * ISO 3166 country code.
+     */
+    country: /*#__PURE__*/ Schema.optional(Schema.String),
+    ...residentialProxyConfigFields,
+    /**
+     * Operating system of the residential device.
+     */
+    os: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("windows", "macos", "android"))
+  }),
+  { identifier: "ResidentialProxyConfig" }
+)
 
 /**
  * The type of {@link ResidentialProxyConfig}.
@@ -101,78 +110,81 @@ export interface ResidentialProxyConfig extends Schema.Schema.Type<typeof Reside
  * @since 0.2.0
  * @category Schemas
  */
-export const MobileProxyConfig = /*#__PURE__*/ Schema.Struct({
-  /**
-   * ISO 3166 country code
-   */
-  country: /*#__PURE__*/ Schema.optional(Schema.String),
-  ...residentialProxyConfigFields,
-  /**
-   * Mobile carrier.
-   */
-  carrier: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Literal(
-      "a1",
-      "aircel",
-      "airtel",
-      "att",
-      "celcom",
-      "chinamobile",
-      "claro",
-      "comcast",
-      "cox",
-      "digi",
-      "dt",
-      "docomo",
-      "dtac",
-      "etisalat",
-      "idea",
-      "kyivstar",
-      "meo",
-      "megafon",
-      "mtn",
-      "mtnza",
-      "mts",
-      "optus",
-      "orange",
-      "qwest",
-      "reliance_jio",
-      "robi",
-      "sprint",
-      "telefonica",
-      "telstra",
-      "tmobile",
-      "tigo",
-      "tim",
-      "verizon",
-      "vimpelcom",
-      "vodacomza",
-      "vodafone",
-      "vivo",
-      "zain",
-      "vivabo",
-      "telenormyanmar",
-      "kcelljsc",
-      "swisscom",
-      "singtel",
-      "asiacell",
-      "windit",
-      "cellc",
-      "ooredoo",
-      "drei",
-      "umobile",
-      "cableone",
-      "proximus",
-      "tele2",
-      "mobitel",
-      "o2",
-      "bouygues",
-      "free",
-      "sfr",
-      "digicel"
+export const MobileProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * ISO 3166 country code
+     */
+    country: /*#__PURE__*/ Schema.optional(Schema.String),
+    ...residentialProxyConfigFields,
+    /**
+     * Mobile carrier.
+     */
+    carrier: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Literal(
+        "a1",
+        "aircel",
+        "airtel",
+        "att",
+        "celcom",
+        "chinamobile",
+        "claro",
+        "comcast",
+        "cox",
+        "digi",
+        "dt",
+        "docomo",
+        "dtac",
+        "etisalat",
+        "idea",
+        "kyivstar",
+        "meo",
+        "megafon",
+        "mtn",
+        "mtnza",
+        "mts",
+        "optus",
+        "orange",
+        "qwest",
+        "reliance_jio",
+        "robi",
+        "sprint",
+        "telefonica",
+        "telstra",
+        "tmobile",
+        "tigo",
+        "tim",
+        "verizon",
+        "vimpelcom",
+        "vodacomza",
+        "vodafone",
+        "vivo",
+        "zain",
+        "vivabo",
+        "telenormyanmar",
+        "kcelljsc",
+        "swisscom",
+        "singtel",
+        "asiacell",
+        "windit",
+        "cellc",
+        "ooredoo",
+        "drei",
+        "umobile",
+        "cableone",
+        "proximus",
+        "tele2",
+        "mobitel",
+        "o2",
+        "bouygues",
+        "free",
+        "sfr",
+        "digicel"
+      )
     )
-  )
-})
+  }),
+  { identifier: "MobileProxyConfig" }
+)
 
 /**
  * The type of {@link MobileProxyConfig}.
@@ -204,13 +216,16 @@ const customProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const CustomProxyConfig = /*#__PURE__*/ Schema.Struct({
-  ...customProxyConfigFields,
-  /**
-   * Whether the proxy has a password.
-   */
-  has_password: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+export const CustomProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...customProxyConfigFields,
+    /**
+     * Whether the proxy has a password.
+     */
+    has_password: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  }),
+  { identifier: "CustomProxyConfig" }
+)
 
 /**
  * The type of {@link CustomProxyConfig}.
@@ -246,34 +261,37 @@ const proxyFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy = /*#__PURE__*/ Schema.Struct({
-  id: /*#__PURE__*/ Schema.optional(Schema.String),
-  ...proxyFields,
-  /**
-   * Current health status of the proxy.
-   */
-  status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("available", "unavailable")),
-  /**
-   * Timestamp of the last health check performed on this proxy.
-   */
-  last_checked: /*#__PURE__*/ Schema.optional(Timestamp),
-  /**
-   * IP address that the proxy uses when making requests.
-   */
-  ip_address: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Configuration specific to the selected proxy `type`.
-   */
-  config: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(
-      DatacenterProxyConfig,
-      IspProxyConfig,
-      ResidentialProxyConfig,
-      MobileProxyConfig,
-      CustomProxyConfig
+export const Proxy = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    id: /*#__PURE__*/ Schema.optional(Schema.String),
+    ...proxyFields,
+    /**
+     * Current health status of the proxy.
+     */
+    status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("available", "unavailable")),
+    /**
+     * Timestamp of the last health check performed on this proxy.
+     */
+    last_checked: /*#__PURE__*/ Schema.optional(Timestamp),
+    /**
+     * IP address that the proxy uses when making requests.
+     */
+    ip_address: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Configuration specific to the selected proxy `type`.
+     */
+    config: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Union(
+        DatacenterProxyConfig,
+        IspProxyConfig,
+        ResidentialProxyConfig,
+        MobileProxyConfig,
+        CustomProxyConfig
+      )
     )
-  )
-})
+  }),
+  { identifier: "Proxy" }
+)
 
 /**
  * The type of {@link Proxy}.
@@ -289,7 +307,9 @@ export interface Proxy extends Schema.Schema.Type<typeof Proxy> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListProxiesResponse = /*#__PURE__*/ Schema.Array(Proxy)
+export const ListProxiesResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Proxy), {
+  identifier: "ListProxiesResponse"
+})
 
 /**
  * The type of {@link ListProxiesResponse}.
@@ -305,13 +325,16 @@ export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCustomProxyConfig = /*#__PURE__*/ Schema.Struct({
-  ...customProxyConfigFields,
-  /**
-   * Password for proxy authentication.
-   */
-  password: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const CreateCustomProxyConfig = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...customProxyConfigFields,
+    /**
+     * Password for proxy authentication.
+     */
+    password: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "CreateCustomProxyConfig" }
+)
 
 /**
  * The type of {@link CreateCustomProxyConfig}.
@@ -327,21 +350,24 @@ export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest = /*#__PURE__*/ Schema.Struct({
-  ...proxyFields,
-  /**
-   * Configuration specific to the selected proxy `type`.
-   */
-  config: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Union(
-      DatacenterProxyConfig,
-      IspProxyConfig,
-      ResidentialProxyConfig,
-      MobileProxyConfig,
-      CreateCustomProxyConfig
+export const ProxyCreateRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...proxyFields,
+    /**
+     * Configuration specific to the selected proxy `type`.
+     */
+    config: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Union(
+        DatacenterProxyConfig,
+        IspProxyConfig,
+        ResidentialProxyConfig,
+        MobileProxyConfig,
+        CreateCustomProxyConfig
+      )
     )
-  )
-})
+  }),
+  { identifier: "ProxyCreateRequest" }
+)
 
 /**
  * The type of {@link ProxyCreateRequest}.
@@ -357,12 +383,15 @@ export interface ProxyCreateRequest extends Schema.Schema.Type<typeof ProxyCreat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCheckRequest = /*#__PURE__*/ Schema.Struct({
-  /**
-   * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
-   */
-  url: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const ProxyCheckRequest = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
+     */
+    url: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "ProxyCheckRequest" }
+)
 
 /**
  * The type of {@link ProxyCheckRequest}.

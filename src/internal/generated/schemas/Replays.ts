@@ -13,24 +13,27 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserReplay = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Unique identifier for the replay recording.
-   */
-  replay_id: Schema.String,
-  /**
-   * Timestamp when replay started
-   */
-  started_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-  /**
-   * Timestamp when replay finished
-   */
-  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-  /**
-   * URL for viewing the replay recording.
-   */
-  replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+export const BrowserReplay = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Unique identifier for the replay recording.
+     */
+    replay_id: Schema.String,
+    /**
+     * Timestamp when replay started
+     */
+    started_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+    /**
+     * Timestamp when replay finished
+     */
+    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+    /**
+     * URL for viewing the replay recording.
+     */
+    replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
+  }),
+  { identifier: "BrowserReplay" }
+)
 
 /**
  * The type of {@link BrowserReplay}.
@@ -46,7 +49,9 @@ export interface BrowserReplay extends Schema.Schema.Type<typeof BrowserReplay> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ListReplaysResponse = /*#__PURE__*/ Schema.Array(BrowserReplay)
+export const ListReplaysResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserReplay), {
+  identifier: "ListReplaysResponse"
+})
 
 /**
  * The type of {@link ListReplaysResponse}.
@@ -62,16 +67,19 @@ export type ListReplaysResponse = Schema.Schema.Type<typeof ListReplaysResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const StartReplayBody = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
-   */
-  framerate: /*#__PURE__*/ Schema.optional(Schema.Int),
-  /**
-   * Maximum recording duration in seconds.
-   */
-  max_duration_in_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const StartReplayBody = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
+     */
+    framerate: /*#__PURE__*/ Schema.optional(Schema.Int),
+    /**
+     * Maximum recording duration in seconds.
+     */
+    max_duration_in_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "StartReplayBody" }
+)
 
 /**
  * The type of {@link StartReplayBody}.

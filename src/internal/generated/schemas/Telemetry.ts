@@ -12,20 +12,23 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventSource = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
-   */
-  kind: /*#__PURE__*/ Schema.Literal("cdp", "kernel_api", "extension", "local_process"),
-  /**
-   * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
-   */
-  event: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Producer-specific context (e.g. CDP target/session/frame IDs).
-   */
-  metadata: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-})
+export const BrowserEventSource = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
+     */
+    kind: /*#__PURE__*/ Schema.Literal("cdp", "kernel_api", "extension", "local_process"),
+    /**
+     * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
+     */
+    event: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Producer-specific context (e.g. CDP target/session/frame IDs).
+     */
+    metadata: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+  }),
+  { identifier: "BrowserEventSource" }
+)
 
 /**
  * The type of {@link BrowserEventSource}.
@@ -41,12 +44,9 @@ export interface BrowserEventSource extends Schema.Schema.Type<typeof BrowserEve
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTargetType = /*#__PURE__*/ Schema.Literal(
-  "page",
-  "background_page",
-  "service_worker",
-  "shared_worker",
-  "other"
+export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Literal("page", "background_page", "service_worker", "shared_worker", "other"),
+  { identifier: "BrowserTargetType" }
 )
 
 /**
@@ -63,33 +63,36 @@ export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventContext = /*#__PURE__*/ Schema.Struct({
-  /**
-   * CDP session identifier for the target connection.
-   */
-  session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Browser target identifier (stable across navigations within a tab).
-   */
-  target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-  /**
-   * CDP frame identifier within the target.
-   */
-  frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * CDP document loader identifier, reset on each navigation.
-   */
-  loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-   */
-  url: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-   */
-  nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+export const BrowserEventContext = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * CDP session identifier for the target connection.
+     */
+    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
+    /**
+     * CDP frame identifier within the target.
+     */
+    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    url: /*#__PURE__*/ Schema.optional(Schema.String),
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
+  }),
+  { identifier: "BrowserEventContext" }
+)
 
 /**
  * The type of {@link BrowserEventContext}.
@@ -141,43 +144,47 @@ export interface BrowserCallStackEncoded {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Optional label for the stack trace (e.g. async cause).
-   */
-  description: /*#__PURE__*/ Schema.optional(Schema.String),
-  /**
-   * Ordered list of call frames, outermost first.
-   */
-  callFrames: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-    /**
-     * JavaScript function name, or empty string for anonymous functions.
-     */
-    functionName: Schema.String,
-    /**
-     * CDP script identifier.
-     */
-    scriptId: Schema.String,
-    /**
-     * URL or name of the script file.
-     */
-    url: Schema.String,
-    /**
-     * Zero-based line number within the script.
-     */
-    lineNumber: Schema.Int,
-    /**
-     * Zero-based column number within the line.
-     */
-    columnNumber: Schema.Int
-  })),
-  /**
-   * Parent stack trace for async stacks.
-   */
-  parent: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
+export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> = /*#__PURE__*/ Schema
+  .annotations(
+    /*#__PURE__*/ Schema.Struct({
+      /**
+       * Optional label for the stack trace (e.g. async cause).
+       */
+      description: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Ordered list of call frames, outermost first.
+       */
+      callFrames: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
+        /**
+         * JavaScript function name, or empty string for anonymous functions.
+         */
+        functionName: Schema.String,
+        /**
+         * CDP script identifier.
+         */
+        scriptId: Schema.String,
+        /**
+         * URL or name of the script file.
+         */
+        url: Schema.String,
+        /**
+         * Zero-based line number within the script.
+         */
+        lineNumber: Schema.Int,
+        /**
+         * Zero-based column number within the line.
+         */
+        columnNumber: Schema.Int
+      })),
+      /**
+       * Parent stack trace for async stacks.
+       */
+      parent: /*#__PURE__*/ Schema.optional(
+        /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
+      )
+    }),
+    { identifier: "BrowserCallStack" }
   )
-})
 
 // the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
 const browserConsoleLogEventFields = {
@@ -198,26 +205,29 @@ const browserConsoleLogEventFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("console_log"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
-     */
-    level: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * First console argument coerced to string.
-     */
-    text: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * All console arguments coerced to strings.
-     */
-    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack)
-  }))
-})
+export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("console_log"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+       */
+      level: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * First console argument coerced to string.
+       */
+      text: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * All console arguments coerced to strings.
+       */
+      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack)
+    }))
+  }),
+  { identifier: "BrowserConsoleLogEvent" }
+)
 
 /**
  * The type of {@link BrowserConsoleLogEvent}.
@@ -233,38 +243,41 @@ export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("console_error"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Error message text. Present in both source paths.
-     */
-    text: Schema.String,
-    stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack),
-    /**
-     * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
-     */
-    level: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
-     */
-    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-     */
-    line: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-     */
-    column: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
-     */
-    source_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("console_error"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Error message text. Present in both source paths.
+       */
+      text: Schema.String,
+      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack),
+      /**
+       * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+       */
+      level: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+       */
+      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+      /**
+       * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      line: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      column: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+       */
+      source_url: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserConsoleErrorEvent" }
+)
 
 /**
  * The type of {@link BrowserConsoleErrorEvent}.
@@ -280,7 +293,10 @@ export interface BrowserConsoleErrorEvent extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserHttpHeaders = /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  { identifier: "BrowserHttpHeaders" }
+)
 
 /**
  * The type of {@link BrowserHttpHeaders}.
@@ -296,49 +312,52 @@ export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("network_request"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP request identifier, unique within the session.
-     */
-    request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * HTTP method as sent on the wire (e.g. GET, POST).
-     */
-    method: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL of the document that initiated the request.
-     */
-    document_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Request headers.
-     */
-    headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
-     */
-    initiator_type: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Request body for POST/PUT requests, if available.
-     */
-    post_data: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * True if this request is the result of a redirect.
-     */
-    is_redirect: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Original URL before the redirect, present when is_redirect is true.
-     */
-    redirect_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("network_request"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * CDP request identifier, unique within the session.
+       */
+      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * HTTP method as sent on the wire (e.g. GET, POST).
+       */
+      method: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * URL of the document that initiated the request.
+       */
+      document_url: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Request headers.
+       */
+      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+       */
+      initiator_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Request body for POST/PUT requests, if available.
+       */
+      post_data: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * True if this request is the result of a redirect.
+       */
+      is_redirect: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      /**
+       * Original URL before the redirect, present when is_redirect is true.
+       */
+      redirect_url: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserNetworkRequestEvent" }
+)
 
 /**
  * The type of {@link BrowserNetworkRequestEvent}.
@@ -354,45 +373,48 @@ export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("network_response"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP request identifier matching the originating network_request event.
-     */
-    request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * HTTP method of the original request.
-     */
-    method: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * HTTP response status code.
-     */
-    status: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * HTTP response status text (e.g. OK, Not Found).
-     */
-    status_text: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Response headers.
-     */
-    headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
-    /**
-     * MIME type of the response (e.g. text/html, application/json).
-     */
-    mime_type: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Truncated response body, present only for text MIME types.
-     */
-    body: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("network_response"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * HTTP method of the original request.
+       */
+      method: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * HTTP response status code.
+       */
+      status: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * HTTP response status text (e.g. OK, Not Found).
+       */
+      status_text: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Response headers.
+       */
+      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
+      /**
+       * MIME type of the response (e.g. text/html, application/json).
+       */
+      mime_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Truncated response body, present only for text MIME types.
+       */
+      body: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserNetworkResponseEvent" }
+)
 
 /**
  * The type of {@link BrowserNetworkResponseEvent}.
@@ -408,29 +430,32 @@ export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP request identifier matching the originating network_request event.
-     */
-    request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
-     */
-    error_text: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * True if the request was canceled by the browser or page script.
-     */
-    canceled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    resource_type: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+       */
+      error_text: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * True if the request was canceled by the browser or page script.
+       */
+      canceled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserNetworkLoadingFailedEvent" }
+)
 
 /**
  * The type of {@link BrowserNetworkLoadingFailedEvent}.
@@ -446,11 +471,14 @@ export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("network_idle"),
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-})
+export const BrowserNetworkIdleEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("network_idle"),
+    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+  }),
+  { identifier: "BrowserNetworkIdleEvent" }
+)
 
 /**
  * The type of {@link BrowserNetworkIdleEvent}.
@@ -466,37 +494,40 @@ export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof Brows
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_navigation"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * URL navigated to.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP frame identifier of the navigated frame.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Parent frame identifier for subframe navigations; absent for top-level navigations.
-     */
-    parent_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * New CDP document loader identifier assigned for this navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP session identifier.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier.
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType)
-  }))
-})
+export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_navigation"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * URL navigated to.
+       */
+      url: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * CDP frame identifier of the navigated frame.
+       */
+      frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Parent frame identifier for subframe navigations; absent for top-level navigations.
+       */
+      parent_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * New CDP document loader identifier assigned for this navigation.
+       */
+      loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * CDP session identifier.
+       */
+      session_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Browser target identifier.
+       */
+      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType)
+    }))
+  }),
+  { identifier: "BrowserPageNavigationEvent" }
+)
 
 /**
  * The type of {@link BrowserPageNavigationEvent}.
@@ -512,17 +543,20 @@ export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-     */
-    cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-  }))
-})
+export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
+    }))
+  }),
+  { identifier: "BrowserPageDomContentLoadedEvent" }
+)
 
 /**
  * The type of {@link BrowserPageDomContentLoadedEvent}.
@@ -538,17 +572,20 @@ export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_load"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-     */
-    cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-  }))
-})
+export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_load"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
+    }))
+  }),
+  { identifier: "BrowserPageLoadEvent" }
+)
 
 /**
  * The type of {@link BrowserPageLoadEvent}.
@@ -564,29 +601,32 @@ export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserP
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP target identifier for the newly opened tab.
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * Initial URL of the new tab.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Initial page title of the new tab.
-     */
-    title: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Target identifier of the tab that opened this one, if any.
-     */
-    opener_id: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * CDP target identifier for the newly opened tab.
+       */
+      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
+      /**
+       * Initial URL of the new tab.
+       */
+      url: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Initial page title of the new tab.
+       */
+      title: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Target identifier of the tab that opened this one, if any.
+       */
+      opener_id: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserPageTabOpenedEvent" }
+)
 
 /**
  * The type of {@link BrowserPageTabOpenedEvent}.
@@ -602,38 +642,41 @@ export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP frame identifier of the frame where the layout shift occurred.
-     */
-    source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Performance Timeline timestamp of the layout shift in milliseconds.
-     */
-    time: /*#__PURE__*/ Schema.optional(Schema.Number),
-    /**
-     * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
-     */
-    duration: /*#__PURE__*/ Schema.optional(Schema.Number),
-    /**
-     * PerformanceLayoutShift attributes from the Performance Timeline entry.
-     */
-    layout_shift_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
       /**
-       * Layout shift score for this entry (contribution to CLS).
+       * CDP frame identifier of the frame where the layout shift occurred.
        */
-      value: /*#__PURE__*/ Schema.optional(Schema.Number),
+      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
       /**
-       * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+       * Performance Timeline timestamp of the layout shift in milliseconds.
        */
-      had_recent_input: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      /**
+       * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+       */
+      duration: /*#__PURE__*/ Schema.optional(Schema.Number),
+      /**
+       * PerformanceLayoutShift attributes from the Performance Timeline entry.
+       */
+      layout_shift_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+        /**
+         * Layout shift score for this entry (contribution to CLS).
+         */
+        value: /*#__PURE__*/ Schema.optional(Schema.Number),
+        /**
+         * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+         */
+        had_recent_input: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      }))
     }))
-  }))
-})
+  }),
+  { identifier: "BrowserPageLayoutShiftEvent" }
+)
 
 /**
  * The type of {@link BrowserPageLayoutShiftEvent}.
@@ -649,50 +692,53 @@ export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_lcp"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * CDP frame identifier of the frame where the LCP element was rendered.
-     */
-    source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Performance Timeline timestamp of the LCP entry in milliseconds.
-     */
-    time: /*#__PURE__*/ Schema.optional(Schema.Number),
-    /**
-     * LargestContentfulPaint attributes from the Performance Timeline entry.
-     */
-    lcp_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_lcp"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
       /**
-       * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+       * CDP frame identifier of the frame where the LCP element was rendered.
        */
-      render_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
       /**
-       * Load time of the LCP element in milliseconds.
+       * Performance Timeline timestamp of the LCP entry in milliseconds.
        */
-      load_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      time: /*#__PURE__*/ Schema.optional(Schema.Number),
       /**
-       * Visible area of the LCP element in pixels squared.
+       * LargestContentfulPaint attributes from the Performance Timeline entry.
        */
-      size: /*#__PURE__*/ Schema.optional(Schema.Number),
-      /**
-       * id attribute of the LCP element, if present.
-       */
-      element_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * URL of the LCP element for image or video elements.
-       */
-      url: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CDP DOM node identifier of the LCP element.
-       */
-      node_id: /*#__PURE__*/ Schema.optional(Schema.Int)
+      lcp_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+        /**
+         * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+         */
+        render_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+        /**
+         * Load time of the LCP element in milliseconds.
+         */
+        load_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+        /**
+         * Visible area of the LCP element in pixels squared.
+         */
+        size: /*#__PURE__*/ Schema.optional(Schema.Number),
+        /**
+         * id attribute of the LCP element, if present.
+         */
+        element_id: /*#__PURE__*/ Schema.optional(Schema.String),
+        /**
+         * URL of the LCP element for image or video elements.
+         */
+        url: /*#__PURE__*/ Schema.optional(Schema.String),
+        /**
+         * CDP DOM node identifier of the LCP element.
+         */
+        node_id: /*#__PURE__*/ Schema.optional(Schema.Int)
+      }))
     }))
-  }))
-})
+  }),
+  { identifier: "BrowserPageLcpEvent" }
+)
 
 /**
  * The type of {@link BrowserPageLcpEvent}.
@@ -708,11 +754,14 @@ export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-})
+export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
+    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+  }),
+  { identifier: "BrowserPageLayoutSettledEvent" }
+)
 
 /**
  * The type of {@link BrowserPageLayoutSettledEvent}.
@@ -728,11 +777,14 @@ export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-  data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-})
+export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
+    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+  }),
+  { identifier: "BrowserPageNavigationSettledEvent" }
+)
 
 /**
  * The type of {@link BrowserPageNavigationSettledEvent}.
@@ -750,33 +802,36 @@ export interface BrowserPageNavigationSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("interaction_click"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Viewport x-coordinate of the click in CSS pixels.
-     */
-    x: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Viewport y-coordinate of the click in CSS pixels.
-     */
-    y: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * CSS selector path to the clicked element.
-     */
-    selector: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
-     */
-    tag: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Visible text content of the clicked element, trimmed.
-     */
-    text: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("interaction_click"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Viewport x-coordinate of the click in CSS pixels.
+       */
+      x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * Viewport y-coordinate of the click in CSS pixels.
+       */
+      y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * CSS selector path to the clicked element.
+       */
+      selector: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+       */
+      tag: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * Visible text content of the clicked element, trimmed.
+       */
+      text: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserInteractionClickEvent" }
+)
 
 /**
  * The type of {@link BrowserInteractionClickEvent}.
@@ -792,25 +847,28 @@ export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("interaction_key"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
-     */
-    key: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CSS selector path to the element that had focus when the key was pressed.
-     */
-    selector: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
-     */
-    tag: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("interaction_key"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+       */
+      key: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * CSS selector path to the element that had focus when the key was pressed.
+       */
+      selector: /*#__PURE__*/ Schema.optional(Schema.String),
+      /**
+       * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+       */
+      tag: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserInteractionKeyEvent" }
+)
 
 /**
  * The type of {@link BrowserInteractionKeyEvent}.
@@ -826,33 +884,36 @@ export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Scroll x-position at the start of the scroll gesture in CSS pixels.
-     */
-    from_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Scroll y-position at the start of the scroll gesture in CSS pixels.
-     */
-    from_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Final scroll x-position after the gesture settled in CSS pixels.
-     */
-    to_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Final scroll y-position after the gesture settled in CSS pixels.
-     */
-    to_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * CSS selector path to the scrolled element.
-     */
-    target_selector: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Scroll x-position at the start of the scroll gesture in CSS pixels.
+       */
+      from_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * Scroll y-position at the start of the scroll gesture in CSS pixels.
+       */
+      from_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * Final scroll x-position after the gesture settled in CSS pixels.
+       */
+      to_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * Final scroll y-position after the gesture settled in CSS pixels.
+       */
+      to_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      /**
+       * CSS selector path to the scrolled element.
+       */
+      target_selector: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserInteractionScrollSettledEvent" }
+)
 
 /**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
@@ -870,16 +931,19 @@ export interface BrowserInteractionScrollSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * Base64-encoded PNG screenshot of the browser viewport.
-     */
-    png: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Base64-encoded PNG screenshot of the browser viewport.
+       */
+      png: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserMonitorScreenshotEvent" }
+)
 
 /**
  * The type of {@link BrowserMonitorScreenshotEvent}.
@@ -895,16 +959,19 @@ export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * Reason for the disconnection. chrome_restarted: Chrome process restarted.
-     */
-    reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
-  }))
-})
+export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+       */
+      reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
+    }))
+  }),
+  { identifier: "BrowserMonitorDisconnectedEvent" }
+)
 
 /**
  * The type of {@link BrowserMonitorDisconnectedEvent}.
@@ -920,16 +987,19 @@ export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * Wall-clock time in milliseconds taken to reconnect after the disconnection.
-     */
-    reconnect_duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }))
-})
+export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+       */
+      reconnect_duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+    }))
+  }),
+  { identifier: "BrowserMonitorReconnectedEvent" }
+)
 
 /**
  * The type of {@link BrowserMonitorReconnectedEvent}.
@@ -945,16 +1015,19 @@ export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
-     */
-    reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
-  }))
-})
+export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+       */
+      reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
+    }))
+  }),
+  { identifier: "BrowserMonitorReconnectFailedEvent" }
+)
 
 /**
  * The type of {@link BrowserMonitorReconnectFailedEvent}.
@@ -972,16 +1045,19 @@ export interface BrowserMonitorReconnectFailedEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ Schema.Struct({
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    /**
-     * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
-     */
-    step: /*#__PURE__*/ Schema.optional(Schema.String)
-  }))
-})
+export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    ...browserConsoleLogEventFields,
+    type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      /**
+       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+       */
+      step: /*#__PURE__*/ Schema.optional(Schema.String)
+    }))
+  }),
+  { identifier: "BrowserMonitorInitFailedEvent" }
+)
 
 /**
  * The type of {@link BrowserMonitorInitFailedEvent}.
@@ -997,29 +1073,32 @@ export interface BrowserMonitorInitFailedEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEvent = /*#__PURE__*/ Schema.Union(
-  BrowserConsoleLogEvent,
-  BrowserConsoleErrorEvent,
-  BrowserNetworkRequestEvent,
-  BrowserNetworkResponseEvent,
-  BrowserNetworkLoadingFailedEvent,
-  BrowserNetworkIdleEvent,
-  BrowserPageNavigationEvent,
-  BrowserPageDomContentLoadedEvent,
-  BrowserPageLoadEvent,
-  BrowserPageTabOpenedEvent,
-  BrowserPageLayoutShiftEvent,
-  BrowserPageLcpEvent,
-  BrowserPageLayoutSettledEvent,
-  BrowserPageNavigationSettledEvent,
-  BrowserInteractionClickEvent,
-  BrowserInteractionKeyEvent,
-  BrowserInteractionScrollSettledEvent,
-  BrowserMonitorScreenshotEvent,
-  BrowserMonitorDisconnectedEvent,
-  BrowserMonitorReconnectedEvent,
-  BrowserMonitorReconnectFailedEvent,
-  BrowserMonitorInitFailedEvent
+export const BrowserTelemetryEvent = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Union(
+    BrowserConsoleLogEvent,
+    BrowserConsoleErrorEvent,
+    BrowserNetworkRequestEvent,
+    BrowserNetworkResponseEvent,
+    BrowserNetworkLoadingFailedEvent,
+    BrowserNetworkIdleEvent,
+    BrowserPageNavigationEvent,
+    BrowserPageDomContentLoadedEvent,
+    BrowserPageLoadEvent,
+    BrowserPageTabOpenedEvent,
+    BrowserPageLayoutShiftEvent,
+    BrowserPageLcpEvent,
+    BrowserPageLayoutSettledEvent,
+    BrowserPageNavigationSettledEvent,
+    BrowserInteractionClickEvent,
+    BrowserInteractionKeyEvent,
+    BrowserInteractionScrollSettledEvent,
+    BrowserMonitorScreenshotEvent,
+    BrowserMonitorDisconnectedEvent,
+    BrowserMonitorReconnectedEvent,
+    BrowserMonitorReconnectFailedEvent,
+    BrowserMonitorInitFailedEvent
+  ),
+  { identifier: "BrowserTelemetryEvent" }
 )
 
 /**
@@ -1036,13 +1115,16 @@ export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEv
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ Schema.Struct({
-  /**
-   * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
-   */
-  seq: Schema.Int,
-  event: BrowserTelemetryEvent
-})
+export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Struct({
+    /**
+     * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
+     */
+    seq: Schema.Int,
+    event: BrowserTelemetryEvent
+  }),
+  { identifier: "BrowserTelemetryEventEnvelope" }
+)
 
 /**
  * The type of {@link BrowserTelemetryEventEnvelope}.
