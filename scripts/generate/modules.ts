@@ -290,6 +290,20 @@ ${
     .filter(([name, file]) => file === commonArea && areaUses(api, operations, name))
     .map(([name]) => name)
     .sort()
+  // a module's own export would silently hide a re-exported schema of the same name
+  const schemaNames = new Set(
+    [...placement].filter(([name, file]) => file === area || common.includes(name)).map(([name]) => ident(name))
+  )
+  const own = [
+    "make",
+    "layer",
+    ...emitted.flatMap((
+      block
+    ) => [block.tag, ...["Service", "Params", "Success", "Error"].map((s) => `${block.tag}${s}`)]),
+    ...operations.map((operation) => operation.accessor)
+  ]
+  const clash = own.find((name) => schemaNames.has(name))
+  if (clash !== undefined) throw new Error(`${area}: ${clash} is both a schema and an export (config.schemaRenames)`)
   const imports = [
     `import * as Context from "effect/Context"`,
     `import * as Effect from "effect/Effect"`,
