@@ -1,7 +1,9 @@
 // ESLint flat config: typescript-eslint's recommended rules and Effect's house formatting
-// (dprint through @effect/eslint-plugin: 2 spaces, double quotes, no semicolons, width 120).
+// (dprint through @effect/eslint-plugin: 2 spaces, double quotes, no semicolons, width 120, as
+// formatting.json says; scripts/generate formats its output with the same options).
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
+import formatting from "./formatting.json" with { type: "json" }
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", ".tmp/**", "docs/api/**", "bench/results.json"] },
@@ -10,17 +12,7 @@ export default tseslint.config(
     files: ["**/*.ts", "**/*.mjs"],
     plugins: { "@effect": effect },
     rules: {
-      "@effect/dprint": ["error", {
-        config: {
-          indentWidth: 2,
-          lineWidth: 120,
-          semiColons: "asi",
-          quoteStyle: "alwaysDouble",
-          trailingCommas: "never",
-          operatorPosition: "maintain",
-          "arrowFunction.useParentheses": "force"
-        }
-      }],
+      "@effect/dprint": ["error", { config: formatting }],
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "error",
       "no-console": "off",

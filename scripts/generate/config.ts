@@ -1,3 +1,5 @@
+import * as KernelError from "../../src/KernelError.js"
+
 /**
  * The generator's hand-kept knowledge of the API that the document does not carry: the public
  * names of every operation, which POSTs are harmless to repeat, which fields grant access, and the
@@ -230,21 +232,22 @@ export const redactedFields: ReadonlySet<string> = new Set([
   "GetCredentialTotpCodeResponse.code"
 ])
 
-/** The error class of each documented status (`src/KernelError.ts`). */
-export const statusErrors: Readonly<Record<number, string>> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  409: "Conflict",
-  429: "RateLimited",
-  500: "InternalServerError"
-}
+/**
+ * The error class of each status: the classes of `src/KernelError.ts` that answer one (a static
+ * `status`), by their export name.
+ */
+export const statusErrors: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(KernelError).flatMap(([name, value]) =>
+    typeof value === "function" && "status" in value && typeof value.status === "number" ? [[value.status, name]] : []
+  )
+)
 
 /**
  * The statuses whose classes the runtime branch adds to `src/KernelError.ts`. Until it is merged,
  * `emitPendingErrors` is `false` and these statuses are left out of the operations' `errors`
- * (such an answer is an `UnexpectedStatus`); switch it to `true` after the merge.
+ * (such an answer is an `UnexpectedStatus`); switch it to `true` after the merge (once
+ * `src/KernelError.ts` has them, `statusErrors` finds them anyway: the switch only says whether to
+ * name them before).
  */
 export const pendingStatusErrors: Readonly<Record<number, string>> = {
   410: "Gone",

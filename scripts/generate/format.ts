@@ -1,20 +1,15 @@
 /**
  * Formats emitted TypeScript as the repository's lint does (dprint through @effect/eslint-plugin,
- * the options of eslint.config.mjs), so the committed output is lint-clean as written.
+ * with the options of formatting.json), so the committed output is lint-clean as written.
  */
 import { createFromBuffer } from "@dprint/formatter"
 import { getPath } from "@dprint/typescript"
 import * as fs from "node:fs"
 
-const options = {
-  indentWidth: 2,
-  lineWidth: 120,
-  semiColons: "asi",
-  quoteStyle: "alwaysDouble",
-  trailingCommas: "never",
-  operatorPosition: "maintain",
-  "arrowFunction.useParentheses": "force"
-}
+// the options of the lint's dprint rule (eslint.config.mjs reads the same file)
+const options: Record<string, unknown> = JSON.parse(
+  fs.readFileSync(new URL("../../formatting.json", import.meta.url), "utf8")
+)
 
 let formatter: ReturnType<typeof createFromBuffer> | undefined
 
