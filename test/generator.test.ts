@@ -16,6 +16,7 @@ import * as OpenApi from "../scripts/generate/openapi.js"
 import { applyPatches } from "../scripts/generate/patches.js"
 import { ident } from "../scripts/generate/schemas.js"
 import type { Operation } from "../src/internal/definition.js"
+import * as HandWritten from "../src/internal/operations.js"
 
 const { applied, api, document, source } = load()
 
@@ -146,6 +147,30 @@ describe("the operations", () => {
     const operation = emittedOperations.find((candidate) => candidate.name === name)
     expect(operation).toMatchObject({ module, accessor, method, path: template, idempotent: true })
   })
+
+  it.each(HandWritten.table.map((definition) => [definition.name, definition] as const))(
+    "the generated definition of %s agrees with the hand-written one",
+    (name, handWritten) => {
+      const generated = emittedOperations.find((operation) => operation.name === name)!
+      expect({
+        module: generated.module,
+        accessor: generated.accessor,
+        method: generated.method,
+        path: generated.path,
+        params: generated.parameters.filter((p) => p.in === "path").map((p) => p.field),
+        errors: generated.errors,
+        idempotent: generated.idempotent
+      }).toEqual({
+        module: handWritten.module,
+        accessor: handWritten.accessor,
+        method: handWritten.method,
+        path: handWritten.path,
+        params: handWritten.params,
+        errors: handWritten.errors,
+        idempotent: handWritten.idempotent
+      })
+    }
+  )
 
   it.each([
     ["listBrowsers", 200, "page"],
