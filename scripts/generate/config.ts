@@ -33,7 +33,7 @@ export const operationNames: Readonly<Record<string, OperationName>> = {
   clickMouse: op("Computer", "clickMouse", "clickMouse"),
   moveMouse: op("Computer", "moveMouse", "moveMouse"),
   dragMouse: op("Computer", "dragMouse", "dragMouse"),
-  scroll: op("Computer", "scroll", "scroll"),
+  scroll: op("Computer", "scroll", "scrollMouseWheel"),
   typeText: op("Computer", "typeText", "typeText"),
   pressKey: op("Computer", "pressKey", "pressKey"),
   takeScreenshot: op("Computer", "captureScreenshot", "captureScreenshot"),

@@ -396,7 +396,7 @@ export const pressKey = (params: PressKeyParams): Effect.Effect<PressKeySuccess,
  * @since 0.2.0
  * @category Models
  */
-export interface ScrollParams extends ScrollRequest {
+export interface ScrollMouseWheelParams extends ScrollRequest {
   /**
    * Browser session ID
    */
@@ -409,7 +409,7 @@ export interface ScrollParams extends ScrollRequest {
  * @since 0.2.0
  * @category Models
  */
-export type ScrollSuccess = void
+export type ScrollMouseWheelSuccess = void
 
 /**
  * What {@link scroll} fails with.
@@ -417,25 +417,29 @@ export type ScrollSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ScrollError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type ScrollMouseWheelError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The scroll operation (`POST /browsers/{id}/computer/scroll`).
+ * The scrollMouseWheel operation (`POST /browsers/{id}/computer/scroll`).
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ScrollService {
-  readonly scroll: (params: ScrollParams) => Effect.Effect<ScrollSuccess, ScrollError>
+export interface ScrollMouseWheelService {
+  readonly scrollMouseWheel: (
+    params: ScrollMouseWheelParams
+  ) => Effect.Effect<ScrollMouseWheelSuccess, ScrollMouseWheelError>
 }
 
 /**
- * The scroll operation as a service.
+ * The scrollMouseWheel operation as a service.
  *
  * @since 0.2.0
  * @category Tags
  */
-export class Scroll extends Context.Tag("effect-kernel/Scroll")<Scroll, ScrollService>() {}
+export class ScrollMouseWheel
+  extends Context.Tag("effect-kernel/ScrollMouseWheel")<ScrollMouseWheel, ScrollMouseWheelService>()
+{}
 
 /**
  * Scroll the mouse wheel at a position on the host computer.
@@ -455,8 +459,10 @@ export class Scroll extends Context.Tag("effect-kernel/Scroll")<Scroll, ScrollSe
  * })
  * ```
  */
-export const scroll = (params: ScrollParams): Effect.Effect<ScrollSuccess, ScrollError, Scroll> =>
-  Effect.flatMap(Scroll, (service) => service.scroll(params))
+export const scroll = (
+  params: ScrollMouseWheelParams
+): Effect.Effect<ScrollMouseWheelSuccess, ScrollMouseWheelError, ScrollMouseWheel> =>
+  Effect.flatMap(ScrollMouseWheel, (service) => service.scrollMouseWheel(params))
 
 /**
  * The input of {@link dragMouse}.
@@ -759,7 +765,7 @@ export const make: Effect.Effect<
     | CaptureScreenshot
     | TypeText
     | PressKey
-    | Scroll
+    | ScrollMouseWheel
     | DragMouse
     | BatchComputerActions
     | ReadClipboard
@@ -776,7 +782,7 @@ export const make: Effect.Effect<
       Context.add(CaptureScreenshot, { captureScreenshot: Call.make(Operations.captureScreenshot)(client) }),
       Context.add(TypeText, { typeText: Call.make(Operations.typeText)(client) }),
       Context.add(PressKey, { pressKey: Call.make(Operations.pressKey)(client) }),
-      Context.add(Scroll, { scroll: Call.make(Operations.scroll)(client) }),
+      Context.add(ScrollMouseWheel, { scrollMouseWheel: Call.make(Operations.scrollMouseWheel)(client) }),
       Context.add(DragMouse, { dragMouse: Call.make(Operations.dragMouse)(client) }),
       Context.add(BatchComputerActions, { batchComputerActions: Call.make(Operations.batchComputerActions)(client) }),
       Context.add(ReadClipboard, { readClipboard: Call.make(Operations.readClipboard)(client) }),
@@ -796,7 +802,7 @@ export const layer: Layer.Layer<
   | CaptureScreenshot
   | TypeText
   | PressKey
-  | Scroll
+  | ScrollMouseWheel
   | DragMouse
   | BatchComputerActions
   | ReadClipboard

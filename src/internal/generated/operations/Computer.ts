@@ -122,8 +122,8 @@ export const pressKey = /*#__PURE__*/ define({
  *
  * @internal
  */
-export const scroll = /*#__PURE__*/ define({
-  name: "scroll",
+export const scrollMouseWheel = /*#__PURE__*/ define({
+  name: "scrollMouseWheel",
   operationId: "scroll",
   module: "Computer",
   accessor: "scroll",
@@ -261,7 +261,7 @@ export const operations = [
   captureScreenshot,
   typeText,
   pressKey,
-  scroll,
+  scrollMouseWheel,
   dragMouse,
   setCursorVisibility,
   batchComputerActions,
