@@ -130,6 +130,58 @@ describe("the operations", () => {
     expect([...emittedIds].sort()).toEqual(Object.keys(Config.operationNames).sort())
   })
 
+  // the official client's file of each module (`@onkernel/sdk/resources/...`)
+  const officialFiles: Record<string, string> = {
+    Browsers: "browsers/browsers",
+    Computer: "browsers/computer",
+    Replays: "browsers/replays",
+    Filesystem: "browsers/fs/fs",
+    FilesystemWatch: "browsers/fs/watch",
+    Processes: "browsers/process",
+    Playwright: "browsers/playwright",
+    Logs: "browsers/logs",
+    Telemetry: "browsers/telemetry",
+    BrowserPools: "browser-pools",
+    Profiles: "profiles",
+    Extensions: "extensions",
+    Proxies: "proxies",
+    Deployments: "deployments",
+    Apps: "apps",
+    Invocations: "invocations",
+    AuthConnections: "auth/connections",
+    Credentials: "credentials",
+    CredentialProviders: "credential-providers",
+    Projects: "projects/projects",
+    ProjectLimits: "projects/limits",
+    ApiKeys: "api-keys"
+  }
+  // ours and not the official client's (0.84): the hand-written names, `delete` (the client's is
+  // `deleteByID`) and `exchange` (the client has no method for POST /auth/connections/{id}/exchange)
+  const extraAccessors = new Set([
+    "Computer.getMousePosition",
+    "Computer.setCursorVisibility",
+    "Browsers.delete",
+    "AuthConnections.exchange"
+  ])
+
+  it.each(
+    Object.values(Config.operationNames).map((naming) => [`${naming.module}.${naming.accessor}`, naming] as const)
+  )(
+    "%s is the official client's method",
+    (label, naming) => {
+      if (extraAccessors.has(label)) return
+      const file = new URL(
+        `../node_modules/@onkernel/sdk/resources/${officialFiles[naming.module]}.d.ts`,
+        import.meta.url
+      )
+      expect(fs.readFileSync(file, "utf8")).toMatch(new RegExp(`^\\s+${naming.accessor}\\(`, "m"))
+    }
+  )
+
+  it("names are camelCase, a verb and a noun", () => {
+    for (const operation of emittedOperations) expect(operation.name).toMatch(/^[a-z]+(?:[A-Z][a-z0-9]*)+$/)
+  })
+
   it("names and accessors are unique", () => {
     const names = emittedOperations.map((operation) => operation.name)
     expect(new Set(names).size).toBe(names.length)
