@@ -31,6 +31,7 @@ const schemaModules = await modulesOf("schemas")
 const operationModules = (await modulesOf("operations")) as unknown as Array<
   { readonly operations: ReadonlyArray<Operation> }
 >
+const { operations: table } = await import("../src/internal/generated/table.js")
 const emittedSchemas = new Map<string, Schema.Schema.AnyNoContext>()
 for (const module of schemaModules) {
   for (const [name, value] of Object.entries(module)) {
@@ -123,6 +124,7 @@ describe("the operations", () => {
   it("118 operations, each mapped, the 15 deprecated ones left out", () => {
     expect(api.operations).toHaveLength(118)
     expect(emittedOperations).toHaveLength(118)
+    expect(table).toHaveLength(118)
     expect(deprecated).toHaveLength(15)
     expect([...api.deprecated].sort()).toEqual([...deprecated].sort())
     const emittedIds = new Set(emittedOperations.map((operation) => operation.operationId))

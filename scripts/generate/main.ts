@@ -13,7 +13,7 @@ import { moduleFile } from "./modules.js"
 import * as OpenApi from "./openapi.js"
 import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
-import { closure, commonArea, placeSchemas, schemaFile } from "./schemas.js"
+import { closure, commonArea, header, placeSchemas, schemaFile } from "./schemas.js"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 export const specFile = "spec/kernel-openapi.yml"
@@ -59,6 +59,21 @@ export const generate = (specPath?: string): Map<string, string> => {
       moduleFile(api, area, description.trim(), operations, placement, companion)
     )
   }
+  add(
+    `${generatedDir}/table.ts`,
+    `${header}
+/**
+ * Every operation of the API, area by area in the order of the docs (each area's definitions are
+ * \`src/internal/generated/operations/<Area>.ts\`: import one area from there to keep the others out).
+ *
+ * @internal
+ */
+${Config.modules.map((area) => `import { operations as ${area} } from "./operations/${area}.js"`).join("\n")}
+
+/** @internal */
+export const operations = [${Config.modules.map((area) => `...${area}`).join(", ")}] as const
+`
+  )
   for (const module of api.operations.map((operation) => operation.module)) {
     if (!Config.modules.includes(module)) throw new Error(`module ${module} is not in config.modules`)
   }
