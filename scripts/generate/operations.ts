@@ -5,7 +5,7 @@
  */
 import * as Config from "./config.js"
 import type * as Ir from "./ir.js"
-import { commonArea, header, ident, jsdoc, newUses, schemaExpression } from "./schemas.js"
+import { header, ident, jsdoc, newUses, schemaExpression } from "./schemas.js"
 
 /** The error class names of an operation's documented statuses (the common ones left out). */
 export const errorClasses = (operation: Ir.Operation): Array<string> =>
@@ -26,7 +26,13 @@ export const operationsFile = (
   operations: ReadonlyArray<Ir.Operation>,
   placement: ReadonlyMap<string, string>
 ): string => {
-  const uses = newUses()
+  // the schemas by their file's namespace (`Common.Browser`, `Browsers.BrowserRequest`)
+  const fileOf = (name: string): string => {
+    const file = placement.get(name)
+    if (file === undefined) throw new Error(`${area}: ${name} is not placed`)
+    return file
+  }
+  const uses = newUses((name) => `${fileOf(name)}.${ident(name)}`)
   const helpers = new Set<string>(["define"])
   const use = (helper: string) => {
     helpers.add(helper)
@@ -82,14 +88,8 @@ export const operationsFile = (
     imports.push(`import * as KernelError from "../../../KernelError.js"`)
   }
   imports.push(`import { ${[...helpers].sort().join(", ")} } from "../../defineOperation.js"`)
-  const byFile = new Map<string, Array<string>>()
-  for (const name of [...uses.refs].sort()) {
-    const file = placement.get(name)
-    if (file === undefined) throw new Error(`${area}: ${name} is not placed`)
-    byFile.set(file, [...(byFile.get(file) ?? []), ident(name)])
-  }
-  for (const [file, names] of [...byFile].sort(([a], [b]) => a === commonArea ? -1 : b === commonArea ? 1 : 0)) {
-    imports.push(`import { ${names.join(", ")} } from "../schemas/${file}.js"`)
+  for (const file of new Set([...uses.refs].map(fileOf))) {
+    imports.push(`import * as ${file} from "../schemas/${file}.js"`)
   }
   const table = jsdoc(["Every operation of the area, in the document's order.", "", "@internal"]) +
     `export const operations = [${operations.map((operation) => operation.name).join(", ")}] as const\n`

@@ -32,9 +32,17 @@ export interface Uses {
   timestamp: boolean
   dateTime: boolean
   redacted: boolean
+  /** How a reference is written (default: the schema's name). */
+  readonly qualify?: (name: string) => string
 }
 
-export const newUses = (): Uses => ({ refs: new Set(), timestamp: false, dateTime: false, redacted: false })
+export const newUses = (qualify?: (name: string) => string): Uses => ({
+  refs: new Set(),
+  timestamp: false,
+  dateTime: false,
+  redacted: false,
+  ...(qualify === undefined ? {} : { qualify })
+})
 
 /** The `Schema` expression of a schema; `lazy` names the references to emit as `Schema.suspend`. */
 export const schemaExpression = (
@@ -47,7 +55,7 @@ export const schemaExpression = (
   switch (schema.kind) {
     case "ref": {
       uses.refs.add(schema.name)
-      const id = ident(schema.name)
+      const id = uses.qualify?.(schema.name) ?? ident(schema.name)
       return lazy.has(schema.name) ? pure("Schema.suspend", `(): Schema.Schema<${id}, ${id}Encoded> => ${id}`) : id
     }
     case "string":

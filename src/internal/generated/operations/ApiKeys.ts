@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
-import { ApiKey, CreateApiKeyRequest, CreatedApiKey, UpdateApiKeyRequest } from "../schemas/ApiKeys.js"
+import * as ApiKeys from "../schemas/ApiKeys.js"
 
 /**
  * `GET /org/api_keys`: List API keys
@@ -23,7 +23,7 @@ export const listApiKeys = /*#__PURE__*/ define({
   path: "/org/api_keys",
   parameters: [query("limit", Schema.Int, false), query("offset", Schema.Int, false)],
   body: undefined,
-  answers: { 200: page(ApiKey) },
+  answers: { 200: page(ApiKeys.ApiKey) },
   errors: [],
   idempotent: true
 })
@@ -41,8 +41,8 @@ export const createApiKey = /*#__PURE__*/ define({
   method: "POST",
   path: "/org/api_keys",
   parameters: [],
-  body: jsonBody(CreateApiKeyRequest, true),
-  answers: { 201: json(CreatedApiKey) },
+  body: jsonBody(ApiKeys.CreateApiKeyRequest, true),
+  answers: { 201: json(ApiKeys.CreatedApiKey) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -61,7 +61,7 @@ export const getApiKey = /*#__PURE__*/ define({
   path: "/org/api_keys/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ApiKey) },
+  answers: { 200: json(ApiKeys.ApiKey) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -79,8 +79,8 @@ export const updateApiKey = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/org/api_keys/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(UpdateApiKeyRequest, true),
-  answers: { 200: json(ApiKey) },
+  body: jsonBody(ApiKeys.UpdateApiKeyRequest, true),
+  answers: { 200: json(ApiKeys.ApiKey) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { define, page, query } from "../../defineOperation.js"
-import { AppVersionSummary } from "../schemas/Apps.js"
+import * as Apps from "../schemas/Apps.js"
 
 /**
  * `GET /apps`: List apps
@@ -28,7 +28,7 @@ export const listApps = /*#__PURE__*/ define({
     query("query", Schema.String, false)
   ],
   body: undefined,
-  answers: { 200: page(AppVersionSummary) },
+  answers: { 200: page(Apps.AppVersionSummary) },
   errors: [],
   idempotent: true
 })

@@ -7,18 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query, sse } from "../../defineOperation.js"
-import {
-  LoginRequest,
-  LoginResponse,
-  ManagedAuth,
-  ManagedAuthCreateRequest,
-  ManagedAuthEvent,
-  ManagedAuthExchangeRequest,
-  ManagedAuthExchangeResponse,
-  ManagedAuthUpdateRequest,
-  SubmitFieldsRequest,
-  SubmitFieldsResponse
-} from "../schemas/AuthConnections.js"
+import * as AuthConnections from "../schemas/AuthConnections.js"
 
 /**
  * `GET /auth/connections`: List auth connections
@@ -39,7 +28,7 @@ export const listAuthConnections = /*#__PURE__*/ define({
     query("offset", Schema.Int, false)
   ],
   body: undefined,
-  answers: { 200: page(ManagedAuth) },
+  answers: { 200: page(AuthConnections.ManagedAuth) },
   errors: [],
   idempotent: true
 })
@@ -57,8 +46,8 @@ export const createAuthConnection = /*#__PURE__*/ define({
   method: "POST",
   path: "/auth/connections",
   parameters: [],
-  body: jsonBody(ManagedAuthCreateRequest, true),
-  answers: { 201: json(ManagedAuth) },
+  body: jsonBody(AuthConnections.ManagedAuthCreateRequest, true),
+  answers: { 201: json(AuthConnections.ManagedAuth) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -77,7 +66,7 @@ export const getAuthConnection = /*#__PURE__*/ define({
   path: "/auth/connections/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ManagedAuth) },
+  answers: { 200: json(AuthConnections.ManagedAuth) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -95,8 +84,8 @@ export const updateAuthConnection = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/auth/connections/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(ManagedAuthUpdateRequest, true),
-  answers: { 200: json(ManagedAuth) },
+  body: jsonBody(AuthConnections.ManagedAuthUpdateRequest, true),
+  answers: { 200: json(AuthConnections.ManagedAuth) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -133,8 +122,8 @@ export const loginAuthConnection = /*#__PURE__*/ define({
   method: "POST",
   path: "/auth/connections/{id}/login",
   parameters: [path("id", "id")],
-  body: jsonBody(LoginRequest, false),
-  answers: { 200: json(LoginResponse) },
+  body: jsonBody(AuthConnections.LoginRequest, false),
+  answers: { 200: json(AuthConnections.LoginResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -152,8 +141,8 @@ export const submitAuthConnection = /*#__PURE__*/ define({
   method: "POST",
   path: "/auth/connections/{id}/submit",
   parameters: [path("id", "id")],
-  body: jsonBody(SubmitFieldsRequest, true),
-  answers: { 202: json(SubmitFieldsResponse) },
+  body: jsonBody(AuthConnections.SubmitFieldsRequest, true),
+  answers: { 202: json(AuthConnections.SubmitFieldsResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -172,7 +161,7 @@ export const followAuthConnection = /*#__PURE__*/ define({
   path: "/auth/connections/{id}/events",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: sse(ManagedAuthEvent) },
+  answers: { 200: sse(AuthConnections.ManagedAuthEvent) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -190,8 +179,8 @@ export const exchangeAuthConnection = /*#__PURE__*/ define({
   method: "POST",
   path: "/auth/connections/{id}/exchange",
   parameters: [path("id", "id")],
-  body: jsonBody(ManagedAuthExchangeRequest, true),
-  answers: { 200: json(ManagedAuthExchangeResponse) },
+  body: jsonBody(AuthConnections.ManagedAuthExchangeRequest, true),
+  answers: { 200: json(AuthConnections.ManagedAuthExchangeResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

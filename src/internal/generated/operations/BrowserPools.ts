@@ -6,16 +6,8 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, path } from "../../defineOperation.js"
-import {
-  BrowserPool,
-  BrowserPoolAcquireRequest,
-  BrowserPoolDeleteRequest,
-  BrowserPoolReleaseRequest,
-  BrowserPoolRequest,
-  BrowserPoolUpdateRequest,
-  ListBrowserPoolsResponse
-} from "../schemas/BrowserPools.js"
-import { Browser } from "../schemas/Common.js"
+import * as BrowserPools from "../schemas/BrowserPools.js"
+import * as Common from "../schemas/Common.js"
 
 /**
  * `GET /browser_pools`: List browser pools
@@ -31,7 +23,7 @@ export const listBrowserPools = /*#__PURE__*/ define({
   path: "/browser_pools",
   parameters: [],
   body: undefined,
-  answers: { 200: json(ListBrowserPoolsResponse) },
+  answers: { 200: json(BrowserPools.ListBrowserPoolsResponse) },
   errors: [KernelError.Forbidden],
   idempotent: true
 })
@@ -49,8 +41,8 @@ export const createBrowserPool = /*#__PURE__*/ define({
   method: "POST",
   path: "/browser_pools",
   parameters: [],
-  body: jsonBody(BrowserPoolRequest, true),
-  answers: { 201: json(BrowserPool) },
+  body: jsonBody(BrowserPools.BrowserPoolRequest, true),
+  answers: { 201: json(BrowserPools.BrowserPool) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -69,7 +61,7 @@ export const getBrowserPool = /*#__PURE__*/ define({
   path: "/browser_pools/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
   body: undefined,
-  answers: { 200: json(BrowserPool) },
+  answers: { 200: json(BrowserPools.BrowserPool) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -87,8 +79,8 @@ export const updateBrowserPool = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/browser_pools/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
-  body: jsonBody(BrowserPoolUpdateRequest, true),
-  answers: { 200: json(BrowserPool) },
+  body: jsonBody(BrowserPools.BrowserPoolUpdateRequest, true),
+  answers: { 200: json(BrowserPools.BrowserPool) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -106,7 +98,7 @@ export const deleteBrowserPool = /*#__PURE__*/ define({
   method: "DELETE",
   path: "/browser_pools/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
-  body: jsonBody(BrowserPoolDeleteRequest, false),
+  body: jsonBody(BrowserPools.BrowserPoolDeleteRequest, false),
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
@@ -125,8 +117,8 @@ export const acquireBrowser = /*#__PURE__*/ define({
   method: "POST",
   path: "/browser_pools/{idOrName}/acquire",
   parameters: [path("idOrName", "id_or_name")],
-  body: jsonBody(BrowserPoolAcquireRequest, true),
-  answers: { 200: json(Browser), 204: none },
+  body: jsonBody(BrowserPools.BrowserPoolAcquireRequest, true),
+  answers: { 200: json(Common.Browser), 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -144,7 +136,7 @@ export const releaseBrowser = /*#__PURE__*/ define({
   method: "POST",
   path: "/browser_pools/{idOrName}/release",
   parameters: [path("idOrName", "id_or_name")],
-  body: jsonBody(BrowserPoolReleaseRequest, true),
+  body: jsonBody(BrowserPools.BrowserPoolReleaseRequest, true),
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false

@@ -7,14 +7,8 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, multipartBody, none, page, path, query } from "../../defineOperation.js"
-import {
-  BrowserCurlRequest,
-  BrowserCurlResult,
-  BrowserRequest,
-  BrowserUpdateRequest,
-  LoadBrowserExtensionsBody
-} from "../schemas/Browsers.js"
-import { Browser } from "../schemas/Common.js"
+import * as Browsers from "../schemas/Browsers.js"
+import * as Common from "../schemas/Common.js"
 
 /**
  * `GET /browsers`: List browser sessions
@@ -36,7 +30,7 @@ export const listBrowsers = /*#__PURE__*/ define({
     query("query", Schema.String, false)
   ],
   body: undefined,
-  answers: { 200: page(Browser) },
+  answers: { 200: page(Common.Browser) },
   errors: [],
   idempotent: true
 })
@@ -54,8 +48,8 @@ export const createBrowser = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers",
   parameters: [],
-  body: jsonBody(BrowserRequest, false),
-  answers: { 200: json(Browser) },
+  body: jsonBody(Browsers.BrowserRequest, false),
+  answers: { 200: json(Common.Browser) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -74,7 +68,7 @@ export const getBrowser = /*#__PURE__*/ define({
   path: "/browsers/{id}",
   parameters: [path("id", "id"), query("include_deleted", Schema.Boolean, false)],
   body: undefined,
-  answers: { 200: json(Browser) },
+  answers: { 200: json(Common.Browser) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -92,8 +86,8 @@ export const updateBrowser = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/browsers/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(BrowserUpdateRequest, true),
-  answers: { 200: json(Browser) },
+  body: jsonBody(Browsers.BrowserUpdateRequest, true),
+  answers: { 200: json(Common.Browser) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -130,7 +124,7 @@ export const loadBrowserExtensions = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/extensions",
   parameters: [path("id", "id")],
-  body: multipartBody(LoadBrowserExtensionsBody),
+  body: multipartBody(Browsers.LoadBrowserExtensionsBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
@@ -149,8 +143,8 @@ export const curlBrowser = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/curl",
   parameters: [path("id", "id")],
-  body: jsonBody(BrowserCurlRequest, true),
-  answers: { 200: json(BrowserCurlResult) },
+  body: jsonBody(Browsers.BrowserCurlRequest, true),
+  answers: { 200: json(Browsers.BrowserCurlResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

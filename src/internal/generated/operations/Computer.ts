@@ -6,21 +6,8 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { bytes, define, json, jsonBody, none, path } from "../../defineOperation.js"
-import { OkResponse } from "../schemas/Common.js"
-import {
-  BatchComputerActionRequest,
-  ClickMouseRequest,
-  ClipboardContent,
-  DragMouseRequest,
-  MousePositionResponse,
-  MoveMouseRequest,
-  PressKeyRequest,
-  ScreenshotRequest,
-  ScrollRequest,
-  SetCursorRequest,
-  TypeTextRequest,
-  WriteClipboardRequest
-} from "../schemas/Computer.js"
+import * as Common from "../schemas/Common.js"
+import * as Computer from "../schemas/Computer.js"
 
 /**
  * `POST /browsers/{id}/computer/click_mouse`: Simulate a mouse click action on the browser instance
@@ -35,7 +22,7 @@ export const clickMouse = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/click_mouse",
   parameters: [path("id", "id")],
-  body: jsonBody(ClickMouseRequest, true),
+  body: jsonBody(Computer.ClickMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -54,7 +41,7 @@ export const moveMouse = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/move_mouse",
   parameters: [path("id", "id")],
-  body: jsonBody(MoveMouseRequest, true),
+  body: jsonBody(Computer.MoveMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
@@ -73,7 +60,7 @@ export const captureScreenshot = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/screenshot",
   parameters: [path("id", "id")],
-  body: jsonBody(ScreenshotRequest, false),
+  body: jsonBody(Computer.ScreenshotRequest, false),
   answers: { 200: bytes("image/png") },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
@@ -92,7 +79,7 @@ export const typeText = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/type",
   parameters: [path("id", "id")],
-  body: jsonBody(TypeTextRequest, true),
+  body: jsonBody(Computer.TypeTextRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -111,7 +98,7 @@ export const pressKey = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/press_key",
   parameters: [path("id", "id")],
-  body: jsonBody(PressKeyRequest, true),
+  body: jsonBody(Computer.PressKeyRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -130,7 +117,7 @@ export const scrollMouseWheel = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/scroll",
   parameters: [path("id", "id")],
-  body: jsonBody(ScrollRequest, true),
+  body: jsonBody(Computer.ScrollRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -149,7 +136,7 @@ export const dragMouse = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/drag_mouse",
   parameters: [path("id", "id")],
-  body: jsonBody(DragMouseRequest, true),
+  body: jsonBody(Computer.DragMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -168,8 +155,8 @@ export const setCursorVisibility = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/cursor",
   parameters: [path("id", "id")],
-  body: jsonBody(SetCursorRequest, true),
-  answers: { 200: json(OkResponse) },
+  body: jsonBody(Computer.SetCursorRequest, true),
+  answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -187,7 +174,7 @@ export const batchComputerActions = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/batch",
   parameters: [path("id", "id")],
-  body: jsonBody(BatchComputerActionRequest, true),
+  body: jsonBody(Computer.BatchComputerActionRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
@@ -207,7 +194,7 @@ export const getMousePosition = /*#__PURE__*/ define({
   path: "/browsers/{id}/computer/get_mouse_position",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(MousePositionResponse) },
+  answers: { 200: json(Computer.MousePositionResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -226,7 +213,7 @@ export const readClipboard = /*#__PURE__*/ define({
   path: "/browsers/{id}/computer/clipboard/read",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ClipboardContent) },
+  answers: { 200: json(Computer.ClipboardContent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -244,7 +231,7 @@ export const writeClipboard = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/computer/clipboard/write",
   parameters: [path("id", "id")],
-  body: jsonBody(WriteClipboardRequest, true),
+  body: jsonBody(Computer.WriteClipboardRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true

@@ -6,14 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, path } from "../../defineOperation.js"
-import {
-  CreateCredentialProviderRequest,
-  CredentialProvider,
-  CredentialProviderTestResult,
-  ListCredentialProviderItemsResponse,
-  ListCredentialProvidersResponse,
-  UpdateCredentialProviderRequest
-} from "../schemas/CredentialProviders.js"
+import * as CredentialProviders from "../schemas/CredentialProviders.js"
 
 /**
  * `GET /org/credential_providers`: List credential providers
@@ -29,7 +22,7 @@ export const listCredentialProviders = /*#__PURE__*/ define({
   path: "/org/credential_providers",
   parameters: [],
   body: undefined,
-  answers: { 200: json(ListCredentialProvidersResponse) },
+  answers: { 200: json(CredentialProviders.ListCredentialProvidersResponse) },
   errors: [],
   idempotent: true
 })
@@ -47,8 +40,8 @@ export const createCredentialProvider = /*#__PURE__*/ define({
   method: "POST",
   path: "/org/credential_providers",
   parameters: [],
-  body: jsonBody(CreateCredentialProviderRequest, true),
-  answers: { 201: json(CredentialProvider) },
+  body: jsonBody(CredentialProviders.CreateCredentialProviderRequest, true),
+  answers: { 201: json(CredentialProviders.CredentialProvider) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -67,7 +60,7 @@ export const getCredentialProvider = /*#__PURE__*/ define({
   path: "/org/credential_providers/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(CredentialProvider) },
+  answers: { 200: json(CredentialProviders.CredentialProvider) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -85,8 +78,8 @@ export const updateCredentialProvider = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/org/credential_providers/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(UpdateCredentialProviderRequest, true),
-  answers: { 200: json(CredentialProvider) },
+  body: jsonBody(CredentialProviders.UpdateCredentialProviderRequest, true),
+  answers: { 200: json(CredentialProviders.CredentialProvider) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -124,7 +117,7 @@ export const testCredentialProvider = /*#__PURE__*/ define({
   path: "/org/credential_providers/{id}/test",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(CredentialProviderTestResult) },
+  answers: { 200: json(CredentialProviders.CredentialProviderTestResult) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -143,7 +136,7 @@ export const listCredentialProviderItems = /*#__PURE__*/ define({
   path: "/org/credential_providers/{id}/items",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ListCredentialProviderItemsResponse) },
+  answers: { 200: json(CredentialProviders.ListCredentialProviderItemsResponse) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })

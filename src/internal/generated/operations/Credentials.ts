@@ -7,12 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
-import {
-  CreateCredentialRequest,
-  Credential,
-  GetCredentialTotpCodeResponse,
-  UpdateCredentialRequest
-} from "../schemas/Credentials.js"
+import * as Credentials from "../schemas/Credentials.js"
 
 /**
  * `GET /credentials`: List credentials
@@ -32,7 +27,7 @@ export const listCredentials = /*#__PURE__*/ define({
     query("offset", Schema.Int, false)
   ],
   body: undefined,
-  answers: { 200: page(Credential) },
+  answers: { 200: page(Credentials.Credential) },
   errors: [],
   idempotent: true
 })
@@ -50,8 +45,8 @@ export const createCredential = /*#__PURE__*/ define({
   method: "POST",
   path: "/credentials",
   parameters: [],
-  body: jsonBody(CreateCredentialRequest, true),
-  answers: { 201: json(Credential) },
+  body: jsonBody(Credentials.CreateCredentialRequest, true),
+  answers: { 201: json(Credentials.Credential) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -70,7 +65,7 @@ export const getCredential = /*#__PURE__*/ define({
   path: "/credentials/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
   body: undefined,
-  answers: { 200: json(Credential) },
+  answers: { 200: json(Credentials.Credential) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -88,8 +83,8 @@ export const updateCredential = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/credentials/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
-  body: jsonBody(UpdateCredentialRequest, true),
-  answers: { 200: json(Credential) },
+  body: jsonBody(Credentials.UpdateCredentialRequest, true),
+  answers: { 200: json(Credentials.Credential) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -127,7 +122,7 @@ export const getCredentialTotpCode = /*#__PURE__*/ define({
   path: "/credentials/{idOrName}/totp-code",
   parameters: [path("idOrName", "id_or_name")],
   body: undefined,
-  answers: { 200: json(GetCredentialTotpCodeResponse) },
+  answers: { 200: json(Credentials.GetCredentialTotpCodeResponse) },
   errors: [KernelError.NotFound],
   idempotent: true
 })

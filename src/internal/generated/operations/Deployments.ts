@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, multipartBody, none, page, path, query, sse } from "../../defineOperation.js"
-import { Deployment, DeploymentEvent, DeploymentRequest } from "../schemas/Deployments.js"
+import * as Deployments from "../schemas/Deployments.js"
 
 /**
  * `GET /deployments`: List deployments
@@ -28,7 +28,7 @@ export const listDeployments = /*#__PURE__*/ define({
     query("offset", Schema.Int, false)
   ],
   body: undefined,
-  answers: { 200: page(Deployment) },
+  answers: { 200: page(Deployments.Deployment) },
   errors: [KernelError.BadRequest],
   idempotent: true
 })
@@ -46,8 +46,8 @@ export const createDeployment = /*#__PURE__*/ define({
   method: "POST",
   path: "/deployments",
   parameters: [],
-  body: multipartBody(DeploymentRequest),
-  answers: { 201: json(Deployment) },
+  body: multipartBody(Deployments.DeploymentRequest),
+  answers: { 201: json(Deployments.Deployment) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -66,7 +66,7 @@ export const getDeployment = /*#__PURE__*/ define({
   path: "/deployments/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(Deployment) },
+  answers: { 200: json(Deployments.Deployment) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -104,7 +104,7 @@ export const followDeployment = /*#__PURE__*/ define({
   path: "/deployments/{id}/events",
   parameters: [path("id", "id"), query("since", Schema.String, false)],
   body: undefined,
-  answers: { 200: sse(DeploymentEvent) },
+  answers: { 200: sse(Deployments.DeploymentEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })

@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { bytes, define, json, multipartBody, none, path, query } from "../../defineOperation.js"
-import { Extension, ListExtensionsResponse, UploadExtensionBody } from "../schemas/Extensions.js"
+import * as Extensions from "../schemas/Extensions.js"
 
 /**
  * `GET /extensions`: List browser extensions
@@ -23,7 +23,7 @@ export const listExtensions = /*#__PURE__*/ define({
   path: "/extensions",
   parameters: [],
   body: undefined,
-  answers: { 200: json(ListExtensionsResponse) },
+  answers: { 200: json(Extensions.ListExtensionsResponse) },
   errors: [],
   idempotent: true
 })
@@ -41,8 +41,8 @@ export const uploadExtension = /*#__PURE__*/ define({
   method: "POST",
   path: "/extensions",
   parameters: [],
-  body: multipartBody(UploadExtensionBody),
-  answers: { 201: json(Extension) },
+  body: multipartBody(Extensions.UploadExtensionBody),
+  answers: { 201: json(Extensions.Extension) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })

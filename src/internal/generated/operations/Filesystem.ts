@@ -7,16 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { bytes, bytesBody, define, json, jsonBody, multipartBody, none, path, query } from "../../defineOperation.js"
-import {
-  CreateDirectoryRequest,
-  DeletePathRequest,
-  FileInfo,
-  FileInfoList,
-  MovePathRequest,
-  SetFilePermissionsRequest,
-  UploadFilesBody,
-  UploadZipBody
-} from "../schemas/Filesystem.js"
+import * as Filesystem from "../schemas/Filesystem.js"
 
 /**
  * `GET /browsers/{id}/fs/read_file`: Read file contents
@@ -70,7 +61,7 @@ export const listFiles = /*#__PURE__*/ define({
   path: "/browsers/{id}/fs/list_files",
   parameters: [path("id", "id"), query("path", Schema.String, true)],
   body: undefined,
-  answers: { 200: json(FileInfoList) },
+  answers: { 200: json(Filesystem.FileInfoList) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -88,7 +79,7 @@ export const createDirectory = /*#__PURE__*/ define({
   method: "PUT",
   path: "/browsers/{id}/fs/create_directory",
   parameters: [path("id", "id")],
-  body: jsonBody(CreateDirectoryRequest, true),
+  body: jsonBody(Filesystem.CreateDirectoryRequest, true),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: true
@@ -107,7 +98,7 @@ export const deleteFile = /*#__PURE__*/ define({
   method: "PUT",
   path: "/browsers/{id}/fs/delete_file",
   parameters: [path("id", "id")],
-  body: jsonBody(DeletePathRequest, true),
+  body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
@@ -126,7 +117,7 @@ export const deleteDirectory = /*#__PURE__*/ define({
   method: "PUT",
   path: "/browsers/{id}/fs/delete_directory",
   parameters: [path("id", "id")],
-  body: jsonBody(DeletePathRequest, true),
+  body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
@@ -145,7 +136,7 @@ export const setFilePermissions = /*#__PURE__*/ define({
   method: "PUT",
   path: "/browsers/{id}/fs/set_file_permissions",
   parameters: [path("id", "id")],
-  body: jsonBody(SetFilePermissionsRequest, true),
+  body: jsonBody(Filesystem.SetFilePermissionsRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
@@ -165,7 +156,7 @@ export const getFileInfo = /*#__PURE__*/ define({
   path: "/browsers/{id}/fs/file_info",
   parameters: [path("id", "id"), query("path", Schema.String, true)],
   body: undefined,
-  answers: { 200: json(FileInfo) },
+  answers: { 200: json(Filesystem.FileInfo) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -183,7 +174,7 @@ export const movePath = /*#__PURE__*/ define({
   method: "PUT",
   path: "/browsers/{id}/fs/move",
   parameters: [path("id", "id")],
-  body: jsonBody(MovePathRequest, true),
+  body: jsonBody(Filesystem.MovePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
@@ -221,7 +212,7 @@ export const uploadFiles = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/fs/upload",
   parameters: [path("id", "id")],
-  body: multipartBody(UploadFilesBody),
+  body: multipartBody(Filesystem.UploadFilesBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
@@ -240,7 +231,7 @@ export const uploadZip = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/fs/upload_zip",
   parameters: [path("id", "id")],
-  body: multipartBody(UploadZipBody),
+  body: multipartBody(Filesystem.UploadZipBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false

@@ -6,7 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, path, sse } from "../../defineOperation.js"
-import { FileSystemEvent, StartFilesystemWatchResponse, StartFsWatchRequest } from "../schemas/FilesystemWatch.js"
+import * as FilesystemWatch from "../schemas/FilesystemWatch.js"
 
 /**
  * `POST /browsers/{id}/fs/watch`: Watch a directory for changes
@@ -21,8 +21,8 @@ export const startFilesystemWatch = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/fs/watch",
   parameters: [path("id", "id")],
-  body: jsonBody(StartFsWatchRequest, true),
-  answers: { 201: json(StartFilesystemWatchResponse) },
+  body: jsonBody(FilesystemWatch.StartFsWatchRequest, true),
+  answers: { 201: json(FilesystemWatch.StartFilesystemWatchResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -41,7 +41,7 @@ export const streamFilesystemEvents = /*#__PURE__*/ define({
   path: "/browsers/{id}/fs/watch/{watchId}/events",
   parameters: [path("id", "id"), path("watchId", "watch_id")],
   body: undefined,
-  answers: { 200: sse(FileSystemEvent) },
+  answers: { 200: sse(FilesystemWatch.FileSystemEvent) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })

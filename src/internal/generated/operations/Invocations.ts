@@ -7,14 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query, sse } from "../../defineOperation.js"
-import {
-  CreateInvocationBody,
-  Invocation,
-  InvocationEvent,
-  InvocationUpdateRequest,
-  InvokeResponse,
-  ListInvocationBrowsersResponse
-} from "../schemas/Invocations.js"
+import * as Invocations from "../schemas/Invocations.js"
 
 /**
  * `GET /invocations`: List invocations
@@ -39,7 +32,7 @@ export const listInvocations = /*#__PURE__*/ define({
     query("offset", Schema.Int, false)
   ],
   body: undefined,
-  answers: { 200: page(Invocation) },
+  answers: { 200: page(Invocations.Invocation) },
   errors: [KernelError.BadRequest],
   idempotent: true
 })
@@ -57,8 +50,8 @@ export const createInvocation = /*#__PURE__*/ define({
   method: "POST",
   path: "/invocations",
   parameters: [],
-  body: jsonBody(CreateInvocationBody, true),
-  answers: { 200: json(InvokeResponse), 202: json(InvokeResponse) },
+  body: jsonBody(Invocations.CreateInvocationBody, true),
+  answers: { 200: json(Invocations.InvokeResponse), 202: json(Invocations.InvokeResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -77,7 +70,7 @@ export const getInvocation = /*#__PURE__*/ define({
   path: "/invocations/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(Invocation) },
+  answers: { 200: json(Invocations.Invocation) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -95,8 +88,8 @@ export const updateInvocation = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/invocations/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(InvocationUpdateRequest, true),
-  answers: { 200: json(Invocation) },
+  body: jsonBody(Invocations.InvocationUpdateRequest, true),
+  answers: { 200: json(Invocations.Invocation) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -115,7 +108,7 @@ export const listInvocationBrowsers = /*#__PURE__*/ define({
   path: "/invocations/{id}/browsers",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ListInvocationBrowsersResponse) },
+  answers: { 200: json(Invocations.ListInvocationBrowsersResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -153,7 +146,7 @@ export const followInvocation = /*#__PURE__*/ define({
   path: "/invocations/{id}/events",
   parameters: [path("id", "id"), query("since", Schema.String, false)],
   body: undefined,
-  answers: { 200: sse(InvocationEvent) },
+  answers: { 200: sse(Invocations.InvocationEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })

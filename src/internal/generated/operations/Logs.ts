@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, path, query, sse } from "../../defineOperation.js"
-import { LogEvent } from "../schemas/Common.js"
+import * as Common from "../schemas/Common.js"
 
 /**
  * `GET /browsers/{id}/logs/stream`: Stream log files on the browser instance via SSE
@@ -29,7 +29,7 @@ export const streamLogs = /*#__PURE__*/ define({
     query("supervisor_process", Schema.String, false)
   ],
   body: undefined,
-  answers: { 200: sse(LogEvent) },
+  answers: { 200: sse(Common.LogEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })

@@ -6,7 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, path } from "../../defineOperation.js"
-import { ExecutePlaywrightRequest, ExecutePlaywrightResult } from "../schemas/Playwright.js"
+import * as Playwright from "../schemas/Playwright.js"
 
 /**
  * `POST /browsers/{id}/playwright/execute`: Execute Playwright/TypeScript code against the browser
@@ -21,8 +21,8 @@ export const executePlaywrightCode = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/playwright/execute",
   parameters: [path("id", "id")],
-  body: jsonBody(ExecutePlaywrightRequest, true),
-  answers: { 200: json(ExecutePlaywrightResult) },
+  body: jsonBody(Playwright.ExecutePlaywrightRequest, true),
+  answers: { 200: json(Playwright.ExecutePlaywrightResult) },
   errors: [KernelError.BadRequest],
   idempotent: false
 })

@@ -6,19 +6,8 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, path, sse } from "../../defineOperation.js"
-import { OkResponse } from "../schemas/Common.js"
-import {
-  ProcessExecRequest,
-  ProcessExecResult,
-  ProcessKillRequest,
-  ProcessResizeRequest,
-  ProcessSpawnRequest,
-  ProcessSpawnResult,
-  ProcessStatus,
-  ProcessStdinRequest,
-  ProcessStdinResult,
-  ProcessStreamEvent
-} from "../schemas/Processes.js"
+import * as Common from "../schemas/Common.js"
+import * as Processes from "../schemas/Processes.js"
 
 /**
  * `POST /browsers/{id}/process/exec`: Execute a command synchronously
@@ -33,8 +22,8 @@ export const execProcess = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/process/exec",
   parameters: [path("id", "id")],
-  body: jsonBody(ProcessExecRequest, true),
-  answers: { 200: json(ProcessExecResult) },
+  body: jsonBody(Processes.ProcessExecRequest, true),
+  answers: { 200: json(Processes.ProcessExecResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -52,8 +41,8 @@ export const spawnProcess = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/process/spawn",
   parameters: [path("id", "id")],
-  body: jsonBody(ProcessSpawnRequest, true),
-  answers: { 200: json(ProcessSpawnResult) },
+  body: jsonBody(Processes.ProcessSpawnRequest, true),
+  answers: { 200: json(Processes.ProcessSpawnResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -72,7 +61,7 @@ export const getProcessStatus = /*#__PURE__*/ define({
   path: "/browsers/{id}/process/{processId}/status",
   parameters: [path("id", "id"), path("processId", "process_id")],
   body: undefined,
-  answers: { 200: json(ProcessStatus) },
+  answers: { 200: json(Processes.ProcessStatus) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -91,7 +80,7 @@ export const streamProcessStdout = /*#__PURE__*/ define({
   path: "/browsers/{id}/process/{processId}/stdout/stream",
   parameters: [path("id", "id"), path("processId", "process_id")],
   body: undefined,
-  answers: { 200: sse(ProcessStreamEvent) },
+  answers: { 200: sse(Processes.ProcessStreamEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: true
 })
@@ -109,8 +98,8 @@ export const writeProcessStdin = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/process/{processId}/stdin",
   parameters: [path("id", "id"), path("processId", "process_id")],
-  body: jsonBody(ProcessStdinRequest, true),
-  answers: { 200: json(ProcessStdinResult) },
+  body: jsonBody(Processes.ProcessStdinRequest, true),
+  answers: { 200: json(Processes.ProcessStdinResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -128,8 +117,8 @@ export const killProcess = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/process/{processId}/kill",
   parameters: [path("id", "id"), path("processId", "process_id")],
-  body: jsonBody(ProcessKillRequest, true),
-  answers: { 200: json(OkResponse) },
+  body: jsonBody(Processes.ProcessKillRequest, true),
+  answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })
@@ -147,8 +136,8 @@ export const resizeProcess = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/process/{processId}/resize",
   parameters: [path("id", "id"), path("processId", "process_id")],
-  body: jsonBody(ProcessResizeRequest, true),
-  answers: { 200: json(OkResponse) },
+  body: jsonBody(Processes.ProcessResizeRequest, true),
+  answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

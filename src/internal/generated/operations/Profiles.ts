@@ -7,8 +7,8 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { bytes, define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
-import { Profile } from "../schemas/Common.js"
-import { ProfileRequest } from "../schemas/Profiles.js"
+import * as Common from "../schemas/Common.js"
+import * as Profiles from "../schemas/Profiles.js"
 
 /**
  * `GET /profiles`: List profiles
@@ -28,7 +28,7 @@ export const listProfiles = /*#__PURE__*/ define({
     query("query", Schema.String, false)
   ],
   body: undefined,
-  answers: { 200: page(Profile) },
+  answers: { 200: page(Common.Profile) },
   errors: [KernelError.BadRequest],
   idempotent: true
 })
@@ -46,8 +46,8 @@ export const createProfile = /*#__PURE__*/ define({
   method: "POST",
   path: "/profiles",
   parameters: [],
-  body: jsonBody(ProfileRequest, true),
-  answers: { 201: json(Profile) },
+  body: jsonBody(Profiles.ProfileRequest, true),
+  answers: { 201: json(Common.Profile) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -66,7 +66,7 @@ export const getProfile = /*#__PURE__*/ define({
   path: "/profiles/{idOrName}",
   parameters: [path("idOrName", "id_or_name")],
   body: undefined,
-  answers: { 200: json(Profile) },
+  answers: { 200: json(Common.Profile) },
   errors: [KernelError.NotFound],
   idempotent: true
 })

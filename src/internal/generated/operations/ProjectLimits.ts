@@ -6,7 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, path } from "../../defineOperation.js"
-import { ProjectLimits, UpdateProjectLimitsRequest } from "../schemas/ProjectLimits.js"
+import * as ProjectLimits from "../schemas/ProjectLimits.js"
 
 /**
  * `GET /org/projects/{id}/limits`: Get project limits
@@ -22,7 +22,7 @@ export const getProjectLimits = /*#__PURE__*/ define({
   path: "/org/projects/{id}/limits",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ProjectLimits) },
+  answers: { 200: json(ProjectLimits.ProjectLimits) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -40,8 +40,8 @@ export const updateProjectLimits = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/org/projects/{id}/limits",
   parameters: [path("id", "id")],
-  body: jsonBody(UpdateProjectLimitsRequest, true),
-  answers: { 200: json(ProjectLimits) },
+  body: jsonBody(ProjectLimits.UpdateProjectLimitsRequest, true),
+  answers: { 200: json(ProjectLimits.ProjectLimits) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

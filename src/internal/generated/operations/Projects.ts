@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
-import { CreateProjectRequest, Project, UpdateProjectRequest } from "../schemas/Projects.js"
+import * as Projects from "../schemas/Projects.js"
 
 /**
  * `GET /org/projects`: List projects
@@ -27,7 +27,7 @@ export const listProjects = /*#__PURE__*/ define({
     query("query", Schema.String, false)
   ],
   body: undefined,
-  answers: { 200: page(Project) },
+  answers: { 200: page(Projects.Project) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -45,8 +45,8 @@ export const createProject = /*#__PURE__*/ define({
   method: "POST",
   path: "/org/projects",
   parameters: [],
-  body: jsonBody(CreateProjectRequest, true),
-  answers: { 201: json(Project) },
+  body: jsonBody(Projects.CreateProjectRequest, true),
+  answers: { 201: json(Projects.Project) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })
@@ -65,7 +65,7 @@ export const getProject = /*#__PURE__*/ define({
   path: "/org/projects/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(Project) },
+  answers: { 200: json(Projects.Project) },
   errors: [KernelError.NotFound],
   idempotent: true
 })
@@ -83,8 +83,8 @@ export const updateProject = /*#__PURE__*/ define({
   method: "PATCH",
   path: "/org/projects/{id}",
   parameters: [path("id", "id")],
-  body: jsonBody(UpdateProjectRequest, true),
-  answers: { 200: json(Project) },
+  body: jsonBody(Projects.UpdateProjectRequest, true),
+  answers: { 200: json(Projects.Project) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   idempotent: false
 })

@@ -6,7 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, path } from "../../defineOperation.js"
-import { ListProxiesResponse, Proxy, ProxyCheckRequest, ProxyCreateRequest } from "../schemas/Proxies.js"
+import * as Proxies from "../schemas/Proxies.js"
 
 /**
  * `GET /proxies`: List proxies
@@ -22,7 +22,7 @@ export const listProxies = /*#__PURE__*/ define({
   path: "/proxies",
   parameters: [],
   body: undefined,
-  answers: { 200: json(ListProxiesResponse) },
+  answers: { 200: json(Proxies.ListProxiesResponse) },
   errors: [KernelError.Forbidden],
   idempotent: true
 })
@@ -40,8 +40,8 @@ export const createProxy = /*#__PURE__*/ define({
   method: "POST",
   path: "/proxies",
   parameters: [],
-  body: jsonBody(ProxyCreateRequest, true),
-  answers: { 201: json(Proxy) },
+  body: jsonBody(Proxies.ProxyCreateRequest, true),
+  answers: { 201: json(Proxies.Proxy) },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
   idempotent: false
 })
@@ -60,7 +60,7 @@ export const getProxy = /*#__PURE__*/ define({
   path: "/proxies/{id}",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(Proxy) },
+  answers: { 200: json(Proxies.Proxy) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -97,8 +97,8 @@ export const checkProxy = /*#__PURE__*/ define({
   method: "POST",
   path: "/proxies/{id}/check",
   parameters: [path("id", "id")],
-  body: jsonBody(ProxyCheckRequest, false),
-  answers: { 200: json(Proxy) },
+  body: jsonBody(Proxies.ProxyCheckRequest, false),
+  answers: { 200: json(Proxies.Proxy) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })

@@ -6,7 +6,7 @@
  */
 import * as KernelError from "../../../KernelError.js"
 import { bytes, define, json, jsonBody, none, path } from "../../defineOperation.js"
-import { BrowserReplay, ListReplaysResponse, StartReplayBody } from "../schemas/Replays.js"
+import * as Replays from "../schemas/Replays.js"
 
 /**
  * `GET /browsers/{id}/replays`: List browser session replays
@@ -22,7 +22,7 @@ export const listReplays = /*#__PURE__*/ define({
   path: "/browsers/{id}/replays",
   parameters: [path("id", "id")],
   body: undefined,
-  answers: { 200: json(ListReplaysResponse) },
+  answers: { 200: json(Replays.ListReplaysResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
@@ -40,8 +40,8 @@ export const startReplay = /*#__PURE__*/ define({
   method: "POST",
   path: "/browsers/{id}/replays",
   parameters: [path("id", "id")],
-  body: jsonBody(StartReplayBody, false),
-  answers: { 201: json(BrowserReplay) },
+  body: jsonBody(Replays.StartReplayBody, false),
+  answers: { 201: json(Replays.BrowserReplay) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   idempotent: false
 })

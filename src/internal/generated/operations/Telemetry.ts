@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, header, path, sse } from "../../defineOperation.js"
-import { BrowserTelemetryEventEnvelope } from "../schemas/Telemetry.js"
+import * as Telemetry from "../schemas/Telemetry.js"
 
 /**
  * `GET /browsers/{id}/telemetry`: Stream telemetry events via SSE
@@ -23,7 +23,7 @@ export const streamTelemetry = /*#__PURE__*/ define({
   path: "/browsers/{id}/telemetry",
   parameters: [path("id", "id"), header("Last-Event-ID", Schema.String, false)],
   body: undefined,
-  answers: { 200: sse(BrowserTelemetryEventEnvelope) },
+  answers: { 200: sse(Telemetry.BrowserTelemetryEventEnvelope) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
   idempotent: true
 })
