@@ -159,7 +159,7 @@ export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<Crea
  * import { ApiKeys } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* ApiKeys.create({ name: "text" })
+ *   const result = yield* ApiKeys.create({ name: "staging" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -301,7 +301,7 @@ export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<Upda
  * import { ApiKeys } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* ApiKeys.update({ id: "id", name: "text" })
+ *   const result = yield* ApiKeys.update({ id: "id", name: "new-api-name" })
  *   yield* Effect.log(result)
  * })
  * ```

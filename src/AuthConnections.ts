@@ -214,7 +214,7 @@ export class CreateAuthConnection
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* AuthConnections.create({ domain: "text", profile_name: "text" })
+ *   const result = yield* AuthConnections.create({ domain: "netflix.com", profile_name: "user-123" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -757,7 +757,7 @@ export class ExchangeAuthConnection
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* AuthConnections.exchange({ id: "id", code: "text" })
+ *   const result = yield* AuthConnections.exchange({ id: "id", code: "abc123xyz" })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -153,7 +153,7 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
  * import { CredentialProviders } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* CredentialProviders.create({ provider_type: "onepassword", name: "text", token: "text" })
+ *   const result = yield* CredentialProviders.create({ provider_type: "onepassword", name: "my-1password", token: "ops_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9..." })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -171,7 +171,7 @@ export class CreateCredential
  * import { Credentials } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Credentials.create({ name: "text", domain: "text", values: {  } })
+ *   const result = yield* Credentials.create({ name: "my-netflix-login", domain: "netflix.com", values: {  } })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -300,7 +300,7 @@ export class CreateInvocation
  * import { Invocations } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Invocations.create({ app_name: "text", version: "text", action_name: "text" })
+ *   const result = yield* Invocations.create({ app_name: "my-app", version: "1.0.0", action_name: "analyze" })
  *   yield* Effect.log(result)
  * })
  * ```

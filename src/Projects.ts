@@ -158,7 +158,7 @@ export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<Cr
  * import { Projects } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Projects.create({ name: "text" })
+ *   const result = yield* Projects.create({ name: "staging" })
  *   yield* Effect.log(result)
  * })
  * ```

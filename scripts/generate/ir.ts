@@ -36,6 +36,8 @@ export interface Property {
   readonly required: boolean
   readonly schema: Schema
   readonly description: string | undefined
+  /** The document's example of the field. */
+  readonly example: unknown
 }
 
 /** A named schema: a component of the document, or an operation's inline body / answer. */
@@ -188,7 +190,8 @@ export class Converter {
             name,
             required: required.has(name),
             schema: this.redacts(`${owner}.${name}`) ? redact(schema, `${owner}.${name}`) : schema,
-            description: property.description
+            description: property.description,
+            example: property.example
           }
         })
         const extra = source.additionalProperties

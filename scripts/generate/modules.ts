@@ -29,11 +29,11 @@ const hasRequired = (api: Ir.Api, schema: Ir.Schema): boolean => {
 }
 
 // A value of the schema's type, for the examples: the required fields only.
-const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): string => {
+const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, example?: unknown): string => {
   const resolved = resolve(api, schema)
   switch (resolved.kind) {
     case "string":
-      return `"text"`
+      return JSON.stringify(typeof example === "string" ? example : "text")
     case "timestamp":
       uses.add("DateTime")
       return `DateTime.unsafeMake("2025-01-01T00:00:00Z")`
@@ -43,10 +43,11 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): s
       uses.add("Redacted")
       return `Redacted.make("secret")`
     case "number":
+      return typeof example === "number" ? String(example) : "1"
     case "integer":
-      return "1"
+      return typeof example === "number" && Number.isInteger(example) ? String(example) : "1"
     case "boolean":
-      return "true"
+      return typeof example === "boolean" ? String(example) : "true"
     case "null":
       return "null"
     case "literal":
@@ -54,7 +55,7 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): s
     case "array":
       return "[]"
     case "nullable":
-      return sample(api, resolved.schema, uses, depth)
+      return sample(api, resolved.schema, uses, depth, example)
     case "union":
       return sample(api, resolved.members[0]!, uses, depth)
     case "object": {
@@ -63,7 +64,9 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0): s
         property.required
       )
       return `{ ${
-        fields.map((property) => `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1)}`).join(", ")
+        fields.map((property) =>
+          `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1, property.example)}`
+        ).join(", ")
       } }`
     }
     default:

@@ -175,7 +175,7 @@ export class CreateBrowserPool
  * import { BrowserPools } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* BrowserPools.create({ size: 1 })
+ *   const result = yield* BrowserPools.create({ size: 10 })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -327,7 +327,7 @@ export class UpdateBrowserPool
  * import { BrowserPools } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* BrowserPools.update({ idOrName: "idOrName", size: 1 })
+ *   const result = yield* BrowserPools.update({ idOrName: "idOrName", size: 10 })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -563,7 +563,7 @@ export class ReleaseBrowser
  * import { BrowserPools } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* BrowserPools.release({ idOrName: "idOrName", session_id: "text" })
+ *   const result = yield* BrowserPools.release({ idOrName: "idOrName", session_id: "ts8iy3sg25ibheguyni2lg9t" })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -217,7 +217,7 @@ export class CreateDeployment
  * import { Deployments } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Deployments.create({ file: new Uint8Array(), entrypoint_rel_path: "text" })
+ *   const result = yield* Deployments.create({ file: new Uint8Array(), entrypoint_rel_path: "src/app.py" })
  *   yield* Effect.log(result)
  * })
  * ```

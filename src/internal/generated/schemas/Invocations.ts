@@ -8,26 +8,6 @@ import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
-// the fields Invocation, InvokeResponse have alike
-const invocationFields = {
-  /**
-   * ID of the invocation
-   */
-  id: Schema.String,
-  /**
-   * Name of the action invoked
-   */
-  action_name: Schema.String,
-  /**
-   * Status of the invocation
-   */
-  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
-  /**
-   * Status reason
-   */
-  status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
-}
-
 /**
  * The `Invocation` schema of the API.
  *
@@ -36,7 +16,10 @@ const invocationFields = {
  */
 export const Invocation = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    ...invocationFields,
+    /**
+     * ID of the invocation
+     */
+    id: Schema.String,
     /**
      * Name of the application
      */
@@ -45,6 +28,10 @@ export const Invocation = /*#__PURE__*/ Schema.annotations(
      * Version label for the application
      */
     version: Schema.String,
+    /**
+     * Name of the action invoked
+     */
+    action_name: Schema.String,
     /**
      * Payload provided to the invocation. This is a string that can be parsed as JSON.
      */
@@ -60,7 +47,15 @@ export const Invocation = /*#__PURE__*/ Schema.annotations(
     /**
      * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
      */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+    /**
+     * Status of the invocation
+     */
+    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+    /**
+     * Status reason
+     */
+    status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
   }),
   { identifier: "Invocation" }
 )
@@ -125,7 +120,22 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  */
 export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    ...invocationFields,
+    /**
+     * ID of the invocation
+     */
+    id: Schema.String,
+    /**
+     * Name of the action invoked
+     */
+    action_name: Schema.String,
+    /**
+     * Status of the invocation
+     */
+    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+    /**
+     * Status reason
+     */
+    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
     /**
      * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
      */
