@@ -63,3 +63,14 @@ describe("docs/testing.md documents the simulator's options", () => {
     expect(fieldsOf(source, "Fault").filter((name) => !rows.has(name))).toEqual([])
   })
 })
+
+// the registry's page links the source, the README and the issues from these fields
+describe("package.json", () => {
+  const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"))
+
+  it("names the repository, the homepage and the bug tracker", () => {
+    expect(pkg.repository).toEqual({ type: "git", url: "git+https://github.com/effect-kernel/effect-kernel.git" })
+    expect(pkg.homepage).toBe("https://github.com/effect-kernel/effect-kernel#readme")
+    expect(pkg.bugs).toEqual({ url: "https://github.com/effect-kernel/effect-kernel/issues" })
+  })
+})
