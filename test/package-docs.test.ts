@@ -73,4 +73,13 @@ describe("package.json", () => {
     expect(pkg.homepage).toBe("https://github.com/effect-kernel/effect-kernel#readme")
     expect(pkg.bugs).toEqual({ url: "https://github.com/effect-kernel/effect-kernel/issues" })
   })
+
+  // `npm test` takes minutes on two cores: `npm run test:quick` is the type-check and the fast files
+  it("has a test:quick script that type-checks and leaves out only slow test files that exist", async () => {
+    expect(pkg.scripts["test:quick"]).toBe("npm run typecheck && vitest run --config vitest.quick.config.ts")
+    const { slowTests } = await import("../vitest.shared.js")
+    expect(slowTests.filter((file) => !fs.existsSync(file))).toEqual([])
+    const readme = fs.readFileSync("README.md", "utf8")
+    expect(readme).toMatch(/npm run test:quick/)
+  })
 })
