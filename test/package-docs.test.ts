@@ -82,4 +82,28 @@ describe("package.json", () => {
     const readme = fs.readFileSync("README.md", "utf8")
     expect(readme).toMatch(/npm run test:quick/)
   })
+
+  // the package never ships docs that speak of a later version than its own (`@since 0.2.0` in a
+  // 0.1.0 package): a release runs `npx changeset version` before it is packed
+  it("its version is the latest the sources, the docs and the CHANGELOG name", () => {
+    const parse = (version: string) => version.split(".").map(Number)
+    const later = (a: string, b: string) => {
+      const [x, y] = [parse(a), parse(b)]
+      for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! > y[i]!
+      return false
+    }
+    const texts = [
+      ...fs.readdirSync("src", { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts")).map((f) =>
+        `src/${f}`
+      ),
+      ...markdown.filter((file) => !file.startsWith("docs/api/"))
+    ]
+    const ahead = texts.flatMap((file) =>
+      [...fs.readFileSync(file, "utf8").matchAll(/(?:@since|[Cc]hanged in|[Aa]dded in|[Nn]ew in) v?(\d+\.\d+\.\d+)/g)]
+        .filter((m) => later(m[1]!, pkg.version))
+        .map((m) => `${file}: ${m[0]} (package.json: ${pkg.version}; run npx changeset version)`)
+    )
+    expect(ahead).toEqual([])
+    expect(/^## (\S+)$/m.exec(fs.readFileSync("CHANGELOG.md", "utf8"))?.[1]).toBe(pkg.version)
+  })
 })
