@@ -71,8 +71,8 @@ Example:
 Stopping:
   Ctrl-C in its terminal, or kill the pid it prints at start ("pid 12345 ...": kill 12345).
   SIGINT, SIGTERM and SIGHUP close the server and exit with code 0. Started by npm exec / npx,
-  it also stops once npm is gone: \`npx ${name} &\` then \`kill $!\` kills npm, not the simulator,
-  which notices within a second and exits.
+  it also stops once npm is gone: after \`npx ${name} &\`, \`kill $!\` kills npm,
+  not the simulator, which notices within a second and exits.
 
 Exit codes: 0 when stopped; 2 on a startup error (one line on stderr).
 `
