@@ -30,6 +30,7 @@ import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
+import * as Failures from "./failures.js"
 import * as Log from "./log.js"
 import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
@@ -613,26 +614,43 @@ const excerpt = (text: string): string => {
 export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
-): KernelError.TransportError =>
-  withCause(
+): KernelError.TransportError => {
+  const known = error.reason === "Transport" || error.reason === "Decode" ? Failures.classify(error.cause) : undefined
+  return withCause(
     new KernelError.TransportError({
       ...describe(request),
       message: scrub(
         bound(
-          error.reason === "Transport" || error.reason === "Decode"
+          known !== undefined
+            ? known.rule.describe(originOf(error.request, request), known.code)
+            : error.reason === "Transport" || error.reason === "Decode"
             ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
               causeMessage(error.cause)
             }`
             : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
         ),
         request
-      )
+      ),
+      ...(known !== undefined ? { code: known.code, ...(known.rule.transient ? {} : { transient: false }) } : {})
     }),
     // the cause's request is shown without credentials, whichever client it came from
     Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
       ? redactError(error)
       : error
   )
+}
+
+/** The origin a request went to (scheme, host, port: never a credential), as far as it is known. */
+const originOf = (...requests: ReadonlyArray<HttpClientRequest.HttpClientRequest>): string => {
+  for (const request of requests) {
+    try {
+      return new URL(request.url).origin
+    } catch {
+      // a path: the origin is the other request's
+    }
+  }
+  return "the server"
+}
 
 /**
  * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`

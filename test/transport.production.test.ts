@@ -1,0 +1,188 @@
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { Computer, KernelError } from "effect-kernel"
+import { readFileSync } from "node:fs"
+import * as net from "node:net"
+import * as tls from "node:tls"
+import { inspect } from "node:util"
+import * as Client from "../src/internal/client.js"
+import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { transports } from "./utils/transports.js"
+
+// Issue 17: the transport under production conditions (real servers, real failures), on every
+// transport the SDK documents.
+
+const token = "sk_SENTINEL_loopback_4242"
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url))
+
+/** A TLS server with a self-signed certificate (test/fixtures), counting the TCP connections it accepted. */
+const tlsServer = Effect.acquireRelease(
+  Effect.async<{ readonly port: number; readonly server: tls.Server; readonly opened: () => number }>((resume) => {
+    let opened = 0
+    const server = tls.createServer({ key: fixture("selfsigned.key"), cert: fixture("selfsigned.crt") }, (socket) => {
+      socket.on("error", () => {})
+      socket.end("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\n\r\n{\"x\":1,\"y\":2}")
+    })
+    server.on("connection", (socket: net.Socket) => {
+      opened++
+      socket.on("error", () => {})
+    })
+    server.on("tlsClientError", () => {})
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resume(Effect.succeed({ port, server, opened: () => opened }))
+    })
+  }),
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
+)
+
+/** A port nothing listens on (taken from the OS, then released). */
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Failures no second attempt can cure: one attempt, a `TransportError` that is not transient. */
+const permanent: ReadonlyArray<{
+  readonly name: string
+  readonly answer: (socket: net.Socket) => void
+  readonly message: RegExp
+}> = [
+  {
+    name: "a header block larger than the client accepts (100 KiB)",
+    answer: (socket) =>
+      socket.write(head("200 OK", { "content-type": "application/json", "x-big": "a".repeat(100 * 1024) })),
+    message: /header/i
+  },
+  {
+    name: "a response that is not HTTP (garbage)",
+    answer: (socket) => socket.write("HELLO THERE, THIS IS NOT HTTP\r\n\r\n"),
+    message: /HTTP|parse|malformed|response/i
+  },
+  {
+    name: "an invalid status line",
+    answer: (socket) => socket.write("HTTP/1.1 abc Nope\r\ncontent-length: 0\r\n\r\n"),
+    message: /HTTP|parse|malformed|status|response/i
+  },
+  {
+    name: "an unasked-for 100 Continue before the final response",
+    answer: (socket) =>
+      socket.write(
+        "HTTP/1.1 100 Continue\r\n\r\n" +
+          head("200 OK", { "content-type": "application/json", "content-length": 13 }) + "{\"x\":1,\"y\":2}"
+      ),
+    message: /100 Continue|interim|response/i
+  }
+]
+
+describe("failures that cannot go away are not retried", () => {
+  for (const transport of transports) {
+    for (const row of permanent) {
+      it.scopedLive(`${transport.name}: ${row.name}`, () =>
+        Effect.gen(function*() {
+          const server = yield* rawServer(({ socket }) => row.answer(socket))
+          const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer, { maxRetries: 2 })),
+            Effect.either
+          )
+          if (Either.isRight(result)) {
+            // the only acceptable success: a transport that accepts the interim response
+            expect(row.name).toMatch(/100 Continue/)
+            expect(result.right).toEqual({ x: 1, y: 2 })
+            expect(server.opened()).toBe(1)
+            return
+          }
+          const error = result.left
+          expect(error._tag).toBe("TransportError")
+          expect(KernelError.isTransient(error)).toBe(false)
+          expect(error.message).toMatch(row.message)
+          expect(server.opened()).toBe(1)
+          expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toContain(token)
+        }))
+    }
+
+    it.scopedLive(`${transport.name}: a self-signed certificate is refused once, not retried`, () =>
+      Effect.gen(function*() {
+        const server = yield* tlsServer
+        const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(
+            loopbackLayer(server.port, transport.layer, { maxRetries: 2, baseUrl: `https://127.0.0.1:${server.port}` })
+          ),
+          Effect.flip
+        )
+        expect(result._tag).toBe("TransportError")
+        expect(KernelError.isTransient(result)).toBe(false)
+        expect(result.message).toMatch(/certificate/i)
+        expect(server.opened()).toBe(1)
+      }))
+
+    it.scopedLive(`${transport.name}: a refused connection names the address and what to check`, () =>
+      Effect.gen(function*() {
+        const port = yield* freePort
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(port, transport.layer, { maxRetries: 1 })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("TransportError")
+        // still transient: a server that is starting may be there on the next attempt
+        expect(KernelError.isTransient(error)).toBe(true)
+        expect(error.message).toContain(`http://127.0.0.1:${port}`)
+        expect(error.message).toContain("ECONNREFUSED")
+        expect(error.message).toContain("KERNEL_BASE_URL")
+        expect(error.message).toContain("npx effect-kernel-simulator")
+        expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toContain(token)
+      }))
+  }
+})
+
+describe("running out of file descriptors", () => {
+  const request = HttpClientRequest.get("http://127.0.0.1:4010/browsers/b1/computer/get_mouse_position").pipe(
+    HttpClientRequest.bearerToken(token)
+  )
+  const failure = (cause: unknown) =>
+    Client.transportError(request, new HttpClientError.RequestError({ request, reason: "Transport", cause }))
+  const cases: ReadonlyArray<{ readonly name: string; readonly cause: unknown; readonly code: string }> = [
+    {
+      name: "undici: connect EMFILE",
+      cause: Object.assign(new Error("connect EMFILE 127.0.0.1:4010 - Local (undefined:undefined)"), {
+        code: "EMFILE"
+      }),
+      code: "EMFILE"
+    },
+    {
+      name: "fetch: fetch failed, caused by ENFILE",
+      cause: new TypeError("fetch failed", { cause: Object.assign(new Error("connect ENFILE"), { code: "ENFILE" }) }),
+      code: "ENFILE"
+    },
+    {
+      name: "an AggregateError (both address families) of EMFILE",
+      cause: new AggregateError([Object.assign(new Error("connect EMFILE"), { code: "EMFILE" })], "connect failed"),
+      code: "EMFILE"
+    }
+  ]
+  for (const row of cases) {
+    it(`${row.name}: a TransportError that names the cause and what to change`, () => {
+      const error = failure(row.cause)
+      expect(error._tag).toBe("TransportError")
+      expect(error.code).toBe(row.code)
+      expect(error.message).toContain("ran out of file descriptors")
+      expect(error.message).toContain("connections")
+      expect(error.message).toContain("ulimit -n")
+      expect(error.message).toContain("http://127.0.0.1:4010")
+      // descriptors come back as calls end: retried
+      expect(KernelError.isTransient(error)).toBe(true)
+      expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toContain(token)
+    })
+  }
+})
