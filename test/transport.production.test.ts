@@ -1,14 +1,14 @@
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
-import { Computer, KernelError } from "effect-kernel"
+import { ConfigError, Duration, Effect, Either, Exit, Layer } from "effect"
+import { Computer, KernelError, KernelTransport } from "effect-kernel"
 import { readFileSync } from "node:fs"
 import * as net from "node:net"
 import * as tls from "node:tls"
 import { inspect } from "node:util"
 import * as Client from "../src/internal/client.js"
-import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 // Issue 17: the transport under production conditions (real servers, real failures), on every
@@ -185,4 +185,86 @@ describe("running out of file descriptors", () => {
       expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toContain(token)
     })
   }
+})
+
+describe("KernelTransport: connections per origin", () => {
+  it.scopedLive("the default caps the sockets to one origin: 400 calls at once use at most 128", () =>
+    Effect.gen(function*() {
+      let inFlight = 0
+      let peak = 0
+      const served = yield* httpServer((_req, res) => {
+        inFlight++
+        peak = Math.max(peak, inFlight)
+        setTimeout(() => {
+          inFlight--
+          res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}")
+        }, 100)
+      })
+      let peakSockets = 0
+      const timer = setInterval(() => {
+        peakSockets = Math.max(peakSockets, served.open())
+      }, 5)
+      yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(timer)))
+      const results = yield* Effect.forEach(
+        Array.from({ length: 400 }, (_, i) => i),
+        () => Computer.getMousePosition({ id: "b1" }),
+        { concurrency: "unbounded" }
+      ).pipe(
+        Effect.provide(
+          loopbackLayer(Number(new URL(served.url).port), KernelTransport.layerUndici, { timeout: "20 seconds" })
+        )
+      )
+      expect(results).toHaveLength(400)
+      expect(served.requests()).toBe(400)
+      expect(served.accepted()).toBeLessThanOrEqual(128)
+      expect(peakSockets).toBeLessThanOrEqual(128)
+      expect(peak).toBeLessThanOrEqual(128)
+    }))
+})
+
+describe("KernelTransport: options that cannot work fail when the layer is built", () => {
+  const invalid: ReadonlyArray<{ readonly option: string; readonly options: KernelTransport.Options }> = [
+    { option: "connections", options: { connections: -1 } },
+    { option: "connections", options: { connections: 0 } },
+    { option: "connections", options: { connections: Number.NaN } },
+    { option: "connections", options: { connections: 2.5 } },
+    { option: "keepAliveTimeout", options: { keepAliveTimeout: -1 } },
+    { option: "keepAliveTimeout", options: { keepAliveTimeout: Number.NaN } },
+    { option: "keepAliveTimeout", options: { keepAliveTimeout: 0 } },
+    { option: "keepAliveMaxTimeout", options: { keepAliveMaxTimeout: "-5 seconds" } },
+    { option: "connectTimeout", options: { connectTimeout: -10 } },
+    { option: "bodyBufferSize", options: { bodyBufferSize: Number.NaN } },
+    { option: "bodyBufferSize", options: { bodyBufferSize: 0 } },
+    { option: "abandonedBodyTimeout", options: { abandonedBodyTimeout: -1 } }
+  ]
+  for (const row of invalid) {
+    it.effect(`${JSON.stringify(row.options, (_k, v) => Number.isNaN(v) ? "NaN" : v)}: ConfigError naming ${row.option}`, () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(Layer.build(KernelTransport.layerUndiciWith(row.options)).pipe(Effect.scoped))
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isSuccess(exit)) return
+        const error = yield* Effect.flip(Effect.failCause(exit.cause))
+        expect(ConfigError.isConfigError(error)).toBe(true)
+        expect(error._op).toBe("InvalidData")
+        if (error._op === "InvalidData") expect(error.path).toEqual([row.option])
+      }))
+  }
+
+  it.scopedLive("Duration.infinity keep-alives and connections: Infinity build and serve calls", () =>
+    Effect.gen(function*() {
+      const served = yield* httpServer((_req, res) =>
+        res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}")
+      )
+      const transport = KernelTransport.layerUndiciWith({
+        keepAliveTimeout: Duration.infinity,
+        keepAliveMaxTimeout: Duration.infinity,
+        connectTimeout: Duration.infinity,
+        abandonedBodyTimeout: Duration.infinity,
+        connections: Infinity
+      })
+      const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(loopbackLayer(Number(new URL(served.url).port), Layer.orDie(transport)))
+      )
+      expect(result).toEqual({ x: 1, y: 2 })
+    }))
 })
