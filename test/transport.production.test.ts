@@ -1,14 +1,17 @@
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigError, Duration, Effect, Either, Exit, Layer } from "effect"
-import { Computer, KernelError, KernelTransport } from "effect-kernel"
-import { readFileSync } from "node:fs"
+import { ConfigError, Duration, Effect, Either, Exit, Layer, Stream } from "effect"
+import { Computer, KernelError, KernelTransport, Replays } from "effect-kernel"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as tls from "node:tls"
 import { inspect } from "node:util"
 import * as Client from "../src/internal/client.js"
 import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
 
 // Issue 17: the transport under production conditions (real servers, real failures), on every
@@ -267,4 +270,77 @@ describe("KernelTransport: options that cannot work fail when the layer is built
       )
       expect(result).toEqual({ x: 1, y: 2 })
     }))
+})
+
+describe("the idle time-out measures network silence, not the consumer", () => {
+  const idle = 200
+  const replay = asMp4(new Uint8Array(384 * 1024).map((_, i) => i % 251))
+  const params = { id: "b1", replayId: "r1" }
+  for (const transport of transports) {
+    it.scopedLive(
+      `${transport.name}: a consumer slower than idleTimeout per chunk, the body all sent: completes`,
+      () =>
+        Effect.gen(function*() {
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length }).end(replay)
+          })
+          const layer = loopbackLayer(Number(new URL(served.url).port), transport.layer, {
+            idleTimeout: `${idle} millis`
+          })
+          let slow = 0
+          const bytes = yield* Replays.download(params).pipe(
+            Stream.mapEffect((chunk) =>
+              // the first chunks each held 3× idleTimeout (a slow disk, a slow upload downstream)
+              slow++ < 3
+                ? Effect.as(Effect.sleep(Duration.millis(3 * idle)), chunk.length)
+                : Effect.succeed(chunk.length)
+            ),
+            Stream.runSum,
+            Effect.provide(layer)
+          )
+          expect(bytes).toBe(replay.length)
+          // downloadToFile onto a slow "disk"
+          const dir = mkdtempSync(path.join(os.tmpdir(), "t17-idle-"))
+          const target = path.join(dir, "replay.mp4")
+          let writes = 0
+          const file = yield* Replays.downloadToFile(params, target, {
+            onProgress: () => writes++ < 3 ? Effect.sleep(Duration.millis(3 * idle)) : Effect.void
+          }).pipe(Effect.provide(layer))
+          expect(file.bytes).toBe(replay.length)
+          expect(readFileSync(target).length).toBe(replay.length)
+        }),
+      30_000
+    )
+
+    it.scopedLive(
+      `${transport.name}: a server that goes silent mid-body still times out, slow consumer or not`,
+      () =>
+        Effect.gen(function*() {
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length })
+            res.write(replay.subarray(0, 1024))
+          })
+          const layer = loopbackLayer(Number(new URL(served.url).port), transport.layer, {
+            idleTimeout: `${idle} millis`
+          })
+          for (const hold of [0, 3 * idle]) {
+            const start = Date.now()
+            const error = yield* Replays.download(params).pipe(
+              Stream.mapEffect((chunk) => Effect.as(Effect.sleep(Duration.millis(hold)), chunk)),
+              Stream.runDrain,
+              Effect.provide(layer),
+              Effect.flip
+            )
+            expect(error._tag).toBe("Timeout")
+            expect(Date.now() - start).toBeLessThan(hold + 10 * idle)
+          }
+          const dir = mkdtempSync(path.join(os.tmpdir(), "t17-idle-"))
+          const target = path.join(dir, "replay.mp4")
+          const error = yield* Replays.downloadToFile(params, target).pipe(Effect.provide(layer), Effect.flip)
+          expect(error._tag).toBe("Timeout")
+          expect(existsSync(target)).toBe(false)
+        }),
+      30_000
+    )
+  }
 })
