@@ -1,8 +1,8 @@
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigError, Duration, Effect, Either, Exit, Layer, Stream } from "effect"
-import { Computer, KernelError, KernelTransport, Replays } from "effect-kernel"
+import { ConfigError, Context, Duration, Effect, Either, Exit, Layer, Stream } from "effect"
+import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -10,7 +10,7 @@ import * as path from "node:path"
 import * as tls from "node:tls"
 import { inspect } from "node:util"
 import * as Client from "../src/internal/client.js"
-import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { head, httpServer, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
 
@@ -342,5 +342,59 @@ describe("the idle time-out measures network silence, not the consumer", () => {
         }),
       30_000
     )
+  }
+})
+
+describe("the escape-hatch client behaves like the platform's", () => {
+  for (const transport of transports) {
+    it.scopedLive(`${transport.name}: url params set on the request are sent`, () =>
+      Effect.gen(function*() {
+        const seen: Array<string> = []
+        const served = yield* httpServer((req, res) => {
+          seen.push(req.url ?? "")
+          res.writeHead(200, { "content-type": "application/json" }).end("{}")
+        })
+        // the layer lives as long as the test's scope (Effect.provide would release the transport at once)
+        const context = yield* Layer.build(loopbackLayer(Number(new URL(served.url).port), transport.layer))
+        const { httpClient } = Context.get(context, KernelClient.KernelClient)
+        const send = (request: HttpClientRequest.HttpClientRequest) =>
+          Effect.flatMap(httpClient.execute(request), (response) => response.text)
+        yield* send(HttpClientRequest.get("/extensions").pipe(HttpClientRequest.setUrlParam("limit", "10")))
+        yield* send(
+          HttpClientRequest.get("/extensions?kind=a b").pipe(
+            HttpClientRequest.setUrlParams({ limit: "10", cursor: "x/y" })
+          )
+        )
+        expect(seen).toEqual(["/extensions?limit=10", "/extensions?kind=a+b&limit=10&cursor=x%2Fy"])
+      }))
+
+    it.scopedLive(`${transport.name}: a response stream stopped early frees its socket promptly`, () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/octet-stream" })
+          const chunk = Buffer.alloc(16 * 1024, 1)
+          // a long body, sent slowly: it would last 30 s
+          const timer = setInterval(() => res.write(chunk), 50)
+          res.on("close", () => clearInterval(timer))
+          setTimeout(() => {
+            clearInterval(timer)
+            res.end()
+          }, 30_000).unref()
+        })
+        // the layer lives as long as the test's scope (Effect.provide would release the transport at once)
+        const context = yield* Layer.build(loopbackLayer(Number(new URL(served.url).port), transport.layer))
+        const { httpClient } = Context.get(context, KernelClient.KernelClient)
+        const first = yield* Effect.scoped(
+          Effect.flatMap(
+            httpClient.execute(HttpClientRequest.get("/stream")),
+            (response) => Stream.runCollect(Stream.take(response.stream, 1))
+          )
+        )
+        expect(first.length).toBe(1)
+        expect(served.accepted()).toBe(1)
+        const start = Date.now()
+        expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+        expect(Date.now() - start).toBeLessThan(2_000)
+      }))
   }
 })

@@ -268,7 +268,7 @@ const pumped = (
   Effect.flatMap(Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>(), (queue) => {
     const counter = { ahead: 0, taken: false }
     return Effect.map(startPump(response, queue, counter), (pump) => {
-      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter))
+      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter, pump))
       pumpRegistry?.register(wrapper, pump)
       return wrapper
     })
@@ -303,7 +303,8 @@ const startPump = (
 const pumpedBody = (
   response: HttpClientResponse.HttpClientResponse,
   queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
-  counter: { ahead: number; taken: boolean }
+  counter: { ahead: number; taken: boolean },
+  pump: Fiber.RuntimeFiber<unknown, unknown>
 ): Stream.Stream<Uint8Array, HttpClientError.ResponseError> =>
   Stream.suspend(() => {
     if (counter.taken) {
@@ -325,7 +326,10 @@ const pumpedBody = (
         Effect.sync(() => {
           counter.ahead -= chunk.length
         })
-      )
+      ),
+      // the reader stopped (`Stream.take`, an interruption, a failure downstream): the pump stops
+      // and the request is aborted, its socket freed at once (a no-op once the body was read whole)
+      Stream.ensuring(Fiber.interrupt(pump))
     )
   })
 
@@ -368,7 +372,12 @@ export const authenticate =
             })
           )
         }
-        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        // the URL's own query, then the request's url params (`setUrlParam`), as the platform sends them
+        let out = HttpClientRequest.bearerToken(
+          HttpClientRequest.appendUrlParams(HttpClientRequest.setUrl(request, url), request.urlParams),
+          token
+        )
+        if (Option.isSome(request.hash)) out = HttpClientRequest.setHash(out, request.hash.value)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
