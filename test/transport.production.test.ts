@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as tls from "node:tls"
 import { inspect } from "node:util"
+import * as zlib from "node:zlib"
 import * as Client from "../src/internal/client.js"
 import { head, httpServer, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
@@ -397,4 +398,98 @@ describe("the escape-hatch client behaves like the platform's", () => {
         expect(Date.now() - start).toBeLessThan(2_000)
       }))
   }
+})
+
+describe("content coding of JSON answers", () => {
+  const json = JSON.stringify({ x: 3, y: 4 })
+  const encoders: ReadonlyArray<{ readonly coding: string; readonly encode: (bytes: Buffer) => Buffer }> = [
+    { coding: "gzip", encode: (bytes) => zlib.gzipSync(bytes) },
+    { coding: "deflate", encode: (bytes) => zlib.deflateSync(bytes) },
+    { coding: "br", encode: (bytes) => zlib.brotliCompressSync(bytes) }
+  ]
+  // 80 MiB of JSON once inflated, about 80 KiB on the wire
+  const bomb = zlib.gzipSync(Buffer.concat([
+    Buffer.from("{\"x\":1,\"y\":2,\"pad\":\""),
+    Buffer.alloc(80 * 1024 * 1024, 0x30),
+    Buffer.from("\"}")
+  ]))
+  for (const transport of transports) {
+    for (const { coding, encode } of encoders) {
+      it.scopedLive(`${transport.name}: a ${coding} answer decodes (asked for with accept-encoding)`, () =>
+        Effect.gen(function*() {
+          const asked: Array<string | undefined> = []
+          const served = yield* httpServer((req, res) => {
+            asked.push(req.headers["accept-encoding"])
+            const body = encode(Buffer.from(json))
+            res.writeHead(200, { "content-type": "application/json", "content-encoding": coding }).end(body)
+          })
+          const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer))
+          )
+          expect(result).toEqual({ x: 3, y: 4 })
+          expect(asked[0]).toMatch(/gzip/)
+          expect(asked[0]).toMatch(/br/)
+        }))
+    }
+
+    it.scopedLive(`${transport.name}: a gzip error body is decoded into the typed error`, () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) => {
+          const body = zlib.gzipSync(JSON.stringify({ code: "not_found", message: "no such browser" }))
+          res.writeHead(404, { "content-type": "application/json", "content-encoding": "gzip" }).end(body)
+        })
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer)),
+          Effect.flip
+        )
+        expect(error._tag).toBe("NotFound")
+        if (error._tag === "NotFound") {
+          expect(error.code).toBe("not_found")
+          expect(error.message).toBe("no such browser")
+        }
+      }))
+
+    it.scopedLive(`${transport.name}: a gzip bomb is refused at the 64 MiB bound, not retried`, () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" }).end(bomb)
+        })
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer, { maxRetries: 2 })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("DecodeError")
+        expect(error.message).toContain("64 MiB")
+        expect(served.requests()).toBe(1)
+      }))
+
+    it.scopedLive(`${transport.name}: an unknown content-encoding is a DecodeError naming it, not retried`, () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": "x-squash" }).end(json)
+        })
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer, { maxRetries: 2 })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("DecodeError")
+        expect(error.message).toContain("x-squash")
+        expect(served.requests()).toBe(1)
+      }))
+  }
+
+  it.scopedLive("the replay download still asks for identity", () =>
+    Effect.gen(function*() {
+      const asked: Array<string | undefined> = []
+      const replay = asMp4(new Uint8Array(64))
+      const served = yield* httpServer((req, res) => {
+        asked.push(req.headers["accept-encoding"])
+        res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length }).end(replay)
+      })
+      yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(
+        Stream.runDrain,
+        Effect.provide(loopbackLayer(Number(new URL(served.url).port), KernelTransport.layerUndici))
+      )
+      expect(asked).toEqual(["identity"])
+    }))
 })
