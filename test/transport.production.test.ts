@@ -116,6 +116,21 @@ describe("failures that cannot go away are not retried", () => {
         }))
     }
 
+    it.scopedLive(`${transport.name}: interim responses other than 100 (102, 103 Early Hints) are skipped`, () =>
+      Effect.gen(function*() {
+        const server = yield* rawServer(({ socket }) =>
+          socket.write(
+            "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n" +
+              head("200 OK", { "content-type": "application/json", "content-length": 13 }) + "{\"x\":1,\"y\":2}"
+          )
+        )
+        const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(server.port, transport.layer, { maxRetries: 2 }))
+        )
+        expect(result).toEqual({ x: 1, y: 2 })
+        expect(server.opened()).toBe(1)
+      }))
+
     it.scopedLive(`${transport.name}: a self-signed certificate is refused once, not retried`, () =>
       Effect.gen(function*() {
         const server = yield* tlsServer
