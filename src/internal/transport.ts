@@ -152,6 +152,13 @@ export const checkOptions = (options: AgentOptions): Either.Either<AgentSettings
 class Track {
   paused: Exchange | undefined = undefined
   socket: Net.Socket | undefined = undefined
+  /**
+   * A request was just written on the socket and no byte of its response was handed to undici's
+   * parser yet: an interim `100 Continue` may come first (see `skipContinue`).
+   */
+  fresh = false
+  /** The start of a response held back while it may still be a `100 Continue` not fully received. */
+  pending: Buffer | undefined = undefined
 
   /** The socket ends or is destroyed: the paused exchange (if any) resumes, for good. */
   release(socket: Net.Socket): void {
@@ -163,8 +170,59 @@ class Track {
     }
   }
 
+  /**
+   * An unasked-for `100 Continue` (RFC 9110 requires a client to accept any 1xx before the final
+   * response) is dropped before undici 7's parser sees it: that parser destroys the connection on a
+   * `100` ("bad response"), while it skips other 1xx itself. Only the first bytes of a response
+   * are looked at (`fresh`); the SDK never sends `Expect: 100-continue` (undici refuses it).
+   */
+  skipContinue(socket: Net.Socket, chunk: Buffer, read: (size?: number) => unknown): Buffer | null {
+    let data = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
+    this.pending = undefined
+    while (true) {
+      const head = data.subarray(0, continuePrefix.length).toString("latin1")
+      if (head.length < continuePrefix.length) {
+        // too short to tell: held back while it may still be a 100
+        if (continuePrefix.startsWith(head.replace(/^HTTP\/1\.0/, "HTTP/1.1"))) {
+          this.pending = data
+          return null
+        }
+        this.fresh = false
+        return data
+      }
+      if (!/^HTTP\/1\.[01] 100[ \r]/.test(head)) {
+        this.fresh = false
+        return data
+      }
+      const end = data.indexOf("\r\n\r\n")
+      if (end < 0) {
+        // bounded like a header block: a "100" that never ends is not held forever
+        if (data.length > 16 * 1024) {
+          this.fresh = false
+          return data
+        }
+        this.pending = data
+        return null
+      }
+      data = data.subarray(end + 4)
+      if (data.length === 0) {
+        const next = read.call(socket)
+        if (!Buffer.isBuffer(next)) return null
+        data = next
+      }
+    }
+  }
+
   arm(socket: Net.Socket): void {
     this.socket = socket
+    this.fresh = false
+    this.pending = undefined
+    const read = socket.read
+    const filter = (self: Net.Socket, chunk: unknown): unknown =>
+      !this.fresh || this.socket !== self || !Buffer.isBuffer(chunk) ? chunk : this.skipContinue(self, chunk, read)
+    socket.read = function(this: Net.Socket, size?: number) {
+      return filter(this, read.call(this, size))
+    }
     socket.prependListener("end", () => this.release(socket))
     const destroy = socket.destroy
     const release = () => this.release(socket)
@@ -174,6 +232,9 @@ class Track {
     }
   }
 }
+
+/** The longest start of a status line that tells a `100` from any other status. */
+const continuePrefix = "HTTP/1.1 100 "
 
 const tracks = new WeakMap<Undici.Dispatcher, Track>()
 
@@ -300,6 +361,11 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
 
   onConnect(abort: (error?: Error) => void): void {
     this.abortFn = abort
+    // undici writes this request now (HTTP/1.1, one request at a time): its response starts next
+    if (this.track !== undefined) {
+      this.track.fresh = true
+      this.track.pending = undefined
+    }
     if (this.cancelled) abort(aborted())
   }
 
