@@ -88,7 +88,7 @@ export const rules: ReadonlyArray<Rule> = [
           : undefined),
     describe: (origin, code) =>
       `the response of ${origin} is not valid HTTP/1.1 (${code}: malformed framing, an invalid status, or an ` +
-      "unasked-for interim response such as 100 Continue, which undici 7 refuses); retrying cannot help"
+      "unasked-for 100 Continue, which undici 7 refuses: KernelTransport skips it); retrying cannot help"
   },
   {
     name: "out of file descriptors",
