@@ -3,7 +3,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigError, Context, Duration, Effect, Either, Exit, Layer, Stream } from "effect"
 import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -240,6 +242,34 @@ describe("KernelTransport: connections per origin", () => {
       expect(peakSockets).toBeLessThanOrEqual(128)
       expect(peak).toBeLessThanOrEqual(128)
     }))
+})
+
+describe("a large fan-out under a descriptor limit (child process, ulimit -n 512)", () => {
+  const tsx = createRequire(import.meta.url).resolve("tsx")
+  const script = new URL("./utils/fanout.ts", import.meta.url).pathname
+  const fanout = (connections: string, calls: number) => {
+    const child = spawnSync(
+      "/bin/sh",
+      ["-c", `ulimit -n 512 && exec "${process.execPath}" --import "${tsx}" "${script}" ${connections} ${calls}`],
+      { encoding: "utf8", timeout: 60_000 }
+    )
+    expect(child.status, child.stderr).toBe(0)
+    const summary: { ok: number; failures: Record<string, number> } = JSON.parse(
+      child.stdout.trim().split("\n").at(-1) ?? "{}"
+    )
+    return summary
+  }
+
+  it("3,000 calls at once on the default KernelTransport all succeed", () => {
+    expect(fanout("default", 3000)).toEqual({ ok: 3000, failures: {} })
+  }, 60_000)
+
+  it("without a cap (connections: Infinity) they run out of descriptors, and the error says so", () => {
+    const { failures, ok } = fanout("Infinity", 3000)
+    expect(ok).toBeLessThan(3000)
+    expect(Object.keys(failures).some((message) => message.startsWith("the process ran out of file descriptors")))
+      .toBe(true)
+  }, 60_000)
 })
 
 describe("KernelTransport: options that cannot work fail when the layer is built", () => {
