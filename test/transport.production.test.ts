@@ -13,6 +13,7 @@ import * as tls from "node:tls"
 import { inspect } from "node:util"
 import * as zlib from "node:zlib"
 import * as Client from "../src/internal/client.js"
+import * as Failures from "../src/internal/failures.js"
 import { head, httpServer, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
@@ -599,5 +600,59 @@ describe("KernelTransport: an unasked-for 100 Continue is skipped (RFC 9110)", (
         const response = yield* http.get(`http://127.0.0.1:${server.port}/x`)
         expect(yield* response.text).toBe(text)
       }
+    }))
+})
+
+describe("the failure table (src/internal/failures.ts), unit level", () => {
+  const withCode = (code: string, message = code) => Object.assign(new Error(message), { code })
+  const rows: ReadonlyArray<
+    { readonly cause: unknown; readonly code: string | undefined; readonly transient: boolean }
+  > = [
+    { cause: withCode("UNABLE_TO_VERIFY_LEAF_SIGNATURE"), code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", transient: false },
+    { cause: withCode("DEPTH_ZERO_SELF_SIGNED_CERT"), code: "DEPTH_ZERO_SELF_SIGNED_CERT", transient: false },
+    { cause: withCode("CERT_HAS_EXPIRED"), code: "CERT_HAS_EXPIRED", transient: false },
+    { cause: withCode("ERR_TLS_CERT_ALTNAME_INVALID"), code: "ERR_TLS_CERT_ALTNAME_INVALID", transient: false },
+    {
+      cause: new TypeError("fetch failed", { cause: withCode("CERT_HAS_EXPIRED") }),
+      code: "CERT_HAS_EXPIRED",
+      transient: false
+    },
+    { cause: withCode("UND_ERR_HEADERS_OVERFLOW"), code: "UND_ERR_HEADERS_OVERFLOW", transient: false },
+    { cause: withCode("HPE_INVALID_CHUNK_SIZE"), code: "HPE_INVALID_CHUNK_SIZE", transient: false },
+    { cause: withCode("UND_ERR_INFO"), code: "UND_ERR_INFO", transient: false },
+    { cause: withCode("UND_ERR_SOCKET", "bad response"), code: "UND_ERR_SOCKET", transient: false },
+    { cause: withCode("EMFILE"), code: "EMFILE", transient: true },
+    { cause: withCode("ECONNREFUSED"), code: "ECONNREFUSED", transient: true },
+    // what a second attempt can cure: no row, transient
+    { cause: withCode("ECONNRESET"), code: undefined, transient: true },
+    { cause: withCode("UND_ERR_SOCKET", "other side closed"), code: undefined, transient: true },
+    { cause: withCode("EAI_AGAIN"), code: undefined, transient: true },
+    { cause: withCode("UND_ERR_CONNECT_TIMEOUT"), code: undefined, transient: true },
+    { cause: new TypeError("fetch failed", { cause: withCode("ETIMEDOUT") }), code: undefined, transient: true }
+  ]
+  for (const row of rows) {
+    it(`${inspect(row.cause, { breakLength: Infinity }).split("\n")[0]}: ${row.code ?? "no row"}, ${row.transient ? "transient" : "not retried"}`, () => {
+      const found = Failures.classify(row.cause)
+      expect(found?.code).toBe(row.code)
+      expect(found === undefined || found.rule.transient).toBe(row.transient)
+    })
+  }
+})
+
+describe("KernelTransport: a trusted CA but another host name", () => {
+  it.scopedLive("ERR_TLS_CERT_ALTNAME_INVALID is refused once, not retried", () =>
+    Effect.gen(function*() {
+      const server = yield* tlsServer
+      const transport = Layer.orDie(KernelTransport.layerUndiciWith({ tls: { ca: fixture("selfsigned.crt") } }))
+      const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(
+          loopbackLayer(server.port, transport, { maxRetries: 2, baseUrl: `https://127.0.0.1:${server.port}` })
+        ),
+        Effect.flip
+      )
+      expect(error._tag).toBe("TransportError")
+      expect(error._tag === "TransportError" && error.code).toBe("ERR_TLS_CERT_ALTNAME_INVALID")
+      expect(KernelError.isTransient(error)).toBe(false)
+      expect(server.opened()).toBe(1)
     }))
 })
