@@ -179,7 +179,13 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effe
 ) {}
 
 /**
- * The request did not get a response: connection refused or reset, DNS failure, a body cut short.
+ * The request did not get a response: connection refused or reset, DNS failure, a body cut short,
+ * a certificate refused, a response that is not HTTP.
+ *
+ * - `code`: the underlying error's code when the SDK recognised it (`ECONNREFUSED`, `EMFILE`,
+ *   `DEPTH_ZERO_SELF_SIGNED_CERT`, `UND_ERR_HEADERS_OVERFLOW`, `HPE_INVALID_CONSTANT`, ...).
+ * - `transient`: `false` when a second attempt cannot succeed (a certificate the client refuses, a
+ *   header block too large, a malformed response); such an error is not retried. Absent: transient.
  *
  * @since 0.1.0
  * @category Errors
@@ -189,7 +195,9 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-k
   {
     method: Schema.String,
     path: Schema.String,
-    message: Schema.String
+    message: Schema.String,
+    code: Schema.optional(Schema.String),
+    transient: Schema.optional(Schema.Boolean)
   }
 ) {}
 
@@ -391,7 +399,8 @@ export const isKernelError = (u: unknown): u is KernelError =>
 
 /**
  * Whether an error is transient: 408, 409, 429, 5xx, a transport failure or a time-out,
- * unless the server said `x-should-retry: false` (and always when it said `true`).
+ * unless the server said `x-should-retry: false` (and always when it said `true`). A
+ * `TransportError` with `transient: false` (a refused certificate, a malformed response) is not.
  * This is the rule the default retry policy follows.
  *
  * @since 0.1.0
@@ -400,6 +409,7 @@ export const isKernelError = (u: unknown): u is KernelError =>
 export const isTransient = (error: KernelError): boolean => {
   switch (error._tag) {
     case "TransportError":
+      return error.transient !== false
     case "Timeout":
       return true
     case "DecodeError":

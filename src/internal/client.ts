@@ -18,6 +18,7 @@ import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -30,6 +31,7 @@ import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
+import * as Failures from "./failures.js"
 import * as Log from "./log.js"
 import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
@@ -267,7 +269,7 @@ const pumped = (
   Effect.flatMap(Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>(), (queue) => {
     const counter = { ahead: 0, taken: false }
     return Effect.map(startPump(response, queue, counter), (pump) => {
-      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter))
+      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter, pump))
       pumpRegistry?.register(wrapper, pump)
       return wrapper
     })
@@ -302,7 +304,8 @@ const startPump = (
 const pumpedBody = (
   response: HttpClientResponse.HttpClientResponse,
   queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
-  counter: { ahead: number; taken: boolean }
+  counter: { ahead: number; taken: boolean },
+  pump: Fiber.RuntimeFiber<unknown, unknown>
 ): Stream.Stream<Uint8Array, HttpClientError.ResponseError> =>
   Stream.suspend(() => {
     if (counter.taken) {
@@ -324,7 +327,10 @@ const pumpedBody = (
         Effect.sync(() => {
           counter.ahead -= chunk.length
         })
-      )
+      ),
+      // the reader stopped (`Stream.take`, an interruption, a failure downstream): the pump stops
+      // and the request is aborted, its socket freed at once (a no-op once the body was read whole)
+      Stream.ensuring(Fiber.interrupt(pump))
     )
   })
 
@@ -367,7 +373,12 @@ export const authenticate =
             })
           )
         }
-        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        // the URL's own query, then the request's url params (`setUrlParam`), as the platform sends them
+        let out = HttpClientRequest.bearerToken(
+          HttpClientRequest.appendUrlParams(HttpClientRequest.setUrl(request, url), request.urlParams),
+          token
+        )
+        if (Option.isSome(request.hash)) out = HttpClientRequest.setHash(out, request.hash.value)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
@@ -396,6 +407,7 @@ export const authenticate =
         headers: Headers.fromInput({
           authorization: `Bearer ${token}`,
           accept: "application/json",
+          "accept-encoding": acceptEncoding,
           ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
         })
       })
@@ -552,6 +564,38 @@ export const readBounded = (response: HttpClientResponse.HttpClientResponse): Ef
     Effect.orElseSucceed(() => "")
   )
 
+/**
+ * An error body as text: {@link readBounded}, decoded when it came with a content coding the
+ * transport did not undo (the operations ask for gzip, deflate and br). At most 64 KiB either
+ * side; "" when it cannot be decoded.
+ */
+const readErrorText = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
+  const codings = codingsOf(response.headers["content-encoding"])
+  if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
+  if (codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
+  return response.stream.pipe(
+    Stream.runFoldWhile(
+      { parts: new Array<Uint8Array>(), size: 0 },
+      (acc) => acc.size < errorBodyLimit,
+      (acc, chunk) => {
+        acc.parts.push(chunk)
+        acc.size += chunk.length
+        return acc
+      }
+    ),
+    Effect.zip(loadZlib),
+    Effect.flatMap(([{ parts, size }, zlib]) => {
+      let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.concat(parts, size))
+      for (const coding of [...codings].reverse()) {
+        body = Effect.flatMap(body, (input) => inflate(zlib, coding, input, errorBodyLimit))
+      }
+      return body
+    }),
+    Effect.map((buffer) => new TextDecoder().decode(buffer.subarray(0, errorBodyLimit))),
+    Effect.orElseSucceed(() => "")
+  )
+}
+
 /** @internal */
 export const describe = (request: HttpClientRequest.HttpClientRequest) => ({
   method: request.method,
@@ -576,7 +620,7 @@ export const statusError = <E>(
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<never, E | CommonStatusError> =>
-  Effect.flatMap(Effect.zip(readBounded(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
+  Effect.flatMap(Effect.zip(readErrorText(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
     never,
     E | CommonStatusError
   > => {
@@ -613,26 +657,43 @@ const excerpt = (text: string): string => {
 export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
-): KernelError.TransportError =>
-  withCause(
+): KernelError.TransportError => {
+  const known = error.reason === "Transport" || error.reason === "Decode" ? Failures.classify(error.cause) : undefined
+  return withCause(
     new KernelError.TransportError({
       ...describe(request),
       message: scrub(
         bound(
-          error.reason === "Transport" || error.reason === "Decode"
+          known !== undefined
+            ? known.rule.describe(originOf(error.request, request), known.code)
+            : error.reason === "Transport" || error.reason === "Decode"
             ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
               causeMessage(error.cause)
             }`
             : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
         ),
         request
-      )
+      ),
+      ...(known !== undefined ? { code: known.code, ...(known.rule.transient ? {} : { transient: false }) } : {})
     }),
     // the cause's request is shown without credentials, whichever client it came from
     Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
       ? redactError(error)
       : error
   )
+}
+
+/** The origin a request went to (scheme, host, port: never a credential), as far as it is known. */
+const originOf = (...requests: ReadonlyArray<HttpClientRequest.HttpClientRequest>): string => {
+  for (const request of requests) {
+    try {
+      return new URL(request.url).origin
+    } catch {
+      // a path: the origin is the other request's
+    }
+  }
+  return "the server"
+}
 
 /**
  * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
@@ -918,6 +979,103 @@ const tooLarge = (request: HttpClientRequest.HttpClientRequest, status: number, 
   })
 
 /**
+ * What the operations' JSON requests accept as content coding: the codings decoded here (or by
+ * `fetch`). A replay download asks for `identity` instead (its definition's header).
+ *
+ * @internal
+ */
+export const acceptEncoding = "gzip, deflate, br"
+
+const supportedCodings: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br"])
+
+/** The content codings of a `Content-Encoding` header, in the order they were applied (`identity` left out). */
+const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
+  header === undefined
+    ? []
+    : header.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) =>
+      coding !== "" && coding !== "identity"
+    )
+
+/** Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`). */
+const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
+  const original = response instanceof RedactedResponse ? response.original : response
+  return typeof Response === "function" && Predicate.hasProperty(original, "source") &&
+    original.source instanceof Response
+}
+
+type Zlib = typeof import("node:zlib")
+let zlibModule: Promise<Zlib> | undefined
+/** node:zlib, loaded on the first encoded answer of a transport that does not decode (never in a browser). */
+const loadZlib = Effect.promise(() => zlibModule ??= import("node:zlib"))
+
+/** One coding undone, at most {@link maxJsonBytes} of output (zlib stops there: a bomb is never inflated whole). */
+const inflate = (
+  zlib: Zlib,
+  coding: string,
+  input: Buffer,
+  maxOutputLength: number = maxJsonBytes
+): Effect.Effect<Buffer, unknown> =>
+  Effect.async<Buffer, unknown>((resume) => {
+    const options = { maxOutputLength }
+    const done = (error: Error | null, output: Buffer) =>
+      resume(error === null ? Effect.succeed(output) : Effect.fail(error))
+    if (coding === "br") zlib.brotliDecompress(input, options, done)
+    // "deflate" is the zlib format; some servers send raw deflate, which fetch accepts too
+    else if (coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8) zlib.inflateRaw(input, options, done)
+    else if (coding === "deflate") zlib.inflate(input, options, done)
+    else zlib.gunzip(input, options, done)
+  })
+
+/**
+ * An encoded JSON body: read as sent (at most {@link maxJsonBytes}), then decoded with node:zlib,
+ * the bound counting the decoded bytes: a small body that inflates past it is refused there.
+ */
+const readEncodedJson = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  codings: ReadonlyArray<string>
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> =>
+  Effect.suspend(() => {
+    const parts: Array<Uint8Array> = []
+    let size = 0
+    return response.stream.pipe(
+      Stream.mapError((error): KernelError.DecodeError | KernelError.TransportError => transportError(request, error)),
+      Stream.runForEachChunk((chunks) => {
+        for (const chunk of chunks) {
+          size += chunk.length
+          if (size > maxJsonBytes) return Effect.fail(tooLarge(request, response.status))
+          parts.push(chunk)
+        }
+        return Effect.void
+      }),
+      Effect.zipRight(loadZlib),
+      Effect.flatMap((zlib) => {
+        let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.concat(parts, size))
+        // undone in the reverse order of their application
+        for (const coding of [...codings].reverse()) {
+          body = Effect.flatMap(body, (input) => inflate(zlib, coding, input))
+        }
+        return Effect.mapError(body, (cause) =>
+          Predicate.hasProperty(cause, "code") && cause.code === "ERR_BUFFER_TOO_LARGE"
+            ? tooLarge(request, response.status)
+            : new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(
+                `the ${codings.join(", ")} body could not be decoded: ${
+                  cause instanceof Error ? cause.message : String(cause)
+                }`,
+                512
+              )
+            }))
+      }),
+      Effect.map((buffer) =>
+        new TextDecoder().decode(buffer)
+      )
+    )
+  })
+
+/**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
  * transports enforce) the body is read whole, or refused before it is read when too large;
  * without one it is counted as it comes and the request released once it passes the bound.
@@ -928,6 +1086,24 @@ const readJsonText = (
 ): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
   const length = response.headers["content-length"]
   const encoding = response.headers["content-encoding"]
+  const codings = codingsOf(encoding)
+  if (codings.length > 0) {
+    const unsupported = codings.find((coding) => !supportedCodings.has(coding))
+    if (unsupported !== undefined) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has content-encoding ${
+            bound(encoding ?? "", 100)
+          }, which the SDK does not decode (it asks for ${acceptEncoding})`
+        })
+      )
+    }
+    // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
+    // below); the other transports hand over the bytes as sent: decoded here
+    if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+  }
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
   const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")
@@ -1097,7 +1273,7 @@ export const requestOf = <D extends Operations.Definition>(
     KernelError.InvalidInput
   > =>
     Either.map(prepare(input), ({ attributes, body, path }) => {
-      let request = make(path)
+      let request = HttpClientRequest.setHeader(make(path), "accept-encoding", acceptEncoding)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
       return { request, op: operation(definition.name, definition.errors, attributes) }
