@@ -368,6 +368,8 @@ export const authenticate =
           )
         }
         let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        // `setUrl` with a URL takes its query as the request's: the request's own params follow it
+        if (request.urlParams.length > 0) out = HttpClientRequest.appendUrlParams(out, request.urlParams)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
