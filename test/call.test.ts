@@ -26,6 +26,9 @@ interface Answer {
   readonly body?: unknown
   /** Never answers (the client times out). */
   readonly hang?: boolean
+  /** A binary body, sent as is (`cut`: only its first bytes, then the connection is destroyed). */
+  readonly raw?: Uint8Array
+  readonly cut?: number
 }
 
 let seen: Array<Seen> = []
@@ -44,6 +47,13 @@ const handler: Http.RequestListener = (req, res) => {
     seen.push(request)
     const answer = respond(request, seen.length)
     if (answer.hang === true) return
+    if (answer.raw !== undefined) {
+      res.writeHead(answer.status, { "content-length": String(answer.raw.length), ...answer.headers })
+      if (answer.cut === undefined) return res.end(answer.raw)
+      res.write(answer.raw.subarray(0, answer.cut))
+      setTimeout(() => res.socket?.destroy(), 20)
+      return
+    }
     const body = answer.body === undefined ? "" : JSON.stringify(answer.body)
     res.writeHead(answer.status, {
       ...(answer.body === undefined ? {} : { "content-type": "application/json" }),
@@ -220,6 +230,15 @@ const download = {
   path: "/download",
   parameters: [],
   answers: { 200: { kind: "bytes", contentType: "image/png" } }
+} as const satisfies Operation
+
+const events = {
+  ...base,
+  name: "events",
+  method: "GET",
+  path: "/events",
+  parameters: [],
+  answers: { 200: { kind: "sse", schema: Schema.Struct({ n: Schema.Number }) } }
 } as const satisfies Operation
 
 // ---------------------------------------------------------------------------------------------
@@ -680,9 +699,42 @@ describe.each(variants)("calls on $name", (variant) => {
     expect(seen).toHaveLength(2)
   })
 
-  it("binary answers are not supported yet: a typed failure, nothing sent", async () => {
+  const png = new Uint8Array(Array.from({ length: 70_000 }, (_, k) => k % 251))
+  const bytesOf = (chunks: Chunk.Chunk<Uint8Array>) => Buffer.concat(Chunk.toArray(chunks))
+
+  it("a binary answer: the body as a stream, the request sent when the stream runs", async () => {
+    reset(() => ({ status: 200, raw: png, headers: { "content-type": "image/png" } }))
+    const body = value(await run((client) => Call.make(download)(client)()))
+    expect(seen).toHaveLength(0)
+    const bytes = value(await run(() => Stream.runCollect(body)))
+    expect(bytesOf(bytes).equals(Buffer.from(png))).toBe(true)
+    expect(seen).toHaveLength(1)
+    expect(seen[0]!.headers["accept"]).toBe("image/png, application/json")
+    expect(seen[0]!.headers["accept-encoding"]).toBe("identity")
+    // each run sends its own request
+    value(await run(() => Stream.runDrain(body)))
+    expect(seen).toHaveLength(2)
+  })
+
+  it("a binary answer: an undocumented status fails the stream with its error", async () => {
+    reset(() => ({ status: 206, raw: png }))
+    const body = value(await run((client) => Call.make(download)(client)()))
+    expect(failure(await run(() => Stream.runDrain(body)))).toMatchObject({ _tag: "UnexpectedStatus", status: 206 })
+    reset(() => ({ status: 500, body: { code: "c", message: "m" } }))
+    expect(failure(await run(() => Stream.runDrain(body)))).toMatchObject({ _tag: "InternalServerError" })
+    // idempotent: retried (the policy asked after each failure)
+    expect(seen).toHaveLength(3)
+  })
+
+  it("a binary answer cut short is TransportError", async () => {
+    reset(() => ({ status: 200, raw: png, cut: 1000 }))
+    const body = value(await run((client) => Call.make(download)(client)()))
+    expect(failure(await run(() => Stream.runDrain(body)))).toMatchObject({ _tag: "TransportError" })
+  })
+
+  it("event-stream answers are not supported yet: a typed failure, nothing sent", async () => {
     reset(() => ({ status: 200 }))
-    expect(failure(await run((client) => Call.make(download)(client)()))).toMatchObject({
+    expect(failure(await run((client) => Call.make(events)(client)()))).toMatchObject({
       _tag: "InvalidInput",
       field: "operation"
     })

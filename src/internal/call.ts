@@ -12,12 +12,16 @@
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Types from "effect/Types"
 import type * as KernelClient from "../KernelClient.js"
+import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
@@ -220,7 +224,8 @@ const handlerOf = (definition: Operation, answer: Answer): Handler | KernelError
       // the rest is dropped with its connection when the attempt ends
       return (_request, response) => Effect.asVoid(Client.readBounded(response))
     case "bytes":
-      return unsupported(definition, `binary answers (${answer.contentType})`)
+      // streamed by `bytesCall` when it is the only answer
+      return unsupported(definition, `binary answers (${answer.contentType}) among several answers`)
     case "sse":
       return unsupported(definition, "event-stream answers")
   }
@@ -265,10 +270,104 @@ const successOf = (
 type Untyped = (client: KernelClient.Service) => (params: unknown) => Effect.Effect<unknown, KernelError.KernelError>
 
 const makeUntyped = (definition: Operation): Untyped => {
+  const answers = Object.entries(definition.answers)
+  if (answers.length === 1 && answers[0]![1].kind === "bytes") return bytesCall(definition, Number(answers[0]![0]))
   const success = successOf(definition)
   if (!(typeof success === "function")) return () => () => Effect.fail(success)
   return Client.makeCall(definition, success)
 }
+
+/**
+ * The call of an operation whose one answer is binary: it succeeds at once (once its params are
+ * checked) with the body as a stream, which sends the request when it is run (each run sends its
+ * own): the status is checked when the head arrives (within `timeout`, retried as any call), then
+ * the bytes flow as they arrive. The request belongs to the stream: it is released when the stream
+ * ends, fails or is interrupted. The body fails with `TransportError` when it is cut short (fewer
+ * bytes than its `Content-Length`, a dropped connection) and with `Timeout` when no byte arrived
+ * for `idleTimeout`.
+ */
+const bytesCall = (definition: Operation, status: number): Untyped => {
+  const requestOf = Client.requestOf(definition)
+  const undocumented = Client.operation<never>(definition.name, [])
+  return ({ config, httpClient }) => (params) => {
+    const checked = requestOf(params)
+    if (checked._tag === "Left") return Effect.fail(checked.left)
+    const open = Effect.gen(function*() {
+      const { op, request } = yield* requestOf(params)
+      // the request's scope: closing it aborts the request (the stream ending or interrupted)
+      const requestScope = yield* Scope.make()
+      yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
+      const response = yield* Client.execute(
+        httpClient,
+        config,
+        op,
+        request,
+        (response, attemptScope) =>
+          response.status === status
+            ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
+            : Client.statusError(undocumented, request, response),
+        () => true
+      )
+      return yield* bodyOf(request, response, config, requestScope)
+    })
+    return Effect.succeed(Stream.unwrapScoped(open))
+  }
+}
+
+/** A binary body as it arrives: counted against its `Content-Length`, watched for stalls. */
+const bodyOf = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  config: KernelConfig.Service,
+  requestScope: Scope.CloseableScope
+): Effect.Effect<Stream.Stream<Uint8Array, KernelError.TransportError | KernelError.Timeout>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const info = Client.describe(request)
+    const clock = yield* Effect.clock
+    const idle = Duration.toMillis(config.idleTimeout)
+    const length = response.headers["content-length"]
+    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
+    let received = 0
+    let lastChunkAt = clock.unsafeCurrentTimeMillis()
+    let timedOut = false
+    // one fiber for the whole body (not a timer per chunk): aborts the request once it stalled
+    const watchdog: Effect.Effect<void> = Effect.suspend(() => {
+      const quiet = clock.unsafeCurrentTimeMillis() - lastChunkAt
+      if (quiet < idle) return Effect.flatMap(Effect.sleep(idle - quiet), () => watchdog)
+      timedOut = true
+      return Scope.close(requestScope, Exit.void)
+    })
+    yield* Effect.forkScoped(watchdog)
+    const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
+      timedOut
+        ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))
+        : declared !== undefined && declared !== received
+        ? Effect.fail(
+          new KernelError.TransportError({
+            ...info,
+            message: `body cut short: received ${received} of ${declared} bytes`
+          })
+        )
+        : Effect.void
+    )
+    return response.stream.pipe(
+      Stream.mapChunks((chunks) => {
+        lastChunkAt = clock.unsafeCurrentTimeMillis()
+        for (const chunk of chunks) received += chunk.length
+        return chunks
+      }),
+      Stream.catchAll((error): Stream.Stream<never, KernelError.TransportError | KernelError.Timeout> =>
+        Stream.fail(
+          timedOut
+            ? new KernelError.Timeout({ ...info, timeout: config.idleTimeout })
+            : Client.transportError(request, error)
+        )
+      ),
+      Stream.concat(Stream.drain(Stream.fromEffect(end))),
+      // the end of the body, however it ends, releases the request at once
+      Stream.ensuring(Scope.close(requestScope, Exit.void))
+    )
+  })
 
 /**
  * The call of an operation: `make(definition)(client)(params)`. The params are checked and encoded
@@ -278,9 +377,10 @@ const makeUntyped = (definition: Operation): Untyped => {
  * that is not idempotent is retried only when its request never reached the server or the server
  * answered 429 (see `KernelRetry.retryNonIdempotent`).
  *
- * Binary (`bytes`) and event-stream (`sse`) answers, and `multipart` / `bytes` request bodies, are
- * not supported yet: such a call fails with `InvalidInput` (`field: "operation"` or `"body"`)
- * before anything is sent.
+ * An operation whose one answer is binary (`bytes`) succeeds at once with the body as a stream,
+ * which sends the request when run (see `bytesCall`). Event-stream (`sse`) answers, a binary answer
+ * among several, and `multipart` / `bytes` request bodies are not supported yet: such a call fails
+ * with `InvalidInput` (`field: "operation"` or `"body"`) before anything is sent.
  *
  * @internal
  */
