@@ -45,6 +45,8 @@ const pathParameter = <const Field extends string, const Name extends string = F
   name?: Name
 ) => ({ field, name: name ?? field, in: "path", required: true, schema: Schema.String }) as const
 
+// Every call in a definition is marked pure: a program that never uses an operation bundles none
+// of it (its arguments would otherwise be kept for their possible side effects).
 // The public modules decode these five answers with their own schemas (`Computer.MousePosition`,
 // `BrowserPools.BrowserPool`...), which this module cannot import (they import it: an import cycle
 // that the modules' top-level code cannot survive). The schemas here are the answers' wire shapes.
@@ -57,7 +59,7 @@ export const downloadReplay = /*#__PURE__*/ define({
   accessor: "download",
   method: "GET",
   path: "/browsers/{id}/replays/{replayId}",
-  parameters: [pathParameter("id"), pathParameter("replayId", "replay_id")],
+  parameters: [/*#__PURE__*/ pathParameter("id"), /*#__PURE__*/ pathParameter("replayId", "replay_id")],
   body: undefined,
   answers: { 200: { kind: "bytes", contentType: "video/mp4" }, 202: { kind: "none" } },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
@@ -73,9 +75,9 @@ export const setCursorVisibility = /*#__PURE__*/ define({
   accessor: "setCursorVisibility",
   method: "POST",
   path: "/browsers/{id}/computer/cursor",
-  parameters: [pathParameter("id")],
-  body: { kind: "json", schema: Schema.Struct({ hidden: Schema.Boolean }), required: true },
-  answers: { 200: { kind: "json", schema: Schema.Struct({ ok: Schema.Boolean }) } },
+  parameters: [/*#__PURE__*/ pathParameter("id")],
+  body: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ hidden: Schema.Boolean }), required: true },
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ ok: Schema.Boolean }) } },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   attributes: { id: "kernel.browser.id", hidden: "kernel.cursor.hidden" },
   idempotent: true
@@ -89,9 +91,9 @@ export const getMousePosition = /*#__PURE__*/ define({
   accessor: "getMousePosition",
   method: "POST",
   path: "/browsers/{id}/computer/get_mouse_position",
-  parameters: [pathParameter("id")],
+  parameters: [/*#__PURE__*/ pathParameter("id")],
   body: undefined,
-  answers: { 200: { kind: "json", schema: Schema.Struct({ x: Schema.Int, y: Schema.Int }) } },
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ x: Schema.Int, y: Schema.Int }) } },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   attributes: { id: "kernel.browser.id" },
   idempotent: true
@@ -107,7 +109,7 @@ export const listBrowserPools = /*#__PURE__*/ define({
   path: "/browser_pools",
   parameters: [],
   body: undefined,
-  answers: { 200: { kind: "json", schema: Schema.Array(Schema.Unknown) } },
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Array(Schema.Unknown) } },
   errors: [KernelError.Forbidden],
   attributes: {},
   idempotent: true
@@ -121,7 +123,7 @@ export const deleteDeployment = /*#__PURE__*/ define({
   accessor: "delete",
   method: "DELETE",
   path: "/deployments/{id}",
-  parameters: [pathParameter("id")],
+  parameters: [/*#__PURE__*/ pathParameter("id")],
   body: undefined,
   answers: { 204: { kind: "none" } },
   errors: [KernelError.NotFound],
