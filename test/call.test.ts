@@ -232,6 +232,27 @@ const download = {
   answers: { 200: { kind: "bytes", contentType: "image/png" } }
 } as const satisfies Operation
 
+const settings = {
+  ...base,
+  name: "settings",
+  method: "PATCH",
+  path: "/settings",
+  parameters: [],
+  body: {
+    kind: "json",
+    schema: Schema.Struct({ a: Schema.optional(Schema.Number), b: Schema.optional(Schema.String) }),
+    required: true
+  },
+  answers: { 204: { kind: "none" } }
+} as const satisfies Operation
+
+const optionalBody = {
+  ...settings,
+  name: "optionalBody",
+  method: "POST",
+  body: { ...settings.body, required: false }
+} as const satisfies Operation
+
 const events = {
   ...base,
   name: "events",
@@ -499,6 +520,19 @@ describe.each(variants)("calls on $name", (variant) => {
       expect(error, field).toMatchObject({ _tag: "InvalidInput", field })
     }
     expect(seen).toHaveLength(0)
+  })
+
+  it("nothing required: the params may be omitted; a required body is then `{}`, an optional one absent", async () => {
+    expectTypeOf<Call.Params<typeof settings>>().toEqualTypeOf<
+      { readonly a?: number | undefined; readonly b?: string | undefined } | void
+    >()
+    reset(() => ({ status: 204 }))
+    value(await run((client) => Call.make(settings)(client)()))
+    value(await run((client) => Call.make(settings)(client)({ b: "x" })))
+    value(await run((client) => Call.make(optionalBody)(client)()))
+    value(await run((client) => Call.make(optionalBody)(client)({ a: 1 })))
+    expect(seen.map((s) => s.body)).toEqual(["{}", "{\"b\":\"x\"}", "", "{\"a\":1}"])
+    expect(seen.map((s) => s.method)).toEqual(["PATCH", "PATCH", "POST", "POST"])
   })
 
   it("several documented 2xx: the outcome tagged by status (200 vs 202)", async () => {

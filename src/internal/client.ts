@@ -1185,9 +1185,10 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       const { attributes, body, path, query } = prepared.right
       const url = direct.base + path.slice(1)
       const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
+      // the header parameters never replace the credentials or the accept header
       const requestHeaders = prepared.right.headers === undefined
         ? headers
-        : Headers.merge(headers, Headers.fromInput(prepared.right.headers))
+        : Headers.merge(Headers.fromInput(prepared.right.headers), headers)
       // a request per run: the same effect value may run on several fibers at once, and a
       // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
       return Effect.suspend(() => {
@@ -1222,8 +1223,9 @@ export const requestOf = <D extends Operations.Definition>(
   > =>
     Either.map(prepare(input), ({ attributes, body, headers: own, path, query }) => {
       let request = query === undefined ? make(path) : make(path, { urlParams: query })
-      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
+      // the header parameters first: the definition's own headers (and the credentials) win
       if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
+      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
       return { request, op: operation(definition.name, definition.errors, attributes, definition.idempotent) }
     })

@@ -309,6 +309,12 @@ const bodyFieldsOf = (schema: Schema.Schema.AnyNoContext): ReadonlyArray<Propert
   return SchemaAST.isTypeLiteral(ast) ? ast.propertySignatures.map((signature) => signature.name) : []
 }
 
+/** Whether a body's schema has a field that must be given. */
+const hasRequiredFields = (schema: Schema.Schema.AnyNoContext): boolean => {
+  const ast = SchemaAST.typeAST(schema.ast)
+  return !SchemaAST.isTypeLiteral(ast) || ast.propertySignatures.some((signature) => !signature.isOptional)
+}
+
 /**
  * Checks an input against a definition and builds what the call sends. Refused before any request:
  * an input that is not an object, a body field of the wrong type, a path parameter that is not a
@@ -335,8 +341,13 @@ export const preparer = (
   const encodeBody = jsonBody === undefined ? undefined : encoderOf(jsonBody.schema)
   let bodyFields: ReadonlyArray<PropertyKey> | undefined
   const attributeEntries = Object.entries(definition.attributes ?? {})
-  const needsInput = definition.parameters.some((p) => p.required) || (body !== undefined && body.kind !== "json") ||
-    jsonBody?.required === true
+  // whether the params may be omitted (nothing in them is required): found on first need, as it
+  // walks the body's schema
+  let needsInputMade: boolean | undefined
+  const needsInput = () =>
+    needsInputMade ??= definition.parameters.some((p) => p.required) ||
+      (body !== undefined && body.kind !== "json") ||
+      (jsonBody !== undefined && jsonBody.required && hasRequiredFields(jsonBody.schema))
   const takesInput = definition.parameters.length > 0 || body !== undefined
   const encodeParameter = (
     compiled: CompiledParameter,
@@ -346,8 +357,8 @@ export const preparer = (
     const encoded = compiled.encode(value)
     return Either.isLeft(encoded) ? invalidFrom(compiled.parameter.field, encoded.left) : Either.right(encoded.right)
   }
-  return (input): Either.Either<Prepared, KernelError.InvalidInput> => {
-    if (!takesInput || (input === undefined && !needsInput)) {
+  return (given): Either.Either<Prepared, KernelError.InvalidInput> => {
+    if (!takesInput) {
       return Either.right({
         path: definition.path,
         query: undefined,
@@ -356,6 +367,7 @@ export const preparer = (
         attributes: {}
       })
     }
+    const input: unknown = given === undefined && !needsInput() ? {} : given
     if (typeof input !== "object" || input === null) {
       return invalid("params", `params must be an object, got ${input === null ? "null" : typeof input}`)
     }
