@@ -14,8 +14,10 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -23,6 +25,7 @@ import type * as Types from "effect/Types"
 import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
+import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
 import type * as Operations from "./operations.js"
@@ -224,10 +227,10 @@ const handlerOf = (definition: Operation, answer: Answer): Handler | KernelError
       // the rest is dropped with its connection when the attempt ends
       return (_request, response) => Effect.asVoid(Client.readBounded(response))
     case "bytes":
-      // streamed by `bytesCall` when it is the only answer
+      // streamed by `streamCall` when it is the only answer
       return unsupported(definition, `binary answers (${answer.contentType}) among several answers`)
     case "sse":
-      return unsupported(definition, "event-stream answers")
+      return unsupported(definition, "event-stream answers among several answers")
   }
 }
 
@@ -271,24 +274,33 @@ type Untyped = (client: KernelClient.Service) => (params: unknown) => Effect.Eff
 
 const makeUntyped = (definition: Operation): Untyped => {
   const answers = Object.entries(definition.answers)
-  if (answers.length === 1 && answers[0]![1].kind === "bytes") return bytesCall(definition, Number(answers[0]![0]))
+  if (answers.length === 1) {
+    const [code, answer] = answers[0]!
+    if (answer.kind === "bytes" || answer.kind === "sse") return streamCall(definition, Number(code), answer)
+  }
   const success = successOf(definition)
   if (!(typeof success === "function")) return () => () => Effect.fail(success)
   return Client.makeCall(definition, success)
 }
 
 /**
- * The call of an operation whose one answer is binary: it succeeds at once (once its params are
- * checked) with the body as a stream, which sends the request when it is run (each run sends its
- * own): the status is checked when the head arrives (within `timeout`, retried as any call), then
- * the bytes flow as they arrive. The request belongs to the stream: it is released when the stream
- * ends, fails or is interrupted. The body fails with `TransportError` when it is cut short (fewer
- * bytes than its `Content-Length`, a dropped connection) and with `Timeout` when no byte arrived
- * for `idleTimeout`.
+ * The call of an operation whose one answer is a stream (binary, or events): it succeeds at once
+ * (once its params are checked) with the stream, which sends the request when it is run (each run
+ * sends its own): the status is checked when the head arrives (within `timeout`, retried as any
+ * call), then the bytes (or the events, each decoded by the schema) flow as they arrive. The
+ * request belongs to the stream: it is released when the stream ends, fails or is interrupted. The
+ * body fails with `TransportError` when it is cut short (fewer bytes than its `Content-Length`, a
+ * dropped connection); a binary body with `Timeout` when no byte arrived for `idleTimeout` (an
+ * event stream may stay quiet: it has no idle time-out).
  */
-const bytesCall = (definition: Operation, status: number): Untyped => {
+const streamCall = (
+  definition: Operation,
+  status: number,
+  answer: Extract<Answer, { readonly kind: "bytes" | "sse" }>
+): Untyped => {
   const requestOf = Client.requestOf(definition)
   const undocumented = Client.operation<never>(definition.name, [])
+  const events = answer.kind === "sse" ? eventsOf(answer.schema) : undefined
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
@@ -308,9 +320,58 @@ const bytesCall = (definition: Operation, status: number): Untyped => {
             : Client.statusError(undocumented, request, response),
         () => true
       )
-      return yield* bodyOf(request, response, config, requestScope)
+      const bytes = yield* bodyOf(request, response, config, requestScope, events === undefined)
+      return events === undefined ? bytes : events(request, response.status, bytes)
     })
     return Effect.succeed(Stream.unwrapScoped(open))
+  }
+}
+
+/**
+ * A `text/event-stream` body as its events' data, each parsed as JSON and decoded by the schema
+ * (a `DecodeError` fails the stream). The `data:` lines of an event are joined by line breaks;
+ * comments, `event:`, `id:` and `retry:` lines are skipped; an event not ended by a blank line when
+ * the body ends is dropped (as the format says).
+ */
+const eventsOf = (schema: Schema.Schema.AnyNoContext) => {
+  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  const decode = (u: unknown) => (made ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(u)
+  return <E>(
+    request: HttpClientRequest.HttpClientRequest,
+    status: number,
+    bytes: Stream.Stream<Uint8Array, E>
+  ): Stream.Stream<unknown, E | KernelError.DecodeError> => {
+    const failed = (message: string) =>
+      new KernelError.DecodeError({ ...Client.describe(request), status, message: bound(message, 512) })
+    return bytes.pipe(
+      Stream.decodeText(),
+      Stream.splitLines,
+      Stream.mapAccum(new Array<string>(), (data, line): readonly [Array<string>, Option.Option<string>] => {
+        if (line === "") return data.length === 0 ? [data, Option.none()] : [[], Option.some(data.join("\n"))]
+        const colon = line.indexOf(":")
+        const field = colon < 0 ? line : line.slice(0, colon)
+        if (field === "data") {
+          const value = colon < 0 ? "" : line.slice(colon + 1)
+          data.push(value.startsWith(" ") ? value.slice(1) : value)
+        }
+        return [data, Option.none()]
+      }),
+      Stream.filterMap((event) => event),
+      Stream.mapEffect((text): Effect.Effect<unknown, KernelError.DecodeError> => {
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch (cause) {
+          return Effect.fail(
+            failed(`event data is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+          )
+        }
+        return Either.match(decode(json), {
+          onLeft: (error) => Effect.fail(failed(`event: ${formatParseError(error)}`)),
+          onRight: Effect.succeed
+        })
+      })
+    )
   }
 }
 
@@ -319,7 +380,8 @@ const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse,
   config: KernelConfig.Service,
-  requestScope: Scope.CloseableScope
+  requestScope: Scope.CloseableScope,
+  watched: boolean
 ): Effect.Effect<Stream.Stream<Uint8Array, KernelError.TransportError | KernelError.Timeout>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const info = Client.describe(request)
@@ -337,7 +399,7 @@ const bodyOf = (
       timedOut = true
       return Scope.close(requestScope, Exit.void)
     })
-    yield* Effect.forkScoped(watchdog)
+    if (watched) yield* Effect.forkScoped(watchdog)
     const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
       timedOut
         ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))
@@ -377,10 +439,10 @@ const bodyOf = (
  * that is not idempotent is retried only when its request never reached the server or the server
  * answered 429 (see `KernelRetry.retryNonIdempotent`).
  *
- * An operation whose one answer is binary (`bytes`) succeeds at once with the body as a stream,
- * which sends the request when run (see `bytesCall`). Event-stream (`sse`) answers, a binary answer
- * among several, and `multipart` / `bytes` request bodies are not supported yet: such a call fails
- * with `InvalidInput` (`field: "operation"` or `"body"`) before anything is sent.
+ * An operation whose one answer is a stream (`bytes`, or `sse` events) succeeds at once with it;
+ * the stream sends the request when run (see `streamCall`). A stream answer among several is not
+ * supported yet: such a call fails with `InvalidInput` (`field: "operation"`) before anything is
+ * sent.
  *
  * @internal
  */

@@ -1123,17 +1123,30 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
 
 /**
  * The request headers a definition implies: a binary answer is asked for by its content type (and
- * `application/json`, for the errors), without content coding (the bytes are streamed as sent).
+ * `application/json`, for the errors), without content coding (the bytes are streamed as sent);
+ * an event stream as `text/event-stream`.
  *
  * @internal
  */
 export const definitionHeaders = (definition: Operations.Definition): Readonly<Record<string, string>> => {
   const types: Array<string> = []
+  let events = false
   for (const answer of Object.values(definition.answers)) {
     if (answer.kind === "bytes" && !types.includes(answer.contentType)) types.push(answer.contentType)
+    if (answer.kind === "sse") events = true
   }
-  return types.length === 0 ? {} : { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
+  return types.length > 0
+    ? { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
+    : events
+    ? { accept: "text/event-stream" }
+    : {}
 }
+
+/** A body that is not JSON on a request: bytes with their content type (a multipart form included). */
+const withContent = (
+  request: HttpClientRequest.HttpClientRequest,
+  content: Operations.Content
+): HttpClientRequest.HttpClientRequest => HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
 
 /**
  * An operation's call, derived from its definition: the input checked and turned into the request
@@ -1182,7 +1195,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       }
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const { attributes, body, path, query } = prepared.right
+      const { attributes, body, content, path, query } = prepared.right
       const url = direct.base + path.slice(1)
       const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
       // the header parameters never replace the credentials or the accept header
@@ -1196,6 +1209,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
           ? make(url, { headers: requestHeaders })
           : make(url, { headers: requestHeaders, urlParams: query })
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        else if (content !== undefined) request = withContent(request, content)
         return direct.owned
           ? executeOwned(direct.transport, config, op, request, onSuccess(request))
           : execute(direct.transport, config, op, request, onSuccess(request))
@@ -1221,12 +1235,13 @@ export const requestOf = <D extends Operations.Definition>(
     { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
     KernelError.InvalidInput
   > =>
-    Either.map(prepare(input), ({ attributes, body, headers: own, path, query }) => {
+    Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
       let request = query === undefined ? make(path) : make(path, { urlParams: query })
       // the header parameters first: the definition's own headers (and the credentials) win
       if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      else if (content !== undefined) request = withContent(request, content)
       return { request, op: operation(definition.name, definition.errors, attributes, definition.idempotent) }
     })
 }

@@ -250,7 +250,8 @@ const routes = () => routesMade ??= makeRoutes()
 /**
  * What a call sends, built from its input: the path (each parameter percent-encoded as one
  * segment), the query parameters (as encoded by their schemas, a repeated name per array item),
- * the header parameters and the JSON body (encoded by its schema), or the input's `InvalidInput`.
+ * the header parameters and the body (JSON or multipart encoded by its schema, or raw bytes), or
+ * the input's `InvalidInput`.
  *
  * @internal
  */
@@ -258,8 +259,64 @@ export interface Prepared {
   readonly path: string
   readonly query: ReadonlyArray<readonly [string, string]> | undefined
   readonly headers: Readonly<Record<string, string>> | undefined
+  /** The JSON body, encoded (`undefined`: none). */
   readonly body: unknown
+  /** A body that is not JSON: raw bytes with their content type (`multipart/form-data` included). */
+  readonly content?: Content | undefined
   readonly attributes: Record<string, unknown>
+}
+
+/** @internal */
+export type Content = { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+
+/** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
+const dispositionName = (name: string): string => name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
+
+/**
+ * The encoded fields of a multipart body as `multipart/form-data` bytes (built here, the same on
+ * every transport): a `Uint8Array` is a file part (`application/octet-stream`, named after its
+ * field), an array repeats its field, an object is sent as JSON, anything else as text; `undefined`
+ * fields are left out.
+ */
+const multipartOf = (fields: unknown): Content | string => {
+  if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
+  const boundary = `effect-kernel-${globalThis.crypto.randomUUID()}`
+  const encoder = new TextEncoder()
+  const parts: Array<Uint8Array> = []
+  const part = (name: string, value: unknown): string | undefined => {
+    if (value === undefined) return undefined
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
+    let bytes: Uint8Array
+    if (value instanceof Uint8Array) {
+      head += `; filename="${dispositionName(name)}"\r\nContent-Type: application/octet-stream`
+      bytes = value
+    } else if (typeof value === "string") bytes = encoder.encode(value)
+    else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+      bytes = encoder.encode(String(value))
+    } else if (typeof value === "object" && value !== null) {
+      head += "\r\nContent-Type: application/json"
+      bytes = encoder.encode(JSON.stringify(value))
+    } else return `${name}: cannot be sent as a multipart part`
+    parts.push(encoder.encode(`${head}\r\n\r\n`), bytes, encoder.encode("\r\n"))
+    return undefined
+  }
+  for (const [name, value] of Object.entries(fields)) {
+    const values: ReadonlyArray<unknown> = Array.isArray(value) ? value : [value]
+    for (const item of values) {
+      const refused = part(name, item)
+      if (refused !== undefined) return refused
+    }
+  }
+  parts.push(encoder.encode(`--${boundary}--\r\n`))
+  let size = 0
+  for (const chunk of parts) size += chunk.length
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of parts) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return { _tag: "Bytes", bytes, contentType: `multipart/form-data; boundary=${boundary}` }
 }
 
 const invalid = (field: string, message: string): Either.Either<never, KernelError.InvalidInput> =>
@@ -339,6 +396,7 @@ export const preparer = (
   const body = definition.method === "GET" ? undefined : definition.body
   const jsonBody = body?.kind === "json" ? body : undefined
   const encodeBody = jsonBody === undefined ? undefined : encoderOf(jsonBody.schema)
+  const encodeForm = body?.kind === "multipart" ? encoderOf(body.schema) : undefined
   let bodyFields: ReadonlyArray<PropertyKey> | undefined
   const attributeEntries = Object.entries(definition.attributes ?? {})
   // whether the params may be omitted (nothing in them is required): found on first need, as it
@@ -372,7 +430,18 @@ export const preparer = (
       return invalid("params", `params must be an object, got ${input === null ? "null" : typeof input}`)
     }
     let sent: unknown
-    if (encodeBody !== undefined && jsonBody !== undefined) {
+    let content: Content | undefined
+    if (body?.kind === "bytes") {
+      const bytes: unknown = Reflect.get(input, body.field)
+      if (!(bytes instanceof Uint8Array)) return invalid(body.field, `${body.field} must be a Uint8Array`)
+      content = { _tag: "Bytes", bytes, contentType: body.contentType }
+    } else if (encodeForm !== undefined) {
+      const encoded = encodeForm(input)
+      if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
+      const form = multipartOf(encoded.right)
+      if (typeof form === "string") return invalid("body", form)
+      content = form
+    } else if (encodeBody !== undefined && jsonBody !== undefined) {
       let present = jsonBody.required
       if (!present) {
         for (const field of bodyFields ??= bodyFieldsOf(jsonBody.schema)) {
@@ -387,11 +456,6 @@ export const preparer = (
         if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
         sent = encoded.right
       }
-    } else if (body !== undefined) {
-      return invalid(
-        "body",
-        `${definition.name}: ${body.kind} request bodies are not supported yet by this version of effect-kernel`
-      )
     }
     let path = ""
     for (const part of segments) {
@@ -445,6 +509,6 @@ export const preparer = (
     }
     const attributes: Record<string, unknown> = {}
     for (const [field, attribute] of attributeEntries) attributes[attribute] = Reflect.get(input, field)
-    return Either.right({ path, query: pairs, headers: headerValues, body: sent, attributes })
+    return Either.right({ path, query: pairs, headers: headerValues, body: sent, content, attributes })
   }
 }
