@@ -1,8 +1,10 @@
 /**
  * The call pipeline of any {@link Operation} of `definition.ts`: the input checked and encoded into
- * the request (path, query and header parameters, JSON body), the request executed on the shared
- * client (time-out, retries by the operation's idempotency, span `Kernel.<name>`), each documented
- * answer decoded into the success, each documented error status into its tagged error.
+ * the request (path, query and header parameters; a JSON or multipart body encoded by its schema,
+ * or raw bytes), the request executed on the shared client (time-out, retries by the operation's
+ * idempotency, span `Kernel.<name>`), each documented answer decoded into the success (JSON, a
+ * page, nothing, a byte stream, an event stream), each documented error status into its tagged
+ * error.
  *
  * `make(definition)(client)(params)` is one call; `paginate(definition)(client)(params)` streams
  * the items of a paged operation, page after page.
@@ -132,10 +134,11 @@ type Fields<D extends Operation> = Types.Simplify<
 
 /**
  * The params of a call, as one object: each path parameter under its `field` (camelCase), each
- * query and header parameter and each field of a JSON body under its name, as their schemas' types
- * (the runtime encodes them); a parameter that is not required is optional, and so is every field
- * of a body that is not. When nothing is required (no parameter, or only optional ones), the
- * params may be omitted: `call()`.
+ * query and header parameter and each field of a JSON (or multipart) body under its name, as their
+ * schemas' types (the runtime encodes them); a raw byte body under its `field`, as a `Uint8Array`.
+ * A parameter that is not required is optional, and so is every field of a body that is not. A
+ * GET never has a body (its body fields are not params). When nothing is required (no parameter,
+ * or only optional ones), the params may be omitted: `call()` (the type is then `P | void`).
  *
  * @internal
  */
