@@ -111,7 +111,8 @@ export const currentRetryNonIdempotent: FiberRef.FiberRef<boolean> = globalValue
  * import { Effect } from "effect"
  * import { KernelRetry } from "effect-kernel"
  *
- * declare const create: Effect.Effect<string>
+ * // a call of an operation that is not idempotent (here a stand-in)
+ * const create = Effect.succeed("created")
  *
  * // retried after a 503 or a time-out too
  * const program = create.pipe(KernelRetry.retryNonIdempotent)
