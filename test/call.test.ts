@@ -741,6 +741,26 @@ describe.each(variants)("calls on $name", (variant) => {
     expect(seen.every((s) => s.url.searchParams.get("limit") === String(limit))).toBe(true)
   })
 
+  it("paginate: from the caller's own offset", async () => {
+    reset(pagedServer(250))
+    const items = value(
+      await run((client) =>
+        Stream.runCollect(Call.paginate(listThings)(client)({ limit: 7, offset: 200 })).pipe(Effect.map(Chunk.toArray))
+      )
+    )
+    expect(items.map((item) => item.n)).toEqual(Array.from({ length: 50 }, (_, k) => 200 + k))
+    expect(seen.map((s) => s.url.searchParams.get("offset"))).toEqual([
+      "200",
+      "207",
+      "214",
+      "221",
+      "228",
+      "235",
+      "242",
+      "249"
+    ])
+  })
+
   it("paginate: a next offset that does not move on is DecodeError, not an endless stream", async () => {
     reset(pagedServer(250, 100))
     const collected: Array<number> = []

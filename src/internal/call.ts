@@ -449,10 +449,16 @@ const bodyOf = (
  *
  * @internal
  */
-export function make<const D extends Operation>(
+export const make: <const D extends Operation>(
+  definition: D
+) => (client: KernelClient.Service) => (params: Params<D>) => Effect.Effect<Success<D>, Failure<D>> = typedMake
+
+// the typed signature over the pipeline, which works on any definition (its values are the
+// schemas' and the statuses', known only at run time): an overload, not a cast
+function typedMake<const D extends Operation>(
   definition: D
 ): (client: KernelClient.Service) => (params: Params<D>) => Effect.Effect<Success<D>, Failure<D>>
-export function make(
+function typedMake(
   definition: Operation
 ): (client: KernelClient.Service) => (params: never) => Effect.Effect<unknown, KernelError.KernelError> {
   return makeUntyped(definition)
@@ -468,19 +474,24 @@ export function make(
  *
  * @internal
  */
-export function paginate<const D extends Operation>(
+export const paginate: <const D extends Operation>(
+  definition: D
+) => (client: KernelClient.Service) => (params: Params<D>) => Stream.Stream<Item<D>, Failure<D>> = typedPaginate
+
+function typedPaginate<const D extends Operation>(
   definition: D
 ): (client: KernelClient.Service) => (params: Params<D>) => Stream.Stream<Item<D>, Failure<D>>
-export function paginate(
+function typedPaginate(
   definition: Operation
 ): (client: KernelClient.Service) => (params: never) => Stream.Stream<unknown, KernelError.KernelError> {
   const call = makeUntyped(definition)
+  const offset = definition.parameters.find((p) => p.in === "query" && p.name === "offset")
   return (client) => {
     const run = call(client)
     return (params: unknown) =>
       Stream.suspend(() => {
         const base: object = typeof params === "object" && params !== null ? params : {}
-        const given: unknown = Reflect.get(base, "offset")
+        const given: unknown = offset === undefined ? undefined : Reflect.get(base, offset.field)
         const info = { method: definition.method, path: definition.path }
         type State =
           | { readonly _tag: "Next"; readonly params: unknown; readonly offset: number }
@@ -498,6 +509,9 @@ export function paginate(
             }
             const items = Chunk.unsafeFromArray(value.items)
             if (!value.hasMore) return Effect.succeed([items, Option.none()] as const)
+            if (offset === undefined) {
+              return Effect.dieMessage(`${definition.name}: paginate needs an \`offset\` query parameter`)
+            }
             const next = value.nextOffset
             const refused = next === undefined
               ? "X-Has-More: true without an X-Next-Offset"
@@ -509,7 +523,7 @@ export function paginate(
                 _tag: "Fail",
                 error: new KernelError.DecodeError({ ...info, status: 200, message: refused ?? "" })
               }
-              : { _tag: "Next", params: { ...base, offset: next }, offset: next }
+              : { _tag: "Next", params: { ...base, [offset.field]: next }, offset: next }
             return Effect.succeed([items, Option.some(nextState)] as const)
           })
         }
