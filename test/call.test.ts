@@ -1,10 +1,11 @@
-import { HttpClient } from "@effect/platform"
+import { HttpClient, HttpClientError, HttpClientRequest } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Layer, ManagedRuntime, Redacted, Schedule, Schema, Scope, Stream } from "effect"
 import { KernelClient, KernelConfig, KernelError, KernelRetry } from "effect-kernel"
 import type * as Http from "node:http"
 import * as net from "node:net"
 import * as Call from "../src/internal/call.js"
+import { neverSent } from "../src/internal/client.js"
 import type { Operation } from "../src/internal/definition.js"
 import { httpServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
@@ -29,6 +30,8 @@ interface Answer {
   /** A binary body, sent as is (`cut`: only its first bytes, then the connection is destroyed). */
   readonly raw?: Uint8Array
   readonly cut?: number
+  /** Destroys the connection once the request arrived, without an answer. */
+  readonly destroy?: boolean
 }
 
 let seen: Array<Seen> = []
@@ -47,6 +50,7 @@ const handler: Http.RequestListener = (req, res) => {
     seen.push(request)
     const answer = respond(request, seen.length)
     if (answer.hang === true) return
+    if (answer.destroy === true) return void req.socket.destroy()
     if (answer.raw !== undefined) {
       res.writeHead(answer.status, { "content-length": String(answer.raw.length), ...answer.headers })
       if (answer.cut === undefined) return res.end(answer.raw)
@@ -361,6 +365,39 @@ describe("the types of a call", () => {
   })
 })
 
+describe("neverSent: whether a transport error proves the request never reached the server", () => {
+  const request = HttpClientRequest.post("/x")
+  const transportError = (cause: unknown, reason: "Transport" | "InvalidUrl" | "Encode" = "Transport") =>
+    Object.defineProperty(
+      new KernelError.TransportError({ method: "POST", path: "/x", message: "m" }),
+      "cause",
+      { value: new HttpClientError.RequestError({ request, reason, cause }) }
+    )
+  const coded = (code: string) => Object.assign(new Error(code), { code })
+  it.each(
+    [
+      ["connection refused (undici)", coded("ECONNREFUSED"), true],
+      ["connection refused (fetch)", new TypeError("fetch failed", { cause: coded("ECONNREFUSED") }), true],
+      ["unknown host", coded("ENOTFOUND"), true],
+      ["DNS failure", coded("EAI_AGAIN"), true],
+      ["connect time-out", coded("UND_ERR_CONNECT_TIMEOUT"), true],
+      ["every address refused", new AggregateError([coded("ECONNREFUSED"), coded("EHOSTUNREACH")]), true],
+      ["one address reset", new AggregateError([coded("ECONNREFUSED"), coded("ECONNRESET")]), false],
+      ["reset", coded("ECONNRESET"), false],
+      ["socket closed", coded("UND_ERR_SOCKET"), false],
+      ["headers time-out", coded("UND_ERR_HEADERS_TIMEOUT"), false],
+      ["no code", new Error("boom"), false]
+    ] as const
+  )("%s: %s", (_name, cause, expected) => {
+    expect(neverSent(transportError(cause))).toBe(expected)
+  })
+  it("a request refused before it was sent (invalid URL, body not encoded)", () => {
+    expect(neverSent(transportError(undefined, "InvalidUrl"))).toBe(true)
+    expect(neverSent(transportError(undefined, "Encode"))).toBe(true)
+    expect(neverSent(new KernelError.TransportError({ method: "POST", path: "/x", message: "no cause" }))).toBe(false)
+  })
+})
+
 // ---------------------------------------------------------------------------------------------
 // every transport, and the generic path (a client that is not the SDK's own: the request built
 // by `requestOf` rather than the prebuilt one)
@@ -663,6 +700,52 @@ describe.each(variants)("calls on $name", (variant) => {
     expect(failure(await run((client) => Call.make(act)(client)()))).toMatchObject({ _tag: "Timeout" })
     expect(seen).toHaveLength(1)
     expect(retries).toBe(0)
+  })
+
+  it("not idempotent: a connection lost once the request was sent is not retried (1 attempt)", async () => {
+    reset(() => ({ status: 200, destroy: true }))
+    expect(failure(await run((client) => Call.make(act)(client)()))).toMatchObject({ _tag: "TransportError" })
+    expect(seen).toHaveLength(1)
+    expect(retries).toBe(0)
+    // idempotent: retried
+    reset(() => ({ status: 200, destroy: true }))
+    expect(failure(await run((client) => Call.make(read)(client)()))).toMatchObject({ _tag: "TransportError" })
+    expect(seen).toHaveLength(3)
+  })
+
+  it("not idempotent: a 5xx with x-should-retry: true is retried (the server's word)", async () => {
+    reset((_r, attempt) =>
+      attempt === 1
+        ? { status: 503, body: { code: "c", message: "m" }, headers: { "x-should-retry": "true" } }
+        : { status: 200, body: { done: true } }
+    )
+    expect(value(await run((client) => Call.make(act)(client)()))).toEqual({ done: true })
+    expect(seen).toHaveLength(2)
+  })
+
+  it("a header parameter never replaces the credentials", async () => {
+    reset(() => ({ status: 200, body: { done: true } }))
+    const sneaky = {
+      ...read,
+      name: "sneaky",
+      parameters: [{
+        field: "authorization",
+        name: "authorization",
+        in: "header",
+        required: true,
+        schema: Schema.String
+      }]
+    } as const satisfies Operation
+    value(await run((client) => Call.make(sneaky)(client)({ authorization: "Bearer other" })))
+    expect(seen[0]!.headers["authorization"]).toBe("Bearer sk_call_test")
+  })
+
+  it("the escape hatch keeps a request's own query params", async () => {
+    reset(() => ({ status: 200, body: { ok: true } }))
+    await run((client) =>
+      client.httpClient.execute(HttpClientRequest.get("/escape?x=0", { urlParams: { a: "1", b: ["2", "3"] } }))
+    )
+    expect([...seen[0]!.url.searchParams]).toEqual([["x", "0"], ["a", "1"], ["b", "2"], ["b", "3"]])
   })
 
   it("not idempotent: a 429 is retried", async () => {
