@@ -857,6 +857,7 @@ describe.each(variants)("calls on $name", (variant) => {
       )
     )
     expect(error).toMatchObject({ _tag: "DecodeError" })
+    expect(error).toMatchObject({ method: "GET", path: "/list", status: 200 })
     expect(error._tag === "DecodeError" && error.message).toContain("X-Next-Offset 100")
     expect(collected).toEqual(Array.from({ length: 150 }, (_, k) => k))
     expect(seen).toHaveLength(3)

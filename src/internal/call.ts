@@ -484,7 +484,15 @@ function typedPaginate<const D extends Operation>(
 function typedPaginate(
   definition: Operation
 ): (client: KernelClient.Service) => (params: never) => Stream.Stream<unknown, KernelError.KernelError> {
-  const call = makeUntyped(definition)
+  // each page with the request and status it answered (for the errors of the paging)
+  const success = successOf(definition)
+  const call = typeof success === "function"
+    ? Client.makeCall(definition, (request) => {
+      const handle = success(request)
+      return (response) =>
+        Effect.map(handle(response), (value) => ({ value, info: Client.describe(request), status: response.status }))
+    })
+    : () => () => Effect.fail(success)
   const offset = definition.parameters.find((p) => p.in === "query" && p.name === "offset")
   return (client) => {
     const run = call(client)
@@ -492,7 +500,6 @@ function typedPaginate(
       Stream.suspend(() => {
         const base: object = typeof params === "object" && params !== null ? params : {}
         const given: unknown = offset === undefined ? undefined : Reflect.get(base, offset.field)
-        const info = { method: definition.method, path: definition.path }
         type State =
           | { readonly _tag: "Next"; readonly params: unknown; readonly offset: number }
           | { readonly _tag: "Fail"; readonly error: KernelError.DecodeError }
@@ -503,7 +510,7 @@ function typedPaginate(
           KernelError.KernelError
         > => {
           if (state._tag === "Fail") return Effect.fail(state.error)
-          return Effect.flatMap(run(state.params), (value) => {
+          return Effect.flatMap(run(state.params), ({ info, status, value }) => {
             if (!isPage(value)) {
               return Effect.dieMessage(`${definition.name}: paginate needs an operation whose answer is a page`)
             }
@@ -521,7 +528,7 @@ function typedPaginate(
             const nextState: State = refused !== undefined || next === undefined
               ? {
                 _tag: "Fail",
-                error: new KernelError.DecodeError({ ...info, status: 200, message: refused ?? "" })
+                error: new KernelError.DecodeError({ ...info, status, message: refused ?? "" })
               }
               : { _tag: "Next", params: { ...base, [offset.field]: next }, offset: next }
             return Effect.succeed([items, Option.some(nextState)] as const)
