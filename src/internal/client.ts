@@ -440,7 +440,7 @@ export interface Operation<E> {
   readonly attributes: Readonly<Record<string, unknown>>
   /**
    * Whether repeating the request is harmless: when `false`, a failure is retried only if the
-   * request provably never reached the server, or the server answered 429 (see {@link retryable}).
+   * request provably never reached the server, or the server answered 429 (see {@link retryUnrepeatable}).
    */
   readonly idempotent: boolean
 }
