@@ -448,14 +448,20 @@ export interface Operation<E> {
   readonly name: string
   readonly documented: ReadonlyArray<StatusErrorClass<E>>
   readonly attributes: Readonly<Record<string, unknown>>
+  /**
+   * Whether repeating the request is harmless: when `false`, a failure is retried only if the
+   * request provably never reached the server, or the server answered 429 (see {@link retryUnrepeatable}).
+   */
+  readonly idempotent: boolean
 }
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, unknown>> = {}
-): Operation<E> => ({ name, documented, attributes })
+  attributes: Readonly<Record<string, unknown>> = {},
+  idempotent: boolean = true
+): Operation<E> => ({ name, documented, attributes, idempotent })
 
 /** @internal */
 export type CommonStatusError =
@@ -827,7 +833,10 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
-    return Effect.zipRight(checkCredentials(config), retryTransient(logged, policyFor(config)))
+    return Effect.zipRight(
+      checkCredentials(config),
+      op.idempotent ? retryTransient(logged, policyFor(config)) : retryUnrepeatable(logged, policyFor(config))
+    )
   }).pipe((self) =>
     Effect.withFiberRuntime((fiber) =>
       isTracing(fiber)
@@ -941,25 +950,118 @@ export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<vo
 }
 
 /**
- * `Effect.retry(effect, { schedule, while: isTransient })`, except that the schedule's driver is
- * only made once a transient failure happened: the common case, success at the first attempt,
- * allocates nothing for retries.
+ * `Effect.retry(effect, { schedule, while: retryable })` (by default `isTransient`), except that
+ * the schedule's driver is only made once a retryable failure happened: the common case, success
+ * at the first attempt, allocates nothing for retries.
  *
  * @internal
  */
 export const retryTransient = <A, E extends KernelError.KernelError, R>(
   effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean = KernelError.isTransient
+): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, (first) => retryFrom(effect, schedule, retryable, first))
+
+const retryFrom = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean,
+  first: E
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Schedule.driver(schedule), (driver) => {
+    const loop = (error: E): Effect.Effect<A, E, R> =>
+      Effect.matchEffect(driver.next(error), {
+        onFailure: () => Effect.fail(error),
+        onSuccess: () => Effect.catchIf(effect, retryable, loop)
+      })
+    return loop(first)
+  })
+
+/**
+ * {@link retryTransient} for a request that is not idempotent (repeating it could repeat its
+ * action): a transient failure is retried only when the request provably never reached the
+ * server ({@link neverSent}), or the server answered 429 or `x-should-retry: true` — never after a
+ * time-out, a 5xx or a connection lost once the request may have been written. Within
+ * `KernelRetry.retryNonIdempotent` (the caller's opt-in, per call), every transient failure is.
+ *
+ * @internal
+ */
+export const retryUnrepeatable = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<unknown, KernelError.KernelError>
 ): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, KernelError.isTransient, (first) =>
-    Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const loop = (error: E): Effect.Effect<A, E, R> =>
-        Effect.matchEffect(driver.next(error), {
-          onFailure: () => Effect.fail(error),
-          onSuccess: () => Effect.catchIf(effect, KernelError.isTransient, loop)
-        })
-      return loop(first)
-    }))
+  Effect.catchIf(
+    effect,
+    KernelError.isTransient,
+    (first) =>
+      Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
+        const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
+        return retryable(first) ? retryFrom(effect, schedule, retryable, first) : Effect.fail(first)
+      })
+  )
+
+/**
+ * Whether a transient failure of a non-idempotent request may be retried without the risk of
+ * doing its action twice: the server refused it unprocessed (429), said so (`x-should-retry:
+ * true`), or the request was never sent ({@link neverSent}).
+ *
+ * @internal
+ */
+export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
+  if (!KernelError.isTransient(error)) return false
+  switch (error._tag) {
+    case "TransportError":
+      return neverSent(error)
+    case "Timeout":
+    case "DecodeError":
+    case "InvalidInput":
+    case "ReplayNotReady":
+      return false
+    default:
+      return error.shouldRetry === true || error.status === 429
+  }
+}
+
+/** The error codes of a connection that was never made: nothing of the request was written. */
+const notConnected: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EAI_FAIL",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+/**
+ * Whether a `TransportError` proves that the request never reached the server: the transport's
+ * error (its `cause`) is a request refused before sending (an invalid URL, a body that could not
+ * be encoded), or a failure to connect (refused, unknown host, DNS failure, unreachable, connect
+ * time-out), found on the cause chain (`fetch failed` → `connect ECONNREFUSED`; an
+ * `AggregateError` of connection attempts, all refused). Anything else (a reset, a socket closed
+ * or a time-out after connecting) may have reached the server: `false`.
+ *
+ * @internal
+ */
+export const neverSent = (error: KernelError.TransportError): boolean => {
+  const cause: unknown = Reflect.get(error, "cause")
+  if (HttpClientErrorNs.isHttpClientError(cause) && cause._tag === "RequestError") {
+    if (cause.reason === "InvalidUrl" || cause.reason === "Encode") return true
+    return connectFailure(cause.cause, 0)
+  }
+  return false
+}
+
+const connectFailure = (error: unknown, depth: number): boolean => {
+  if (depth > 8 || typeof error !== "object" || error === null) return false
+  const code: unknown = Reflect.get(error, "code")
+  if (typeof code === "string") return notConnected.has(code)
+  const errors: unknown = Reflect.get(error, "errors")
+  if (Array.isArray(errors) && errors.length > 0) return errors.every((inner) => connectFailure(inner, depth + 1))
+  return connectFailure(Reflect.get(error, "cause"), depth + 1)
+}
 
 /**
  * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger
@@ -1194,9 +1296,36 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
 }
 
 /**
+ * The request headers a definition implies: a binary answer is asked for by its content type (and
+ * `application/json`, for the errors), without content coding (the bytes are streamed as sent);
+ * an event stream as `text/event-stream`.
+ *
+ * @internal
+ */
+export const definitionHeaders = (definition: Operations.Definition): Readonly<Record<string, string>> => {
+  const types: Array<string> = []
+  let events = false
+  for (const answer of Object.values(definition.answers)) {
+    if (answer.kind === "bytes" && !types.includes(answer.contentType)) types.push(answer.contentType)
+    if (answer.kind === "sse") events = true
+  }
+  return types.length > 0
+    ? { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
+    : events
+    ? { accept: "text/event-stream" }
+    : {}
+}
+
+/** A body that is not JSON on a request: bytes with their content type (a multipart form included). */
+const withContent = (
+  request: HttpClientRequest.HttpClientRequest,
+  content: Operations.Content
+): HttpClientRequest.HttpClientRequest => HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
+
+/**
  * An operation's call, derived from its definition: the input checked and turned into the request
- * (path, body and headers from the definition), executed with the definition's documented errors
- * and span attributes; a 2xx answer handled by `onSuccess`.
+ * (path, query, header parameters and body from the definition), executed with the definition's
+ * documented errors, span attributes and idempotency; a 2xx answer handled by `onSuccess`.
  *
  * @internal
  */
@@ -1209,6 +1338,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   const prepare = Operations.preparer(definition)
   const generic = requestOf(definition)
   const make = HttpClientRequest.make(definition.method)
+  const ownHeaders = definitionHeaders(definition)
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
   ) => {
@@ -1216,7 +1346,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
     // built once per operation: the headers (credentials, accept, the definition's own)
     const headers = direct === undefined
       ? undefined
-      : Headers.merge(direct.headers, Headers.fromInput(definition.headers))
+      : Headers.merge(direct.headers, Headers.fromInput(ownHeaders))
     return (
       input: unknown
     ): Effect.Effect<
@@ -1239,14 +1369,21 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       }
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const { attributes, body, path } = prepared.right
+      const { attributes, body, content, path, query } = prepared.right
       const url = direct.base + path.slice(1)
-      const op = operation(definition.name, definition.errors, attributes)
+      const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
+      // the header parameters never replace the credentials or the accept header
+      const requestHeaders = prepared.right.headers === undefined
+        ? headers
+        : Headers.merge(Headers.fromInput(prepared.right.headers), headers)
       // a request per run: the same effect value may run on several fibers at once, and a
       // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
       return Effect.suspend(() => {
-        let request = make(url, { headers })
+        let request = query === undefined
+          ? make(url, { headers: requestHeaders })
+          : make(url, { headers: requestHeaders, urlParams: query })
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        else if (content !== undefined) request = withContent(request, content)
         return direct.owned
           ? executeOwned(direct.transport, config, op, request, onSuccess(request))
           : execute(direct.transport, config, op, request, onSuccess(request))
@@ -1255,8 +1392,8 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   }
 }
 /**
- * The request and the operation (span name, documented errors, span attributes) of one call,
- * from its definition and its input, or the `InvalidInput` refusing the input.
+ * The request and the operation (span name, documented errors, span attributes, idempotency) of
+ * one call, from its definition and its input, or the `InvalidInput` refusing the input.
  *
  * @internal
  */
@@ -1265,18 +1402,22 @@ export const requestOf = <D extends Operations.Definition>(
 ) => {
   const prepare = Operations.preparer(definition)
   const make = HttpClientRequest.make(definition.method)
-  const headers = Object.entries(definition.headers)
+  const headers = Object.entries(definitionHeaders(definition))
   return (
     input: unknown
   ): Either.Either<
     { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
     KernelError.InvalidInput
   > =>
-    Either.map(prepare(input), ({ attributes, body, path }) => {
-      let request = HttpClientRequest.setHeader(make(path), "accept-encoding", acceptEncoding)
+    Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
+      let request = query === undefined ? make(path) : make(path, { urlParams: query })
+      request = HttpClientRequest.setHeader(request, "accept-encoding", acceptEncoding)
+      // the header parameters first: the definition's own headers (and the credentials) win
+      if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
-      return { request, op: operation(definition.name, definition.errors, attributes) }
+      else if (content !== undefined) request = withContent(request, content)
+      return { request, op: operation(definition.name, definition.errors, attributes, definition.idempotent) }
     })
 }
 
