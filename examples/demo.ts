@@ -7,9 +7,18 @@
  *   npm run demo -- --live            against the real service (KERNEL_API_KEY), read-only steps
  *   npm run demo -- --live --browser ID [--replay ID] [--deployment ID]   plus those steps
  */
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { Console, DateTime, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { BrowserPools, Computer, Deployments, Kernel, KernelConfig, type KernelError, Replays } from "effect-kernel"
+import {
+  BrowserPools,
+  Computer,
+  Deployments,
+  Kernel,
+  KernelConfig,
+  type KernelError,
+  KernelTransport,
+  Replays
+} from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -185,10 +194,11 @@ const report = (error: KernelError.KernelError | { readonly _tag: string; readon
 
 const simulated = Effect.gen(function*() {
   const served = yield* KernelSimulator.serve({ seed })
-  yield* Console.log(`effect-kernel demo — simulator listening on ${served.url}`)
+  yield* Console.log(`effect-kernel demo — simulator listening on ${served.url}, SDK over KernelTransport.layerUndici`)
   const KernelLive = Kernel.layer.pipe(
     Layer.provide(KernelConfig.layer({ apiKey: Redacted.make(KernelSimulator.defaultToken), baseUrl: served.url })),
-    Layer.provide(NodeHttpClient.layerUndici)
+    // the SDK's own undici transport, as the README recommends
+    Layer.provide(KernelTransport.layerUndici)
   )
   const summary = yield* run(
     { browser: "browser_1", replay: "replay_1", deployments: ["dep_running", "dep_stopped"] },
@@ -208,7 +218,7 @@ const live = Effect.gen(function*() {
     },
     Option.none(),
     undefined
-  ).pipe(Effect.provide(Kernel.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))))
+  ).pipe(Effect.provide(Kernel.layerConfig().pipe(Layer.provide(KernelTransport.layerUndici))))
   yield* Console.log(`\ndemo ok: ${summary.join(", ")}`)
 })
 

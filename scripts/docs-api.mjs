@@ -1,8 +1,7 @@
 // Generates docs/api with @effect/docgen (which also type-checks every @example).
-// docgen insists on a `homepage` in package.json; this package has none on purpose (it has no
-// public home yet, and a dead link is worse than none), so docgen runs in .tmp/docgen, a copy of
-// the project's layout (sources and node_modules linked) whose package.json gives the README as a
-// placeholder. The homepage only reaches docgen's _config.yml, which is not kept.
+// docgen runs in .tmp/docgen, a copy of the project's layout (sources and node_modules linked) with
+// a minimal package.json. It insists on a `homepage`, which only reaches its _config.yml (not
+// kept): the README stands in for it, so the generated pages do not change with package.json.
 // Usage: npm run docs:api
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"

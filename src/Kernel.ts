@@ -32,17 +32,24 @@ export type Services =
  * The five operation services and the shared client. Needs a `KernelConfig` and the transport
  * (`HttpClient`) of your choice.
  *
+ * Which transport: `KernelTransport.layerUndici` (recommended on Node). `NodeHttpClient.layerUndici`
+ * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on npm undici 7 once
+ * `@effect/platform-node` is loaded) are exposed to undici 7's uncatchable
+ * `AssertionError: assert(!this.paused)`: a response body under back-pressure whose server closes
+ * the connection (a replay consumed slowly, then cut) kills the process, whatever `catchTags` you
+ * have. What fixes it: `KernelTransport.layerUndici`, or undici >= 8 (Node >= 22.19). See
+ * docs/transports.md.
+ *
  * @since 0.1.0
  * @category Layers
  * @example
  * ```ts
- * import { Kernel, KernelConfig } from "effect-kernel"
- * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Kernel, KernelConfig, KernelTransport } from "effect-kernel"
  * import { Layer, Redacted } from "effect"
  *
  * const KernelLive = Kernel.layer.pipe(
  *   Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_...") })),
- *   Layer.provide(NodeHttpClient.layerUndici)
+ *   Layer.provide(KernelTransport.layerUndici)
  * )
  * ```
  */
@@ -97,6 +104,14 @@ export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = 
  * {@link layer} configured from the environment: `KERNEL_API_KEY` (required), `KERNEL_BASE_URL`,
  * `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT`, `KERNEL_MAX_RETRIES`, `KERNEL_ALLOW_INSECURE_HTTP`, and
  * `KERNEL_LOG` (e.g. `debug` to see each retry and replay wait, `off` to drop the SDK's lines). Needs the transport.
+ *
+ * Which transport: `KernelTransport.layerUndici` (recommended on Node). `NodeHttpClient.layerUndici`
+ * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on npm undici 7 once
+ * `@effect/platform-node` is loaded) are exposed to undici 7's uncatchable
+ * `AssertionError: assert(!this.paused)`: a response body under back-pressure whose server closes
+ * the connection (a replay consumed slowly, then cut) kills the process, whatever `catchTags` you
+ * have. What fixes it: `KernelTransport.layerUndici`, or undici >= 8 (Node >= 22.19). See
+ * docs/transports.md.
  *
  * @since 0.1.0
  * @category Layers

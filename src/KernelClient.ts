@@ -14,7 +14,9 @@ import type * as KernelConfigNs from "./KernelConfig.js"
 /**
  * The shared client: the resolved configuration and the transport with the base URL, the
  * `Authorization: Bearer` header (redacted in spans and logs), the project header and
- * `Accept: application/json` applied. Use `httpClient` to reach endpoints this SDK does not cover.
+ * `Accept: application/json` applied. Use `httpClient` to reach endpoints this SDK does not cover:
+ * its requests keep their url params (`HttpClientRequest.setUrlParam`), and a response body its
+ * reader stops early (`Stream.take`, an interruption) has its request aborted and socket freed.
  *
  * @since 0.1.0
  * @category Models
@@ -46,7 +48,15 @@ export const make: Effect.Effect<Service, never, KernelConfig | HttpClient.HttpC
 
 /**
  * The client as a layer. It needs a `KernelConfig` and an `HttpClient` (the transport of your
- * choice, e.g. `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`).
+ * choice: `KernelTransport.layerUndici`, `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`).
+ *
+ * Which transport: `KernelTransport.layerUndici` (recommended on Node). `NodeHttpClient.layerUndici`
+ * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on npm undici 7 once
+ * `@effect/platform-node` is loaded) are exposed to undici 7's uncatchable
+ * `AssertionError: assert(!this.paused)`: a response body under back-pressure whose server closes
+ * the connection (a replay consumed slowly, then cut) kills the process, whatever `catchTags` you
+ * have. What fixes it: `KernelTransport.layerUndici`, or undici >= 8 (Node >= 22.19). See
+ * docs/transports.md.
  *
  * @since 0.1.0
  * @category Layers

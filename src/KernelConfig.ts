@@ -57,7 +57,10 @@ export interface Service {
  */
 export interface Options {
   readonly apiKey: Redacted.Redacted<string>
-  /** Default `https://api.onkernel.com`. */
+  /**
+   * Default `https://api.onkernel.com`. Requests go to this URL followed by the operation's path,
+   * so it may have a path but no query, no fragment and no `.`/`..` segments (nor `%2e` forms).
+   */
   readonly baseUrl?: string | undefined
   readonly projectId?: string | undefined
   /** Per attempt. Default 60 seconds. */
@@ -155,8 +158,43 @@ const parseUrl = (name: string, input: string): Either.Either<URL, ConfigError.C
   if (url.username !== "" || url.password !== "") {
     return invalid(name, "expected a URL without credentials (user:password@); the API key is the only credential")
   }
+  // `new URL` drops what a base URL cannot keep, and resolves dot segments, without a word: the
+  // requests would go elsewhere than written, so such a URL is refused (judged on the text as written)
+  const written = input.trim().replace(/[\t\n\r]/g, "")
+  const query = written.indexOf("?")
+  const fragment = written.indexOf("#")
+  if (fragment !== -1 && (query === -1 || fragment < query)) {
+    return invalid(
+      name,
+      "expected a base URL without a fragment (#...): it would be dropped; requests go to the base URL followed by the operation's path"
+    )
+  }
+  if (query !== -1) {
+    return invalid(
+      name,
+      "expected a base URL without a query (?...): it would be dropped; requests go to the base URL followed by the operation's path"
+    )
+  }
+  if (hasDotSegment(writtenPath(written))) {
+    return invalid(
+      name,
+      "expected a base URL path without \".\" or \"..\" segments (nor their percent-encoded forms such as %2e): they would be resolved away, and requests would go to another path"
+    )
+  }
   return Either.right(url)
 }
+
+// The path of an http(s) URL as written, without a query or fragment: what follows the scheme, its
+// slashes and the authority (for http(s), a backslash is a slash).
+const writtenPath = (text: string): string => {
+  const afterScheme = text.slice(text.indexOf(":") + 1).replace(/^[/\\]*/, "")
+  const start = afterScheme.search(/[/\\]/)
+  return start === -1 ? "" : afterScheme.slice(start)
+}
+
+// `.`, `..`, and their forms with `%2e` / `%2E`, which URL parsers treat as dots
+const hasDotSegment = (path: string): boolean =>
+  path.split(/[/\\]/).some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))
 
 const parseBaseUrl = (
   names: Names,
@@ -218,9 +256,10 @@ const makeNamed = (options: Options, names: Names): Effect.Effect<Service, Confi
 
 /**
  * Validates options into a configuration: the API key must be non-blank and fit in a header, the
- * base URL must be http(s) (https unless loopback or `allowInsecureHttp`) without credentials,
- * counts must be whole numbers and time-outs positive durations. Each error names the option and
- * what was expected, and never repeats the key or the URL.
+ * base URL must be http(s) (https unless loopback or `allowInsecureHttp`) without credentials, a
+ * query, a fragment or `.`/`..` path segments (which `new URL` would drop or resolve away), counts
+ * must be whole numbers and time-outs positive durations. Each error names the option and what was
+ * expected, and never repeats the key or the URL.
  *
  * @since 0.1.0
  * @category Constructors

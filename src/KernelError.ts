@@ -139,6 +139,36 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-kernel/Confli
 }
 
 /**
+ * 410: the resource existed but is gone for good (for example a deleted or expired one). Not
+ * retried.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class Gone extends Schema.TaggedError<Gone>("effect-kernel/Gone")(
+  "Gone",
+  apiErrorFields
+) {
+  /** @since 0.2.0 */
+  static readonly status = 410
+}
+
+/**
+ * 422: the request was well-formed but its content was refused (for example a value
+ * out of range, or a state the operation cannot start from). Not retried.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>("effect-kernel/UnprocessableEntity")(
+  "UnprocessableEntity",
+  apiErrorFields
+) {
+  /** @since 0.2.0 */
+  static readonly status = 422
+}
+
+/**
  * 429: too many requests. Retried (honouring `Retry-After`) before it is returned.
  *
  * @since 0.1.0
@@ -167,6 +197,36 @@ export class InternalServerError extends Schema.TaggedError<InternalServerError>
 }
 
 /**
+ * 502: a gateway in front of the service got no valid answer from it. Retried as transient
+ * before it is returned.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class BadGateway extends Schema.TaggedError<BadGateway>("effect-kernel/BadGateway")(
+  "BadGateway",
+  apiErrorFields
+) {
+  /** @since 0.2.0 */
+  static readonly status = 502
+}
+
+/**
+ * 529: the service is overloaded. Retried as transient (honouring `Retry-After`) before it is
+ * returned.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class Overloaded extends Schema.TaggedError<Overloaded>("effect-kernel/Overloaded")(
+  "Overloaded",
+  apiErrorFields
+) {
+  /** @since 0.2.0 */
+  static readonly status = 529
+}
+
+/**
  * Any status the operation does not document (for example a 502 from a proxy, or a redirect).
  * `body` holds the first bytes of the response body, for diagnosis.
  *
@@ -179,7 +239,13 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effe
 ) {}
 
 /**
- * The request did not get a response: connection refused or reset, DNS failure, a body cut short.
+ * The request did not get a response: connection refused or reset, DNS failure, a body cut short,
+ * a certificate refused, a response that is not HTTP.
+ *
+ * - `code`: the underlying error's code when the SDK recognised it (`ECONNREFUSED`, `EMFILE`,
+ *   `DEPTH_ZERO_SELF_SIGNED_CERT`, `UND_ERR_HEADERS_OVERFLOW`, `HPE_INVALID_CONSTANT`, ...).
+ * - `transient`: `false` when a second attempt cannot succeed (a certificate the client refuses, a
+ *   header block too large, a malformed response); such an error is not retried. Absent: transient.
  *
  * @since 0.1.0
  * @category Errors
@@ -189,7 +255,9 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-k
   {
     method: Schema.String,
     path: Schema.String,
-    message: Schema.String
+    message: Schema.String,
+    code: Schema.optional(Schema.String),
+    transient: Schema.optional(Schema.Boolean)
   }
 ) {}
 
@@ -284,6 +352,10 @@ export type ApiError =
   | Conflict
   | RateLimited
   | InternalServerError
+  | Gone
+  | UnprocessableEntity
+  | BadGateway
+  | Overloaded
   | UnexpectedStatus
 
 /**
@@ -331,6 +403,10 @@ export const tags = [
   "Conflict",
   "RateLimited",
   "InternalServerError",
+  "Gone",
+  "UnprocessableEntity",
+  "BadGateway",
+  "Overloaded",
   "UnexpectedStatus",
   "TransportError",
   "Timeout",
@@ -368,6 +444,10 @@ for (
     Conflict,
     RateLimited,
     InternalServerError,
+    Gone,
+    UnprocessableEntity,
+    BadGateway,
+    Overloaded,
     UnexpectedStatus,
     TransportError,
     Timeout,
@@ -390,8 +470,10 @@ export const isKernelError = (u: unknown): u is KernelError =>
   Predicate.hasProperty(u, TypeId) && Predicate.hasProperty(u, "_tag") && tagSet.has(u._tag) && u instanceof Error
 
 /**
- * Whether an error is transient: 408, 409, 429, 5xx, a transport failure or a time-out,
- * unless the server said `x-should-retry: false` (and always when it said `true`).
+ * Whether an error is transient: 408, 409, 429, 5xx (502 and 529 included), a transport failure or
+ * a time-out (410 and 422 are not), unless the server said `x-should-retry: false` (and always when
+ * it said `true`). A `TransportError` with `transient: false` (a refused certificate, a malformed
+ * response) is not.
  * This is the rule the default retry policy follows.
  *
  * @since 0.1.0
@@ -400,6 +482,7 @@ export const isKernelError = (u: unknown): u is KernelError =>
 export const isTransient = (error: KernelError): boolean => {
   switch (error._tag) {
     case "TransportError":
+      return error.transient !== false
     case "Timeout":
       return true
     case "DecodeError":

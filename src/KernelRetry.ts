@@ -1,13 +1,17 @@
 /**
  * The retry policy of effect-kernel, as `Schedule`s that can be used, composed or replaced.
  *
- * All five operations are idempotent (reads, a visibility flag that is set, not toggled, and a
- * delete that is a no-op on a stopped deployment), so retrying any of them is safe.
+ * An idempotent operation (a read, a flag that is set rather than toggled, a delete) is retried
+ * after any transient failure. One that is not (creating something, running an action) is retried
+ * only when its request provably never reached the server, or the server answered 429; wrap a
+ * call in {@link retryNonIdempotent} to retry it like an idempotent one.
  *
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
@@ -80,3 +84,39 @@ export const policy = (options: PolicyOptions): Schedule.Schedule<number, Kernel
       return [attempt + 1, attempt + 1, ScheduleDecision.continueWith(Interval.after(now + delay))] as const
     })
   })
+
+/**
+ * Whether the calls of the current fiber retry their transient failures even when their
+ * operation is not idempotent (see {@link retryNonIdempotent}). Default `false`.
+ *
+ * @since 0.2.0
+ * @category FiberRefs
+ */
+export const currentRetryNonIdempotent: FiberRef.FiberRef<boolean> = globalValue(
+  "effect-kernel/KernelRetry/currentRetryNonIdempotent",
+  () => FiberRef.unsafeMake(false)
+)
+
+/**
+ * Retries the calls within `self` after any transient failure (a time-out, a 5xx, a connection
+ * lost after the request was sent), as if their operations were idempotent. Without it, a call
+ * that is not idempotent (it creates something or runs an action) is retried only when its
+ * request never reached the server, or the server answered 429: repeating it could do it twice.
+ * Use it for a call you know is safe to repeat (for example one carrying its own idempotency key).
+ *
+ * @since 0.2.0
+ * @category Combinators
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KernelRetry } from "effect-kernel"
+ *
+ * // a call of an operation that is not idempotent (here a stand-in)
+ * const create = Effect.succeed("created")
+ *
+ * // retried after a 503 or a time-out too
+ * const program = create.pipe(KernelRetry.retryNonIdempotent)
+ * ```
+ */
+export const retryNonIdempotent = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, currentRetryNonIdempotent, true)

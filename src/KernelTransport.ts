@@ -9,6 +9,7 @@
  * @since 0.2.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,13 +24,26 @@ import * as internal from "./internal/transport.js"
  * @category Models
  */
 export interface Options {
-  /** Connections per origin (default: no limit). */
+  /**
+   * Connections per origin, at most (default 128). Calls beyond it wait in undici's queue for a
+   * free connection instead of opening a socket (a file descriptor) each: a fan-out of thousands
+   * of calls stays within the process's descriptor limit. Raise it for a large fan-out to a
+   * server that is slow to answer, lower it under a tight `ulimit -n`; `Infinity`: no limit (one
+   * socket per call in flight). A whole number of at least 1, else building the layer fails with
+   * a `ConfigError` naming `connections`.
+   */
   readonly connections?: number | undefined
-  /** How long an idle connection is kept when the server gives no `Keep-Alive` hint (undici: 4 s). */
+  /**
+   * How long an idle connection is kept when the server gives no `Keep-Alive` hint (undici: 4 s).
+   * At least 1 ms; `Duration.infinity`: the longest a timer holds (about 24.8 days).
+   */
   readonly keepAliveTimeout?: Duration.DurationInput | undefined
-  /** The upper bound for a server's `Keep-Alive: timeout=` hint (undici: 10 min). */
+  /**
+   * The upper bound for a server's `Keep-Alive: timeout=` hint (undici: 10 min). At least 1 ms;
+   * `Duration.infinity`: the longest a timer holds (about 24.8 days).
+   */
   readonly keepAliveMaxTimeout?: Duration.DurationInput | undefined
-  /** Time-out for establishing a connection (undici: 10 s). */
+  /** Time-out for establishing a connection (undici: 10 s); `0` or `Duration.infinity`: none. */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** TLS options of the connections (`ca`, `cert`, `key`, `rejectUnauthorized`, `servername`, ...). */
   readonly tls?: Undici.buildConnector.BuildOptions | undefined
@@ -49,12 +63,15 @@ export interface Options {
 
 /**
  * An `HttpClient` on a new undici `Agent` with the given options; the agent is destroyed when the
- * scope closes.
+ * scope closes. An option that cannot work (a negative, NaN or fractional `connections`, a
+ * negative or zero keep-alive, an unparsable duration) fails with a `ConfigError` naming it.
  *
  * @since 0.2.0
  * @category Constructors
  */
-export const makeWith: (options: Options) => Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = internal.scoped
+export const makeWith: (
+  options: Options
+) => Effect.Effect<HttpClient.HttpClient, ConfigError.ConfigError, Scope.Scope> = internal.scoped
 
 /**
  * An `HttpClient` on a new undici `Agent` with the default options; the agent is destroyed when
@@ -63,7 +80,9 @@ export const makeWith: (options: Options) => Effect.Effect<HttpClient.HttpClient
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = Effect.suspend(() => internal.scoped())
+export const make: Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = Effect.suspend(() =>
+  Effect.orDie(internal.scoped())
+)
 
 /**
  * An `HttpClient` on a dispatcher you own (an `Agent`, a `Pool`, a `ProxyAgent`, ...). Bodies on a
@@ -79,7 +98,8 @@ export const fromDispatcher = (
 ): HttpClient.HttpClient => internal.make(dispatcher, internal.optionsOf(options))
 
 /**
- * The transport as a layer with the given options.
+ * The transport as a layer with the given options, checked when the layer is built: an option
+ * that cannot work fails the layer with a `ConfigError` naming it (see {@link Options}).
  *
  * @example
  * ```ts
@@ -96,7 +116,7 @@ export const fromDispatcher = (
  * @since 0.2.0
  * @category Layers
  */
-export const layerUndiciWith = (options: Options): Layer.Layer<HttpClient.HttpClient> =>
+export const layerUndiciWith = (options: Options): Layer.Layer<HttpClient.HttpClient, ConfigError.ConfigError> =>
   Layer.scoped(HttpClient.HttpClient, internal.scoped(options))
 
 /**
@@ -117,4 +137,4 @@ export const layerUndiciWith = (options: Options): Layer.Layer<HttpClient.HttpCl
  * @since 0.2.0
  * @category Layers
  */
-export const layerUndici: Layer.Layer<HttpClient.HttpClient> = Layer.suspend(() => layerUndiciWith({}))
+export const layerUndici: Layer.Layer<HttpClient.HttpClient> = Layer.suspend(() => Layer.orDie(layerUndiciWith({})))

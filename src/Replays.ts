@@ -413,7 +413,8 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
 /**
  * The body of a 200: counted (a body shorter than its Content-Length fails), checked as an mp4
  * while it streams (see {@link DownloadOptions.verifyMp4}), and watched by one fiber that aborts
- * the request when no chunk arrived for `idleTimeout`. The per-chunk cost is a clock read and a
+ * the request when the consumer has waited `idleTimeout` for a chunk (network silence: the time
+ * the consumer spends on a chunk does not count). The per-chunk cost is a clock read and a
  * walk over the box headers the chunk holds; racing a timer against every pull would cost more
  * than the transfer itself.
  */
@@ -431,10 +432,15 @@ const body = (
     const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader.trim()) ? Number(lengthHeader) : NaN
     const verifier = verifyMp4 ? new Mp4.Verifier() : undefined
     let received = 0
-    let lastChunkAt = clock.unsafeCurrentTimeMillis()
+    // Network silence only: the clock runs from the moment the consumer asks for the next chunk
+    // (`waitingSince`) until the transport hands one over. While the consumer holds a chunk (a
+    // slow disk, a slow upload downstream) nothing is measured: the transport then has the rest
+    // buffered or its connection paused by back-pressure, which is not a stalled server.
+    let waitingSince: number | undefined = clock.unsafeCurrentTimeMillis()
     let timedOut = false
     const watchdog: Effect.Effect<void> = Effect.suspend(() => {
-      const quiet = clock.unsafeCurrentTimeMillis() - lastChunkAt
+      if (waitingSince === undefined) return Effect.flatMap(Effect.sleep(idle), () => watchdog)
+      const quiet = clock.unsafeCurrentTimeMillis() - waitingSince
       if (quiet < idle) return Effect.flatMap(Effect.sleep(idle - quiet), () => watchdog)
       timedOut = true
       return Scope.close(requestScope, Exit.void)
@@ -466,10 +472,12 @@ const body = (
       HttpClientError.ResponseError,
       unknown,
       unknown
-    > =>
-      Channel.readWithCause({
+    > => {
+      // called when the consumer pulls again (the continuation after a write runs on the next pull)
+      waitingSince = clock.unsafeCurrentTimeMillis()
+      return Channel.readWithCause({
         onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
-          lastChunkAt = clock.unsafeCurrentTimeMillis()
+          waitingSince = undefined
           for (const chunk of chunks) {
             received += chunk.length
             const failure = verifier?.push(chunk)
@@ -482,6 +490,7 @@ const body = (
         onFailure: Channel.failCause,
         onDone: () => Channel.void
       })
+    }
     return response.stream.pipe(
       Stream.pipeThroughChannel(verify()),
       Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout | DecodeError> =>

@@ -18,6 +18,34 @@ const failure = (result: Either.Either<unknown, ConfigError.ConfigError>): strin
 
 const key = { KERNEL_API_KEY: "sk_test_secret" }
 
+// base URLs that would not be used as written: [case, url, what the message says]
+const baseUrlRefusals = [
+  ["with a query", "https://api.example.com/v1?hunter2=1", "without a query"],
+  ["with an empty query", "https://api.example.com/v1?", "without a query"],
+  ["with a query after the host", "https://api.example.com?region=eu", "without a query"],
+  ["with a fragment", "https://api.example.com/v1#hunter2", "without a fragment"],
+  ["with an empty fragment", "https://api.example.com/#", "without a fragment"],
+  ["with a fragment holding a ?", "https://api.example.com/#a?b", "without a fragment"],
+  ["with a .. segment", "https://api.example.com/v1/../v2", "\".\" or \"..\" segments"],
+  ["with a trailing .. segment", "https://api.example.com/v1/..", "\".\" or \"..\" segments"],
+  ["with a . segment", "https://api.example.com/./v1", "\".\" or \"..\" segments"],
+  ["with a trailing . segment", "https://api.example.com/v1/.", "\".\" or \"..\" segments"],
+  ["with %2e%2e", "https://api.example.com/v1/%2e%2e/v2", "\".\" or \"..\" segments"],
+  ["with %2E", "https://api.example.com/v1/%2E/", "\".\" or \"..\" segments"],
+  ["with .%2e", "https://api.example.com/v1/.%2e/v2", "\".\" or \"..\" segments"],
+  ["with %2e.", "https://api.example.com/v1/%2E./v2", "\".\" or \"..\" segments"],
+  ["with a backslash before ..", "https://api.example.com/v1\\..\\v2", "\".\" or \"..\" segments"],
+  ["with a tab inside ..", "https://api.example.com/v1/.\t./v2", "\".\" or \"..\" segments"]
+] as const
+
+// dots that are not whole segments stay as written
+const baseUrlAccepted = [
+  ["https://api.example.com/v1/", "https://api.example.com/v1"],
+  ["https://api.example.com/.well/v1...", "https://api.example.com/.well/v1..."],
+  ["https://api.example.com/v%2e1/%2e%2e%2e", "https://api.example.com/v%2e1/%2e%2e%2e"],
+  ["https://api.example.com./v1", "https://api.example.com./v1"]
+] as const
+
 describe("configuration errors from the environment", () => {
   it.effect.each(
     [
@@ -118,6 +146,29 @@ describe("configuration errors from the environment", () => {
       expect(message).not.toContain("hunter2")
     }))
 
+  // `new URL` drops nothing silently here: the SDK sends to base URL + path, so a query or a fragment
+  // would be lost and dot segments would be resolved away (to another path) without a word
+  it.effect.each(baseUrlRefusals)(
+    "KERNEL_BASE_URL %s is refused, saying why",
+    ([, url, expected]) =>
+      Effect.gen(function*() {
+        const message = failure(yield* fromEnv({ ...key, KERNEL_BASE_URL: url }))
+        expect(message).toContain("at KERNEL_BASE_URL:")
+        expect(message).toContain(expected)
+        expect(message).not.toContain("sk_test_secret")
+        expect(message).not.toContain("hunter2")
+      })
+  )
+
+  it.effect.each(baseUrlAccepted)("KERNEL_BASE_URL %j is accepted as %j", ([url, expected]) =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.KernelConfig.pipe(
+        Effect.provide(KernelConfig.layerConfig()),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ ...key, KERNEL_BASE_URL: url }))))
+      )
+      expect(config.baseUrl).toBe(expected)
+    }))
+
   it.effect("KERNEL_ALLOW_INSECURE_HTTP=true allows plain http to a remote host", () =>
     Effect.gen(function*() {
       const config = yield* KernelConfig.KernelConfig.pipe(
@@ -154,6 +205,32 @@ describe("configuration errors from the environment", () => {
 describe("configuration errors from options in code", () => {
   const make = (options: Partial<KernelConfig.Options>) =>
     Effect.either(KernelConfig.make({ apiKey: Redacted.make("sk_test_secret"), ...options }))
+
+  it.effect.each(baseUrlRefusals)("baseUrl %s is refused, saying why", ([, url, expected]) =>
+    Effect.gen(function*() {
+      const message = failure(yield* make({ baseUrl: url }))
+      expect(message).toContain("at baseUrl:")
+      expect(message).toContain(expected)
+      expect(message).not.toContain("hunter2")
+      expect(message).not.toContain("KERNEL_")
+    }))
+
+  it.effect.each(baseUrlRefusals)(
+    "baseUrl %s is refused by KernelConfig.layer",
+    ([, url, expected]) =>
+      Effect.gen(function*() {
+        const result = yield* Effect.either(
+          Effect.scoped(Layer.build(KernelConfig.layer({ apiKey: Redacted.make("sk_test_secret"), baseUrl: url })))
+        )
+        expect(failure(result)).toContain(expected)
+      })
+  )
+
+  it.effect.each(baseUrlAccepted)("baseUrl %j is accepted as %j", ([url, expected]) =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.make({ apiKey: Redacted.make("sk_test_secret"), baseUrl: url })
+      expect(config.baseUrl).toBe(expected)
+    }))
 
   it.effect.each(
     [

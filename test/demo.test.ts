@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Net from "node:net"
 
@@ -10,6 +11,10 @@ describe("npm run demo", () => {
     const result = spawnSync(process.execPath, [tsx, "examples/demo.ts"], { encoding: "utf8", timeout: 60_000 })
     expect(result.stderr).toBe("")
     expect(result.status).toBe(0)
+    // the transport the README recommends, not NodeHttpClient's
+    expect(result.stdout).toMatch(
+      /^effect-kernel demo — simulator listening on \S+, SDK over KernelTransport\.layerUndici$/m
+    )
     expect(result.stdout).toContain("still recording: waiting 1s (Retry-After), poll 2")
     expect(result.stdout).toContain("running -> stopped, marked for deletion")
     expect(result.stdout).toMatch(
@@ -39,4 +44,10 @@ describe("npm run demo", () => {
     expect(result.stderr).toContain("demo failed with TransportError")
     expect(result.stderr + result.stdout).not.toContain("sk_unused")
   }, 60_000)
+
+  it("runs on KernelTransport, as the README recommends", () => {
+    const source = fs.readFileSync("examples/demo.ts", "utf8")
+    expect(source).toContain("KernelTransport.layerUndici")
+    expect(source).not.toContain("NodeHttpClient")
+  })
 })

@@ -63,3 +63,47 @@ describe("docs/testing.md documents the simulator's options", () => {
     expect(fieldsOf(source, "Fault").filter((name) => !rows.has(name))).toEqual([])
   })
 })
+
+// the registry's page links the source, the README and the issues from these fields
+describe("package.json", () => {
+  const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"))
+
+  it("names the repository, the homepage and the bug tracker", () => {
+    expect(pkg.repository).toEqual({ type: "git", url: "git+https://github.com/effect-kernel/effect-kernel.git" })
+    expect(pkg.homepage).toBe("https://github.com/effect-kernel/effect-kernel#readme")
+    expect(pkg.bugs).toEqual({ url: "https://github.com/effect-kernel/effect-kernel/issues" })
+  })
+
+  // `npm test` takes minutes on two cores: `npm run test:quick` is the type-check and the fast files
+  it("has a test:quick script that type-checks and leaves out only slow test files that exist", async () => {
+    expect(pkg.scripts["test:quick"]).toBe("npm run typecheck && vitest run --config vitest.quick.config.ts")
+    const { slowTests } = await import("../vitest.shared.js")
+    expect(slowTests.filter((file) => !fs.existsSync(file))).toEqual([])
+    const readme = fs.readFileSync("README.md", "utf8")
+    expect(readme).toMatch(/npm run test:quick/)
+  })
+
+  // the package never ships docs that speak of a later version than its own (`@since 0.2.0` in a
+  // 0.1.0 package): a release runs `npx changeset version` before it is packed
+  it("its version is the latest the sources, the docs and the CHANGELOG name", () => {
+    const parse = (version: string) => version.split(".").map(Number)
+    const later = (a: string, b: string) => {
+      const [x, y] = [parse(a), parse(b)]
+      for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! > y[i]!
+      return false
+    }
+    const texts = [
+      ...fs.readdirSync("src", { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts")).map((f) =>
+        `src/${f}`
+      ),
+      ...markdown.filter((file) => !file.startsWith("docs/api/"))
+    ]
+    const ahead = texts.flatMap((file) =>
+      [...fs.readFileSync(file, "utf8").matchAll(/(?:@since|[Cc]hanged in|[Aa]dded in|[Nn]ew in) v?(\d+\.\d+\.\d+)/g)]
+        .filter((m) => later(m[1]!, pkg.version))
+        .map((m) => `${file}: ${m[0]} (package.json: ${pkg.version}; run npx changeset version)`)
+    )
+    expect(ahead).toEqual([])
+    expect(/^## (\S+)$/m.exec(fs.readFileSync("CHANGELOG.md", "utf8"))?.[1]).toBe(pkg.version)
+  })
+})

@@ -26,6 +26,34 @@ const run = (args: ReadonlyArray<string>) =>
     })
   })
 
+/** Starts the bin and waits until it is ready (its admin token printed): its output and its exit. */
+const start = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+  const child = spawn(process.execPath, [...bin, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal }))
+  )
+  let stderr = ""
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+  const out = await new Promise<string>((resolve, reject) => {
+    let text = ""
+    child.stdout.on("data", (d: Buffer) => {
+      text += d.toString()
+      if (text.includes("admin token")) resolve(text)
+    })
+    void exit.then(({ code }) => reject(new Error(`exited ${code}: ${text}${stderr}`)))
+  })
+  return { child, out, exit, stderr: () => stderr }
+}
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const seedFile = (content: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sim-seed-"))
   const file = path.join(dir, "seed.json")
@@ -156,4 +184,86 @@ describe("effect-kernel-simulator bin explains itself", () => {
       child.kill("SIGTERM")
     }
   }, 30_000)
+
+  it("--port 0 prints the port it chose and its pid; a ready bin says how to stop it", async () => {
+    const { child, exit, out } = await start(["--port", "0"])
+    try {
+      const url = /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/m.exec(out)
+      expect(url, out).not.toBeNull()
+      expect(Number(url![2])).toBeGreaterThan(0)
+      expect(out).toContain(`pid ${child.pid} (stop with Ctrl-C or kill ${child.pid})`)
+      const pools = await fetch(`${url![1]}/browser_pools`, {
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      })
+      expect(pools.status).toBe(200)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    expect(await exit).toEqual({ code: 0, signal: null })
+  }, 30_000)
+
+  it.each(["SIGTERM", "SIGINT", "SIGHUP"] as const)(
+    "%s stops it with exit code 0 and frees the port",
+    async (signal) => {
+      const { child, exit, out, stderr } = await start(["--port", "0"])
+      const port = Number(/listening on http:\/\/[^:]+:(\d+)/.exec(out)![1])
+      child.kill(signal)
+      expect(await exit, stderr()).toEqual({ code: 0, signal: null })
+      // the port is free again: the next start on it succeeds
+      const again = Net.createServer()
+      await new Promise<void>((resolve, reject) => {
+        again.once("error", reject)
+        again.listen(port, "127.0.0.1", resolve)
+      })
+      again.close()
+    },
+    30_000
+  )
+
+  it("--help says how to stop it", async () => {
+    const result = await run(["--help"])
+    expect(result.stdout).toContain("Ctrl-C")
+    expect(result.stdout).toContain("kill the pid it prints")
+    expect(result.stdout).toContain("SIGHUP")
+  }, 30_000)
+
+  // `npx effect-kernel-simulator &` then `kill $!` kills npm exec (and the shell it ran the bin in),
+  // not the bin: started by npm exec (npm_command=exec), the bin stops once its parent is gone
+  it("started by npm exec, it stops once its parent is gone; started otherwise, it stays", async () => {
+    const parentOf = (env: NodeJS.ProcessEnv) =>
+      spawn(
+        process.execPath,
+        [
+          "-e",
+          `const c = require("node:child_process").spawn(process.execPath, ${
+            JSON.stringify(bin)
+          }.concat(["--port", "0"]), { stdio: ["ignore", "pipe", "inherit"] });
+           c.stdout.on("data", (d) => { if (String(d).includes("admin token")) console.log("child " + c.pid) })`
+        ],
+        { stdio: ["ignore", "pipe", "pipe"], env }
+      )
+    const childPid = (parent: ReturnType<typeof parentOf>) =>
+      new Promise<number>((resolve, reject) => {
+        let text = ""
+        parent.stdout!.on("data", (d: Buffer) => {
+          text += d.toString()
+          const match = /child (\d+)/.exec(text)
+          if (match !== null) resolve(Number(match[1]))
+        })
+        parent.on("exit", (code) => reject(new Error(`parent exited ${code}: ${text}`)))
+      })
+    const underNpm = parentOf({ ...process.env, npm_command: "exec" })
+    const direct = parentOf({ ...process.env, npm_command: undefined })
+    const [npmChild, directChild] = await Promise.all([childPid(underNpm), childPid(direct)])
+    try {
+      underNpm.kill("SIGKILL")
+      direct.kill("SIGKILL")
+      const deadline = Date.now() + 10_000
+      while (isRunning(npmChild) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(isRunning(npmChild)).toBe(false)
+      expect(isRunning(directChild)).toBe(true)
+    } finally {
+      for (const pid of [npmChild, directChild]) if (isRunning(pid)) process.kill(pid, "SIGTERM")
+    }
+  }, 60_000)
 })

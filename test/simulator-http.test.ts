@@ -182,6 +182,28 @@ describe("simulator over HTTP: the control plane", () => {
       expect(wrong.headers.allow).toBe("POST, DELETE")
     }))
 
+  it("serves a fault only after authentication, and does not spend it on a caller with no token", () =>
+    withServed({}, async ({ url, admin: adminToken }) => {
+      await admin(url, adminToken, "POST", "/_simulator/faults", { route: "listBrowserPools", status: 500, times: 1 })
+      for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+        const anonymous = await raw(url, { path: "/browser_pools", headers })
+        expect(anonymous.status).toBe(401)
+        expect(JSON.parse(anonymous.body)).toMatchObject({ code: "unauthorized" })
+      }
+      expect((await raw(url, { path: "/browser_pools", headers: auth })).status).toBe(500)
+      expect((await raw(url, { path: "/browser_pools", headers: auth })).status).toBe(200)
+    }))
+
+  it("answers a path the Kernel API does not have with a 404 no missing resource is confused with", () =>
+    withServed({}, async ({ url }) => {
+      const unknown = await raw(url, { path: "/nope/at/all", headers: auth })
+      expect(unknown.status).toBe(404)
+      expect(JSON.parse(unknown.body)).toMatchObject({ code: "not_found", message: "no such route in the Kernel API" })
+      const missing = await raw(url, { method: "DELETE", path: "/deployments/dep_missing", headers: auth })
+      expect(missing.status).toBe(404)
+      expect(JSON.parse(missing.body).message).not.toContain("route")
+    }))
+
   it("injects faults as injectFault does, including a 429 with Retry-After and a gateway 502", () =>
     withServed({}, async ({ url, admin: adminToken }) => {
       const injected = await admin(url, adminToken, "POST", "/_simulator/faults", {

@@ -2,16 +2,21 @@
 /**
  * `effect-kernel-simulator`: serves the Kernel simulator over HTTP. See `--help`.
  *
- * Prints `listening on http://HOST:PORT`, the organizations' tokens and the admin token once ready;
- * stops on SIGINT/SIGTERM. Every startup error is one line on stderr and exit code 2.
+ * Prints `listening on http://HOST:PORT` (the port it actually chose with `--port 0`), its pid, the
+ * organizations' tokens and the admin token once ready; stops with exit code 0 on SIGINT, SIGTERM or
+ * SIGHUP, and, when started by `npm exec` / `npx`, once its parent is gone. Every startup error is
+ * one line on stderr and exit code 2.
  *
  * @since 0.1.0
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { parseArgs } from "node:util"
 import * as KernelSimulator from "../KernelSimulator.js"
@@ -63,7 +68,13 @@ Example:
   ${name} --port 4010 --admin-token admin_secret
   curl -H "Authorization: Bearer ${KernelSimulator.defaultToken}" http://127.0.0.1:4010/browser_pools
 
-Exit codes: 0 when stopped by SIGINT/SIGTERM; 2 on a startup error (one line on stderr).
+Stopping:
+  Ctrl-C in its terminal, or kill the pid it prints at start ("pid 12345 ...": kill 12345).
+  SIGINT, SIGTERM and SIGHUP close the server and exit with code 0. Started by npm exec / npx,
+  it also stops once npm is gone: after \`npx ${name} &\`, \`kill $!\` kills npm,
+  not the simulator, which notices within a second and exits.
+
+Exit codes: 0 when stopped; 2 on a startup error (one line on stderr).
 `
 
 /** One line on stderr, exit code 2. */
@@ -137,7 +148,37 @@ const describe = (cause: unknown): string => {
   return cause instanceof Error ? cause.message : String(cause)
 }
 
+// `npm exec` (and `npx`) runs the bin under a shell; killing npm (`kill $!` after `npx ... &`)
+// kills that shell, not the bin, which would go on holding the port. Started so, the bin stops
+// once its parent is gone (it is then adopted by another process). Started directly, it does not:
+// `nohup effect-kernel-simulator &` outlives its shell as asked.
+const watchesParent = process.env.npm_command === "exec"
+
+/**
+ * Listens, for the life of the scope, for SIGHUP (a closed terminal) and, when started by npm exec,
+ * for the parent's end; the effect it returns succeeds on either. It listens from the start, so a
+ * signal sent the moment the bin says it is ready is not missed.
+ */
+const stopRequests: Effect.Effect<Effect.Effect<void>, never, Scope.Scope> = Effect.gen(function*() {
+  const requested = yield* Deferred.make<void>()
+  const stop = () => Deferred.unsafeDone(requested, Exit.void)
+  const parent = process.ppid
+  yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      process.on("SIGHUP", stop)
+      return watchesParent ? setInterval(() => process.ppid !== parent && stop(), 500) : undefined
+    }),
+    (timer) =>
+      Effect.sync(() => {
+        process.off("SIGHUP", stop)
+        clearInterval(timer)
+      })
+  )
+  return Deferred.await(requested)
+})
+
 const program = Effect.gen(function*() {
+  const stopRequested = yield* stopRequests
   const seed = yield* KernelSimulator.decodeSeed(seedInput).pipe(
     Effect.mapError((error) => `seed ${values.seed ?? "(default)"}: ${error.message}`)
   )
@@ -156,11 +197,13 @@ const program = Effect.gen(function*() {
     )
   )
   yield* Console.log(`listening on ${served.url}`)
+  yield* Console.log(`pid ${process.pid} (stop with Ctrl-C or kill ${process.pid})`)
   for (const org of (seed.organizations ?? []).slice(0, 20)) {
     yield* Console.log(`token ${org.token} (organization ${org.id}${org.plan === "free" ? ", free plan" : ""})`)
   }
   yield* Console.log(`admin token ${Redacted.value(served.adminToken)} (control plane ${served.url}/_simulator/)`)
-  return yield* Effect.never
+  // SIGINT and SIGTERM interrupt the program (NodeRuntime.runMain); this ends it on the rest
+  yield* stopRequested
 }).pipe(
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() =>

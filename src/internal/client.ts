@@ -18,6 +18,7 @@ import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -30,6 +31,7 @@ import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 import { bound, formatParseError } from "./bounded.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
+import * as Failures from "./failures.js"
 import * as Log from "./log.js"
 import * as Operations from "./operations.js"
 import * as RetryAfter from "./retryAfter.js"
@@ -267,7 +269,7 @@ const pumped = (
   Effect.flatMap(Queue.unbounded<Take.Take<Uint8Array, HttpClientError.ResponseError>>(), (queue) => {
     const counter = { ahead: 0, taken: false }
     return Effect.map(startPump(response, queue, counter), (pump) => {
-      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter))
+      const wrapper = new RedactedResponse(response, pumpedBody(response, queue, counter, pump))
       pumpRegistry?.register(wrapper, pump)
       return wrapper
     })
@@ -302,7 +304,8 @@ const startPump = (
 const pumpedBody = (
   response: HttpClientResponse.HttpClientResponse,
   queue: Queue.Queue<Take.Take<Uint8Array, HttpClientError.ResponseError>>,
-  counter: { ahead: number; taken: boolean }
+  counter: { ahead: number; taken: boolean },
+  pump: Fiber.RuntimeFiber<unknown, unknown>
 ): Stream.Stream<Uint8Array, HttpClientError.ResponseError> =>
   Stream.suspend(() => {
     if (counter.taken) {
@@ -324,7 +327,10 @@ const pumpedBody = (
         Effect.sync(() => {
           counter.ahead -= chunk.length
         })
-      )
+      ),
+      // the reader stopped (`Stream.take`, an interruption, a failure downstream): the pump stops
+      // and the request is aborted, its socket freed at once (a no-op once the body was read whole)
+      Stream.ensuring(Fiber.interrupt(pump))
     )
   })
 
@@ -367,7 +373,12 @@ export const authenticate =
             })
           )
         }
-        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url), token)
+        // the URL's own query, then the request's url params (`setUrlParam`), as the platform sends them
+        let out = HttpClientRequest.bearerToken(
+          HttpClientRequest.appendUrlParams(HttpClientRequest.setUrl(request, url), request.urlParams),
+          token
+        )
+        if (Option.isSome(request.hash)) out = HttpClientRequest.setHash(out, request.hash.value)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
@@ -396,6 +407,7 @@ export const authenticate =
         headers: Headers.fromInput({
           authorization: `Bearer ${token}`,
           accept: "application/json",
+          "accept-encoding": acceptEncoding,
           ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
         })
       })
@@ -436,14 +448,20 @@ export interface Operation<E> {
   readonly name: string
   readonly documented: ReadonlyArray<StatusErrorClass<E>>
   readonly attributes: Readonly<Record<string, unknown>>
+  /**
+   * Whether repeating the request is harmless: when `false`, a failure is retried only if the
+   * request provably never reached the server, or the server answered 429 (see {@link retryUnrepeatable}).
+   */
+  readonly idempotent: boolean
 }
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, unknown>> = {}
-): Operation<E> => ({ name, documented, attributes })
+  attributes: Readonly<Record<string, unknown>> = {},
+  idempotent: boolean = true
+): Operation<E> => ({ name, documented, attributes, idempotent })
 
 /** @internal */
 export type CommonStatusError =
@@ -552,6 +570,38 @@ export const readBounded = (response: HttpClientResponse.HttpClientResponse): Ef
     Effect.orElseSucceed(() => "")
   )
 
+/**
+ * An error body as text: {@link readBounded}, decoded when it came with a content coding the
+ * transport did not undo (the operations ask for gzip, deflate and br). At most 64 KiB either
+ * side; "" when it cannot be decoded.
+ */
+const readErrorText = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
+  const codings = codingsOf(response.headers["content-encoding"])
+  if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
+  if (codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
+  return response.stream.pipe(
+    Stream.runFoldWhile(
+      { parts: new Array<Uint8Array>(), size: 0 },
+      (acc) => acc.size < errorBodyLimit,
+      (acc, chunk) => {
+        acc.parts.push(chunk)
+        acc.size += chunk.length
+        return acc
+      }
+    ),
+    Effect.zip(loadZlib),
+    Effect.flatMap(([{ parts, size }, zlib]) => {
+      let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.concat(parts, size))
+      for (const coding of [...codings].reverse()) {
+        body = Effect.flatMap(body, (input) => inflate(zlib, coding, input, errorBodyLimit))
+      }
+      return body
+    }),
+    Effect.map((buffer) => new TextDecoder().decode(buffer.subarray(0, errorBodyLimit))),
+    Effect.orElseSucceed(() => "")
+  )
+}
+
 /** @internal */
 export const describe = (request: HttpClientRequest.HttpClientRequest) => ({
   method: request.method,
@@ -576,7 +626,7 @@ export const statusError = <E>(
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<never, E | CommonStatusError> =>
-  Effect.flatMap(Effect.zip(readBounded(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
+  Effect.flatMap(Effect.zip(readErrorText(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
     never,
     E | CommonStatusError
   > => {
@@ -613,26 +663,43 @@ const excerpt = (text: string): string => {
 export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
-): KernelError.TransportError =>
-  withCause(
+): KernelError.TransportError => {
+  const known = error.reason === "Transport" || error.reason === "Decode" ? Failures.classify(error.cause) : undefined
+  return withCause(
     new KernelError.TransportError({
       ...describe(request),
       message: scrub(
         bound(
-          error.reason === "Transport" || error.reason === "Decode"
+          known !== undefined
+            ? known.rule.describe(originOf(error.request, request), known.code)
+            : error.reason === "Transport" || error.reason === "Decode"
             ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
               causeMessage(error.cause)
             }`
             : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
         ),
         request
-      )
+      ),
+      ...(known !== undefined ? { code: known.code, ...(known.rule.transient ? {} : { transient: false }) } : {})
     }),
     // the cause's request is shown without credentials, whichever client it came from
     Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
       ? redactError(error)
       : error
   )
+}
+
+/** The origin a request went to (scheme, host, port: never a credential), as far as it is known. */
+const originOf = (...requests: ReadonlyArray<HttpClientRequest.HttpClientRequest>): string => {
+  for (const request of requests) {
+    try {
+      return new URL(request.url).origin
+    } catch {
+      // a path: the origin is the other request's
+    }
+  }
+  return "the server"
+}
 
 /**
  * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
@@ -766,7 +833,10 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
-    return Effect.zipRight(checkCredentials(config), retryTransient(logged, policyFor(config)))
+    return Effect.zipRight(
+      checkCredentials(config),
+      op.idempotent ? retryTransient(logged, policyFor(config)) : retryUnrepeatable(logged, policyFor(config))
+    )
   }).pipe((self) =>
     Effect.withFiberRuntime((fiber) =>
       isTracing(fiber)
@@ -880,25 +950,118 @@ export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<vo
 }
 
 /**
- * `Effect.retry(effect, { schedule, while: isTransient })`, except that the schedule's driver is
- * only made once a transient failure happened: the common case, success at the first attempt,
- * allocates nothing for retries.
+ * `Effect.retry(effect, { schedule, while: retryable })` (by default `isTransient`), except that
+ * the schedule's driver is only made once a retryable failure happened: the common case, success
+ * at the first attempt, allocates nothing for retries.
  *
  * @internal
  */
 export const retryTransient = <A, E extends KernelError.KernelError, R>(
   effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean = KernelError.isTransient
+): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, (first) => retryFrom(effect, schedule, retryable, first))
+
+const retryFrom = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean,
+  first: E
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Schedule.driver(schedule), (driver) => {
+    const loop = (error: E): Effect.Effect<A, E, R> =>
+      Effect.matchEffect(driver.next(error), {
+        onFailure: () => Effect.fail(error),
+        onSuccess: () => Effect.catchIf(effect, retryable, loop)
+      })
+    return loop(first)
+  })
+
+/**
+ * {@link retryTransient} for a request that is not idempotent (repeating it could repeat its
+ * action): a transient failure is retried only when the request provably never reached the
+ * server ({@link neverSent}), or the server answered 429 or `x-should-retry: true` — never after a
+ * time-out, a 5xx or a connection lost once the request may have been written. Within
+ * `KernelRetry.retryNonIdempotent` (the caller's opt-in, per call), every transient failure is.
+ *
+ * @internal
+ */
+export const retryUnrepeatable = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
   schedule: Schedule.Schedule<unknown, KernelError.KernelError>
 ): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, KernelError.isTransient, (first) =>
-    Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const loop = (error: E): Effect.Effect<A, E, R> =>
-        Effect.matchEffect(driver.next(error), {
-          onFailure: () => Effect.fail(error),
-          onSuccess: () => Effect.catchIf(effect, KernelError.isTransient, loop)
-        })
-      return loop(first)
-    }))
+  Effect.catchIf(
+    effect,
+    KernelError.isTransient,
+    (first) =>
+      Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
+        const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
+        return retryable(first) ? retryFrom(effect, schedule, retryable, first) : Effect.fail(first)
+      })
+  )
+
+/**
+ * Whether a transient failure of a non-idempotent request may be retried without the risk of
+ * doing its action twice: the server refused it unprocessed (429), said so (`x-should-retry:
+ * true`), or the request was never sent ({@link neverSent}).
+ *
+ * @internal
+ */
+export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
+  if (!KernelError.isTransient(error)) return false
+  switch (error._tag) {
+    case "TransportError":
+      return neverSent(error)
+    case "Timeout":
+    case "DecodeError":
+    case "InvalidInput":
+    case "ReplayNotReady":
+      return false
+    default:
+      return error.shouldRetry === true || error.status === 429
+  }
+}
+
+/** The error codes of a connection that was never made: nothing of the request was written. */
+const notConnected: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EAI_FAIL",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+/**
+ * Whether a `TransportError` proves that the request never reached the server: the transport's
+ * error (its `cause`) is a request refused before sending (an invalid URL, a body that could not
+ * be encoded), or a failure to connect (refused, unknown host, DNS failure, unreachable, connect
+ * time-out), found on the cause chain (`fetch failed` → `connect ECONNREFUSED`; an
+ * `AggregateError` of connection attempts, all refused). Anything else (a reset, a socket closed
+ * or a time-out after connecting) may have reached the server: `false`.
+ *
+ * @internal
+ */
+export const neverSent = (error: KernelError.TransportError): boolean => {
+  const cause: unknown = Reflect.get(error, "cause")
+  if (HttpClientErrorNs.isHttpClientError(cause) && cause._tag === "RequestError") {
+    if (cause.reason === "InvalidUrl" || cause.reason === "Encode") return true
+    return connectFailure(cause.cause, 0)
+  }
+  return false
+}
+
+const connectFailure = (error: unknown, depth: number): boolean => {
+  if (depth > 8 || typeof error !== "object" || error === null) return false
+  const code: unknown = Reflect.get(error, "code")
+  if (typeof code === "string") return notConnected.has(code)
+  const errors: unknown = Reflect.get(error, "errors")
+  if (Array.isArray(errors) && errors.length > 0) return errors.every((inner) => connectFailure(inner, depth + 1))
+  return connectFailure(Reflect.get(error, "cause"), depth + 1)
+}
 
 /**
  * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger
@@ -918,6 +1081,103 @@ const tooLarge = (request: HttpClientRequest.HttpClientRequest, status: number, 
   })
 
 /**
+ * What the operations' JSON requests accept as content coding: the codings decoded here (or by
+ * `fetch`). A replay download asks for `identity` instead (its definition's header).
+ *
+ * @internal
+ */
+export const acceptEncoding = "gzip, deflate, br"
+
+const supportedCodings: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br"])
+
+/** The content codings of a `Content-Encoding` header, in the order they were applied (`identity` left out). */
+const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
+  header === undefined
+    ? []
+    : header.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) =>
+      coding !== "" && coding !== "identity"
+    )
+
+/** Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`). */
+const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
+  const original = response instanceof RedactedResponse ? response.original : response
+  return typeof Response === "function" && Predicate.hasProperty(original, "source") &&
+    original.source instanceof Response
+}
+
+type Zlib = typeof import("node:zlib")
+let zlibModule: Promise<Zlib> | undefined
+/** node:zlib, loaded on the first encoded answer of a transport that does not decode (never in a browser). */
+const loadZlib = Effect.promise(() => zlibModule ??= import("node:zlib"))
+
+/** One coding undone, at most {@link maxJsonBytes} of output (zlib stops there: a bomb is never inflated whole). */
+const inflate = (
+  zlib: Zlib,
+  coding: string,
+  input: Buffer,
+  maxOutputLength: number = maxJsonBytes
+): Effect.Effect<Buffer, unknown> =>
+  Effect.async<Buffer, unknown>((resume) => {
+    const options = { maxOutputLength }
+    const done = (error: Error | null, output: Buffer) =>
+      resume(error === null ? Effect.succeed(output) : Effect.fail(error))
+    if (coding === "br") zlib.brotliDecompress(input, options, done)
+    // "deflate" is the zlib format; some servers send raw deflate, which fetch accepts too
+    else if (coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8) zlib.inflateRaw(input, options, done)
+    else if (coding === "deflate") zlib.inflate(input, options, done)
+    else zlib.gunzip(input, options, done)
+  })
+
+/**
+ * An encoded JSON body: read as sent (at most {@link maxJsonBytes}), then decoded with node:zlib,
+ * the bound counting the decoded bytes: a small body that inflates past it is refused there.
+ */
+const readEncodedJson = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  codings: ReadonlyArray<string>
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> =>
+  Effect.suspend(() => {
+    const parts: Array<Uint8Array> = []
+    let size = 0
+    return response.stream.pipe(
+      Stream.mapError((error): KernelError.DecodeError | KernelError.TransportError => transportError(request, error)),
+      Stream.runForEachChunk((chunks) => {
+        for (const chunk of chunks) {
+          size += chunk.length
+          if (size > maxJsonBytes) return Effect.fail(tooLarge(request, response.status))
+          parts.push(chunk)
+        }
+        return Effect.void
+      }),
+      Effect.zipRight(loadZlib),
+      Effect.flatMap((zlib) => {
+        let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.concat(parts, size))
+        // undone in the reverse order of their application
+        for (const coding of [...codings].reverse()) {
+          body = Effect.flatMap(body, (input) => inflate(zlib, coding, input))
+        }
+        return Effect.mapError(body, (cause) =>
+          Predicate.hasProperty(cause, "code") && cause.code === "ERR_BUFFER_TOO_LARGE"
+            ? tooLarge(request, response.status)
+            : new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(
+                `the ${codings.join(", ")} body could not be decoded: ${
+                  cause instanceof Error ? cause.message : String(cause)
+                }`,
+                512
+              )
+            }))
+      }),
+      Effect.map((buffer) =>
+        new TextDecoder().decode(buffer)
+      )
+    )
+  })
+
+/**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
  * transports enforce) the body is read whole, or refused before it is read when too large;
  * without one it is counted as it comes and the request released once it passes the bound.
@@ -928,6 +1188,24 @@ const readJsonText = (
 ): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
   const length = response.headers["content-length"]
   const encoding = response.headers["content-encoding"]
+  const codings = codingsOf(encoding)
+  if (codings.length > 0) {
+    const unsupported = codings.find((coding) => !supportedCodings.has(coding))
+    if (unsupported !== undefined) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has content-encoding ${
+            bound(encoding ?? "", 100)
+          }, which the SDK does not decode (it asks for ${acceptEncoding})`
+        })
+      )
+    }
+    // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
+    // below); the other transports hand over the bytes as sent: decoded here
+    if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+  }
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
   const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")
@@ -1018,9 +1296,36 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
 }
 
 /**
+ * The request headers a definition implies: a binary answer is asked for by its content type (and
+ * `application/json`, for the errors), without content coding (the bytes are streamed as sent);
+ * an event stream as `text/event-stream`.
+ *
+ * @internal
+ */
+export const definitionHeaders = (definition: Operations.Definition): Readonly<Record<string, string>> => {
+  const types: Array<string> = []
+  let events = false
+  for (const answer of Object.values(definition.answers)) {
+    if (answer.kind === "bytes" && !types.includes(answer.contentType)) types.push(answer.contentType)
+    if (answer.kind === "sse") events = true
+  }
+  return types.length > 0
+    ? { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
+    : events
+    ? { accept: "text/event-stream" }
+    : {}
+}
+
+/** A body that is not JSON on a request: bytes with their content type (a multipart form included). */
+const withContent = (
+  request: HttpClientRequest.HttpClientRequest,
+  content: Operations.Content
+): HttpClientRequest.HttpClientRequest => HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
+
+/**
  * An operation's call, derived from its definition: the input checked and turned into the request
- * (path, body and headers from the definition), executed with the definition's documented errors
- * and span attributes; a 2xx answer handled by `onSuccess`.
+ * (path, query, header parameters and body from the definition), executed with the definition's
+ * documented errors, span attributes and idempotency; a 2xx answer handled by `onSuccess`.
  *
  * @internal
  */
@@ -1033,6 +1338,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   const prepare = Operations.preparer(definition)
   const generic = requestOf(definition)
   const make = HttpClientRequest.make(definition.method)
+  const ownHeaders = definitionHeaders(definition)
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
   ) => {
@@ -1040,7 +1346,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
     // built once per operation: the headers (credentials, accept, the definition's own)
     const headers = direct === undefined
       ? undefined
-      : Headers.merge(direct.headers, Headers.fromInput(definition.headers))
+      : Headers.merge(direct.headers, Headers.fromInput(ownHeaders))
     return (
       input: unknown
     ): Effect.Effect<
@@ -1063,14 +1369,21 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       }
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const { attributes, body, path } = prepared.right
+      const { attributes, body, content, path, query } = prepared.right
       const url = direct.base + path.slice(1)
-      const op = operation(definition.name, definition.errors, attributes)
+      const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
+      // the header parameters never replace the credentials or the accept header
+      const requestHeaders = prepared.right.headers === undefined
+        ? headers
+        : Headers.merge(Headers.fromInput(prepared.right.headers), headers)
       // a request per run: the same effect value may run on several fibers at once, and a
       // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
       return Effect.suspend(() => {
-        let request = make(url, { headers })
+        let request = query === undefined
+          ? make(url, { headers: requestHeaders })
+          : make(url, { headers: requestHeaders, urlParams: query })
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        else if (content !== undefined) request = withContent(request, content)
         return direct.owned
           ? executeOwned(direct.transport, config, op, request, onSuccess(request))
           : execute(direct.transport, config, op, request, onSuccess(request))
@@ -1079,8 +1392,8 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   }
 }
 /**
- * The request and the operation (span name, documented errors, span attributes) of one call,
- * from its definition and its input, or the `InvalidInput` refusing the input.
+ * The request and the operation (span name, documented errors, span attributes, idempotency) of
+ * one call, from its definition and its input, or the `InvalidInput` refusing the input.
  *
  * @internal
  */
@@ -1089,18 +1402,22 @@ export const requestOf = <D extends Operations.Definition>(
 ) => {
   const prepare = Operations.preparer(definition)
   const make = HttpClientRequest.make(definition.method)
-  const headers = Object.entries(definition.headers)
+  const headers = Object.entries(definitionHeaders(definition))
   return (
     input: unknown
   ): Either.Either<
     { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
     KernelError.InvalidInput
   > =>
-    Either.map(prepare(input), ({ attributes, body, path }) => {
-      let request = make(path)
+    Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
+      let request = query === undefined ? make(path) : make(path, { urlParams: query })
+      request = HttpClientRequest.setHeader(request, "accept-encoding", acceptEncoding)
+      // the header parameters first: the definition's own headers (and the credentials) win
+      if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
-      return { request, op: operation(definition.name, definition.errors, attributes) }
+      else if (content !== undefined) request = withContent(request, content)
+      return { request, op: operation(definition.name, definition.errors, attributes, definition.idempotent) }
     })
 }
 

@@ -97,4 +97,6 @@ export interface Operation {
   readonly errors: ReadonlyArray<StatusErrorClass<KernelError.KernelError>>
   /** Whether repeating the request has the effect of one (safe to retry after a time-out or a 5xx). */
   readonly idempotent: boolean
+  /** Optional: input field → attribute of the span `Kernel.<name>` (e.g. `id` → `kernel.browser.id`). */
+  readonly attributes?: Readonly<Record<string, string>> | undefined
 }

@@ -10,94 +10,58 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as KernelError from "../KernelError.js"
+import { isSendableHeaderValue } from "./credentials.js"
+import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
 import { encodeSegment } from "./path.js"
 
-/**
- * A class of error that answers one documented status.
- *
- * @internal
- */
-export interface StatusErrorClass<E> {
-  readonly status: number
-  new(props: KernelError.ApiErrorFields): E
+export type {
+  /** @internal */
+  Answer,
+  /** @internal */
+  Method,
+  /** @internal */
+  Operation,
+  /** @internal */
+  Parameter,
+  /** @internal */
+  StatusErrorClass
 }
 
-/** @internal */
-export type Method = "GET" | "POST" | "DELETE"
-
 /**
- * What a 2xx answer is: a JSON body decoded by the operation's schema, no content (any body is
- * discarded), or an mp4 stream.
+ * One operation: an {@link Operation} of `definition.ts` (the generator's contract), kept with its
+ * literal types.
  *
  * @internal
  */
-export type Success = "json" | "none" | "mp4"
+export type Definition = Operation
 
-/**
- * One operation.
- *
- * @internal
- */
-export interface Definition<
-  Name extends string = string,
-  Param extends string = string,
-  Errors extends ReadonlyArray<StatusErrorClass<KernelError.KernelError>> = ReadonlyArray<
-    StatusErrorClass<KernelError.KernelError>
-  >,
-  Body extends Schema.Struct.Fields = Schema.Struct.Fields,
-  S extends Success = Success
-> {
-  /** The operation's name: span `Kernel.<name>`, simulator route, `make<Name>` / `layer<Name>`. */
-  readonly name: Name
-  /** The public module and its accessor (documented names; `<module>.<name>` is an alias where they differ). */
-  readonly module: "Replays" | "Computer" | "BrowserPools" | "Deployments"
-  readonly accessor: string
-  readonly method: Method
-  /** The path template: `{param}` is one percent-encoded segment of the input field `param`. */
-  readonly path: string
-  /** The input fields of the path, in order. */
-  readonly params: ReadonlyArray<Param>
-  /** The JSON request body: these input fields, checked before sending. */
-  readonly body: Body | undefined
-  /** Extra request headers. */
-  readonly headers: Readonly<Record<string, string>>
-  readonly success: S
-  /** The statuses the operation documents (beyond the common ones), as their error classes. */
-  readonly errors: Errors
-  /** Input field → span attribute. */
-  readonly attributes: Readonly<Record<string, string>>
-  /** Whether repeating the request has the effect of one (safe to retry transient failures). */
-  readonly idempotent: boolean
-}
+const define = <const D extends Operation>(definition: D): D => definition
 
-const define = <
-  const Name extends string,
-  const Param extends string,
-  const Errors extends ReadonlyArray<StatusErrorClass<KernelError.KernelError>>,
-  const S extends Success,
-  Body extends Schema.Struct.Fields = Record<never, never>
->(
-  definition: Omit<Definition<Name, Param, Errors, Body, S>, "body" | "headers"> & {
-    readonly body?: Body
-    readonly headers?: Readonly<Record<string, string>>
-  }
-): Definition<Name, Param, Errors, Body, S> => ({
-  ...definition,
-  body: definition.body,
-  headers: definition.headers ?? {}
-})
+/** A path parameter holding a string (`{field}` in the template, `name` in the document). */
+const pathParameter = <const Field extends string, const Name extends string = Field>(
+  field: Field,
+  name?: Name
+) => ({ field, name: name ?? field, in: "path", required: true, schema: Schema.String }) as const
+
+// Every call in a definition is marked pure: a program that never uses an operation bundles none
+// of it (its arguments would otherwise be kept for their possible side effects).
+// The public modules decode these five answers with their own schemas (`Computer.MousePosition`,
+// `BrowserPools.BrowserPool`...), which this module cannot import (they import it: an import cycle
+// that the modules' top-level code cannot survive). The schemas here are the answers' wire shapes.
 
 /** @internal */
 export const downloadReplay = /*#__PURE__*/ define({
   name: "downloadReplay",
+  operationId: "downloadReplay",
   module: "Replays",
   accessor: "download",
   method: "GET",
   path: "/browsers/{id}/replays/{replayId}",
-  params: ["id", "replayId"],
-  headers: { accept: "video/mp4, application/json", "accept-encoding": "identity" },
-  success: "mp4",
+  parameters: [/*#__PURE__*/ pathParameter("id"), /*#__PURE__*/ pathParameter("replayId", "replay_id")],
+  body: undefined,
+  answers: { 200: { kind: "bytes", contentType: "video/mp4" }, 202: { kind: "none" } },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   attributes: { id: "kernel.browser.id", replayId: "kernel.replay.id" },
   idempotent: true
@@ -106,13 +70,14 @@ export const downloadReplay = /*#__PURE__*/ define({
 /** @internal */
 export const setCursorVisibility = /*#__PURE__*/ define({
   name: "setCursorVisibility",
+  operationId: "setCursorVisibility",
   module: "Computer",
   accessor: "setCursorVisibility",
   method: "POST",
   path: "/browsers/{id}/computer/cursor",
-  params: ["id"],
-  body: { hidden: Schema.Boolean },
-  success: "json",
+  parameters: [/*#__PURE__*/ pathParameter("id")],
+  body: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ hidden: Schema.Boolean }), required: true },
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ ok: Schema.Boolean }) } },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   attributes: { id: "kernel.browser.id", hidden: "kernel.cursor.hidden" },
   idempotent: true
@@ -121,12 +86,14 @@ export const setCursorVisibility = /*#__PURE__*/ define({
 /** @internal */
 export const getMousePosition = /*#__PURE__*/ define({
   name: "getMousePosition",
+  operationId: "getMousePosition",
   module: "Computer",
   accessor: "getMousePosition",
   method: "POST",
   path: "/browsers/{id}/computer/get_mouse_position",
-  params: ["id"],
-  success: "json",
+  parameters: [/*#__PURE__*/ pathParameter("id")],
+  body: undefined,
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Struct({ x: Schema.Int, y: Schema.Int }) } },
   errors: [KernelError.BadRequest, KernelError.NotFound],
   attributes: { id: "kernel.browser.id" },
   idempotent: true
@@ -135,12 +102,14 @@ export const getMousePosition = /*#__PURE__*/ define({
 /** @internal */
 export const listBrowserPools = /*#__PURE__*/ define({
   name: "listBrowserPools",
+  operationId: "listBrowserPools",
   module: "BrowserPools",
   accessor: "list",
   method: "GET",
   path: "/browser_pools",
-  params: [],
-  success: "json",
+  parameters: [],
+  body: undefined,
+  answers: { 200: { kind: "json", schema: /*#__PURE__*/ Schema.Array(Schema.Unknown) } },
   errors: [KernelError.Forbidden],
   attributes: {},
   idempotent: true
@@ -149,12 +118,14 @@ export const listBrowserPools = /*#__PURE__*/ define({
 /** @internal */
 export const deleteDeployment = /*#__PURE__*/ define({
   name: "deleteDeployment",
+  operationId: "deleteDeployment",
   module: "Deployments",
   accessor: "delete",
   method: "DELETE",
   path: "/deployments/{id}",
-  params: ["id"],
-  success: "none",
+  parameters: [/*#__PURE__*/ pathParameter("id")],
+  body: undefined,
+  answers: { 204: { kind: "none" } },
   errors: [KernelError.NotFound],
   attributes: { id: "kernel.deployment.id" },
   idempotent: true
@@ -181,29 +152,42 @@ export type Name = (typeof table)[number]["name"]
  *
  * @internal
  */
-export type StatusErrors<D extends Definition> = InstanceType<D["errors"][number]>
+export type StatusErrors<D extends Operation> = InstanceType<D["errors"][number]>
+
+/**
+ * The kinds of the operation's documented 2xx answers.
+ *
+ * @internal
+ */
+export type AnswerKinds<D extends Operation> = {
+  readonly [K in keyof D["answers"]]: D["answers"][K] extends { readonly kind: infer Kind } ? Kind : never
+}[keyof D["answers"]]
 
 /**
  * Everything an operation can fail with, derived from its definition: its documented statuses,
  * the common errors, `InvalidInput` (its input or the credentials, refused before sending), and
- * `DecodeError` when its success has a body to decode.
+ * `DecodeError` when one of its answers has a body to decode.
  *
  * @internal
  */
-export type ErrorOf<D extends Definition> =
+export type ErrorOf<D extends Operation> =
   | StatusErrors<D>
   | KernelError.CommonError
-  | (D["success"] extends "none" ? never : KernelError.DecodeError)
+  | ([AnswerKinds<D>] extends ["none"] ? never : KernelError.DecodeError)
   | KernelError.InvalidInput
+
+/** Whether one of the operation's answers has a body to decode. @internal */
+export const hasBody = (definition: Operation): boolean =>
+  Object.values(definition.answers).some((answer) => answer.kind !== "none")
 
 /**
  * The error tags an operation's error union has beyond the common ones (docs/errors.md).
  *
  * @internal
  */
-export const ownTags = (definition: Definition): ReadonlyArray<string> => [
+export const ownTags = (definition: Operation): ReadonlyArray<string> => [
   ...definition.errors.map((Class) => tagOf(Class)),
-  ...(definition.success === "none" ? [] : ["DecodeError"]),
+  ...(hasBody(definition) ? ["DecodeError"] : []),
   "InvalidInput"
 ]
 
@@ -265,54 +249,212 @@ const routes = () => routesMade ??= makeRoutes()
 
 /**
  * What a call sends, built from its input: the path (each parameter percent-encoded as one
- * segment) and the JSON body, or the input's `InvalidInput`.
+ * segment), the query parameters (as encoded by their schemas, a repeated name per array item),
+ * the header parameters and the body (JSON or multipart encoded by its schema, or raw bytes), or
+ * the input's `InvalidInput`.
  *
  * @internal
  */
 export interface Prepared {
   readonly path: string
-  readonly body: Record<string, unknown> | undefined
+  readonly query: ReadonlyArray<readonly [string, string]> | undefined
+  readonly headers: Readonly<Record<string, string>> | undefined
+  /** The JSON body, encoded (`undefined`: none). */
+  readonly body: unknown
+  /** A body that is not JSON: raw bytes with their content type (`multipart/form-data` included). */
+  readonly content?: Content | undefined
   readonly attributes: Record<string, unknown>
+}
+
+/** @internal */
+export type Content = { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+
+/** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
+const dispositionName = (name: string): string => name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
+
+/**
+ * The encoded fields of a multipart body as `multipart/form-data` bytes (built here, the same on
+ * every transport): a `Uint8Array` is a file part (`application/octet-stream`, named after its
+ * field), an array repeats its field, an object is sent as JSON, anything else as text; `undefined`
+ * fields are left out.
+ */
+const multipartOf = (fields: unknown): Content | string => {
+  if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
+  const boundary = `effect-kernel-${globalThis.crypto.randomUUID()}`
+  const encoder = new TextEncoder()
+  const parts: Array<Uint8Array> = []
+  const part = (name: string, value: unknown): string | undefined => {
+    if (value === undefined) return undefined
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
+    let bytes: Uint8Array
+    if (value instanceof Uint8Array) {
+      head += `; filename="${dispositionName(name)}"\r\nContent-Type: application/octet-stream`
+      bytes = value
+    } else if (typeof value === "string") bytes = encoder.encode(value)
+    else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+      bytes = encoder.encode(String(value))
+    } else if (typeof value === "object" && value !== null) {
+      head += "\r\nContent-Type: application/json"
+      bytes = encoder.encode(JSON.stringify(value))
+    } else return `${name}: cannot be sent as a multipart part`
+    parts.push(encoder.encode(`${head}\r\n\r\n`), bytes, encoder.encode("\r\n"))
+    return undefined
+  }
+  for (const [name, value] of Object.entries(fields)) {
+    const values: ReadonlyArray<unknown> = Array.isArray(value) ? value : [value]
+    for (const item of values) {
+      const refused = part(name, item)
+      if (refused !== undefined) return refused
+    }
+  }
+  parts.push(encoder.encode(`--${boundary}--\r\n`))
+  let size = 0
+  for (const chunk of parts) size += chunk.length
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of parts) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return { _tag: "Bytes", bytes, contentType: `multipart/form-data; boundary=${boundary}` }
+}
+
+const invalid = (field: string, message: string): Either.Either<never, KernelError.InvalidInput> =>
+  Either.left(new KernelError.InvalidInput({ field, message }))
+
+/** The first issue of a parse error as `InvalidInput`, naming the field (its path under `field`). */
+const invalidFrom = (
+  field: string | undefined,
+  error: ParseResult.ParseError
+): Either.Either<never, KernelError.InvalidInput> => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const inner = issue !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined
+  const named = field === undefined ? inner ?? "body" : inner === undefined ? field : `${field}.${inner}`
+  return invalid(named, `${named}: ${issue?.message ?? "invalid"}`)
+}
+
+/** A lazily made encoder of a schema: building one walks its AST, work not to do at import time. */
+const encoderOf = (schema: Schema.Schema.AnyNoContext) => {
+  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  return (u: unknown) => (made ??= Schema.encodeUnknownEither(schema))(u)
+}
+
+/** A query parameter's or header's encoded value as text: a string, a finite number or a boolean. */
+const scalarText = (value: unknown): string | undefined =>
+  typeof value === "string"
+    ? value
+    : typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
+    ? String(value)
+    : typeof value === "bigint"
+    ? value.toString()
+    : undefined
+
+interface CompiledParameter {
+  readonly parameter: Parameter
+  /** `undefined` when the schema is a plain string (nothing to encode). */
+  readonly encode: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+}
+
+const compileParameter = (parameter: Parameter): CompiledParameter => ({
+  parameter,
+  encode: SchemaAST.isStringKeyword(parameter.schema.ast) ? undefined : encoderOf(parameter.schema)
+})
+
+/** The fields of a JSON body's schema (its Type side, as the caller passes them). */
+const bodyFieldsOf = (schema: Schema.Schema.AnyNoContext): ReadonlyArray<PropertyKey> => {
+  const ast = SchemaAST.typeAST(schema.ast)
+  return SchemaAST.isTypeLiteral(ast) ? ast.propertySignatures.map((signature) => signature.name) : []
+}
+
+/** Whether a body's schema has a field that must be given. */
+const hasRequiredFields = (schema: Schema.Schema.AnyNoContext): boolean => {
+  const ast = SchemaAST.typeAST(schema.ast)
+  return !SchemaAST.isTypeLiteral(ast) || ast.propertySignatures.some((signature) => !signature.isOptional)
 }
 
 /**
  * Checks an input against a definition and builds what the call sends. Refused before any request:
  * an input that is not an object, a body field of the wrong type, a path parameter that is not a
- * non-empty well-formed string (or is `.` / `..`).
+ * non-empty well-formed string (or is `.` / `..`), a query or header parameter its schema refuses,
+ * a missing required parameter.
  *
  * @internal
  */
 export const preparer = (
-  definition: Definition
+  definition: Operation
 ): (input: unknown) => Either.Either<Prepared, KernelError.InvalidInput> => {
   const segments = segmentsOf(definition.path)
-  const bodyFields = definition.body === undefined ? undefined : Object.keys(definition.body)
-  let validate: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  const validateBody = (body: Record<string, unknown>) =>
-    (validate ??= Schema.validateEither(Schema.Struct(definition.body ?? {})))(body)
-  const attributeEntries = Object.entries(definition.attributes)
-  const needsInput = definition.params.length > 0 || bodyFields !== undefined
-  return (input) => {
-    if (!needsInput) return Either.right({ path: definition.path, body: undefined, attributes: {} })
-    if (typeof input !== "object" || input === null) {
-      return Either.left(
-        new KernelError.InvalidInput({
-          field: "params",
-          message: `params must be an object, got ${input === null ? "null" : typeof input}`
-        })
-      )
+  const byField = new Map<string, CompiledParameter>()
+  const query: Array<CompiledParameter> = []
+  const headers: Array<CompiledParameter> = []
+  for (const parameter of definition.parameters) {
+    const compiled = compileParameter(parameter)
+    if (parameter.in === "path") byField.set(parameter.field, compiled)
+    else if (parameter.in === "query") query.push(compiled)
+    else headers.push(compiled)
+  }
+  const body = definition.method === "GET" ? undefined : definition.body
+  const jsonBody = body?.kind === "json" ? body : undefined
+  const encodeBody = jsonBody === undefined ? undefined : encoderOf(jsonBody.schema)
+  const encodeForm = body?.kind === "multipart" ? encoderOf(body.schema) : undefined
+  let bodyFields: ReadonlyArray<PropertyKey> | undefined
+  const attributeEntries = Object.entries(definition.attributes ?? {})
+  // whether the params may be omitted (nothing in them is required): found on first need, as it
+  // walks the body's schema
+  let needsInputMade: boolean | undefined
+  const needsInput = () =>
+    needsInputMade ??= definition.parameters.some((p) => p.required) ||
+      (body !== undefined && body.kind !== "json") ||
+      (jsonBody !== undefined && jsonBody.required && hasRequiredFields(jsonBody.schema))
+  const takesInput = definition.parameters.length > 0 || body !== undefined
+  const encodeParameter = (
+    compiled: CompiledParameter,
+    value: unknown
+  ): Either.Either<unknown, KernelError.InvalidInput> => {
+    if (compiled.encode === undefined) return Either.right(value)
+    const encoded = compiled.encode(value)
+    return Either.isLeft(encoded) ? invalidFrom(compiled.parameter.field, encoded.left) : Either.right(encoded.right)
+  }
+  return (given): Either.Either<Prepared, KernelError.InvalidInput> => {
+    if (!takesInput) {
+      return Either.right({
+        path: definition.path,
+        query: undefined,
+        headers: undefined,
+        body: undefined,
+        attributes: {}
+      })
     }
-    let body: Record<string, unknown> | undefined
-    if (bodyFields !== undefined) {
-      body = {}
-      for (const field of bodyFields) body[field] = Reflect.get(input, field)
-      const checked = validateBody(body)
-      if (Either.isLeft(checked)) {
-        const issue = ParseResult.ArrayFormatter.formatErrorSync(checked.left)[0]
-        const field = issue !== undefined && issue.path.length > 0 ? String(issue.path[0]) : "body"
-        return Either.left(
-          new KernelError.InvalidInput({ field, message: `${field}: ${issue?.message ?? "invalid"}` })
-        )
+    const input: unknown = given === undefined && !needsInput() ? {} : given
+    if (typeof input !== "object" || input === null) {
+      return invalid("params", `params must be an object, got ${input === null ? "null" : typeof input}`)
+    }
+    let sent: unknown
+    let content: Content | undefined
+    if (body?.kind === "bytes") {
+      const bytes: unknown = Reflect.get(input, body.field)
+      if (!(bytes instanceof Uint8Array)) return invalid(body.field, `${body.field} must be a Uint8Array`)
+      content = { _tag: "Bytes", bytes, contentType: body.contentType }
+    } else if (encodeForm !== undefined) {
+      const encoded = encodeForm(input)
+      if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
+      const form = multipartOf(encoded.right)
+      if (typeof form === "string") return invalid("body", form)
+      content = form
+    } else if (encodeBody !== undefined && jsonBody !== undefined) {
+      let present = jsonBody.required
+      if (!present) {
+        for (const field of bodyFields ??= bodyFieldsOf(jsonBody.schema)) {
+          if (Reflect.get(input, field) !== undefined) {
+            present = true
+            break
+          }
+        }
+      }
+      if (present) {
+        const encoded = encodeBody(input)
+        if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
+        sent = encoded.right
       }
     }
     let path = ""
@@ -321,12 +463,52 @@ export const preparer = (
         path += `/${part.literal}`
         continue
       }
-      const encoded = encodeSegment(part.param, Reflect.get(input, part.param))
-      if (typeof encoded !== "string") return Either.left(encoded)
-      path += `/${encoded}`
+      const compiled = byField.get(part.param)
+      let value: unknown = Reflect.get(input, part.param)
+      if (compiled?.encode !== undefined) {
+        const encoded = encodeParameter(compiled, value)
+        if (Either.isLeft(encoded)) return Either.left(encoded.left)
+        value = typeof encoded.right === "string" ? encoded.right : scalarText(encoded.right)
+      }
+      const segment = encodeSegment(part.param, value)
+      if (typeof segment !== "string") return Either.left(segment)
+      path += `/${segment}`
+    }
+    let pairs: Array<readonly [string, string]> | undefined
+    for (const compiled of query) {
+      const { field, name, required } = compiled.parameter
+      const value: unknown = Reflect.get(input, field)
+      if (value === undefined) {
+        if (required) return invalid(field, `${field} is required`)
+        continue
+      }
+      const encoded = encodeParameter(compiled, value)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      const values: ReadonlyArray<unknown> = Array.isArray(encoded.right) ? encoded.right : [encoded.right]
+      for (const item of values) {
+        const text = scalarText(item)
+        if (text === undefined) return invalid(field, `${field} must be a string, a number or a boolean`)
+        ;(pairs ??= []).push([name, text])
+      }
+    }
+    let headerValues: Record<string, string> | undefined
+    for (const compiled of headers) {
+      const { field, name, required } = compiled.parameter
+      const value: unknown = Reflect.get(input, field)
+      if (value === undefined) {
+        if (required) return invalid(field, `${field} is required`)
+        continue
+      }
+      const encoded = encodeParameter(compiled, value)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      const text = scalarText(encoded.right)
+      if (text === undefined || !isSendableHeaderValue(text)) {
+        return invalid(field, `${field} cannot be sent as an HTTP header value`)
+      }
+      ;(headerValues ??= {})[name] = text
     }
     const attributes: Record<string, unknown> = {}
     for (const [field, attribute] of attributeEntries) attributes[attribute] = Reflect.get(input, field)
-    return Either.right({ path, body, attributes })
+    return Either.right({ path, query: pairs, headers: headerValues, body: sent, content, attributes })
   }
 }

@@ -403,9 +403,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       which: Routed,
       draw: number
     ): Effect.Effect<SimResponse> => {
-      const fault = typeof which === "string" ? takeFault(which, draw) : undefined
       const token = bearerToken(request.headers["authorization"])
       const org = token === undefined ? undefined : organizations.get(token)
+      // a fault is served (and spent) only after authentication: a caller with no token gets 401
+      const fault = org !== undefined && typeof which === "string" ? takeFault(which, draw) : undefined
       const real: Effect.Effect<SimResponse> = Effect.suspend(() => {
         // nothing about routes is told before the caller is known
         if (org === undefined) {
@@ -417,7 +418,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             message: "a path segment is not valid percent-encoding"
           }))
         }
-        if (which === undefined) return Effect.succeed(errorResponse(404, "not_found", "no such route"))
+        if (which === undefined) {
+          return Effect.succeed(errorResponse(404, "not_found", "no such route in the Kernel API"))
+        }
         if (typeof which !== "string") {
           return Effect.succeed(
             errorResponse(405, "method_not_allowed", `${request.method.slice(0, 16)} is not allowed here`, undefined, {

@@ -29,9 +29,11 @@ import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as TraceContext from "@effect/platform/HttpTraceContext"
 import * as UrlParams from "@effect/platform/UrlParams"
 import * as Chunk from "effect/Chunk"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import { globalValue } from "effect/GlobalValue"
@@ -59,11 +61,86 @@ export const defaultBodyBufferSize = 256 * 1024
 /** @internal */
 export const defaultAbandonedBodyTimeout = Duration.seconds(10)
 
-const millis = (input: Duration.DurationInput | undefined): number | undefined => {
-  if (input === undefined) return undefined
-  const duration = Duration.decode(input)
-  return Duration.isFinite(duration) ? Math.max(0, Math.round(Duration.toMillis(duration))) : 0
+/**
+ * Connections per origin when `connections` is not set: a large fan-out queues in undici instead of
+ * opening a socket (a file descriptor) per call in flight. See docs/transports.md.
+ *
+ * @internal
+ */
+export const defaultConnections = 128
+
+/** The longest delay a Node timer (hence undici's keep-alive timer) holds: about 24.8 days. */
+const maxTimerMillis = 2_147_483_647
+
+/** The agent's options, checked and in undici's terms (milliseconds; `null`: no limit). */
+interface AgentSettings {
+  readonly connections: number | null
+  readonly keepAliveTimeout: number | undefined
+  readonly keepAliveMaxTimeout: number | undefined
+  readonly connectTimeout: number | undefined
 }
+
+const invalid = (option: string, message: string) => ConfigError.InvalidData([option], message)
+
+/**
+ * A duration option in milliseconds: `undefined` when not set, `"infinite"` for
+ * `Duration.infinity`, or a `ConfigError` naming the option for anything that is not a duration
+ * of at least `min` milliseconds (a negative or NaN number, an unparsable string).
+ */
+const durationOption = (
+  option: string,
+  input: Duration.DurationInput | undefined,
+  min: number
+): Either.Either<number | "infinite" | undefined, ConfigError.ConfigError> => {
+  if (input === undefined) return Either.right(undefined)
+  const expected = `${option} must be a duration of at least ${min} ms (Duration.infinity: no limit)`
+  // Duration.decode turns a negative or NaN number (or "-1 seconds") into zero: refused here
+  if (typeof input === "number" && !(input >= 0)) return Either.left(invalid(option, `${expected}, got ${input}`))
+  if (typeof input === "bigint" && input < BigInt(0)) return Either.left(invalid(option, `${expected}, got ${input}`))
+  if (typeof input === "string" && /^\s*-/.test(input)) return Either.left(invalid(option, `${expected}, got ${input}`))
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return Either.left(invalid(option, `${expected}, got ${String(input)}`))
+  if (!Duration.isFinite(decoded.value)) return Either.right("infinite")
+  const ms = Math.round(Duration.toMillis(decoded.value))
+  return ms < min ? Either.left(invalid(option, `${expected}, got ${ms} ms`)) : Either.right(ms)
+}
+
+/**
+ * Checks the options when the transport is built, not when a call fails: a value undici would
+ * refuse (a negative, NaN or non-integer `connections`, a zero keep-alive) is a `ConfigError`
+ * naming the option; `Duration.infinity` is mapped to what it means for undici (keep-alive: the
+ * longest timer; `connectTimeout`: none; `connections: Infinity`: no limit).
+ *
+ * @internal
+ */
+export const checkOptions = (options: AgentOptions): Either.Either<AgentSettings, ConfigError.ConfigError> =>
+  Either.gen(function*() {
+    const input = options.connections
+    if (input !== undefined && !(input === Infinity || (Number.isSafeInteger(input) && input >= 1))) {
+      return yield* Either.left(
+        invalid("connections", `connections must be a whole number of at least 1 (Infinity: no limit), got ${input}`)
+      )
+    }
+    const connections = input === undefined ? defaultConnections : input === Infinity ? null : input
+    const keepAlive = yield* durationOption("keepAliveTimeout", options.keepAliveTimeout, 1)
+    const keepAliveMax = yield* durationOption("keepAliveMaxTimeout", options.keepAliveMaxTimeout, 1)
+    const connect = yield* durationOption("connectTimeout", options.connectTimeout, 0)
+    const bodyBufferSize = options.bodyBufferSize
+    if (bodyBufferSize !== undefined && !(Number.isFinite(bodyBufferSize) && bodyBufferSize >= 1)) {
+      return yield* Either.left(
+        invalid("bodyBufferSize", `bodyBufferSize must be a finite number of bytes, at least 1, got ${bodyBufferSize}`)
+      )
+    }
+    yield* durationOption("abandonedBodyTimeout", options.abandonedBodyTimeout, 0)
+    const capped = (ms: number | "infinite" | undefined) => ms === "infinite" ? maxTimerMillis : ms
+    return {
+      connections,
+      keepAliveTimeout: capped(keepAlive),
+      keepAliveMaxTimeout: capped(keepAliveMax),
+      // undici: 0 is no connect time-out
+      connectTimeout: connect === "infinite" ? 0 : connect
+    }
+  })
 
 // ---------------------------------------------------------------------------------------------
 // the socket track
@@ -75,6 +152,13 @@ const millis = (input: Duration.DurationInput | undefined): number | undefined =
 class Track {
   paused: Exchange | undefined = undefined
   socket: Net.Socket | undefined = undefined
+  /**
+   * A request was just written on the socket and no byte of its response was handed to undici's
+   * parser yet: an interim `100 Continue` may come first (see `skipContinue`).
+   */
+  fresh = false
+  /** The start of a response held back while it may still be a `100 Continue` not fully received. */
+  pending: Buffer | undefined = undefined
 
   /** The socket ends or is destroyed: the paused exchange (if any) resumes, for good. */
   release(socket: Net.Socket): void {
@@ -86,8 +170,59 @@ class Track {
     }
   }
 
+  /**
+   * An unasked-for `100 Continue` (RFC 9110 requires a client to accept any 1xx before the final
+   * response) is dropped before undici 7's parser sees it: that parser destroys the connection on a
+   * `100` ("bad response"), while it skips other 1xx itself. Only the first bytes of a response
+   * are looked at (`fresh`); the SDK never sends `Expect: 100-continue` (undici refuses it).
+   */
+  skipContinue(socket: Net.Socket, chunk: Buffer, read: (size?: number) => unknown): Buffer | null {
+    let data = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk])
+    this.pending = undefined
+    while (true) {
+      const head = data.subarray(0, continuePrefix.length).toString("latin1")
+      if (head.length < continuePrefix.length) {
+        // too short to tell: held back while it may still be a 100
+        if (continuePrefix.startsWith(head.replace(/^HTTP\/1\.0/, "HTTP/1.1"))) {
+          this.pending = data
+          return null
+        }
+        this.fresh = false
+        return data
+      }
+      if (!/^HTTP\/1\.[01] 100[ \r]/.test(head)) {
+        this.fresh = false
+        return data
+      }
+      const end = data.indexOf("\r\n\r\n")
+      if (end < 0) {
+        // bounded like a header block: a "100" that never ends is not held forever
+        if (data.length > 16 * 1024) {
+          this.fresh = false
+          return data
+        }
+        this.pending = data
+        return null
+      }
+      data = data.subarray(end + 4)
+      if (data.length === 0) {
+        const next = read.call(socket)
+        if (!Buffer.isBuffer(next)) return null
+        data = next
+      }
+    }
+  }
+
   arm(socket: Net.Socket): void {
     this.socket = socket
+    this.fresh = false
+    this.pending = undefined
+    const read = socket.read
+    const filter = (self: Net.Socket, chunk: unknown): unknown =>
+      !this.fresh || this.socket !== self || !Buffer.isBuffer(chunk) ? chunk : this.skipContinue(self, chunk, read)
+    socket.read = function(this: Net.Socket, size?: number) {
+      return filter(this, read.call(this, size))
+    }
     socket.prependListener("end", () => this.release(socket))
     const destroy = socket.destroy
     const release = () => this.release(socket)
@@ -97,6 +232,9 @@ class Track {
     }
   }
 }
+
+/** The longest start of a status line that tells a `100` from any other status. */
+const continuePrefix = "HTTP/1.1 100 "
 
 const tracks = new WeakMap<Undici.Dispatcher, Track>()
 
@@ -156,11 +294,8 @@ const trackedClientFactory = (undici: UndiciModule) => {
 }
 
 /** @internal */
-export const makeAgent = (undici: UndiciModule, options: AgentOptions = {}): Undici.Agent => {
-  const connectTimeout = millis(options.connectTimeout)
-  const keepAliveTimeout = millis(options.keepAliveTimeout)
-  const keepAliveMaxTimeout = millis(options.keepAliveMaxTimeout)
-  const connections = options.connections
+export const makeAgent = (undici: UndiciModule, options: AgentOptions, settings: AgentSettings): Undici.Agent => {
+  const { connectTimeout, connections, keepAliveMaxTimeout, keepAliveTimeout } = settings
   const factory = trackedClientFactory(undici)
   return new undici.Agent({
     // time-outs are the SDK's (Effect's) business; undici's own would race them
@@ -173,7 +308,7 @@ export const makeAgent = (undici: UndiciModule, options: AgentOptions = {}): Und
     factory: (origin, agentOptions) =>
       new undici.Pool(origin, {
         ...agentOptions,
-        ...(connections !== undefined ? { connections } : {}),
+        connections,
         factory
       })
   })
@@ -226,6 +361,11 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
 
   onConnect(abort: (error?: Error) => void): void {
     this.abortFn = abort
+    // undici writes this request now (HTTP/1.1, one request at a time): its response starts next
+    if (this.track !== undefined) {
+      this.track.fresh = true
+      this.track.pending = undefined
+    }
     if (this.cancelled) abort(aborted())
   }
 
@@ -906,11 +1046,14 @@ export const optionsOf = (options: AgentOptions): Options => ({
 })
 
 /** @internal */
-export const scoped = (options: AgentOptions = {}): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.map(loadUndici, (undici) => makeAgent(undici, options)),
-      (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
-    ),
-    (agent) => make(agent, optionsOf(options))
-  )
+export const scoped = (
+  options: AgentOptions = {}
+): Effect.Effect<HttpClient.HttpClient, ConfigError.ConfigError, Scope.Scope> =>
+  Effect.flatMap(checkOptions(options), (settings) =>
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.map(loadUndici, (undici) => makeAgent(undici, options, settings)),
+        (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
+      ),
+      (agent) => make(agent, optionsOf(options))
+    ))

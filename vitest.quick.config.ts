@@ -1,0 +1,3 @@
+import { makeConfig } from "./vitest.shared.js"
+
+export default makeConfig("quick")
