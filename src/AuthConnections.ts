@@ -564,7 +564,9 @@ export type SubmitAuthConnectionSuccess = SubmitFieldsResponse
  * @since 0.2.0
  * @category Errors
  */
-export type SubmitAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type SubmitAuthConnectionError = OperationError<
+  KernelError.BadRequest | KernelError.NotFound | KernelError.UnprocessableEntity
+>
 
 /**
  * The submitAuthConnection operation (`POST /auth/connections/{id}/submit`).
@@ -718,7 +720,9 @@ export type ExchangeAuthConnectionSuccess = ManagedAuthExchangeResponse
  * @since 0.2.0
  * @category Errors
  */
-export type ExchangeAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type ExchangeAuthConnectionError = OperationError<
+  KernelError.BadRequest | KernelError.NotFound | KernelError.Gone
+>
 
 /**
  * The exchangeAuthConnection operation (`POST /auth/connections/{id}/exchange`).

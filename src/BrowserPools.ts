@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
+import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as internalTimestamp from "./internal/timestamp.js"
@@ -282,3 +283,29 @@ export const listBrowserPools: () => Effect.Effect<
   ListBrowserPoolsError,
   ListBrowserPools
 > = list
+
+/**
+ * Builds every BrowserPools operation on the shared client, the generated ones and the hand-written ones,
+ * as one context.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<
+  Context.Context<Layer.Layer.Success<typeof Generated.layer> | ListBrowserPools>,
+  never,
+  KernelClient
+> = /*#__PURE__*/ Effect.zipWith(
+  Generated.make,
+  makeList,
+  (context, service) => Context.add(context, ListBrowserPools, service)
+)
+
+/**
+ * Every BrowserPools operation as one layer over the shared client (one context, not a merge of layers).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | ListBrowserPools, never, KernelClient> =
+  /*#__PURE__*/ Layer.effectContext(make)

@@ -223,7 +223,7 @@ export type CreateBrowserSuccess = Browser
  * @since 0.2.0
  * @category Errors
  */
-export type CreateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
+export type CreateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.Overloaded>
 
 /**
  * The createBrowser operation (`POST /browsers`).
@@ -591,7 +591,7 @@ export type CurlBrowserSuccess = BrowserCurlResult
  * @since 0.2.0
  * @category Errors
  */
-export type CurlBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type CurlBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound | KernelError.BadGateway>
 
 /**
  * The curlBrowser operation (`POST /browsers/{id}/curl`).

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
+import * as Generated from "./internal/generated/modules/Computer.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
@@ -215,3 +216,36 @@ export const setCursorVisibility = (
   params: SetCursorVisibilityParams
 ): Effect.Effect<Ok, SetCursorVisibilityError, SetCursorVisibility> =>
   Effect.flatMap(SetCursorVisibility, (service) => service.setCursorVisibility(params))
+
+/**
+ * Builds every Computer operation on the shared client, the generated ones and the hand-written ones,
+ * as one context.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<
+  Context.Context<Layer.Layer.Success<typeof Generated.layer> | GetMousePosition | SetCursorVisibility>,
+  never,
+  KernelClient
+> = /*#__PURE__*/ Effect.zipWith(
+  Effect.zipWith(
+    Generated.make,
+    makeGetMousePosition,
+    (context, service) => Context.add(context, GetMousePosition, service)
+  ),
+  makeSetCursorVisibility,
+  (context, service) => Context.add(context, SetCursorVisibility, service)
+)
+
+/**
+ * Every Computer operation as one layer over the shared client (one context, not a merge of layers).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<
+  Layer.Layer.Success<typeof Generated.layer> | GetMousePosition | SetCursorVisibility,
+  never,
+  KernelClient
+> = /*#__PURE__*/ Layer.effectContext(make)

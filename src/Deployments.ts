@@ -7,6 +7,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/client.js"
+import * as Generated from "./internal/generated/modules/Deployments.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import { KernelClient } from "./KernelClient.js"
@@ -134,3 +135,29 @@ export {
 export const deleteDeployment: (
   params: DeploymentParams
 ) => Effect.Effect<void, DeleteDeploymentError, DeleteDeployment> = del
+
+/**
+ * Builds every Deployments operation on the shared client, the generated ones and the hand-written ones,
+ * as one context.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<
+  Context.Context<Layer.Layer.Success<typeof Generated.layer> | DeleteDeployment>,
+  never,
+  KernelClient
+> = /*#__PURE__*/ Effect.zipWith(
+  Generated.make,
+  makeDelete,
+  (context, service) => Context.add(context, DeleteDeployment, service)
+)
+
+/**
+ * Every Deployments operation as one layer over the shared client (one context, not a merge of layers).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | DeleteDeployment, never, KernelClient> =
+  /*#__PURE__*/ Layer.effectContext(make)

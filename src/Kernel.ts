@@ -1,18 +1,38 @@
 /**
- * Everything at once: the shared client and the five operation services as one layer.
+ * Everything at once: the shared client and every operation service of the API as one layer.
  *
  * @since 0.1.0
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ApiKeys from "./ApiKeys.js"
+import * as Apps from "./Apps.js"
+import * as AuthConnections from "./AuthConnections.js"
 import * as BrowserPools from "./BrowserPools.js"
+import * as Browsers from "./Browsers.js"
 import * as Computer from "./Computer.js"
+import * as CredentialProviders from "./CredentialProviders.js"
+import * as Credentials from "./Credentials.js"
 import * as Deployments from "./Deployments.js"
+import * as Extensions from "./Extensions.js"
+import * as Filesystem from "./Filesystem.js"
+import * as FilesystemWatch from "./FilesystemWatch.js"
 import * as Log from "./internal/log.js"
+import * as Invocations from "./Invocations.js"
 import * as KernelClient from "./KernelClient.js"
 import * as KernelConfig from "./KernelConfig.js"
+import * as Logs from "./Logs.js"
+import * as Playwright from "./Playwright.js"
+import * as Processes from "./Processes.js"
+import * as Profiles from "./Profiles.js"
+import * as ProjectLimits from "./ProjectLimits.js"
+import * as Projects from "./Projects.js"
+import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
+import * as Telemetry from "./Telemetry.js"
 
 /**
  * The services {@link layer} provides.
@@ -22,15 +42,34 @@ import * as Replays from "./Replays.js"
  */
 export type Services =
   | KernelClient.KernelClient
-  | Replays.DownloadReplay
-  | Computer.SetCursorVisibility
-  | Computer.GetMousePosition
-  | BrowserPools.ListBrowserPools
-  | Deployments.DeleteDeployment
+  | Layer.Layer.Success<typeof Browsers.layer>
+  | Layer.Layer.Success<typeof Computer.layer>
+  | Layer.Layer.Success<typeof Replays.layer>
+  | Layer.Layer.Success<typeof Filesystem.layer>
+  | Layer.Layer.Success<typeof FilesystemWatch.layer>
+  | Layer.Layer.Success<typeof Processes.layer>
+  | Layer.Layer.Success<typeof Playwright.layer>
+  | Layer.Layer.Success<typeof Logs.layer>
+  | Layer.Layer.Success<typeof Telemetry.layer>
+  | Layer.Layer.Success<typeof BrowserPools.layer>
+  | Layer.Layer.Success<typeof Profiles.layer>
+  | Layer.Layer.Success<typeof Extensions.layer>
+  | Layer.Layer.Success<typeof Proxies.layer>
+  | Layer.Layer.Success<typeof Deployments.layer>
+  | Layer.Layer.Success<typeof Apps.layer>
+  | Layer.Layer.Success<typeof Invocations.layer>
+  | Layer.Layer.Success<typeof AuthConnections.layer>
+  | Layer.Layer.Success<typeof Credentials.layer>
+  | Layer.Layer.Success<typeof CredentialProviders.layer>
+  | Layer.Layer.Success<typeof Projects.layer>
+  | Layer.Layer.Success<typeof ProjectLimits.layer>
+  | Layer.Layer.Success<typeof ApiKeys.layer>
 
 /**
- * The five operation services and the shared client. Needs a `KernelConfig` and the transport
- * (`HttpClient`) of your choice.
+ * Every operation of the API (each its own service) and the shared client, built as one context
+ * (every area's `make`, not a merge of a layer per operation). Needs a `KernelConfig` and the
+ * transport (`HttpClient`) of your choice. A program that needs a few operations can provide their
+ * areas' layers instead (`Browsers.layer`, `Computer.layer`, ...).
  *
  * Which transport: `KernelTransport.layerUndici` (recommended on Node). `NodeHttpClient.layerUndici`
  * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on npm undici 7 once
@@ -53,13 +92,87 @@ export type Services =
  * )
  * ```
  */
-export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | HttpClient.HttpClient> = Layer.mergeAll(
-  Replays.layerDownload,
-  Computer.layerSetCursorVisibility,
-  Computer.layerGetMousePosition,
-  BrowserPools.layerList,
-  Deployments.layerDelete
-).pipe(Layer.provideMerge(KernelClient.layer))
+export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | HttpClient.HttpClient> =
+  /*#__PURE__*/ Layer.effectContext(
+    Effect.map(
+      Effect.all([
+        Browsers.make,
+        Computer.make,
+        Replays.make,
+        Filesystem.make,
+        FilesystemWatch.make,
+        Processes.make,
+        Playwright.make,
+        Logs.make,
+        Telemetry.make,
+        BrowserPools.make,
+        Profiles.make,
+        Extensions.make,
+        Proxies.make,
+        Deployments.make,
+        Apps.make,
+        Invocations.make,
+        AuthConnections.make,
+        Credentials.make,
+        CredentialProviders.make,
+        Projects.make,
+        ProjectLimits.make,
+        ApiKeys.make
+      ]),
+      (
+        [
+          browsers,
+          computer,
+          replays,
+          filesystem,
+          filesystemWatch,
+          processes,
+          playwright,
+          logs,
+          telemetry,
+          browserPools,
+          profiles,
+          extensions,
+          proxies,
+          deployments,
+          apps,
+          invocations,
+          authConnections,
+          credentials,
+          credentialProviders,
+          projects,
+          projectLimits,
+          apiKeys
+        ]
+      ) =>
+        Context.merge(
+          browsers.pipe(
+            Context.merge(computer),
+            Context.merge(replays),
+            Context.merge(filesystem),
+            Context.merge(filesystemWatch),
+            Context.merge(processes),
+            Context.merge(playwright),
+            Context.merge(logs),
+            Context.merge(telemetry),
+            Context.merge(browserPools),
+            Context.merge(profiles)
+          ),
+          extensions.pipe(
+            Context.merge(proxies),
+            Context.merge(deployments),
+            Context.merge(apps),
+            Context.merge(invocations),
+            Context.merge(authConnections),
+            Context.merge(credentials),
+            Context.merge(credentialProviders),
+            Context.merge(projects),
+            Context.merge(projectLimits),
+            Context.merge(apiKeys)
+          )
+        )
+    )
+  ).pipe(Layer.provideMerge(KernelClient.layer))
 
 /**
  * The level of the SDK's own log lines (each retry, each replay wait): `debug` shows them even when

@@ -347,7 +347,7 @@ export interface DownloadProfileParams {
 export type DownloadProfileSuccess = {
   readonly _tag: "Ok"
   readonly value: Stream.Stream<Uint8Array, KernelError.KernelError>
-} | { readonly _tag: "Accepted"; readonly value: void }
+} | { readonly _tag: "Accepted" }
 
 /**
  * What {@link download} fails with.

@@ -310,7 +310,9 @@ export type CheckProxySuccess = Proxy
  * @since 0.2.0
  * @category Errors
  */
-export type CheckProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type CheckProxyError = OperationError<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound | KernelError.UnprocessableEntity
+>
 
 /**
  * The checkProxy operation (`POST /proxies/{id}/check`).

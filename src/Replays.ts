@@ -28,6 +28,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
+import * as Generated from "./internal/generated/modules/Replays.js"
 import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
 import * as Operations from "./internal/operations.js"
@@ -666,3 +667,29 @@ export const downloadToFile = (
       )
     )
   })
+
+/**
+ * Builds every Replays operation on the shared client, the generated ones and the hand-written ones,
+ * as one context.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<
+  Context.Context<Layer.Layer.Success<typeof Generated.layer> | DownloadReplay>,
+  never,
+  KernelClient
+> = /*#__PURE__*/ Effect.zipWith(
+  Generated.make,
+  makeDownload,
+  (context, service) => Context.add(context, DownloadReplay, service)
+)
+
+/**
+ * Every Replays operation as one layer over the shared client (one context, not a merge of layers).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | DownloadReplay, never, KernelClient> =
+  /*#__PURE__*/ Layer.effectContext(make)

@@ -27,7 +27,7 @@ export * as Computer from "./Computer.js"
 export * as Deployments from "./Deployments.js"
 
 /**
- * The shared client and the five operation services as one layer.
+ * The shared client and every operation service of the API as one layer.
  *
  * @since 0.1.0
  */

@@ -242,21 +242,6 @@ export const statusErrors: Readonly<Record<number, string>> = Object.fromEntries
   )
 )
 
-/**
- * The statuses whose classes the runtime branch adds to `src/KernelError.ts`. Until it is merged,
- * `emitPendingErrors` is `false` and these statuses are left out of the operations' `errors`
- * (such an answer is an `UnexpectedStatus`); switch it to `true` after the merge (once
- * `src/KernelError.ts` has them, `statusErrors` finds them anyway: the switch only says whether to
- * name them before).
- */
-export const pendingStatusErrors: Readonly<Record<number, string>> = {
-  410: "Gone",
-  422: "UnprocessableEntity",
-  502: "BadGateway",
-  529: "Overloaded"
-}
-export const emitPendingErrors = false
-
 /** The statuses every operation can answer (`KernelError.CommonError`): not listed per operation. */
 export const commonStatuses: ReadonlySet<number> = new Set([401, 409, 429, 500])
 

@@ -150,7 +150,10 @@ const operationBlock = (
     : operation.answers.map((answer) => {
       const reason = reasons[answer.status]
       if (reason === undefined) throw new Error(`${operation.operationId}: no reason phrase for ${answer.status}`)
-      return `{ readonly _tag: "${reason}"; readonly value: ${valueOf(answer)} }`
+      // a case with no content has no value
+      return answer.kind === "none"
+        ? `{ readonly _tag: "${reason}" }`
+        : `{ readonly _tag: "${reason}"; readonly value: ${valueOf(answer)} }`
     }).join(" | ")
   const successName = `${Name}Success`
   const errorName = `${Name}Error`

@@ -12,10 +12,8 @@ export const errorClasses = (operation: Ir.Operation): Array<string> =>
   operation.errors.flatMap((status) => {
     if (Config.commonStatuses.has(status)) return []
     const known = Config.statusErrors[status]
-    if (known !== undefined) return [known]
-    const pending = Config.pendingStatusErrors[status]
-    if (pending === undefined) throw new Error(`${operation.operationId}: no error class for status ${status}`)
-    return Config.emitPendingErrors ? [pending] : []
+    if (known === undefined) throw new Error(`${operation.operationId}: no error class for status ${status}`)
+    return [known]
   })
 
 const str = (text: string): string => JSON.stringify(text)

@@ -438,10 +438,7 @@ export interface AcquireBrowserParams extends BrowserPoolAcquireRequest {
  * @since 0.2.0
  * @category Models
  */
-export type AcquireBrowserSuccess = { readonly _tag: "Ok"; readonly value: Browser } | {
-  readonly _tag: "NoContent"
-  readonly value: void
-}
+export type AcquireBrowserSuccess = { readonly _tag: "Ok"; readonly value: Browser } | { readonly _tag: "NoContent" }
 
 /**
  * What {@link acquire} fails with.

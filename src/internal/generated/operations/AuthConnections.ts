@@ -143,7 +143,7 @@ export const submitAuthConnection = /*#__PURE__*/ define({
   parameters: [path("id", "id")],
   body: jsonBody(AuthConnections.SubmitFieldsRequest, true),
   answers: { 202: json(AuthConnections.SubmitFieldsResponse) },
-  errors: [KernelError.BadRequest, KernelError.NotFound],
+  errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.UnprocessableEntity],
   idempotent: false
 })
 
@@ -181,7 +181,7 @@ export const exchangeAuthConnection = /*#__PURE__*/ define({
   parameters: [path("id", "id")],
   body: jsonBody(AuthConnections.ManagedAuthExchangeRequest, true),
   answers: { 200: json(AuthConnections.ManagedAuthExchangeResponse) },
-  errors: [KernelError.BadRequest, KernelError.NotFound],
+  errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.Gone],
   idempotent: false
 })
 

@@ -50,7 +50,7 @@ export const createBrowser = /*#__PURE__*/ define({
   parameters: [],
   body: jsonBody(Browsers.BrowserRequest, false),
   answers: { 200: json(Common.Browser) },
-  errors: [KernelError.BadRequest, KernelError.Forbidden],
+  errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.Overloaded],
   idempotent: false
 })
 
@@ -145,7 +145,7 @@ export const curlBrowser = /*#__PURE__*/ define({
   parameters: [path("id", "id")],
   body: jsonBody(Browsers.BrowserCurlRequest, true),
   answers: { 200: json(Browsers.BrowserCurlResult) },
-  errors: [KernelError.BadRequest, KernelError.NotFound],
+  errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.BadGateway],
   idempotent: false
 })
 

@@ -99,7 +99,7 @@ export const checkProxy = /*#__PURE__*/ define({
   parameters: [path("id", "id")],
   body: jsonBody(Proxies.ProxyCheckRequest, false),
   answers: { 200: json(Proxies.Proxy) },
-  errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound, KernelError.UnprocessableEntity],
   idempotent: true
 })
 
