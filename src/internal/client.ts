@@ -572,7 +572,7 @@ export const readBounded = (response: HttpClientResponse.HttpClientResponse): Ef
 const readErrorText = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
   const codings = codingsOf(response.headers["content-encoding"])
   if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
-  if (codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
+  if (codings.length > maxCodings || codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
   return response.stream.pipe(
     Stream.runFoldWhile(
       { parts: new Array<Uint8Array>(), size: 0 },
@@ -996,11 +996,24 @@ const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
       coding !== "" && coding !== "identity"
     )
 
-/** Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`). */
+/**
+ * The most content codings a body may have (what undici's `fetch` accepts): each one is a decoding
+ * pass, so a longer list is refused before any of it is decoded.
+ */
+const maxCodings = 5
+
+/**
+ * Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`),
+ * unless the header lists a coding it does not know, `identity` included (`gzip, identity`): it then
+ * decodes none of them and hands the body over as sent.
+ */
 const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
   const original = response instanceof RedactedResponse ? response.original : response
   return typeof Response === "function" && Predicate.hasProperty(original, "source") &&
-    original.source instanceof Response
+    original.source instanceof Response &&
+    (response.headers["content-encoding"] ?? "").toLowerCase().split(",").every((coding) =>
+      supportedCodings.has(coding.trim())
+    )
 }
 
 type Zlib = typeof import("node:zlib")
@@ -1097,6 +1110,15 @@ const readJsonText = (
           message: `the JSON body has content-encoding ${
             bound(encoding ?? "", 100)
           }, which the SDK does not decode (it asks for ${acceptEncoding})`
+        })
+      )
+    }
+    if (codings.length > maxCodings) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has ${codings.length} content codings, more than the ${maxCodings} the SDK decodes`
         })
       )
     }

@@ -91,6 +91,17 @@ export const rules: ReadonlyArray<Rule> = [
       "unasked-for 100 Continue, which undici 7 refuses: KernelTransport skips it); retrying cannot help"
   },
   {
+    name: "too many content codings",
+    transient: false,
+    // undici's fetch refuses a body with more than 5 content codings (before reading it)
+    matches: (evidence) =>
+      evidence.messages.some((message) => /too many content-encodings/i.test(message))
+        ? "TOO_MANY_CONTENT_CODINGS"
+        : undefined,
+    describe: (origin) =>
+      `the response of ${origin} has more content codings than the client decodes (at most 5); retrying cannot help`
+  },
+  {
     name: "out of file descriptors",
     transient: true,
     matches: (evidence) => firstCode(evidence, descriptorCodes),

@@ -1041,7 +1041,8 @@ export const optionsOf = (options: AgentOptions): Options => ({
   abandonAfter: options.abandonedBodyTimeout === undefined
     ? Duration.toMillis(defaultAbandonedBodyTimeout)
     : Duration.isFinite(Duration.decode(options.abandonedBodyTimeout))
-    ? Math.max(1, Duration.toMillis(options.abandonedBodyTimeout))
+    // within a Node timer's range: past it, the timer fires after 1 ms and releases every body
+    ? Math.min(maxTimerMillis, Math.max(1, Duration.toMillis(options.abandonedBodyTimeout)))
     : 0
 })
 

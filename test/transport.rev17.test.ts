@@ -1,0 +1,170 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Stream } from "effect"
+import { Computer, KernelError, KernelTransport } from "effect-kernel"
+import * as zlib from "node:zlib"
+import { httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { transports } from "./utils/transports.js"
+
+// A hostile review of issue 17 (rev17): what the first round's tests did not try.
+
+const json = JSON.stringify({ x: 3, y: 4 })
+const portOf = (url: string) => Number(new URL(url).port)
+
+describe("content coding: the header's forms", () => {
+  const rows: ReadonlyArray<
+    { readonly name: string; readonly header: string; readonly encode: (b: Buffer) => Buffer }
+  > = [
+    { name: "uppercase GZIP", header: "GZIP", encode: (b) => zlib.gzipSync(b) },
+    { name: "gzip, gzip", header: "gzip, gzip", encode: (b) => zlib.gzipSync(zlib.gzipSync(b)) },
+    { name: "identity alone", header: "identity", encode: (b) => b },
+    { name: "gzip, identity", header: "gzip, identity", encode: (b) => zlib.gzipSync(b) },
+    { name: "identity, br", header: "identity, br", encode: (b) => zlib.brotliCompressSync(b) }
+  ]
+  for (const transport of transports) {
+    for (const row of rows) {
+      it.scopedLive(`${transport.name}: content-encoding ${row.name} decodes`, () =>
+        Effect.gen(function*() {
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "application/json", "content-encoding": row.header })
+              .end(row.encode(Buffer.from(json)))
+          })
+          const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(portOf(served.url), transport.layer))
+          )
+          expect(result).toEqual({ x: 3, y: 4 })
+        }), 10_000)
+    }
+
+    it.scopedLive(
+      `${transport.name}: six nested gzip codings are a DecodeError, not retried`,
+      () =>
+        Effect.gen(function*() {
+          let body = Buffer.from(json)
+          for (let i = 0; i < 6; i++) body = zlib.gzipSync(body)
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, {
+              "content-type": "application/json",
+              "content-encoding": Array(6).fill("gzip").join(", ")
+            })
+              .end(body)
+          })
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(portOf(served.url), transport.layer, { maxRetries: 2 })),
+            Effect.flip
+          )
+          // fetch refuses them itself (undici: at most 5), before the SDK sees a response
+          if (transport.name === "fetch") {
+            expect(error._tag).toBe("TransportError")
+            expect(KernelError.isTransient(error)).toBe(false)
+            expect(error.message).toMatch(/content codings/)
+          } else {
+            expect(error._tag).toBe("DecodeError")
+            expect(error.message).toMatch(/6 content codings/)
+          }
+          expect(served.requests()).toBe(1)
+        }),
+      10_000
+    )
+
+    it.scopedLive(
+      `${transport.name}: a truncated gzip body is a DecodeError, not retried`,
+      () =>
+        Effect.gen(function*() {
+          const full = zlib.gzipSync(Buffer.from(json))
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
+              .end(full.subarray(0, full.length - 12))
+          })
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(portOf(served.url), transport.layer, { maxRetries: 2 })),
+            Effect.flip
+          )
+          expect(error._tag).toBe("DecodeError")
+          expect(served.requests()).toBe(1)
+        }),
+      10_000
+    )
+  }
+})
+
+describe("KernelTransport: interim responses, hostile", () => {
+  it.scopedLive(
+    "a 101 Switching Protocols to a request that asked for no upgrade: one non-transient failure",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* rawServer(({ socket }) =>
+          socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n")
+        )
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(
+            loopbackLayer(server.port, KernelTransport.layerUndici, { maxRetries: 2, timeout: "2 seconds" })
+          ),
+          Effect.flip
+        )
+        expect(error._tag).toBe("TransportError")
+        expect(server.opened()).toBe(1)
+      }),
+    10_000
+  )
+
+  it.scopedLive("a server that sends 100 Continue forever: Timeout in bounded time", () =>
+    Effect.gen(function*() {
+      const server = yield* rawServer(({ socket }) => {
+        const timer = setInterval(
+          () => socket.destroyed ? clearInterval(timer) : socket.write("HTTP/1.1 100 Continue\r\n\r\n".repeat(64)),
+          1
+        )
+        socket.on("close", () => clearInterval(timer))
+      })
+      const start = Date.now()
+      const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(loopbackLayer(server.port, KernelTransport.layerUndici, { timeout: "1 second" })),
+        Effect.flip
+      )
+      expect(error._tag).toBe("Timeout")
+      expect(Date.now() - start).toBeLessThan(4_000)
+    }), 10_000)
+})
+
+describe("KernelTransport: a finite abandonedBodyTimeout past a timer's range", () => {
+  it.scopedLive(
+    "abandonedBodyTimeout \"30 days\" keeps an unread body (not released after 1 ms)",
+    () =>
+      Effect.gen(function*() {
+        const body = Buffer.alloc(256 * 1024, 7)
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/octet-stream", "content-length": body.length }).end(body)
+        })
+        const http = yield* KernelTransport.makeWith({ bodyBufferSize: 1024, abandonedBodyTimeout: "30 days" })
+        const response = yield* http.get(`${served.url}/x`)
+        yield* Effect.sleep("200 millis")
+        const bytes = yield* Stream.runFold(response.stream, 0, (n, chunk) => n + chunk.length)
+        expect(bytes).toBe(body.length)
+      }),
+    10_000
+  )
+})
+
+describe("KernelTransport: finite time-outs past a timer's range (about 24.8 days) are capped", () => {
+  it.scopedLive(
+    "connectTimeout and keepAliveTimeout \"30 days\": calls are served, on one connection",
+    () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) =>
+          res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}")
+        )
+        const transport = KernelTransport.layerUndiciWith({
+          connectTimeout: "30 days",
+          keepAliveTimeout: "30 days",
+          keepAliveMaxTimeout: "30 days"
+        })
+        const context = yield* Layer.build(loopbackLayer(portOf(served.url), Layer.orDie(transport)))
+        for (let i = 0; i < 3; i++) {
+          yield* Effect.sleep("20 millis")
+          expect(yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context))).toEqual({ x: 1, y: 2 })
+        }
+        expect(served.accepted()).toBe(1)
+      }),
+    10_000
+  )
+})
