@@ -1,6 +1,8 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
-import { Computer, KernelError, KernelTransport } from "effect-kernel"
+import { Context, Effect, Layer, Stream } from "effect"
+import { Computer, KernelClient, KernelError, KernelTransport } from "effect-kernel"
 import * as zlib from "node:zlib"
 import { httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
@@ -167,4 +169,43 @@ describe("KernelTransport: finite time-outs past a timer's range (about 24.8 day
       }),
     10_000
   )
+})
+
+describe("the escape-hatch client sends the query the platform would", () => {
+  const shapes: ReadonlyArray<
+    { readonly name: string; readonly request: (prefix: string) => HttpClientRequest.HttpClientRequest }
+  > = [
+    { name: "a key without a value", request: (p) => HttpClientRequest.get(`${p}/x?flag&a=1`) },
+    { name: "percent-encoded characters", request: (p) => HttpClientRequest.get(`${p}/x?a=%20b&c=d%2Fe&q=a+b`) },
+    {
+      name: "a param already in the URL, set again",
+      request: (p) => HttpClientRequest.get(`${p}/x?a=1`).pipe(HttpClientRequest.setUrlParam("a", "2"))
+    },
+    {
+      name: "a duplicate key appended",
+      request: (p) =>
+        HttpClientRequest.get(`${p}/x`).pipe(
+          HttpClientRequest.appendUrlParam("a", "1"),
+          HttpClientRequest.appendUrlParam("a", "2 3")
+        )
+    }
+  ]
+  for (const transport of transports) {
+    for (const shape of shapes) {
+      it.scopedLive(`${transport.name}: ${shape.name}`, () =>
+        Effect.gen(function*() {
+          const seen: Array<string> = []
+          const served = yield* httpServer((req, res) => {
+            seen.push(req.url ?? "")
+            res.writeHead(200, { "content-type": "application/json" }).end("{}")
+          })
+          const context = yield* Layer.build(loopbackLayer(portOf(served.url), transport.layer))
+          const { httpClient } = Context.get(context, KernelClient.KernelClient)
+          const platform = Context.get(yield* Layer.build(transport.layer), HttpClient.HttpClient)
+          yield* Effect.flatMap(platform.execute(shape.request(served.url)), (response) => response.text)
+          yield* Effect.flatMap(httpClient.execute(shape.request("")), (response) => response.text)
+          expect(seen[1]).toBe(seen[0])
+        }), 10_000)
+    }
+  }
 })

@@ -373,12 +373,10 @@ export const authenticate =
             })
           )
         }
-        // the URL's own query, then the request's url params (`setUrlParam`), as the platform sends them
-        let out = HttpClientRequest.bearerToken(
-          HttpClientRequest.appendUrlParams(HttpClientRequest.setUrl(request, url), request.urlParams),
-          token
-        )
-        if (Option.isSome(request.hash)) out = HttpClientRequest.setHash(out, request.hash.value)
+        // the URL as text: its own query is sent as written (`?flag`, `%20` kept; a `URL` would be
+        // parsed into url params and re-encoded), then the request's url params (`setUrlParam`)
+        // and hash, as the platform sends them
+        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url.href), token)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
