@@ -2,9 +2,10 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Stream } from "effect"
-import { Computer, KernelClient, KernelError, KernelTransport } from "effect-kernel"
+import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
 import * as zlib from "node:zlib"
 import { httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
 
 // A hostile review of issue 17 (rev17): what the first round's tests did not try.
@@ -208,4 +209,44 @@ describe("the escape-hatch client sends the query the platform would", () => {
         }), 10_000)
     }
   }
+})
+
+describe("KernelTransport: the connections cap and streams held open", () => {
+  it.scopedLive(
+    "a call queued behind downloads its own consumer holds open times out (bounded), never hangs",
+    () =>
+      Effect.gen(function*() {
+        const replay = asMp4(new Uint8Array(2 * 1024 * 1024).map((_, i) => i % 251))
+        const served = yield* httpServer((req, res) => {
+          if ((req.url ?? "").includes("replays")) {
+            res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length }).end(replay)
+          } else {
+            res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}")
+          }
+        })
+        const layer = loopbackLayer(
+          portOf(served.url),
+          Layer.orDie(KernelTransport.layerUndiciWith({ connections: 1 })),
+          {
+            timeout: "1 second"
+          }
+        )
+        const context = yield* Layer.build(layer)
+        const start = Date.now()
+        // the consumer of the download calls the API for its first chunk: the only connection is the
+        // download's, so the call waits in undici's queue until its time-out
+        const inner = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(
+          Stream.take(1),
+          Stream.mapEffect(() => Effect.either(Computer.getMousePosition({ id: "b1" }))),
+          Stream.runCollect,
+          Effect.provide(context)
+        )
+        const [result] = inner
+        expect(result !== undefined && result._tag === "Left" && result.left._tag).toBe("Timeout")
+        expect(Date.now() - start).toBeLessThan(5_000)
+        // the download ended (Stream.take): the connection is free again
+        expect(yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context))).toEqual({ x: 1, y: 2 })
+      }),
+    15_000
+  )
 })
