@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Stream } from "effect"
 import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
 import * as zlib from "node:zlib"
-import { httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
+import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
 
@@ -249,4 +249,90 @@ describe("KernelTransport: the connections cap and streams held open", () => {
       }),
     15_000
   )
+})
+
+describe("the idle time-out: a server that trickles", () => {
+  const idle = 300
+  const replay = asMp4(new Uint8Array(64 * 1024).map((_, i) => i % 251))
+  for (const transport of transports) {
+    it.scopedLive(
+      `${transport.name}: one byte every idleTimeout less a bit, for 6 × idleTimeout: completes`,
+      () =>
+        Effect.gen(function*() {
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length })
+            res.write(replay.subarray(0, 1024))
+            let at = 1024
+            const timer = setInterval(() => {
+              if (at < 1024 + 6) res.write(replay.subarray(at, ++at))
+              else {
+                clearInterval(timer)
+                res.end(replay.subarray(at))
+              }
+            }, idle - 80)
+            res.on("close", () => clearInterval(timer))
+          })
+          const bytes = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(
+            Stream.runFold(0, (n, chunk) => n + chunk.length),
+            Effect.provide(loopbackLayer(portOf(served.url), transport.layer, { idleTimeout: `${idle} millis` }))
+          )
+          expect(bytes).toBe(replay.length)
+        }),
+      15_000
+    )
+  }
+})
+
+describe("content coding: a gzip body with the wrong Content-Length", () => {
+  const gz = zlib.gzipSync(Buffer.from(json))
+  for (const transport of transports) {
+    it.scopedLive(`${transport.name}: shorter than the body: DecodeError, not retried`, () =>
+      Effect.gen(function*() {
+        const server = yield* rawServer(({ socket }) =>
+          socket.end(
+            Buffer.concat([
+              Buffer.from(head("200 OK", {
+                "content-type": "application/json",
+                "content-encoding": "gzip",
+                "content-length": gz.length - 10
+              })),
+              gz
+            ])
+          )
+        )
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(server.port, transport.layer, { maxRetries: 2 })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("DecodeError")
+        expect(server.opened()).toBe(1)
+      }), 10_000)
+
+    it.scopedLive(
+      `${transport.name}: longer than the body, the connection kept open: Timeout in bounded time`,
+      () =>
+        Effect.gen(function*() {
+          const server = yield* rawServer(({ socket }) =>
+            socket.write(
+              Buffer.concat([
+                Buffer.from(head("200 OK", {
+                  "content-type": "application/json",
+                  "content-encoding": "gzip",
+                  "content-length": gz.length + 10
+                })),
+                gz
+              ])
+            )
+          )
+          const start = Date.now()
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer, { timeout: "500 millis" })),
+            Effect.flip
+          )
+          expect(error._tag).toBe("Timeout")
+          expect(Date.now() - start).toBeLessThan(3_000)
+        }),
+      10_000
+    )
+  }
 })
