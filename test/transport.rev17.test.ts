@@ -3,6 +3,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Stream } from "effect"
 import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
+import * as net from "node:net"
 import * as zlib from "node:zlib"
 import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
@@ -333,6 +334,37 @@ describe("content coding: a gzip body with the wrong Content-Length", () => {
           expect(Date.now() - start).toBeLessThan(3_000)
         }),
       10_000
+    )
+  }
+})
+
+describe("https to a server that speaks plain HTTP (the simulator at https://)", () => {
+  for (const transport of transports) {
+    it.scopedLive(
+      `${transport.name}: one attempt, not retried, the message says the server does not speak TLS`,
+      () =>
+        Effect.gen(function*() {
+          // a TLS client sends no request head: its ClientHello is answered as an HTTP server would
+          const server = yield* rawServer(() => {})
+          server.server.on("connection", (socket: net.Socket) =>
+            socket.once("data", () =>
+              socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")))
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(
+              loopbackLayer(server.port, transport.layer, {
+                maxRetries: 2,
+                baseUrl: `https://127.0.0.1:${server.port}`
+              })
+            ),
+            Effect.flip
+          )
+          expect(error._tag).toBe("TransportError")
+          expect(KernelError.isTransient(error)).toBe(false)
+          expect(error.message).toMatch(/TLS/)
+          expect(error.message).not.toContain("sk_SENTINEL")
+          expect(server.opened()).toBe(1)
+        }),
+      15_000
     )
   }
 })

@@ -44,6 +44,9 @@ const certificateCodes: ReadonlySet<string> = new Set([
   "ERR_TLS_CERT_ALTNAME_INVALID"
 ])
 
+/** OpenSSL's codes for a TLS handshake answered in plain text: an https URL to a server that speaks http. */
+const plainTextCodes: ReadonlySet<string> = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"])
+
 const headerOverflowCodes: ReadonlySet<string> = new Set(["UND_ERR_HEADERS_OVERFLOW", "HPE_HEADER_OVERFLOW"])
 
 const descriptorCodes: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"])
@@ -65,6 +68,14 @@ export const rules: ReadonlyArray<Rule> = [
     describe: (origin, code) =>
       `the TLS certificate of ${origin} was refused (${code}); retrying cannot help: check the host of ` +
       "KERNEL_BASE_URL, or trust the server's CA (KernelTransport.layerUndiciWith({ tls: { ca } }), NODE_EXTRA_CA_CERTS)"
+  },
+  {
+    name: "not a TLS server",
+    transient: false,
+    matches: (evidence) => firstCode(evidence, plainTextCodes),
+    describe: (origin, code) =>
+      `${origin} answered the TLS handshake in plain text (${code}): the server there speaks http, not https; ` +
+      "retrying cannot help: check the scheme of KERNEL_BASE_URL (the simulator serves http://)"
   },
   {
     name: "header block too large",
