@@ -368,3 +368,44 @@ describe("https to a server that speaks plain HTTP (the simulator at https://)",
     )
   }
 })
+
+describe("interim responses on every transport, hostile", () => {
+  for (const transport of transports) {
+    it.scopedLive(
+      `${transport.name}: a 101 Switching Protocols nobody asked for: one attempt, not a hang`,
+      () =>
+        Effect.gen(function*() {
+          const server = yield* rawServer(({ socket }) =>
+            socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n")
+          )
+          const start = Date.now()
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(server.port, transport.layer, { maxRetries: 2, timeout: "1 second" })),
+            Effect.flip
+          )
+          expect(error._tag).toBe("TransportError")
+          expect(server.opened()).toBe(1)
+          expect(Date.now() - start).toBeLessThan(3_000)
+        }),
+      10_000
+    )
+
+    it.scopedLive(`${transport.name}: 102 Processing forever: Timeout in bounded time`, () =>
+      Effect.gen(function*() {
+        const server = yield* rawServer(({ socket }) => {
+          const timer = setInterval(() => {
+            if (socket.destroyed) clearInterval(timer)
+            else socket.write("HTTP/1.1 102 Processing\r\n\r\n".repeat(64))
+          }, 2)
+          socket.on("close", () => clearInterval(timer))
+        })
+        const start = Date.now()
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(server.port, transport.layer, { timeout: "1 second" })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("Timeout")
+        expect(Date.now() - start).toBeLessThan(4_000)
+      }), 10_000)
+  }
+})
