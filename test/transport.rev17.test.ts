@@ -92,25 +92,6 @@ describe("content coding: the header's forms", () => {
 })
 
 describe("KernelTransport: interim responses, hostile", () => {
-  it.scopedLive(
-    "a 101 Switching Protocols to a request that asked for no upgrade: one non-transient failure",
-    () =>
-      Effect.gen(function*() {
-        const server = yield* rawServer(({ socket }) =>
-          socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n")
-        )
-        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
-          Effect.provide(
-            loopbackLayer(server.port, KernelTransport.layerUndici, { maxRetries: 2, timeout: "2 seconds" })
-          ),
-          Effect.flip
-        )
-        expect(error._tag).toBe("TransportError")
-        expect(server.opened()).toBe(1)
-      }),
-    10_000
-  )
-
   it.scopedLive("a server that sends 100 Continue forever: Timeout in bounded time", () =>
     Effect.gen(function*() {
       const server = yield* rawServer(({ socket }) => {
