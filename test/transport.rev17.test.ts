@@ -1,8 +1,8 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Stream } from "effect"
-import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
+import { Context, Effect, Layer, Redacted, Stream } from "effect"
+import { Computer, KernelClient, KernelConfig, KernelError, KernelTransport, Replays } from "effect-kernel"
 import * as net from "node:net"
 import * as zlib from "node:zlib"
 import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
@@ -388,5 +388,40 @@ describe("interim responses on every transport, hostile", () => {
         expect(error._tag).toBe("Timeout")
         expect(Date.now() - start).toBeLessThan(4_000)
       }), 10_000)
+  }
+})
+
+describe("KernelConfig: base URLs a newcomer writes", () => {
+  const accepted: ReadonlyArray<readonly [string, string]> = [
+    ["http://[::1]:4010", "http://[::1]:4010"],
+    ["http://[::1]:4010/", "http://[::1]:4010"],
+    ["https://host/v1/", "https://host/v1"],
+    ["https://host/a%2Fb", "https://host/a%2Fb"],
+    ["HTTPS://API.onkernel.com/V1", "https://api.onkernel.com/V1"],
+    [" https://host/v1 ", "https://host/v1"]
+  ]
+  for (const [input, expected] of accepted) {
+    it.effect(`${JSON.stringify(input)}: ${expected}`, () =>
+      Effect.gen(function*() {
+        const config = yield* KernelConfig.make({ apiKey: Redacted.make("sk_x"), baseUrl: input })
+        expect(config.baseUrl).toBe(expected)
+      }))
+  }
+  const refused: ReadonlyArray<readonly [string, RegExp]> = [
+    ["https://user:hunter2@host", /credentials/],
+    ["https://user@host/v1", /credentials/],
+    ["https://host/v1?", /query/],
+    ["https://host/v1#", /fragment/],
+    ["https://host/v1/%2E%2e/x", /segments/]
+  ]
+  for (const [input, message] of refused) {
+    it.effect(`${JSON.stringify(input)}: a ConfigError naming baseUrl, the URL not repeated`, () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(KernelConfig.make({ apiKey: Redacted.make("sk_x"), baseUrl: input }))
+        expect(String(error)).toMatch(message)
+        expect(String(error)).toContain("baseUrl")
+        expect(String(error)).not.toContain("hunter2")
+        expect(String(error)).not.toContain("host/v1")
+      }))
   }
 })
