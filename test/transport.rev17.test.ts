@@ -425,3 +425,31 @@ describe("KernelConfig: base URLs a newcomer writes", () => {
       }))
   }
 })
+
+describe("a replay download its reader stops early frees its socket promptly", () => {
+  for (const transport of transports) {
+    it.scopedLive(`${transport.name}: Stream.take(1) on a long, slow body`, () =>
+      Effect.gen(function*() {
+        const replay = asMp4(new Uint8Array(8 * 1024 * 1024))
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length })
+          let at = 0
+          const timer = setInterval(() => {
+            if (at >= replay.length) return clearInterval(timer)
+            res.write(replay.subarray(at, at += 16 * 1024))
+          }, 20)
+          res.on("close", () => clearInterval(timer))
+        })
+        const context = yield* Layer.build(loopbackLayer(portOf(served.url), transport.layer))
+        const chunks = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(
+          Stream.take(1),
+          Stream.runCollect,
+          Effect.provide(context)
+        )
+        expect(chunks.length).toBe(1)
+        const start = Date.now()
+        while (served.open() > 0 && Date.now() - start < 3_000) yield* Effect.sleep("20 millis")
+        expect(served.open()).toBe(0)
+      }), 10_000)
+  }
+})
