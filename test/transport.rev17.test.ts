@@ -3,7 +3,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted, Stream } from "effect"
 import { Computer, KernelClient, KernelConfig, KernelError, KernelTransport, Replays } from "effect-kernel"
+import { readFileSync } from "node:fs"
 import * as net from "node:net"
+import * as tls from "node:tls"
 import * as zlib from "node:zlib"
 import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
@@ -452,4 +454,55 @@ describe("a replay download its reader stops early frees its socket promptly", (
         expect(served.open()).toBe(0)
       }), 10_000)
   }
+})
+
+describe("KernelTransport: a 100 Continue over TLS", () => {
+  const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url))
+  it.scopedLive(
+    "split in 3-byte writes, then the final response: the answer, on a reused connection too",
+    () =>
+      Effect.gen(function*() {
+        const text = "HTTP/1.1 100 Continue\r\nx-a: 1\r\n\r\n" +
+          head("200 OK", { "content-type": "application/json", "content-length": 13 }) + "{\"x\":1,\"y\":2}"
+        let opened = 0
+        const server = yield* Effect.acquireRelease(
+          Effect.async<tls.Server>((resume) => {
+            const server = tls.createServer(
+              { key: fixture("selfsigned.key"), cert: fixture("selfsigned.crt") },
+              (socket) => {
+                opened++
+                socket.on("error", () => {})
+                let seen = ""
+                socket.on("data", (data) => {
+                  seen += data.toString("latin1")
+                  if (!seen.includes("\r\n\r\n")) return
+                  seen = ""
+                  let at = 0
+                  const next = () => {
+                    if (at >= text.length || socket.destroyed) return
+                    socket.write(text.slice(at, at += 3))
+                    setTimeout(next, 1)
+                  }
+                  next()
+                })
+              }
+            )
+            server.on("tlsClientError", () => {})
+            server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+          }),
+          (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+        )
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        const transport = Layer.orDie(KernelTransport.layerUndiciWith({ tls: { rejectUnauthorized: false } }))
+        const context = yield* Layer.build(
+          loopbackLayer(port, transport, { baseUrl: `https://127.0.0.1:${port}` })
+        )
+        for (let i = 0; i < 3; i++) {
+          expect(yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context))).toEqual({ x: 1, y: 2 })
+        }
+        expect(opened).toBeLessThan(3)
+      }),
+    15_000
+  )
 })
