@@ -73,6 +73,24 @@ describe("content coding: the header's forms", () => {
     )
 
     it.scopedLive(
+      `${transport.name}: a body that is not gzip at all, sent as gzip: not retried`,
+      () =>
+        Effect.gen(function*() {
+          const served = yield* httpServer((_req, res) => {
+            res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
+              .end("this is not a gzip stream, it is plain text")
+          })
+          const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(loopbackLayer(portOf(served.url), transport.layer, { maxRetries: 2 })),
+            Effect.flip
+          )
+          expect(error._tag).toBe("DecodeError")
+          expect(served.requests()).toBe(1)
+        }),
+      10_000
+    )
+
+    it.scopedLive(
       `${transport.name}: a truncated gzip body is a DecodeError, not retried`,
       () =>
         Effect.gen(function*() {

@@ -1123,7 +1123,48 @@ const readJsonText = (
     // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
     // below); the other transports hand over the bytes as sent: decoded here
     if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+    // a body fetch could not decode fails its read ("terminated", caused by zlib's error): the
+    // same DecodeError as on the other transports, not a transient TransportError retried
+    return Effect.catchTag(
+      readJsonBody(request, response, length, encoding),
+      "TransportError",
+      (error): Effect.Effect<never, KernelError.DecodeError | KernelError.TransportError> => {
+        const failure = zlibFailure(error)
+        return failure === undefined ? Effect.fail(error) : Effect.fail(
+          new KernelError.DecodeError({
+            ...describe(request),
+            status: response.status,
+            message: bound(`the ${codings.join(", ")} body could not be decoded: ${failure}`, 512)
+          })
+        )
+      }
+    )
   }
+  return readJsonBody(request, response, length, encoding)
+}
+
+/** zlib's (or brotli's) error along a failure's `cause` chain, as `code: message`, if there is one. */
+const zlibFailure = (failure: unknown): string | undefined => {
+  let cause: unknown = failure
+  for (let depth = 0; depth < 8 && Predicate.hasProperty(cause, "cause"); depth++) {
+    cause = cause.cause
+    if (
+      Predicate.hasProperty(cause, "code") && typeof cause.code === "string" &&
+      /^(?:Z_[A-Z_]+_ERROR|Z_NEED_DICT|ERR__ERROR_|ERR_BROTLI)/.test(cause.code)
+    ) {
+      return `${cause.code}: ${cause instanceof Error ? cause.message : String(cause.code)}`
+    }
+  }
+  return undefined
+}
+
+/** A JSON body as text, decoded by the transport if it had a coding: bounded by {@link maxJsonBytes}. */
+const readJsonBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  length: string | undefined,
+  encoding: string | undefined
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
   const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")
