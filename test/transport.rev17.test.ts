@@ -1,7 +1,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, Stream } from "effect"
+import { ConfigError, Context, Effect, Layer, Redacted, Stream } from "effect"
 import { Computer, KernelClient, KernelConfig, KernelError, KernelTransport, Replays } from "effect-kernel"
 import { readFileSync } from "node:fs"
 import * as net from "node:net"
@@ -523,4 +523,33 @@ describe("KernelTransport: a 100 Continue over TLS", () => {
       }),
     15_000
   )
+})
+
+describe("KernelTransport: TLS options that cannot work fail when the layer is built", () => {
+  const rows: ReadonlyArray<{ readonly name: string; readonly tls: KernelTransport.Options["tls"] }> = [
+    { name: "a cert that is not PEM", tls: { cert: "not a certificate", key: "not a key" } },
+    { name: "a key that is not PEM", tls: { key: "SECRET_KEY_MATERIAL" } },
+    { name: "an unknown minimum TLS version", tls: { minVersion: "TLSv9" as never } }
+  ]
+  for (const row of rows) {
+    it.effect(`${row.name}: a ConfigError naming tls, the key not repeated`, () =>
+      Effect.gen(function*() {
+        const error = yield* Layer.build(KernelTransport.layerUndiciWith({ tls: row.tls })).pipe(
+          Effect.scoped,
+          Effect.flip
+        )
+        expect(ConfigError.isConfigError(error)).toBe(true)
+        if (error._op === "InvalidData") expect(error.path).toEqual(["tls"])
+        expect(String(error)).not.toContain("SECRET_KEY_MATERIAL")
+      }))
+  }
+
+  it.effect("a CA in PEM builds", () =>
+    Effect.gen(function*() {
+      yield* Layer.build(
+        KernelTransport.layerUndiciWith({
+          tls: { ca: readFileSync(new URL("./fixtures/selfsigned.crt", import.meta.url)) }
+        })
+      ).pipe(Effect.scoped)
+    }))
 })

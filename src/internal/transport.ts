@@ -45,6 +45,7 @@ import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import { Readable } from "node:stream"
 import { ReadableStream as WebReadableStream } from "node:stream/web"
+import type * as Tls from "node:tls"
 import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
 import { isTracing } from "./tracing.js"
@@ -1046,11 +1047,37 @@ export const optionsOf = (options: AgentOptions): Options => ({
     : 0
 })
 
+/**
+ * TLS options every connection would fail with (a certificate or key that is not PEM, a key that
+ * does not match its certificate, an unknown protocol version): a `ConfigError` naming `tls` when
+ * the layer is built, instead of every call failing (and being retried) at connect. The message is
+ * OpenSSL's, which never repeats the key.
+ */
+const checkTls = (tls: AgentOptions["tls"]): Effect.Effect<void, ConfigError.ConfigError> =>
+  tls === undefined ? Effect.void : Effect.flatMap(
+    Effect.promise(() => import("node:tls")),
+    (nodeTls) =>
+      Effect.try({
+        try: () => {
+          // the connector's options are TLS options or plain TCP ones (which it ignores here)
+          const secure: Tls.SecureContextOptions = {}
+          nodeTls.createSecureContext(Object.assign(secure, tls))
+        },
+        catch: (cause) =>
+          invalid(
+            "tls",
+            `tls must be options a TLS connection can be made with; node:tls refused them: ${
+              cause instanceof Error ? cause.message : String(cause)
+            }`
+          )
+      })
+  )
+
 /** @internal */
 export const scoped = (
   options: AgentOptions = {}
 ): Effect.Effect<HttpClient.HttpClient, ConfigError.ConfigError, Scope.Scope> =>
-  Effect.flatMap(checkOptions(options), (settings) =>
+  Effect.flatMap(Effect.zipLeft(checkOptions(options), checkTls(options.tls)), (settings) =>
     Effect.map(
       Effect.acquireRelease(
         Effect.map(loadUndici, (undici) => makeAgent(undici, options, settings)),
