@@ -553,3 +553,20 @@ describe("KernelTransport: TLS options that cannot work fail when the layer is b
       ).pipe(Effect.scoped)
     }))
 })
+
+describe("a host that does not resolve (a typo in KERNEL_BASE_URL)", () => {
+  for (const transport of transports) {
+    it.scopedLive(`${transport.name}: the message names the host and what to check`, () =>
+      Effect.gen(function*() {
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(0, transport.layer, { baseUrl: "https://kernel-test.invalid" })),
+          Effect.flip
+        )
+        expect(error._tag).toBe("TransportError")
+        expect(error.message).toContain("https://kernel-test.invalid")
+        expect(error.message).toContain("ENOTFOUND")
+        expect(error.message).toContain("KERNEL_BASE_URL")
+        expect(`${String(error)} ${JSON.stringify(error)}`).not.toContain("sk_SENTINEL")
+      }), 15_000)
+  }
+})

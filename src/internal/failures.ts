@@ -121,6 +121,15 @@ export const rules: ReadonlyArray<Rule> = [
       "calls in flight, or KernelTransport's `connections` per origin, or raise the limit (`ulimit -n`)"
   },
   {
+    name: "host not found",
+    // DNS may answer differently a moment later (a service being registered): retried
+    transient: true,
+    matches: (evidence) => evidence.codes.includes("ENOTFOUND") ? "ENOTFOUND" : undefined,
+    describe: (origin, code) =>
+      `could not resolve the host of ${origin} (${code}). Check KERNEL_BASE_URL (or the baseUrl option) for a ` +
+      "typo, and that this machine's DNS can resolve it"
+  },
+  {
     name: "connection refused",
     transient: true,
     matches: (evidence) => evidence.codes.includes("ECONNREFUSED") ? "ECONNREFUSED" : undefined,
