@@ -570,3 +570,25 @@ describe("a host that does not resolve (a typo in KERNEL_BASE_URL)", () => {
       }), 15_000)
   }
 })
+
+describe("KernelTransport: connectTimeout is applied", () => {
+  it.scopedLive(
+    "a TLS handshake that never answers fails at connectTimeout, not at the call's timeout",
+    () =>
+      Effect.gen(function*() {
+        // accepts the TCP connection, never answers the ClientHello
+        const server = yield* rawServer(() => {})
+        const transport = Layer.orDie(KernelTransport.layerUndiciWith({ connectTimeout: "300 millis" }))
+        const start = Date.now()
+        const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(
+            loopbackLayer(server.port, transport, { baseUrl: `https://127.0.0.1:${server.port}`, timeout: "5 seconds" })
+          ),
+          Effect.flip
+        )
+        expect(error._tag).toBe("TransportError")
+        expect(Date.now() - start).toBeLessThan(2_500)
+      }),
+    15_000
+  )
+})
