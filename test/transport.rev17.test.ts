@@ -1,3 +1,4 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
@@ -7,6 +8,7 @@ import { readFileSync } from "node:fs"
 import * as net from "node:net"
 import * as tls from "node:tls"
 import * as zlib from "node:zlib"
+import { fetch as undiciFetch } from "undici"
 import { head, httpServer, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
@@ -590,5 +592,26 @@ describe("KernelTransport: connectTimeout is applied", () => {
         expect(Date.now() - start).toBeLessThan(2_500)
       }),
     15_000
+  )
+})
+
+describe("FetchHttpClient with another fetch than the global one (npm undici's)", () => {
+  it.scopedLive(
+    "a gzip answer decodes: fetch decoded it, whichever Response class it returns",
+    () =>
+      Effect.gen(function*() {
+        const served = yield* httpServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
+            .end(zlib.gzipSync(Buffer.from(json)))
+        })
+        const transport = FetchHttpClient.layer.pipe(
+          Layer.provide(Layer.succeed(FetchHttpClient.Fetch, undiciFetch as unknown as typeof globalThis.fetch))
+        )
+        const result = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(loopbackLayer(portOf(served.url), transport))
+        )
+        expect(result).toEqual({ x: 3, y: 4 })
+      }),
+    10_000
   )
 })

@@ -1007,12 +1007,21 @@ const maxCodings = 5
  */
 const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
   const original = response instanceof RedactedResponse ? response.original : response
-  return typeof Response === "function" && Predicate.hasProperty(original, "source") &&
-    original.source instanceof Response &&
+  return Predicate.hasProperty(original, "source") && isWebResponse(original.source) &&
     (response.headers["content-encoding"] ?? "").toLowerCase().split(",").every((coding) =>
       supportedCodings.has(coding.trim())
     )
 }
+
+/**
+ * A web `Response`, whichever implementation made it: the global class, or another fetch's (npm
+ * undici's `fetch` given to `FetchHttpClient.Fetch` returns its own `Response`, not the global one).
+ */
+const isWebResponse = (value: unknown): boolean =>
+  (typeof Response === "function" && value instanceof Response) ||
+  (Predicate.hasProperty(value, "bodyUsed") && typeof value.bodyUsed === "boolean" &&
+    Predicate.hasProperty(value, "arrayBuffer") && Predicate.isFunction(value.arrayBuffer) &&
+    Predicate.hasProperty(value, "headers") && Predicate.hasProperty(value, "status"))
 
 type Zlib = typeof import("node:zlib")
 let zlibModule: Promise<Zlib> | undefined
