@@ -615,3 +615,41 @@ describe("FetchHttpClient with another fetch than the global one (npm undici's)"
     10_000
   )
 })
+
+describe("KernelTransport: calls that time out while queued at the connections cap", () => {
+  it.scopedLive(
+    "leave the connection they never used alone (no reconnect per abandoned call)",
+    () =>
+      Effect.gen(function*() {
+        let first = true
+        const served = yield* httpServer((_req, res) => {
+          const delay = first ? 1_200 : 0
+          first = false
+          setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}"), delay)
+        })
+        const transport = Layer.orDie(KernelTransport.layerUndiciWith({ connections: 1 }))
+        const context = yield* Layer.build(loopbackLayer(portOf(served.url), transport, { timeout: "3 seconds" }))
+        const slow = yield* Effect.fork(Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context)))
+        yield* Effect.sleep("100 millis")
+        // five calls queue behind the slow one and time out there, never sent
+        const queued = yield* Effect.forEach(
+          [1, 2, 3, 4, 5],
+          () =>
+            Computer.getMousePosition({ id: "b1" }).pipe(
+              Effect.provide(context),
+              Effect.timeoutFail({ duration: "300 millis", onTimeout: () => "queued" }),
+              Effect.flip
+            ),
+          { concurrency: "unbounded" }
+        )
+        expect(queued.length).toBe(5)
+        expect(yield* Effect.flatMap(slow.await, (exit) => exit)).toEqual({ x: 1, y: 2 })
+        for (let i = 0; i < 3; i++) {
+          expect(yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context))).toEqual({ x: 1, y: 2 })
+        }
+        expect(served.requests()).toBe(4)
+        expect(served.accepted()).toBe(1)
+      }),
+    15_000
+  )
+})

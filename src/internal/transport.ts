@@ -361,13 +361,16 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   // undici's callbacks (the legacy handler API: no controller wrapper per request)
 
   onConnect(abort: (error?: Error) => void): void {
+    // cancelled while it waited for a connection (a time-out in the queue at the `connections`
+    // cap): never sent. undici fails a request whose `onConnect` throws and keeps the connection,
+    // where `abort` would destroy it, one healthy socket per abandoned call
+    if (this.cancelled) throw aborted()
     this.abortFn = abort
     // undici writes this request now (HTTP/1.1, one request at a time): its response starts next
     if (this.track !== undefined) {
       this.track.fresh = true
       this.track.pending = undefined
     }
-    if (this.cancelled) abort(aborted())
   }
 
   onHeaders(statusCode: number, rawHeaders: Array<Buffer>, resume: () => void): boolean {
