@@ -19,6 +19,7 @@ export const slowTests: ReadonlyArray<string> = [
   "test/socket.property.test.ts",
   "test/transport.attempt.test.ts",
   "test/transport.crash.test.ts",
+  "test/transport.rev17.test.ts",
   "test/transport.stream.test.ts"
 ]
 

@@ -45,7 +45,11 @@ export interface Options {
   readonly keepAliveMaxTimeout?: Duration.DurationInput | undefined
   /** Time-out for establishing a connection (undici: 10 s); `0` or `Duration.infinity`: none. */
   readonly connectTimeout?: Duration.DurationInput | undefined
-  /** TLS options of the connections (`ca`, `cert`, `key`, `rejectUnauthorized`, `servername`, ...). */
+  /**
+   * TLS options of the connections (`ca`, `cert`, `key`, `rejectUnauthorized`, `servername`, ...).
+   * Options no connection can be made with (a certificate or key that is not PEM, a key that does not
+   * match its certificate, an unknown protocol version) fail the layer with a `ConfigError` naming `tls`.
+   */
   readonly tls?: Undici.buildConnector.BuildOptions | undefined
   /**
    * Bytes of a response body buffered ahead of its reader before the connection stops reading

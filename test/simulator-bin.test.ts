@@ -229,41 +229,67 @@ describe("effect-kernel-simulator bin explains itself", () => {
 
   // `npx effect-kernel-simulator &` then `kill $!` kills npm exec (and the shell it ran the bin in),
   // not the bin: started by npm exec (npm_command=exec), the bin stops once its parent is gone
-  it("started by npm exec, it stops once its parent is gone; started otherwise, it stays", async () => {
-    const parentOf = (env: NodeJS.ProcessEnv) =>
-      spawn(
-        process.execPath,
-        [
-          "-e",
-          `const c = require("node:child_process").spawn(process.execPath, ${
-            JSON.stringify(bin)
-          }.concat(["--port", "0"]), { stdio: ["ignore", "pipe", "inherit"] });
+  it(
+    "started by npm exec, it stops once its parent is gone; started otherwise (or by what npm ran), it stays",
+    async () => {
+      const parentOf = (env: NodeJS.ProcessEnv) =>
+        spawn(
+          process.execPath,
+          [
+            "-e",
+            `const c = require("node:child_process").spawn(process.execPath, ${
+              JSON.stringify(bin)
+            }.concat(["--port", "0"]), { stdio: ["ignore", "pipe", "inherit"] });
            c.stdout.on("data", (d) => { if (String(d).includes("admin token")) console.log("child " + c.pid) })`
-        ],
-        { stdio: ["ignore", "pipe", "pipe"], env }
-      )
-    const childPid = (parent: ReturnType<typeof parentOf>) =>
-      new Promise<number>((resolve, reject) => {
-        let text = ""
-        parent.stdout!.on("data", (d: Buffer) => {
-          text += d.toString()
-          const match = /child (\d+)/.exec(text)
-          if (match !== null) resolve(Number(match[1]))
+          ],
+          { stdio: ["ignore", "pipe", "pipe"], env }
+        )
+      const childPid = (parent: ReturnType<typeof parentOf>) =>
+        new Promise<number>((resolve, reject) => {
+          let text = ""
+          parent.stdout!.on("data", (d: Buffer) => {
+            text += d.toString()
+            const match = /child (\d+)/.exec(text)
+            if (match !== null) resolve(Number(match[1]))
+          })
+          parent.on("exit", (code) => reject(new Error(`parent exited ${code}: ${text}`)))
         })
-        parent.on("exit", (code) => reject(new Error(`parent exited ${code}: ${text}`)))
+      // what npm exec sets for the command it runs (`npx effect-kernel-simulator --port 0`)
+      const underNpm = parentOf({
+        ...process.env,
+        npm_command: "exec",
+        npm_lifecycle_event: "npx",
+        npm_lifecycle_script: "effect-kernel-simulator"
       })
-    const underNpm = parentOf({ ...process.env, npm_command: "exec" })
-    const direct = parentOf({ ...process.env, npm_command: undefined })
-    const [npmChild, directChild] = await Promise.all([childPid(underNpm), childPid(direct)])
-    try {
-      underNpm.kill("SIGKILL")
-      direct.kill("SIGKILL")
-      const deadline = Date.now() + 10_000
-      while (isRunning(npmChild) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
-      expect(isRunning(npmChild)).toBe(false)
-      expect(isRunning(directChild)).toBe(true)
-    } finally {
-      for (const pid of [npmChild, directChild]) if (isRunning(pid)) process.kill(pid, "SIGTERM")
-    }
-  }, 60_000)
+      const direct = parentOf({ ...process.env, npm_command: undefined })
+      // npm exec ran another program (`npx zx dev.mjs`) that started the bin in the background and
+      // ended: the variables are inherited, but the bin is not npm's command and stays
+      const underOther = parentOf({
+        ...process.env,
+        npm_command: "exec",
+        npm_lifecycle_event: "npx",
+        npm_lifecycle_script: "zx"
+      })
+      const [npmChild, directChild, otherChild] = await Promise.all([
+        childPid(underNpm),
+        childPid(direct),
+        childPid(underOther)
+      ])
+      try {
+        underNpm.kill("SIGKILL")
+        direct.kill("SIGKILL")
+        underOther.kill("SIGKILL")
+        const deadline = Date.now() + 10_000
+        while (isRunning(npmChild) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+        expect(isRunning(npmChild)).toBe(false)
+        // the bin looks at its parent every 500 ms: long enough for it to have looked twice
+        await new Promise((resolve) => setTimeout(resolve, 1_500))
+        expect(isRunning(directChild)).toBe(true)
+        expect(isRunning(otherChild)).toBe(true)
+      } finally {
+        for (const pid of [npmChild, directChild, otherChild]) if (isRunning(pid)) process.kill(pid, "SIGTERM")
+      }
+    },
+    60_000
+  )
 })

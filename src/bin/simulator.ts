@@ -151,8 +151,11 @@ const describe = (cause: unknown): string => {
 // `npm exec` (and `npx`) runs the bin under a shell; killing npm (`kill $!` after `npx ... &`)
 // kills that shell, not the bin, which would go on holding the port. Started so, the bin stops
 // once its parent is gone (it is then adopted by another process). Started directly, it does not:
-// `nohup effect-kernel-simulator &` outlives its shell as asked.
-const watchesParent = process.env.npm_command === "exec"
+// `nohup effect-kernel-simulator &` outlives its shell as asked. npm's variables are inherited by
+// everything below it: the bin must be the command npm exec ran (`npm_lifecycle_script`), not a
+// process that command started (`npx zx dev.mjs` starting the bin in the background, then ending).
+const watchesParent = process.env.npm_command === "exec" &&
+  /effect-kernel-simulator/.test(process.env.npm_lifecycle_script ?? "")
 
 /**
  * Listens, for the life of the scope, for SIGHUP (a closed terminal) and, when started by npm exec,

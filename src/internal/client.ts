@@ -373,12 +373,10 @@ export const authenticate =
             })
           )
         }
-        // the URL's own query, then the request's url params (`setUrlParam`), as the platform sends them
-        let out = HttpClientRequest.bearerToken(
-          HttpClientRequest.appendUrlParams(HttpClientRequest.setUrl(request, url), request.urlParams),
-          token
-        )
-        if (Option.isSome(request.hash)) out = HttpClientRequest.setHash(out, request.hash.value)
+        // the URL as text: its own query is sent as written (`?flag`, `%20` kept; a `URL` would be
+        // parsed into url params and re-encoded), then the request's url params (`setUrlParam`)
+        // and hash, as the platform sends them
+        let out = HttpClientRequest.bearerToken(HttpClientRequest.setUrl(request, url.href), token)
         if (!Headers.has(out.headers, "accept")) out = HttpClientRequest.acceptJson(out)
         return Effect.succeed(
           Option.isSome(config.projectId)
@@ -578,7 +576,7 @@ export const readBounded = (response: HttpClientResponse.HttpClientResponse): Ef
 const readErrorText = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
   const codings = codingsOf(response.headers["content-encoding"])
   if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
-  if (codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
+  if (codings.length > maxCodings || codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
   return response.stream.pipe(
     Stream.runFoldWhile(
       { parts: new Array<Uint8Array>(), size: 0 },
@@ -1098,12 +1096,34 @@ const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
       coding !== "" && coding !== "identity"
     )
 
-/** Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`). */
+/**
+ * The most content codings a body may have (what undici's `fetch` accepts): each one is a decoding
+ * pass, so a longer list is refused before any of it is decoded.
+ */
+const maxCodings = 5
+
+/**
+ * Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`),
+ * unless the header lists a coding it does not know, `identity` included (`gzip, identity`): it then
+ * decodes none of them and hands the body over as sent.
+ */
 const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
   const original = response instanceof RedactedResponse ? response.original : response
-  return typeof Response === "function" && Predicate.hasProperty(original, "source") &&
-    original.source instanceof Response
+  return Predicate.hasProperty(original, "source") && isWebResponse(original.source) &&
+    (response.headers["content-encoding"] ?? "").toLowerCase().split(",").every((coding) =>
+      supportedCodings.has(coding.trim())
+    )
 }
+
+/**
+ * A web `Response`, whichever implementation made it: the global class, or another fetch's (npm
+ * undici's `fetch` given to `FetchHttpClient.Fetch` returns its own `Response`, not the global one).
+ */
+const isWebResponse = (value: unknown): boolean =>
+  (typeof Response === "function" && value instanceof Response) ||
+  (Predicate.hasProperty(value, "bodyUsed") && typeof value.bodyUsed === "boolean" &&
+    Predicate.hasProperty(value, "arrayBuffer") && Predicate.isFunction(value.arrayBuffer) &&
+    Predicate.hasProperty(value, "headers") && Predicate.hasProperty(value, "status"))
 
 type Zlib = typeof import("node:zlib")
 let zlibModule: Promise<Zlib> | undefined
@@ -1202,10 +1222,60 @@ const readJsonText = (
         })
       )
     }
+    if (codings.length > maxCodings) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has ${codings.length} content codings, more than the ${maxCodings} the SDK decodes`
+        })
+      )
+    }
     // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
     // below); the other transports hand over the bytes as sent: decoded here
     if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+    // a body fetch could not decode fails its read ("terminated", caused by zlib's error): the
+    // same DecodeError as on the other transports, not a transient TransportError retried
+    return Effect.catchTag(
+      readJsonBody(request, response, length, encoding),
+      "TransportError",
+      (error): Effect.Effect<never, KernelError.DecodeError | KernelError.TransportError> => {
+        const failure = zlibFailure(error)
+        return failure === undefined ? Effect.fail(error) : Effect.fail(
+          new KernelError.DecodeError({
+            ...describe(request),
+            status: response.status,
+            message: bound(`the ${codings.join(", ")} body could not be decoded: ${failure}`, 512)
+          })
+        )
+      }
+    )
   }
+  return readJsonBody(request, response, length, encoding)
+}
+
+/** zlib's (or brotli's) error along a failure's `cause` chain, as `code: message`, if there is one. */
+const zlibFailure = (failure: unknown): string | undefined => {
+  let cause: unknown = failure
+  for (let depth = 0; depth < 8 && Predicate.hasProperty(cause, "cause"); depth++) {
+    cause = cause.cause
+    if (
+      Predicate.hasProperty(cause, "code") && typeof cause.code === "string" &&
+      /^(?:Z_[A-Z_]+_ERROR|Z_NEED_DICT|ERR__ERROR_|ERR_BROTLI)/.test(cause.code)
+    ) {
+      return `${cause.code}: ${cause instanceof Error ? cause.message : String(cause.code)}`
+    }
+  }
+  return undefined
+}
+
+/** A JSON body as text, decoded by the transport if it had a coding: bounded by {@link maxJsonBytes}. */
+const readJsonBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  length: string | undefined,
+  encoding: string | undefined
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
   const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")

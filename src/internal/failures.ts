@@ -44,6 +44,9 @@ const certificateCodes: ReadonlySet<string> = new Set([
   "ERR_TLS_CERT_ALTNAME_INVALID"
 ])
 
+/** OpenSSL's codes for a TLS handshake answered in plain text: an https URL to a server that speaks http. */
+const plainTextCodes: ReadonlySet<string> = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"])
+
 const headerOverflowCodes: ReadonlySet<string> = new Set(["UND_ERR_HEADERS_OVERFLOW", "HPE_HEADER_OVERFLOW"])
 
 const descriptorCodes: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"])
@@ -65,6 +68,14 @@ export const rules: ReadonlyArray<Rule> = [
     describe: (origin, code) =>
       `the TLS certificate of ${origin} was refused (${code}); retrying cannot help: check the host of ` +
       "KERNEL_BASE_URL, or trust the server's CA (KernelTransport.layerUndiciWith({ tls: { ca } }), NODE_EXTRA_CA_CERTS)"
+  },
+  {
+    name: "not a TLS server",
+    transient: false,
+    matches: (evidence) => firstCode(evidence, plainTextCodes),
+    describe: (origin, code) =>
+      `${origin} answered the TLS handshake in plain text (${code}): the server there speaks http, not https; ` +
+      "retrying cannot help: check the scheme of KERNEL_BASE_URL (the simulator serves http://)"
   },
   {
     name: "header block too large",
@@ -91,12 +102,32 @@ export const rules: ReadonlyArray<Rule> = [
       "unasked-for 100 Continue, which undici 7 refuses: KernelTransport skips it); retrying cannot help"
   },
   {
+    name: "too many content codings",
+    transient: false,
+    // undici's fetch refuses a body with more than 5 content codings (before reading it)
+    matches: (evidence) =>
+      evidence.messages.some((message) => /too many content-encodings/i.test(message))
+        ? "TOO_MANY_CONTENT_CODINGS"
+        : undefined,
+    describe: (origin) =>
+      `the response of ${origin} has more content codings than the client decodes (at most 5); retrying cannot help`
+  },
+  {
     name: "out of file descriptors",
     transient: true,
     matches: (evidence) => firstCode(evidence, descriptorCodes),
     describe: (origin, code) =>
       `the process ran out of file descriptors (${code}) opening a connection to ${origin}: lower the number of ` +
       "calls in flight, or KernelTransport's `connections` per origin, or raise the limit (`ulimit -n`)"
+  },
+  {
+    name: "host not found",
+    // DNS may answer differently a moment later (a service being registered): retried
+    transient: true,
+    matches: (evidence) => evidence.codes.includes("ENOTFOUND") ? "ENOTFOUND" : undefined,
+    describe: (origin, code) =>
+      `could not resolve the host of ${origin} (${code}). Check KERNEL_BASE_URL (or the baseUrl option) for a ` +
+      "typo, and that this machine's DNS can resolve it"
   },
   {
     name: "connection refused",

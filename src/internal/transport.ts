@@ -45,6 +45,7 @@ import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import { Readable } from "node:stream"
 import { ReadableStream as WebReadableStream } from "node:stream/web"
+import type * as Tls from "node:tls"
 import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
 import { isTracing } from "./tracing.js"
@@ -360,13 +361,16 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   // undici's callbacks (the legacy handler API: no controller wrapper per request)
 
   onConnect(abort: (error?: Error) => void): void {
+    // cancelled while it waited for a connection (a time-out in the queue at the `connections`
+    // cap): never sent. undici fails a request whose `onConnect` throws and keeps the connection,
+    // where `abort` would destroy it, one healthy socket per abandoned call
+    if (this.cancelled) throw aborted()
     this.abortFn = abort
     // undici writes this request now (HTTP/1.1, one request at a time): its response starts next
     if (this.track !== undefined) {
       this.track.fresh = true
       this.track.pending = undefined
     }
-    if (this.cancelled) abort(aborted())
   }
 
   onHeaders(statusCode: number, rawHeaders: Array<Buffer>, resume: () => void): boolean {
@@ -1041,15 +1045,42 @@ export const optionsOf = (options: AgentOptions): Options => ({
   abandonAfter: options.abandonedBodyTimeout === undefined
     ? Duration.toMillis(defaultAbandonedBodyTimeout)
     : Duration.isFinite(Duration.decode(options.abandonedBodyTimeout))
-    ? Math.max(1, Duration.toMillis(options.abandonedBodyTimeout))
+    // within a Node timer's range: past it, the timer fires after 1 ms and releases every body
+    ? Math.min(maxTimerMillis, Math.max(1, Duration.toMillis(options.abandonedBodyTimeout)))
     : 0
 })
+
+/**
+ * TLS options every connection would fail with (a certificate or key that is not PEM, a key that
+ * does not match its certificate, an unknown protocol version): a `ConfigError` naming `tls` when
+ * the layer is built, instead of every call failing (and being retried) at connect. The message is
+ * OpenSSL's, which never repeats the key.
+ */
+const checkTls = (tls: AgentOptions["tls"]): Effect.Effect<void, ConfigError.ConfigError> =>
+  tls === undefined ? Effect.void : Effect.flatMap(
+    Effect.promise(() => import("node:tls")),
+    (nodeTls) =>
+      Effect.try({
+        try: () => {
+          // the connector's options are TLS options or plain TCP ones (which it ignores here)
+          const secure: Tls.SecureContextOptions = {}
+          nodeTls.createSecureContext(Object.assign(secure, tls))
+        },
+        catch: (cause) =>
+          invalid(
+            "tls",
+            `tls must be options a TLS connection can be made with; node:tls refused them: ${
+              cause instanceof Error ? cause.message : String(cause)
+            }`
+          )
+      })
+  )
 
 /** @internal */
 export const scoped = (
   options: AgentOptions = {}
 ): Effect.Effect<HttpClient.HttpClient, ConfigError.ConfigError, Scope.Scope> =>
-  Effect.flatMap(checkOptions(options), (settings) =>
+  Effect.flatMap(Effect.zipLeft(checkOptions(options), checkTls(options.tls)), (settings) =>
     Effect.map(
       Effect.acquireRelease(
         Effect.map(loadUndici, (undici) => makeAgent(undici, options, settings)),
