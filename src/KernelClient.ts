@@ -51,12 +51,13 @@ export const make: Effect.Effect<Service, never, KernelConfig | HttpClient.HttpC
  * choice: `KernelTransport.layerUndici`, `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`).
  *
  * Which transport: `KernelTransport.layerUndici` (recommended on Node). `NodeHttpClient.layerUndici`
- * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on npm undici 7 once
- * `@effect/platform-node` is loaded) are exposed to undici 7's uncatchable
+ * (undici 7) and `FetchHttpClient.layer` in Node (whose global `fetch` runs on undici: npm's 7
+ * once `@effect/platform-node` is loaded, or Node's bundled copy, depending on the Node version and
+ * the load order) are exposed to undici's uncatchable
  * `AssertionError: assert(!this.paused)`: a response body under back-pressure whose server closes
  * the connection (a replay consumed slowly, then cut) kills the process, whatever `catchTags` you
- * have. What fixes it: `KernelTransport.layerUndici`, or undici >= 8 (Node >= 22.19). See
- * docs/transports.md.
+ * have. What fixes it: `KernelTransport.layerUndici`, or undici >= 8 (Node >= 22.19, and an npm
+ * `overrides` entry, as `@effect/platform-node` depends on undici 7 itself). See docs/transports.md.
  *
  * @since 0.1.0
  * @category Layers
