@@ -10,15 +10,23 @@
 //   layer         the whole package imported and the config + transport built, then the first build of
 //                 Kernel.layer (118 operations and the client) in this process (layerBuildMs) and the
 //                 median of 20 builds after it (layerRebuildMs)
+// EFFECT_KERNEL_DIST=<dir>: another build's dist/esm (e.g. an earlier revision built into .tmp) instead of
+// this package's, imported by path; the figures of two builds then come from the same machine and hour
+import { pathToFileURL } from "node:url"
 const [mode = "base", base = "http://127.0.0.1:1"] = process.argv.slice(2)
-const dist = new URL("../dist/esm/", import.meta.url)
+const otherDist = process.env.EFFECT_KERNEL_DIST
+const dist = otherDist === undefined
+  ? new URL("../dist/esm/", import.meta.url)
+  : pathToFileURL(otherDist.endsWith("/") ? otherDist : `${otherDist}/`)
+// the package itself, through its exports (dist/esm), or the other build's index
+const importPackage = () => otherDist === undefined ? import("effect-kernel") : import(new URL("index.js", dist).href)
 const t0 = performance.now()
 await import("effect")
 await import("@effect/platform")
 const t1 = performance.now()
 const result = { baseImportMs: t1 - t0 }
 if (mode === "sdk") {
-  const { Computer, Kernel, KernelConfig } = await import("effect-kernel") // the package itself, through its exports (dist/esm)
+  const { Computer, Kernel, KernelConfig } = await importPackage()
   result.sdkImportMs = performance.now() - t1
   const { Effect, Layer, Redacted } = await import("effect")
   const { NodeHttpClient } = await import("@effect/platform-node")
@@ -38,7 +46,7 @@ if (mode === "sdk") {
   result.areaImportMs = performance.now() - t2
   if (area.layer === undefined) throw new Error(`${mode}: no layer exported`)
 } else if (mode === "layer") {
-  const { Kernel, KernelConfig } = await import("effect-kernel")
+  const { Kernel, KernelConfig } = await importPackage()
   const { Effect, Layer, Redacted, Scope, Exit } = await import("effect")
   const { FetchHttpClient } = await import("@effect/platform")
   const needs = await Effect.runPromise(

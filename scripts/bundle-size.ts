@@ -3,11 +3,12 @@
 // operation (BrowserPools.list on its own layer; Browsers.retrieve on its area's layer), with
 // Kernel.layer, and the official @onkernel/sdk. Then the targets of issue 18 for the one-operation
 // program, and which of effect-kernel's own files each effect-kernel program keeps.
-// Usage: npx tsx scripts/bundle-size.ts [--before=<git rev>] [--src=<dir>] [--files]
+// Usage: npx tsx scripts/bundle-size.ts [--before=<git rev>] [--src=<dir>] [--files] [--json]
 //   --before=<rev>: also bundles the one-operation program against that revision's src/ (extracted
 //                   with `git archive` into .tmp/bundle-before/<rev>), the "before" of the targets
 //   --src=<dir>:    resolves effect-kernel to <dir>/index.ts instead of src/ (a patched copy of
 //                   src/, to measure a proposal before it lands)
+//   --json:         prints one JSON line (the sizes in KiB) instead of the table (bench/run.ts)
 //   --files:        lists, per effect-kernel program, the bytes each of effect-kernel's files keeps
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -18,6 +19,10 @@ import { bundleWithMeta } from "./bundle.js"
 const root = path.resolve(import.meta.dirname, "..")
 const before = process.argv.find((arg) => arg.startsWith("--before="))?.slice("--before=".length)
 const listFiles = process.argv.includes("--files")
+const json = process.argv.includes("--json")
+const log = (line: string) => {
+  if (!json) console.log(line)
+}
 const srcFlag = process.argv.find((arg) => arg.startsWith("--src="))?.slice("--src=".length)
 const src = srcFlag === undefined ? undefined : path.resolve(srcFlag, "index.ts")
 
@@ -75,12 +80,14 @@ if (before !== undefined) {
 }
 
 const sizes: Record<string, number> = {}
+const gzipKib: Record<string, number> = {}
 const kept: Record<string, Array<[string, number]>> = {}
 for (const [name, contents, entry] of entries) {
   const { code, metafile } = await bundleWithMeta(contents, entry === undefined ? {} : { entry })
   sizes[name] = code.length / 1024
+  gzipKib[name] = gzipSync(code).length / 1024
   const where = entry === undefined ? "" : ` [${path.relative(root, entry)}]`
-  console.log(
+  log(
     `${(name + where).padEnd(66)} ${(code.length / 1024).toFixed(1).padStart(7)} KiB minified, ${
       (gzipSync(code).length / 1024).toFixed(1).padStart(6)
     } KiB gzip`
@@ -93,9 +100,9 @@ for (const [name, contents, entry] of entries) {
 }
 
 const floor = sizes["floor: effect + Schema + FetchHttpClient (no SDK)"]!
-console.log("\ntargets (issue 18)")
+log("\ntargets (issue 18)")
 const row = (target: string, value: number, op: string, bound: number) =>
-  console.log(
+  log(
     `  ${target.padEnd(78)} ${value.toFixed(2).padStart(7)}  ${op} ${bound}  ${
       (op === "<=" ? value <= bound : value >= bound) ? "met" : "NOT MET"
     }`
@@ -119,9 +126,12 @@ if (listFiles) {
   for (const [name, files] of Object.entries(kept)) {
     if (files.length === 0) continue
     const total = files.reduce((n, [, bytes]) => n + bytes, 0)
-    console.log(`\n${name}: effect-kernel's own files, ${(total / 1024).toFixed(1)} KiB in ${files.length} files`)
+    log(`\n${name}: effect-kernel's own files, ${(total / 1024).toFixed(1)} KiB in ${files.length} files`)
     for (const [file, bytes] of files.slice(0, 15)) {
-      console.log(`  ${(bytes / 1024).toFixed(1).padStart(6)} KiB  ${file}`)
+      log(`  ${(bytes / 1024).toFixed(1).padStart(6)} KiB  ${file}`)
     }
   }
+}
+if (json) {
+  console.log(JSON.stringify({ kib: sizes, gzipKib }))
 }
