@@ -3,8 +3,8 @@
 // @effect/platform and undici external), and optionally another build (--before-dist=DIR, e.g. an
 // earlier revision built into .tmp). Prints the ms each adds to importing effect + @effect/platform.
 // Usage: npm run build && node bench/cold-variants.mjs [--runs=N] [--before-dist=DIR]
-import { execFileSync } from "node:child_process"
 import { build, transform } from "esbuild"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -46,12 +46,24 @@ await build({
   format: "esm",
   platform: "node",
   target: "es2022",
-  external: ["effect", "effect/*", "@effect/platform", "@effect/platform/*", "@effect/platform-node", "@effect/platform-node/*", "undici"],
+  external: [
+    "effect",
+    "effect/*",
+    "@effect/platform",
+    "@effect/platform/*",
+    "@effect/platform-node",
+    "@effect/platform-node/*",
+    "undici"
+  ],
   logLevel: "silent"
 })
 const size = (dir) => {
-  const files = fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js") && !f.startsWith("bin"))
-  return `${files.length} modules, ${(files.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) / 1024).toFixed(0)} KiB`
+  const files = fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) =>
+    f.endsWith(".js") && !f.startsWith("bin")
+  )
+  return `${files.length} modules, ${
+    (files.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) / 1024).toFixed(0)
+  } KiB`
 }
 const variants = [
   [`dist/esm (${size(dist)})`, dist],

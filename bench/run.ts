@@ -154,7 +154,11 @@ try {
       record("cold: + first call, incl. layer and transport (ms)", `before: ${beforeDist}`, result.firstCallMs)
       const layerOut = execFileSync(process.execPath, [`${here}cold.mjs`, "layer", base], { encoding: "utf8", env })
       const layerResult: { layerBuildMs: number } = JSON.parse(layerOut)
-      record("build Kernel.layer, 118 operations + client (ms)", `before: ${beforeDist} (5 operations)`, layerResult.layerBuildMs)
+      record(
+        "build Kernel.layer, 118 operations + client (ms)",
+        `before: ${beforeDist} (5 operations)`,
+        layerResult.layerBuildMs
+      )
     }
     // one area above the shared client, each in a fresh process (dist/esm/<Area>.js: the package exports
     // only "."), and building Kernel.layer (118 operations) in a fresh process
@@ -305,13 +309,17 @@ try {
     if (value !== undefined) targets.push([`cold: import ${area} above the shared client (ms)`, value, "<=", 5])
   }
   const layerBuild = med("build Kernel.layer, 118 operations + client (ms)", "first, in a fresh process")
-  if (layerBuild !== undefined) targets.push(["build Kernel.layer (ms), first build in a fresh process", layerBuild, "<=", 5])
+  if (layerBuild !== undefined) {
+    targets.push(["build Kernel.layer (ms), first build in a fresh process", layerBuild, "<=", 5])
+  }
   if (bundleKib !== undefined) {
     const floorKib = bundleKib["floor: effect + Schema + FetchHttpClient (no SDK)"]
-    for (const [program, label] of [
-      ["effect-kernel: BrowserPools.list (BrowserPools.layerList)", "BrowserPools.list"],
-      ["effect-kernel: Browsers.retrieve (Browsers.layer)", "Browsers.retrieve"]
-    ] as const) {
+    for (
+      const [program, label] of [
+        ["effect-kernel: BrowserPools.list (BrowserPools.layerList)", "BrowserPools.list"],
+        ["effect-kernel: Browsers.retrieve (Browsers.layer)", "Browsers.retrieve"]
+      ] as const
+    ) {
       targets.push([`bundle, one operation (${label}) / floor program`, ratio(bundleKib[program], floorKib), "<=", 1.3])
       targets.push([`bundle, one operation (${label}), KiB (before the 118: 862)`, bundleKib[program], "<=", 862])
     }

@@ -76,7 +76,11 @@ if (before !== undefined) {
     const tar = execFileSync("git", ["archive", before, "src"], { cwd: root, maxBuffer: 1 << 30 })
     execFileSync("tar", ["-x", "-C", dir], { input: tar })
   }
-  entries.push([`before (${before}): BrowserPools.list (BrowserPools.layerList)`, onePool, path.join(dir, "src", "index.ts")])
+  entries.push([
+    `before (${before}): BrowserPools.list (BrowserPools.layerList)`,
+    onePool,
+    path.join(dir, "src", "index.ts")
+  ])
 }
 
 const sizes: Record<string, number> = {}
@@ -107,7 +111,9 @@ const row = (target: string, value: number, op: string, bound: number) =>
       (op === "<=" ? value <= bound : value >= bound) ? "met" : "NOT MET"
     }`
   )
-for (const name of Object.keys(programs).filter((n) => n.startsWith("effect-kernel: ") && !n.includes("Kernel.layer"))) {
+for (
+  const name of Object.keys(programs).filter((n) => n.startsWith("effect-kernel: ") && !n.includes("Kernel.layer"))
+) {
   const program = name.slice("effect-kernel: ".length).replace(/ \(.*\)$/, "")
   row(`${program}: minified size / floor`, sizes[name]! / floor, "<=", 1.3)
   row(`${program}: KiB minified (main before the 118 operations: 862)`, sizes[name]!, "<=", 862)

@@ -101,7 +101,10 @@ const dirs = Object.entries(configs).flatMap(([config, extra]) =>
       noEmit: true,
       ...extra
     }
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["program.ts"] }, null, 2))
+    fs.writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: ["program.ts"] }, null, 2)
+    )
     return [`${name}, ${config}`, dir]
   })
 )
@@ -125,7 +128,9 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 const result = Object.fromEntries(
-  Object.entries(times).map(([name, values]) => [name, { median: median(values), min: Math.min(...values), max: Math.max(...values) }])
+  Object.entries(times).map((
+    [name, values]
+  ) => [name, { median: median(values), min: Math.min(...values), max: Math.max(...values) }])
 )
 const differences = Object.fromEntries(
   Object.keys(configs).flatMap((config) => [
