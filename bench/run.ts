@@ -42,7 +42,7 @@ const sizes = {
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
   coldRuns: replaysOnly ? 0 : quick ? 1 : 5,
-  // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run
+  // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
   tscRuns: replaysOnly ? 0 : quick ? 1 : 3
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
@@ -190,9 +190,14 @@ try {
   }
   let tscDifferences: Record<string, number> | undefined
   if (sizes.tscRuns > 0) {
-    const out = execFileSync(process.execPath, [`${root}scripts/tsc-cost.mjs`, "--json", `--runs=${sizes.tscRuns}`], {
-      encoding: "utf8"
-    })
+    // --quick: one run, the README's tsconfig only (4 checks)
+    const tscArgs = [
+      `${root}scripts/tsc-cost.mjs`,
+      "--json",
+      `--runs=${sizes.tscRuns}`,
+      ...(quick ? ["--readme-only"] : [])
+    ]
+    const out = execFileSync(process.execPath, tscArgs, { encoding: "utf8" })
     const result: {
       seconds: Record<string, { median: number; min: number; max: number }>
       differences: Record<string, number>
