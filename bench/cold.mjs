@@ -1,17 +1,33 @@
-// Cold start in a fresh process: importing effect + @effect/platform ("base"), the same plus
-// effect-kernel ("sdk"), and for "sdk" the first call against the bench server.
-// Usage: node bench/cold.mjs base|sdk BASE_URL -> prints JSON
-const mode = process.argv[2]
-const base = process.argv[3]
+// Cold start in a fresh process, over the built package (dist/esm; `npm run build` first).
+// Usage: node bench/cold.mjs MODE BASE_URL -> prints JSON
+//   base          importing effect + @effect/platform (baseImportMs)
+//   sdk           the same, then the whole package through its exports (sdkImportMs), then the first
+//                 call, incl. building Kernel.layer and the transport (firstCallMs)
+//   area:<Area>   the same base, then the shared client (dist/esm/KernelClient.js and KernelConfig.js:
+//                 clientImportMs), then one area module on top of it (dist/esm/<Area>.js: areaImportMs).
+//                 The package exports only "." (the index evaluates every area): this is what one area
+//                 costs a bundler's output or a deep import, the ESM graph of that area alone
+//   layer         the whole package imported and the config + transport built, then the first build of
+//                 Kernel.layer (118 operations and the client) in this process (layerBuildMs) and the
+//                 median of 20 builds after it (layerRebuildMs)
+// EFFECT_KERNEL_DIST=<dir>: another build's dist/esm (e.g. an earlier revision built into .tmp) instead of
+// this package's, imported by path; the figures of two builds then come from the same machine and hour
+import { pathToFileURL } from "node:url"
+const [mode = "base", base = "http://127.0.0.1:1"] = process.argv.slice(2)
+const otherDist = process.env.EFFECT_KERNEL_DIST
+const dist = otherDist === undefined
+  ? new URL("../dist/esm/", import.meta.url)
+  : pathToFileURL(otherDist.endsWith("/") ? otherDist : `${otherDist}/`)
+// the package itself, through its exports (dist/esm), or the other build's index
+const importPackage = () => otherDist === undefined ? import("effect-kernel") : import(new URL("index.js", dist).href)
 const t0 = performance.now()
 await import("effect")
 await import("@effect/platform")
 const t1 = performance.now()
-let sdkImportMs = 0
-let firstCallMs = 0
+const result = { baseImportMs: t1 - t0 }
 if (mode === "sdk") {
-  const { Computer, Kernel, KernelConfig } = await import("effect-kernel") // the package itself, through its exports (dist/esm)
-  sdkImportMs = performance.now() - t1
+  const { Computer, Kernel, KernelConfig } = await importPackage()
+  result.sdkImportMs = performance.now() - t1
   const { Effect, Layer, Redacted } = await import("effect")
   const { NodeHttpClient } = await import("@effect/platform-node")
   const layer = Kernel.layer.pipe(
@@ -20,7 +36,45 @@ if (mode === "sdk") {
   )
   const t2 = performance.now()
   await Effect.runPromise(Effect.provide(Computer.getMousePosition({ id: "b1" }), layer))
-  firstCallMs = performance.now() - t2
+  result.firstCallMs = performance.now() - t2
+} else if (mode.startsWith("area:")) {
+  await import(new URL("KernelConfig.js", dist).href)
+  await import(new URL("KernelClient.js", dist).href)
+  const t2 = performance.now()
+  result.clientImportMs = t2 - t1
+  const area = await import(new URL(`${mode.slice("area:".length)}.js`, dist).href)
+  result.areaImportMs = performance.now() - t2
+  if (area.layer === undefined) throw new Error(`${mode}: no layer exported`)
+} else if (mode === "layer") {
+  const { Kernel, KernelConfig } = await importPackage()
+  const { Effect, Layer, Redacted, Scope, Exit } = await import("effect")
+  const { FetchHttpClient } = await import("@effect/platform")
+  const needs = await Effect.runPromise(
+    Effect.scoped(
+      Layer.build(
+        Layer.merge(KernelConfig.layer({ apiKey: Redacted.make("sk_bench"), baseUrl: base }), FetchHttpClient.layer)
+      )
+    )
+  )
+  const build = Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(Kernel.layer, scope).pipe(Effect.provide(needs))
+    yield* Scope.close(scope, Exit.void)
+    return context
+  })
+  const t2 = performance.now()
+  await Effect.runPromise(build)
+  result.layerBuildMs = performance.now() - t2
+  const times = []
+  for (let i = 0; i < 20; i++) {
+    const t = performance.now()
+    await Effect.runPromise(build)
+    times.push(performance.now() - t)
+  }
+  times.sort((a, b) => a - b)
+  result.layerRebuildMs = (times[9] + times[10]) / 2
+} else if (mode !== "base") {
+  throw new Error(`unknown mode ${mode}`)
 }
-process.stdout.write(JSON.stringify({ baseImportMs: t1 - t0, sdkImportMs, firstCallMs }) + "\n")
+process.stdout.write(JSON.stringify(result) + "\n")
 process.exit(0)

@@ -8,6 +8,11 @@
  * undici, effect-kernel on KernelTransport, the bare KernelTransport stream, effect-kernel on
  * NodeHttpClient.layerUndici; 256 MiB, 1 GiB, and 8 GiB in the first round unless `--no-huge`) and
  * writes bench/results-replays.json; `--rounds=N` sets the number of interleaved rounds.
+ * `--footprint` runs only the footprint rows of issue 18 (every run has them): cold start (the whole
+ * package, one area above the shared client, building Kernel.layer) in fresh processes, the bundle sizes
+ * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
+ * bench/results-footprint.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
+ * (an earlier revision built into .tmp), interleaved with this one's, so both come from the same hour.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -19,6 +24,10 @@ import { startBenchServer } from "./fixtures.mjs"
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
 const replaysOnly = process.argv.includes("--replays")
+// `--footprint`: only cold start, Kernel.layer's build, bundle sizes and the type-check cost
+const footprintOnly = process.argv.includes("--footprint")
+// `--before-dist=<dir>`: the cold rows of an earlier build too (bench/cold.mjs EFFECT_KERNEL_DIST)
+const beforeDist = process.argv.find((arg) => arg.startsWith("--before-dist="))?.slice("--before-dist=".length)
 // `--no-huge`: without the 8 GiB row; `--rounds=N`: N interleaved rounds (default 3, 1 with --quick)
 const noHuge = process.argv.includes("--no-huge")
 const roundsFlag = process.argv.find((arg) => arg.startsWith("--rounds="))
@@ -32,8 +41,13 @@ const sizes = {
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: replaysOnly ? 0 : quick ? 1 : 5
+  coldRuns: replaysOnly ? 0 : quick ? 1 : 5,
+  // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
+  tscRuns: replaysOnly ? 0 : quick ? 1 : 3
 }
+/** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
+const coldAreas = ["Browsers", "BrowserPools", "Computer"]
+const root = new URL("..", import.meta.url).pathname
 const here = new URL(".", import.meta.url).pathname
 // the stream children run as `node --import tsx`: one process (the tsx CLI would add a parent that relays
 // signals), so a time-out's SIGKILL ends the measurement itself
@@ -56,13 +70,14 @@ const { child, base } = await startBenchServer()
 try {
   const clients = makeClients(base)
   const floor = clients[0]!.name
-  for (const client of replaysOnly ? [] : clients) {
+  const skipClients = replaysOnly || footprintOnly
+  for (const client of skipClients ? [] : clients) {
     await client.sequential(100) // warm-up
     await client.concurrent(200, sizes.inFlight)
     if (client.pools) await client.pools()
   }
-  for (let round = 0; round < rounds; round++) {
-    for (const client of replaysOnly ? [] : clients) {
+  for (let round = 0; round < (footprintOnly ? 0 : rounds); round++) {
+    for (const client of skipClients ? [] : clients) {
       let started = performance.now()
       await client.sequential(sizes.sequential)
       record(
@@ -131,6 +146,66 @@ try {
         record("cold: + first call, incl. layer and transport (ms)", "node", result.firstCallMs)
       }
     }
+    if (beforeDist !== undefined) {
+      const env = { ...process.env, EFFECT_KERNEL_DIST: beforeDist }
+      const out = execFileSync(process.execPath, [`${here}cold.mjs`, "sdk", base], { encoding: "utf8", env })
+      const result: { sdkImportMs: number; firstCallMs: number } = JSON.parse(out)
+      record("cold: + import effect-kernel (ms)", `before: ${beforeDist}`, result.sdkImportMs)
+      record("cold: + first call, incl. layer and transport (ms)", `before: ${beforeDist}`, result.firstCallMs)
+      const layerOut = execFileSync(process.execPath, [`${here}cold.mjs`, "layer", base], { encoding: "utf8", env })
+      const layerResult: { layerBuildMs: number } = JSON.parse(layerOut)
+      record(
+        "build Kernel.layer, 118 operations + client (ms)",
+        `before: ${beforeDist} (5 operations)`,
+        layerResult.layerBuildMs
+      )
+    }
+    // one area above the shared client, each in a fresh process (dist/esm/<Area>.js: the package exports
+    // only "."), and building Kernel.layer (118 operations) in a fresh process
+    for (const area of coldAreas) {
+      const out = execFileSync(process.execPath, [`${here}cold.mjs`, `area:${area}`, base], { encoding: "utf8" })
+      const result: { clientImportMs: number; areaImportMs: number } = JSON.parse(out)
+      record("cold: + import the shared client, KernelClient + KernelConfig (ms)", "node", result.clientImportMs)
+      record("cold: + import one area above the client (ms)", area, result.areaImportMs)
+    }
+    const out = execFileSync(process.execPath, [`${here}cold.mjs`, "layer", base], { encoding: "utf8" })
+    const result: { layerBuildMs: number; layerRebuildMs: number } = JSON.parse(out)
+    record("build Kernel.layer, 118 operations + client (ms)", "first, in a fresh process", result.layerBuildMs)
+    record("build Kernel.layer, 118 operations + client (ms)", "median of the next 20", result.layerRebuildMs)
+  }
+  // bundle sizes (esbuild, minified) and the type-check cost: each its own script, run once
+  let bundleKib: Record<string, number> | undefined
+  if (!replaysOnly) {
+    const out = execFileSync(process.execPath, ["--import", tsxLoader, `${root}scripts/bundle-size.ts`, "--json"], {
+      encoding: "utf8"
+    })
+    const result: { kib: Record<string, number>; gzipKib: Record<string, number> } = JSON.parse(
+      out.trim().split("\n").at(-1)!
+    )
+    bundleKib = result.kib
+    for (const [program, kib] of Object.entries(result.kib)) {
+      record("bundle, esbuild minified (KiB)", program, kib)
+      record("bundle, esbuild minified + gzip (KiB)", program, result.gzipKib[program]!)
+    }
+  }
+  let tscDifferences: Record<string, number> | undefined
+  if (sizes.tscRuns > 0) {
+    // --quick: one run, the README's tsconfig only (4 checks)
+    const tscArgs = [
+      `${root}scripts/tsc-cost.mjs`,
+      "--json",
+      `--runs=${sizes.tscRuns}`,
+      ...(quick ? ["--readme-only"] : [])
+    ]
+    const out = execFileSync(process.execPath, tscArgs, { encoding: "utf8" })
+    const result: {
+      seconds: Record<string, { median: number; min: number; max: number }>
+      differences: Record<string, number>
+    } = JSON.parse(out.trim().split("\n").at(-1)!)
+    for (const [program, { median: m }] of Object.entries(result.seconds)) {
+      record(`tsc --noEmit, median of ${sizes.tscRuns} (s)`, program, m)
+    }
+    tscDifferences = result.differences
   }
   for (const client of clients) await client.close()
 
@@ -223,9 +298,49 @@ try {
   if (coldBase !== undefined && coldSdk !== undefined) {
     targets.push(["cold start: ms the SDK adds to importing effect + @effect/platform", coldSdk, "<=", 15])
   }
+  // issue 18's footprint targets
+  const coldWhole = "cold: whole package, ms it adds to effect + @effect/platform (0.1.0: 33.7)"
+  if (coldSdk !== undefined) targets.push([coldWhole, coldSdk, "<=", 50.55])
+  if (beforeDist !== undefined) {
+    targets.push([
+      "cold: whole package / the before build, same run",
+      ratio(coldSdk, med("cold: + import effect-kernel (ms)", `before: ${beforeDist}`)),
+      "<=",
+      1.5
+    ])
+  }
+  for (const area of coldAreas) {
+    const value = med("cold: + import one area above the client (ms)", area)
+    if (value !== undefined) targets.push([`cold: import ${area} above the shared client (ms)`, value, "<=", 5])
+  }
+  const layerBuild = med("build Kernel.layer, 118 operations + client (ms)", "first, in a fresh process")
+  if (layerBuild !== undefined) {
+    targets.push(["build Kernel.layer (ms), first build in a fresh process", layerBuild, "<=", 5])
+  }
+  if (bundleKib !== undefined) {
+    const floorKib = bundleKib["floor: effect + Schema + FetchHttpClient (no SDK)"]
+    for (
+      const [program, label] of [
+        ["effect-kernel: BrowserPools.list (BrowserPools.layerList)", "BrowserPools.list"],
+        ["effect-kernel: Browsers.retrieve (Browsers.layer)", "Browsers.retrieve"]
+      ] as const
+    ) {
+      targets.push([`bundle, one operation (${label}) / floor program`, ratio(bundleKib[program], floorKib), "<=", 1.3])
+      targets.push([`bundle, one operation (${label}), KiB (before the 118: 862)`, bundleKib[program], "<=", 862])
+    }
+  }
+  if (tscDifferences !== undefined) {
+    targets.push([
+      "tsc --noEmit: s the 20-operation program takes above the empty one",
+      tscDifferences["20 ops above empty, README tsconfig"],
+      "<=",
+      1
+    ])
+  }
   lines.push("", `targets${quick ? " (--quick: sizes too small to judge)" : ""}`)
   const targetResults: Array<{ target: string; value: number | null; bound: string; met: boolean | null }> = []
   for (const [target, value, op, bound] of targets) {
+    if (footprintOnly && value === undefined) continue
     const met = value === undefined ? null : op === ">=" ? value >= bound : value <= bound
     targetResults.push({ target, value: value ?? null, bound: `${op} ${bound}`, met })
     lines.push(
@@ -235,15 +350,16 @@ try {
     )
   }
   console.log(lines.join("\n"))
+  const resultsFile = replaysOnly ? "results-replays.json" : footprintOnly ? "results-footprint.json" : "results.json"
   fs.writeFileSync(
-    new URL(replaysOnly ? "results-replays.json" : "results.json", import.meta.url),
+    new URL(resultsFile, import.meta.url),
     JSON.stringify(
       { quick, rounds, node: process.version, cores: os.cpus().length, results, targets: targetResults },
       null,
       2
     )
   )
-  console.log(`\nwritten to bench/${replaysOnly ? "results-replays.json" : "results.json"}`)
+  console.log(`\nwritten to bench/${resultsFile}`)
 } finally {
   child.kill("SIGTERM")
 }

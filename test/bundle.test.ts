@@ -41,4 +41,36 @@ describe("tree-shaking", () => {
     expect(everything).toContain("/replays/")
     expect(onlyPools.length).toBeLessThan(everything.length)
   }, 60_000)
+
+  it("a program that uses one generated area bundles none of the other 21", async () => {
+    const onlyBrowsers = await bundle(`
+      import { FetchHttpClient } from "@effect/platform"
+      import { Effect, Layer, Redacted } from "effect"
+      import { Browsers, KernelClient, KernelConfig } from "effect-kernel"
+      const layer = Browsers.layer.pipe(
+        Layer.provide(KernelClient.layer),
+        Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("k") })),
+        Layer.provide(FetchHttpClient.layer)
+      )
+      Effect.runPromise(Browsers.retrieve({ id: "b1" }).pipe(Effect.provide(layer))).then(console.log)
+    `)
+    expect(onlyBrowsers).toContain("/browsers/{id}/curl")
+    for (
+      const absent of [
+        "/browser_pools",
+        "/computer/",
+        "/fs/",
+        "/process/",
+        "/replays",
+        "/auth/connections",
+        "/credentials",
+        "/deployments",
+        "/invocations",
+        "/api_keys",
+        "KernelSimulator"
+      ]
+    ) {
+      expect(onlyBrowsers).not.toContain(absent)
+    }
+  }, 60_000)
 })

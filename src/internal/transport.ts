@@ -248,15 +248,14 @@ type Connector = (options: Undici.buildConnector.Options, callback: Undici.build
  */
 let undiciModule: Promise<UndiciModule> | undefined
 /** @internal */
-export const loadUndici: Effect.Effect<UndiciModule> = Effect.suspend(() =>
-  Effect.tryPromise(() => undiciModule ??= import("undici"))
-).pipe(
-  Effect.orDieWith((cause) =>
+// pure: a program that never builds a KernelTransport agent bundles none of undici
+export const loadUndici: Effect.Effect<UndiciModule> = /*#__PURE__*/ Effect.orDieWith(
+  /*#__PURE__*/ Effect.suspend(() => Effect.tryPromise(() => undiciModule ??= import("undici"))),
+  (cause) =>
     new Error(
       "KernelTransport needs the `undici` package (an optional peer dependency of effect-kernel): npm install undici",
       { cause }
     )
-  )
 )
 
 const trackedClientFactories = new WeakMap<
