@@ -13,8 +13,10 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -25,8 +27,10 @@ import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import type { BrowserPoolConfig } from "./BrowserPools.js"
+import type { operations as operationsTable } from "./internal/generated/table.js"
 import * as internal from "./internal/simulator.js"
 import * as mp4 from "./internal/simulatorMp4.js"
 import * as schemas from "./internal/simulatorSchema.js"
@@ -50,17 +54,14 @@ export type DeploymentState = "queued" | "in_progress" | "running" | "stopped" |
 export type Plan = "paid" | "free"
 
 /**
- * The name of one of the five routes.
+ * The name of an operation of the Kernel API (every one of the generated table, e.g.
+ * `"createBrowser"`, `"getMousePosition"`): what a {@link Fault} targets and a
+ * {@link RecordedRequest} names.
  *
  * @since 0.1.0
  * @category Models
  */
-export type Route =
-  | "downloadReplay"
-  | "setCursorVisibility"
-  | "getMousePosition"
-  | "listBrowserPools"
-  | "deleteDeployment"
+export type Route = (typeof operationsTable)[number]["name"]
 
 /**
  * A replay recording. It answers 202 (with `Retry-After: retryAfter`) for its first
@@ -97,6 +98,39 @@ export interface BrowserSeed {
   readonly mouse?: { readonly x: number; readonly y: number } | undefined
   readonly cursorHidden?: boolean | undefined
   readonly replays?: ReadonlyArray<ReplaySeed> | undefined
+  /**
+   * The viewport (default 1920×1080): the size of `Computer.captureScreenshot`'s PNG.
+   *
+   * @since 0.2.0
+   */
+  readonly viewport?:
+    | { readonly width: number; readonly height: number; readonly refresh_rate?: number | undefined }
+    | undefined
+  /** @since 0.2.0 */
+  readonly headless?: boolean | undefined
+  /** @since 0.2.0 */
+  readonly stealth?: boolean | undefined
+  /**
+   * The project it belongs to (`X-Kernel-Project-Id`); without, every project sees it.
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
+}
+
+/**
+ * A credential. With `totp_secret` (base32), `Credentials.totpCode` answers the real RFC 6238
+ * code (HMAC-SHA1, 30 seconds, 6 digits) on the Effect clock.
+ *
+ * @since 0.2.0
+ * @category Seed
+ */
+export interface CredentialSeed {
+  readonly id: string
+  readonly name?: string | undefined
+  readonly domain?: string | undefined
+  readonly totp_secret?: string | undefined
+  readonly project?: string | undefined
 }
 
 /**
@@ -141,6 +175,8 @@ export interface OrganizationSeed {
   readonly browsers?: ReadonlyArray<BrowserSeed> | undefined
   readonly pools?: ReadonlyArray<PoolSeed> | undefined
   readonly deployments?: ReadonlyArray<DeploymentSeed> | undefined
+  /** @since 0.2.0 */
+  readonly credentials?: ReadonlyArray<CredentialSeed> | undefined
 }
 
 /**
@@ -409,7 +445,7 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
   const ending = internal.bodyEnding(response.network)
   const iterator = server.limited(server.bodyChunks(response), ending?.at)
-  const hasBody = response.body._tag !== "Empty" && response.status !== 204 && response.status !== 202
+  const hasBody = response.body._tag !== "Empty" && response.status !== 204
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -478,6 +514,31 @@ const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.E
       : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
   )
 
+/** A request body as bytes (a multipart form is encoded with its boundary, as `fetch` does). */
+const inMemoryBody = (
+  body: HttpClientRequest.HttpClientRequest["body"]
+): Effect.Effect<{ readonly bytes: Uint8Array | undefined; readonly contentType: string | undefined }> => {
+  switch (body._tag) {
+    case "Uint8Array":
+      return Effect.succeed({ bytes: body.body, contentType: undefined })
+    case "FormData":
+      return Effect.promise(async () => {
+        const encoded = new Response(body.formData)
+        return {
+          bytes: new Uint8Array(await encoded.arrayBuffer()),
+          contentType: encoded.headers.get("content-type") ?? undefined
+        }
+      })
+    case "Stream":
+      return Effect.map(
+        Effect.orElseSucceed(Stream.runCollect(body.stream), () => Chunk.empty<Uint8Array>()),
+        (chunks) => ({ bytes: new Uint8Array(Buffer.concat([...chunks])), contentType: undefined })
+      )
+    default:
+      return Effect.succeed({ bytes: undefined, contentType: undefined })
+  }
+}
+
 const makeUnsafe = (seed: Seed, limits: Limits) =>
   Effect.map(internal.make(seed, limitsOf(limits)), ({ control, handle }) => {
     const { resetTo, ...rest } = control
@@ -517,12 +578,16 @@ export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effe
     handle,
     httpClient: HttpClient.make((request, url, signal) =>
       Effect.flatMap(
-        handle({
-          method: request.method,
-          path: url.pathname,
-          headers: request.headers,
-          readBody: readInMemory(request.body._tag === "Uint8Array" ? request.body.body : undefined)
-        }),
+        Effect.flatMap(inMemoryBody(request.body), (body) =>
+          handle({
+            method: request.method,
+            path: url.pathname,
+            query: url.search.slice(1),
+            headers: body.contentType === undefined
+              ? request.headers
+              : { ...request.headers, "content-type": body.contentType },
+            readBody: readInMemory(body.bytes)
+          })),
         (response) =>
           response.network.reset
             ? Effect.fail(

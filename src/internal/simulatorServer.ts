@@ -141,6 +141,9 @@ export function* bodyChunks(response: internal.SimResponse): Generator<Uint8Arra
       return
     case "Replay":
       yield* mp4.chunks(response.body.size)
+      return
+    case "Bytes":
+      yield response.body.bytes
   }
 }
 
@@ -404,6 +407,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
         target.handle({
           method: request.method ?? "GET",
           path,
+          query: queryOf(request.url ?? "/"),
           headers: headerRecord(request),
           readBody: (limit) => readBody(request, limit, response)
         }),
@@ -420,6 +424,12 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
   })
   // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
   server.on("checkContinue", onRequest)
+}
+
+/** The query of a request target, without `?`. */
+export const queryOf = (target: string): string => {
+  const at = target.indexOf("?")
+  return at < 0 ? "" : target.slice(at + 1).split("#")[0]!
 }
 
 /** The path of a request target, without query; an absolute-form target (`http://host/path`) gives its path. */
