@@ -166,6 +166,14 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
           }])
         )
       })
+      for (const r of b.replays ?? []) {
+        engine.put(store, `/browsers/${b.id}/replays`, {
+          id: r.id,
+          project: b.project,
+          deleted: false,
+          fields: { id: r.id }
+        })
+      }
       engine.put(store, "/browsers", {
         id: b.id,
         project: b.project,

@@ -301,6 +301,7 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
     }
     case "updateBrowser": {
       const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
+      const browser = resource === undefined ? undefined : org.browsers.get(resource.id)
       if (resource === undefined || resource.deleted || browser === undefined) {
         return error(404, "not_found", "browser not found")
       }
@@ -481,9 +482,28 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
         { event: "exit", exit_code: process.exitCode }
       ])
     }
+    case "listApps": {
+      const apps = [...(store.collections.get("/deployments")?.values() ?? [])]
+        .filter((d) => !d.deleted && typeof d.fields["app_name"] === "string")
+        .map((d) => ({
+          id: `app_${d.id}`,
+          app_name: d.fields["app_name"],
+          version: d.fields["version"] ?? "latest",
+          region: d.fields["region"],
+          deployment: d.id,
+          actions: []
+        }))
+      return engine.list(op, apps, call.query)
+    }
     // replays
     case "startReplay": {
       const id = engine.nextId(store, "replay")
+      engine.put(store, `/browsers/${browser!.id}/replays`, {
+        id,
+        project: call.project,
+        deleted: false,
+        fields: { id }
+      })
       browser!.replays.set(id, {
         id,
         size: 64 * 1024,

@@ -329,11 +329,14 @@ export const generic = (store: Store, call: Call, prefix: (collection: string) =
   switch (kind) {
     case "create": {
       const collection = concrete(call.segments, call.segments.length)
-      const id = nextId(store, prefix(operation.path))
+      const singularName = prefix(operation.path)
+      const id = nextId(store, singularName)
       const stamp = new Date(call.now).toISOString()
       const fields: Record<string, unknown> = {
         ...call.body,
         id,
+        // `watch_id`, `replay_id`...: the id under the resource's own name too
+        [`${singularName}_id`]: id,
         created_at: stamp,
         updated_at: stamp,
         ...(call.project === undefined ? {} : { project_id: call.project })
@@ -393,6 +396,7 @@ export const generic = (store: Store, call: Call, prefix: (collection: string) =
         return reply(operation, next, status)
       }
       const answer = operation.answers[status]!
+      if (answer.kind === "page") return list(operation, [], call.query)
       if (answer.kind === "json" && itemOf(answer.schema.ast) !== undefined) return reply(operation, [], status)
       return reply(operation, { ...current, ...call.body }, status)
     }

@@ -235,6 +235,9 @@ const sampleBase = (ast: SchemaAST.AST, key: string, depth: number): unknown => 
     }
     case "Suspend":
       return sample(ast.f(), key, depth + 1)
+    case "Declaration":
+      // bytes (`Uint8ArrayFromSelf`): one byte
+      return decodes(ast, new Uint8Array(1)) ? new Uint8Array(1) : undefined
     default:
       return undefined
   }
