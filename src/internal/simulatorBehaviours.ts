@@ -439,7 +439,9 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
     }
     case "spawnProcess": {
       const result = run(browser!, String(body["command"] ?? ""), strings(body["args"]))
-      const id = engine.nextId(store, "proc")
+      // the document's process ids are UUIDs
+      store.counter++
+      const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
       const process: engine.Process = {
         id,
         pid: 1000 + store.counter,
