@@ -1,8 +1,22 @@
 /**
- * A stateful, in-process stand-in for the Kernel service, faithful to its specification: the five
- * endpoints with their real statuses and Error bodies, organizations with tokens and plans,
- * browsers, replays that are still recording for a while, pools and deployments, request
- * recording and fault injection.
+ * A stateful, in-process stand-in for the Kernel service, faithful to its specification: every
+ * operation of the API (the 118 of the generated table) with its documented statuses and Error
+ * bodies, organizations with tokens, plans and projects, request recording and fault injection
+ * by operation name.
+ *
+ * Routing is a method map per path template (a known path asked with another method is 405 with
+ * `Allow` listing its methods; an unknown one 404); requests are validated by the operations'
+ * definitions (path and query parameters, JSON bodies by their schemas: 400 naming the field, 415
+ * for another media type, 413 over the body limit; multipart bodies are read). Resources are
+ * stateful by convention (create → an id, the request's fields and the schema's defaults;
+ * retrieve, or 404; lists paged with `limit` / `offset` / `X-Has-More` / `X-Next-Offset`; update
+ * merges; delete → then 404) in bounded collections ({@link collectionLimit}, evictions recorded),
+ * scoped by the `X-Kernel-Project-Id` header, and every answer decodes with the SDK's schemas.
+ * Real behaviours: browsers (ids, CDP and live-view URLs, status filter), the computer (mouse,
+ * cursor, keys, clipboard, a real PNG screenshot of the viewport, batches), a per-browser
+ * filesystem, processes (`echo`, `cat`, `ls`), replays still recording for a while, pools
+ * (acquire / release / flush), real TOTP codes, deployments and invocations reaching their
+ * terminal state, and event streams with a few frames of each event kind.
  *
  * Run it in memory (`layer`, no sockets, driven by the Effect clock so `TestClock` controls replay
  * readiness and injected delays) or over real HTTP on loopback (`serve`, on `node:http`), where a
@@ -32,6 +46,7 @@ import type * as Net from "node:net"
 import type { BrowserPoolConfig } from "./BrowserPools.js"
 import type { operations as operationsTable } from "./internal/generated/table.js"
 import * as internal from "./internal/simulator.js"
+import * as engine from "./internal/simulatorEngine.js"
 import * as mp4 from "./internal/simulatorMp4.js"
 import * as schemas from "./internal/simulatorSchema.js"
 import * as server from "./internal/simulatorServer.js"
@@ -350,8 +365,23 @@ export interface Control {
         readonly id: string
         readonly mouse: { readonly x: number; readonly y: number }
         readonly cursorHidden: boolean
+        /** @since 0.2.0 */
+        readonly viewport: { readonly width: number; readonly height: number }
+        /** @since 0.2.0 */
+        readonly clipboard: string
+        /** Text typed (`typeText`) and keys pressed (`pressKey`, as `<key>`), in order. @since 0.2.0 */
+        readonly typed: ReadonlyArray<string>
       }
     >
+  >
+  /**
+   * The resources dropped to keep a collection under its limit ({@link collectionLimit}), the
+   * most recent 100 per organization, oldest first.
+   *
+   * @since 0.2.0
+   */
+  readonly evictions: Effect.Effect<
+    ReadonlyArray<{ readonly organization: string; readonly collection: string; readonly id: string }>
   >
   /**
    * Starts over from `seed` (default: the seed it was created with): a new world, no faults, an
@@ -361,6 +391,24 @@ export interface Control {
    */
   readonly reset: (seed?: Seed) => Effect.Effect<void, SeedError>
 }
+
+/**
+ * The most resources one collection of an organization holds (browsers, profiles, the watches of
+ * one browser...); creating more evicts the oldest, recorded in {@link Control.evictions}.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const collectionLimit: number = engine.collectionLimit
+
+/**
+ * The most entries (files and directories) of one browser's simulated filesystem; a write beyond
+ * it is 400.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const filesystemLimit: number = engine.fsLimit
 
 /**
  * The simulator's control service.
@@ -695,10 +743,11 @@ export const maxHeaderBytes = 64 * 1024
 /**
  * Serves a simulator over real HTTP on loopback for the life of the scope, on `node:http`.
  *
- * Besides the five routes, a control plane under `/_simulator/` on the same port, guarded by its
- * own bearer token (`adminToken`), serves `POST /_simulator/faults` (a {@link Fault} as JSON),
- * `DELETE /_simulator/faults`, `POST /_simulator/reset` (optionally with a seed as JSON),
- * `GET /_simulator/requests` (the log as JSON) and `DELETE /_simulator/requests`. A service token
+ * Besides every operation of the API, a control plane under `/_simulator/` on the same port,
+ * guarded by its own bearer token (`adminToken`), serves `POST /_simulator/faults` (a
+ * {@link Fault} as JSON, on any operation by its name), `DELETE /_simulator/faults`,
+ * `POST /_simulator/reset` (optionally with a seed as JSON), `GET /_simulator/requests` (the log
+ * as JSON), `DELETE /_simulator/requests` and `GET /_simulator/evictions`. A service token
  * does not open it, and the admin token opens none of the service's routes.
  *
  * Bounded: request bodies over `maxBodyBytes` are answered 413 without being read whole (the

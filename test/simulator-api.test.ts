@@ -518,6 +518,19 @@ describe("routing, faults and projects", () => {
       ])
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("collections are bounded: the oldest resource is evicted, and the eviction recorded", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const first = JSON.parse((yield* raw("POST", "/proxies", {}, { type: "datacenter" })).text).id
+      for (let i = 1; i < KernelSimulator.collectionLimit; i++) {
+        yield* raw("POST", "/proxies", {}, { type: "datacenter" })
+      }
+      expect(yield* simulator.evictions).toEqual([])
+      yield* raw("POST", "/proxies", {}, { type: "datacenter" })
+      expect(yield* simulator.evictions).toEqual([{ organization: "org_api", collection: "/proxies", id: first }])
+      expect((yield* raw("GET", `/proxies/${first}`)).status).toBe(404)
+    }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
+
   it.effect("the project header scopes what a caller sees", () =>
     Effect.gen(function*() {
       const created = yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })

@@ -710,10 +710,24 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         Effect.sync(() => {
           for (const org of organizations.values()) {
             const b = org.browsers.get(id)
-            if (b !== undefined) return Option.some({ id: b.id, mouse: { ...b.mouse }, cursorHidden: b.cursorHidden })
+            if (b !== undefined) {
+              return Option.some({
+                id: b.id,
+                mouse: { ...b.mouse },
+                cursorHidden: b.cursorHidden,
+                viewport: { ...b.viewport },
+                clipboard: b.clipboard,
+                typed: b.typed.slice()
+              })
+            }
           }
           return Option.none()
         }),
+      evictions: Effect.sync(() =>
+        [...organizations.values()].flatMap((org) =>
+          org.store.evictions.map((e) => ({ organization: org.id, collection: e.collection, id: e.id }))
+        )
+      ),
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {

@@ -1,5 +1,5 @@
 /**
- * The simulator over HTTP, on `node:http` directly: the five routes, the control plane under
+ * The simulator over HTTP, on `node:http` directly: every operation of the API, the control plane under
  * `/_simulator/`, bounded request bodies, backpressure on every response, lingering close when a
  * request body is left unread.
  */
@@ -19,6 +19,7 @@ export interface Target {
   readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
   readonly requests: Effect.Effect<ReadonlyArray<Sim.RecordedRequest>>
   readonly clearRequests: Effect.Effect<void>
+  readonly evictions: Sim.Control["evictions"]
   readonly injectFault: (fault: Sim.Fault) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>
   readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
@@ -259,7 +260,8 @@ const sameSecret = (given: string | undefined, expected: string): boolean => {
 const adminRoutes: Record<string, ReadonlyArray<string>> = {
   "/_simulator/faults": ["POST", "DELETE"],
   "/_simulator/reset": ["POST"],
-  "/_simulator/requests": ["GET", "DELETE"]
+  "/_simulator/requests": ["GET", "DELETE"],
+  "/_simulator/evictions": ["GET"]
 }
 
 const errorBody = (code: string, message: string, details?: ReadonlyArray<{ code: string; message: string }>) =>
@@ -346,6 +348,9 @@ const admin = (
         if (clash.length > 0) return yield* invalid("seed", clash)
         yield* target.resetTo(seed.right)
         return yield* answer(200, { ok: true })
+      }
+      case "GET /_simulator/evictions": {
+        return yield* answer(200, yield* target.evictions)
       }
       case "GET /_simulator/requests": {
         const requests = yield* target.requests
