@@ -449,6 +449,33 @@ describe("real behaviours", () => {
       expect(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000)).toBe("287082")
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("event streams: a heartbeat first, and a follow ends at the terminal state", () =>
+    Effect.gen(function*() {
+      const invocation = yield* callAny(byName("createInvocation"), {
+        ...bodyParams(byName("createInvocation")),
+        async: true
+      })
+      expect(invocation).toMatchObject({ _tag: "Accepted", value: { status: "queued" } })
+      const events = (yield* callAny(byName("followInvocation"), { id: idOf(invocation, "id") })) as ReadonlyArray<
+        Record<string, unknown>
+      >
+      expect(events[0]).toMatchObject({ event: "sse_heartbeat" })
+      expect(events.at(-1)).toMatchObject({ event: "invocation_state", invocation: { status: "succeeded" } })
+      const deployment = (yield* callAny(byName("followDeployment"), { id: "dep_1" })) as ReadonlyArray<
+        Record<string, unknown>
+      >
+      expect(deployment.at(-1)).toMatchObject({ event: "deployment_state", deployment: { status: "running" } })
+      const stdout = (yield* callAny(byName("streamProcessStdout"), {
+        id: "b1",
+        processId: idOf(
+          yield* callAny(byName("spawnProcess"), { id: "b1", command: "echo", args: ["hi"] }),
+          "process_id"
+        )
+      })) as ReadonlyArray<Record<string, unknown>>
+      expect(Buffer.from(String(stdout[0]!["data_b64"]), "base64").toString()).toBe("hi\n")
+      expect(stdout.at(-1)).toMatchObject({ event: "exit", exit_code: 0 })
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("a pool: acquire takes a browser out, release puts it back, 204 when none is left", () =>
     Effect.gen(function*() {
       const a = yield* callAny(byName("acquireBrowser"), { idOrName: "pool_1" })

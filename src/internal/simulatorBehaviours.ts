@@ -589,6 +589,48 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
       }
       return reply
     }
+    // event streams that end at the resource's terminal state
+    case "followDeployment":
+    case "followInvocation": {
+      const deployment = op.name === "followDeployment"
+      const resource = engine.find(store, deployment ? "/deployments" : "/invocations", call.segments[1]!, call.project)
+      if (resource === undefined) {
+        return error(404, "not_found", `${deployment ? "deployment" : "invocation"} not found`)
+      }
+      const status = deployment
+        ? (resource.fields["status"] === "queued" || resource.fields["status"] === "in_progress"
+          ? "running"
+          : resource.fields["status"])
+        : (resource.fields["status"] === "failed" ? "failed" : "succeeded")
+      const state = { ...resource.fields, status }
+      return ok(op, [
+        { event: "log", timestamp: stamp, message: deployment ? "building image" : "invocation started" },
+        deployment
+          ? { event: "deployment_state", timestamp: stamp, deployment: { ...state, status: "in_progress" } }
+          : { event: "invocation_state", timestamp: stamp, invocation: { ...state, status: "running" } },
+        { event: "log", timestamp: stamp, message: deployment ? "deployed" : "invocation finished" },
+        deployment
+          ? { event: "deployment_state", timestamp: stamp, deployment: state }
+          : { event: "invocation_state", timestamp: stamp, invocation: { ...state, finished_at: stamp } }
+      ])
+    }
+    case "followAuthConnection":
+      return ok(op, [
+        { event: "managed_auth_state", timestamp: stamp, flow_status: "IN_PROGRESS", flow_step: "DISCOVERING" },
+        { event: "managed_auth_state", timestamp: stamp, flow_status: "SUCCESS", flow_step: "COMPLETED" }
+      ])
+    case "streamLogs":
+      return ok(op, [
+        { event: "log", timestamp: stamp, message: "browser started" },
+        { event: "log", timestamp: stamp, message: `session ${browser!.id} ready` }
+      ])
+    case "streamFilesystemEvents": {
+      const files = [...browser!.fs.entries()].filter(([p]) => p !== "/").slice(0, 5)
+      return ok(
+        op,
+        files.map(([path, node]) => ({ type: "CREATE", path, name: baseName(path), is_dir: node.dir }))
+      )
+    }
     case "checkProxy": {
       const resource = engine.find(store, "/proxies", call.segments[1]!, call.project)
       if (resource === undefined) return error(404, "not_found", "proxy not found")

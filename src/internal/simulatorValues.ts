@@ -273,7 +273,13 @@ export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): u
   }
   if (base._tag === "Union") {
     if (decodes(ast, value)) return value
-    for (const member of base.types) {
+    // the member the value names (its literal tags), then the one sharing most of its fields
+    const ranked = base.types
+      .map((member) => [member, isRecord(value) ? score(member, value) : 0] as const)
+      .filter(([, s]) => s >= 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([member]) => member)
+    for (const member of ranked.length > 0 ? ranked : base.types) {
       const filled = fill(member, value, key, depth + 1)
       if (decodes(member, filled) && decodes(ast, filled)) return filled
     }
@@ -281,6 +287,22 @@ export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): u
   }
   if (base._tag === "Suspend") return fill(base.f(), value, key, depth + 1)
   return decodes(ast, value) ? value : sample(ast, key, depth)
+}
+
+/** How well a record fits a struct member of a union: -1 when a literal tag differs. */
+const score = (member: SchemaAST.AST, value: Record<string, unknown>): number => {
+  const base = unwrap(member)
+  if (base._tag !== "TypeLiteral") return 0
+  let total = 0
+  for (const ps of base.propertySignatures) {
+    if (typeof ps.name !== "string" || value[ps.name] === undefined) continue
+    const type = unwrap(ps.type)
+    if (type._tag === "Literal") {
+      if (type.literal !== value[ps.name]) return -1
+      total += 100
+    } else total += 1
+  }
+  return total
 }
 
 /** The property names of a struct-like schema (empty for others). */
