@@ -495,13 +495,20 @@ describe("real behaviours", () => {
 })
 
 describe("routing, faults and projects", () => {
-  const raw = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
+  const raw = (
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: unknown,
+    bytes?: Uint8Array
+  ) =>
     Effect.flatMap(HttpClient.HttpClient, (httpClient) =>
       Effect.flatMap(
         httpClient.execute(
           HttpClientRequest.make(method as "GET")(`http://localhost${path}`).pipe(
             HttpClientRequest.setHeaders({ authorization: `Bearer ${token}`, ...headers }),
-            body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
+            body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body),
+            bytes === undefined ? (r) => r : HttpClientRequest.bodyUint8Array(bytes, headers["content-type"])
           )
         ),
         (response) =>
@@ -525,6 +532,18 @@ describe("routing, faults and projects", () => {
       expect(bad.text).toContain("x")
       const text = yield* raw("POST", "/browsers/b1/computer/move_mouse", { "content-type": "text/plain" })
       expect(text.status).toBe(415)
+      const form = new Response(new FormData())
+      const empty = yield* raw(
+        "POST",
+        "/extensions",
+        {
+          "content-type": form.headers.get("content-type")!
+        },
+        undefined,
+        new Uint8Array(yield* Effect.promise(() => form.arrayBuffer()))
+      )
+      expect(empty.status).toBe(400)
+      expect(empty.text).toContain("file: is required")
       const missing = yield* raw("GET", "/browsers/b1/fs/read_file")
       expect(missing.status).toBe(400)
       expect(missing.text).toContain("path: is required")

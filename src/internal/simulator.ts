@@ -358,6 +358,11 @@ const serve = (
     }
     const read = values.parseMultipart(contentType!, bytes)
     if (read === undefined) return invalidInput("body: is not valid multipart/form-data")
+    // each required field of the body schema is a part (`files`, `files[0][file]`...)
+    const missing = values.requiredNames(operation.body.schema.ast).find((name) =>
+      !read.some((part) => part.name === name || part.name.startsWith(`${name}[`) || part.name.startsWith(`${name}.`))
+    )
+    if (missing !== undefined) return invalidInput(`${missing}: is required`)
     parts = read
   }
   if (org.plan === "free" && freeForbidden.has(operation.module)) {

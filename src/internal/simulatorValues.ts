@@ -315,6 +315,16 @@ export const propertyNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
   return []
 }
 
+/** The required property names of a struct-like schema (arrays aside: an empty one sends no part). */
+export const requiredNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  const base = unwrap(ast)
+  return base._tag === "TypeLiteral"
+    ? base.propertySignatures.flatMap((ps) =>
+      typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
+    )
+    : []
+}
+
 /** The members of a union schema (itself for others), each with what it samples to. */
 export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
   const base = unwrap(ast)
