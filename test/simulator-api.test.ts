@@ -476,6 +476,20 @@ describe("real behaviours", () => {
       expect(stdout.at(-1)).toMatchObject({ event: "exit", exit_code: 0 })
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("an uploaded extension downloads as the uploaded bytes", () =>
+    Effect.gen(function*() {
+      const uploaded = yield* callAny(byName("uploadExtension"), {
+        ...bodyParams(byName("uploadExtension")),
+        file: new TextEncoder().encode("zip bytes"),
+        name: "my-extension"
+      })
+      expect(uploaded).toMatchObject({ name: "my-extension", size_bytes: 9 })
+      const chunks = yield* callAny(byName("downloadExtension"), { idOrName: "my-extension" })
+      expect(Buffer.concat((chunks as ReadonlyArray<Uint8Array>).map((c) => Buffer.from(c))).toString()).toBe(
+        "zip bytes"
+      )
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("a pool: acquire takes a browser out, release puts it back, 204 when none is left", () =>
     Effect.gen(function*() {
       const a = yield* callAny(byName("acquireBrowser"), { idOrName: "pool_1" })

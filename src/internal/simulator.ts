@@ -364,6 +364,13 @@ const serve = (
     )
     if (missing !== undefined) return invalidInput(`${missing}: is required`)
     parts = read
+    // the text parts are the fields; the first file is kept (an extension's download answers it)
+    const decoder = new TextDecoder()
+    const file = read.find((part) => part.filename !== undefined)
+    body = Object.fromEntries(
+      read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
+    )
+    if (file !== undefined) body["__bytes"] = file.bytes
   }
   if (org.plan === "free" && freeForbidden.has(operation.module)) {
     return { _tag: "Error", status: 403, code: "forbidden", message: `your plan does not include ${operation.module}` }

@@ -334,6 +334,7 @@ export const generic = (store: Store, call: Call, prefix: (collection: string) =
       const stamp = new Date(call.now).toISOString()
       const fields: Record<string, unknown> = {
         ...call.body,
+        ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
         id,
         // `watch_id`, `replay_id`...: the id under the resource's own name too
         [`${singularName}_id`]: id,
