@@ -390,7 +390,11 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       const statuses: Array<string> = []
       // requests Prism refused (422) before they reached the simulator: this test's request encoding
       const rejected: Array<string> = []
-      const send = async (definition: Operation, fault?: number) => {
+      const send = async (definition: Operation, fault?: number, options: {
+        readonly body?: Record<string, unknown>
+        readonly path?: string
+        readonly expect?: number
+      } = {}) => {
         if (fault !== undefined) {
           await fetch(`${simulator}/_simulator/faults`, {
             method: "POST",
@@ -398,10 +402,11 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
             body: JSON.stringify({ route: definition.name, times: 1, status: fault })
           })
         }
-        const extra = definition.name === "releaseBrowser" ? { session_id: acquired } : fileBodies[definition.name]
+        const extra = options.body ??
+          (definition.name === "releaseBrowser" ? { session_id: acquired } : fileBodies[definition.name])
         const request = bodyOf(definition, extra)
         const response = await fetch(
-          `${proxy}${pathOf(definition)}${queryOf(definition, fileQueries[definition.name] ?? {})}`,
+          `${proxy}${options.path ?? pathOf(definition)}${queryOf(definition, fileQueries[definition.name] ?? {})}`,
           {
             method: definition.method,
             headers: { ...auth, ...request.headers },
@@ -413,12 +418,21 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           rejected.push(`${definition.name}: ${answered.slice(0, 300)}`)
         }
         statuses.push(`${definition.name} ${response.status}`)
+        if (options.expect !== undefined) {
+          expect(`${definition.name} ${response.status}`).toBe(`${definition.name} ${options.expect}`)
+        }
         const label = `${definition.name}${fault === undefined ? "" : ` (fault ${fault})`} ${response.status}`
         const header = response.headers.get("sl-violations")
         for (const v of header === null ? [] : JSON.parse(header) as ReadonlyArray<Violation>) {
           violations.push(`${label}: ${String(v.message)}`)
         }
       }
+      // the other documented successes: 202 of an asynchronous invocation and of a replay still
+      // recording, 204 of a pool with nothing available
+      await send(byName("createInvocation"), undefined, { body: { async: true }, expect: 202 })
+      await send(byName("downloadReplay"), undefined, { expect: 202 })
+      await fetch(`${simulator}/browser_pools/pool_stealth/flush`, { method: "POST", headers: auth })
+      await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_stealth/acquire", expect: 204 })
       for (const definition of ordered) await send(definition)
       const unsuccessful = statuses.filter((s) => !/\s2\d\d$/.test(s))
       // every documented error status, as a fault on the operation
