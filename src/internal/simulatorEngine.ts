@@ -281,7 +281,12 @@ export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): strin
   const frames: Array<unknown> = []
   const kinds = values.members(ast)
   const heartbeat = kinds.map((k) => values.sample(k)).find((v) => values.isObject(v) && v["event"] === "sse_heartbeat")
-  if (heartbeat !== undefined) frames.push(heartbeat)
+  if (heartbeat !== undefined) {
+    // at the time of the first event given, when it has one
+    const first: unknown = given[0]
+    const at = values.isObject(first) && typeof first["timestamp"] === "string" ? first["timestamp"] : undefined
+    frames.push(at === undefined ? heartbeat : values.fill(ast, { ...Object(heartbeat), timestamp: at }))
+  }
   if (given.length > 0) { for (const event of given) frames.push(values.fill(ast, event)) }
   else {
     for (const kind of kinds) {
