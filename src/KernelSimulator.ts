@@ -1,8 +1,22 @@
 /**
- * A stateful, in-process stand-in for the Kernel service, faithful to its specification: the five
- * endpoints with their real statuses and Error bodies, organizations with tokens and plans,
- * browsers, replays that are still recording for a while, pools and deployments, request
- * recording and fault injection.
+ * A stateful, in-process stand-in for the Kernel service, faithful to its specification: every
+ * operation of the API (the 118 of the generated table) with its documented statuses and Error
+ * bodies, organizations with tokens, plans and projects, request recording and fault injection
+ * by operation name.
+ *
+ * Routing is a method map per path template (a known path asked with another method is 405 with
+ * `Allow` listing its methods; an unknown one 404); requests are validated by the operations'
+ * definitions (path and query parameters, JSON bodies by their schemas: 400 naming the field, 415
+ * for another media type, 413 over the body limit; multipart bodies are read). Resources are
+ * stateful by convention (create → an id, the request's fields and the schema's defaults;
+ * retrieve, or 404; lists paged with `limit` / `offset` / `X-Has-More` / `X-Next-Offset`; update
+ * merges; delete → then 404) in bounded collections ({@link collectionLimit}, evictions recorded),
+ * scoped by the `X-Kernel-Project-Id` header, and every answer decodes with the SDK's schemas.
+ * Real behaviours: browsers (ids, CDP and live-view URLs, status filter), the computer (mouse,
+ * cursor, keys, clipboard, a real PNG screenshot of the viewport, batches), a per-browser
+ * filesystem, processes (`echo`, `cat`, `ls`), replays still recording for a while, pools
+ * (acquire / release / flush), real TOTP codes, deployments and invocations reaching their
+ * terminal state, and event streams with a few frames of each event kind.
  *
  * Run it in memory (`layer`, no sockets, driven by the Effect clock so `TestClock` controls replay
  * readiness and injected delays) or over real HTTP on loopback (`serve`, on `node:http`), where a
@@ -13,8 +27,10 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -25,9 +41,12 @@ import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
 import type { BrowserPoolConfig } from "./BrowserPools.js"
+import type { operations as operationsTable } from "./internal/generated/table.js"
 import * as internal from "./internal/simulator.js"
+import * as engine from "./internal/simulatorEngine.js"
 import * as mp4 from "./internal/simulatorMp4.js"
 import * as schemas from "./internal/simulatorSchema.js"
 import * as server from "./internal/simulatorServer.js"
@@ -50,17 +69,14 @@ export type DeploymentState = "queued" | "in_progress" | "running" | "stopped" |
 export type Plan = "paid" | "free"
 
 /**
- * The name of one of the five routes.
+ * The name of an operation of the Kernel API (every one of the generated table, e.g.
+ * `"createBrowser"`, `"getMousePosition"`): what a {@link Fault} targets and a
+ * {@link RecordedRequest} names.
  *
  * @since 0.1.0
  * @category Models
  */
-export type Route =
-  | "downloadReplay"
-  | "setCursorVisibility"
-  | "getMousePosition"
-  | "listBrowserPools"
-  | "deleteDeployment"
+export type Route = (typeof operationsTable)[number]["name"]
 
 /**
  * A replay recording. It answers 202 (with `Retry-After: retryAfter`) for its first
@@ -97,6 +113,39 @@ export interface BrowserSeed {
   readonly mouse?: { readonly x: number; readonly y: number } | undefined
   readonly cursorHidden?: boolean | undefined
   readonly replays?: ReadonlyArray<ReplaySeed> | undefined
+  /**
+   * The viewport (default 1920×1080): the size of `Computer.captureScreenshot`'s PNG.
+   *
+   * @since 0.2.0
+   */
+  readonly viewport?:
+    | { readonly width: number; readonly height: number; readonly refresh_rate?: number | undefined }
+    | undefined
+  /** @since 0.2.0 */
+  readonly headless?: boolean | undefined
+  /** @since 0.2.0 */
+  readonly stealth?: boolean | undefined
+  /**
+   * The project it belongs to (`X-Kernel-Project-Id`); without, every project sees it.
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
+}
+
+/**
+ * A credential. With `totp_secret` (base32), `Credentials.totpCode` answers the real RFC 6238
+ * code (HMAC-SHA1, 30 seconds, 6 digits) on the Effect clock.
+ *
+ * @since 0.2.0
+ * @category Seed
+ */
+export interface CredentialSeed {
+  readonly id: string
+  readonly name?: string | undefined
+  readonly domain?: string | undefined
+  readonly totp_secret?: string | undefined
+  readonly project?: string | undefined
 }
 
 /**
@@ -141,6 +190,8 @@ export interface OrganizationSeed {
   readonly browsers?: ReadonlyArray<BrowserSeed> | undefined
   readonly pools?: ReadonlyArray<PoolSeed> | undefined
   readonly deployments?: ReadonlyArray<DeploymentSeed> | undefined
+  /** @since 0.2.0 */
+  readonly credentials?: ReadonlyArray<CredentialSeed> | undefined
 }
 
 /**
@@ -314,8 +365,23 @@ export interface Control {
         readonly id: string
         readonly mouse: { readonly x: number; readonly y: number }
         readonly cursorHidden: boolean
+        /** @since 0.2.0 */
+        readonly viewport: { readonly width: number; readonly height: number }
+        /** @since 0.2.0 */
+        readonly clipboard: string
+        /** Text typed (`typeText`) and keys pressed (`pressKey`, as `<key>`), in order. @since 0.2.0 */
+        readonly typed: ReadonlyArray<string>
       }
     >
+  >
+  /**
+   * The resources dropped to keep a collection under its limit ({@link collectionLimit}), the
+   * most recent 100 per organization, oldest first.
+   *
+   * @since 0.2.0
+   */
+  readonly evictions: Effect.Effect<
+    ReadonlyArray<{ readonly organization: string; readonly collection: string; readonly id: string }>
   >
   /**
    * Starts over from `seed` (default: the seed it was created with): a new world, no faults, an
@@ -325,6 +391,24 @@ export interface Control {
    */
   readonly reset: (seed?: Seed) => Effect.Effect<void, SeedError>
 }
+
+/**
+ * The most resources one collection of an organization holds (browsers, profiles, the watches of
+ * one browser...); creating more evicts the oldest, recorded in {@link Control.evictions}.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const collectionLimit: number = engine.collectionLimit
+
+/**
+ * The most entries (files and directories) of one browser's simulated filesystem; a write beyond
+ * it is 400.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const filesystemLimit: number = engine.fsLimit
 
 /**
  * The simulator's control service.
@@ -409,7 +493,7 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
 const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
   const ending = internal.bodyEnding(response.network)
   const iterator = server.limited(server.bodyChunks(response), ending?.at)
-  const hasBody = response.body._tag !== "Empty" && response.status !== 204 && response.status !== 202
+  const hasBody = response.body._tag !== "Empty" && response.status !== 204
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -478,6 +562,31 @@ const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.E
       : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
   )
 
+/** A request body as bytes (a multipart form is encoded with its boundary, as `fetch` does). */
+const inMemoryBody = (
+  body: HttpClientRequest.HttpClientRequest["body"]
+): Effect.Effect<{ readonly bytes: Uint8Array | undefined; readonly contentType: string | undefined }> => {
+  switch (body._tag) {
+    case "Uint8Array":
+      return Effect.succeed({ bytes: body.body, contentType: undefined })
+    case "FormData":
+      return Effect.promise(async () => {
+        const encoded = new Response(body.formData)
+        return {
+          bytes: new Uint8Array(await encoded.arrayBuffer()),
+          contentType: encoded.headers.get("content-type") ?? undefined
+        }
+      })
+    case "Stream":
+      return Effect.map(
+        Effect.orElseSucceed(Stream.runCollect(body.stream), () => Chunk.empty<Uint8Array>()),
+        (chunks) => ({ bytes: new Uint8Array(Buffer.concat([...chunks])), contentType: undefined })
+      )
+    default:
+      return Effect.succeed({ bytes: undefined, contentType: undefined })
+  }
+}
+
 const makeUnsafe = (seed: Seed, limits: Limits) =>
   Effect.map(internal.make(seed, limitsOf(limits)), ({ control, handle }) => {
     const { resetTo, ...rest } = control
@@ -517,12 +626,16 @@ export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effe
     handle,
     httpClient: HttpClient.make((request, url, signal) =>
       Effect.flatMap(
-        handle({
-          method: request.method,
-          path: url.pathname,
-          headers: request.headers,
-          readBody: readInMemory(request.body._tag === "Uint8Array" ? request.body.body : undefined)
-        }),
+        Effect.flatMap(inMemoryBody(request.body), (body) =>
+          handle({
+            method: request.method,
+            path: url.pathname,
+            query: url.search.slice(1),
+            headers: body.contentType === undefined
+              ? request.headers
+              : { ...request.headers, "content-type": body.contentType },
+            readBody: readInMemory(body.bytes)
+          })),
         (response) =>
           response.network.reset
             ? Effect.fail(
@@ -630,10 +743,11 @@ export const maxHeaderBytes = 64 * 1024
 /**
  * Serves a simulator over real HTTP on loopback for the life of the scope, on `node:http`.
  *
- * Besides the five routes, a control plane under `/_simulator/` on the same port, guarded by its
- * own bearer token (`adminToken`), serves `POST /_simulator/faults` (a {@link Fault} as JSON),
- * `DELETE /_simulator/faults`, `POST /_simulator/reset` (optionally with a seed as JSON),
- * `GET /_simulator/requests` (the log as JSON) and `DELETE /_simulator/requests`. A service token
+ * Besides every operation of the API, a control plane under `/_simulator/` on the same port,
+ * guarded by its own bearer token (`adminToken`), serves `POST /_simulator/faults` (a
+ * {@link Fault} as JSON, on any operation by its name), `DELETE /_simulator/faults`,
+ * `POST /_simulator/reset` (optionally with a seed as JSON), `GET /_simulator/requests` (the log
+ * as JSON), `DELETE /_simulator/requests` and `GET /_simulator/evictions`. A service token
  * does not open it, and the admin token opens none of the service's routes.
  *
  * Bounded: request bodies over `maxBodyBytes` are answered 413 without being read whole (the

@@ -76,7 +76,7 @@ describe("simulator over HTTP: strict as the service's document", () => {
     withServed({}, async ({ url }) => {
       const wrong = await raw(url, { method: "DELETE", path: "/browser_pools", headers: auth })
       expect(wrong.status).toBe(405)
-      expect(wrong.headers.allow).toBe("GET")
+      expect(wrong.headers.allow).toBe("GET, POST")
       expect(JSON.parse(wrong.body)).toMatchObject({ code: "method_not_allowed" })
       const mouse = await raw(url, { method: "GET", path: "/browsers/b/computer/get_mouse_position", headers: auth })
       expect(mouse.headers.allow).toBe("POST")

@@ -25,8 +25,9 @@ const name = "effect-kernel-simulator"
 
 const help = `usage: ${name} [options]
 
-Serves the Kernel simulator (the five routes of the Kernel API, with their real statuses and
-Error bodies) over HTTP, plus a control plane under /_simulator/ guarded by its own token.
+Serves the Kernel simulator (every operation of the Kernel API, stateful, with its documented
+statuses and Error bodies) over HTTP, plus a control plane under /_simulator/ guarded by its own
+token.
 
 Options:
   --port <n>               port to listen on; 0 picks a free one (default 4010)
@@ -58,11 +59,12 @@ Seed format (validated; an error names the field, e.g. organizations[0].browsers
   states: queued, in_progress, running, stopped, failed; replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
 
 Control plane (Authorization: Bearer <admin token>):
-  POST   /_simulator/faults     inject a fault, e.g. {"route":"getMousePosition","status":429,"retryAfter":2,"times":1}
+  POST   /_simulator/faults     inject a fault on any operation by name, e.g. {"route":"createBrowser","status":429,"retryAfter":2,"times":1}
   DELETE /_simulator/faults     clear the faults
   POST   /_simulator/reset      back to the seed, or to the seed in the JSON body
   GET    /_simulator/requests   the request log (tokens redacted)
   DELETE /_simulator/requests   clear the log
+  GET    /_simulator/evictions  resources dropped to keep collections under their limit
 
 Example:
   ${name} --port 4010 --admin-token admin_secret

@@ -4,15 +4,21 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Sim from "../KernelSimulator.js"
-import * as Operations from "./operations.js"
+import type { Operation } from "./definition.js"
+import { operations } from "./generated/table.js"
+import * as behaviours from "./simulatorBehaviours.js"
+import * as engine from "./simulatorEngine.js"
 import * as mp4 from "./simulatorMp4.js"
 import { isValidHeader } from "./simulatorSchema.js"
+import * as values from "./simulatorValues.js"
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
   readonly method: string
   /** The path as sent, still percent-encoded, without query. */
   readonly path: string
+  /** The query string, without `?` (empty when none). */
+  readonly query?: string | undefined
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string | undefined>>
   /**
@@ -53,6 +59,7 @@ export interface SimResponse {
     | { readonly _tag: "Empty" }
     | { readonly _tag: "Text"; readonly text: string }
     | { readonly _tag: "Replay"; readonly size: number }
+    | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -99,45 +106,17 @@ export const errorResponse = (
 ): SimResponse =>
   jsonResponse(status, detail === undefined ? { code, message } : { code, message, details: [detail] }, headers)
 
-interface Replay {
-  readonly id: string
-  readonly size: number
-  readonly retryAfter: number
-  pollsLeft: number
-  readonly readyAt: number
-}
-
-interface Browser {
-  readonly id: string
-  mouse: { x: number; y: number }
-  cursorHidden: boolean
-  readonly replays: Map<string, Replay>
-}
-
-interface Deployment {
-  readonly id: string
-  state: Sim.DeploymentState
-  markedForDeletion: boolean
-}
-
-interface Organization {
-  readonly id: string
-  readonly token: string
-  readonly plan: Sim.Plan
-  readonly browsers: Map<string, Browser>
-  readonly pools: ReadonlyArray<Sim.PoolSeed>
-  readonly deployments: Map<string, Deployment>
-}
+type Organization = behaviours.Organization
 
 interface ActiveFault {
   readonly fault: Sim.Fault
   remaining: number
 }
 
-type Routed = Sim.Route | { readonly _tag: "WrongMethod"; readonly allow: string } | undefined
+type Routed = ReturnType<typeof values.routeOf>
 
-/** The route of a request: matched against the operations' method and path templates. */
-const routeOf: (method: string, segments: ReadonlyArray<string>) => Routed = Operations.route
+/** The route of a request: a method map per path template of the generated table. */
+const routeOf = values.routeOf
 
 const redactHeaders = (headers: SimRequest["headers"]): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -164,33 +143,252 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
 const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => {
   const organizations = new Map<string, Organization>()
   for (const org of seed.organizations ?? []) {
+    const store = engine.emptyStore()
+    const stamp = new Date(startedAt).toISOString()
+    const browsers = new Map<string, behaviours.Browser>()
+    for (const b of org.browsers ?? []) {
+      const state = engine.newBrowserState(b.id, {
+        mouse: { x: b.mouse?.x ?? 0, y: b.mouse?.y ?? 0 },
+        cursorHidden: b.cursorHidden ?? false,
+        ...(b.viewport === undefined ? {} : { viewport: { width: b.viewport.width, height: b.viewport.height } })
+      })
+      browsers.set(b.id, {
+        ...state,
+        replays: new Map(
+          (b.replays ?? []).map((r) => [r.id, {
+            id: r.id,
+            size: Math.max(r.size ?? 1024 * 1024, mp4.minimumSize),
+            retryAfter: r.retryAfter ?? 1,
+            pollsLeft: r.pendingPolls ?? 0,
+            readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter)),
+            startedAt: stamp,
+            stopped: true
+          }])
+        )
+      })
+      for (const r of b.replays ?? []) {
+        engine.put(store, `/browsers/${b.id}/replays`, {
+          id: r.id,
+          project: b.project,
+          deleted: false,
+          fields: { id: r.id }
+        })
+      }
+      engine.put(store, "/browsers", {
+        id: b.id,
+        project: b.project,
+        deleted: false,
+        fields: behaviours.browserFields(b.id, {
+          headless: b.headless ?? false,
+          stealth: b.stealth ?? false,
+          timeout_seconds: 60,
+          created_at: stamp,
+          viewport: b.viewport ?? { width: 1920, height: 1080 }
+        })
+      })
+    }
+    for (const pool of org.pools ?? []) {
+      engine.put(store, "/browser_pools", { id: pool.id, project: undefined, deleted: false, fields: encodePool(pool) })
+    }
+    for (const d of org.deployments ?? []) {
+      engine.put(store, "/deployments", {
+        id: d.id,
+        project: undefined,
+        deleted: false,
+        fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
+      })
+    }
+    for (const c of org.credentials ?? []) {
+      engine.put(store, "/credentials", {
+        id: c.id,
+        project: c.project,
+        deleted: false,
+        fields: {
+          id: c.id,
+          name: c.name ?? c.id,
+          domain: c.domain ?? "example.com",
+          created_at: stamp,
+          updated_at: stamp,
+          ...(c.totp_secret === undefined ? {} : { totp_secret: c.totp_secret, has_totp_secret: true })
+        }
+      })
+    }
     organizations.set(org.token, {
       id: org.id,
       token: org.token,
       plan: org.plan ?? "paid",
-      pools: org.pools ?? [],
-      browsers: new Map(
-        (org.browsers ?? []).map((b) => [b.id, {
-          id: b.id,
-          mouse: { x: b.mouse?.x ?? 0, y: b.mouse?.y ?? 0 },
-          cursorHidden: b.cursorHidden ?? false,
-          replays: new Map(
-            (b.replays ?? []).map((r) => [r.id, {
-              id: r.id,
-              size: Math.max(r.size ?? 1024 * 1024, mp4.minimumSize),
-              retryAfter: r.retryAfter ?? 1,
-              pollsLeft: r.pendingPolls ?? 0,
-              readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter))
-            }])
-          )
-        }])
-      ),
+      store,
+      browsers,
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
       )
     })
   }
   return organizations
+}
+
+/** The five operations served since the first version, with their own exact rules. */
+type Legacy = "downloadReplay" | "setCursorVisibility" | "getMousePosition" | "listBrowserPools" | "deleteDeployment"
+const legacy: ReadonlySet<string> = new Set<Legacy>([
+  "downloadReplay",
+  "setCursorVisibility",
+  "getMousePosition",
+  "listBrowserPools",
+  "deleteDeployment"
+])
+const isLegacy = (name: string): name is Legacy => legacy.has(name)
+
+const definitionOf = (name: string): Operation => all.find((o) => o.name === name)!
+
+const all: ReadonlyArray<Operation> = operations
+
+const none = new URLSearchParams()
+
+const visibleItems = (org: Organization, collection: string, project: string | undefined) =>
+  [...(org.store.collections.get(collection)?.values() ?? [])]
+    .filter((r) => !r.deleted && (project === undefined || r.project === undefined || r.project === project))
+    .map((r) => r.fields)
+
+/** A reply of the engine on the wire. */
+const toResponse = (reply: engine.Reply): SimResponse => {
+  switch (reply._tag) {
+    case "Json":
+      return jsonResponse(reply.status, reply.value, reply.headers)
+    case "Empty":
+      return { status: reply.status, headers: {}, body: { _tag: "Empty" }, network: normal }
+    case "Bytes":
+      return {
+        status: reply.status,
+        headers: { "content-type": reply.contentType, "content-length": String(reply.bytes.length) },
+        body: { _tag: "Bytes", bytes: reply.bytes },
+        network: normal
+      }
+    case "Events":
+      return {
+        status: reply.status,
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        body: { _tag: "Text", text: reply.text },
+        network: normal
+      }
+    case "Error":
+      return errorResponse(reply.status, reply.code, reply.message)
+  }
+}
+
+const invalidInput = (message: string): engine.Reply => ({
+  _tag: "Error",
+  status: 400,
+  code: "bad_request",
+  message: `invalid input: ${message}`
+})
+
+/** Whether query values (strings) are valid for the parameter's schema, read as their JSON types. */
+const queryValid = (schema: Operation["parameters"][number]["schema"], given: ReadonlyArray<string>): boolean => {
+  const read = (v: string): ReadonlyArray<unknown> => [
+    v,
+    ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
+    ...(v === "true" ? [true] : v === "false" ? [false] : [])
+  ]
+  if (given.length === 1 && read(given[0]!).some((c) => values.decodes(schema.ast, c))) return true
+  return values.decodes(schema.ast, given.map((v) => read(v).at(-1)))
+}
+
+const prefixOf = (template: string): string => {
+  const literal = template.split("/").filter((s) => s !== "" && !s.startsWith("{")).at(-1) ?? "res"
+  return literal.replace(/ies$/, "y").replace(/s$/, "")
+}
+
+const freeForbidden = new Set(["BrowserPools", "Replays"])
+
+/** Validates a request by its definition, then answers it: a behaviour, or by convention. */
+const serve = (
+  org: Organization,
+  operation: Operation,
+  template: string,
+  segments: ReadonlyArray<string>,
+  request: SimRequest,
+  bytes: Uint8Array,
+  project: string | undefined,
+  now: number
+): engine.Reply => {
+  const query = new URLSearchParams(request.query ?? "")
+  for (const parameter of operation.parameters) {
+    if (parameter.in !== "query") continue
+    const given = query.getAll(parameter.name)
+    if (given.length === 0) {
+      if (parameter.required) return invalidInput(`${parameter.name}: is required`)
+      continue
+    }
+    if (!queryValid(parameter.schema, given)) {
+      return invalidInput(`${parameter.name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid`)
+    }
+  }
+  const contentType = request.headers["content-type"]
+  let body: Record<string, unknown> = {}
+  let parts: ReadonlyArray<values.Part> = []
+  if (operation.body?.kind === "json") {
+    if (bytes.length > 0) {
+      if (!isJson(contentType)) {
+        return {
+          _tag: "Error",
+          status: 415,
+          code: "unsupported_media_type",
+          message: "the request body must be application/json"
+        }
+      }
+      const parsed = parseJson(bytes)
+      if (Option.isNone(parsed)) return invalidInput("body: is not valid JSON")
+      const value = parsed.value
+      if (!values.isObject(value)) return invalidInput("body: must be a JSON object")
+      const issue = values.firstIssue(operation.body.schema, value)
+      if (issue !== undefined) return invalidInput(issue)
+      body = value
+    } else if (operation.body.required) {
+      return invalidInput("body: is required")
+    }
+  } else if (operation.body?.kind === "multipart" && bytes.length > 0) {
+    const type = contentType?.split(";")[0]!.trim().toLowerCase()
+    if (type !== "multipart/form-data") {
+      return {
+        _tag: "Error",
+        status: 415,
+        code: "unsupported_media_type",
+        message: "the request body must be multipart/form-data"
+      }
+    }
+    const read = values.parseMultipart(contentType!, bytes)
+    if (read === undefined) return invalidInput("body: is not valid multipart/form-data")
+    // each required field of the body schema is a part (`files`, `files[0][file]`...)
+    const missing = values.requiredNames(operation.body.schema.ast).find((name) =>
+      !read.some((part) => part.name === name || part.name.startsWith(`${name}[`) || part.name.startsWith(`${name}.`))
+    )
+    if (missing !== undefined) return invalidInput(`${missing}: is required`)
+    parts = read
+    // the text parts are the fields; the first file is kept (an extension's download answers it)
+    const decoder = new TextDecoder()
+    const file = read.find((part) => part.filename !== undefined)
+    body = Object.fromEntries(
+      read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
+    )
+    if (file !== undefined) body["__bytes"] = file.bytes
+  }
+  if (org.plan === "free" && freeForbidden.has(operation.module)) {
+    return { _tag: "Error", status: 403, code: "forbidden", message: `your plan does not include ${operation.module}` }
+  }
+  const call: engine.Call = {
+    operation,
+    template,
+    segments,
+    query,
+    body,
+    raw: bytes,
+    parts,
+    project,
+    now,
+    headers: request.headers
+  }
+  return engine.missingParent(org.store, call) ?? behaviours.handle(org, call) ??
+    engine.generic(org.store, call, prefixOf)
 }
 
 /** The token of a `Bearer` Authorization header; the scheme is case-insensitive. */
@@ -324,12 +522,19 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     const invalid = (field: string, message: string) =>
       errorResponse(400, "bad_request", "invalid input", { code: "invalid_input", message: `${field}: ${message}` })
 
-    const route = (body: Uint8Array, org: Organization, route: Sim.Route, id: string, sub: string) =>
+    const route = (
+      body: Uint8Array,
+      org: Organization,
+      route: Legacy,
+      id: string,
+      sub: string,
+      project: string | undefined
+    ) =>
       Effect.gen(function*() {
         switch (route) {
           case "listBrowserPools": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include browser pools")
-            return jsonResponse(200, org.pools.map((p) => encodePool(p)))
+            return toResponse(engine.list(definitionOf(route), visibleItems(org, "/browser_pools", project), none))
           }
           case "deleteDeployment": {
             const deployment = org.deployments.get(id)
@@ -338,6 +543,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               deployment.state = "stopped"
               deployment.markedForDeletion = true
             }
+            const stored = engine.find(org.store, "/deployments", id, undefined)
+            if (stored !== undefined) stored.fields = { ...stored.fields, status: deployment.state }
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
@@ -405,8 +612,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     ): Effect.Effect<SimResponse> => {
       const token = bearerToken(request.headers["authorization"])
       const org = token === undefined ? undefined : organizations.get(token)
+      const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
       // a fault is served (and spent) only after authentication: a caller with no token gets 401
-      const fault = org !== undefined && typeof which === "string" ? takeFault(which, draw) : undefined
+      const fault = org !== undefined && name !== undefined ? takeFault(name, draw) : undefined
       const real: Effect.Effect<SimResponse> = Effect.suspend(() => {
         // nothing about routes is told before the caller is known
         if (org === undefined) {
@@ -421,14 +629,20 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         if (which === undefined) {
           return Effect.succeed(errorResponse(404, "not_found", "no such route in the Kernel API"))
         }
-        if (typeof which !== "string") {
+        if (which._tag === "WrongMethod") {
           return Effect.succeed(
             errorResponse(405, "method_not_allowed", `${request.method.slice(0, 16)} is not allowed here`, undefined, {
               allow: which.allow
             })
           )
         }
-        if (which === "setCursorVisibility" && !isJson(request.headers["content-type"])) {
+        const operation = which.operation
+        const contentType = request.headers["content-type"]
+        const jsonBody = operation.body?.kind === "json"
+        if (
+          (which.operation.name === "setCursorVisibility" || (jsonBody && operation.body.required)) &&
+          !isJson(contentType)
+        ) {
           return Effect.succeed(
             errorResponse(415, "unsupported_media_type", "the request body must be application/json")
           )
@@ -444,7 +658,15 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
             record.bodyBytes = read.bytes.length
           }
-          return route(read.bytes, org, which, segments.value[1] ?? "", segments.value[3] ?? "")
+          const project = request.headers["x-kernel-project-id"]
+          if (isLegacy(operation.name)) {
+            return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
+          }
+          return Effect.map(
+            Clock.currentTimeMillis,
+            (now) =>
+              toResponse(serve(org, operation, which.template, segments.value, request, read.bytes, project, now))
+          )
         })
       })
       return fault === undefined ? real : applyFault(fault, real)
@@ -455,11 +677,12 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         // recorded on arrival, so a request that is never answered is seen too
         const segments = decodeSegments(request.path)
         const which = Option.isSome(segments) ? routeOf(request.method, segments.value) : undefined
+        const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
         const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
           method: request.method.slice(0, 32),
           // as long as the largest request line served (64 KiB), so an HTTP path is never cut
           path: request.path.length > 65_536 ? `${request.path.slice(0, 65_536)}…` : request.path,
-          route: typeof which === "string" ? which : undefined,
+          route: name,
           headers: redactHeaders(request.headers),
           body: undefined,
           bodyBytes: undefined,
@@ -499,10 +722,24 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         Effect.sync(() => {
           for (const org of organizations.values()) {
             const b = org.browsers.get(id)
-            if (b !== undefined) return Option.some({ id: b.id, mouse: { ...b.mouse }, cursorHidden: b.cursorHidden })
+            if (b !== undefined) {
+              return Option.some({
+                id: b.id,
+                mouse: { ...b.mouse },
+                cursorHidden: b.cursorHidden,
+                viewport: { ...b.viewport },
+                clipboard: b.clipboard,
+                typed: b.typed.slice()
+              })
+            }
           }
           return Option.none()
         }),
+      evictions: Effect.sync(() =>
+        [...organizations.values()].flatMap((org) =>
+          org.store.evictions.map((e) => ({ organization: org.id, collection: e.collection, id: e.id }))
+        )
+      ),
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {

@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as mp4 from "./simulatorMp4.js"
+import { names } from "./simulatorValues.js"
 
 const Int = (min?: number, max?: number) => {
   let schema: Schema.Schema<number> = Schema.Int
@@ -60,18 +61,33 @@ export const ReplaySeed = Schema.Struct({
 
 const Mouse = Schema.Struct({ x: Schema.Int, y: Schema.Int }).annotations({ identifier: "Mouse" })
 
-export const BrowserSeed = Schema.Struct({
-  id: Id,
-  mouse: Schema.optional(Mouse),
-  cursorHidden: Schema.optional(Schema.Boolean),
-  replays: Schema.optional(Schema.Array(ReplaySeed))
-}).annotations({ identifier: "BrowserSeed" })
-
 const Viewport = Schema.Struct({
   width: Int(320, 7680),
   height: Int(240, 4320),
   refresh_rate: Schema.optional(Int(1))
 })
+
+export const BrowserSeed = Schema.Struct({
+  id: Id,
+  mouse: Schema.optional(Mouse),
+  cursorHidden: Schema.optional(Schema.Boolean),
+  replays: Schema.optional(Schema.Array(ReplaySeed)),
+  viewport: Schema.optional(Viewport),
+  headless: Schema.optional(Schema.Boolean),
+  stealth: Schema.optional(Schema.Boolean),
+  project: Schema.optional(Id)
+}).annotations({ identifier: "BrowserSeed" })
+
+/** A credential; with `totp_secret` (base32) its TOTP codes are real (RFC 6238). */
+export const CredentialSeed = Schema.Struct({
+  id: Id,
+  name: Schema.optional(Name),
+  domain: Schema.optional(Schema.String),
+  totp_secret: Schema.optional(
+    Schema.String.pipe(Schema.pattern(/^[A-Za-z2-7=\s]{8,256}$/, { message: () => "a base32 secret (A-Z, 2-7)" }))
+  ),
+  project: Schema.optional(Id)
+}).annotations({ identifier: "CredentialSeed" })
 
 const ProfileOrExtension = Schema.Struct({
   id: Schema.optional(Schema.String),
@@ -121,7 +137,8 @@ export const OrganizationSeed = Schema.Struct({
   plan: Schema.optional(Schema.Literal("paid", "free")),
   browsers: Schema.optional(Schema.Array(BrowserSeed)),
   pools: Schema.optional(Schema.Array(PoolSeed)),
-  deployments: Schema.optional(Schema.Array(DeploymentSeed))
+  deployments: Schema.optional(Schema.Array(DeploymentSeed)),
+  credentials: Schema.optional(Schema.Array(CredentialSeed))
 }).annotations({ identifier: "OrganizationSeed" })
 
 const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number => {
@@ -150,7 +167,7 @@ export const Seed = Schema.Struct({
         const [field, items] of [["browsers", browsers], ["pools", org.pools ?? []], [
           "deployments",
           org.deployments ?? []
-        ]] as const
+        ], ["credentials", org.credentials ?? []]] as const
       ) {
         const at = duplicate(items, (item: { readonly id: string }) => item.id)
         if (at >= 0) {
@@ -172,14 +189,7 @@ export const Seed = Schema.Struct({
 ).annotations({ identifier: "Seed" })
 
 /** Gateway-style and plain faults, as accepted over HTTP. */
-export const Route = Schema.Literal(
-  "downloadReplay",
-  "setCursorVisibility",
-  "getMousePosition",
-  "listBrowserPools",
-  "deleteDeployment",
-  "*"
-)
+export const Route = Schema.Literal(...names, "*")
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/

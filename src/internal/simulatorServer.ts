@@ -1,5 +1,5 @@
 /**
- * The simulator over HTTP, on `node:http` directly: the five routes, the control plane under
+ * The simulator over HTTP, on `node:http` directly: every operation of the API, the control plane under
  * `/_simulator/`, bounded request bodies, backpressure on every response, lingering close when a
  * request body is left unread.
  */
@@ -19,6 +19,7 @@ export interface Target {
   readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
   readonly requests: Effect.Effect<ReadonlyArray<Sim.RecordedRequest>>
   readonly clearRequests: Effect.Effect<void>
+  readonly evictions: Sim.Control["evictions"]
   readonly injectFault: (fault: Sim.Fault) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>
   readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
@@ -141,6 +142,9 @@ export function* bodyChunks(response: internal.SimResponse): Generator<Uint8Arra
       return
     case "Replay":
       yield* mp4.chunks(response.body.size)
+      return
+    case "Bytes":
+      yield response.body.bytes
   }
 }
 
@@ -256,7 +260,8 @@ const sameSecret = (given: string | undefined, expected: string): boolean => {
 const adminRoutes: Record<string, ReadonlyArray<string>> = {
   "/_simulator/faults": ["POST", "DELETE"],
   "/_simulator/reset": ["POST"],
-  "/_simulator/requests": ["GET", "DELETE"]
+  "/_simulator/requests": ["GET", "DELETE"],
+  "/_simulator/evictions": ["GET"]
 }
 
 const errorBody = (code: string, message: string, details?: ReadonlyArray<{ code: string; message: string }>) =>
@@ -344,6 +349,9 @@ const admin = (
         yield* target.resetTo(seed.right)
         return yield* answer(200, { ok: true })
       }
+      case "GET /_simulator/evictions": {
+        return yield* answer(200, yield* target.evictions)
+      }
       case "GET /_simulator/requests": {
         const requests = yield* target.requests
         return yield* answer(
@@ -404,6 +412,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
         target.handle({
           method: request.method ?? "GET",
           path,
+          query: queryOf(request.url ?? "/"),
           headers: headerRecord(request),
           readBody: (limit) => readBody(request, limit, response)
         }),
@@ -420,6 +429,12 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
   })
   // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
   server.on("checkContinue", onRequest)
+}
+
+/** The query of a request target, without `?`. */
+export const queryOf = (target: string): string => {
+  const at = target.indexOf("?")
+  return at < 0 ? "" : target.slice(at + 1).split("#")[0]!
 }
 
 /** The path of a request target, without query; an absolute-form target (`http://host/path`) gives its path. */

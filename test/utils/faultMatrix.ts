@@ -7,7 +7,13 @@ import type { Duration } from "effect"
 import type { KernelConfig } from "effect-kernel"
 import type { KernelSimulator } from "effect-kernel/testing"
 
-export type Operation = KernelSimulator.Route
+// the five operations of the fault matrix (the simulator serves every operation)
+export type Operation =
+  | "downloadReplay"
+  | "setCursorVisibility"
+  | "getMousePosition"
+  | "listBrowserPools"
+  | "deleteDeployment"
 
 export interface Row {
   /** What goes wrong, as the docs table says it. */

@@ -1,0 +1,436 @@
+/**
+ * The simulator's engine for every operation of the generated table: a generic, stateful answer
+ * by convention (collections of resources per organization: create, retrieve, list paged, update,
+ * delete; sub-resources as merged singletons; actions answered from the answer schema) and the real
+ * behaviours of the areas that have one (browsers, computer, filesystem, processes, replays, pools,
+ * credentials' TOTP, deployments, invocations). Every answer is the encoded side of the
+ * operation's answer schema, checked by decoding it.
+ *
+ * @internal
+ */
+import type * as SchemaAST from "effect/SchemaAST"
+import type { Answer, Operation } from "./definition.js"
+import { operations } from "./generated/table.js"
+import * as values from "./simulatorValues.js"
+
+/** A stored resource. */
+export interface Resource {
+  readonly id: string
+  /** The project it was created in (`X-Kernel-Project-Id`), if any. */
+  readonly project: string | undefined
+  fields: Record<string, unknown>
+  deleted: boolean
+}
+
+/** A node of a browser's filesystem. */
+export interface FsNode {
+  readonly dir: boolean
+  bytes: Uint8Array
+  mode: string
+  modTime: number
+}
+
+/** A process spawned in a browser. */
+export interface Process {
+  readonly id: string
+  readonly pid: number
+  state: "running" | "exited"
+  exitCode: number | null
+  readonly output: string
+}
+
+/** The live state of a browser (beyond its stored fields). */
+export interface BrowserState {
+  readonly id: string
+  mouse: { x: number; y: number }
+  cursorHidden: boolean
+  viewport: { width: number; height: number }
+  clipboard: string
+  /** Text typed and keys pressed, in order. */
+  readonly typed: Array<string>
+  readonly fs: Map<string, FsNode>
+  readonly processes: Map<string, Process>
+}
+
+/** What an organization holds: its resources in bounded collections, and the evictions. */
+export interface Store {
+  /** Concrete collection path (`/browsers`, `/browsers/b1/fs/watch`...) → resources by id. */
+  readonly collections: Map<string, Map<string, Resource>>
+  /** Concrete path → the fields of a sub-resource without an id (`/org/projects/p/limits`). */
+  readonly singletons: Map<string, Record<string, unknown>>
+  /** The resources dropped to keep a collection under its limit, oldest first (bounded too). */
+  readonly evictions: Array<{ readonly collection: string; readonly id: string }>
+  counter: number
+}
+
+/** The most resources a collection holds; creating more evicts the oldest. */
+export const collectionLimit = 1000
+/** The most filesystem nodes per browser. */
+export const fsLimit = 1000
+const evictionLog = 100
+
+export const emptyStore = (): Store => ({
+  collections: new Map(),
+  singletons: new Map(),
+  evictions: [],
+  counter: 0
+})
+
+export const newBrowserState = (
+  id: string,
+  init: { mouse?: { x: number; y: number }; cursorHidden?: boolean; viewport?: { width: number; height: number } } = {}
+): BrowserState => ({
+  id,
+  mouse: init.mouse ?? { x: 0, y: 0 },
+  cursorHidden: init.cursorHidden ?? false,
+  viewport: init.viewport ?? { width: 1920, height: 1080 },
+  clipboard: "",
+  typed: [],
+  fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
+  processes: new Map()
+})
+
+/** Adds a resource, evicting the oldest beyond the limit (recorded). */
+export const put = (store: Store, collection: string, resource: Resource): void => {
+  let items = store.collections.get(collection)
+  if (items === undefined) {
+    items = new Map()
+    store.collections.set(collection, items)
+  }
+  items.delete(resource.id)
+  items.set(resource.id, resource)
+  while (items.size > collectionLimit) {
+    const oldest = items.keys().next().value
+    if (oldest === undefined) break
+    items.delete(oldest)
+    store.evictions.push({ collection, id: oldest })
+    if (store.evictions.length > evictionLog) store.evictions.shift()
+  }
+}
+
+export const nextId = (store: Store, prefix: string): string => {
+  store.counter++
+  return `${prefix}_${store.counter.toString(36).padStart(5, "0")}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// conventions derived from the table
+
+const templatesByPath = (() => {
+  let made: Map<string, Map<string, Operation>> | undefined
+  return () => {
+    if (made !== undefined) return made
+    made = new Map()
+    const all: ReadonlyArray<Operation> = operations
+    for (const op of all) {
+      const methods = made.get(op.path) ?? new Map<string, Operation>()
+      methods.set(op.method, op)
+      made.set(op.path, methods)
+    }
+    return made
+  }
+})()
+
+const parentTemplate = (template: string): string => template.slice(0, template.lastIndexOf("/"))
+const lastSegment = (template: string): string => template.slice(template.lastIndexOf("/") + 1)
+const isParam = (segment: string): boolean => segment.startsWith("{") && segment.endsWith("}")
+
+let collectionsMade: Set<string> | undefined
+/** The templates of collections: a path with an item path `<it>/{x}` and a create or list. */
+export const collectionTemplates = (): Set<string> => {
+  if (collectionsMade !== undefined) return collectionsMade
+  const byPath = templatesByPath()
+  collectionsMade = new Set(["/browsers/{id}/process"])
+  for (const path of byPath.keys()) {
+    if (!isParam(lastSegment(path))) continue
+    const parent = parentTemplate(path)
+    const methods = byPath.get(parent)
+    if (methods !== undefined && (methods.has("POST") || methods.has("GET"))) collectionsMade.add(parent)
+  }
+  return collectionsMade
+}
+
+/** What an operation is by convention. */
+export type Kind = "create" | "list" | "retrieve" | "update" | "delete" | "action"
+
+export const kindOf = (operation: Operation): Kind => {
+  const collections = collectionTemplates()
+  if (collections.has(operation.path)) {
+    if (operation.method === "POST") return "create"
+    if (operation.method === "GET") return "list"
+  }
+  if (isParam(lastSegment(operation.path)) && collections.has(parentTemplate(operation.path))) {
+    if (operation.method === "GET") return "retrieve"
+    if (operation.method === "PATCH" || operation.method === "PUT") return "update"
+    if (operation.method === "DELETE") return "delete"
+  }
+  return "action"
+}
+
+/** A request as the engine sees it. */
+export interface Call {
+  readonly operation: Operation
+  readonly template: string
+  /** The decoded path segments. */
+  readonly segments: ReadonlyArray<string>
+  readonly query: URLSearchParams
+  /** The JSON body (an object when the operation takes one), or the multipart fields. */
+  readonly body: Record<string, unknown>
+  readonly raw: Uint8Array
+  readonly parts: ReadonlyArray<values.Part>
+  readonly project: string | undefined
+  readonly now: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+}
+
+/** An answer before it is put on the wire. */
+export type Reply =
+  | {
+    readonly _tag: "Json"
+    readonly status: number
+    readonly value: unknown
+    readonly headers?: Record<string, string>
+  }
+  | { readonly _tag: "Empty"; readonly status: number }
+  | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
+  | { readonly _tag: "Events"; readonly status: number; readonly text: string }
+  | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
+
+const notFound = (what: string): Reply => ({
+  _tag: "Error",
+  status: 404,
+  code: "not_found",
+  message: `${what} not found`
+})
+const badRequest = (message: string): Reply => ({ _tag: "Error", status: 400, code: "bad_request", message })
+
+/** The concrete path of a template prefix of `segments`. */
+const concrete = (segments: ReadonlyArray<string>, length: number): string => `/${segments.slice(0, length).join("/")}`
+
+const visible = (resource: Resource, project: string | undefined): boolean =>
+  project === undefined || resource.project === undefined || resource.project === project
+
+/** A resource of a concrete collection by its id (or name / session id). */
+export const find = (
+  store: Store,
+  collection: string,
+  key: string,
+  project: string | undefined
+): Resource | undefined => {
+  const items = store.collections.get(collection)
+  if (items === undefined) return undefined
+  const direct = items.get(key)
+  if (direct !== undefined) return visible(direct, project) ? direct : undefined
+  for (const resource of items.values()) {
+    if (resource.fields["name"] === key && visible(resource, project)) return resource
+  }
+  return undefined
+}
+
+const singular = (collectionTemplate: string): string => {
+  const name = lastSegment(collectionTemplate).replace(/_/g, " ")
+  return name === "process" ? "process" : name.endsWith("ies") ? `${name.slice(0, -3)}y` : name.replace(/s$/, "")
+}
+
+/** The first documented 2xx answer (preferring a body, and not the 202 of "not ready yet"). */
+export const mainAnswer = (operation: Operation): readonly [number, Answer] => {
+  const entries = Object.entries(operation.answers).map(([s, a]) => [Number(s), a] as const).sort((a, b) => a[0] - b[0])
+  return entries.find(([s]) => s !== 202) ?? entries[0]!
+}
+
+const answerSchema = (answer: Answer): SchemaAST.AST | undefined =>
+  answer.kind === "json" || answer.kind === "page" || answer.kind === "sse" ? answer.schema.ast : undefined
+
+const itemOf = (ast: SchemaAST.AST): SchemaAST.AST | undefined => {
+  let base = ast
+  while (base._tag === "Refinement" || base._tag === "Transformation") base = base.from
+  return base._tag === "TupleType" && base.rest.length > 0 ? base.rest[0]!.type : undefined
+}
+
+/** A value of the answer schema, made of `fields`. */
+export const shape = (operation: Operation, status: number, fields: unknown): unknown => {
+  const answer = operation.answers[status]
+  const ast = answer === undefined ? undefined : answerSchema(answer)
+  return ast === undefined ? fields : values.fill(ast, fields)
+}
+
+export const reply = (operation: Operation, fields: unknown, status?: number): Reply => {
+  const [main, answer] = status === undefined ? mainAnswer(operation) : [status, operation.answers[status]!]
+  switch (answer.kind) {
+    case "none":
+      return { _tag: "Empty", status: main }
+    case "bytes":
+      return {
+        _tag: "Bytes",
+        status: main,
+        bytes: fields instanceof Uint8Array ? fields : new TextEncoder().encode("simulated"),
+        contentType: answer.contentType
+      }
+    case "sse":
+      return { _tag: "Events", status: main, text: events(answer.schema.ast, Array.isArray(fields) ? fields : []) }
+    default:
+      return { _tag: "Json", status: main, value: values.fill(answer.schema.ast, fields) }
+  }
+}
+
+/**
+ * A few `text/event-stream` frames of the event schema: the given events (filled to the schema),
+ * or one of each kind of event the schema has; a heartbeat first where the schema has one.
+ */
+export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): string => {
+  const frames: Array<unknown> = []
+  const kinds = values.members(ast)
+  const heartbeat = kinds.map((k) => values.sample(k)).find((v) => values.isObject(v) && v["event"] === "sse_heartbeat")
+  if (heartbeat !== undefined) {
+    // at the time of the first event given, when it has one
+    const first: unknown = given[0]
+    const at = values.isObject(first) && typeof first["timestamp"] === "string" ? first["timestamp"] : undefined
+    frames.push(at === undefined ? heartbeat : values.fill(ast, { ...Object(heartbeat), timestamp: at }))
+  }
+  if (given.length > 0) { for (const event of given) frames.push(values.fill(ast, event)) }
+  else {
+    for (const kind of kinds) {
+      const v = values.sample(kind)
+      if (v !== heartbeat && values.decodes(ast, v)) frames.push(v)
+    }
+  }
+  return frames.map((frame, i) => `id: ${i + 1}\ndata: ${JSON.stringify(frame)}\n\n`).join("")
+}
+
+const isObject = values.isObject
+
+const merge = (target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> => {
+  const out: Record<string, unknown> = { ...target }
+  for (const [key, value] of Object.entries(patch)) {
+    out[key] = isObject(value) && isObject(out[key]) ? merge(out[key], value) : value
+  }
+  return out
+}
+
+const paging = new Set(["limit", "offset", "query", "include_deleted", "status"])
+
+/** The parent resources a request names must exist (`/browsers/{id}/...` → the browser). */
+export const missingParent = (store: Store, call: Call): Reply | undefined => {
+  const parts = call.template.split("/").slice(1)
+  const collections = collectionTemplates()
+  const own = kindOf(call.operation)
+  // the resource itself is checked by its own operation; the others are parents
+  const last = own === "retrieve" || own === "update" || own === "delete" ? parts.length - 1 : parts.length
+  for (let i = 1; i < last; i++) {
+    if (!isParam(parts[i]!)) continue
+    const collectionTemplate = `/${parts.slice(0, i).join("/")}`
+    if (!collections.has(collectionTemplate)) continue
+    const resource = find(store, concrete(call.segments, i), call.segments[i]!, call.project)
+    if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
+  }
+  return undefined
+}
+
+/** The generic answer of an operation, by its kind. */
+export const generic = (store: Store, call: Call, prefix: (collection: string) => string): Reply => {
+  const operation = call.operation
+  const kind = kindOf(operation)
+  const [status] = mainAnswer(operation)
+  switch (kind) {
+    case "create": {
+      const collection = concrete(call.segments, call.segments.length)
+      const singularName = prefix(operation.path)
+      const id = nextId(store, singularName)
+      const stamp = new Date(call.now).toISOString()
+      const fields: Record<string, unknown> = {
+        ...call.body,
+        ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
+        id,
+        // `watch_id`, `replay_id`...: the id under the resource's own name too
+        [`${singularName}_id`]: id,
+        created_at: stamp,
+        updated_at: stamp,
+        ...(call.project === undefined ? {} : { project_id: call.project })
+      }
+      const answerAst = answerSchema(operation.answers[status]!)
+      const built = answerAst === undefined ? fields : values.fill(answerAst, fields)
+      const resource: Resource = {
+        id,
+        project: call.project,
+        fields: isObject(built) ? { ...fields, ...built, id } : fields,
+        deleted: false
+      }
+      put(store, collection, resource)
+      return reply(operation, resource.fields, status)
+    }
+    case "list": {
+      const collection = concrete(call.segments, call.segments.length)
+      let items = [...(store.collections.get(collection)?.values() ?? [])].filter((r) =>
+        !r.deleted && visible(r, call.project)
+      )
+      for (const [name, value] of call.query) {
+        if (paging.has(name)) continue
+        items = items.filter((r) => !(name in r.fields) || String(r.fields[name]) === value)
+      }
+      const query = call.query.get("query")
+      if (query !== null && query !== "") {
+        items = items.filter((r) => JSON.stringify(r.fields).toLowerCase().includes(query.toLowerCase()))
+      }
+      return list(operation, items.map((r) => r.fields), call.query)
+    }
+    case "retrieve":
+    case "update":
+    case "delete": {
+      const collectionTemplate = parentTemplate(operation.path)
+      const collection = concrete(call.segments, call.segments.length - 1)
+      const resource = find(store, collection, call.segments[call.segments.length - 1]!, call.project)
+      if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
+      if (kind === "retrieve") {
+        const answer = operation.answers[status]!
+        return answer.kind === "bytes"
+          ? reply(operation, resource.fields["__bytes"] instanceof Uint8Array ? resource.fields["__bytes"] : undefined)
+          : reply(operation, resource.fields, status)
+      }
+      if (kind === "update") {
+        resource.fields = merge(resource.fields, { ...call.body, updated_at: new Date(call.now).toISOString() })
+        return reply(operation, resource.fields, status)
+      }
+      store.collections.get(collection)?.delete(resource.id)
+      return reply(operation, undefined, status)
+    }
+    case "action": {
+      const path = concrete(call.segments, call.segments.length)
+      const current = store.singletons.get(path) ?? {}
+      if (operation.method === "PATCH" || operation.method === "PUT") {
+        const next = merge(current, call.body)
+        store.singletons.set(path, next)
+        return reply(operation, next, status)
+      }
+      const answer = operation.answers[status]!
+      if (answer.kind === "page") return list(operation, [], call.query)
+      if (answer.kind === "json" && itemOf(answer.schema.ast) !== undefined) return reply(operation, [], status)
+      return reply(operation, { ...current, ...call.body }, status)
+    }
+  }
+}
+
+/** A list answer: paged (`limit`, `offset`, `X-Has-More`, `X-Next-Offset`) or whole. */
+export const list = (operation: Operation, items: ReadonlyArray<unknown>, query: URLSearchParams): Reply => {
+  const [status, answer] = mainAnswer(operation)
+  if (answer.kind === "page") {
+    const limit = Math.max(1, Math.min(100, Number(query.get("limit") ?? 20) || 20))
+    const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0)
+    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, item))
+    const more = offset + limit < items.length
+    return {
+      _tag: "Json",
+      status,
+      value: page,
+      headers: more
+        ? { "x-has-more": "true", "x-next-offset": String(offset + limit) }
+        : { "x-has-more": "false" }
+    }
+  }
+  if (answer.kind === "json") {
+    const item = itemOf(answer.schema.ast)
+    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, i)) }
+  }
+  return reply(operation, items, status)
+}
+
+export { badRequest, notFound }

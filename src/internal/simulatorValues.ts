@@ -1,0 +1,471 @@
+/**
+ * Values built from the generated schemas: the simulator's answers are the encoded side of the
+ * answer schema, made from what it stores (fields it knows) and, for the rest, the smallest value
+ * each schema accepts (checked by decoding it), so every answer decodes with the SDK.
+ *
+ * And the routes of every operation of the generated table (a method map per path template), a
+ * tiny PNG encoder, RFC 6238 TOTP and a minimal `multipart/form-data` reader.
+ *
+ * @internal
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import * as Crypto from "node:crypto"
+import * as Zlib from "node:zlib"
+import type { Operation } from "./definition.js"
+import { operations } from "./generated/table.js"
+
+// ---------------------------------------------------------------------------------------------
+// routes
+
+/** The name of an operation of the generated table. */
+export type Name = (typeof operations)[number]["name"]
+
+/** Every operation name, in the order of the docs. */
+export const names: ReadonlyArray<Name> = operations.map((o) => o.name)
+
+const nameSet: ReadonlySet<string> = new Set(names)
+
+/** Whether a string is the name of an operation. */
+export const isName = (name: string): name is Name => nameSet.has(name)
+
+/** A JSON object (not an array, not null). */
+export const isObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+type Segment = { readonly literal: string } | { readonly param: string }
+
+interface Template {
+  readonly path: string
+  readonly segments: ReadonlyArray<Segment>
+  readonly literals: number
+  readonly methods: Map<string, Operation>
+}
+
+const segmentsOf = (path: string): ReadonlyArray<Segment> =>
+  path.split("/").slice(1).map((part) =>
+    part.startsWith("{") && part.endsWith("}") ? { param: part.slice(1, -1) } : { literal: part }
+  )
+
+let templatesMade: ReadonlyArray<Template> | undefined
+const templates = (): ReadonlyArray<Template> => {
+  if (templatesMade !== undefined) return templatesMade
+  const byPath = new Map<string, Template>()
+  const all: ReadonlyArray<Operation> = operations
+  for (const operation of all) {
+    let template = byPath.get(operation.path)
+    if (template === undefined) {
+      const segments = segmentsOf(operation.path)
+      template = {
+        path: operation.path,
+        segments,
+        literals: segments.filter((s) => "literal" in s).length,
+        methods: new Map()
+      }
+      byPath.set(operation.path, template)
+    }
+    template.methods.set(operation.method, operation)
+  }
+  // the most literal template first: `/extensions/from_chrome_store` before `/extensions/{idOrName}`
+  templatesMade = [...byPath.values()].sort((a, b) => b.literals - a.literals)
+  return templatesMade
+}
+
+/** The path templates that carry several methods. */
+export const multiMethodPaths = (): ReadonlyArray<string> =>
+  templates().filter((t) => t.methods.size > 1).map((t) => t.path)
+
+/** A request's operation and its path parameters (by the template's names). */
+export interface Matched {
+  readonly _tag: "Matched"
+  readonly operation: Operation
+  readonly template: string
+  readonly params: Readonly<Record<string, string>>
+}
+
+/** The route of a request: its operation, a known path asked with another method, or none. */
+export const routeOf = (
+  method: string,
+  segments: ReadonlyArray<string>
+): Matched | { readonly _tag: "WrongMethod"; readonly allow: string } | undefined => {
+  for (const template of templates()) {
+    if (template.segments.length !== segments.length) continue
+    let matches = true
+    const params: Record<string, string> = {}
+    for (let i = 0; i < segments.length; i++) {
+      const expected = template.segments[i]!
+      if ("literal" in expected) {
+        if (expected.literal !== segments[i]) {
+          matches = false
+          break
+        }
+      } else {
+        if (segments[i] === "") {
+          matches = false
+          break
+        }
+        params[expected.param] = segments[i]!
+      }
+    }
+    if (!matches) continue
+    const operation = template.methods.get(method)
+    if (operation === undefined) return { _tag: "WrongMethod", allow: [...template.methods.keys()].join(", ") }
+    return { _tag: "Matched", operation, template: template.path, params }
+  }
+  return undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// values
+
+const decoders = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
+
+/** Whether an encoded value decodes with the schema of `ast`. */
+export const decodes = (ast: SchemaAST.AST, value: unknown): boolean => {
+  let decoder = decoders.get(ast)
+  if (decoder === undefined) {
+    const decode = ParseResult.decodeUnknownEither(Schema.make(ast))
+    decoder = (u) => Either.isRight(decode(u))
+    decoders.set(ast, decoder)
+  }
+  return decoder(value)
+}
+
+const iso = "2026-01-01T00:00:00Z"
+
+const stringCandidates = (key: string): ReadonlyArray<string> => {
+  const k = key.toLowerCase()
+  const first = k.endsWith("_at") || k.includes("time") || k.includes("date") || k === "since"
+    ? iso
+    : k.includes("url") || k.includes("uri") || k === "domain"
+    ? k === "domain" ? "example.com" : "https://sim.kernel.local/"
+    : k.includes("email")
+    ? "sim@example.com"
+    : k.includes("b64")
+    ? ""
+    : k === "id" || k.endsWith("_id")
+    ? "sim_1"
+    : k === "mode"
+    ? "0644"
+    : k === "version"
+    ? "1.0.0"
+    : k === "name" || k.endsWith("_name")
+    ? "sim"
+    : "sim"
+  return [
+    first,
+    "sim",
+    iso,
+    "https://sim.kernel.local/",
+    "sim@example.com",
+    "00000000-0000-4000-8000-000000000000",
+    "1",
+    ""
+  ]
+}
+
+const numberCandidates = (key: string): ReadonlyArray<number> => {
+  const k = key.toLowerCase()
+  const first = k === "width" ? 1920 : k === "height" ? 1080 : k.includes("count") || k === "x" || k === "y" ? 0 : 1
+  return [first, 0, 1, 10, 60, 100, 1000, 0.5]
+}
+
+const unwrap = (ast: SchemaAST.AST): SchemaAST.AST =>
+  ast._tag === "Refinement" || ast._tag === "Transformation" ? unwrap(ast.from) : ast
+
+const candidatesOf = (ast: SchemaAST.AST, key: string, depth: number): ReadonlyArray<unknown> => {
+  const base = unwrap(ast)
+  switch (base._tag) {
+    case "StringKeyword":
+      return stringCandidates(key)
+    case "NumberKeyword":
+      return numberCandidates(key)
+    case "TupleType": {
+      const one = base.rest.length > 0 ? [sample(base.rest[0]!.type, key, depth + 1)] : []
+      const fixed = base.elements.filter((e) => !e.isOptional).map((e, i) => sample(e.type, `${key}${i}`, depth + 1))
+      return [[...fixed], [...fixed, ...one]]
+    }
+    default:
+      return [sampleBase(base, key, depth)]
+  }
+}
+
+/** The smallest encoded value of `ast` (required fields only) that decodes with it, as far as can be found. */
+export const sample = (ast: SchemaAST.AST, key = "", depth = 0): unknown => {
+  if (depth > 12) return undefined
+  const candidates = candidatesOf(ast, key, depth)
+  for (const candidate of candidates) if (decodes(ast, candidate)) return candidate
+  return candidates[0]
+}
+
+const isNullish = (ast: SchemaAST.AST): boolean =>
+  (ast._tag === "Literal" && ast.literal === null) || ast._tag === "UndefinedKeyword" || ast._tag === "VoidKeyword"
+
+const sampleBase = (ast: SchemaAST.AST, key: string, depth: number): unknown => {
+  switch (ast._tag) {
+    case "Literal":
+      return ast.literal
+    case "BooleanKeyword":
+      return false
+    case "Enums":
+      return ast.enums[0]?.[1]
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "ObjectKeyword":
+      return {}
+    case "TemplateLiteral":
+      return ast.head
+    case "TypeLiteral": {
+      const out: Record<string, unknown> = {}
+      for (const ps of ast.propertySignatures) {
+        if (ps.isOptional || typeof ps.name !== "string") continue
+        out[ps.name] = sample(ps.type, ps.name, depth + 1)
+      }
+      return out
+    }
+    case "Union": {
+      const members = [...ast.types].sort((a, b) => Number(isNullish(a)) - Number(isNullish(b)))
+      for (const member of members) {
+        const value = sample(member, key, depth + 1)
+        if (decodes(member, value)) return value
+      }
+      return sample(members[0]!, key, depth + 1)
+    }
+    case "Suspend":
+      return sample(ast.f(), key, depth + 1)
+    case "Declaration":
+      // bytes (`Uint8ArrayFromSelf`): one byte
+      return decodes(ast, new Uint8Array(1)) ? new Uint8Array(1) : undefined
+    default:
+      return undefined
+  }
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The encoded value of `ast` made of `value` where it fits (field by field for structs), the rest
+ * sampled: it decodes with the schema whenever a value can be found.
+ */
+export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): unknown => {
+  if (value === undefined) return sample(ast, key, depth)
+  if (depth > 12) return value
+  if (decodes(ast, value) && !isRecord(value)) return value
+  const base = unwrap(ast)
+  if (base._tag === "TypeLiteral" && isRecord(value)) {
+    if (base.propertySignatures.length === 0) return decodes(ast, value) ? value : sample(ast, key, depth)
+    const out: Record<string, unknown> = {}
+    for (const ps of base.propertySignatures) {
+      if (typeof ps.name !== "string") continue
+      const given = value[ps.name]
+      if (given !== undefined) {
+        const filled = fill(ps.type, given, ps.name, depth + 1)
+        if (decodes(ps.type, filled)) {
+          out[ps.name] = filled
+          continue
+        }
+      }
+      if (!ps.isOptional) out[ps.name] = sample(ps.type, ps.name, depth + 1)
+    }
+    return decodes(ast, out) ? out : sample(ast, key, depth)
+  }
+  if (base._tag === "Union") {
+    if (decodes(ast, value)) return value
+    // the member the value names (its literal tags), then the one sharing most of its fields
+    const ranked = base.types
+      .map((member) => [member, isRecord(value) ? score(member, value) : 0] as const)
+      .filter(([, s]) => s >= 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([member]) => member)
+    for (const member of ranked.length > 0 ? ranked : base.types) {
+      const filled = fill(member, value, key, depth + 1)
+      if (decodes(member, filled) && decodes(ast, filled)) return filled
+    }
+    return sample(ast, key, depth)
+  }
+  if (base._tag === "Suspend") return fill(base.f(), value, key, depth + 1)
+  return decodes(ast, value) ? value : sample(ast, key, depth)
+}
+
+/** How well a record fits a struct member of a union: -1 when a literal tag differs. */
+const score = (member: SchemaAST.AST, value: Record<string, unknown>): number => {
+  const base = unwrap(member)
+  if (base._tag !== "TypeLiteral") return 0
+  let total = 0
+  for (const ps of base.propertySignatures) {
+    if (typeof ps.name !== "string" || value[ps.name] === undefined) continue
+    const type = unwrap(ps.type)
+    if (type._tag === "Literal") {
+      if (type.literal !== value[ps.name]) return -1
+      total += 100
+    } else total += 1
+  }
+  return total
+}
+
+/** The property names of a struct-like schema (empty for others). */
+export const propertyNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  const base = unwrap(ast)
+  if (base._tag === "TypeLiteral") {
+    return base.propertySignatures.flatMap((ps) => typeof ps.name === "string" ? [ps.name] : [])
+  }
+  if (base._tag === "Union") return [...new Set(base.types.flatMap(propertyNames))]
+  return []
+}
+
+/** The required property names of a struct-like schema (arrays aside: an empty one sends no part). */
+export const requiredNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  const base = unwrap(ast)
+  return base._tag === "TypeLiteral"
+    ? base.propertySignatures.flatMap((ps) =>
+      typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
+    )
+    : []
+}
+
+/** The members of a union schema (itself for others), each with what it samples to. */
+export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
+  const base = unwrap(ast)
+  return base._tag === "Union" ? base.types.filter((t) => !isNullish(t)) : [ast]
+}
+
+/** The issue of an invalid value as `field: message`, the field its path in the value. */
+export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
+  const result = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value)
+  if (Either.isRight(result)) return undefined
+  const issues = ParseResult.ArrayFormatter.formatIssueSync(result.left)
+  const issue = issues[0]
+  if (issue === undefined) return "body: is not valid"
+  const path = issue.path.map(String).join(".")
+  const message = issue._tag === "Missing"
+    ? "is required"
+    : issue._tag === "Unexpected"
+    ? "is not allowed (additional property)"
+    : issue.message
+  return `${path === "" ? "body" : path.slice(0, 100)}: ${message.slice(0, 200)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG
+
+const crcTable = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+/** CRC-32 (ISO-HDLC), as PNG chunks use it. */
+export const crc32 = (bytes: Uint8Array): number => {
+  let c = 0xffffffff
+  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8)
+  return (c ^ 0xffffffff) >>> 0
+}
+
+const chunk = (type: string, data: Uint8Array): Buffer => {
+  const out = Buffer.alloc(12 + data.length)
+  out.writeUInt32BE(data.length, 0)
+  out.write(type, 4, "ascii")
+  Buffer.from(data).copy(out, 8)
+  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length)
+  return out
+}
+
+/** A solid-colour RGB PNG of `width` × `height` pixels. */
+export const png = (
+  width: number,
+  height: number,
+  rgb: readonly [number, number, number] = [32, 96, 160]
+): Uint8Array => {
+  const w = Math.max(1, Math.min(8192, Math.floor(width)))
+  const h = Math.max(1, Math.min(8192, Math.floor(height)))
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(w, 0)
+  header.writeUInt32BE(h, 4)
+  header[8] = 8 // bit depth
+  header[9] = 2 // colour type: RGB
+  const row = Buffer.alloc(1 + w * 3)
+  for (let x = 0; x < w; x++) row.set(rgb, 1 + x * 3)
+  const raw = Buffer.alloc(row.length * h)
+  for (let y = 0; y < h; y++) row.copy(raw, y * row.length)
+  return new Uint8Array(Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", Zlib.deflateSync(raw)),
+    chunk("IEND", new Uint8Array(0))
+  ]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// TOTP
+
+const base32 = (secret: string): Buffer => {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+  let bits = 0
+  let value = 0
+  const out: Array<number> = []
+  for (const char of secret.toUpperCase().replace(/[\s=]/g, "")) {
+    const index = alphabet.indexOf(char)
+    if (index < 0) continue
+    value = (value << 5) | index
+    bits += 5
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff)
+      bits -= 8
+    }
+  }
+  return Buffer.from(out)
+}
+
+/** RFC 6238 TOTP (HMAC-SHA1, 30-second steps, 6 digits) of a base32 secret at `millis`. */
+export const totp = (secret: string, millis: number, digits = 6, step = 30): string => {
+  const counter = Buffer.alloc(8)
+  counter.writeBigUInt64BE(BigInt(Math.floor(millis / 1000 / step)))
+  const mac = Crypto.createHmac("sha1", base32(secret)).update(counter).digest()
+  const offset = mac[mac.length - 1]! & 0x0f
+  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits
+  return String(code).padStart(digits, "0")
+}
+
+// ---------------------------------------------------------------------------------------------
+// multipart
+
+/** One part of a `multipart/form-data` body. */
+export interface Part {
+  readonly name: string
+  readonly filename: string | undefined
+  readonly bytes: Uint8Array
+}
+
+/** The parts of a `multipart/form-data` body, or `undefined` when it is not one. */
+export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyArray<Part> | undefined => {
+  const match = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
+  const boundary = match?.[1] ?? match?.[2]
+  if (boundary === undefined) return undefined
+  const buffer = Buffer.from(body)
+  const delimiter = Buffer.from(`--${boundary}`)
+  const parts: Array<Part> = []
+  let at = buffer.indexOf(delimiter)
+  if (at < 0) return undefined
+  while (at >= 0) {
+    const start = at + delimiter.length
+    if (buffer.subarray(start, start + 2).toString() === "--") break
+    const next = buffer.indexOf(delimiter, start)
+    if (next < 0) break
+    const part = buffer.subarray(start + 2, next - 2)
+    const split = part.indexOf("\r\n\r\n")
+    if (split >= 0) {
+      const head = part.subarray(0, split).toString("utf8")
+      const name = /name="([^"]*)"/i.exec(head)?.[1] ?? ""
+      const filename = /filename="([^"]*)"/i.exec(head)?.[1]
+      parts.push({ name, filename, bytes: new Uint8Array(part.subarray(split + 4)) })
+    }
+    at = next
+  }
+  return parts
+}
