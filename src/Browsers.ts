@@ -27,6 +27,13 @@ import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
 /**
+ * The hand-written part of the Browsers module (`src/internal/handwritten/Browsers.ts`).
+ *
+ * @since 0.2.0
+ */
+export * from "./internal/handwritten/Browsers.js"
+
+/**
  * The schemas of the Browsers operations.
  *
  * @since 0.2.0

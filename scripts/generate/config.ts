@@ -192,6 +192,14 @@ export const modules: ReadonlyArray<string> = [
  */
 export const handWrittenModules: ReadonlySet<string> = new Set(["Computer", "Replays", "BrowserPools", "Deployments"])
 
+/**
+ * The generated modules with a hand-written companion, `src/internal/handwritten/<Module>.ts`,
+ * that the generated module re-exports (what the document does not describe: e.g.
+ * `Browsers.scoped`, a browser deleted when its scope closes). Hand-written code never goes into a
+ * generated file.
+ */
+export const handWrittenCompanions: ReadonlySet<string> = new Set(["Browsers"])
+
 /** The operations written by hand today: their definitions are generated, their services are not. */
 export const handWrittenOperations: ReadonlySet<string> = new Set([
   "downloadReplay",

@@ -395,6 +395,16 @@ ${
   }
   imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
   const reexports = [
+    ...(!companion && Config.handWrittenCompanions.has(area)
+      ? [
+        jsdoc([
+          `The hand-written part of the ${area} module (\`src/internal/handwritten/${area}.ts\`).`,
+          "",
+          `@since ${since}`
+        ]) +
+        `export * from "./internal/handwritten/${area}.js"\n`
+      ]
+      : []),
     ...(hasSchemas
       ? [
         jsdoc([`The schemas of the ${area} operations.`, "", `@since ${since}`]) +
