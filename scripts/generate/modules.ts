@@ -481,3 +481,51 @@ const areaUses = (api: Ir.Api, operations: ReadonlyArray<Ir.Operation>, name: st
     operation.answers.some((answer) => "schema" in answer && visit(answer.schema))
   )
 }
+
+/**
+ * `test/generated/examples.ts`: per operation a minimal params object (its required path
+ * parameters as their field's name, its required query / header parameters and body fields from
+ * the document's examples, as in the accessors' examples), with its module, accessor and answer
+ * kinds: what the contract test against Prism calls every operation with.
+ */
+export const examplesFile = (api: Ir.Api): string => {
+  const uses = new Set<string>()
+  const entries = api.operations.map((operation) => {
+    const noInput = operation.parameters.length === 0 && operation.body === undefined
+    const params = noInput ? "undefined" : sampleInput(api, operation, uses)
+    return `  {
+    name: ${JSON.stringify(operation.name)},
+    module: ${JSON.stringify(operation.module)},
+    accessor: ${JSON.stringify(operation.accessor)},
+    method: ${JSON.stringify(operation.method)},
+    path: ${JSON.stringify(operation.path)},
+    answers: [${operation.answers.map((answer) => JSON.stringify(answer.kind)).join(", ")}],
+    body: ${operation.body === undefined ? "undefined" : JSON.stringify(operation.body.kind)},
+    params: ${params}
+  }`
+  })
+  return `${header}
+/**
+ * A minimal params object per operation of the document (required path parameters as their
+ * field's name, required query / header parameters and body fields from the document's examples),
+ * with its module, accessor and answer kinds: the contract test against Prism calls every
+ * operation's accessor with it.
+ */
+${uses.size === 0 ? "" : `import { ${[...uses].sort().join(", ")} } from "effect"\n`}
+/** One operation and its params. */
+export interface Example {
+  readonly name: string
+  readonly module: string
+  readonly accessor: string
+  readonly method: string
+  readonly path: string
+  readonly answers: ReadonlyArray<"json" | "page" | "none" | "bytes" | "sse">
+  readonly body: "json" | "multipart" | "bytes" | undefined
+  readonly params: unknown
+}
+
+export const examples: ReadonlyArray<Example> = [
+${entries.join(",\n")}
+]
+`
+}
