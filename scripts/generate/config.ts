@@ -237,7 +237,18 @@ export const redactedFields: ReadonlySet<string> = new Set([
   "CreatedApiKey.key",
   "CreateCredentialRequest.values",
   "UpdateCredentialRequest.values",
-  "GetCredentialTotpCodeResponse.code"
+  "GetCredentialTotpCodeResponse.code",
+  // a TOTP code answered on create / update, and the TOTP secret the user sends
+  "Credential.totp_code",
+  "CreateCredentialRequest.totp_secret",
+  "UpdateCredentialRequest.totp_secret",
+  // the values (passwords, ...) submitted to a login flow
+  "SubmitFieldsRequest.fields",
+  // a credential provider's service account token (e.g. 1Password's)
+  "CreateCredentialProviderRequest.token",
+  "UpdateCredentialProviderRequest.token",
+  // a JWT that grants access to an invocation
+  "ManagedAuthExchangeResponse.jwt"
 ])
 
 /**

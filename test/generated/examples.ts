@@ -5,6 +5,7 @@
  * with its module, accessor and answer kinds: the contract test against Prism calls every
  * operation's accessor with it.
  */
+import { Redacted } from "effect"
 
 /** One operation and its params. */
 export interface Example {
@@ -1027,7 +1028,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/org/credential_providers",
     answers: ["json"],
     body: "json",
-    params: { provider_type: "onepassword", name: "my-1password", token: "ops_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9..." }
+    params: { provider_type: "onepassword", name: "my-1password", token: Redacted.make("secret") }
   },
   {
     name: "getCredentialProvider",

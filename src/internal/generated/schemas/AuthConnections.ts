@@ -710,7 +710,9 @@ export const SubmitFieldsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Map of field name to value
      */
-    fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    fields: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
+    ),
     /**
      * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
      */
@@ -911,7 +913,7 @@ export const ManagedAuthExchangeResponse = /*#__PURE__*/ Schema.annotations(
     /**
      * JWT token with invocation_id claim (30 minute TTL)
      */
-    jwt: Schema.String
+    jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
   }),
   { identifier: "ManagedAuthExchangeResponse" }
 )
