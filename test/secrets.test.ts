@@ -54,6 +54,8 @@ const routes = (recorded: Recorded): Response => {
   if (path === "/browsers") return json(200, browserJson())
   if (path === "/browsers/bad") return json(200, browserJson({ headless: "not a boolean" }))
   if (path === "/org/api_keys") return json(201, apiKeyJson)
+  // a success the operation does not document (getApiKey documents 200), with a secret in it
+  if (path === "/org/api_keys/undocumented") return json(201, apiKeyJson)
   if (path === "/credentials") return json(201, credentialJson)
   if (path === "/credentials/c1") return json(200, credentialJson)
   if (path === "/credentials/c1/totp-code") {
@@ -129,6 +131,15 @@ describe("secrets the API answers decode as Redacted and are never shown", () =>
     if (!Exit.isSuccess(exit)) throw new Error(Cause.pretty(exit.cause))
     expect(Redacted.value(exit.value.jwt)).toBe(secret("jwt"))
     expectNoSentinel([...shown(exit.value), observer.dump()])
+  })
+
+  it("an undocumented success (UnexpectedStatus) does not quote its body", async () => {
+    const { exit, observer } = await observe(ApiKeys.retrieve({ id: "undocumented" }))
+    expect(Exit.isFailure(exit)).toBe(true)
+    if (!Exit.isFailure(exit)) return
+    const error = Cause.failureOption(exit.cause)
+    expect(error._tag === "Some" && error.value).toMatchObject({ _tag: "UnexpectedStatus", status: 201, body: "" })
+    expectNoSentinel([Cause.pretty(exit.cause), ...shown(error), observer.dump()])
   })
 
   it("a DecodeError of an answer that carries secrets does not quote them", async () => {
