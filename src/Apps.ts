@@ -2,15 +2,20 @@
 /**
  * List applications and versions.
  *
+ * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * every item as a `Stream` that follows the pages (`listAll`).
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Apps.js"
 import type { AppVersionSummary } from "./internal/generated/schemas/Apps.js"
+import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
@@ -116,6 +121,39 @@ export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, Li
  */
 export const list = (params: ListAppsParams = {}): Effect.Effect<ListAppsSuccess, ListAppsError, ListApps> =>
   Effect.flatMap(ListApps, (service) => service.listApps(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListApps} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /apps`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Apps } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Apps.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (params: ListAppsParams = {}): Stream.Stream<AppVersionSummary, ListAppsError, ListApps> =>
+  Stream.unwrap(
+    Effect.map(
+      ListApps,
+      (service) => Pages.follow(Operations.listApps, (page: ListAppsParams) => service.listApps(page), params)
+    )
+  )
 
 /**
  * Builds every Apps operation on the shared client.

@@ -8,10 +8,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as internal from "./internal/client.js"
 import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
+import * as Resource from "./internal/resource.js"
 import * as internalTimestamp from "./internal/timestamp.js"
 import { KernelClient } from "./KernelClient.js"
 
@@ -309,3 +311,92 @@ export const make: Effect.Effect<
  */
 export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | ListBrowserPools, never, KernelClient> =
   /*#__PURE__*/ Layer.effectContext(make)
+
+/**
+ * {@link acquireScoped} found no browser in the pool within the wait (`acquire` answered 204 No
+ * Content: none became available within `acquire_timeout_seconds`). Nothing was acquired, so
+ * nothing is released.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class NoBrowserAvailable extends Schema.TaggedError<NoBrowserAvailable>("effect-kernel/NoBrowserAvailable")(
+  "NoBrowserAvailable",
+  { idOrName: Schema.String }
+) {
+  /** @since 0.2.0 */
+  override get message(): string {
+    return `no browser of the pool ${this.idOrName} became available within the wait`
+  }
+}
+
+/**
+ * The input of {@link acquireScoped}: the acquisition's (`idOrName`, `acquire_timeout_seconds`),
+ * and `reuse`, which the release sends (whether the browser goes back to the pool as it is, the
+ * service's default, or is recreated).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface AcquireScopedParams extends Generated.AcquireBrowserParams {
+  readonly reuse?: boolean | undefined
+}
+
+/**
+ * Acquires a browser from a pool (as {@link Generated.acquire | acquire}) and releases it back
+ * (as {@link Generated.release | release}, its `session_id`) when the scope closes: on success,
+ * failure or interruption, exactly once.
+ *
+ * - The pool answering 204 (no browser became available within `acquire_timeout_seconds`) fails
+ *   with {@link NoBrowserAvailable}: there is no lease, so nothing is released.
+ * - Acquiring runs to its end even if the fiber is interrupted meanwhile (the interruption waits
+ *   for the long poll to answer, at most its wait and the call's time-outs), so a lease the
+ *   server granted is never left behind; once acquired, its release is registered in the same
+ *   uninterruptible step.
+ * - Releasing runs to its end too. It cannot fail the scope: a 404 (pool or lease already gone) is
+ *   ignored, any other failure is logged at `Warning` level (its tag and message).
+ *
+ * @since 0.2.0
+ * @category Resources
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { BrowserPools } from "effect-kernel"
+ *
+ * const program = Effect.scoped(
+ *   Effect.gen(function*() {
+ *     const browser = yield* BrowserPools.acquireScoped({ idOrName: "my-pool", acquire_timeout_seconds: 30 })
+ *     yield* Effect.log(`leased ${browser.session_id}`)
+ *     // ... use it: the lease is released when this scope closes
+ *   })
+ * )
+ * ```
+ */
+export const acquireScoped = (
+  params: AcquireScopedParams
+): Effect.Effect<
+  Generated.Browser,
+  Generated.AcquireBrowserError | NoBrowserAvailable,
+  Generated.AcquireBrowser | Generated.ReleaseBrowser | Scope.Scope
+> => {
+  const { reuse, ...acquisition } = params
+  return Resource.scopedResource(
+    Effect.flatMap(
+      Generated.acquire(acquisition),
+      (outcome): Effect.Effect<Generated.Browser, NoBrowserAvailable> =>
+        outcome._tag === "Ok"
+          ? Effect.succeed(outcome.value)
+          : Effect.fail(new NoBrowserAvailable({ idOrName: params.idOrName }))
+    ),
+    (browser) =>
+      Generated.release({
+        idOrName: params.idOrName,
+        session_id: browser.session_id,
+        ...(reuse === undefined ? {} : { reuse })
+      }),
+    {
+      what: (browser) => `BrowserPools.acquireScoped: releasing browser ${browser.session_id} to ${params.idOrName}`,
+      ignore: (error) => error._tag === "NotFound"
+    }
+  )
+}

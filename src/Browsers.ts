@@ -2,11 +2,15 @@
 /**
  * Create and manage browser sessions.
  *
+ * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * every item as a `Stream` that follows the pages (`listAll`).
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Browsers.js"
@@ -18,8 +22,16 @@ import type {
   LoadBrowserExtensionsBody
 } from "./internal/generated/schemas/Browsers.js"
 import type { Browser } from "./internal/generated/schemas/Common.js"
+import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+
+/**
+ * The hand-written part of the Browsers module (`src/internal/handwritten/Browsers.ts`).
+ *
+ * @since 0.2.0
+ */
+export * from "./internal/handwritten/Browsers.js"
 
 /**
  * The schemas of the Browsers operations.
@@ -200,6 +212,40 @@ export const list = (
   params: ListBrowsersParams = {}
 ): Effect.Effect<ListBrowsersSuccess, ListBrowsersError, ListBrowsers> =>
   Effect.flatMap(ListBrowsers, (service) => service.listBrowsers(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListBrowsers} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /browsers`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Browsers } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Browsers.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (params: ListBrowsersParams = {}): Stream.Stream<Browser, ListBrowsersError, ListBrowsers> =>
+  Stream.unwrap(
+    Effect.map(
+      ListBrowsers,
+      (service) =>
+        Pages.follow(Operations.listBrowsers, (page: ListBrowsersParams) => service.listBrowsers(page), params)
+    )
+  )
 
 /**
  * The input of {@link create}.

@@ -149,11 +149,11 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Redacted } from "effect"
  * import { CredentialProviders } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* CredentialProviders.create({ provider_type: "onepassword", name: "my-1password", token: "ops_eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9..." })
+ *   const result = yield* CredentialProviders.create({ provider_type: "onepassword", name: "my-1password", token: Redacted.make("secret") })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -2,11 +2,15 @@
 /**
  * Create and manage credentials for authentication.
  *
+ * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * every item as a `Stream` that follows the pages (`listAll`).
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Credentials.js"
@@ -16,6 +20,7 @@ import type {
   GetCredentialTotpCodeResponse,
   UpdateCredentialRequest
 } from "./internal/generated/schemas/Credentials.js"
+import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -109,6 +114,40 @@ export const list = (
   params: ListCredentialsParams = {}
 ): Effect.Effect<ListCredentialsSuccess, ListCredentialsError, ListCredentials> =>
   Effect.flatMap(ListCredentials, (service) => service.listCredentials(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListCredentials} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /credentials`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Credentials } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Credentials.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (
+  params: ListCredentialsParams = {}
+): Stream.Stream<Credential, ListCredentialsError, ListCredentials> =>
+  Stream.unwrap(
+    Effect.map(ListCredentials, (service) =>
+      Pages.follow(Operations.listCredentials, (page: ListCredentialsParams) =>
+        service.listCredentials(page), params))
+  )
 
 /**
  * The input of {@link create}.

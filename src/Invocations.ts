@@ -2,12 +2,15 @@
 /**
  * Invoke actions and stream or query invocation status and events.
  *
+ * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * every item as a `Stream` that follows the pages (`listAll`).
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Invocations.js"
@@ -19,6 +22,7 @@ import type {
   InvokeResponse,
   ListInvocationBrowsersResponse
 } from "./internal/generated/schemas/Invocations.js"
+import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -237,6 +241,40 @@ export const list = (
   params: ListInvocationsParams = {}
 ): Effect.Effect<ListInvocationsSuccess, ListInvocationsError, ListInvocations> =>
   Effect.flatMap(ListInvocations, (service) => service.listInvocations(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListInvocations} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /invocations`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Invocations } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Invocations.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (
+  params: ListInvocationsParams = {}
+): Stream.Stream<Invocation, ListInvocationsError, ListInvocations> =>
+  Stream.unwrap(
+    Effect.map(ListInvocations, (service) =>
+      Pages.follow(Operations.listInvocations, (page: ListInvocationsParams) =>
+        service.listInvocations(page), params))
+  )
 
 /**
  * The input of {@link create}.

@@ -2,15 +2,20 @@
 /**
  * Create and manage projects for resource isolation within an organization.
  *
+ * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * every item as a `Stream` that follows the pages (`listAll`).
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Projects.js"
 import type { CreateProjectRequest, Project, UpdateProjectRequest } from "./internal/generated/schemas/Projects.js"
+import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -100,6 +105,40 @@ export const list = (
   params: ListProjectsParams = {}
 ): Effect.Effect<ListProjectsSuccess, ListProjectsError, ListProjects> =>
   Effect.flatMap(ListProjects, (service) => service.listProjects(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListProjects} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /org/projects`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Projects } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Projects.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (params: ListProjectsParams = {}): Stream.Stream<Project, ListProjectsError, ListProjects> =>
+  Stream.unwrap(
+    Effect.map(
+      ListProjects,
+      (service) =>
+        Pages.follow(Operations.listProjects, (page: ListProjectsParams) => service.listProjects(page), params)
+    )
+  )
 
 /**
  * The input of {@link create}.

@@ -307,7 +307,7 @@ describe("the emitted schemas", () => {
   it.each([...Config.redactedFields])("%s decodes as Redacted", (field) => {
     const [schema, name] = field.split(".") as [string, string]
     const struct = schemaOf(schema) as unknown as { readonly fields: Record<string, Schema.Schema.AnyNoContext> }
-    const value = /values/.test(name) ? { password: "hunter2" } : "secret"
+    const value = /^(values|fields)$/.test(name) ? { password: "hunter2" } : "secret"
     const decoded = Schema.decodeUnknownSync(Schema.Struct({ [name]: struct.fields[name]! }))({ [name]: value })
     const got = decoded[name] as unknown
     expect(Redacted.isRedacted(got) || Redacted.isRedacted((got as Record<string, unknown>)["password"])).toBe(true)

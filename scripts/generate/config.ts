@@ -192,6 +192,14 @@ export const modules: ReadonlyArray<string> = [
  */
 export const handWrittenModules: ReadonlySet<string> = new Set(["Computer", "Replays", "BrowserPools", "Deployments"])
 
+/**
+ * The generated modules with a hand-written companion, `src/internal/handwritten/<Module>.ts`,
+ * that the generated module re-exports (what the document does not describe: e.g.
+ * `Browsers.scoped`, a browser deleted when its scope closes). Hand-written code never goes into a
+ * generated file.
+ */
+export const handWrittenCompanions: ReadonlySet<string> = new Set(["Browsers"])
+
 /** The operations written by hand today: their definitions are generated, their services are not. */
 export const handWrittenOperations: ReadonlySet<string> = new Set([
   "downloadReplay",
@@ -229,7 +237,18 @@ export const redactedFields: ReadonlySet<string> = new Set([
   "CreatedApiKey.key",
   "CreateCredentialRequest.values",
   "UpdateCredentialRequest.values",
-  "GetCredentialTotpCodeResponse.code"
+  "GetCredentialTotpCodeResponse.code",
+  // a TOTP code answered on create / update, and the TOTP secret the user sends
+  "Credential.totp_code",
+  "CreateCredentialRequest.totp_secret",
+  "UpdateCredentialRequest.totp_secret",
+  // the values (passwords, ...) submitted to a login flow
+  "SubmitFieldsRequest.fields",
+  // a credential provider's service account token (e.g. 1Password's)
+  "CreateCredentialProviderRequest.token",
+  "UpdateCredentialProviderRequest.token",
+  // a JWT that grants access to an invocation
+  "ManagedAuthExchangeResponse.jwt"
 ])
 
 /**

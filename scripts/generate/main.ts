@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import * as Config from "./config.js"
 import { format } from "./format.js"
 import * as Ir from "./ir.js"
-import { moduleFile } from "./modules.js"
+import { examplesFile, moduleFile } from "./modules.js"
 import * as OpenApi from "./openapi.js"
 import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
@@ -19,6 +19,8 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export const specFile = "spec/kernel-openapi.yml"
 /** The folder the generator owns entirely (a file there it does not write is stale). */
 export const generatedDir = "src/internal/generated"
+/** The contract test's params per operation (`test/contract-prism.test.ts`). */
+export const examplesFile_ = "test/generated/examples.ts"
 
 /** The patched document and its IR. */
 export const load = (specPath: string = path.join(root, specFile)) => {
@@ -74,6 +76,7 @@ ${Config.modules.map((area) => `import { operations as ${area} } from "./operati
 export const operations = [${Config.modules.map((area) => `...${area}`).join(", ")}] as const
 `
   )
+  add(examplesFile_, examplesFile(api))
   for (const module of api.operations.map((operation) => operation.module)) {
     if (!Config.modules.includes(module)) throw new Error(`module ${module} is not in config.modules`)
   }

@@ -77,6 +77,8 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
 const key = (name: string): string => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
 
 interface Emitted {
+  /** A paged operation's accessors: one page, every item. */
+  readonly paged: readonly [string, string] | undefined
   readonly declarations: string
   readonly tag: string
   readonly service: string
@@ -195,6 +197,48 @@ const operationBlock = (
   const accessorDecl = reserved.has(operation.accessor)
     ? `const ${accessor} = ${accessorCode}\n\nexport {\n${jsdoc(docLines)}${accessor} as ${operation.accessor}\n}\n`
     : `${jsdoc(docLines)}export const ${accessor} = ${accessorCode}\n`
+  // a paged operation: every item, page after page, from the service's one-page method
+  const pageAnswer = operation.answers.length === 1 && operation.answers[0]!.kind === "page"
+    ? operation.answers[0]!
+    : undefined
+  let allDecl = ""
+  if (pageAnswer !== undefined && pageAnswer.kind === "page") {
+    typeUses.add("StreamValue")
+    const item = typeExpression(pageAnswer.schema, "Type", uses, new Set())
+    const all = allName(operation)
+    allDecl = `\n${
+      jsdoc([
+        `Every item of {@link ${accessor}}, page after page, as one stream.`,
+        "",
+        `The first page is asked with the params as given (their \`offset\`, or from the start); each next`,
+        "one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.",
+        "Each page is asked when the stream needs its items, through the service of",
+        `{@link ${Name}} (a service swapped in with \`Layer.succeed\` is paged the same way). A page that`,
+        "says more follow without a next offset, or whose next offset does not move past its own,",
+        "fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.",
+        "",
+        `\`${operation.method} ${operation.path}\`, every page`,
+        "",
+        `@since ${since}`,
+        "@category Accessors",
+        "@example",
+        "```ts",
+        `import { Effect, Stream } from "effect"`,
+        `import { ${area} } from "effect-kernel"`,
+        "",
+        "const program = Effect.gen(function*() {",
+        `  const all = yield* Stream.runCollect(${area}.${all}(${input === "" ? "" : input}))`,
+        "  yield* Effect.log(all.length)",
+        "})",
+        "```"
+      ])
+    }export const ${all} = (${
+      noInput ? "" : `params: ${paramsName}${defaultParams}`
+    }): Stream.Stream<${item}, ${errorName}, ${Name}> =>
+  Stream.unwrap(Effect.map(${Name}, (service) => Pages.follow(Operations.${operation.name}, (page: ${paramsName}) => service.${operation.name}(page), ${
+      noInput ? "undefined" : "params"
+    })))\n`
+  }
   const declarations = params +
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
     `export type ${successName} = ${success}\n\n` +
@@ -209,8 +253,10 @@ const operationBlock = (
     `export interface ${Name}Service {\nreadonly ${operation.name}: ${signature} => Effect.Effect<${successName}, ${errorName}>\n}\n\n` +
     jsdoc([`The ${operation.name} operation as a service.`, "", `@since ${since}`, "@category Tags"]) +
     `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n` +
-    accessorDecl
+    accessorDecl +
+    allDecl
   return {
+    paged: pageAnswer === undefined ? undefined : [operation.accessor, allName(operation)],
     declarations,
     tag: Name,
     service: `Context.add(${Name}, { ${operation.name}: Call.make(Operations.${operation.name})(client) })`
@@ -221,6 +267,15 @@ const sentence = (text: string): string => {
   const trimmed = text.trim()
   return /[.!?:)]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }
+
+/**
+ * The name of a paged operation's stream of every item: its accessor's, with `All` (`list` →
+ * `listAll`, `listBrowsers` → `listBrowsersAll`).
+ */
+export const allName = (operation: Ir.Operation): string => `${operation.accessor}All`
+
+const isPaged = (operation: Ir.Operation): boolean =>
+  operation.answers.length === 1 && operation.answers[0]!.kind === "page"
 
 const accessorIdent = (operation: Ir.Operation): string =>
   reserved.has(operation.accessor) ? `${operation.accessor}_` : operation.accessor
@@ -306,7 +361,8 @@ ${
     ...emitted.flatMap((
       block
     ) => [block.tag, ...["Service", "Params", "Success", "Error"].map((s) => `${block.tag}${s}`)]),
-    ...operations.map((operation) => operation.accessor)
+    ...operations.map((operation) => operation.accessor),
+    ...operations.filter(isPaged).map(allName)
   ]
   const clash = own.find((name) => schemaNames.has(name))
   if (clash !== undefined) throw new Error(`${area}: ${clash} is both a schema and an export (config.schemaRenames)`)
@@ -314,11 +370,16 @@ ${
     `import * as Context from "effect/Context"`,
     `import * as Effect from "effect/Effect"`,
     `import * as Layer from "effect/Layer"`,
-    ...(typeUses.has("Stream") ? [`import type * as Stream from "effect/Stream"`] : []),
+    ...(typeUses.has("StreamValue")
+      ? [`import * as Stream from "effect/Stream"`]
+      : typeUses.has("Stream")
+      ? [`import type * as Stream from "effect/Stream"`]
+      : []),
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
     `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
+    ...(typeUses.has("StreamValue") ? [`import * as Pages from "${paths.root}internal/pages.js"`] : []),
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]
   const byFile = new Map<string, Array<string>>()
@@ -334,6 +395,16 @@ ${
   }
   imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
   const reexports = [
+    ...(!companion && Config.handWrittenCompanions.has(area)
+      ? [
+        jsdoc([
+          `The hand-written part of the ${area} module (\`src/internal/handwritten/${area}.ts\`).`,
+          "",
+          `@since ${since}`
+        ]) +
+        `export * from "./internal/handwritten/${area}.js"\n`
+      ]
+      : []),
     ...(hasSchemas
       ? [
         jsdoc([`The schemas of the ${area} operations.`, "", `@since ${since}`]) +
@@ -358,7 +429,22 @@ ${
   const moduleDoc = jsdoc(
     companion
       ? [`The generated part of the ${area} module (\`src/${area}.ts\` re-exports it).`, "", "@internal"]
-      : [description, "", `@since ${since}`]
+      : [
+        description,
+        ...(emitted.some((block) => block.paged !== undefined)
+          ? [
+            "",
+            `A paged list has two accessors: one page (${
+              emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[0]}\``]).join(", ")
+            }: \`{ items, hasMore, nextOffset }\`) and`,
+            `every item as a \`Stream\` that follows the pages (${
+              emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[1]}\``]).join(", ")
+            }).`
+          ]
+          : []),
+        "",
+        `@since ${since}`
+      ]
   )
   return `${header}\n${moduleDoc}${tags.length === 0 ? "" : `${imports.join("\n")}\n\n`}${reexports.join("\n")}\n${
     emitted.map((block) => block.declarations).join("\n")
@@ -394,4 +480,52 @@ const areaUses = (api: Ir.Api, operations: ReadonlyArray<Ir.Operation>, name: st
     (operation.body !== undefined && operation.body.kind !== "bytes" && visit(operation.body.schema)) ||
     operation.answers.some((answer) => "schema" in answer && visit(answer.schema))
   )
+}
+
+/**
+ * `test/generated/examples.ts`: per operation a minimal params object (its required path
+ * parameters as their field's name, its required query / header parameters and body fields from
+ * the document's examples, as in the accessors' examples), with its module, accessor and answer
+ * kinds: what the contract test against Prism calls every operation with.
+ */
+export const examplesFile = (api: Ir.Api): string => {
+  const uses = new Set<string>()
+  const entries = api.operations.map((operation) => {
+    const noInput = operation.parameters.length === 0 && operation.body === undefined
+    const params = noInput ? "undefined" : sampleInput(api, operation, uses)
+    return `  {
+    name: ${JSON.stringify(operation.name)},
+    module: ${JSON.stringify(operation.module)},
+    accessor: ${JSON.stringify(operation.accessor)},
+    method: ${JSON.stringify(operation.method)},
+    path: ${JSON.stringify(operation.path)},
+    answers: [${operation.answers.map((answer) => JSON.stringify(answer.kind)).join(", ")}],
+    body: ${operation.body === undefined ? "undefined" : JSON.stringify(operation.body.kind)},
+    params: ${params}
+  }`
+  })
+  return `${header}
+/**
+ * A minimal params object per operation of the document (required path parameters as their
+ * field's name, required query / header parameters and body fields from the document's examples),
+ * with its module, accessor and answer kinds: the contract test against Prism calls every
+ * operation's accessor with it.
+ */
+${uses.size === 0 ? "" : `import { ${[...uses].sort().join(", ")} } from "effect"\n`}
+/** One operation and its params. */
+export interface Example {
+  readonly name: string
+  readonly module: string
+  readonly accessor: string
+  readonly method: string
+  readonly path: string
+  readonly answers: ReadonlyArray<"json" | "page" | "none" | "bytes" | "sse">
+  readonly body: "json" | "multipart" | "bytes" | undefined
+  readonly params: unknown
+}
+
+export const examples: ReadonlyArray<Example> = [
+${entries.join(",\n")}
+]
+`
 }

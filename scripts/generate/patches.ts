@@ -44,6 +44,9 @@ const rewriteNullable = (node: unknown): number => {
   if (node["nullable"] === true) {
     delete node["nullable"]
     count++
+    // an enum restricts the type too: `null` (the field's "null when ...") joins its values
+    const values = node["enum"]
+    if (Array.isArray(values) && !values.includes(null)) node["enum"] = [...values, null]
     if (typeof node["type"] === "string") {
       node["type"] = [node["type"], "null"]
     } else {

@@ -102,6 +102,10 @@ const pathText = (path: ReadonlyArray<PropertyKey>): string =>
  *
  * @internal
  */
+/** What was found instead of a value, unless a `Redacted` (a secret) was expected there. */
+const shown = (ast: unknown, actual: unknown): string =>
+  describeAst(ast).includes("Redacted(") ? "a value that is not one (not shown: it may be a secret)" : preview(actual)
+
 export const formatParseError = (error: ParseResult.ParseError): string => {
   const path: Array<PropertyKey> = []
   let issue: ParseResult.ParseIssue = error.issue
@@ -127,7 +131,7 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
           continue
         }
         return bound(
-          `${pathText(path)}expected ${describeAst(issue.ast)}, got ${preview(issue.actual)}${
+          `${pathText(path)}expected ${describeAst(issue.ast)}, got ${shown(issue.ast, issue.actual)}${
             issue.issue._tag === "Type" && issue.issue.message !== undefined
               ? ` (${bound(issue.issue.message, 400)})`
               : ""
@@ -141,7 +145,7 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
       case "Forbidden":
         return bound(`${pathText(path)}cannot be decoded synchronously`)
       case "Type":
-        return bound(`${pathText(path)}expected ${describeAst(issue.ast)}, got ${preview(issue.actual)}`)
+        return bound(`${pathText(path)}expected ${describeAst(issue.ast)}, got ${shown(issue.ast, issue.actual)}`)
     }
   }
   return "the body does not match the expected schema"

@@ -13,7 +13,6 @@
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -31,6 +30,7 @@ import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
 import type * as Operations from "./operations.js"
+import * as Pages from "./pages.js"
 
 // ---------------------------------------------------------------------------------------------
 // types
@@ -466,11 +466,13 @@ function typedMake(
 
 /**
  * The items of a paged operation (an answer of kind `page`), page after page:
- * `paginate(definition)(client)(params)`. The first page is asked with the params as given (their
- * `offset`, or none); each next one with the `offset` query parameter set to the previous page's
- * `X-Next-Offset`, as given, until a page says `X-Has-More: false`. A page that says more follow
- * but gives no next offset, or a next offset that does not move past the current one (which would
- * repeat pages forever), fails the stream with `DecodeError` after that page's items.
+ * `paginate(definition)(client)(params)`: the one-page call of {@link make}, followed by
+ * `pages.follow` (the paging rules, shared with the generated `<accessor>All` accessors). The
+ * first page is asked with the params as given (their `offset`, or none); each next one with the
+ * `offset` query parameter set to the previous page's `X-Next-Offset`, as given, until a page says
+ * `X-Has-More: false`. A page that says more follow but gives no next offset, or a next offset
+ * that does not move past the current one (which would repeat pages forever), fails the stream
+ * with `DecodeError` after that page's items.
  *
  * @internal
  */
@@ -484,61 +486,18 @@ function typedPaginate<const D extends Operation>(
 function typedPaginate(
   definition: Operation
 ): (client: KernelClient.Service) => (params: never) => Stream.Stream<unknown, KernelError.KernelError> {
-  // each page with the request and status it answered (for the errors of the paging)
-  const success = successOf(definition)
-  const call = typeof success === "function"
-    ? Client.makeCall(definition, (request) => {
-      const handle = success(request)
-      return (response) =>
-        Effect.map(handle(response), (value) => ({ value, info: Client.describe(request), status: response.status }))
-    })
-    : () => () => Effect.fail(success)
-  const offset = definition.parameters.find((p) => p.in === "query" && p.name === "offset")
+  const call = makeUntyped(definition)
   return (client) => {
     const run = call(client)
-    return (params: unknown) =>
-      Stream.suspend(() => {
-        const base: object = typeof params === "object" && params !== null ? params : {}
-        const given: unknown = offset === undefined ? undefined : Reflect.get(base, offset.field)
-        type State =
-          | { readonly _tag: "Next"; readonly params: unknown; readonly offset: number }
-          | { readonly _tag: "Fail"; readonly error: KernelError.DecodeError }
-        const step = (
-          state: State
-        ): Effect.Effect<
-          readonly [Chunk.Chunk<unknown>, Option.Option<State>],
-          KernelError.KernelError
-        > => {
-          if (state._tag === "Fail") return Effect.fail(state.error)
-          return Effect.flatMap(run(state.params), ({ info, status, value }) => {
-            if (!isPage(value)) {
-              return Effect.dieMessage(`${definition.name}: paginate needs an operation whose answer is a page`)
-            }
-            const items = Chunk.unsafeFromArray(value.items)
-            if (!value.hasMore) return Effect.succeed([items, Option.none()] as const)
-            if (offset === undefined) {
-              return Effect.dieMessage(`${definition.name}: paginate needs an \`offset\` query parameter`)
-            }
-            const next = value.nextOffset
-            const refused = next === undefined
-              ? "X-Has-More: true without an X-Next-Offset"
-              : next <= state.offset
-              ? `X-Next-Offset ${next} does not move past the offset ${state.offset} (the pages would repeat)`
-              : undefined
-            const nextState: State = refused !== undefined || next === undefined
-              ? {
-                _tag: "Fail",
-                error: new KernelError.DecodeError({ ...info, status, message: refused ?? "" })
-              }
-              : { _tag: "Next", params: { ...base, [offset.field]: next }, offset: next }
-            return Effect.succeed([items, Option.some(nextState)] as const)
-          })
-        }
-        return Stream.paginateChunkEffect<State, unknown, KernelError.KernelError, never>(
-          { _tag: "Next", params, offset: typeof given === "number" ? given : 0 },
-          step
-        )
-      })
+    const page = (params: unknown): Effect.Effect<Page<unknown>, KernelError.KernelError> =>
+      Effect.flatMap(
+        run(params),
+        (value) =>
+          isPage(value)
+            ? Effect.succeed(value)
+            : Effect.dieMessage(`${definition.name}: paginate needs an operation whose answer is a page`)
+      )
+    return (params: unknown) => Pages.follow(definition, page, params)
   }
 }
 

@@ -628,6 +628,21 @@ export const statusError = <E>(
     never,
     E | CommonStatusError
   > => {
+    // an undocumented success carries the operation's data, which may be secrets (a created API
+    // key, a browser's CDP URL): it is neither decoded nor quoted, only measured
+    if (response.status >= 200 && response.status < 300) {
+      return Effect.fail(
+        new KernelError.UnexpectedStatus({
+          ...describe(request),
+          status: response.status,
+          code: "unknown",
+          message: `HTTP ${response.status}, a success this operation does not document (its body, ${
+            new TextEncoder().encode(text).length
+          } bytes read, is not shown: a success may carry secrets)`,
+          body: ""
+        })
+      )
+    }
     const body = decodeErrorBody()(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)

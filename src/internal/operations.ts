@@ -330,7 +330,19 @@ const invalidFrom = (
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   const inner = issue !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined
   const named = field === undefined ? inner ?? "body" : inner === undefined ? field : `${field}.${inner}`
-  return invalid(named, `${named}: ${issue?.message ?? "invalid"}`)
+  return invalid(named, `${named}: ${issue === undefined ? "invalid" : withoutSecret(issue.message)}`)
+}
+
+/**
+ * A message that expected a `Redacted` (a secret the caller sends: a credential's values, a TOTP
+ * secret, ...) never quotes what it got instead: that may be the secret, given in plain text.
+ */
+const withoutSecret = (message: string): string => {
+  if (!message.includes("Redacted(")) return message
+  const actual = message.indexOf(", actual ")
+  return `${
+    actual < 0 ? message : message.slice(0, actual)
+  }, actual a value that is not one (not shown: it may be a secret)`
 }
 
 /** A lazily made encoder of a schema: building one walks its AST, work not to do at import time. */

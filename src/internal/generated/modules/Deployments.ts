@@ -7,9 +7,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import * as Call from "../../../internal/call.js"
 import type { OperationError } from "../../../internal/defineOperation.js"
+import * as Pages from "../../../internal/pages.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Deployments.js"
@@ -155,6 +156,40 @@ export const list = (
   params: ListDeploymentsParams = {}
 ): Effect.Effect<ListDeploymentsSuccess, ListDeploymentsError, ListDeployments> =>
   Effect.flatMap(ListDeployments, (service) => service.listDeployments(params))
+
+/**
+ * Every item of {@link list}, page after page, as one stream.
+ *
+ * The first page is asked with the params as given (their `offset`, or from the start); each next
+ * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
+ * Each page is asked when the stream needs its items, through the service of
+ * {@link ListDeployments} (a service swapped in with `Layer.succeed` is paged the same way). A page that
+ * says more follow without a next offset, or whose next offset does not move past its own,
+ * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
+ *
+ * `GET /deployments`, every page
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Deployments } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   const all = yield* Stream.runCollect(Deployments.listAll())
+ *   yield* Effect.log(all.length)
+ * })
+ * ```
+ */
+export const listAll = (
+  params: ListDeploymentsParams = {}
+): Stream.Stream<Deployment, ListDeploymentsError, ListDeployments> =>
+  Stream.unwrap(
+    Effect.map(ListDeployments, (service) =>
+      Pages.follow(Operations.listDeployments, (page: ListDeploymentsParams) =>
+        service.listDeployments(page), params))
+  )
 
 /**
  * The input of {@link create}.

@@ -323,24 +323,30 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * Current flow status (null when no flow in progress)
      */
     flow_status: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED")
+      /*#__PURE__*/ Schema.NullOr(
+        /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED")
+      )
     ),
     /**
      * Current step in the flow (null when no flow in progress)
      */
     flow_step: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Literal(
-        "DISCOVERING",
-        "AWAITING_INPUT",
-        "AWAITING_EXTERNAL_ACTION",
-        "SUBMITTING",
-        "COMPLETED"
+      /*#__PURE__*/ Schema.NullOr(
+        /*#__PURE__*/ Schema.Literal(
+          "DISCOVERING",
+          "AWAITING_INPUT",
+          "AWAITING_EXTERNAL_ACTION",
+          "SUBMITTING",
+          "COMPLETED"
+        )
       )
     ),
     /**
      * Type of the current flow (null when no flow in progress)
      */
-    flow_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH")),
+    flow_type: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"))
+    ),
     /**
      * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
      */
@@ -704,7 +710,9 @@ export const SubmitFieldsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Map of field name to value
      */
-    fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    fields: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
+    ),
     /**
      * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
      */
@@ -905,7 +913,7 @@ export const ManagedAuthExchangeResponse = /*#__PURE__*/ Schema.annotations(
     /**
      * JWT token with invocation_id claim (30 minute TTL)
      */
-    jwt: Schema.String
+    jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
   }),
   { identifier: "ManagedAuthExchangeResponse" }
 )

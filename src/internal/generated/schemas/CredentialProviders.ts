@@ -93,7 +93,7 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Service account token for the provider (e.g., 1Password service account token)
      */
-    token: Schema.String,
+    token: /*#__PURE__*/ Schema.Redacted(Schema.String),
     /**
      * How long to cache credential lists (default 300 seconds)
      */
@@ -133,7 +133,7 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New service account token (to rotate credentials)
      */
-    token: /*#__PURE__*/ Schema.optional(Schema.String),
+    token: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
     /**
      * How long to cache credential lists
      */

@@ -50,7 +50,7 @@ export const Credential = /*#__PURE__*/ Schema.annotations(
     /**
      * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
      */
-    totp_code: /*#__PURE__*/ Schema.optional(Schema.String),
+    totp_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
     /**
      * When the totp_code expires. Only included when totp_code is present.
      */
@@ -90,7 +90,7 @@ export const CreateCredentialRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
      */
-    totp_secret: /*#__PURE__*/ Schema.optional(Schema.String),
+    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
     /**
      * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
      */
@@ -128,7 +128,7 @@ export const UpdateCredentialRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
      */
-    totp_secret: /*#__PURE__*/ Schema.optional(Schema.String),
+    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
     /**
      * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
      */

@@ -1,0 +1,50 @@
+/**
+ * A remote resource tied to a scope: created (or acquired) once, deleted (or released) once when
+ * the scope closes, however it closes (success, failure, interruption), and never lost to an
+ * interruption in between.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import type * as Scope from "effect/Scope"
+
+/**
+ * Runs `effect` on a fiber of its own, interruptible (so the call's own time-outs still abort its
+ * request), and waits for it: called where the caller is uninterruptible (the acquisition and the
+ * finalizer of `Effect.acquireRelease`), an interruption of the caller waits for the request to
+ * end instead of abandoning it half-way (a browser created on the server whose id never arrived).
+ */
+const detached = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forkDaemon(Effect.interruptible(effect)), Fiber.join)
+
+/**
+ * `Effect.acquireRelease` for a resource of the API:
+ * - `acquire` runs to its end even when the caller is interrupted meanwhile (the caller waits for
+ *   it: at most the call's time-outs); once it succeeded, the release is registered in the scope
+ *   in the same uninterruptible step, so no interruption falls between the two;
+ * - `release` runs once, when the scope closes, and to its end (an interruption of the fiber
+ *   closing the scope does not cut it short); it cannot fail the scope: its failure is logged at
+ *   `Warning` level (`what`, and the error's tag and message), unless `ignore` says the resource
+ *   is already gone (a 404).
+ *
+ * @internal
+ */
+export const scopedResource = <A, E, R, E2, R2>(
+  acquire: Effect.Effect<A, E, R>,
+  release: (resource: A, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<unknown, E2, R2>,
+  options: { readonly what: (resource: A) => string; readonly ignore?: (error: E2) => boolean }
+): Effect.Effect<A, E, R | R2 | Scope.Scope> =>
+  Effect.acquireRelease(detached(acquire), (resource, exit) =>
+    detached(release(resource, exit)).pipe(
+      Effect.catchAllCause((cause) => {
+        const failure = Cause.failureOption(cause)
+        if (failure._tag === "Some" && options.ignore?.(failure.value) === true) return Effect.void
+        const error: unknown = failure._tag === "Some" ? failure.value : Cause.squash(cause)
+        const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect"
+        const message = error instanceof Error ? error.message : String(error)
+        return Effect.logWarning(`${options.what(resource)} failed (${tag}): ${message}`)
+      })
+    ))
