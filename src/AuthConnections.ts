@@ -25,6 +25,7 @@ import type {
 } from "./internal/generated/schemas/AuthConnections.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the AuthConnections operations.
@@ -634,7 +635,7 @@ export interface FollowAuthConnectionParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowAuthConnectionSuccess = Stream.Stream<ManagedAuthEvent, KernelError.KernelError>
+export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<ManagedAuthEvent>, KernelError.KernelError>
 
 /**
  * What {@link follow} fails with.

@@ -200,3 +200,10 @@ export * as ProjectLimits from "./ProjectLimits.js"
  * @since 0.2.0
  */
 export * as ApiKeys from "./ApiKeys.js"
+
+/**
+ * The values of the event streams: unknown event types, a process's output.
+ *
+ * @since 0.2.0
+ */
+export * as KernelEvents from "./KernelEvents.js"

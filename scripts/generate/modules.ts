@@ -139,7 +139,11 @@ const operationBlock = (
         return `Call.Page<${typeExpression(answer.schema, "Type", uses, new Set())}>`
       case "sse":
         typeUses.add("Stream")
-        return `Stream.Stream<${typeExpression(answer.schema, "Type", uses, new Set())}, KernelError.KernelError>`
+        typeUses.add("KernelEvents")
+        // heartbeats dropped, unknown event types as `KernelEvents.UnknownEvent` (src/internal/events.ts)
+        return `Stream.Stream<KernelEvents.Event<${
+          typeExpression(answer.schema, "Type", uses, new Set())
+        }>, KernelError.KernelError>`
       case "bytes":
         typeUses.add("Stream")
         return "Stream.Stream<Uint8Array, KernelError.KernelError>"
@@ -333,6 +337,7 @@ ${
     imports.push(`import type * as KernelError from "${paths.root}KernelError.js"`)
   }
   imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
+  if (typeUses.has("KernelEvents")) imports.push(`import type * as KernelEvents from "${paths.root}KernelEvents.js"`)
   const reexports = [
     ...(hasSchemas
       ? [

@@ -12,6 +12,7 @@ import * as Call from "../../../internal/call.js"
 import type { OperationError } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
+import type * as KernelEvents from "../../../KernelEvents.js"
 import * as Operations from "../operations/Deployments.js"
 import type { Deployment, DeploymentEvent, DeploymentRequest } from "../schemas/Deployments.js"
 
@@ -322,7 +323,7 @@ export interface FollowDeploymentParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowDeploymentSuccess = Stream.Stream<DeploymentEvent, KernelError.KernelError>
+export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<DeploymentEvent>, KernelError.KernelError>
 
 /**
  * What {@link follow} fails with.
