@@ -174,6 +174,20 @@ const tagsOf = (ast: AST.AST, depth = 0): Tags | undefined => {
 // the stream
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Each chunk mapped by `f` to its values and maybe an error: the values are emitted, then the
+ * stream fails with the error (the events before a bad one are not lost with it).
+ */
+const mapChunksThenFail = <A, B, E2>(
+  f: (chunk: Chunk.Chunk<A>) => readonly [Array<B>, E2 | undefined]
+) =>
+<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> =>
+  Stream.flatMap(Stream.chunks(self), (chunk) => {
+    const [out, error] = f(chunk)
+    const values = Stream.fromChunk(Chunk.unsafeFromArray(out))
+    return error === undefined ? values : Stream.concat(values, Stream.fail(error))
+  })
+
 /** The bound of a line and of an event (1 MiB). @internal */
 export const maxLine = Sse.defaultMaxLine
 
@@ -227,9 +241,9 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         return Either.isLeft(mapped) ? failed(`event: ${mapped.left}`) : mapped.right
       }
       const events = bytes.pipe(
-        Stream.mapChunksEffect((chunks) => {
-          if (ended) return Effect.succeed(Chunk.empty<unknown>())
+        mapChunksThenFail((chunks) => {
           const out: Array<unknown> = []
+          if (ended) return [out, undefined]
           for (const chunk of chunks) {
             const refused = parser.push(chunk, raw)
             for (let i = 0; i < raw.length; i++) {
@@ -237,7 +251,7 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
               if (value === undefined) continue
               if (value instanceof KernelError.DecodeError) {
                 raw.length = 0
-                return Effect.fail(value)
+                return [out, value]
               }
               out.push(value)
               if (policy.terminal !== undefined && !KernelEvents.isUnknownEvent(value) && policy.terminal(value)) {
@@ -248,9 +262,9 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
             }
             raw.length = 0
             if (ended) break
-            if (refused !== undefined) return Effect.fail(failed(refused))
+            if (refused !== undefined) return [out, failed(refused)]
           }
-          return Effect.succeed(Chunk.unsafeFromArray(out))
+          return [out, undefined]
         }),
         // the terminal event ends the stream (and releases the connection)
         Stream.takeUntil((value) => value === terminal)
@@ -289,7 +303,7 @@ export const resumable = <E extends KernelError.KernelError>(
     const seqOf = (value: unknown): unknown =>
       KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
     const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
-      Stream.mapChunksEffect((chunk) => {
+      mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []
         for (const value of chunk) {
           const seq = seqOf(value)
@@ -299,18 +313,19 @@ export const resumable = <E extends KernelError.KernelError>(
           }
           if (last !== undefined && seq <= last) continue
           if (last !== undefined && seq !== last + 1) {
-            return Effect.fail(
+            return [
+              out,
               new KernelError.DecodeError({
                 ...info,
                 status: 200,
                 message: `telemetry gap: expected seq ${last + 1}, got ${seq} (${seq - last - 1} events lost)`
               })
-            )
+            ]
           }
           last = seq
           out.push(value)
         }
-        return Effect.succeed(Chunk.unsafeFromArray(out))
+        return [out, undefined]
       })
     )
     return Stream.retry(
