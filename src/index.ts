@@ -207,3 +207,10 @@ export * as ApiKeys from "./ApiKeys.js"
  * @since 0.2.0
  */
 export * as KernelEvents from "./KernelEvents.js"
+
+/**
+ * Downloads to files (atomic, with progress) and files to upload.
+ *
+ * @since 0.2.0
+ */
+export * as KernelFiles from "./KernelFiles.js"

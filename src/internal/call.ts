@@ -17,6 +17,7 @@ import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -28,6 +29,7 @@ import * as KernelError from "../KernelError.js"
 import type * as KernelEvents from "../KernelEvents.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
+import * as Download from "./download.js"
 import * as Events from "./events.js"
 import type * as Operations from "./operations.js"
 
@@ -282,9 +284,60 @@ const makeUntyped = (definition: Operation): Untyped => {
     const [code, answer] = answers[0]!
     if (answer.kind === "bytes" || answer.kind === "sse") return streamCall(definition, Number(code), answer)
   }
+  const binary = answers.filter(([, answer]) => answer.kind === "bytes")
+  if (binary.length === 1 && answers.every(([, answer]) => answer.kind === "bytes" || answer.kind === "none")) {
+    return binaryOutcome(definition, Number(binary[0]![0]))
+  }
   const success = successOf(definition)
   if (!(typeof success === "function")) return () => () => Effect.fail(success)
   return Client.makeCall(definition, success)
+}
+
+/**
+ * The call of an operation whose answers are one binary body and statuses with no content
+ * (`Profiles.download`: 200 the bytes, 202 no saved state): the request is sent when the call
+ * runs, and it succeeds with the status's case: `{ _tag: "Ok", value: stream }` (the body, read
+ * as it arrives, once: the request is released when the stream ends, fails or is interrupted, or
+ * when nothing read it for `idleTimeout`) or `{ _tag: "Accepted" }`.
+ */
+const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
+  const requestOf = Client.requestOf(definition)
+  const undocumented = Client.operation<never>(definition.name, [])
+  const statuses = new Set(Object.keys(definition.answers).map(Number))
+  return ({ config, httpClient }) => (params) => {
+    const checked = requestOf(params)
+    if (checked._tag === "Left") return Effect.fail(checked.left)
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const { op, request } = yield* requestOf(params)
+        const requestScope = yield* Scope.make()
+        const exit = yield* Effect.exit(restore(Client.execute(
+          httpClient,
+          config,
+          op,
+          request,
+          (response, attemptScope) =>
+            response.status === bytesStatus
+              ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
+              : statuses.has(response.status)
+              ? Effect.as(Client.readBounded(response), response)
+              : Client.statusError(undocumented, request, response),
+          (response) => response.status === bytesStatus
+        )))
+        if (Exit.isFailure(exit)) {
+          yield* Scope.close(requestScope, Exit.void)
+          return yield* exit
+        }
+        const response = exit.value
+        if (response.status !== bytesStatus) {
+          yield* Scope.close(requestScope, Exit.void)
+          return { _tag: reasonOf(response.status) }
+        }
+        const value = yield* Scope.extend(bodyOf(request, response, config, requestScope), requestScope)
+        return { _tag: reasonOf(bytesStatus), value }
+      })
+    )
+  }
 }
 
 /**
@@ -358,7 +411,8 @@ const bodyOf = (
     const clock = yield* Effect.clock
     const idle = Duration.toMillis(config.idleTimeout)
     const length = response.headers["content-length"]
-    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
+    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined // a download to a file in this fiber hears the declared size (its progress's total)
+    ;(yield* FiberRef.get(Download.currentTotalListener))?.(declared)
     let received = 0
     let lastChunkAt = clock.unsafeCurrentTimeMillis()
     let timedOut = false
@@ -410,9 +464,10 @@ const bodyOf = (
  * answered 429 (see `KernelRetry.retryNonIdempotent`).
  *
  * An operation whose one answer is a stream (`bytes`, or `sse` events) succeeds at once with it;
- * the stream sends the request when run (see `streamCall`). A stream answer among several is not
- * supported yet: such a call fails with `InvalidInput` (`field: "operation"`) before anything is
- * sent.
+ * the stream sends the request when run (see `streamCall`). A binary answer among statuses with
+ * no content succeeds with the status's case, the body's stream as the `value` (see
+ * `binaryOutcome`). Another stream answer among several is not supported yet: such a call fails
+ * with `InvalidInput` (`field: "operation"`) before anything is sent.
  *
  * @internal
  */
