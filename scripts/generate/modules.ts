@@ -101,7 +101,14 @@ const operationBlock = (
   const body = operation.body
   if (body !== undefined) {
     if (body.kind === "bytes") {
-      fields.push(`${jsdoc(["The file's contents."])}readonly ${body.field}: Uint8Array`)
+      uses.upload = true
+      fields.push(
+        `${
+          jsdoc([
+            "The file's contents: a `Uint8Array`, a file on disk (`KernelFiles.file(path)`) or a `Stream` of bytes."
+          ])
+        }readonly ${body.field}: Upload`
+      )
       required = true
     } else {
       extendsName = typeExpression(body.schema, "Type", uses, new Set())
@@ -322,6 +329,7 @@ ${
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
+    ...(uses.upload === true ? [`import type { Upload } from "${paths.root}internal/upload.js"`] : []),
     `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]

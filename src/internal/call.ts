@@ -32,6 +32,7 @@ import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
 import * as Download from "./download.js"
 import * as Events from "./events.js"
 import type * as Operations from "./operations.js"
+import type * as Upload from "./upload.js"
 
 // ---------------------------------------------------------------------------------------------
 // types
@@ -127,7 +128,7 @@ type BodyFields<B extends RequestBody | undefined> = B extends
   { readonly kind: "json"; readonly schema: infer S; readonly required: infer Required }
   ? Required extends false ? Partial<Schema.Schema.Type<S>> : Schema.Schema.Type<S>
   : B extends { readonly kind: "multipart"; readonly schema: infer S } ? Schema.Schema.Type<S>
-  : B extends { readonly kind: "bytes"; readonly field: infer F extends string } ? { readonly [K in F]: Uint8Array }
+  : B extends { readonly kind: "bytes"; readonly field: infer F extends string } ? { readonly [K in F]: Upload.Upload }
   : Record<never, never>
 
 type Fields<D extends Operation> = Types.Simplify<
