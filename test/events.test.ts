@@ -1,6 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Fiber, type Layer, Option, Scope, Stream } from "effect"
-import { FilesystemWatch, Invocations, KernelEvents, Processes, Telemetry } from "effect-kernel"
+import {
+  AuthConnections,
+  Deployments,
+  FilesystemWatch,
+  Invocations,
+  type KernelError,
+  KernelEvents,
+  Logs,
+  Processes,
+  Telemetry
+} from "effect-kernel"
 import type * as Http from "node:http"
 import { afterAll, beforeAll } from "vitest"
 import { httpServer, loopbackLayer, type Served, waitUntil } from "./utils/loopback.js"
@@ -75,7 +85,63 @@ const valueOf = <A, E>(exit: Exit.Exit<A, E>): A => {
   return exit.value
 }
 
+const deployment = (status: string) => ({
+  event: "deployment_state",
+  timestamp: at,
+  deployment: { id: "d1", status, entrypoint_rel_path: "index.ts", created_at: at, region: "aws.us-east-1a" }
+})
+const auth = (flow_status: string) => ({
+  event: "managed_auth_state",
+  timestamp: at,
+  flow_status,
+  flow_step: flow_status === "IN_PROGRESS" ? "DISCOVERING" : "COMPLETED"
+})
+
+/** The streams that end on their own: the events sent (the last one terminal, then one more never seen). */
+const terminals: ReadonlyArray<{
+  readonly name: string
+  readonly events: ReadonlyArray<unknown>
+  readonly end?: true
+  readonly open: () => Effect.Effect<Stream.Stream<unknown, KernelError.KernelError>, KernelError.KernelError, Provided>
+}> = [
+  {
+    name: "Deployments.follow",
+    events: [deployment("queued"), log("building"), deployment("in_progress"), deployment("running"), log("late")],
+    open: () => Deployments.follow({ id: "d1" })
+  },
+  {
+    name: "Deployments.follow (error event)",
+    events: [deployment("queued"), { event: "error", timestamp: at, error: { code: "c", message: "m" } }, log("x")],
+    open: () => Deployments.follow({ id: "d1" })
+  },
+  {
+    name: "AuthConnections.follow",
+    events: [auth("IN_PROGRESS"), heartbeat, auth("SUCCESS"), auth("IN_PROGRESS")],
+    open: () => AuthConnections.follow({ id: "a1" })
+  },
+  {
+    name: "Logs.stream (follow: false)",
+    events: [log("one"), log("two")],
+    end: true,
+    open: () => Logs.stream({ id: "b1", source: "path", path: "/var/log/x", follow: false })
+  }
+]
+
 describe.each(transports)("event streams over $name", (transport) => {
+  for (const terminal of terminals) {
+    it(`${terminal.name}: ends at its terminal event, the connection closed`, async () => {
+      set((_req, res) => {
+        sse(res)
+        for (const event of terminal.events) res.write(frame(event))
+        if (terminal.end === true) res.end()
+      })
+      const events: ReadonlyArray<unknown> = valueOf(await run(transport, collect(terminal.open())))
+      const expected = terminal.events.filter((e) => e !== heartbeat).length - (terminal.end === true ? 0 : 1)
+      expect(events).toHaveLength(expected)
+      expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
+    })
+  }
+
   it("happy path: heartbeats and comments dropped, the stream ends at the terminal state, socket freed", async () => {
     set((_req, res) => {
       sse(res)
