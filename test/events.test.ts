@@ -314,6 +314,21 @@ describe.each(transports)("event streams over $name", (transport) => {
     expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
   })
 
+  it("telemetry: an unknown event type inside the envelope is an UnknownEvent, its seq counted", async () => {
+    set((_req, res) => {
+      sse(res)
+      res.write(frame({ seq: 1, event: { type: "future_type", ts: 1 } }, "id: 1\n"))
+      res.write(frame(telemetry(2), "id: 2\n"))
+    })
+    const events = valueOf(
+      await run(transport, Effect.flatMap(Telemetry.stream({ id: "b1" }), (s) => Stream.runCollect(Stream.take(s, 2))))
+    )
+    const [first, second] = Chunk.toArray(events)
+    expect(first).toMatchObject({ _tag: "UnknownEvent", event: "future_type", data: { seq: 1 }, id: "1" })
+    expect(second).toMatchObject({ seq: 2, event: { type: "console_log" } })
+    expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
+  })
+
   it("telemetry resumes a dropped connection with Last-Event-ID: no duplicate, no gap", async () => {
     set((_req, res, attempt) => {
       sse(res)
