@@ -29,6 +29,7 @@ import type {
 import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the AuthConnections operations.
@@ -672,7 +673,7 @@ export interface FollowAuthConnectionParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowAuthConnectionSuccess = Stream.Stream<ManagedAuthEvent, KernelError.KernelError>
+export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<ManagedAuthEvent>, KernelError.KernelError>
 
 /**
  * What {@link follow} fails with.

@@ -21,6 +21,7 @@ import type {
   UploadFilesBody,
   UploadZipBody
 } from "./internal/generated/schemas/Filesystem.js"
+import type { Upload } from "./internal/upload.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -123,9 +124,9 @@ export interface WriteFileParams {
    */
   readonly mode?: string
   /**
-   * The file's contents.
+   * The file's contents: a `Uint8Array`, a file on disk (`KernelFiles.file(path)`) or a `Stream` of bytes.
    */
-  readonly contents: Uint8Array
+  readonly contents: Upload
 }
 
 /**

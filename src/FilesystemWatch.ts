@@ -18,6 +18,7 @@ import type {
 } from "./internal/generated/schemas/FilesystemWatch.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the FilesystemWatch operations.
@@ -122,7 +123,7 @@ export interface StreamFilesystemEventsParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamFilesystemEventsSuccess = Stream.Stream<FileSystemEvent, KernelError.KernelError>
+export type StreamFilesystemEventsSuccess = Stream.Stream<KernelEvents.Event<FileSystemEvent>, KernelError.KernelError>
 
 /**
  * What {@link events} fails with.

@@ -25,6 +25,7 @@ import type {
 import * as Pages from "./internal/pages.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the Invocations operations.
@@ -672,7 +673,7 @@ export interface FollowInvocationParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowInvocationSuccess = Stream.Stream<InvocationEvent, KernelError.KernelError>
+export type FollowInvocationSuccess = Stream.Stream<KernelEvents.Event<InvocationEvent>, KernelError.KernelError>
 
 /**
  * What {@link follow} fails with.

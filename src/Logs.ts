@@ -14,6 +14,7 @@ import * as Operations from "./internal/generated/operations/Logs.js"
 import type { LogEvent } from "./internal/generated/schemas/Common.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 // the schemas the Logs operations share with other areas
 export {
@@ -55,7 +56,7 @@ export interface StreamLogsParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamLogsSuccess = Stream.Stream<LogEvent, KernelError.KernelError>
+export type StreamLogsSuccess = Stream.Stream<KernelEvents.Event<LogEvent>, KernelError.KernelError>
 
 /**
  * What {@link stream} fails with.

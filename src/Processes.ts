@@ -26,6 +26,7 @@ import type {
 } from "./internal/generated/schemas/Processes.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the Processes operations.
@@ -278,7 +279,7 @@ export interface StreamProcessStdoutParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamProcessStdoutSuccess = Stream.Stream<ProcessStreamEvent, KernelError.KernelError>
+export type StreamProcessStdoutSuccess = Stream.Stream<KernelEvents.Event<ProcessStreamEvent>, KernelError.KernelError>
 
 /**
  * What {@link stdoutStream} fails with.

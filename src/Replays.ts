@@ -20,7 +20,6 @@ import * as Exit from "effect/Exit"
 import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
@@ -28,6 +27,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
+import * as Download from "./internal/download.js"
 import * as Generated from "./internal/generated/modules/Replays.js"
 import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
@@ -216,29 +216,6 @@ const encodedWith = (value: string | undefined, allowed: ReadonlyArray<string>):
 
 /** Told the declared size of the replay once its 200 arrives (for {@link downloadToFile}'s progress). */
 const totalListeners = new WeakMap<DownloadOptions, (total: number | undefined) => void>()
-
-/**
- * A temporary file name next to `path`, within the 255-byte limit most file systems put on a
- * name: a long file name is shortened (the suffix keeps it unique).
- */
-const temporaryName = (path: string, suffix: string): string => {
-  const slash = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))
-  const directory = path.slice(0, slash + 1)
-  const name = path.slice(slash + 1)
-  const tail = `.${suffix}.partial`
-  const encoder = new TextEncoder()
-  if (encoder.encode(name).length + tail.length <= 255) return `${directory}${name}${tail}`
-  // keep a prefix of whole characters that fits, with a dot to start (hidden, like the suffix says)
-  let prefix = ""
-  let size = 1
-  for (const char of name) {
-    const width = encoder.encode(char).length
-    if (size + width + tail.length > 200) break
-    prefix += char
-    size += width
-  }
-  return `${directory}.${prefix}${tail}`
-}
 
 /**
  * Why a 2xx other than 202 is not the replay, if it is not: only a `200` with no content
@@ -630,41 +607,15 @@ export const downloadToFile = (
   DownloadReplayError | PlatformError.PlatformError,
   DownloadReplay | FileSystem.FileSystem
 > =>
-  Effect.gen(function*() {
-    if (typeof path !== "string" || path.length === 0 || path.includes("\0")) {
-      return yield* new InvalidInput({ field: "path", message: "path must be a non-empty string without NUL" })
-    }
+  Effect.suspend(() => {
     // untyped callers may pass `null` or a non-object: the defaults then
     const options: DownloadToFileOptions = typeof maybeOptions === "object" && maybeOptions !== null ? maybeOptions : {}
-    const fs = yield* FileSystem.FileSystem
-    const suffix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
-    const temporary = temporaryName(path, suffix)
-    const write = Effect.scoped(Effect.gen(function*() {
-      const file = yield* fs.open(temporary, { flag: "wx" })
-      let bytes = 0
-      let total: number | undefined
-      const onProgress = options.onProgress
-      const downloadOptions: DownloadOptions = { ...options }
-      totalListeners.set(downloadOptions, (declared) => {
-        total = declared
-      })
-      yield* Stream.runForEach(download(params, downloadOptions), (chunk) => {
-        bytes += chunk.length
-        const written = file.writeAll(chunk)
-        return onProgress === undefined
-          ? written
-          : Effect.zipRight(written, Effect.suspend(() => onProgress({ bytes, total })))
-      })
-      yield* file.sync
-      return bytes
-    }))
-    // whatever ends the download before the rename (a failure, an interruption, even between
-    // the last write and the rename) removes the temporary file
-    return yield* Effect.uninterruptibleMask((restore) =>
-      restore(write).pipe(
-        Effect.flatMap((bytes) => Effect.as(fs.rename(temporary, path), { path, bytes })),
-        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.remove(temporary)))
-      )
+    const downloadOptions: DownloadOptions = { ...options }
+    return Download.toFile(
+      download(params, downloadOptions),
+      path,
+      options.onProgress,
+      (setTotal) => totalListeners.set(downloadOptions, setTotal)
     )
   })
 

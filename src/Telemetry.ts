@@ -14,6 +14,7 @@ import * as Operations from "./internal/generated/operations/Telemetry.js"
 import type { BrowserTelemetryEventEnvelope } from "./internal/generated/schemas/Telemetry.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
+import type * as KernelEvents from "./KernelEvents.js"
 
 /**
  * The schemas of the Telemetry operations.
@@ -45,7 +46,10 @@ export interface StreamTelemetryParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamTelemetrySuccess = Stream.Stream<BrowserTelemetryEventEnvelope, KernelError.KernelError>
+export type StreamTelemetrySuccess = Stream.Stream<
+  KernelEvents.Event<BrowserTelemetryEventEnvelope>,
+  KernelError.KernelError
+>
 
 /**
  * What {@link stream} fails with.

@@ -200,3 +200,17 @@ export * as ProjectLimits from "./ProjectLimits.js"
  * @since 0.2.0
  */
 export * as ApiKeys from "./ApiKeys.js"
+
+/**
+ * The values of the event streams: unknown event types, a process's output.
+ *
+ * @since 0.2.0
+ */
+export * as KernelEvents from "./KernelEvents.js"
+
+/**
+ * Downloads to files (atomic, with progress) and files to upload.
+ *
+ * @since 0.2.0
+ */
+export * as KernelFiles from "./KernelFiles.js"

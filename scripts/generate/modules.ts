@@ -103,7 +103,14 @@ const operationBlock = (
   const body = operation.body
   if (body !== undefined) {
     if (body.kind === "bytes") {
-      fields.push(`${jsdoc(["The file's contents."])}readonly ${body.field}: Uint8Array`)
+      uses.upload = true
+      fields.push(
+        `${
+          jsdoc([
+            "The file's contents: a `Uint8Array`, a file on disk (`KernelFiles.file(path)`) or a `Stream` of bytes."
+          ])
+        }readonly ${body.field}: Upload`
+      )
       required = true
     } else {
       extendsName = typeExpression(body.schema, "Type", uses, new Set())
@@ -141,7 +148,11 @@ const operationBlock = (
         return `Call.Page<${typeExpression(answer.schema, "Type", uses, new Set())}>`
       case "sse":
         typeUses.add("Stream")
-        return `Stream.Stream<${typeExpression(answer.schema, "Type", uses, new Set())}, KernelError.KernelError>`
+        typeUses.add("KernelEvents")
+        // heartbeats dropped, unknown event types as `KernelEvents.UnknownEvent` (src/internal/events.ts)
+        return `Stream.Stream<KernelEvents.Event<${
+          typeExpression(answer.schema, "Type", uses, new Set())
+        }>, KernelError.KernelError>`
       case "bytes":
         typeUses.add("Stream")
         return "Stream.Stream<Uint8Array, KernelError.KernelError>"
@@ -378,6 +389,7 @@ ${
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
+    ...(uses.upload === true ? [`import type { Upload } from "${paths.root}internal/upload.js"`] : []),
     `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
     ...(typeUses.has("StreamValue") ? [`import * as Pages from "${paths.root}internal/pages.js"`] : []),
     `import * as Operations from "${paths.generated}operations/${area}.js"`
@@ -394,6 +406,7 @@ ${
     imports.push(`import type * as KernelError from "${paths.root}KernelError.js"`)
   }
   imports.push(`import { KernelClient } from "${paths.root}KernelClient.js"`)
+  if (typeUses.has("KernelEvents")) imports.push(`import type * as KernelEvents from "${paths.root}KernelEvents.js"`)
   const reexports = [
     ...(!companion && Config.handWrittenCompanions.has(area)
       ? [

@@ -32,6 +32,8 @@ export interface Uses {
   timestamp: boolean
   dateTime: boolean
   redacted: boolean
+  /** A file field (`Upload`: bytes, a file on disk or a stream; src/internal/upload.ts). */
+  upload?: boolean
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
 }
@@ -64,7 +66,8 @@ export const schemaExpression = (
       uses.timestamp = true
       return "Timestamp"
     case "binary":
-      return "Schema.Uint8ArrayFromSelf"
+      uses.upload = true
+      return "Upload"
     case "redacted":
       return pure("Schema.Redacted", "Schema.String")
     case "number":
@@ -183,7 +186,8 @@ export const typeExpression = (
       uses.dateTime = true
       return "DateTime.Utc"
     case "binary":
-      return "Uint8Array"
+      uses.upload = true
+      return "Upload"
     case "redacted":
       if (side === "Encoded") return "string"
       uses.redacted = true
@@ -348,6 +352,7 @@ export const schemaFile = (
   if (uses.redacted) imports.push(`import type * as Redacted from "effect/Redacted"`)
   imports.push(`import * as Schema from "effect/Schema"`)
   if (uses.timestamp) imports.push(`import { Timestamp } from "../../timestamp.js"`)
+  if (uses.upload) imports.push(`import { Upload } from "../../upload.js"`)
   const common = [...uses.refs].filter((name) => !here.has(name)).sort()
   for (const name of common) {
     if (placement.get(name) !== commonArea) throw new Error(`${area}: ${name} is in ${placement.get(name)}, not Common`)

@@ -15,10 +15,8 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -26,11 +24,14 @@ import type * as Types from "effect/Types"
 import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
-import { bound, formatParseError } from "./bounded.js"
+import type * as KernelEvents from "../KernelEvents.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
+import * as Download from "./download.js"
+import * as Events from "./events.js"
 import type * as Operations from "./operations.js"
 import * as Pages from "./pages.js"
+import type * as Upload from "./upload.js"
 
 // ---------------------------------------------------------------------------------------------
 // types
@@ -67,7 +68,8 @@ export type Reason<Code> = Code extends 200 ? "Ok"
  * - `page`: a {@link Page} of the schema's type;
  * - `none`: `void`;
  * - `bytes`: the body as a stream (read as it arrives; failing with the operation's errors);
- * - `sse`: the events as a stream of the schema's type.
+ * - `sse`: the events as a stream of the schema's type, as `KernelEvents.Event` says (no heartbeat,
+ *   unknown types as `UnknownEvent`, a process's output as `ProcessOutput`).
  *
  * @internal
  */
@@ -75,7 +77,8 @@ export type AnswerValue<A, E> = A extends { readonly kind: "json"; readonly sche
   : A extends { readonly kind: "page"; readonly schema: infer S } ? Page<Schema.Schema.Type<S>>
   : A extends { readonly kind: "none" } ? void
   : A extends { readonly kind: "bytes" } ? Stream.Stream<Uint8Array, E>
-  : A extends { readonly kind: "sse"; readonly schema: infer S } ? Stream.Stream<Schema.Schema.Type<S>, E>
+  : A extends { readonly kind: "sse"; readonly schema: infer S } ?
+    Stream.Stream<KernelEvents.Event<Schema.Schema.Type<S>>, E>
   : never
 
 /**
@@ -124,7 +127,7 @@ type BodyFields<B extends RequestBody | undefined> = B extends
   { readonly kind: "json"; readonly schema: infer S; readonly required: infer Required }
   ? Required extends false ? Partial<Schema.Schema.Type<S>> : Schema.Schema.Type<S>
   : B extends { readonly kind: "multipart"; readonly schema: infer S } ? Schema.Schema.Type<S>
-  : B extends { readonly kind: "bytes"; readonly field: infer F extends string } ? { readonly [K in F]: Uint8Array }
+  : B extends { readonly kind: "bytes"; readonly field: infer F extends string } ? { readonly [K in F]: Upload.Upload }
   : Record<never, never>
 
 type Fields<D extends Operation> = Types.Simplify<
@@ -281,9 +284,60 @@ const makeUntyped = (definition: Operation): Untyped => {
     const [code, answer] = answers[0]!
     if (answer.kind === "bytes" || answer.kind === "sse") return streamCall(definition, Number(code), answer)
   }
+  const binary = answers.filter(([, answer]) => answer.kind === "bytes")
+  if (binary.length === 1 && answers.every(([, answer]) => answer.kind === "bytes" || answer.kind === "none")) {
+    return binaryOutcome(definition, Number(binary[0]![0]))
+  }
   const success = successOf(definition)
   if (!(typeof success === "function")) return () => () => Effect.fail(success)
   return Client.makeCall(definition, success)
+}
+
+/**
+ * The call of an operation whose answers are one binary body and statuses with no content
+ * (`Profiles.download`: 200 the bytes, 202 no saved state): the request is sent when the call
+ * runs, and it succeeds with the status's case: `{ _tag: "Ok", value: stream }` (the body, read
+ * as it arrives, once: the request is released when the stream ends, fails or is interrupted, or
+ * when nothing read it for `idleTimeout`) or `{ _tag: "Accepted" }`.
+ */
+const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
+  const requestOf = Client.requestOf(definition)
+  const undocumented = Client.operation<never>(definition.name, [])
+  const statuses = new Set(Object.keys(definition.answers).map(Number))
+  return ({ config, httpClient }) => (params) => {
+    const checked = requestOf(params)
+    if (checked._tag === "Left") return Effect.fail(checked.left)
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const { op, request } = yield* requestOf(params)
+        const requestScope = yield* Scope.make()
+        const exit = yield* Effect.exit(restore(Client.execute(
+          httpClient,
+          config,
+          op,
+          request,
+          (response, attemptScope) =>
+            response.status === bytesStatus
+              ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
+              : statuses.has(response.status)
+              ? Effect.as(Client.readBounded(response), response)
+              : Client.statusError(undocumented, request, response),
+          (response) => response.status === bytesStatus
+        )))
+        if (Exit.isFailure(exit)) {
+          yield* Scope.close(requestScope, Exit.void)
+          return yield* exit
+        }
+        const response = exit.value
+        if (response.status !== bytesStatus) {
+          yield* Scope.close(requestScope, Exit.void)
+          return { _tag: reasonOf(response.status) }
+        }
+        const value = yield* Scope.extend(bodyOf(request, response, config, requestScope), requestScope)
+        return { _tag: reasonOf(bytesStatus), value }
+      })
+    )
+  }
 }
 
 /**
@@ -293,8 +347,10 @@ const makeUntyped = (definition: Operation): Untyped => {
  * call), then the bytes (or the events, each decoded by the schema) flow as they arrive. The
  * request belongs to the stream: it is released when the stream ends, fails or is interrupted. The
  * body fails with `TransportError` when it is cut short (fewer bytes than its `Content-Length`, a
- * dropped connection); a binary body with `Timeout` when no byte arrived for `idleTimeout` (an
- * event stream may stay quiet: it has no idle time-out).
+ * dropped connection), and with `Timeout` when no byte arrived for `idleTimeout` (network silence
+ * only: an event stream's heartbeats keep it alive). An event stream is decoded by `events.ts`
+ * (heartbeats dropped, unknown event types as `KernelEvents.UnknownEvent`, the end at a terminal
+ * event, a drop as `TransportError`, telemetry resumed with `Last-Event-ID`).
  */
 const streamCall = (
   definition: Operation,
@@ -303,77 +359,42 @@ const streamCall = (
 ): Untyped => {
   const requestOf = Client.requestOf(definition)
   const undocumented = Client.operation<never>(definition.name, [])
-  const events = answer.kind === "sse" ? eventsOf(answer.schema) : undefined
+  const events = answer.kind === "sse" ? Events.decoder(definition.name, answer.schema) : undefined
+  const resume = answer.kind === "sse" && Events.policies[definition.name]?.resume === true
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
-    const open = Effect.gen(function*() {
-      const { op, request } = yield* requestOf(params)
-      // the request's scope: closing it aborts the request (the stream ending or interrupted)
-      const requestScope = yield* Scope.make()
-      yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
-      const response = yield* Client.execute(
-        httpClient,
-        config,
-        op,
-        request,
-        (response, attemptScope) =>
-          response.status === status
-            ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
-            : Client.statusError(undocumented, request, response),
-        () => true
-      )
-      const bytes = yield* bodyOf(request, response, config, requestScope, events === undefined)
-      return events === undefined ? bytes : events(request, response.status, bytes)
-    })
-    return Effect.succeed(Stream.unwrapScoped(open))
-  }
-}
-
-/**
- * A `text/event-stream` body as its events' data, each parsed as JSON and decoded by the schema
- * (a `DecodeError` fails the stream). The `data:` lines of an event are joined by line breaks;
- * comments, `event:`, `id:` and `retry:` lines are skipped; an event not ended by a blank line when
- * the body ends is dropped (as the format says).
- */
-const eventsOf = (schema: Schema.Schema.AnyNoContext) => {
-  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  const decode = (u: unknown) => (made ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(u)
-  return <E>(
-    request: HttpClientRequest.HttpClientRequest,
-    status: number,
-    bytes: Stream.Stream<Uint8Array, E>
-  ): Stream.Stream<unknown, E | KernelError.DecodeError> => {
-    const failed = (message: string) =>
-      new KernelError.DecodeError({ ...Client.describe(request), status, message: bound(message, 512) })
-    return bytes.pipe(
-      Stream.decodeText(),
-      Stream.splitLines,
-      Stream.mapAccum(new Array<string>(), (data, line): readonly [Array<string>, Option.Option<string>] => {
-        if (line === "") return data.length === 0 ? [data, Option.none()] : [[], Option.some(data.join("\n"))]
-        const colon = line.indexOf(":")
-        const field = colon < 0 ? line : line.slice(0, colon)
-        if (field === "data") {
-          const value = colon < 0 ? "" : line.slice(colon + 1)
-          data.push(value.startsWith(" ") ? value.slice(1) : value)
-        }
-        return [data, Option.none()]
-      }),
-      Stream.filterMap((event) => event),
-      Stream.mapEffect((text): Effect.Effect<unknown, KernelError.DecodeError> => {
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch (cause) {
-          return Effect.fail(
-            failed(`event data is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
-          )
-        }
-        return Either.match(decode(json), {
-          onLeft: (error) => Effect.fail(failed(`event: ${formatParseError(error)}`)),
-          onRight: Effect.succeed
-        })
+    const openWith = (params: unknown) =>
+      Effect.gen(function*() {
+        const { op, request } = yield* requestOf(params)
+        // the request's scope: closing it aborts the request (the stream ending or interrupted)
+        const requestScope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
+        const response = yield* Client.execute(
+          httpClient,
+          config,
+          op,
+          request,
+          (response, attemptScope) =>
+            response.status === status
+              ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
+              : Client.statusError(undocumented, request, response),
+          () => true
+        )
+        const bytes = yield* bodyOf(request, response, config, requestScope)
+        return events === undefined ? bytes : events(request, response.status, params, bytes)
       })
+    if (!resume) return Effect.succeed(Stream.unwrapScoped(openWith(params)))
+    const base: object = typeof params === "object" && params !== null ? params : {}
+    return Effect.succeed(
+      Events.resumable(
+        Client.describe(checked.right.request),
+        (lastEventId) =>
+          Stream.unwrapScoped(
+            openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
+          ),
+        Events.defaultResume
+      )
     )
   }
 }
@@ -383,15 +404,15 @@ const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse,
   config: KernelConfig.Service,
-  requestScope: Scope.CloseableScope,
-  watched: boolean
+  requestScope: Scope.CloseableScope
 ): Effect.Effect<Stream.Stream<Uint8Array, KernelError.TransportError | KernelError.Timeout>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const info = Client.describe(request)
     const clock = yield* Effect.clock
     const idle = Duration.toMillis(config.idleTimeout)
     const length = response.headers["content-length"]
-    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
+    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined // a download to a file in this fiber hears the declared size (its progress's total)
+    ;(yield* FiberRef.get(Download.currentTotalListener))?.(declared)
     let received = 0
     let lastChunkAt = clock.unsafeCurrentTimeMillis()
     let timedOut = false
@@ -402,7 +423,7 @@ const bodyOf = (
       timedOut = true
       return Scope.close(requestScope, Exit.void)
     })
-    if (watched) yield* Effect.forkScoped(watchdog)
+    yield* Effect.forkScoped(watchdog)
     const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
       timedOut
         ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))
@@ -443,9 +464,10 @@ const bodyOf = (
  * answered 429 (see `KernelRetry.retryNonIdempotent`).
  *
  * An operation whose one answer is a stream (`bytes`, or `sse` events) succeeds at once with it;
- * the stream sends the request when run (see `streamCall`). A stream answer among several is not
- * supported yet: such a call fails with `InvalidInput` (`field: "operation"`) before anything is
- * sent.
+ * the stream sends the request when run (see `streamCall`). A binary answer among statuses with
+ * no content succeeds with the status's case, the body's stream as the `value` (see
+ * `binaryOutcome`). Another stream answer among several is not supported yet: such a call fails
+ * with `InvalidInput` (`field: "operation"`) before anything is sent.
  *
  * @internal
  */

@@ -1405,7 +1405,25 @@ export const definitionHeaders = (definition: Operations.Definition): Readonly<R
 const withContent = (
   request: HttpClientRequest.HttpClientRequest,
   content: Operations.Content
-): HttpClientRequest.HttpClientRequest => HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
+): HttpClientRequest.HttpClientRequest =>
+  content._tag === "Bytes"
+    ? HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
+    : HttpClientRequest.bodyStream(request, content.stream, {
+      contentType: content.contentType,
+      ...(content.contentLength === undefined ? {} : { contentLength: content.contentLength })
+    })
+
+/**
+ * The configuration of a call whose body is a caller's one-shot stream: no retry (its bytes cannot
+ * be sent again).
+ */
+const forContent = (config: KernelConfig.Service, content: Operations.Content | undefined): KernelConfig.Service =>
+  content?._tag === "Stream" && content.oneShot ? noRetry(config) : config
+
+const noRetry = (config: KernelConfig.Service): KernelConfig.Service => ({
+  ...config,
+  retrySchedule: Option.some(Schedule.stop)
+})
 
 /**
  * An operation's call, derived from its definition: the input checked and turned into the request
@@ -1448,7 +1466,8 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         return Effect.suspend(() =>
           Either.match(generic(input), {
             onLeft: Effect.fail,
-            onRight: ({ op, request }) => execute(httpClient, config, op, request, onSuccess(request))
+            onRight: ({ oneShot, op, request }) =>
+              execute(httpClient, oneShot ? noRetry(config) : config, op, request, onSuccess(request))
           })
         )
       }
@@ -1469,9 +1488,10 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
           : make(url, { headers: requestHeaders, urlParams: query })
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
         else if (content !== undefined) request = withContent(request, content)
+        const own = forContent(config, content)
         return direct.owned
-          ? executeOwned(direct.transport, config, op, request, onSuccess(request))
-          : execute(direct.transport, config, op, request, onSuccess(request))
+          ? executeOwned(direct.transport, own, op, request, onSuccess(request))
+          : execute(direct.transport, own, op, request, onSuccess(request))
       })
     }
   }
@@ -1491,7 +1511,12 @@ export const requestOf = <D extends Operations.Definition>(
   return (
     input: unknown
   ): Either.Either<
-    { readonly request: HttpClientRequest.HttpClientRequest; readonly op: Operation<Operations.StatusErrors<D>> },
+    {
+      readonly request: HttpClientRequest.HttpClientRequest
+      readonly op: Operation<Operations.StatusErrors<D>>
+      /** Whether its body is a caller's one-shot stream (never retried). */
+      readonly oneShot: boolean
+    },
     KernelError.InvalidInput
   > =>
     Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
@@ -1502,7 +1527,11 @@ export const requestOf = <D extends Operations.Definition>(
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
       if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
       else if (content !== undefined) request = withContent(request, content)
-      return { request, op: operation(definition.name, definition.errors, attributes, definition.idempotent) }
+      return {
+        request,
+        op: operation(definition.name, definition.errors, attributes, definition.idempotent),
+        oneShot: content?._tag === "Stream" && content.oneShot
+      }
     })
 }
 

@@ -11,10 +11,12 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import { isSendableHeaderValue } from "./credentials.js"
 import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
 import { encodeSegment } from "./path.js"
+import * as Upload from "./upload.js"
 
 export type {
   /** @internal */
@@ -266,57 +268,140 @@ export interface Prepared {
   readonly attributes: Record<string, unknown>
 }
 
-/** @internal */
-export type Content = { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+/**
+ * A body that is not JSON: bytes in memory (sent again by a retry), or a stream of them (files on
+ * disk, re-read by each attempt, with their total length; or a caller's one-shot stream, never
+ * retried).
+ *
+ * @internal
+ */
+export type Content =
+  | { readonly _tag: "Bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+  | {
+    readonly _tag: "Stream"
+    readonly stream: Stream.Stream<Uint8Array, unknown>
+    readonly contentType: string
+    readonly contentLength: number | undefined
+    readonly oneShot: boolean
+  }
 
 /** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
 const dispositionName = (name: string): string => name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
 
+/** Whether a value holds a file (then an object is flattened into `key[field]` parts, not JSON). */
+const holdsFile = (value: unknown, depth = 0): boolean =>
+  Upload.isUpload(value) ||
+  (depth < 8 && typeof value === "object" && value !== null &&
+    Object.values(value).some((item) => holdsFile(item, depth + 1)))
+
+/** A body the content is made of: bytes, or a file / stream sent as it is read. */
+type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
+
 /**
- * The encoded fields of a multipart body as `multipart/form-data` bytes (built here, the same on
- * every transport): a `Uint8Array` is a file part (`application/octet-stream`, named after its
- * field), an array repeats its field, an object is sent as JSON, anything else as text; `undefined`
- * fields are left out.
+ * The encoded fields of a multipart body as `multipart/form-data` (built here, the same on every
+ * transport), named as the official client names them:
+ * - a file (`Uint8Array`, `KernelFiles.file(path)`, a `Stream`) is a file part
+ *   (`application/octet-stream`; its file name: the file's, else the field's);
+ * - an array repeats its field with its index: `files[0][file]`, `files[0][dest_path]`;
+ * - an object holding a file, and `env_vars`, are flattened: `key[field]`; another object is one
+ *   JSON part (`application/json`, e.g. `source`);
+ * - a string, number or boolean is a text part; `undefined` fields are left out.
+ * Bytes only: one `Uint8Array`. With files or streams: a stream of the parts (its length known
+ * unless a caller's stream is in it).
  */
 const multipartOf = (fields: unknown): Content | string => {
   if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
   const boundary = `effect-kernel-${globalThis.crypto.randomUUID()}`
   const encoder = new TextEncoder()
-  const parts: Array<Uint8Array> = []
-  const part = (name: string, value: unknown): string | undefined => {
+  const pieces: Array<Piece> = []
+  let inMemory = true
+  const part = (name: string, value: unknown, depth: number): string | undefined => {
     if (value === undefined) return undefined
+    if (depth > 8) return `${name}: nested too deep for a multipart body`
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
-    let bytes: Uint8Array
-    if (value instanceof Uint8Array) {
-      head += `; filename="${dispositionName(name)}"\r\nContent-Type: application/octet-stream`
-      bytes = value
-    } else if (typeof value === "string") bytes = encoder.encode(value)
+    let body: Piece
+    if (Upload.isUpload(value)) {
+      const fileName = Upload.isFileSource(value) ? value.name : name.replace(/^.*\[([^\]]*)\]$/, "$1")
+      head += `; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream`
+      if (!(value instanceof Uint8Array)) inMemory = false
+      body = value
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const refused = part(`${name}[${i}]`, value[i], depth + 1)
+        if (refused !== undefined) return refused
+      }
+      return undefined
+    } else if (typeof value === "string") body = encoder.encode(value)
     else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
-      bytes = encoder.encode(String(value))
+      body = encoder.encode(String(value))
     } else if (typeof value === "object" && value !== null) {
+      if (name === "env_vars" || holdsFile(value)) {
+        for (const [key, item] of Object.entries(value)) {
+          const refused = part(`${name}[${key}]`, item, depth + 1)
+          if (refused !== undefined) return refused
+        }
+        return undefined
+      }
       head += "\r\nContent-Type: application/json"
-      bytes = encoder.encode(JSON.stringify(value))
+      body = encoder.encode(JSON.stringify(value))
     } else return `${name}: cannot be sent as a multipart part`
-    parts.push(encoder.encode(`${head}\r\n\r\n`), bytes, encoder.encode("\r\n"))
+    pieces.push(encoder.encode(`${head}\r\n\r\n`), body, encoder.encode("\r\n"))
     return undefined
   }
   for (const [name, value] of Object.entries(fields)) {
-    const values: ReadonlyArray<unknown> = Array.isArray(value) ? value : [value]
-    for (const item of values) {
-      const refused = part(name, item)
-      if (refused !== undefined) return refused
+    const refused = part(name, value, 0)
+    if (refused !== undefined) return refused
+  }
+  pieces.push(encoder.encode(`--${boundary}--\r\n`))
+  const contentType = `multipart/form-data; boundary=${boundary}`
+  const bytesOnly = pieces.filter((piece): piece is Uint8Array => piece instanceof Uint8Array)
+  if (inMemory && bytesOnly.length === pieces.length) {
+    let size = 0
+    for (const piece of bytesOnly) size += piece.length
+    const bytes = new Uint8Array(size)
+    let offset = 0
+    for (const piece of bytesOnly) {
+      bytes.set(piece, offset)
+      offset += piece.length
+    }
+    return { _tag: "Bytes", bytes, contentType }
+  }
+  return streamOf(pieces, contentType)
+}
+
+/** Pieces as one stream body: its length when every piece's is known, one-shot when a stream is in it. */
+const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | string => {
+  let length: number | undefined = 0
+  let oneShot = false
+  for (const piece of pieces) {
+    if (piece instanceof Uint8Array) {
+      if (length !== undefined) length += piece.length
+    } else if (Upload.isFileSource(piece)) {
+      const size = Upload.sizeOf(piece)
+      if (typeof size === "string") return size
+      if (length !== undefined) length += size
+    } else {
+      length = undefined
+      oneShot = true
     }
   }
-  parts.push(encoder.encode(`--${boundary}--\r\n`))
-  let size = 0
-  for (const chunk of parts) size += chunk.length
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of parts) {
-    bytes.set(chunk, offset)
-    offset += chunk.length
+  const stream = Stream.flatMap(
+    Stream.fromIterable(pieces),
+    (piece) =>
+      piece instanceof Uint8Array
+        ? Stream.succeed(piece)
+        : Upload.isFileSource(piece)
+        ? Upload.read(piece)
+        : piece,
+    { concurrency: 1 }
+  )
+  return {
+    _tag: "Stream",
+    stream: oneShot ? Upload.once(stream) : stream,
+    contentType,
+    contentLength: length,
+    oneShot
   }
-  return { _tag: "Bytes", bytes, contentType: `multipart/form-data; boundary=${boundary}` }
 }
 
 const invalid = (field: string, message: string): Either.Either<never, KernelError.InvalidInput> =>
@@ -445,8 +530,18 @@ export const preparer = (
     let content: Content | undefined
     if (body?.kind === "bytes") {
       const bytes: unknown = Reflect.get(input, body.field)
-      if (!(bytes instanceof Uint8Array)) return invalid(body.field, `${body.field} must be a Uint8Array`)
-      content = { _tag: "Bytes", bytes, contentType: body.contentType }
+      if (!Upload.isUpload(bytes)) {
+        return invalid(
+          body.field,
+          `${body.field} must be a Uint8Array, a KernelFiles.file(path) or a Stream of Uint8Array`
+        )
+      }
+      if (bytes instanceof Uint8Array) content = { _tag: "Bytes", bytes, contentType: body.contentType }
+      else {
+        const streamed = streamOf([bytes], body.contentType)
+        if (typeof streamed === "string") return invalid(body.field, `${body.field}: ${streamed}`)
+        content = streamed
+      }
     } else if (encodeForm !== undefined) {
       const encoded = encodeForm(input)
       if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)

@@ -13,6 +13,7 @@ import type { OperationError } from "../../../internal/defineOperation.js"
 import * as Pages from "../../../internal/pages.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
+import type * as KernelEvents from "../../../KernelEvents.js"
 import * as Operations from "../operations/Deployments.js"
 import type { Deployment, DeploymentEvent, DeploymentRequest } from "../schemas/Deployments.js"
 
@@ -357,7 +358,7 @@ export interface FollowDeploymentParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowDeploymentSuccess = Stream.Stream<DeploymentEvent, KernelError.KernelError>
+export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<DeploymentEvent>, KernelError.KernelError>
 
 /**
  * What {@link follow} fails with.

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { Upload } from "../../upload.js"
 import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewport } from "./Common.js"
 
 /**
@@ -157,7 +158,7 @@ export const LoadBrowserExtensionsBody = /*#__PURE__*/ Schema.annotations(
       /**
        * Zip archive containing an unpacked Chromium extension (must include manifest.json)
        */
-      zip_file: Schema.Uint8ArrayFromSelf,
+      zip_file: Upload,
       /**
        * Folder name to place the extension under /home/kernel/extensions/<name>
        */

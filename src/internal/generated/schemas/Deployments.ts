@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
+import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
 /**
@@ -129,7 +130,7 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * ZIP file containing the application source directory
        */
-      file: Schema.Uint8ArrayFromSelf,
+      file: Upload,
       /**
        * Relative path to the entrypoint of the application
        */
@@ -156,7 +157,7 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * ZIP file containing the application source directory
        */
-      file: /*#__PURE__*/ Schema.optional(Schema.Uint8ArrayFromSelf),
+      file: /*#__PURE__*/ Schema.optional(Upload),
       /**
        * Relative path to the entrypoint of the application
        */

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
+import { Upload } from "../../upload.js"
 
 /**
  * A browser extension uploaded to Kernel.
@@ -76,7 +77,7 @@ export const UploadExtensionBody = /*#__PURE__*/ Schema.annotations(
     /**
      * ZIP file containing the browser extension.
      */
-    file: Schema.Uint8ArrayFromSelf,
+    file: Upload,
     /**
      * Optional unique name within the project to reference this extension.
      */

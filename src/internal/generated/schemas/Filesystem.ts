@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
+import { Upload } from "../../upload.js"
 
 /**
  * The `FileInfo` schema of the API.
@@ -194,7 +195,7 @@ export interface MovePathRequest extends Schema.Schema.Type<typeof MovePathReque
 export const UploadFilesBody = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
     files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-      file: Schema.Uint8ArrayFromSelf,
+      file: Upload,
       /**
        * Absolute destination path to write the file.
        */
@@ -220,7 +221,7 @@ export interface UploadFilesBody extends Schema.Schema.Type<typeof UploadFilesBo
  */
 export const UploadZipBody = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    zip_file: Schema.Uint8ArrayFromSelf,
+    zip_file: Upload,
     /**
      * Absolute destination directory to extract the archive to.
      */

@@ -1,0 +1,97 @@
+/**
+ * The values of the event streams (`Deployments.follow`, `Invocations.follow`,
+ * `AuthConnections.follow`, `Logs.stream`, `FilesystemWatch.events`, `Processes.stdoutStream`,
+ * `Telemetry.stream`): each stream yields the document's events, decoded by their schemas, and
+ * {@link UnknownEvent} for an event type the document does not know yet (forward compatible:
+ * a newer server never breaks an older client). Heartbeats (`sse_heartbeat` events, comment
+ * keep-alives) are consumed by the stream and never reach the caller.
+ *
+ * A process's output (`Processes.stdoutStream`) is {@link ProcessOutput}: its bytes (`data_b64`
+ * decoded) with their stream, then its exit code as the last event.
+ *
+ * @since 0.2.0
+ */
+import * as Data from "effect/Data"
+import * as Predicate from "effect/Predicate"
+
+/**
+ * An event whose type (its `event` or `type` field) the document does not describe: its type, its
+ * data as parsed JSON and the stream's last event id.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export class UnknownEvent extends Data.TaggedClass("UnknownEvent")<{
+  /** The event's type, as sent (its `event` or `type` field). */
+  readonly event: string
+  /** The event's data, parsed as JSON (not checked). */
+  readonly data: unknown
+  /** The stream's last event id (`id:`), `""` when none was sent. */
+  readonly id: string
+}> {}
+
+/**
+ * Whether a value of an event stream is an {@link UnknownEvent}.
+ *
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isUnknownEvent = (u: unknown): u is UnknownEvent => u instanceof UnknownEvent
+
+/**
+ * Whether a value of an event stream is one the document describes (not an {@link UnknownEvent}).
+ *
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isKnownEvent = <A>(u: A): u is Exclude<A, UnknownEvent> => !(u instanceof UnknownEvent)
+
+/**
+ * A chunk of a process's output: its bytes and the stream they were written to.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ProcessOutputChunk {
+  readonly _tag: "Output"
+  readonly stream: "stdout" | "stderr"
+  readonly data: Uint8Array
+}
+
+/**
+ * The end of a process: its exit code (the last event of the stream).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ProcessExit {
+  readonly _tag: "Exit"
+  readonly exitCode: number
+}
+
+/**
+ * What `Processes.stdoutStream` yields.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ProcessOutput = ProcessOutputChunk | ProcessExit
+
+/**
+ * Whether a value is a {@link ProcessOutputChunk}.
+ *
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isProcessOutputChunk = (u: unknown): u is ProcessOutputChunk =>
+  Predicate.hasProperty(u, "_tag") && u._tag === "Output"
+
+/**
+ * What an event stream whose events are `A` (the document's union) yields: `A` without its
+ * heartbeats, or an {@link UnknownEvent}; for a process's output, {@link ProcessOutput}.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type Event<A> = "data_b64" extends keyof A ? ProcessOutput | UnknownEvent
+  : Exclude<A, { readonly event: "sse_heartbeat" }> | UnknownEvent

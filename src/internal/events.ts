@@ -1,0 +1,345 @@
+/**
+ * The event streams of the API (`text/event-stream` answers): the body parsed by `sse.ts`, each
+ * event's data parsed as JSON and decoded by the answer's schema, then:
+ * - heartbeats (`sse_heartbeat` events; comment lines) are dropped: they only show the connection
+ *   is alive (the idle time-out watches bytes, so they keep the stream open);
+ * - an event whose type (its `event` / `type` field, found in the schema) the document does not
+ *   know is a `KernelEvents.UnknownEvent`; an event that is not JSON, or a known type that does not
+ *   fit its schema, is a `DecodeError` with a bounded excerpt;
+ * - per operation (by name, {@link policies}): the events after which the stream ends (a
+ *   deployment or an invocation reaching a terminal state, a login flow finishing, a process
+ *   exiting), whether a body ending before it is a drop (`TransportError`), a mapping of the
+ *   events (a process's `data_b64` decoded), and a resumption (telemetry: `Last-Event-ID` and
+ *   `seq`).
+ *
+ * @internal
+ */
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
+import * as Stream from "effect/Stream"
+import * as KernelError from "../KernelError.js"
+import * as KernelEvents from "../KernelEvents.js"
+import { bound, formatParseError } from "./bounded.js"
+import * as Client from "./client.js"
+import * as Sse from "./sse.js"
+
+/** How an operation's events end, map and resume. @internal */
+export interface Policy {
+  /** The event after which the stream ends (emitted, then the connection is closed). */
+  readonly terminal?: ((event: unknown) => boolean) | undefined
+  /** Whether a body ending (without a terminal event) is the normal end for these params. */
+  readonly endIsNormal?: ((params: unknown) => boolean) | undefined
+  /** A mapping of each decoded event. */
+  readonly map?: ((event: unknown) => Either.Either<unknown, string>) | undefined
+  /** Telemetry: the events carry a `seq`; a dropped connection is resumed with `Last-Event-ID`. */
+  readonly resume?: boolean | undefined
+}
+
+const deploymentDone = new Set(["running", "failed", "stopped"])
+const invocationDone = new Set(["succeeded", "failed"])
+const authDone = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"])
+
+const tagAt = (json: unknown, path: ReadonlyArray<string>): unknown => {
+  let value = json
+  for (const key of path) {
+    if (typeof value !== "object" || value === null) return undefined
+    value = Reflect.get(value, key)
+  }
+  return value
+}
+
+const text = (value: unknown): string | undefined => typeof value === "string" ? value : undefined
+
+const processOutput = (event: unknown): Either.Either<KernelEvents.ProcessOutput, string> => {
+  if (tagAt(event, ["event"]) === "exit") {
+    const code = tagAt(event, ["exit_code"])
+    return Either.right({ _tag: "Exit", exitCode: typeof code === "number" ? code : -1 })
+  }
+  const decoded = Encoding.decodeBase64(text(tagAt(event, ["data_b64"])) ?? "")
+  return Either.isLeft(decoded)
+    ? Either.left("data_b64 is not base64")
+    : Either.right({
+      _tag: "Output",
+      stream: tagAt(event, ["stream"]) === "stderr" ? "stderr" : "stdout",
+      data: decoded.right
+    })
+}
+
+const isIn = (set: ReadonlySet<string>, value: unknown) => typeof value === "string" && set.has(value)
+
+/**
+ * The operations' policies, by operation name (an operation not listed: the stream ends when the
+ * body does, which is a drop).
+ *
+ * @internal
+ */
+export const policies: Readonly<Record<string, Policy>> = {
+  followDeployment: {
+    terminal: (e) =>
+      tagAt(e, ["event"]) === "error" ||
+      (tagAt(e, ["event"]) === "deployment_state" && isIn(deploymentDone, tagAt(e, ["deployment", "status"])))
+  },
+  followInvocation: {
+    terminal: (e) =>
+      tagAt(e, ["event"]) === "error" ||
+      (tagAt(e, ["event"]) === "invocation_state" && isIn(invocationDone, tagAt(e, ["invocation", "status"])))
+  },
+  followAuthConnection: {
+    terminal: (e) =>
+      tagAt(e, ["event"]) === "error" ||
+      (tagAt(e, ["event"]) === "managed_auth_state" && isIn(authDone, tagAt(e, ["flow_status"])))
+  },
+  streamProcessStdout: { terminal: (e) => tagAt(e, ["_tag"]) === "Exit", map: processOutput },
+  // `follow: false`: the logs so far, then the end
+  streamLogs: { endIsNormal: (params) => tagAt(params, ["follow"]) === false },
+  streamTelemetry: { resume: true }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the event type of a schema
+// ---------------------------------------------------------------------------------------------
+
+/** Where a schema's events say their type (`["event"]`, `["event", "type"]`) and the known ones. */
+interface Tags {
+  readonly path: ReadonlyArray<string>
+  readonly values: ReadonlySet<string>
+}
+
+const literalsOf = (ast: AST.AST): Array<string> | undefined => {
+  switch (ast._tag) {
+    case "Literal":
+      return typeof ast.literal === "string" ? [ast.literal] : undefined
+    case "Union": {
+      const out: Array<string> = []
+      for (const member of ast.types) {
+        if (member._tag === "UndefinedKeyword") continue
+        const values = literalsOf(member)
+        if (values === undefined) return undefined
+        out.push(...values)
+      }
+      return out
+    }
+    case "Refinement":
+      return literalsOf(ast.from)
+    default:
+      return undefined
+  }
+}
+
+const tagsOf = (ast: AST.AST, depth = 0): Tags | undefined => {
+  if (depth > 8) return undefined
+  switch (ast._tag) {
+    case "Refinement":
+      return tagsOf(ast.from, depth + 1)
+    case "Transformation":
+      return tagsOf(ast.to, depth + 1)
+    case "Suspend":
+      return tagsOf(ast.f(), depth + 1)
+    case "Union": {
+      let path: ReadonlyArray<string> | undefined
+      const values = new Set<string>()
+      for (const member of ast.types) {
+        const tags = tagsOf(member, depth + 1)
+        if (tags === undefined) return undefined
+        if (path !== undefined && path.join(".") !== tags.path.join(".")) return undefined
+        path = tags.path
+        for (const value of tags.values) values.add(value)
+      }
+      return path === undefined ? undefined : { path, values }
+    }
+    case "TypeLiteral": {
+      for (const key of ["event", "type"]) {
+        const property = ast.propertySignatures.find((p) => p.name === key)
+        if (property === undefined) continue
+        const literals = literalsOf(property.type)
+        if (literals !== undefined) return { path: [key], values: new Set(literals) }
+        const nested = tagsOf(property.type, depth + 1)
+        if (nested !== undefined) return { path: [key, ...nested.path], values: nested.values }
+      }
+      return undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the stream
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Each chunk mapped by `f` to its values and maybe an error: the values are emitted, then the
+ * stream fails with the error (the events before a bad one are not lost with it).
+ */
+const mapChunksThenFail = <A, B, E2>(
+  f: (chunk: Chunk.Chunk<A>) => readonly [Array<B>, E2 | undefined]
+) =>
+<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> =>
+  Stream.flatMap(Stream.chunks(self), (chunk) => {
+    const [out, error] = f(chunk)
+    const values = Stream.fromChunk(Chunk.unsafeFromArray(out))
+    return error === undefined ? values : Stream.concat(values, Stream.fail(error))
+  })
+
+/** The bound of a line and of an event (1 MiB). @internal */
+export const maxLine = Sse.defaultMaxLine
+
+/**
+ * A decoder of an operation's events: `(request, status, params, bytes) => events`.
+ *
+ * @internal
+ */
+export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
+  const policy: Policy = policies[name] ?? {}
+  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  const decode = (u: unknown) => (made ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(u)
+  let tags: Tags | undefined | null = null
+  const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
+  return <E>(
+    request: HttpClientRequest.HttpClientRequest,
+    status: number,
+    params: unknown,
+    bytes: Stream.Stream<Uint8Array, E>
+  ): Stream.Stream<unknown, E | KernelError.DecodeError | KernelError.TransportError> =>
+    Stream.suspend(() => {
+      const info = Client.describe(request)
+      const failed = (message: string) => new KernelError.DecodeError({ ...info, status, message: bound(message, 512) })
+      const parser = new Sse.Parser(maxLine, maxLine)
+      const raw: Array<Sse.ServerSentEvent> = []
+      let ended = false
+      let terminal: unknown = undefined
+      const handle = (frame: Sse.ServerSentEvent): unknown | KernelError.DecodeError | undefined => {
+        let json: unknown
+        try {
+          json = JSON.parse(frame.data)
+        } catch (cause) {
+          return failed(
+            `event data is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${
+              JSON.stringify(frame.data.slice(0, 200))
+            }`
+          )
+        }
+        const known = tagsNow()
+        const tag = known === undefined ? undefined : tagAt(json, known.path)
+        if (tag === "sse_heartbeat") return undefined
+        const decoded = decode(json)
+        if (Either.isLeft(decoded)) {
+          if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
+            return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
+          }
+          return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
+        }
+        if (policy.map === undefined) return decoded.right
+        const mapped = policy.map(decoded.right)
+        return Either.isLeft(mapped) ? failed(`event: ${mapped.left}`) : mapped.right
+      }
+      const events = bytes.pipe(
+        mapChunksThenFail((chunks) => {
+          const out: Array<unknown> = []
+          if (ended) return [out, undefined]
+          for (const chunk of chunks) {
+            const refused = parser.push(chunk, raw)
+            for (let i = 0; i < raw.length; i++) {
+              const value = handle(raw[i]!)
+              if (value === undefined) continue
+              if (value instanceof KernelError.DecodeError) {
+                raw.length = 0
+                return [out, value]
+              }
+              out.push(value)
+              if (policy.terminal !== undefined && !KernelEvents.isUnknownEvent(value) && policy.terminal(value)) {
+                ended = true
+                terminal = value
+                break
+              }
+            }
+            raw.length = 0
+            if (ended) break
+            if (refused !== undefined) return [out, failed(refused)]
+          }
+          return [out, undefined]
+        }),
+        // the terminal event ends the stream (and releases the connection)
+        Stream.takeUntil((value) => value === terminal)
+      )
+      if (policy.endIsNormal?.(params) === true) return events
+      const end = Effect.suspend(() =>
+        ended ? Effect.void : Effect.fail(
+          new KernelError.TransportError({
+            ...info,
+            message: policy.terminal === undefined
+              ? "the event stream ended (the connection was closed by the server)"
+              : "the event stream ended before its terminal event (the connection was closed by the server)"
+          })
+        )
+      )
+      return Stream.concat(events, Stream.drain(Stream.fromEffect(end)))
+    })
+}
+
+/**
+ * Telemetry's resumption: `open(lastEventId)` is one connection (its events carry a `seq`); a
+ * connection that drops (`TransportError`, the body ending) or goes quiet (`Timeout`) is opened
+ * again by `schedule` with `Last-Event-ID` set to the last `seq` received. Events already received
+ * (a `seq` not past the last one) are dropped; a `seq` that skips one is a `DecodeError` (a gap,
+ * never hidden). The schedule starts over once an event came through.
+ *
+ * @internal
+ */
+export const resumable = <E extends KernelError.KernelError>(
+  info: { readonly method: string; readonly path: string },
+  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>
+): Stream.Stream<unknown, E | KernelError.DecodeError> =>
+  Stream.suspend(() => {
+    let last: number | undefined
+    const seqOf = (value: unknown): unknown =>
+      KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
+    const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
+      mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
+        const out: Array<unknown> = []
+        for (const value of chunk) {
+          const seq = seqOf(value)
+          if (typeof seq !== "number") {
+            out.push(value)
+            continue
+          }
+          if (last !== undefined && seq <= last) continue
+          if (last !== undefined && seq !== last + 1) {
+            return [
+              out,
+              new KernelError.DecodeError({
+                ...info,
+                status: 200,
+                message: `telemetry gap: expected seq ${last + 1}, got ${seq} (${seq - last - 1} events lost)`
+              })
+            ]
+          }
+          last = seq
+          out.push(value)
+        }
+        return [out, undefined]
+      })
+    )
+    return Stream.retry(
+      connection,
+      Schedule.whileInput(schedule, (error: E | KernelError.DecodeError) =>
+        error._tag === "TransportError" || error._tag === "Timeout")
+    )
+  })
+
+/**
+ * The default resumption schedule of telemetry: 250 ms doubling up to 5 s between attempts, at
+ * most 10 attempts in a row (started over by each event received).
+ *
+ * @internal
+ */
+export const defaultResume: Schedule.Schedule<unknown, KernelError.KernelError> = Schedule.exponential("250 millis")
+  .pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.intersect(Schedule.recurs(10)))

@@ -1,0 +1,215 @@
+/**
+ * A `text/event-stream` parser (the WHATWG HTML "server-sent events" interpretation rules), fed
+ * with the body's chunks as they arrive:
+ * - lines end with CRLF, LF or CR (a CR at the end of a chunk and the LF that starts the next one
+ *   are one line end); a UTF-8 BOM at the very start is skipped;
+ * - `data:` lines are joined by `\n`; `event:` sets the type (default `message`); `id:` sets the
+ *   last event id (refused when it holds a NUL); `retry:` (digits only) sets the reconnection
+ *   time; lines starting with `:` are comments; other fields are ignored; one space after the
+ *   colon is dropped;
+ * - a blank line dispatches the event (none when no `data:` line came); an event not ended by a
+ *   blank line when the body ends is dropped.
+ *
+ * It works on bytes: line ends are found by scanning the chunk, and only whole lines are decoded
+ * (UTF-8 never puts a CR or LF byte inside a character, so a character split across chunks is
+ * decoded whole). A line that does not end within `maxLine` bytes, or an event whose data grows past
+ * `maxEvent` characters, is refused (`push` returns why) — a server that never sends a line end
+ * cannot exhaust memory.
+ *
+ * @internal
+ */
+
+/** One dispatched event. @internal */
+export interface ServerSentEvent {
+  /** The `event:` field, `message` when none was given. */
+  readonly event: string
+  readonly data: string
+  /** The last event id (the stream's, as the format says: it carries over to the next events). */
+  readonly id: string
+}
+
+/** The default bound of a line and of an event's data: 1 MiB. @internal */
+export const defaultMaxLine = 1024 * 1024
+
+const LF = 0x0a
+const CR = 0x0d
+
+/** An incremental parser (one per body). @internal */
+export class Parser {
+  readonly maxLine: number
+  readonly maxEvent: number
+  /** The last event id (`id:`), carried over events. */
+  lastEventId = ""
+  /** The last `retry:` (milliseconds), when one came. */
+  retry: number | undefined = undefined
+  /** How many comment lines came (keep-alives). */
+  comments = 0
+  private readonly decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true })
+  private data = ""
+  private hasData = false
+  private type = ""
+  /** The pieces of a line not ended yet (from earlier chunks) and their length in bytes. */
+  private pending: Array<Uint8Array> = []
+  private pendingBytes = 0
+  private skipLF = false
+  private started = false
+
+  constructor(maxLine: number = defaultMaxLine, maxEvent: number = defaultMaxLine) {
+    this.maxLine = maxLine
+    this.maxEvent = maxEvent
+  }
+
+  /**
+   * Feeds one chunk: the events it completes are pushed on `out`; returns `undefined`, or why the
+   * body is refused (a line or an event past its bound).
+   */
+  push(chunk: Uint8Array, out: Array<ServerSentEvent>): string | undefined {
+    const length = chunk.length
+    if (!this.started && length > 0) {
+      let head = chunk
+      if (this.pending.length > 0) {
+        head = concat(this.pending, this.pendingBytes, chunk, 0, length)
+        this.pending = []
+        this.pendingBytes = 0
+      }
+      // the BOM may itself be split across chunks: wait for 3 bytes (or a line end)
+      if (head.length < 3 && head.indexOf(LF) < 0 && head.indexOf(CR) < 0) {
+        this.pending.push(head.slice())
+        this.pendingBytes = head.length
+        return undefined
+      }
+      this.started = true
+      return this.push(head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head, out)
+    }
+    let start = 0
+    if (this.skipLF && start < length) {
+      if (chunk[start] === LF) start++
+      this.skipLF = false
+    }
+    let i = start
+    while (i < length) {
+      const byte = chunk[i]!
+      if (byte !== LF && byte !== CR) {
+        i++
+        continue
+      }
+      // a whole line: [start, i) after any pending pieces
+      let line: string
+      if (this.pending.length === 0) {
+        if (i - start > this.maxLine) return this.tooLong()
+        line = i === start ? "" : this.decoder.decode(chunk.subarray(start, i))
+      } else {
+        if (this.pendingBytes + i - start > this.maxLine) return this.tooLong()
+        line = this.decoder.decode(concat(this.pending, this.pendingBytes, chunk, start, i))
+        this.pending = []
+        this.pendingBytes = 0
+      }
+      const refused = this.line(line, out)
+      if (refused !== undefined) return refused
+      i++
+      if (byte === CR) {
+        if (i < length) {
+          if (chunk[i] === LF) i++
+        } else this.skipLF = true
+      }
+      start = i
+    }
+    if (start < length) {
+      const rest = length - start
+      if (this.pendingBytes + rest > this.maxLine) return this.tooLong()
+      // a copy: the transport may reuse its buffers
+      this.pending.push(chunk.slice(start))
+      this.pendingBytes += rest
+    }
+    return undefined
+  }
+
+  private tooLong(): string {
+    return `a line of the event stream is longer than ${this.maxLine} bytes`
+  }
+
+  private line(line: string, out: Array<ServerSentEvent>): string | undefined {
+    if (line.length === 0) {
+      if (this.hasData) {
+        out.push({ event: this.type === "" ? "message" : this.type, data: this.data, id: this.lastEventId })
+      }
+      this.data = ""
+      this.hasData = false
+      this.type = ""
+      return undefined
+    }
+    const colon = line.indexOf(":")
+    if (colon === 0) {
+      this.comments++
+      return undefined
+    }
+    let field: string
+    let value: string
+    if (colon < 0) {
+      field = line
+      value = ""
+    } else {
+      field = line.slice(0, colon)
+      value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1)
+    }
+    switch (field) {
+      case "data":
+        if (this.hasData) {
+          if (this.data.length + value.length + 1 > this.maxEvent) {
+            return `an event of the event stream is larger than ${this.maxEvent} characters`
+          }
+          this.data += "\n" + value
+        } else {
+          this.data = value
+          this.hasData = true
+        }
+        return undefined
+      case "event":
+        this.type = value
+        return undefined
+      case "id":
+        if (value.indexOf("\u0000") < 0) this.lastEventId = value
+        return undefined
+      case "retry":
+        if (/^\d+$/.test(value)) this.retry = Number(value)
+        return undefined
+      default:
+        return undefined
+    }
+  }
+}
+
+const concat = (
+  pieces: ReadonlyArray<Uint8Array>,
+  bytes: number,
+  chunk: Uint8Array,
+  from: number,
+  to: number
+): Uint8Array => {
+  const out = new Uint8Array(bytes + to - from)
+  let offset = 0
+  for (const piece of pieces) {
+    out.set(piece, offset)
+    offset += piece.length
+  }
+  out.set(chunk.subarray(from, to), offset)
+  return out
+}
+
+/**
+ * Parses a whole body at once (tests, small bodies): its events, or why it was refused.
+ *
+ * @internal
+ */
+export const parseAll = (
+  chunks: ReadonlyArray<Uint8Array>,
+  maxLine: number = defaultMaxLine
+): { readonly events: ReadonlyArray<ServerSentEvent>; readonly error: string | undefined; readonly parser: Parser } => {
+  const parser = new Parser(maxLine, maxLine)
+  const events: Array<ServerSentEvent> = []
+  for (const chunk of chunks) {
+    const error = parser.push(chunk, events)
+    if (error !== undefined) return { events, error, parser }
+  }
+  return { events, error: undefined, parser }
+}

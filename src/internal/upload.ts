@@ -1,0 +1,116 @@
+/**
+ * What a file field of a request takes (`Extensions.upload`'s `file`, `Filesystem.upload`'s
+ * `files[].file`, `Filesystem.writeFile`'s `contents`, …): its bytes in memory (`Uint8Array`), a
+ * file on disk (`KernelFiles.file(path)`, read as it is sent, re-read by a retry) or a one-shot
+ * `Stream` of bytes (sent as it comes, never retried).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as NodeFs from "node:fs"
+
+const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSource")
+
+/**
+ * A file on disk to upload, read as it is sent.
+ *
+ * @internal
+ */
+export interface FileSource {
+  readonly [FileSourceTypeId]: typeof FileSourceTypeId
+  readonly _tag: "FileSource"
+  readonly path: string
+  /** The file name sent (default: the path's last segment). */
+  readonly name: string
+}
+
+/** @internal */
+export const isFileSource = (u: unknown): u is FileSource => Predicate.hasProperty(u, FileSourceTypeId)
+
+/** @internal */
+export const file = (path: string, options?: { readonly name?: string | undefined }): FileSource => ({
+  [FileSourceTypeId]: FileSourceTypeId,
+  _tag: "FileSource",
+  path,
+  name: options?.name ?? (path.split(/[\\/]/).pop() || "file")
+})
+
+/**
+ * A file field's value.
+ *
+ * @internal
+ */
+export type Upload = Uint8Array | FileSource | Stream.Stream<Uint8Array, unknown>
+
+/** @internal */
+export const isStream = (u: unknown): u is Stream.Stream<Uint8Array, unknown> =>
+  Predicate.hasProperty(u, Stream.StreamTypeId) && !Effect.isEffect(u)
+
+/** @internal */
+export const isUpload = (u: unknown): u is Upload => u instanceof Uint8Array || isFileSource(u) || isStream(u)
+
+/**
+ * The schema of a file field (checked as one of the three, passed as is).
+ *
+ * @internal
+ */
+export const Upload: Schema.Schema<Upload> = Schema.declare(isUpload, {
+  identifier: "Upload",
+  description: "a Uint8Array, a KernelFiles.file(path) or a Stream of Uint8Array"
+})
+
+/**
+ * The size of a file on disk, or why it cannot be read (checked before anything is sent).
+ *
+ * @internal
+ */
+export const sizeOf = (source: FileSource): number | string => {
+  try {
+    const stat = NodeFs.statSync(source.path)
+    return stat.isFile() ? stat.size : `${source.path} is not a file`
+  } catch (cause) {
+    return `cannot read ${source.path}: ${cause instanceof Error ? cause.message : String(cause)}`
+  }
+}
+
+/**
+ * A file on disk as it is read (64 KiB at a time; opened again by each run, so a retry re-reads
+ * it; closed when the run ends, however it ends).
+ *
+ * @internal
+ */
+export const read = (source: FileSource): Stream.Stream<Uint8Array, Error> =>
+  Stream.suspend(() =>
+    Stream.fromAsyncIterable(
+      chunksOf(NodeFs.createReadStream(source.path, { highWaterMark: 64 * 1024 })),
+      (cause) => cause instanceof Error ? cause : new Error(String(cause))
+    )
+  )
+
+async function* chunksOf(readable: NodeFs.ReadStream): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of readable) {
+      if (chunk instanceof Uint8Array) yield chunk
+    }
+  } finally {
+    readable.destroy()
+  }
+}
+
+/**
+ * A caller's stream, sent once: a second run (a retry of a request whose body was already sent)
+ * fails instead of sending a body that cannot be replayed.
+ *
+ * @internal
+ */
+export const once = <E>(stream: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E | Error> => {
+  let ran = false
+  return Stream.suspend((): Stream.Stream<Uint8Array, E | Error> => {
+    if (ran) return Stream.fail(new Error("a one-shot Stream body cannot be sent again"))
+    ran = true
+    return stream
+  })
+}
