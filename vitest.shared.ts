@@ -13,6 +13,7 @@ export const slowTests: ReadonlyArray<string> = [
   "test/fuzz.test.ts",
   "test/hardening.test.ts",
   "test/hostile.test.ts",
+  "test/official-client.test.ts",
   "test/prism.test.ts",
   "test/simulator-bin.test.ts",
   "test/simulator.test.ts",

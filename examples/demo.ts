@@ -1,22 +1,27 @@
 /**
  * The effect-kernel demo: starts the embedded Kernel simulator on a loopback port and drives it
- * with the SDK over real HTTP — every operation, the replay wait, a streamed download, typed
- * errors.
+ * with the SDK over real HTTP — the pools, the replay wait, a streamed download, typed errors —
+ * then an agent's day: a scoped browser driven and screenshotted, a file written and read back, a
+ * process's output, a pool lease, an app deployed and invoked, a paged list.
  *
  *   npm run demo                      against the embedded simulator
  *   npm run demo -- --live            against the real service (KERNEL_API_KEY), read-only steps
  *   npm run demo -- --live --browser ID [--replay ID] [--deployment ID]   plus those steps
  */
 import { NodeContext } from "@effect/platform-node"
-import { Console, DateTime, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Chunk, Console, DateTime, Duration, Effect, Layer, Option, Redacted, Schedule, Stream } from "effect"
 import {
   BrowserPools,
+  Browsers,
   Computer,
   Deployments,
+  Filesystem,
+  Invocations,
   Kernel,
   KernelConfig,
   type KernelError,
   KernelTransport,
+  Processes,
   Replays
 } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
@@ -185,6 +190,134 @@ const run = (ids: Ids, control: Option.Option<KernelSimulator.Control>, replayTo
     return summary
   })
 
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+const fromBase64 = (b64: string | undefined) => Buffer.from(b64 ?? "", "base64").toString("utf8")
+const collect = <E, R>(stream: Stream.Stream<Uint8Array, E, R>) =>
+  Stream.runCollect(stream).pipe(Effect.map((chunks) => Buffer.concat(Chunk.toArray(chunks))))
+
+/**
+ * An agent's day, numbered from `first`: what an agent on Kernel does in a working session, each
+ * step printed with what happened. It creates and deletes its own resources (simulator only).
+ */
+const agentDay = (first: number, control: KernelSimulator.Control) =>
+  Effect.gen(function*() {
+    const summary: Array<string> = []
+    let n = first
+    const step = (title: string) => Console.log(`\n${n++}. ${title}`)
+
+    // a browser for the session, deleted when the scope closes — whatever happens in between
+    const id = yield* Effect.scoped(Effect.gen(function*() {
+      yield* step("An agent's day: a browser for the session (Browsers.scoped)")
+      const browser = yield* Browsers.scoped({ headless: true, timeout_seconds: 300 })
+      const id = browser.session_id
+      yield* Console.log(`  browser ${id} created; it is deleted when this scope closes`)
+
+      yield* step(`Drive ${id}: move, click, type, press Enter, then a screenshot`)
+      yield* Computer.moveMouse({ id, x: 320, y: 240 })
+      yield* Computer.clickMouse({ id, x: 320, y: 240 })
+      yield* Computer.typeText({ id, text: "kernel browsers" })
+      yield* Computer.pressKey({ id, keys: ["Return"] })
+      const { x, y } = yield* Computer.getMousePosition({ id })
+      const typed = Option.match(yield* control.browser(id), { onNone: () => [], onSome: (b) => b.typed })
+      yield* Console.log(`  cursor at (${x}, ${y}); typed ${JSON.stringify(typed.join(""))}`)
+      const png = yield* collect(yield* Computer.captureScreenshot({ id }))
+      const shot = path.join(os.tmpdir(), `effect-kernel-demo-${process.pid}.png`)
+      fs.writeFileSync(shot, png)
+      const isPng = png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+      yield* Console.log(`  screenshot saved to ${shot} (${png.length} bytes${isPng ? ", PNG" : ""})`)
+      summary.push("browser driven", `screenshot ${png.length} bytes`)
+
+      yield* step("Upload a file to the browser and read it back (Filesystem.writeFile / readFile)")
+      const file = "/tmp/agent/notes.txt"
+      const notes = "visited example.com; found 3 results\n"
+      yield* Filesystem.createDirectory({ id, path: "/tmp/agent" })
+      yield* Filesystem.writeFile({ id, path: file, contents: new TextEncoder().encode(notes) })
+      const back = text(yield* collect(yield* Filesystem.readFile({ id, path: file })))
+      yield* Console.log(`  wrote ${notes.length} bytes to ${file}; read back ${JSON.stringify(back)}`)
+      summary.push(back === notes ? "file round-trip" : "file MISMATCH")
+
+      yield* step("Run processes in the browser: an exec, and a spawned process's streamed output")
+      const exec = yield* Processes.exec({ id, command: "cat", args: [file] })
+      yield* Console.log(`  $ cat ${file} -> exit ${exec.exit_code}: ${JSON.stringify(fromBase64(exec.stdout_b64))}`)
+      const spawned = yield* Processes.spawn({ id, command: "echo", args: ["hello from the browser"] })
+      const events = yield* Stream.runCollect(
+        yield* Processes.stdoutStream({ id, processId: spawned.process_id! })
+      )
+      for (const event of events) {
+        yield* Console.log(
+          event.event === "exit"
+            ? `  [exit ${event.exit_code}]`
+            : `  [${event.stream ?? "stdout"}] ${JSON.stringify(fromBase64(event.data_b64))}`
+        )
+      }
+      summary.push(`exec exit ${exec.exit_code}`)
+      return id
+    }))
+    const gone = Option.isNone(yield* control.browser(id)) ? "deleted" : "STILL RUNNING"
+    yield* Console.log(`  scope closed: browser ${id} ${gone}`)
+
+    yield* step("Lease a browser from a pool (BrowserPools.acquireScoped)")
+    const pool = (yield* BrowserPools.list())[0]!
+    const before = pool.available_count
+    yield* Effect.scoped(Effect.gen(function*() {
+      const leased = yield* BrowserPools.acquireScoped({ idOrName: pool.id, acquire_timeout_seconds: 10 })
+      const during = (yield* BrowserPools.list()).find((p) => p.id === pool.id)!.available_count
+      yield* Console.log(`  leased ${leased.session_id} from ${pool.name ?? pool.id}: available ${before} -> ${during}`)
+    }))
+    const after = (yield* BrowserPools.list()).find((p) => p.id === pool.id)!.available_count
+    yield* Console.log(`  lease released when its scope closed: available ${after}`)
+    summary.push("pool lease released")
+
+    yield* step("Deploy an app and follow it to running (Deployments.create / follow)")
+    const deployment = yield* Deployments.create({
+      file: new TextEncoder().encode("PK\x05\x06" + "\0".repeat(18)),
+      entrypoint_rel_path: "src/agent-app.ts",
+      version: "1.0.0"
+    })
+    yield* Console.log(`  deployment ${deployment.id} created`)
+    const states = yield* (yield* Deployments.follow({ id: deployment.id })).pipe(
+      Stream.filterMap((event) =>
+        event.event === "deployment_state" ? Option.some(event.deployment.status) : Option.none()
+      ),
+      Stream.takeUntil((status) => status === "running" || status === "failed"),
+      Stream.runCollect
+    )
+    yield* Console.log(`  followed: ${Chunk.toArray(states).join(" -> ")}`)
+    summary.push(`deployment ${Chunk.last(states).pipe(Option.getOrElse(() => "unknown"))}`)
+
+    yield* step("Invoke the app and follow the invocation to completion (Invocations.create / follow)")
+    const created = yield* Invocations.create({
+      app_name: "agent-app",
+      action_name: "summarize",
+      version: "1.0.0",
+      payload: JSON.stringify({ url: "https://example.com" }),
+      async: true
+    })
+    // an asynchronous invocation is answered 202 Accepted, queued
+    const invocation = created.value
+    yield* Console.log(`  invocation ${invocation.id}: ${created._tag} (${invocation.status})`)
+    const invocationStates = yield* (yield* Invocations.follow({ id: invocation.id })).pipe(
+      Stream.filterMap((event) =>
+        event.event === "invocation_state" ? Option.some(event.invocation.status) : Option.none()
+      ),
+      Stream.takeUntil((status) => status === "succeeded" || status === "failed"),
+      Stream.runCollect
+    )
+    const final = yield* Invocations.retrieve({ id: invocation.id })
+    yield* Console.log(`  followed: ${Chunk.toArray(invocationStates).join(" -> ")}; retrieved: ${final.status}`)
+    summary.push(`invocation ${final.status}`)
+
+    yield* step("List every browser, two a page (Browsers.listAll pages on demand)")
+    for (let i = 0; i < 4; i++) yield* Browsers.create({ headless: true })
+    const all = yield* Stream.runCollect(Browsers.listAll({ limit: 2 }))
+    const listed = Chunk.toArray(all)
+    yield* Console.log(`  ${listed.length} browsers in ${Math.ceil(listed.length / 2)} pages of 2: ${
+      listed.map((b) => b.session_id).join(", ")
+    }`)
+    summary.push(`${listed.length} browsers listed`)
+    return summary
+  })
+
 const report = (error: KernelError.KernelError | { readonly _tag: string; readonly message: string }) =>
   Console.error(`\ndemo failed with ${error._tag}: ${error.message}`).pipe(
     Effect.zipRight(Effect.sync(() => {
@@ -205,7 +338,9 @@ const simulated = Effect.gen(function*() {
     Option.some(served),
     replaySize
   ).pipe(Effect.provide(KernelLive))
+  const day = yield* agentDay(7, served).pipe(Effect.provide(KernelLive))
   yield* Console.log(`\ndemo ok: ${summary.join(", ")}`)
+  yield* Console.log(`agent's day ok: ${day.join(", ")}`)
 })
 
 const live = Effect.gen(function*() {

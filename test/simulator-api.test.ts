@@ -491,6 +491,31 @@ describe("real behaviours", () => {
       expect(stdout.at(-1)).toMatchObject({ _tag: "Exit", exitCode: 0 })
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("a login names its connection; Playwright code runs; a deployment's app is listed", () =>
+    Effect.gen(function*() {
+      const connection = yield* callAny(byName("createAuthConnection"), {
+        domain: "example.com",
+        profile_name: "login-profile"
+      })
+      const id = idOf(connection, "id")
+      expect(yield* callAny(byName("loginAuthConnection"), { id })).toMatchObject({ id, flow_type: "LOGIN" })
+      expect(yield* callAny(byName("executePlaywrightCode"), { id: "b1", code: "return 1" })).toMatchObject({
+        success: true
+      })
+      const deployment = yield* callAny(byName("createDeployment"), {
+        ...bodyParams(byName("createDeployment")),
+        entrypoint_rel_path: "src/my-app.ts",
+        version: "2.0.0"
+      })
+      const listed = yield* callAny(byName("listApps"), {})
+      const apps = Array.isArray(listed) ? listed : Object(listed).items
+      expect(apps).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ app_name: "my-app", version: "2.0.0", deployment: idOf(deployment, "id") })
+        ])
+      )
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("an uploaded extension downloads as the uploaded bytes", () =>
     Effect.gen(function*() {
       const uploaded = yield* callAny(byName("uploadExtension"), {

@@ -486,10 +486,21 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
     }
     case "listApps": {
       const apps = [...(store.collections.get("/deployments")?.values() ?? [])]
-        .filter((d) => !d.deleted && typeof d.fields["app_name"] === "string")
-        .map((d) => ({
+        .flatMap((d) => {
+          // the service reads the app's name from its code, which the simulator does not run: a
+          // deployment that names no app is listed under its entrypoint's base name
+          const named = d.fields["app_name"]
+          const entrypoint = d.fields["entrypoint_rel_path"]
+          const appName = typeof named === "string"
+            ? named
+            : typeof entrypoint === "string"
+            ? appNameOf(entrypoint)
+            : undefined
+          return d.deleted || appName === undefined ? [] : [{ d, appName }]
+        })
+        .map(({ appName, d }) => ({
           id: `app_${d.id}`,
-          app_name: d.fields["app_name"],
+          app_name: appName,
           version: d.fields["version"] ?? "latest",
           region: d.fields["region"],
           deployment: d.id,
@@ -614,6 +625,16 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
           : { event: "invocation_state", timestamp: stamp, invocation: { ...state, finished_at: stamp } }
       ])
     }
+    case "loginAuthConnection": {
+      const resource = engine.find(store, "/auth/connections", call.segments[2]!, call.project)
+      if (resource === undefined) return error(404, "not_found", "auth connection not found")
+      return ok(op, {
+        id: resource.id,
+        flow_type: "LOGIN",
+        hosted_url: `https://sim.kernel.local/login/${resource.id}`,
+        flow_expires_at: new Date(call.now + 10 * 60_000).toISOString()
+      })
+    }
     case "followAuthConnection":
       return ok(op, [
         { event: "managed_auth_state", timestamp: stamp, flow_status: "IN_PROGRESS", flow_step: "DISCOVERING" },
@@ -631,6 +652,9 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
         files.map(([path, node]) => ({ type: "CREATE", path, name: baseName(path), is_dir: node.dir }))
       )
     }
+    // the simulator runs no code: the run succeeds, with no result (the service returns the code's)
+    case "executePlaywrightCode":
+      return ok(op, { success: true })
     case "checkProxy": {
       const resource = engine.find(store, "/proxies", call.segments[1]!, call.project)
       if (resource === undefined) return error(404, "not_found", "proxy not found")
@@ -640,3 +664,6 @@ export const handle = (org: Organization, call: Call): Reply | undefined => {
   }
   return undefined
 }
+
+/** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
+const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.replace(/\.[^.]*$/, "") || "app"
