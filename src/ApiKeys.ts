@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ApiKeys.js"
 import type {
   ApiKey,
@@ -376,7 +376,7 @@ export type DeleteApiKeySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteApiKeyError = OperationError<KernelError.NotFound>
+export type DeleteApiKeyError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
  * The deleteApiKey operation (`DELETE /org/api_keys/{id}`).

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/AuthConnections.js"
 import type {
   LoginRequest,
@@ -441,7 +441,7 @@ export type DeleteAuthConnectionSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteAuthConnectionError = OperationError<KernelError.NotFound>
+export type DeleteAuthConnectionError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
  * The deleteAuthConnection operation (`DELETE /auth/connections/{id}`).
@@ -672,7 +672,7 @@ export interface FollowAuthConnectionParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowAuthConnectionSuccess = Stream.Stream<ManagedAuthEvent, KernelError.KernelError>
+export type FollowAuthConnectionSuccess = Stream.Stream<ManagedAuthEvent, FollowAuthConnectionError>
 
 /**
  * What {@link follow} fails with.
@@ -717,12 +717,13 @@ export class FollowAuthConnection
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* AuthConnections.follow({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Filesystem.js"
 import type {
   CreateDirectoryRequest,
@@ -54,7 +54,7 @@ export interface ReadFileParams {
  * @since 0.2.0
  * @category Models
  */
-export type ReadFileSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type ReadFileSuccess = Stream.Stream<Uint8Array, ReadFileError>
 
 /**
  * What {@link readFile} fails with.
@@ -91,12 +91,14 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Filesystem.readFile({ id: "id", path: "text" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -142,7 +144,9 @@ export type WriteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type WriteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type WriteFileError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The writeFile operation (`PUT /browsers/{id}/fs/write_file`).
@@ -282,7 +286,7 @@ export type CreateDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type CreateDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
+export type CreateDirectoryError = OperationErrorNoContent<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createDirectory operation (`PUT /browsers/{id}/fs/create_directory`).
@@ -356,7 +360,9 @@ export type DeleteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteFileError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteFile operation (`PUT /browsers/{id}/fs/delete_file`).
@@ -424,7 +430,9 @@ export type DeleteDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteDirectoryError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteDirectory operation (`PUT /browsers/{id}/fs/delete_directory`).
@@ -498,7 +506,7 @@ export type SetFilePermissionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type SetFilePermissionsError = OperationError<
+export type SetFilePermissionsError = OperationErrorNoContent<
   KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
 >
 
@@ -646,7 +654,9 @@ export type MovePathSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type MovePathError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type MovePathError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The movePath operation (`PUT /browsers/{id}/fs/move`).
@@ -710,7 +720,7 @@ export interface DownloadDirZipParams {
  * @since 0.2.0
  * @category Models
  */
-export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, DownloadDirZipError>
 
 /**
  * What {@link downloadDirZip} fails with.
@@ -751,12 +761,14 @@ export class DownloadDirZip
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "text" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -792,7 +804,9 @@ export type UploadFilesSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadFilesError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type UploadFilesError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The uploadFiles operation (`POST /browsers/{id}/fs/upload`).
@@ -862,7 +876,9 @@ export type UploadZipSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadZipError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type UploadZipError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The uploadZip operation (`POST /browsers/{id}/fs/upload_zip`).

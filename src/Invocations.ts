@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Invocations.js"
 import type {
   CreateInvocationBody,
@@ -599,7 +599,7 @@ export type DeleteInvocationBrowsersSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteInvocationBrowsersError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DeleteInvocationBrowsersError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteInvocationBrowsers operation (`DELETE /invocations/{id}/browsers`).
@@ -672,7 +672,7 @@ export interface FollowInvocationParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowInvocationSuccess = Stream.Stream<InvocationEvent, KernelError.KernelError>
+export type FollowInvocationSuccess = Stream.Stream<InvocationEvent, FollowInvocationError>
 
 /**
  * What {@link follow} fails with.
@@ -717,12 +717,13 @@ export class FollowInvocation
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Invocations } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Invocations.follow({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

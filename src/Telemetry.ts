@@ -45,7 +45,7 @@ export interface StreamTelemetryParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamTelemetrySuccess = Stream.Stream<BrowserTelemetryEventEnvelope, KernelError.KernelError>
+export type StreamTelemetrySuccess = Stream.Stream<BrowserTelemetryEventEnvelope, StreamTelemetryError>
 
 /**
  * What {@link stream} fails with.
@@ -88,12 +88,13 @@ export class StreamTelemetry
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Telemetry } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Telemetry.stream({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

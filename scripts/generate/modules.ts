@@ -84,6 +84,30 @@ interface Emitted {
   readonly service: string
 }
 
+/**
+ * The lines of an accessor's example that use its answer: a byte stream is read (its size logged),
+ * an event stream's first events are logged (a follow may never end), any other answer is logged.
+ */
+const exampleUse = (operation: Ir.Operation, uses: Set<string>): ReadonlyArray<string> => {
+  const only = operation.answers.length === 1 ? operation.answers[0]! : undefined
+  if (only?.kind === "bytes") {
+    uses.add("Stream")
+    return [
+      "  // the body arrives as a stream of bytes, read as it comes",
+      "  const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)",
+      "  yield* Effect.log(`${size} bytes`)"
+    ]
+  }
+  if (only?.kind === "sse") {
+    uses.add("Stream")
+    return [
+      "  // the events arrive as a stream: here the first ten",
+      "  yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))"
+    ]
+  }
+  return ["  yield* Effect.log(result)"]
+}
+
 const operationBlock = (
   api: Ir.Api,
   operation: Ir.Operation,
@@ -130,7 +154,8 @@ const operationBlock = (
     : extendsName !== undefined
     ? `${paramsDoc}export type ${paramsName} = ${extendsName} & {\n${fields.join("\n")}\n}\n\n`
     : `${paramsDoc}export interface ${paramsName} {\n${fields.join("\n")}\n}\n\n`
-  // the success
+  // the success (a streamed answer fails with the operation's own errors)
+  const errorName = `${Name}Error`
   const valueOf = (answer: Ir.Answer): string => {
     switch (answer.kind) {
       case "none":
@@ -141,10 +166,10 @@ const operationBlock = (
         return `Call.Page<${typeExpression(answer.schema, "Type", uses, new Set())}>`
       case "sse":
         typeUses.add("Stream")
-        return `Stream.Stream<${typeExpression(answer.schema, "Type", uses, new Set())}, KernelError.KernelError>`
+        return `Stream.Stream<${typeExpression(answer.schema, "Type", uses, new Set())}, ${errorName}>`
       case "bytes":
         typeUses.add("Stream")
-        return "Stream.Stream<Uint8Array, KernelError.KernelError>"
+        return `Stream.Stream<Uint8Array, ${errorName}>`
     }
   }
   const success = operation.answers.length === 1
@@ -158,13 +183,13 @@ const operationBlock = (
         : `{ readonly _tag: "${reason}"; readonly value: ${valueOf(answer)} }`
     }).join(" | ")
   const successName = `${Name}Success`
-  const errorName = `${Name}Error`
   const statusErrors = errorClasses(operation).map((name) => `KernelError.${name}`)
   const signature = noInput ? "()" : `(params: ${paramsName})`
   const accessor = accessorIdent(operation)
   const title = sentence(operation.summary ?? operation.name)
   const exampleUses = new Set<string>()
   const input = noInput || !required ? "" : sampleInput(api, operation, exampleUses)
+  const use = exampleUse(operation, exampleUses)
   const example = [
     "```ts",
     `import { ${[...exampleUses, "Effect"].sort().join(", ")} } from "effect"`,
@@ -172,7 +197,7 @@ const operationBlock = (
     "",
     "const program = Effect.gen(function*() {",
     `  const result = yield* ${area}.${operation.accessor}(${input})`,
-    "  yield* Effect.log(result)",
+    ...use,
     "})",
     "```"
   ]
@@ -243,7 +268,9 @@ const operationBlock = (
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
     `export type ${successName} = ${success}\n\n` +
     jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
-    `export type ${errorName} = OperationError<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
+    `export type ${errorName} = ${
+      operation.answers.every((answer) => answer.kind === "none") ? "OperationErrorNoContent" : "OperationError"
+    }<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
     jsdoc([
       `The ${operation.name} operation (\`${operation.method} ${operation.path}\`).`,
       "",
@@ -378,7 +405,11 @@ ${
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
-    `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
+    `import type { ${
+      ["OperationError", "OperationErrorNoContent"].filter((name) =>
+        emitted.some((block) => block.declarations.includes(` = ${name}<`))
+      ).join(", ")
+    } } from "${paths.root}internal/defineOperation.js"`,
     ...(typeUses.has("StreamValue") ? [`import * as Pages from "${paths.root}internal/pages.js"`] : []),
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]
