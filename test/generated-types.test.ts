@@ -6,7 +6,7 @@
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import type { Effect, Stream } from "effect"
-import { Browsers, Computer, Filesystem, Invocations, KernelError, Processes } from "effect-kernel"
+import { Browsers, Computer, Filesystem, Invocations, type Kernel, KernelError, Processes } from "effect-kernel"
 
 type TagOf<E> = E extends { readonly _tag: infer T } ? T : never
 
@@ -56,5 +56,10 @@ describe("generated accessor types", () => {
     // one with a body keeps it
     expectTypeOf<ErrorTags<typeof Browsers.retrieve>>().toEqualTypeOf<Common | "NotFound" | "DecodeError">()
     expect(KernelError.DecodeError).toBeDefined()
+  })
+
+  it("a page of a list can be named: Kernel.Page", () => {
+    expectTypeOf<Browsers.ListBrowsersSuccess>().toEqualTypeOf<Kernel.Page<Browsers.Browser>>()
+    expectTypeOf<Invocations.ListInvocationsSuccess>().toEqualTypeOf<Kernel.Page<Invocations.Invocation>>()
   })
 })

@@ -467,7 +467,7 @@ ${
             "",
             `A paged list has two accessors: one page (${
               emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[0]}\``]).join(", ")
-            }: \`{ items, hasMore, nextOffset }\`) and`,
+            }: a \`Kernel.Page\`, \`{ items, hasMore, nextOffset }\`) and`,
             `every item as a \`Stream\` that follows the pages (${
               emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[1]}\``]).join(", ")
             }).`
