@@ -20,6 +20,7 @@ import {
   Kernel,
   KernelConfig,
   type KernelError,
+  KernelEvents,
   KernelTransport,
   Processes,
   Replays
@@ -243,11 +244,13 @@ const agentDay = (first: number, control: KernelSimulator.Control) =>
       const events = yield* Stream.runCollect(
         yield* Processes.stdoutStream({ id, processId: spawned.process_id! })
       )
+      // the output arrives as bytes with its stream, the exit code last
       for (const event of events) {
+        if (KernelEvents.isUnknownEvent(event)) continue
         yield* Console.log(
-          event.event === "exit"
-            ? `  [exit ${event.exit_code}]`
-            : `  [${event.stream ?? "stdout"}] ${JSON.stringify(fromBase64(event.data_b64))}`
+          event._tag === "Exit"
+            ? `  [exit ${event.exitCode}]`
+            : `  [${event.stream}] ${JSON.stringify(new TextDecoder().decode(event.data))}`
         )
       }
       summary.push(`exec exit ${exec.exit_code}`)
@@ -277,7 +280,9 @@ const agentDay = (first: number, control: KernelSimulator.Control) =>
     yield* Console.log(`  deployment ${deployment.id} created`)
     const states = yield* (yield* Deployments.follow({ id: deployment.id })).pipe(
       Stream.filterMap((event) =>
-        event.event === "deployment_state" ? Option.some(event.deployment.status) : Option.none()
+        KernelEvents.isKnownEvent(event) && event.event === "deployment_state"
+          ? Option.some(event.deployment.status)
+          : Option.none()
       ),
       Stream.takeUntil((status) => status === "running" || status === "failed"),
       Stream.runCollect
@@ -298,7 +303,9 @@ const agentDay = (first: number, control: KernelSimulator.Control) =>
     yield* Console.log(`  invocation ${invocation.id}: ${created._tag} (${invocation.status})`)
     const invocationStates = yield* (yield* Invocations.follow({ id: invocation.id })).pipe(
       Stream.filterMap((event) =>
-        event.event === "invocation_state" ? Option.some(event.invocation.status) : Option.none()
+        KernelEvents.isKnownEvent(event) && event.event === "invocation_state"
+          ? Option.some(event.invocation.status)
+          : Option.none()
       ),
       Stream.takeUntil((status) => status === "succeeded" || status === "failed"),
       Stream.runCollect

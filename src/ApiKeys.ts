@@ -2,7 +2,7 @@
 /**
  * Create and manage API keys for organization and project-scoped access.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ApiKeys.js"
 import type {
   ApiKey,
@@ -376,7 +376,7 @@ export type DeleteApiKeySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteApiKeyError = OperationError<KernelError.NotFound>
+export type DeleteApiKeyError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
  * The deleteApiKey operation (`DELETE /org/api_keys/{id}`).

@@ -2,7 +2,7 @@
 /**
  * List applications and versions.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0

@@ -2,7 +2,7 @@
 /**
  * Create and manage auth connections for automated credential capture and login.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/AuthConnections.js"
 import type {
   LoginRequest,
@@ -442,7 +442,7 @@ export type DeleteAuthConnectionSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteAuthConnectionError = OperationError<KernelError.NotFound>
+export type DeleteAuthConnectionError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
  * The deleteAuthConnection operation (`DELETE /auth/connections/{id}`).
@@ -673,7 +673,7 @@ export interface FollowAuthConnectionParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<ManagedAuthEvent>, KernelError.KernelError>
+export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<ManagedAuthEvent>, FollowAuthConnectionError>
 
 /**
  * What {@link follow} fails with.
@@ -718,12 +718,13 @@ export class FollowAuthConnection
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* AuthConnections.follow({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -2,7 +2,7 @@
 /**
  * Create and manage browser sessions.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Browsers.js"
 import type {
   BrowserCurlRequest,
@@ -487,7 +487,7 @@ export type DeleteBrowserSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DeleteBrowserError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteBrowser operation (`DELETE /browsers/{id}`).
@@ -559,7 +559,7 @@ export type LoadBrowserExtensionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type LoadBrowserExtensionsError = OperationError<
+export type LoadBrowserExtensionsError = OperationErrorNoContent<
   KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
 >
 

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/CredentialProviders.js"
 import type {
   CreateCredentialProviderRequest,
@@ -345,7 +345,7 @@ export type DeleteCredentialProviderSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteCredentialProviderError = OperationError<KernelError.Forbidden | KernelError.NotFound>
+export type DeleteCredentialProviderError = OperationErrorNoContent<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The deleteCredentialProvider operation (`DELETE /org/credential_providers/{id}`).

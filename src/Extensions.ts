@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Extensions.js"
 import type { Extension, ListExtensionsResponse, UploadExtensionBody } from "./internal/generated/schemas/Extensions.js"
 import { KernelClient } from "./KernelClient.js"
@@ -171,7 +171,7 @@ export interface DownloadExtensionParams {
  * @since 0.2.0
  * @category Models
  */
-export type DownloadExtensionSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type DownloadExtensionSuccess = Stream.Stream<Uint8Array, DownloadExtensionError>
 
 /**
  * What {@link download} fails with.
@@ -214,12 +214,14 @@ export class DownloadExtension
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Extensions } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Extensions.download({ idOrName: "idOrName" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -255,7 +257,7 @@ export type DeleteExtensionSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteExtensionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DeleteExtensionError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteExtension operation (`DELETE /extensions/{idOrName}`).
@@ -331,7 +333,7 @@ export interface DownloadChromeStoreExtensionParams {
  * @since 0.2.0
  * @category Models
  */
-export type DownloadChromeStoreExtensionSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type DownloadChromeStoreExtensionSuccess = Stream.Stream<Uint8Array, DownloadChromeStoreExtensionError>
 
 /**
  * What {@link downloadFromChromeStore} fails with.
@@ -375,12 +377,14 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Extensions } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Extensions.downloadFromChromeStore({ url: "text" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */

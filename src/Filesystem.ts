@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Filesystem.js"
 import type {
   CreateDirectoryRequest,
@@ -55,7 +55,7 @@ export interface ReadFileParams {
  * @since 0.2.0
  * @category Models
  */
-export type ReadFileSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type ReadFileSuccess = Stream.Stream<Uint8Array, ReadFileError>
 
 /**
  * What {@link readFile} fails with.
@@ -92,12 +92,14 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Filesystem.readFile({ id: "id", path: "text" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -143,7 +145,9 @@ export type WriteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type WriteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type WriteFileError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The writeFile operation (`PUT /browsers/{id}/fs/write_file`).
@@ -283,7 +287,7 @@ export type CreateDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type CreateDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
+export type CreateDirectoryError = OperationErrorNoContent<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
  * The createDirectory operation (`PUT /browsers/{id}/fs/create_directory`).
@@ -357,7 +361,9 @@ export type DeleteFileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteFileError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteFile operation (`PUT /browsers/{id}/fs/delete_file`).
@@ -425,7 +431,9 @@ export type DeleteDirectorySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteDirectoryError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteDirectoryError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteDirectory operation (`PUT /browsers/{id}/fs/delete_directory`).
@@ -499,7 +507,7 @@ export type SetFilePermissionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type SetFilePermissionsError = OperationError<
+export type SetFilePermissionsError = OperationErrorNoContent<
   KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
 >
 
@@ -647,7 +655,9 @@ export type MovePathSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type MovePathError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type MovePathError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The movePath operation (`PUT /browsers/{id}/fs/move`).
@@ -711,7 +721,7 @@ export interface DownloadDirZipParams {
  * @since 0.2.0
  * @category Models
  */
-export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, DownloadDirZipError>
 
 /**
  * What {@link downloadDirZip} fails with.
@@ -752,12 +762,14 @@ export class DownloadDirZip
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "text" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -793,7 +805,9 @@ export type UploadFilesSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadFilesError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type UploadFilesError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The uploadFiles operation (`POST /browsers/{id}/fs/upload`).
@@ -863,7 +877,9 @@ export type UploadZipSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type UploadZipError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type UploadZipError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The uploadZip operation (`POST /browsers/{id}/fs/upload_zip`).

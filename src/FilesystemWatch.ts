@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/FilesystemWatch.js"
 import type {
   FileSystemEvent,
@@ -123,7 +123,10 @@ export interface StreamFilesystemEventsParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamFilesystemEventsSuccess = Stream.Stream<KernelEvents.Event<FileSystemEvent>, KernelError.KernelError>
+export type StreamFilesystemEventsSuccess = Stream.Stream<
+  KernelEvents.Event<FileSystemEvent>,
+  StreamFilesystemEventsError
+>
 
 /**
  * What {@link events} fails with.
@@ -166,12 +169,13 @@ export class StreamFilesystemEvents
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { FilesystemWatch } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* FilesystemWatch.events({ id: "id", watchId: "watchId" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */
@@ -208,7 +212,7 @@ export type StopFilesystemWatchSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type StopFilesystemWatchError = OperationError<
+export type StopFilesystemWatchError = OperationErrorNoContent<
   KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
 >
 

@@ -2,7 +2,7 @@
 /**
  * Invoke actions and stream or query invocation status and events.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Invocations.js"
 import type {
   CreateInvocationBody,
@@ -600,7 +600,7 @@ export type DeleteInvocationBrowsersSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteInvocationBrowsersError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DeleteInvocationBrowsersError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteInvocationBrowsers operation (`DELETE /invocations/{id}/browsers`).
@@ -673,7 +673,7 @@ export interface FollowInvocationParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowInvocationSuccess = Stream.Stream<KernelEvents.Event<InvocationEvent>, KernelError.KernelError>
+export type FollowInvocationSuccess = Stream.Stream<KernelEvents.Event<InvocationEvent>, FollowInvocationError>
 
 /**
  * What {@link follow} fails with.
@@ -718,12 +718,13 @@ export class FollowInvocation
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Invocations } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Invocations.follow({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -20,6 +20,7 @@ import * as Deployments from "./Deployments.js"
 import * as Extensions from "./Extensions.js"
 import * as Filesystem from "./Filesystem.js"
 import * as FilesystemWatch from "./FilesystemWatch.js"
+import type * as Call from "./internal/call.js"
 import * as Log from "./internal/log.js"
 import * as Invocations from "./Invocations.js"
 import * as KernelClient from "./KernelClient.js"
@@ -174,6 +175,24 @@ export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | Htt
         )
     )
   ).pipe(Layer.provideMerge(KernelClient.layer))
+
+/**
+ * One page of a paged list (`Browsers.list`, `Invocations.list`, ...): its items, whether more
+ * follow (`X-Has-More`) and the offset of the next page (`X-Next-Offset`, `undefined` when the
+ * server sent none). Every item of every page, as one `Stream`: the `<list>All` accessors
+ * (`Browsers.listAll`, ...).
+ *
+ * @since 0.2.0
+ * @category Models
+ * @example
+ * ```ts
+ * import type { Browsers, Kernel } from "effect-kernel"
+ *
+ * const ids = (page: Kernel.Page<Browsers.Browser>): ReadonlyArray<string> =>
+ *   page.items.map((browser) => browser.session_id)
+ * ```
+ */
+export type Page<A> = Call.Page<A>
 
 /**
  * The level of the SDK's own log lines (each retry, each replay wait): `debug` shows them even when

@@ -56,7 +56,7 @@ export interface StreamLogsParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamLogsSuccess = Stream.Stream<KernelEvents.Event<LogEvent>, KernelError.KernelError>
+export type StreamLogsSuccess = Stream.Stream<KernelEvents.Event<LogEvent>, StreamLogsError>
 
 /**
  * What {@link stream} fails with.
@@ -93,12 +93,13 @@ export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLo
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Logs } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Logs.stream({ id: "id", source: "path" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -279,7 +279,7 @@ export interface StreamProcessStdoutParams {
  * @since 0.2.0
  * @category Models
  */
-export type StreamProcessStdoutSuccess = Stream.Stream<KernelEvents.Event<ProcessStreamEvent>, KernelError.KernelError>
+export type StreamProcessStdoutSuccess = Stream.Stream<KernelEvents.Event<ProcessStreamEvent>, StreamProcessStdoutError>
 
 /**
  * What {@link stdoutStream} fails with.
@@ -320,12 +320,13 @@ export class StreamProcessStdout
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Processes.stdoutStream({ id: "id", processId: "processId" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -2,7 +2,7 @@
 /**
  * Create, list, retrieve, and delete browser profiles.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Profiles.js"
 import type { Profile } from "./internal/generated/schemas/Common.js"
 import type { ProfileRequest } from "./internal/generated/schemas/Profiles.js"
@@ -316,7 +316,9 @@ export type DeleteProfileSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProfileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteProfileError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteProfile operation (`DELETE /profiles/{idOrName}`).
@@ -384,7 +386,7 @@ export interface DownloadProfileParams {
  */
 export type DownloadProfileSuccess = {
   readonly _tag: "Ok"
-  readonly value: Stream.Stream<Uint8Array, KernelError.KernelError>
+  readonly value: Stream.Stream<Uint8Array, DownloadProfileError>
 } | { readonly _tag: "Accepted" }
 
 /**

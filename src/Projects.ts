@@ -2,7 +2,7 @@
 /**
  * Create and manage projects for resource isolation within an organization.
  *
- * A paged list has two accessors: one page (`list`: `{ items, hasMore, nextOffset }`) and
+ * A paged list has two accessors: one page (`list`: a `Kernel.Page`, `{ items, hasMore, nextOffset }`) and
  * every item as a `Stream` that follows the pages (`listAll`).
  *
  * @since 0.2.0
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Projects.js"
 import type { CreateProjectRequest, Project, UpdateProjectRequest } from "./internal/generated/schemas/Projects.js"
 import * as Pages from "./internal/pages.js"
@@ -376,7 +376,7 @@ export type DeleteProjectSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProjectError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DeleteProjectError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The deleteProject operation (`DELETE /org/projects/{id}`).

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "./internal/call.js"
-import type { OperationError } from "./internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Proxies.js"
 import type {
   ListProxiesResponse,
@@ -239,7 +239,9 @@ export type DeleteProxySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type DeleteProxyError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The deleteProxy operation (`DELETE /proxies/{id}`).

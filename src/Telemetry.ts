@@ -48,7 +48,7 @@ export interface StreamTelemetryParams {
  */
 export type StreamTelemetrySuccess = Stream.Stream<
   KernelEvents.Event<BrowserTelemetryEventEnvelope>,
-  KernelError.KernelError
+  StreamTelemetryError
 >
 
 /**
@@ -92,12 +92,13 @@ export class StreamTelemetry
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Telemetry } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Telemetry.stream({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -28,6 +28,18 @@ describe("the operations table", () => {
     expect(table, "run `npm run docs:errors` to regenerate the table").toBe(renderStatusTable())
   })
 
+  it("docs/errors.md's status table has a row per operation of the API, as its types say", () => {
+    const rows = renderStatusTable().split("\n").slice(2)
+    expect(rows).toHaveLength(118)
+    // a paged list names its stream; an operation without content has no DecodeError
+    expect(rows).toContain(
+      "| `Browsers.list` / `listAll` | `GET /browsers` | — | `DecodeError` `InvalidInput` | common |"
+    )
+    expect(rows).toContain(
+      "| `Browsers.delete` | `DELETE /browsers/{id}` | 400 `BadRequest`, 404 `NotFound` | `BadRequest` `NotFound` `InvalidInput` | common |"
+    )
+  })
+
   it("names five of the simulator's routes (which are every operation of the generated table)", () => {
     expectTypeOf<Operations.Name>().toMatchTypeOf<Sim.Route>()
     expect(Operations.table.map((d) => d.name).sort()).toEqual(

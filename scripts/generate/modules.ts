@@ -84,6 +84,30 @@ interface Emitted {
   readonly service: string
 }
 
+/**
+ * The lines of an accessor's example that use its answer: a byte stream is read (its size logged),
+ * an event stream's first events are logged (a follow may never end), any other answer is logged.
+ */
+const exampleUse = (operation: Ir.Operation, uses: Set<string>): ReadonlyArray<string> => {
+  const only = operation.answers.length === 1 ? operation.answers[0]! : undefined
+  if (only?.kind === "bytes") {
+    uses.add("Stream")
+    return [
+      "  // the body arrives as a stream of bytes, read as it comes",
+      "  const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)",
+      "  yield* Effect.log(`${size} bytes`)"
+    ]
+  }
+  if (only?.kind === "sse") {
+    uses.add("Stream")
+    return [
+      "  // the events arrive as a stream: here the first ten",
+      "  yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))"
+    ]
+  }
+  return ["  yield* Effect.log(result)"]
+}
+
 const operationBlock = (
   api: Ir.Api,
   operation: Ir.Operation,
@@ -137,7 +161,8 @@ const operationBlock = (
     : extendsName !== undefined
     ? `${paramsDoc}export type ${paramsName} = ${extendsName} & {\n${fields.join("\n")}\n}\n\n`
     : `${paramsDoc}export interface ${paramsName} {\n${fields.join("\n")}\n}\n\n`
-  // the success
+  // the success (a streamed answer fails with the operation's own errors)
+  const errorName = `${Name}Error`
   const valueOf = (answer: Ir.Answer): string => {
     switch (answer.kind) {
       case "none":
@@ -152,10 +177,10 @@ const operationBlock = (
         // heartbeats dropped, unknown event types as `KernelEvents.UnknownEvent` (src/internal/events.ts)
         return `Stream.Stream<KernelEvents.Event<${
           typeExpression(answer.schema, "Type", uses, new Set())
-        }>, KernelError.KernelError>`
+        }>, ${errorName}>`
       case "bytes":
         typeUses.add("Stream")
-        return "Stream.Stream<Uint8Array, KernelError.KernelError>"
+        return `Stream.Stream<Uint8Array, ${errorName}>`
     }
   }
   const success = operation.answers.length === 1
@@ -169,13 +194,13 @@ const operationBlock = (
         : `{ readonly _tag: "${reason}"; readonly value: ${valueOf(answer)} }`
     }).join(" | ")
   const successName = `${Name}Success`
-  const errorName = `${Name}Error`
   const statusErrors = errorClasses(operation).map((name) => `KernelError.${name}`)
   const signature = noInput ? "()" : `(params: ${paramsName})`
   const accessor = accessorIdent(operation)
   const title = sentence(operation.summary ?? operation.name)
   const exampleUses = new Set<string>()
   const input = noInput || !required ? "" : sampleInput(api, operation, exampleUses)
+  const use = exampleUse(operation, exampleUses)
   const example = [
     "```ts",
     `import { ${[...exampleUses, "Effect"].sort().join(", ")} } from "effect"`,
@@ -183,7 +208,7 @@ const operationBlock = (
     "",
     "const program = Effect.gen(function*() {",
     `  const result = yield* ${area}.${operation.accessor}(${input})`,
-    "  yield* Effect.log(result)",
+    ...use,
     "})",
     "```"
   ]
@@ -254,7 +279,9 @@ const operationBlock = (
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
     `export type ${successName} = ${success}\n\n` +
     jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
-    `export type ${errorName} = OperationError<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
+    `export type ${errorName} = ${
+      operation.answers.every((answer) => answer.kind === "none") ? "OperationErrorNoContent" : "OperationError"
+    }<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
     jsdoc([
       `The ${operation.name} operation (\`${operation.method} ${operation.path}\`).`,
       "",
@@ -390,7 +417,11 @@ ${
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
     `import * as Call from "${paths.root}internal/call.js"`,
     ...(uses.upload === true ? [`import type { Upload } from "${paths.root}internal/upload.js"`] : []),
-    `import type { OperationError } from "${paths.root}internal/defineOperation.js"`,
+    `import type { ${
+      ["OperationError", "OperationErrorNoContent"].filter((name) =>
+        emitted.some((block) => block.declarations.includes(` = ${name}<`))
+      ).join(", ")
+    } } from "${paths.root}internal/defineOperation.js"`,
     ...(typeUses.has("StreamValue") ? [`import * as Pages from "${paths.root}internal/pages.js"`] : []),
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]
@@ -449,7 +480,7 @@ ${
             "",
             `A paged list has two accessors: one page (${
               emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[0]}\``]).join(", ")
-            }: \`{ items, hasMore, nextOffset }\`) and`,
+            }: a \`Kernel.Page\`, \`{ items, hasMore, nextOffset }\`) and`,
             `every item as a \`Stream\` that follows the pages (${
               emitted.flatMap((block) => block.paged === undefined ? [] : [`\`${block.paged[1]}\``]).join(", ")
             }).`

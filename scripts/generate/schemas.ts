@@ -86,8 +86,24 @@ export const schemaExpression = (
       return pure("Schema.Array", go(schema.items))
     case "nullable":
       return pure("Schema.NullOr", go(schema.schema))
-    case "union":
-      return pure("Schema.Union", schema.members.map(go).join(", "))
+    case "union": {
+      const members = schema.members.map(go)
+      // members told apart by nothing but their fields (no discriminator): decoding and encoding
+      // take the first member that fits, and, unknown keys being ignored, a member whose fields
+      // are all optional fits any object and drops the fields of the others (a residential proxy's
+      // `city` read as a datacenter config). Each member is tried first as an exact fit (no field
+      // it does not declare), then as before (forward compatible: a field the document does not
+      // know yet drops to the first member that fits). Only for named members: the inline ones of
+      // the document are alike (the same fields, required or not).
+      if (
+        schema.discriminator !== undefined || schema.members.length < 2 ||
+        !schema.members.every((member) => member.kind === "ref")
+      ) return pure("Schema.Union", members.join(", "))
+      const exact = members.map((member) =>
+        pure("Schema.annotations", `${member}, { parseOptions: { onExcessProperty: "error" } }`)
+      )
+      return pure("Schema.Union", [...exact, ...members].join(", "))
+    }
     case "object": {
       const bases = schema.bases ?? []
       if (schema.properties.length === 0 && bases.length === 0) {

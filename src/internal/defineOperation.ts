@@ -81,3 +81,14 @@ export type OperationError<Status extends KernelError.KernelError> =
   | KernelError.CommonError
   | KernelError.DecodeError
   | KernelError.InvalidInput
+
+/**
+ * The errors of an operation whose every answer has no content (a 204, or a 200 without a body):
+ * as {@link OperationError}, without `DecodeError` (there is nothing to decode).
+ *
+ * @internal
+ */
+export type OperationErrorNoContent<Status extends KernelError.KernelError> =
+  | Status
+  | KernelError.CommonError
+  | KernelError.InvalidInput

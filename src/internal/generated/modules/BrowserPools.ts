@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "../../../internal/call.js"
-import type { OperationError } from "../../../internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/BrowserPools.js"
@@ -364,7 +364,7 @@ export type DeleteBrowserPoolSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DeleteBrowserPoolError = OperationError<
+export type DeleteBrowserPoolError = OperationErrorNoContent<
   KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
 >
 
@@ -523,7 +523,9 @@ export type ReleaseBrowserSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ReleaseBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type ReleaseBrowserError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The releaseBrowser operation (`POST /browser_pools/{idOrName}/release`).
@@ -597,7 +599,7 @@ export type FlushBrowserPoolSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type FlushBrowserPoolError = OperationError<KernelError.Forbidden | KernelError.NotFound>
+export type FlushBrowserPoolError = OperationErrorNoContent<KernelError.Forbidden | KernelError.NotFound>
 
 /**
  * The flushBrowserPool operation (`POST /browser_pools/{idOrName}/flush`).

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as Call from "../../../internal/call.js"
-import type { OperationError } from "../../../internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Computer.js"
@@ -71,7 +71,7 @@ export type ClickMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ClickMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type ClickMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The clickMouse operation (`POST /browsers/{id}/computer/click_mouse`).
@@ -139,7 +139,7 @@ export type MoveMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type MoveMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type MoveMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The moveMouse operation (`POST /browsers/{id}/computer/move_mouse`).
@@ -199,7 +199,7 @@ export interface CaptureScreenshotParams extends ScreenshotRequest {
  * @since 0.2.0
  * @category Models
  */
-export type CaptureScreenshotSuccess = Stream.Stream<Uint8Array, KernelError.KernelError>
+export type CaptureScreenshotSuccess = Stream.Stream<Uint8Array, CaptureScreenshotError>
 
 /**
  * What {@link captureScreenshot} fails with.
@@ -240,12 +240,14 @@ export class CaptureScreenshot
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Computer.captureScreenshot({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the body arrives as a stream of bytes, read as it comes
+ *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
+ *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
@@ -281,7 +283,7 @@ export type TypeTextSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type TypeTextError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type TypeTextError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The typeText operation (`POST /browsers/{id}/computer/type`).
@@ -349,7 +351,7 @@ export type PressKeySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type PressKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type PressKeyError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The pressKey operation (`POST /browsers/{id}/computer/press_key`).
@@ -417,7 +419,7 @@ export type ScrollMouseWheelSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type ScrollMouseWheelError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type ScrollMouseWheelError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The scrollMouseWheel operation (`POST /browsers/{id}/computer/scroll`).
@@ -491,7 +493,7 @@ export type DragMouseSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type DragMouseError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type DragMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The dragMouse operation (`POST /browsers/{id}/computer/drag_mouse`).
@@ -559,7 +561,7 @@ export type BatchComputerActionsSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type BatchComputerActionsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type BatchComputerActionsError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The batchComputerActions operation (`POST /browsers/{id}/computer/batch`).
@@ -707,7 +709,7 @@ export type WriteClipboardSuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type WriteClipboardError = OperationError<KernelError.BadRequest | KernelError.NotFound>
+export type WriteClipboardError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The writeClipboard operation (`POST /browsers/{id}/computer/clipboard/write`).

@@ -358,7 +358,7 @@ export interface FollowDeploymentParams {
  * @since 0.2.0
  * @category Models
  */
-export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<DeploymentEvent>, KernelError.KernelError>
+export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<DeploymentEvent>, FollowDeploymentError>
 
 /**
  * What {@link follow} fails with.
@@ -403,12 +403,13 @@ export class FollowDeployment
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { Deployments } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
  *   const result = yield* Deployments.follow({ id: "id" })
- *   yield* Effect.log(result)
+ *   // the events arrive as a stream: here the first ten
+ *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
  * ```
  */

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Call from "../../../internal/call.js"
-import type { OperationError } from "../../../internal/defineOperation.js"
+import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Replays.js"
@@ -192,7 +192,9 @@ export type StopReplaySuccess = void
  * @since 0.2.0
  * @category Errors
  */
-export type StopReplayError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
+export type StopReplayError = OperationErrorNoContent<
+  KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound
+>
 
 /**
  * The stopReplay operation (`POST /browsers/{id}/replays/{replayId}/stop`).

@@ -282,6 +282,11 @@ export const Proxy = /*#__PURE__*/ Schema.annotations(
      */
     config: /*#__PURE__*/ Schema.optional(
       /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(CustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
         DatacenterProxyConfig,
         IspProxyConfig,
         ResidentialProxyConfig,
@@ -358,6 +363,11 @@ export const ProxyCreateRequest = /*#__PURE__*/ Schema.annotations(
      */
     config: /*#__PURE__*/ Schema.optional(
       /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+        /*#__PURE__*/ Schema.annotations(CreateCustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
         DatacenterProxyConfig,
         IspProxyConfig,
         ResidentialProxyConfig,

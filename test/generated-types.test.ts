@@ -1,0 +1,65 @@
+/**
+ * The public types of the generated accessors, as a program sees them: a streamed answer fails
+ * with its operation's own errors (not every `KernelError`), and an operation without content
+ * cannot fail with `DecodeError`. Checked by the type-checker (`npm run typecheck`); the runtime
+ * assertions only keep vitest from reporting an empty file.
+ */
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import type { Effect, Stream } from "effect"
+import { Browsers, Computer, Filesystem, Invocations, type Kernel, KernelError, Processes } from "effect-kernel"
+
+type TagOf<E> = E extends { readonly _tag: infer T } ? T : never
+
+type ErrorTags<A extends (...args: never) => Effect.Effect<unknown, unknown, unknown>> = TagOf<
+  Effect.Effect.Error<ReturnType<A>>
+>
+
+type StreamErrorTags<S> = S extends Stream.Stream<unknown, infer E> ? TagOf<E> : never
+
+const common = [
+  "Unauthorized",
+  "Conflict",
+  "RateLimited",
+  "InternalServerError",
+  "UnexpectedStatus",
+  "TransportError",
+  "Timeout",
+  "InvalidInput"
+] as const
+type Common = typeof common[number]
+
+describe("generated accessor types", () => {
+  it("a byte stream fails with its operation's errors", () => {
+    expectTypeOf<StreamErrorTags<Computer.CaptureScreenshotSuccess>>().toEqualTypeOf<
+      Common | "BadRequest" | "NotFound" | "DecodeError"
+    >()
+    expectTypeOf<StreamErrorTags<Filesystem.ReadFileSuccess>>().toEqualTypeOf<
+      ErrorTags<typeof Filesystem.readFile>
+    >()
+    // not, say, a replay's or a pool's errors
+    expectTypeOf<Extract<StreamErrorTags<Computer.CaptureScreenshotSuccess>, "ReplayNotReady">>().toEqualTypeOf<never>()
+    expect(common.length).toBe(8)
+  })
+
+  it("an event stream fails with its operation's errors", () => {
+    expectTypeOf<StreamErrorTags<Processes.StreamProcessStdoutSuccess>>().toEqualTypeOf<
+      ErrorTags<typeof Processes.stdoutStream>
+    >()
+    expectTypeOf<StreamErrorTags<Invocations.FollowInvocationSuccess>>().toEqualTypeOf<
+      ErrorTags<typeof Invocations.follow>
+    >()
+  })
+
+  it("an operation without content has no DecodeError", () => {
+    expectTypeOf<ErrorTags<typeof Browsers.delete>>().toEqualTypeOf<Common | "BadRequest" | "NotFound">()
+    expectTypeOf<ErrorTags<typeof Computer.clickMouse>>().toEqualTypeOf<Common | "BadRequest" | "NotFound">()
+    // one with a body keeps it
+    expectTypeOf<ErrorTags<typeof Browsers.retrieve>>().toEqualTypeOf<Common | "NotFound" | "DecodeError">()
+    expect(KernelError.DecodeError).toBeDefined()
+  })
+
+  it("a page of a list can be named: Kernel.Page", () => {
+    expectTypeOf<Browsers.ListBrowsersSuccess>().toEqualTypeOf<Kernel.Page<Browsers.Browser>>()
+    expectTypeOf<Invocations.ListInvocationsSuccess>().toEqualTypeOf<Kernel.Page<Invocations.Invocation>>()
+  })
+})
