@@ -6,10 +6,12 @@ import { HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope, Stream } from "effect"
 import { KernelClient, KernelConfig } from "effect-kernel"
+import { KernelSimulator } from "effect-kernel/testing"
 import type * as Http from "node:http"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
-import { createCredential } from "../src/internal/generated/operations/Credentials.js"
+import { createCredentialProvider } from "../src/internal/generated/operations/CredentialProviders.js"
+import { createCredential, updateCredential } from "../src/internal/generated/operations/Credentials.js"
 import { httpServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
@@ -341,5 +343,41 @@ describe.each(variants)("hostile calls on $name", (variant) => {
       for (const text of texts) expect(text).not.toContain(secret)
     }
     expect(seen).toHaveLength(0)
+  })
+})
+
+describe("the simulator's request log", () => {
+  it("never records a request body's secrets (credential values, TOTP secret, provider token)", async () => {
+    const secret = (name: string) => `SECRET-${name}-0123456789`
+    const program = Effect.gen(function*() {
+      const client = yield* KernelClient.KernelClient
+      const simulator = yield* KernelSimulator.KernelSimulator
+      yield* Call.make(createCredential)(client)({
+        name: "c-hostile",
+        domain: "example.com",
+        values: { password: Redacted.make(secret("password")) },
+        totp_secret: Redacted.make(secret("totp"))
+      })
+      yield* Call.make(updateCredential)(client)({
+        idOrName: "c-hostile",
+        values: { password: Redacted.make(secret("updated")) }
+      })
+      yield* Effect.either(
+        Call.make(createCredentialProvider)(client)({
+          name: "p-hostile",
+          provider_type: "onepassword",
+          token: Redacted.make(secret("token"))
+        } as never)
+      )
+      return yield* simulator.requests
+    })
+    const requests = await Effect.runPromise(
+      program.pipe(Effect.provide(KernelClient.layer.pipe(Layer.provideMerge(KernelSimulator.layer()))))
+    )
+    expect(requests.map((r) => r.route)).toEqual(["createCredential", "updateCredential", "createCredentialProvider"])
+    const log = JSON.stringify(requests)
+    for (const name of ["password", "totp", "updated", "token"]) expect(log).not.toContain(secret(name))
+    // what is not secret is still shown
+    expect(log).toContain("c-hostile")
   })
 })
