@@ -4,14 +4,18 @@
  */
 import { HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope, Stream } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schedule, Schema, Scope, Stream } from "effect"
 import { KernelClient, KernelConfig } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import type * as Http from "node:http"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
+import { createBrowser } from "../src/internal/generated/operations/Browsers.js"
+import { clickMouse } from "../src/internal/generated/operations/Computer.js"
 import { createCredentialProvider } from "../src/internal/generated/operations/CredentialProviders.js"
 import { createCredential, updateCredential } from "../src/internal/generated/operations/Credentials.js"
+import { createInvocation } from "../src/internal/generated/operations/Invocations.js"
+import { execProcess } from "../src/internal/generated/operations/Processes.js"
 import { httpServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
@@ -29,6 +33,8 @@ interface Answer {
   readonly headers?: Record<string, string | Array<string>>
   readonly body?: unknown
   readonly text?: string
+  /** Destroys the connection once the request was read, without an answer. */
+  readonly destroy?: boolean
 }
 
 let seen: Array<Seen> = []
@@ -47,6 +53,7 @@ const handler: Http.RequestListener = (req, res) => {
     }
     seen.push(request)
     const answer = respond(request)
+    if (answer.destroy === true) return void req.socket.destroy()
     const body = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body))
     res.writeHead(answer.status, {
       "content-type": "application/json",
@@ -153,7 +160,8 @@ const runtimeOf = (layer: Layer.Layer<HttpClient.HttpClient>, generic: boolean) 
         apiKey: Redacted.make("sk_hostile_test"),
         projectId: "proj_hostile",
         baseUrl,
-        timeout: "2 seconds"
+        timeout: "2 seconds",
+        retrySchedule: Schedule.recurs(2)
       })),
       Layer.provide(layer),
       Layer.orDie
@@ -343,6 +351,79 @@ describe.each(variants)("hostile calls on $name", (variant) => {
       for (const text of texts) expect(text).not.toContain(secret)
     }
     expect(seen).toHaveLength(0)
+  })
+})
+
+const queries = {
+  ...base,
+  name: "queries",
+  method: "GET",
+  path: "/q",
+  parameters: [
+    { field: "n", name: "n", in: "query", required: false, schema: Schema.Number },
+    { field: "s", name: "a b&c=d[]", in: "query", required: false, schema: Schema.String },
+    { field: "b", name: "b", in: "query", required: false, schema: Schema.Boolean }
+  ],
+  answers: { 200: { kind: "none" } }
+} as const satisfies Operation
+
+describe.each(variants)("hostile calls (2) on $name", (variant) => {
+  let runtime: ManagedRuntime.ManagedRuntime<KernelClient.KernelClient, never>
+  beforeAll(() => {
+    runtime = runtimeOf(variant.layer, variant.generic)
+  })
+  afterAll(() => runtime.dispose())
+  const run = <A, E>(call: (client: KernelClient.Service) => Effect.Effect<A, E>) =>
+    runtime.runPromise(Effect.either(Effect.flatMap(KernelClient.KernelClient, call)))
+
+  const unrepeatable: ReadonlyArray<
+    readonly [string, (client: KernelClient.Service) => Effect.Effect<unknown, unknown>]
+  > = [
+    ["Browsers.create", (client) => Call.make(createBrowser)(client)()],
+    ["Computer.clickMouse", (client) => Call.make(clickMouse)(client)({ id: "b1", x: 1, y: 2 })],
+    ["Processes.exec", (client) => Call.make(execProcess)(client)({ id: "b1", command: "rm" })],
+    [
+      "Invocations.create",
+      (client) => Call.make(createInvocation)(client)({ app_name: "a", version: "1", action_name: "x" })
+    ]
+  ]
+
+  it.each(unrepeatable)(
+    "%s: a 5xx or a connection reset after the request was written is not retried",
+    async (_, call) => {
+      for (const answer of [{ status: 503 }, { status: 500 }, { status: 502 }, { status: 200, destroy: true }]) {
+        reset(() => ({ ...answer, body: { code: "x", message: "y" } }))
+        const result = await run(call)
+        expect(result._tag).toBe("Left")
+        expect(seen).toHaveLength(1)
+      }
+    }
+  )
+
+  it.each(unrepeatable)("%s: a 429 is retried", async (_, call) => {
+    reset(() => seen.length === 1 ? { status: 429, body: { code: "rate_limited", message: "slow" } } : { status: 500 })
+    await run(call)
+    expect(seen.length).toBeGreaterThan(1)
+  })
+
+  it("query numbers: NaN, Infinity are InvalidInput; -0 is 0; null is InvalidInput; odd names encoded", async () => {
+    reset(() => ({ status: 200 }))
+    for (const n of [NaN, Infinity, -Infinity, null]) {
+      expect(failure(await run((client) => Call.make(queries)(client)({ n } as never)))).toMatchObject({
+        _tag: "InvalidInput",
+        field: "n"
+      })
+    }
+    expect(seen).toHaveLength(0)
+    value(await run((client) => Call.make(queries)(client)({ n: -0, s: "x&y=z", b: false })))
+    expect([...seen[0]!.url.searchParams]).toEqual([["n", "0"], ["a b&c=d[]", "x&y=z"], ["b", "false"]])
+  })
+
+  it("a `none` answer with a large body, and an undocumented 2xx", async () => {
+    reset(() => ({ status: 200, text: "x".repeat(1024 * 1024) }))
+    value(await run((client) => Call.make(queries)(client)()))
+    reset(() => ({ status: 203, body: {} }))
+    expect(failure(await run((client) => Call.make(queries)(client)()))).toMatchObject({ _tag: "UnexpectedStatus" })
   })
 })
 
