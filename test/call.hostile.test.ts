@@ -35,6 +35,8 @@ interface Answer {
   readonly text?: string
   /** Destroys the connection once the request was read, without an answer. */
   readonly destroy?: boolean
+  /** Never answers. */
+  readonly hang?: boolean
 }
 
 let seen: Array<Seen> = []
@@ -54,6 +56,7 @@ const handler: Http.RequestListener = (req, res) => {
     seen.push(request)
     const answer = respond(request)
     if (answer.destroy === true) return void req.socket.destroy()
+    if (answer.hang === true) return
     const body = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body))
     res.writeHead(answer.status, {
       "content-type": "application/json",
@@ -399,6 +402,12 @@ describe.each(variants)("hostile calls (2) on $name", (variant) => {
       }
     }
   )
+
+  it("Browsers.create: a time-out once the request was sent is not retried", async () => {
+    reset(() => ({ status: 200, hang: true }))
+    expect(failure(await run(unrepeatable[0]![1]))).toMatchObject({ _tag: "Timeout" })
+    expect(seen).toHaveLength(1)
+  })
 
   it.each(unrepeatable)("%s: a 429 is retried", async (_, call) => {
     reset(() => seen.length === 1 ? { status: 429, body: { code: "rate_limited", message: "slow" } } : { status: 500 })
