@@ -321,6 +321,17 @@ describe.each(variants)("hostile calls on $name", (variant) => {
     expect(seen).toHaveLength(1)
   })
 
+  it("empty pages that say more follow (moving on by one each) are DecodeError, not requests forever", async () => {
+    reset((request) => {
+      const offset = Number(request.url.searchParams.get("offset") ?? "0")
+      return { status: 200, body: [], headers: { "x-has-more": "true", "x-next-offset": String(offset + 1) } }
+    })
+    const { items, result } = await collect({ limit: 10 })
+    expect(failure(result)).toMatchObject({ _tag: "DecodeError" })
+    expect(items).toEqual([])
+    expect(seen).toHaveLength(1)
+  })
+
   it("a next offset that loops back to an earlier page is DecodeError", async () => {
     reset((request) => {
       const offset = Number(request.url.searchParams.get("offset") ?? "0")

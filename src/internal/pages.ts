@@ -39,7 +39,8 @@ const pathOf = (definition: Operation, params: object): string =>
  *
  * A page that says more follow but gives no next offset, or a next offset that does not move past
  * the offset of the page it answers (the pages would repeat, or be skipped back to) or past its
- * items (`offset + items.length`: some of them would come twice), fails the
+ * items (`offset + items.length`: some of them would come twice), or an empty page that says more
+ * follow (empty pages could follow forever), fails the
  * stream with `DecodeError` (the operation's method and path, the page's status) after that page's
  * items: never an endless stream, never an item twice.
  *
@@ -85,6 +86,9 @@ export function follow<E, R>(
           ? refuse("X-Has-More: true, but the operation has no offset parameter to ask for the next page")
           : next === undefined
           ? refuse("X-Has-More: true without an X-Next-Offset")
+          // an empty page gives no progress to check: more empty pages could follow forever
+          : items.length === 0
+          ? refuse("X-Has-More: true on an empty page (the pages would never end)")
           : next <= state.offset
           ? refuse(`X-Next-Offset ${next} does not move past the offset ${state.offset} (the pages would repeat)`)
           : next < state.offset + items.length
