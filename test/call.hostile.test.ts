@@ -16,7 +16,7 @@ import { createCredentialProvider } from "../src/internal/generated/operations/C
 import { createCredential, updateCredential } from "../src/internal/generated/operations/Credentials.js"
 import { createInvocation } from "../src/internal/generated/operations/Invocations.js"
 import { execProcess } from "../src/internal/generated/operations/Processes.js"
-import { httpServer } from "./utils/loopback.js"
+import { head, httpServer, rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 interface Seen {
@@ -69,9 +69,23 @@ const handler: Http.RequestListener = (req, res) => {
 
 const scope = Effect.runSync(Scope.make())
 let baseUrl = ""
+let rawUrl = ""
 beforeAll(async () => {
   const served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
   baseUrl = served.url
+  // a 204 that carries a body anyway (the bytes then sit on the connection), JSON for the rest
+  const raw = await Effect.runPromise(Scope.extend(
+    rawServer(({ path, socket }) => {
+      if (path.startsWith("/gone")) socket.write(head("204 No Content", { "content-length": 5 }) + "hello")
+      else {
+        socket.write(
+          head("200 OK", { "content-type": "application/json", "content-length": 11 }) + "{\"ok\":true}"
+        )
+      }
+    }),
+    scope
+  ))
+  rawUrl = `http://127.0.0.1:${raw.port}`
 })
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
@@ -152,7 +166,7 @@ const union = {
   }
 } as const satisfies Operation
 
-const runtimeOf = (layer: Layer.Layer<HttpClient.HttpClient>, generic: boolean) =>
+const runtimeOf = (layer: Layer.Layer<HttpClient.HttpClient>, generic: boolean, url?: string) =>
   ManagedRuntime.make(
     Layer.effect(
       KernelClient.KernelClient,
@@ -162,7 +176,7 @@ const runtimeOf = (layer: Layer.Layer<HttpClient.HttpClient>, generic: boolean) 
       Layer.provide(KernelConfig.layer({
         apiKey: Redacted.make("sk_hostile_test"),
         projectId: "proj_hostile",
-        baseUrl,
+        baseUrl: url ?? baseUrl,
         timeout: "2 seconds",
         retrySchedule: Schedule.recurs(2)
       })),
@@ -437,6 +451,40 @@ describe.each(variants)("hostile calls (2) on $name", (variant) => {
     expect(seen).toHaveLength(0)
     value(await run((client) => Call.make(queries)(client)({ n: -0, s: "x&y=z", b: false })))
     expect([...seen[0]!.url.searchParams]).toEqual([["n", "0"], ["a b&c=d[]", "x&y=z"], ["b", "false"]])
+  })
+
+  it("a documented 204 that carries a body: a success, and the next call on the connection too", async () => {
+    const gone = {
+      ...base,
+      name: "gone",
+      method: "DELETE",
+      path: "/gone/{id}",
+      parameters: [{ field: "id", name: "id", in: "path", required: true, schema: Schema.String }],
+      answers: { 204: { kind: "none" } }
+    } as const satisfies Operation
+    const okAnswer = {
+      ...gone,
+      name: "ok",
+      method: "GET",
+      path: "/ok",
+      parameters: [],
+      answers: { 200: { kind: "json", schema: Schema.Struct({ ok: Schema.Boolean }) } }
+    } as const satisfies Operation
+    const raw = runtimeOf(variant.layer, variant.generic, rawUrl)
+    try {
+      for (let k = 0; k < 3; k++) {
+        const first = await raw.runPromise(
+          Effect.either(Effect.flatMap(KernelClient.KernelClient, (client) => Call.make(gone)(client)({ id: "d1" })))
+        )
+        expect(first._tag).toBe("Right")
+        const second = await raw.runPromise(
+          Effect.either(Effect.flatMap(KernelClient.KernelClient, (client) => Call.make(okAnswer)(client)()))
+        )
+        expect(value(second)).toEqual({ ok: true })
+      }
+    } finally {
+      await raw.dispose()
+    }
   })
 
   it("a `none` answer with a large body, and an undocumented 2xx", async () => {
