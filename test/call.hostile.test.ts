@@ -5,7 +5,7 @@
 import { HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schedule, Schema, Scope, Stream } from "effect"
-import { KernelClient, KernelConfig } from "effect-kernel"
+import { KernelClient, KernelConfig, KernelRetry } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import type * as Http from "node:http"
 import * as Call from "../src/internal/call.js"
@@ -432,6 +432,12 @@ describe.each(variants)("hostile calls (2) on $name", (variant) => {
     reset(() => ({ status: 200, hang: true }))
     expect(failure(await run(unrepeatable[0]![1]))).toMatchObject({ _tag: "Timeout" })
     expect(seen).toHaveLength(1)
+  })
+
+  it.each(unrepeatable)("%s: opted in with KernelRetry.retryNonIdempotent, a 5xx is retried", async (_, call) => {
+    reset(() => seen.length === 1 ? { status: 503, body: { code: "x", message: "y" } } : { status: 500 })
+    await run((client) => KernelRetry.retryNonIdempotent(call(client)))
+    expect(seen.length).toBeGreaterThan(1)
   })
 
   it.each(unrepeatable)("%s: a 429 is retried", async (_, call) => {
