@@ -1507,7 +1507,9 @@ export const requestOf = <D extends Operations.Definition>(
 ) => {
   const prepare = Operations.preparer(definition)
   const make = HttpClientRequest.make(definition.method)
-  const headers = Object.entries(definitionHeaders(definition))
+  // accept set here (not left to `authenticate`, which keeps a request's own): a header parameter
+  // named accept cannot replace it
+  const headers = Object.entries({ accept: "application/json", ...definitionHeaders(definition) })
   return (
     input: unknown
   ): Either.Either<

@@ -38,7 +38,9 @@ const pathOf = (definition: Operation, params: object): string =>
  * run of the stream starts over from the params.
  *
  * A page that says more follow but gives no next offset, or a next offset that does not move past
- * the offset of the page it answers (the pages would repeat, or be skipped back to), fails the
+ * the offset of the page it answers (the pages would repeat, or be skipped back to) or past its
+ * items (`offset + items.length`: some of them would come twice), or an empty page that says more
+ * follow (empty pages could follow forever), fails the
  * stream with `DecodeError` (the operation's method and path, the page's status) after that page's
  * items: never an endless stream, never an item twice.
  *
@@ -84,8 +86,15 @@ export function follow<E, R>(
           ? refuse("X-Has-More: true, but the operation has no offset parameter to ask for the next page")
           : next === undefined
           ? refuse("X-Has-More: true without an X-Next-Offset")
+          // an empty page gives no progress to check: more empty pages could follow forever
+          : items.length === 0
+          ? refuse("X-Has-More: true on an empty page (the pages would never end)")
           : next <= state.offset
           ? refuse(`X-Next-Offset ${next} does not move past the offset ${state.offset} (the pages would repeat)`)
+          : next < state.offset + items.length
+          ? refuse(
+            `X-Next-Offset ${next} falls inside the page just answered (offset ${state.offset}, ${items.length} items): its items would repeat`
+          )
           // the params are the caller's object: the next page's are a copy with the offset set
           : { _tag: "Next", params: { ...base, [offset.field]: next }, offset: next }
         return [items, Option.some(nextState)] as const

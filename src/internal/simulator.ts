@@ -9,6 +9,7 @@ import { operations } from "./generated/table.js"
 import * as behaviours from "./simulatorBehaviours.js"
 import * as engine from "./simulatorEngine.js"
 import * as mp4 from "./simulatorMp4.js"
+import * as redaction from "./simulatorRedact.js"
 import { isValidHeader } from "./simulatorSchema.js"
 import * as values from "./simulatorValues.js"
 
@@ -654,8 +655,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             )
           }
           if (read.bytes.length > 0) {
-            const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
-            record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
+            const schema = operation.body?.kind === "json" ? operation.body.schema : undefined
+            if (redaction.holdsSecrets(schema)) {
+              // a body that may carry secrets: kept with them replaced (then cut)
+              const text = redaction.loggedBody(schema, decoder.decode(read.bytes))
+              record.body = text.length > limits.recordedBodyBytes
+                ? `${text.slice(0, limits.recordedBodyBytes)}…`
+                : text
+            } else {
+              const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
+              record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
+            }
             record.bodyBytes = read.bytes.length
           }
           const project = request.headers["x-kernel-project-id"]
