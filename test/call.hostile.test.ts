@@ -299,8 +299,15 @@ describe.each(variants)("hostile calls on $name", (variant) => {
     }
   })
 
+  it("X-Next-Offset null (the document marks the header nullable) on a last page ends the stream", async () => {
+    reset(() => ({ status: 200, body: [{ n: 0 }], headers: { "x-has-more": "false", "x-next-offset": "null" } }))
+    const { items, result } = await collect({ limit: 1 })
+    expect(result._tag).toBe("Right")
+    expect(items).toEqual([0])
+    expect(seen).toHaveLength(1)
+  })
+
   it.each([
-    ["null"],
     ["-1"],
     ["1e3"],
     ["0x10"],

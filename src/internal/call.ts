@@ -177,7 +177,8 @@ const pageDecodeError = (request: HttpClientRequest.HttpClientRequest, status: n
 
 /**
  * The paging headers of a page: `X-Has-More` (`true` / `false`, in any case; absent: `false`) and
- * `X-Next-Offset` (a whole number; absent: `undefined`). Any other value is a `DecodeError`.
+ * `X-Next-Offset` (a whole number; absent, or `null` — the document marks the header nullable, as on
+ * a last page: `undefined`). Any other value is a `DecodeError`.
  */
 const pageHeaders = (
   request: HttpClientRequest.HttpClientRequest,
@@ -191,7 +192,7 @@ const pageHeaders = (
   }
   const next = response.headers["x-next-offset"]?.trim()
   let nextOffset: number | undefined
-  if (next !== undefined && next !== "") {
+  if (next !== undefined && next !== "" && next !== "null") {
     nextOffset = /^\d+$/.test(next) ? Number(next) : NaN
     if (!Number.isSafeInteger(nextOffset)) {
       return Effect.fail(
