@@ -453,7 +453,12 @@ describe("a replay download its reader stops early frees its socket promptly", (
     it.scopedLive(`${transport.name}: Stream.take(1) on a long, slow body`, () =>
       Effect.gen(function*() {
         const replay = asMp4(new Uint8Array(8 * 1024 * 1024))
-        const served = yield* httpServer((_req, res) => {
+        // the sockets that carried the request (undici may open a spare connection when a request is
+        // aborted mid-body, nodejs/undici#5845: Node 22's bundled Agent keeps it idle until the
+        // keep-alive timeout)
+        const carried: Array<net.Socket> = []
+        const served = yield* httpServer((req, res) => {
+          carried.push(req.socket)
           res.writeHead(200, { "content-type": "video/mp4", "content-length": replay.length })
           let at = 0
           const timer = setInterval(() => {
@@ -470,8 +475,11 @@ describe("a replay download its reader stops early frees its socket promptly", (
         )
         expect(chunks.length).toBe(1)
         const start = Date.now()
-        while (served.open() > 0 && Date.now() - start < 3_000) yield* Effect.sleep("20 millis")
-        expect(served.open()).toBe(0)
+        const freed = () => carried.every((socket) => socket.closed)
+        while (!freed() && Date.now() - start < 3_000) yield* Effect.sleep("20 millis")
+        expect(freed()).toBe(true)
+        expect(Date.now() - start).toBeLessThan(2_000)
+        expect(served.requests()).toBe(1)
       }), 10_000)
   }
 })
