@@ -16,6 +16,7 @@ import { createCredentialProvider } from "../src/internal/generated/operations/C
 import { createCredential, updateCredential } from "../src/internal/generated/operations/Credentials.js"
 import { createInvocation } from "../src/internal/generated/operations/Invocations.js"
 import { execProcess } from "../src/internal/generated/operations/Processes.js"
+import { base, listThings } from "./utils/definitions.js"
 import { head, httpServer, rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
@@ -94,15 +95,6 @@ const reset = (answer: (request: Seen) => Answer) => {
   respond = answer
 }
 
-const base = {
-  operationId: "test",
-  module: "Test",
-  accessor: "test",
-  body: undefined,
-  errors: [],
-  idempotent: true
-} as const
-
 const getItem = {
   ...base,
   name: "getItem",
@@ -110,18 +102,6 @@ const getItem = {
   path: "/items/{id}/sub",
   parameters: [{ field: "id", name: "id", in: "path", required: true, schema: Schema.String }],
   answers: { 200: { kind: "json", schema: Schema.Struct({ ok: Schema.Boolean }) } }
-} as const satisfies Operation
-
-const listThings = {
-  ...base,
-  name: "listThings",
-  method: "GET",
-  path: "/list",
-  parameters: [
-    { field: "limit", name: "limit", in: "query", required: false, schema: Schema.Int },
-    { field: "offset", name: "offset", in: "query", required: false, schema: Schema.Int }
-  ],
-  answers: { 200: { kind: "page", schema: Schema.Struct({ n: Schema.Int }) } }
 } as const satisfies Operation
 
 const headerParams = {

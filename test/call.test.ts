@@ -7,6 +7,7 @@ import * as net from "node:net"
 import * as Call from "../src/internal/call.js"
 import { neverSent } from "../src/internal/client.js"
 import type { Operation } from "../src/internal/definition.js"
+import { base, listThings } from "./utils/definitions.js"
 import { httpServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
@@ -101,15 +102,6 @@ const path = <const Field extends string, const Name extends string = Field>(fie
   ({ field, name: name ?? field, in: "path", required: true, schema: Schema.String }) as const
 
 const Echo = Schema.Struct({ method: Schema.String })
-
-const base = {
-  operationId: "test",
-  module: "Test",
-  accessor: "test",
-  body: undefined,
-  errors: [],
-  idempotent: true
-} as const
 
 const byMethod = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE") =>
   ({
@@ -213,18 +205,6 @@ const remove = {
   path: "/remove/{id}",
   parameters: [path("id")],
   answers: { 204: { kind: "none" } }
-} as const satisfies Operation
-
-const listThings = {
-  ...base,
-  name: "listThings",
-  method: "GET",
-  path: "/list",
-  parameters: [
-    { field: "limit", name: "limit", in: "query", required: false, schema: Schema.Int },
-    { field: "offset", name: "offset", in: "query", required: false, schema: Schema.Int }
-  ],
-  answers: { 200: { kind: "page", schema: Schema.Struct({ n: Schema.Int }) } }
 } as const satisfies Operation
 
 const download = {
