@@ -150,3 +150,20 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
   }
   return "the body does not match the expected schema"
 }
+
+/**
+ * Byte chunks as one array (a copy, even of a single chunk: the result owns its buffer).
+ *
+ * @internal
+ */
+export const concatBytes = (chunks: Iterable<Uint8Array>): Uint8Array<ArrayBuffer> => {
+  let size = 0
+  for (const chunk of chunks) size += chunk.length
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}

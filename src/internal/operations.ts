@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
+import { concatBytes } from "./bounded.js"
 import { isSendableHeaderValue } from "./credentials.js"
 import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
 import { encodeSegment } from "./path.js"
@@ -356,15 +357,7 @@ const multipartOf = (fields: unknown): Content | string => {
   const contentType = `multipart/form-data; boundary=${boundary}`
   const bytesOnly = pieces.filter((piece): piece is Uint8Array => piece instanceof Uint8Array)
   if (inMemory && bytesOnly.length === pieces.length) {
-    let size = 0
-    for (const piece of bytesOnly) size += piece.length
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const piece of bytesOnly) {
-      bytes.set(piece, offset)
-      offset += piece.length
-    }
-    return { _tag: "Bytes", bytes, contentType }
+    return { _tag: "Bytes", bytes: concatBytes(bytesOnly), contentType }
   }
   return streamOf(pieces, contentType)
 }

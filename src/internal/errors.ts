@@ -1,0 +1,112 @@
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as ParseResult from "effect/ParseResult"
+import * as KernelError from "../KernelError.js"
+import { bound, formatParseError } from "./bounded.js"
+import * as Failures from "./failures.js"
+import { redactError } from "./redact.js"
+
+/** @internal */
+export const describe = (request: HttpClientRequest.HttpClientRequest) => ({
+  method: request.method,
+  path: request.url.startsWith("/") ? request.url : pathOf(request.url)
+})
+
+const pathOf = (url: string): string => {
+  try {
+    return new URL(url).pathname
+  } catch {
+    return "(invalid url)"
+  }
+}
+
+/** @internal */
+export const transportError = (
+  request: HttpClientRequest.HttpClientRequest,
+  error: HttpClientError.HttpClientError
+): KernelError.TransportError => {
+  const known = error.reason === "Transport" || error.reason === "Decode" ? Failures.classify(error.cause) : undefined
+  return withCause(
+    new KernelError.TransportError({
+      ...describe(request),
+      message: scrub(
+        bound(
+          known !== undefined
+            ? known.rule.describe(originOf(error.request, request), known.code)
+            : error.reason === "Transport" || error.reason === "Decode"
+            ? `${error.reason === "Transport" ? "request failed" : "response body failed"}: ${
+              causeMessage(error.cause)
+            }`
+            : `${error.reason}: ${error.description ?? causeMessage(error.cause)}`
+        ),
+        request
+      ),
+      ...(known !== undefined ? { code: known.code, ...(known.rule.transient ? {} : { transient: false }) } : {})
+    }),
+    // the cause's request is shown without credentials, whichever client it came from
+    Headers.has(error.request.headers, "authorization") && error.request.headers["authorization"] !== "<redacted>"
+      ? redactError(error)
+      : error
+  )
+}
+
+/** The origin a request went to (scheme, host, port: never a credential), as far as it is known. */
+const originOf = (...requests: ReadonlyArray<HttpClientRequest.HttpClientRequest>): string => {
+  for (const request of requests) {
+    try {
+      return new URL(request.url).origin
+    } catch {
+      // a path: the origin is the other request's
+    }
+  }
+  return "the server"
+}
+
+/**
+ * Keeps the transport's error as the standard `cause` of ours, not enumerable: `JSON.stringify`
+ * leaves it out, `util.inspect` shows it (its request is redacted by the authenticated client).
+ */
+const withCause = <E extends Error>(error: E, cause: unknown): E => {
+  Object.defineProperty(error, "cause", { value: cause, enumerable: false, configurable: true, writable: true })
+  return error
+}
+
+/**
+ * Removes any credential a transport's message may have echoed (fetch quotes an invalid header
+ * value whole): the bearer token as sent in the request, and anything after `Bearer`.
+ */
+const scrub = (message: string, request: HttpClientRequest.HttpClientRequest): string => {
+  let out = message
+  const authorization = request.headers["authorization"]
+  if (authorization !== undefined && authorization.length > 0) {
+    const token = authorization.replace(/^Bearer\s+/i, "")
+    out = out.split(authorization).join("<redacted>")
+    if (token.length >= 4) out = out.split(token).join("<redacted>")
+    for (const line of token.split(/[\r\n]+/)) {
+      if (line.length >= 4) out = out.split(line).join("<redacted>")
+    }
+  }
+  return out.replace(/Bearer[^"'\s]*\s*[^"'\s]*/gi, "Bearer <redacted>")
+}
+
+const causeMessage = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner: unknown = "cause" in cause ? cause.cause : undefined
+    const code = inner instanceof Error && "code" in inner ? ` (${String(inner.code)})` : ""
+    return `${cause.message}${code}`
+  }
+  return String(cause)
+}
+
+/** @internal */
+export const decodeError = (
+  request: HttpClientRequest.HttpClientRequest,
+  status: number,
+  error: ParseResult.ParseError
+): KernelError.DecodeError =>
+  new KernelError.DecodeError({
+    ...describe(request),
+    status,
+    message: formatParseError(error)
+  })

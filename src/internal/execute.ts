@@ -1,0 +1,220 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import type * as KernelConfig from "../KernelConfig.js"
+import * as KernelError from "../KernelError.js"
+import { ownedByAttempt } from "./authenticate.js"
+import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
+import { describe, transportError } from "./errors.js"
+import * as Log from "./log.js"
+import { policyFor, retryTransient, retryUnrepeatable } from "./retryPolicy.js"
+import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
+import * as Timeout from "./timeout.js"
+import { isTracing } from "./tracing.js"
+import * as Transport from "./transport.js"
+
+/**
+ * Runs one request as an operation: one attempt is sending it and handling the 2xx response
+ * within the time-out; non-2xx answers become typed errors; transient failures are retried by
+ * the configured policy; the whole runs in the span `Kernel.<operation>`.
+ *
+ * @internal
+ */
+export const execute = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError, R = never>(
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: (response: HttpClientResponse.HttpClientResponse, scope: Scope.CloseableScope) => Effect.Effect<A, E2>,
+  keep: (a: A) => boolean = () => false
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
+  R
+> => {
+  const info = describe(request)
+  const scoped = HttpClient.withScope(client)
+  // Every attempt owns its request: when the attempt ends (its body read, an error body read in
+  // part, a time-out, an interruption), the request is aborted, which destroys an unread body and
+  // closes its connection if the body was not complete. No body is ever left paused and unowned
+  // (undici 7 can crash the process on such a body when the peer closes: nodejs/undici#5360).
+  // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
+  // and then its scope is the caller's to close.
+  const run = (attempts: number) =>
+    Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        (attempts === 1
+          ? scoped.execute(request)
+          : Effect.zipRight(annotateAttempts(attempts), scoped.execute(request))).pipe(
+            Effect.locally(ownedByAttempt, true),
+            Scope.extend(scope),
+            Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+            Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+              response.status >= 200 && response.status < 300
+                ? onSuccess(response, scope)
+                : statusError(op, request, response)
+            )
+          ),
+      (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
+    )
+  return runOperation(
+    config,
+    op,
+    info,
+    (attempts) =>
+      Timeout.timeoutFail(
+        run(attempts),
+        config.timeout,
+        () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+      )
+  )
+}
+
+/**
+ * Records the attempt count on the operation's span, which exists only when tracing (see
+ * `isTracing`): without it, the current span is the caller's, which is not the SDK's to annotate.
+ */
+const annotateAttempts = (attempts: number): Effect.Effect<void> =>
+  Effect.withFiberRuntime((fiber) =>
+    isTracing(fiber) ? Effect.annotateCurrentSpan("kernel.attempts", attempts) : Effect.void
+  )
+
+/**
+ * One operation's run around its attempts: the credentials checked, transient failures retried
+ * by the configured policy (each logged at debug level), the whole in the span `Kernel.<operation>`.
+ */
+const runOperation = <A, E extends KernelError.KernelError, R>(
+  config: KernelConfig.Service,
+  op: Operation<unknown>,
+  info: { readonly method: string; readonly path: string },
+  attempt: (attempts: number) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
+  // the count of attempts belongs to one run of the operation, not to the effect value
+  Effect.suspend(() => {
+    let attempts = 0
+    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts)), (error) =>
+      KernelError.isTransient(error)
+        ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+        : Effect.void)
+    return Effect.zipRight(
+      checkCredentials(config),
+      op.idempotent ? retryTransient(logged, policyFor(config)) : retryUnrepeatable(logged, policyFor(config))
+    )
+  }).pipe((self) =>
+    Effect.withFiberRuntime((fiber) =>
+      isTracing(fiber)
+        ? Effect.withSpan(self, `Kernel.${op.name}`, {
+          kind: "client",
+          captureStackTrace: false,
+          attributes: {
+            "http.request.method": info.method,
+            "url.path": info.path,
+            "kernel.attempts": 1,
+            ...op.attributes
+          }
+        })
+        : self
+    )
+  )
+
+/**
+ * {@link execute} on a `KernelTransport`, for an answer handled within its attempt: the attempt
+ * owns its request through the transport's `Owner` rather than a scope and an `AbortController`,
+ * and its deadline is the live clock's timer cancelling the request (the attempt then fails with
+ * `Timeout`) rather than a forked fiber. When the attempt ends, however it ends, the request is
+ * released: a body not read to the end is destroyed with its connection, never left paused.
+ * On another clock (`TestClock`) the deadline is `Effect.timeoutFail`'s, as in {@link execute}.
+ *
+ * @internal
+ */
+export const executeOwned = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
+  client: HttpClient.HttpClient,
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+): Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
+> => {
+  const info = describe(request)
+  const timeout = () => new KernelError.Timeout({ ...info, timeout: config.timeout })
+  const send = client.execute(request)
+  const run = (attempts: number, millis: number | undefined) =>
+    Effect.suspend(() => {
+      // per run of the attempt (the same effect value may run on several fibers at once); the
+      // owner is made once the release is in place, and keyed by the fiber that sends
+      let owner: Transport.Owner | undefined
+      let timer: ReturnType<typeof setTimeout> | undefined
+      return Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError>((fiber) => {
+        const attempt = owner = new Transport.Owner(fiber, request)
+        if (millis !== undefined) timer = setTimeout(() => attempt.expire(), millis)
+        return (attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send)).pipe(
+          Effect.catchAll((error) => Effect.fail(transportError(request, error))),
+          Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+            response.status >= 200 && response.status < 300
+              ? onSuccess(response)
+              : statusError(op, request, response)
+          )
+        )
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (timer !== undefined) clearTimeout(timer)
+          owner?.release()
+        })),
+        Effect.catchAll((error) => Effect.fail(owner?.timedOut === true ? timeout() : error))
+      )
+    })
+  return Effect.clockWith((clock) => {
+    const millis = Timeout.timerMillis(clock, config.timeout)
+    return runOperation(
+      config,
+      op,
+      info,
+      millis === undefined
+        ? (attempts) => Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
+        : (attempts) => run(attempts, millis)
+    )
+  })
+}
+
+const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
+
+/**
+ * The API key and project id must be sendable as header values: a key with a line break (a
+ * trailing newline from a file) can never be sent, and some transports quote the invalid value
+ * whole in their error. Rejected before any request, without echoing the value.
+ *
+ * @internal
+ */
+export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<void, KernelError.InvalidInput> => {
+  let checked = checkedCredentials.get(config)
+  if (checked === undefined) {
+    checked = !isSendableToken(Redacted.value(config.apiKey))
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "apiKey",
+          message:
+            "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
+        })
+      )
+      : Option.isSome(config.projectId) && !isSendableHeaderValue(config.projectId.value)
+      ? Effect.fail(
+        new KernelError.InvalidInput({
+          field: "projectId",
+          message:
+            "projectId contains characters that cannot be sent in an HTTP header (a line break, a control or non-ASCII character, or surrounding spaces)"
+        })
+      )
+      : Effect.void
+    checkedCredentials.set(config, checked)
+  }
+  return checked
+}

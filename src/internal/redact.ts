@@ -1,0 +1,158 @@
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Effect from "effect/Effect"
+import * as Inspectable from "effect/Inspectable"
+import * as Stream from "effect/Stream"
+import { concatBytes } from "./bounded.js"
+
+/**
+ * A request as it may be shown: its `Authorization` header replaced by `<redacted>`.
+ *
+ * @internal
+ */
+export const redactRequest = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest =>
+  Headers.has(request.headers, "authorization")
+    ? HttpClientRequest.setHeader(request, "authorization", "<redacted>")
+    : request
+
+/**
+ * An error of the authenticated client, made safe to print anywhere (no credentials in it).
+ *
+ * @internal
+ */
+export const redactError = (error: HttpClientError.HttpClientError): HttpClientError.HttpClientError =>
+  error._tag === "RequestError"
+    ? new HttpClientErrorNs.RequestError({
+      request: redactRequest(error.request),
+      reason: error.reason,
+      cause: error.cause,
+      ...(error.description !== undefined ? { description: error.description } : {})
+    })
+    : redactResponseError(error)
+
+/**
+ * {@link redactError} of a response's error: its request and its response show no credentials.
+ *
+ * @internal
+ */
+export const redactResponseError = (error: HttpClientError.ResponseError): HttpClientError.ResponseError =>
+  new HttpClientErrorNs.ResponseError({
+    request: redactRequest(error.request),
+    response: error.response instanceof RedactedResponse ? error.response : new RedactedResponse(error.response),
+    reason: error.reason,
+    cause: error.cause,
+    ...(error.description !== undefined ? { description: error.description } : {})
+  })
+
+/**
+ * A response whose `request` (and every error it fails with) shows no credentials: printing it,
+ * `JSON.stringify` or `util.inspect` of it or of its errors, never renders the bearer token.
+ *
+ * @internal
+ */
+export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly request: HttpClientRequest.HttpClientRequest
+  /** Private (not an own enumerable property): it holds the request as sent, token included. */
+  readonly #original: HttpClientResponse.HttpClientResponse
+  /** The body as read by the pump of an escape-hatch response (see {@link pumped}), if any. */
+  readonly #body: Stream.Stream<Uint8Array, HttpClientError.ResponseError> | undefined
+  #bytes: Effect.Effect<Uint8Array<ArrayBuffer>, HttpClientError.ResponseError> | undefined
+  constructor(
+    original: HttpClientResponse.HttpClientResponse,
+    body?: Stream.Stream<Uint8Array, HttpClientError.ResponseError>
+  ) {
+    this.#original = original
+    this.#body = body
+    this.request = redactRequest(original.request)
+  }
+  /** The transport's response, credentials included in its request: never print it. */
+  get original(): HttpClientResponse.HttpClientResponse {
+    return this.#original
+  }
+  get status() {
+    return this.original.status
+  }
+  get headers() {
+    return this.original.headers
+  }
+  get cookies() {
+    return this.original.cookies
+  }
+  get remoteAddress() {
+    return this.original.remoteAddress
+  }
+  /** The whole pumped body, read once and kept (as the transports keep their text). */
+  private get bytes(): Effect.Effect<Uint8Array<ArrayBuffer>, HttpClientError.ResponseError> {
+    const body = this.#body!
+    return this.#bytes ??= Stream.runCollect(body).pipe(
+      Effect.map(concatBytes),
+      Effect.cached,
+      Effect.runSync
+    )
+  }
+  private decodeFailure(cause: unknown): HttpClientError.ResponseError {
+    return new HttpClientErrorNs.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  }
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.formData, redactResponseError)
+    return Effect.flatMap(this.bytes, (bytes) =>
+      Effect.tryPromise({
+        try: () => new Response(bytes, { headers: { "content-type": this.headers["content-type"] ?? "" } }).formData(),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
+  }
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.text, redactResponseError)
+    return Effect.map(this.bytes, (bytes) => new TextDecoder().decode(bytes))
+  }
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.json, redactResponseError)
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: (): unknown => text === "" ? null : JSON.parse(text),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
+  }
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.urlParamsBody, redactResponseError)
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({
+        try: () => UrlParams.fromInput(new URLSearchParams(text)),
+        catch: (cause) => this.decodeFailure(cause)
+      }))
+  }
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Effect.mapError(this.original.arrayBuffer, redactResponseError)
+    return Effect.map(this.bytes, (bytes) => {
+      const out = new ArrayBuffer(bytes.length)
+      new Uint8Array(out).set(bytes)
+      return out
+    })
+  }
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    if (this.#body === undefined) return Stream.mapError(this.original.stream, redactResponseError)
+    return this.#body
+  }
+  toJSON(): unknown {
+    return {
+      _id: "@effect/platform/HttpClientResponse",
+      request: this.request.toJSON(),
+      status: this.status,
+      headers: Headers.redact(this.headers, ["authorization", "cookie", "set-cookie", "x-api-key"])
+    }
+  }
+  toString(): string {
+    return Inspectable.format(this.toJSON())
+  }
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.toJSON()
+  }
+}

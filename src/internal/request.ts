@@ -1,0 +1,172 @@
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as KernelConfig from "../KernelConfig.js"
+import type * as KernelError from "../KernelError.js"
+import { directOf } from "./authenticate.js"
+import { execute, executeOwned } from "./execute.js"
+import * as Operations from "./operations.js"
+import { acceptEncoding } from "./responseBody.js"
+import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
+
+/**
+ * The request headers a definition implies: a binary answer is asked for by its content type (and
+ * `application/json`, for the errors), without content coding (the bytes are streamed as sent);
+ * an event stream as `text/event-stream`.
+ *
+ * @internal
+ */
+export const definitionHeaders = (definition: Operations.Definition): Readonly<Record<string, string>> => {
+  const types: Array<string> = []
+  let events = false
+  for (const answer of Object.values(definition.answers)) {
+    if (answer.kind === "bytes" && !types.includes(answer.contentType)) types.push(answer.contentType)
+    if (answer.kind === "sse") events = true
+  }
+  return types.length > 0
+    ? { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
+    : events
+    ? { accept: "text/event-stream" }
+    : {}
+}
+
+/** A body that is not JSON on a request: bytes with their content type (a multipart form included). */
+const withContent = (
+  request: HttpClientRequest.HttpClientRequest,
+  content: Operations.Content
+): HttpClientRequest.HttpClientRequest =>
+  content._tag === "Bytes"
+    ? HttpClientRequest.bodyUint8Array(request, content.bytes, content.contentType)
+    : HttpClientRequest.bodyStream(request, content.stream, {
+      contentType: content.contentType,
+      ...(content.contentLength === undefined ? {} : { contentLength: content.contentLength })
+    })
+
+/**
+ * The configuration of a call whose body is a caller's one-shot stream: no retry (its bytes cannot
+ * be sent again).
+ */
+const forContent = (config: KernelConfig.Service, content: Operations.Content | undefined): KernelConfig.Service =>
+  content?._tag === "Stream" && content.oneShot ? noRetry(config) : config
+
+const noRetry = (config: KernelConfig.Service): KernelConfig.Service => ({
+  ...config,
+  retrySchedule: Option.some(Schedule.stop)
+})
+
+/**
+ * An operation's call, derived from its definition: the input checked and turned into the request
+ * (path, query, header parameters and body from the definition), executed with the definition's
+ * documented errors, span attributes and idempotency; a 2xx answer handled by `onSuccess`.
+ *
+ * @internal
+ */
+export const makeCall = <D extends Operations.Definition, A, E2 extends KernelError.KernelError>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> },
+  onSuccess: (
+    request: HttpClientRequest.HttpClientRequest
+  ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+) => {
+  const prepare = Operations.preparer(definition)
+  const generic = requestOf(definition)
+  const make = HttpClientRequest.make(definition.method)
+  const ownHeaders = definitionHeaders(definition)
+  return (
+    { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
+  ) => {
+    const direct = directOf(httpClient)
+    // built once per operation: the headers (credentials, accept, the definition's own)
+    const headers = direct === undefined
+      ? undefined
+      : Headers.merge(direct.headers, Headers.fromInput(ownHeaders))
+    return (
+      input: unknown
+    ): Effect.Effect<
+      A,
+      | Operations.StatusErrors<D>
+      | E2
+      | CommonStatusError
+      | KernelError.TransportError
+      | KernelError.Timeout
+      | KernelError.InvalidInput
+    > => {
+      if (direct === undefined || headers === undefined) {
+        // a request per run, as below (a user's client may send the request it is given as is)
+        return Effect.suspend(() =>
+          Either.match(generic(input), {
+            onLeft: Effect.fail,
+            onRight: ({ oneShot, op, request }) =>
+              execute(httpClient, oneShot ? noRetry(config) : config, op, request, onSuccess(request))
+          })
+        )
+      }
+      const prepared = prepare(input)
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const { attributes, body, content, path, query } = prepared.right
+      const url = direct.base + path.slice(1)
+      const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
+      // the header parameters never replace the credentials or the accept header
+      const requestHeaders = prepared.right.headers === undefined
+        ? headers
+        : Headers.merge(Headers.fromInput(prepared.right.headers), headers)
+      // a request per run: the same effect value may run on several fibers at once, and a
+      // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
+      return Effect.suspend(() => {
+        let request = query === undefined
+          ? make(url, { headers: requestHeaders })
+          : make(url, { headers: requestHeaders, urlParams: query })
+        if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        else if (content !== undefined) request = withContent(request, content)
+        const own = forContent(config, content)
+        return direct.owned
+          ? executeOwned(direct.transport, own, op, request, onSuccess(request))
+          : execute(direct.transport, own, op, request, onSuccess(request))
+      })
+    }
+  }
+}
+/**
+ * The request and the operation (span name, documented errors, span attributes, idempotency) of
+ * one call, from its definition and its input, or the `InvalidInput` refusing the input.
+ *
+ * @internal
+ */
+export const requestOf = <D extends Operations.Definition>(
+  definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> }
+) => {
+  const prepare = Operations.preparer(definition)
+  const make = HttpClientRequest.make(definition.method)
+  // accept set here (not left to `authenticate`, which keeps a request's own): a header parameter
+  // named accept cannot replace it
+  const headers = Object.entries({ accept: "application/json", ...definitionHeaders(definition) })
+  return (
+    input: unknown
+  ): Either.Either<
+    {
+      readonly request: HttpClientRequest.HttpClientRequest
+      readonly op: Operation<Operations.StatusErrors<D>>
+      /** Whether its body is a caller's one-shot stream (never retried). */
+      readonly oneShot: boolean
+    },
+    KernelError.InvalidInput
+  > =>
+    Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
+      let request = query === undefined ? make(path) : make(path, { urlParams: query })
+      request = HttpClientRequest.setHeader(request, "accept-encoding", acceptEncoding)
+      // the header parameters first: the definition's own headers (and the credentials) win
+      if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
+      for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
+      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      else if (content !== undefined) request = withContent(request, content)
+      return {
+        request,
+        op: operation(definition.name, definition.errors, attributes, definition.idempotent),
+        oneShot: content?._tag === "Stream" && content.oneShot
+      }
+    })
+}

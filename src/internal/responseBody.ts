@@ -1,0 +1,392 @@
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as KernelError from "../KernelError.js"
+import { bound, concatBytes } from "./bounded.js"
+import { decodeError, describe, transportError } from "./errors.js"
+import { RedactedResponse } from "./redact.js"
+import * as Transport from "./transport.js"
+
+/** How much of an error body is read; the rest is discarded and the connection closed. */
+const errorBodyLimit = 64 * 1024
+
+/**
+ * A function made on first use: building a schema's decoder walks its whole AST, work that
+ * should not happen at import time (cold start) for operations a program may never call.
+ *
+ * @internal
+ */
+export const lazy = <F>(make: () => F): () => F => {
+  let made: F | undefined
+  return () => (made ??= make())
+}
+
+/** Up to 64 KiB of a body (and what its last chunk brought past that), as sent: "" if it could not be read. */
+const readHead = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<Uint8Array<ArrayBuffer>> =>
+  response.stream.pipe(
+    Stream.runFoldWhile(
+      { parts: new Array<Uint8Array>(), size: 0 },
+      (acc) => acc.size < errorBodyLimit,
+      (acc, chunk) => {
+        acc.parts.push(chunk)
+        acc.size += chunk.length
+        return acc
+      }
+    ),
+    Effect.map(({ parts }) => concatBytes(parts)),
+    Effect.orElseSucceed(() => new Uint8Array(0))
+  )
+
+/**
+ * Up to 64 KiB of a body as text ("" if it could not be read): an error body, or a body the SDK
+ * discards. The rest is never read; the attempt ending releases it.
+ *
+ * @internal
+ */
+export const readBounded = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+  Effect.map(readHead(response), (bytes) => new TextDecoder().decode(bytes).slice(0, errorBodyLimit))
+
+/**
+ * An error body as text: {@link readBounded}, decoded when it came with a content coding the
+ * transport did not undo (the operations ask for gzip, deflate and br). At most 64 KiB either
+ * side; "" when it cannot be decoded.
+ *
+ * @internal
+ */
+export const readErrorText = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
+  const codings = codingsOf(response.headers["content-encoding"])
+  if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
+  if (codings.length > maxCodings || codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
+  return readHead(response).pipe(
+    Effect.flatMap((bytes) => inflateAll(codings, bytes, errorBodyLimit)),
+    Effect.map((buffer) => new TextDecoder().decode(buffer.subarray(0, errorBodyLimit))),
+    Effect.orElseSucceed(() => "")
+  )
+}
+
+/**
+ * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger
+ * body is refused with a `DecodeError`, not buffered: a server cannot make the SDK hold more.
+ *
+ * @internal
+ */
+export const maxJsonBytes = 64 * 1024 * 1024
+
+const tooLarge = (request: HttpClientRequest.HttpClientRequest, status: number, declared?: number) =>
+  new KernelError.DecodeError({
+    ...describe(request),
+    status,
+    message: `the JSON body${declared === undefined ? "" : ` (${declared} bytes)`} is larger than the ${
+      maxJsonBytes / 1024 / 1024
+    } MiB a JSON answer may have`
+  })
+
+/**
+ * What the operations' JSON requests accept as content coding: the codings decoded here (or by
+ * `fetch`). A replay download asks for `identity` instead (its definition's header).
+ *
+ * @internal
+ */
+export const acceptEncoding = "gzip, deflate, br"
+
+const supportedCodings: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br"])
+
+/** The content codings of a `Content-Encoding` header, in the order they were applied (`identity` left out). */
+const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
+  header === undefined
+    ? []
+    : header.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) =>
+      coding !== "" && coding !== "identity"
+    )
+
+/**
+ * The most content codings a body may have (what undici's `fetch` accepts): each one is a decoding
+ * pass, so a longer list is refused before any of it is decoded.
+ */
+const maxCodings = 5
+
+/**
+ * Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`),
+ * unless the header lists a coding it does not know, `identity` included (`gzip, identity`): it then
+ * decodes none of them and hands the body over as sent.
+ */
+const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
+  const original = response instanceof RedactedResponse ? response.original : response
+  return Predicate.hasProperty(original, "source") && isWebResponse(original.source) &&
+    (response.headers["content-encoding"] ?? "").toLowerCase().split(",").every((coding) =>
+      supportedCodings.has(coding.trim())
+    )
+}
+
+/**
+ * A web `Response`, whichever implementation made it: the global class, or another fetch's (npm
+ * undici's `fetch` given to `FetchHttpClient.Fetch` returns its own `Response`, not the global one).
+ */
+const isWebResponse = (value: unknown): boolean =>
+  (typeof Response === "function" && value instanceof Response) ||
+  (Predicate.hasProperty(value, "bodyUsed") && typeof value.bodyUsed === "boolean" &&
+    Predicate.hasProperty(value, "arrayBuffer") && Predicate.isFunction(value.arrayBuffer) &&
+    Predicate.hasProperty(value, "headers") && Predicate.hasProperty(value, "status"))
+
+type Zlib = typeof import("node:zlib")
+let zlibModule: Promise<Zlib> | undefined
+/** node:zlib, loaded on the first encoded answer of a transport that does not decode (never in a browser). */
+const loadZlib = Effect.promise(() => zlibModule ??= import("node:zlib"))
+
+/** One coding undone, at most {@link maxJsonBytes} of output (zlib stops there: a bomb is never inflated whole). */
+const inflate = (
+  zlib: Zlib,
+  coding: string,
+  input: Buffer,
+  maxOutputLength: number = maxJsonBytes
+): Effect.Effect<Buffer, unknown> =>
+  Effect.async<Buffer, unknown>((resume) => {
+    const options = { maxOutputLength }
+    const done = (error: Error | null, output: Buffer) =>
+      resume(error === null ? Effect.succeed(output) : Effect.fail(error))
+    if (coding === "br") zlib.brotliDecompress(input, options, done)
+    // "deflate" is the zlib format; some servers send raw deflate, which fetch accepts too
+    else if (coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8) zlib.inflateRaw(input, options, done)
+    else if (coding === "deflate") zlib.inflate(input, options, done)
+    else zlib.gunzip(input, options, done)
+  })
+
+/**
+ * The codings of a body undone, in the reverse order of their application, each bounded to
+ * `maxOutputLength` bytes of output.
+ */
+const inflateAll = (
+  codings: ReadonlyArray<string>,
+  input: Uint8Array,
+  maxOutputLength: number
+): Effect.Effect<Buffer, unknown> =>
+  Effect.flatMap(loadZlib, (zlib) => {
+    let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.from(input.buffer, input.byteOffset, input.length))
+    for (const coding of [...codings].reverse()) {
+      body = Effect.flatMap(body, (bytes) => inflate(zlib, coding, bytes, maxOutputLength))
+    }
+    return body
+  })
+
+/**
+ * A body read to its end, chunk by chunk, refused with a `DecodeError` once it passes
+ * {@link maxJsonBytes} (the request is then released: nothing more is read).
+ */
+const forEachBounded = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  onChunk: (chunk: Uint8Array) => void
+): Effect.Effect<void, KernelError.DecodeError | KernelError.TransportError> =>
+  Effect.suspend(() => {
+    let size = 0
+    return response.stream.pipe(
+      Stream.mapError((error): KernelError.DecodeError | KernelError.TransportError => transportError(request, error)),
+      Stream.runForEachChunk((chunks) => {
+        for (const chunk of chunks) {
+          size += chunk.length
+          if (size > maxJsonBytes) return Effect.fail(tooLarge(request, response.status))
+          onChunk(chunk)
+        }
+        return Effect.void
+      })
+    )
+  })
+
+/**
+ * An encoded JSON body: read as sent (at most {@link maxJsonBytes}), then decoded with node:zlib,
+ * the bound counting the decoded bytes: a small body that inflates past it is refused there.
+ */
+const readEncodedJson = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  codings: ReadonlyArray<string>
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> =>
+  Effect.suspend(() => {
+    const parts: Array<Uint8Array> = []
+    return forEachBounded(request, response, (chunk) => parts.push(chunk)).pipe(
+      Effect.flatMap(() =>
+        Effect.mapError(inflateAll(codings, concatBytes(parts), maxJsonBytes), (cause) =>
+          Predicate.hasProperty(cause, "code") && cause.code === "ERR_BUFFER_TOO_LARGE"
+            ? tooLarge(request, response.status)
+            : new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(
+                `the ${codings.join(", ")} body could not be decoded: ${
+                  cause instanceof Error ? cause.message : String(cause)
+                }`,
+                512
+              )
+            }))
+      ),
+      Effect.map((buffer) =>
+        new TextDecoder().decode(buffer)
+      )
+    )
+  })
+
+/**
+ * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
+ * transports enforce) the body is read whole, or refused before it is read when too large;
+ * without one it is counted as it comes and the request released once it passes the bound.
+ */
+const readJsonText = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
+  const length = response.headers["content-length"]
+  const encoding = response.headers["content-encoding"]
+  const codings = codingsOf(encoding)
+  if (codings.length > 0) {
+    const unsupported = codings.find((coding) => !supportedCodings.has(coding))
+    if (unsupported !== undefined) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has content-encoding ${
+            bound(encoding ?? "", 100)
+          }, which the SDK does not decode (it asks for ${acceptEncoding})`
+        })
+      )
+    }
+    if (codings.length > maxCodings) {
+      return Effect.fail(
+        new KernelError.DecodeError({
+          ...describe(request),
+          status: response.status,
+          message: `the JSON body has ${codings.length} content codings, more than the ${maxCodings} the SDK decodes`
+        })
+      )
+    }
+    // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
+    // below); the other transports hand over the bytes as sent: decoded here
+    if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+    // a body fetch could not decode fails its read ("terminated", caused by zlib's error): the
+    // same DecodeError as on the other transports, not a transient TransportError retried
+    return Effect.catchTag(
+      readJsonBody(request, response, length, encoding),
+      "TransportError",
+      (error): Effect.Effect<never, KernelError.DecodeError | KernelError.TransportError> => {
+        const failure = zlibFailure(error)
+        return failure === undefined ? Effect.fail(error) : Effect.fail(
+          new KernelError.DecodeError({
+            ...describe(request),
+            status: response.status,
+            message: bound(`the ${codings.join(", ")} body could not be decoded: ${failure}`, 512)
+          })
+        )
+      }
+    )
+  }
+  return readJsonBody(request, response, length, encoding)
+}
+
+/** zlib's (or brotli's) error along a failure's `cause` chain, as `code: message`, if there is one. */
+const zlibFailure = (failure: unknown): string | undefined => {
+  let cause: unknown = failure
+  for (let depth = 0; depth < 8 && Predicate.hasProperty(cause, "cause"); depth++) {
+    cause = cause.cause
+    if (
+      Predicate.hasProperty(cause, "code") && typeof cause.code === "string" &&
+      /^(?:Z_[A-Z_]+_ERROR|Z_NEED_DICT|ERR__ERROR_|ERR_BROTLI)/.test(cause.code)
+    ) {
+      return `${cause.code}: ${cause instanceof Error ? cause.message : String(cause.code)}`
+    }
+  }
+  return undefined
+}
+
+/** A JSON body as text, decoded by the transport if it had a coding: bounded by {@link maxJsonBytes}. */
+const readJsonBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  length: string | undefined,
+  encoding: string | undefined
+): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
+  // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
+  const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
+      (encoding === undefined || encoding.trim().toLowerCase() === "identity")
+    ? Number(length)
+    : undefined
+  if (declared !== undefined) {
+    return declared > maxJsonBytes
+      ? Effect.fail(tooLarge(request, response.status, declared))
+      : Effect.mapError(response.text, (error) => transportError(request, error))
+  }
+  if (response instanceof Transport.ResponseImpl) {
+    // KernelTransport reads the body whole, dropping it past the bound
+    return Effect.flatMap(
+      Effect.mapError(response.textWithin(maxJsonBytes), (error) => transportError(request, error)),
+      (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : Effect.succeed(text)
+    )
+  }
+  return Effect.suspend(() => {
+    const decoder = new TextDecoder()
+    let text = ""
+    return Effect.map(
+      forEachBounded(request, response, (chunk) => {
+        text += decoder.decode(chunk, { stream: true })
+      }),
+      () => text + decoder.decode()
+    )
+  })
+}
+
+/**
+ * Decodes a JSON body with a schema, failing with `DecodeError` (naming the field) or
+ * `TransportError` when the body could not be read.
+ *
+ * @internal
+ */
+export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decoder = lazy(() => Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))
+  return (
+    request: HttpClientRequest.HttpClientRequest
+  ) =>
+  (
+    response: HttpClientResponse.HttpClientResponse
+  ): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> =>
+    readJsonText(request, response).pipe(
+      Effect.flatMap((text) => {
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch (cause) {
+          return Effect.fail(
+            new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
+            })
+          )
+        }
+        // decoding follows the schema, not the data; a failure here is a bug of ours, but it
+        // must still not escape as a defect: whatever the server sent, the result is typed
+        let result: Either.Either<A, ParseResult.ParseError>
+        try {
+          result = decoder()(json)
+        } catch (cause) {
+          return Effect.fail(
+            new KernelError.DecodeError({
+              ...describe(request),
+              status: response.status,
+              message: bound(
+                `body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`,
+                512
+              )
+            })
+          )
+        }
+        return Either.match(result, {
+          onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
+          onRight: Effect.succeed
+        })
+      })
+    )
+}

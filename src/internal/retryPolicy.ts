@@ -1,0 +1,126 @@
+import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as KernelConfig from "../KernelConfig.js"
+import * as KernelError from "../KernelError.js"
+import * as KernelRetry from "../KernelRetry.js"
+
+/**
+ * `Effect.retry(effect, { schedule, while: retryable })` (by default `isTransient`), except that
+ * the schedule's driver is only made once a retryable failure happened: the common case, success
+ * at the first attempt, allocates nothing for retries.
+ *
+ * @internal
+ */
+export const retryTransient = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean = KernelError.isTransient
+): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, (first) => retryFrom(effect, schedule, retryable, first))
+
+const retryFrom = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  retryable: (error: KernelError.KernelError) => boolean,
+  first: E
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Schedule.driver(schedule), (driver) => {
+    const loop = (error: E): Effect.Effect<A, E, R> =>
+      Effect.matchEffect(driver.next(error), {
+        onFailure: () => Effect.fail(error),
+        onSuccess: () => Effect.catchIf(effect, retryable, loop)
+      })
+    return loop(first)
+  })
+
+/**
+ * {@link retryTransient} for a request that is not idempotent (repeating it could repeat its
+ * action): a transient failure is retried only when the request provably never reached the
+ * server ({@link neverSent}), or the server answered 429 or `x-should-retry: true` — never after a
+ * time-out, a 5xx or a connection lost once the request may have been written. Within
+ * `KernelRetry.retryNonIdempotent` (the caller's opt-in, per call), every transient failure is.
+ *
+ * @internal
+ */
+export const retryUnrepeatable = <A, E extends KernelError.KernelError, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(
+    effect,
+    KernelError.isTransient,
+    (first) =>
+      Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
+        const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
+        return retryable(first) ? retryFrom(effect, schedule, retryable, first) : Effect.fail(first)
+      })
+  )
+
+/**
+ * Whether a transient failure of a non-idempotent request may be retried without the risk of
+ * doing its action twice: the server refused it unprocessed (429), said so (`x-should-retry:
+ * true`), or the request was never sent ({@link neverSent}).
+ *
+ * @internal
+ */
+export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
+  if (!KernelError.isTransient(error)) return false
+  switch (error._tag) {
+    case "TransportError":
+      return neverSent(error)
+    case "Timeout":
+    case "DecodeError":
+    case "InvalidInput":
+    case "ReplayNotReady":
+      return false
+    default:
+      return error.shouldRetry === true || error.status === 429
+  }
+}
+
+/** The error codes of a connection that was never made: nothing of the request was written. */
+const notConnected: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EAI_FAIL",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+/**
+ * Whether a `TransportError` proves that the request never reached the server: the transport's
+ * error (its `cause`) is a request refused before sending (an invalid URL, a body that could not
+ * be encoded), or a failure to connect (refused, unknown host, DNS failure, unreachable, connect
+ * time-out), found on the cause chain (`fetch failed` → `connect ECONNREFUSED`; an
+ * `AggregateError` of connection attempts, all refused). Anything else (a reset, a socket closed
+ * or a time-out after connecting) may have reached the server: `false`.
+ *
+ * @internal
+ */
+export const neverSent = (error: KernelError.TransportError): boolean => {
+  const cause: unknown = Reflect.get(error, "cause")
+  if (HttpClientErrorNs.isHttpClientError(cause) && cause._tag === "RequestError") {
+    if (cause.reason === "InvalidUrl" || cause.reason === "Encode") return true
+    return connectFailure(cause.cause, 0)
+  }
+  return false
+}
+
+const connectFailure = (error: unknown, depth: number): boolean => {
+  if (depth > 8 || typeof error !== "object" || error === null) return false
+  const code: unknown = Reflect.get(error, "code")
+  if (typeof code === "string") return notConnected.has(code)
+  const errors: unknown = Reflect.get(error, "errors")
+  if (Array.isArray(errors) && errors.length > 0) return errors.every((inner) => connectFailure(inner, depth + 1))
+  return connectFailure(Reflect.get(error, "cause"), depth + 1)
+}
+
+/** @internal */
+export const policyFor = (config: KernelConfig.Service) =>
+  Option.getOrElse(config.retrySchedule, () => KernelRetry.policy(config))

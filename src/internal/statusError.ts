@@ -1,0 +1,172 @@
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as KernelError from "../KernelError.js"
+import { bound } from "./bounded.js"
+import { describe } from "./errors.js"
+import type * as Operations from "./operations.js"
+import { lazy, readErrorText } from "./responseBody.js"
+import * as RetryAfter from "./retryAfter.js"
+
+/**
+ * A class of error that answers one documented status.
+ *
+ * @internal
+ */
+export type StatusErrorClass<E> = Operations.StatusErrorClass<E>
+
+/**
+ * What one operation is: its span name, the statuses it documents (beyond the common ones) and
+ * the attributes of its span.
+ *
+ * @internal
+ */
+export interface Operation<E> {
+  readonly name: string
+  readonly documented: ReadonlyArray<StatusErrorClass<E>>
+  readonly attributes: Readonly<Record<string, unknown>>
+  /**
+   * Whether repeating the request is harmless: when `false`, a failure is retried only if the
+   * request provably never reached the server, or the server answered 429 (see {@link retryUnrepeatable}).
+   */
+  readonly idempotent: boolean
+}
+
+/** @internal */
+export const operation = <E>(
+  name: string,
+  documented: ReadonlyArray<StatusErrorClass<E>>,
+  attributes: Readonly<Record<string, unknown>> = {},
+  idempotent: boolean = true
+): Operation<E> => ({ name, documented, attributes, idempotent })
+
+/** @internal */
+export type CommonStatusError =
+  | KernelError.Unauthorized
+  | KernelError.Conflict
+  | KernelError.RateLimited
+  | KernelError.InternalServerError
+  | KernelError.UnexpectedStatus
+
+const common: ReadonlyArray<StatusErrorClass<CommonStatusError>> = [
+  KernelError.Unauthorized,
+  KernelError.Conflict,
+  KernelError.RateLimited,
+  KernelError.InternalServerError
+]
+
+const excerptLength = 512
+/** The longest `code` kept from an error body. */
+const codeLength = 200
+/** How many `details` entries of an error body are kept. */
+const maxDetails = 20
+/** The most text (codes and messages) kept from `details` and `inner_error` together. */
+const detailsBudget = 1024
+/**
+ * The longest `message` kept from an error body: with the code, the details and the fixed
+ * fields, `JSON.stringify` of any status error stays under 4 KiB.
+ */
+const messageLength = 2048
+
+const boundDetail = (detail: KernelError.ErrorDetail, budget: number = 1024): KernelError.ErrorDetail =>
+  new KernelError.ErrorDetail({
+    ...(detail.code !== undefined ? { code: bound(detail.code, Math.min(codeLength, budget)) } : {}),
+    ...(detail.message !== undefined ? { message: bound(detail.message, budget) } : {})
+  })
+
+/** The size of a kept detail, as counted against {@link detailsBudget}. */
+const detailSize = (detail: KernelError.ErrorDetail): number =>
+  (detail.code?.length ?? 0) + (detail.message?.length ?? 0) + 8
+
+/**
+ * The `details` (and `inner_error`) of an error body, bounded as a whole: at most `maxDetails`
+ * entries and `detailsBudget` characters, whatever the server sent (the rendering of an error
+ * stays a few KiB).
+ */
+const boundDetails = (
+  body: KernelError.ErrorBody
+): { readonly details?: ReadonlyArray<KernelError.ErrorDetail>; readonly innerError?: KernelError.ErrorDetail } => {
+  let left = detailsBudget
+  let innerError: KernelError.ErrorDetail | undefined
+  if (body.inner_error !== undefined) {
+    innerError = boundDetail(body.inner_error, 256)
+    left -= detailSize(innerError)
+  }
+  let details: Array<KernelError.ErrorDetail> | undefined
+  if (body.details !== undefined) {
+    details = []
+    for (const detail of body.details.slice(0, maxDetails)) {
+      if (left <= 16) break
+      const kept = boundDetail(detail, Math.min(256, left - 8))
+      details.push(kept)
+      left -= detailSize(kept)
+    }
+  }
+  return {
+    ...(details !== undefined ? { details } : {}),
+    ...(innerError !== undefined ? { innerError } : {})
+  }
+}
+
+const decodeErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(KernelError.ErrorBody)))
+
+/**
+ * Turns a non-2xx response into the operation's typed error.
+ *
+ * @internal
+ */
+export const statusError = <E>(
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<never, E | CommonStatusError> =>
+  Effect.flatMap(Effect.zip(readErrorText(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
+    never,
+    E | CommonStatusError
+  > => {
+    // an undocumented success carries the operation's data, which may be secrets (a created API
+    // key, a browser's CDP URL): it is neither decoded nor quoted, only measured
+    if (response.status >= 200 && response.status < 300) {
+      return Effect.fail(
+        new KernelError.UnexpectedStatus({
+          ...describe(request),
+          status: response.status,
+          code: "unknown",
+          message: `HTTP ${response.status}, a success this operation does not document (its body, ${
+            new TextEncoder().encode(text).length
+          } bytes read, is not shown: a success may carry secrets)`,
+          body: ""
+        })
+      )
+    }
+    const body = decodeErrorBody()(text)
+    const retryAfter = RetryAfter.fromHeaders(response.headers, now)
+    const shouldRetry = RetryAfter.shouldRetry(response.headers)
+    const props: KernelError.ApiErrorFields = {
+      ...describe(request),
+      status: response.status,
+      code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
+      message: Option.match(body, {
+        onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
+        onSome: (b) => bound(b.message, messageLength)
+      }),
+      ...(Option.isSome(body) ? boundDetails(body.value) : {}),
+      ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
+      ...(shouldRetry !== undefined ? { shouldRetry } : {})
+    }
+    for (const Class of op.documented) {
+      if (Class.status === response.status) return Effect.fail(new Class(props))
+    }
+    for (const Class of common) {
+      if (Class.status === response.status) return Effect.fail(new Class(props))
+    }
+    return Effect.fail(new KernelError.UnexpectedStatus({ ...props, body: excerpt(text) }))
+  })
+
+const excerpt = (text: string): string => {
+  const flat = text.slice(0, excerptLength * 4).replace(/\s+/g, " ").trim()
+  return flat.length > excerptLength ? `${flat.slice(0, excerptLength)}…` : flat
+}
