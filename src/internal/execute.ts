@@ -2,6 +2,8 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -18,6 +20,26 @@ import { type CommonStatusError, type Operation, statusError } from "./statusErr
 import * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
 import * as Transport from "./transport.js"
+
+/**
+ * One attempt's answer: the transport's failure as a `TransportError`, a 2xx response handled by
+ * `onSuccess`, any other status as the operation's typed error.
+ */
+const answer = <A, E, E2, R>(
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  sent: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, R>,
+  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError, R> =>
+  Effect.matchEffect(sent, {
+    onFailure: (error) => Effect.fail(transportError(request, error)),
+    onSuccess: (response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+      response.status >= 200 && response.status < 300 ? onSuccess(response) : statusError(op, request, response)
+  })
+
+/** The request of an attempt after the first: the count recorded on the operation's span first. */
+const nth = <A, E, R>(attempts: number, send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send)
 
 /**
  * Runs one request as an operation: one attempt is sending it and handling the 2xx response
@@ -38,8 +60,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
   R
 > => {
-  const info = describe(request)
   const scoped = HttpClient.withScope(client)
+  const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   // Every attempt owns its request: when the attempt ends (its body read, an error body read in
   // part, a time-out, an interruption), the request is aborted, which destroys an unread body and
   // closes its connection if the body was not complete. No body is ever left paused and unowned
@@ -50,31 +72,15 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
     Effect.acquireUseRelease(
       Scope.make(),
       (scope) =>
-        (attempts === 1
-          ? scoped.execute(request)
-          : Effect.zipRight(annotateAttempts(attempts), scoped.execute(request))).pipe(
-            Effect.locally(ownedByAttempt, true),
-            Scope.extend(scope),
-            Effect.catchAll((error) => Effect.fail(transportError(request, error))),
-            Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
-              response.status >= 200 && response.status < 300
-                ? onSuccess(response, scope)
-                : statusError(op, request, response)
-            )
-          ),
+        answer(
+          op,
+          request,
+          nth(attempts, scoped.execute(request)).pipe(Effect.locally(ownedByAttempt, true), Scope.extend(scope)),
+          (response) => onSuccess(response, scope)
+        ),
       (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
     )
-  return runOperation(
-    config,
-    op,
-    info,
-    (attempts) =>
-      Timeout.timeoutFail(
-        run(attempts),
-        config.timeout,
-        () => new KernelError.Timeout({ ...info, timeout: config.timeout })
-      )
-  )
+  return runOperation(config, op, request, (attempts) => Timeout.timeoutFail(run(attempts), config.timeout, timeout))
 }
 
 /**
@@ -89,40 +95,44 @@ const annotateAttempts = (attempts: number): Effect.Effect<void> =>
 /**
  * One operation's run around its attempts: the credentials checked, transient failures retried
  * by the configured policy (each logged at debug level), the whole in the span `Kernel.<operation>`.
+ * `attempt` is given the attempt's number and the live clock's delay for its deadline (`undefined`
+ * on another clock: see `Timeout.timerMillis`).
  */
 const runOperation = <A, E extends KernelError.KernelError, R>(
   config: KernelConfig.Service,
   op: Operation<unknown>,
-  info: { readonly method: string; readonly path: string },
-  attempt: (attempts: number) => Effect.Effect<A, E, R>
+  request: HttpClientRequest.HttpClientRequest,
+  attempt: (attempts: number, millis: number | undefined) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
-  // the count of attempts belongs to one run of the operation, not to the effect value
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
+    const invalid = credentialsFailure(config)
+    const millis = Timeout.timerMillis(Context.get(fiber.currentDefaultServices, Clock.Clock), config.timeout)
+    // the count of attempts belongs to one run of the operation, not to the effect value
     let attempts = 0
-    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts)), (error) =>
+    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts, millis)), (error) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
         : Effect.void)
-    return Effect.zipRight(
-      checkCredentials(config),
-      op.idempotent ? retryTransient(logged, policyFor(config)) : retryUnrepeatable(logged, policyFor(config))
-    )
-  }).pipe((self) =>
-    Effect.withFiberRuntime((fiber) =>
-      isTracing(fiber)
-        ? Effect.withSpan(self, `Kernel.${op.name}`, {
-          kind: "client",
-          captureStackTrace: false,
-          attributes: {
-            "http.request.method": info.method,
-            "url.path": info.path,
-            "kernel.attempts": 1,
-            ...op.attributes
-          }
-        })
-        : self
-    )
-  )
+    const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
+      ? Effect.fail(invalid)
+      : op.idempotent
+      ? retryTransient(logged, policyFor(config))
+      : retryUnrepeatable(logged, policyFor(config))
+    if (!isTracing(fiber)) {
+      return self
+    }
+    const info = describe(request)
+    return Effect.withSpan(self, `Kernel.${op.name}`, {
+      kind: "client",
+      captureStackTrace: false,
+      attributes: {
+        "http.request.method": info.method,
+        "url.path": info.path,
+        "kernel.attempts": 1,
+        ...op.attributes
+      }
+    })
+  })
 
 /**
  * {@link execute} on a `KernelTransport`, for an answer handled within its attempt: the attempt
@@ -144,9 +154,8 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   A,
   E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
 > => {
-  const info = describe(request)
-  const timeout = () => new KernelError.Timeout({ ...info, timeout: config.timeout })
-  const send = client.execute(request)
+  const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
+  const send = Transport.executeOf(client)(request)
   const run = (attempts: number, millis: number | undefined) =>
     Effect.suspend(() => {
       // per run of the attempt (the same effect value may run on several fibers at once); the
@@ -156,14 +165,7 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
       return Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError>((fiber) => {
         const attempt = owner = new Transport.Owner(fiber, request)
         if (millis !== undefined) timer = setTimeout(() => attempt.expire(), millis)
-        return (attempts === 1 ? send : Effect.zipRight(annotateAttempts(attempts), send)).pipe(
-          Effect.catchAll((error) => Effect.fail(transportError(request, error))),
-          Effect.flatMap((response): Effect.Effect<A, E | E2 | CommonStatusError> =>
-            response.status >= 200 && response.status < 300
-              ? onSuccess(response)
-              : statusError(op, request, response)
-          )
-        )
+        return answer(op, request, nth(attempts, send), onSuccess)
       }).pipe(
         Effect.ensuring(Effect.sync(() => {
           if (timer !== undefined) clearTimeout(timer)
@@ -172,49 +174,42 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
         Effect.catchAll((error) => Effect.fail(owner?.timedOut === true ? timeout() : error))
       )
     })
-  return Effect.clockWith((clock) => {
-    const millis = Timeout.timerMillis(clock, config.timeout)
-    return runOperation(
-      config,
-      op,
-      info,
+  return runOperation(
+    config,
+    op,
+    request,
+    (attempts, millis) =>
       millis === undefined
-        ? (attempts) => Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
-        : (attempts) => run(attempts, millis)
-    )
-  })
+        ? Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
+        : run(attempts, millis)
+  )
 }
 
-const checkedCredentials = new WeakMap<KernelConfig.Service, Effect.Effect<void, KernelError.InvalidInput>>()
+const checkedCredentials = new WeakMap<KernelConfig.Service, KernelError.InvalidInput | null>()
 
 /**
  * The API key and project id must be sendable as header values: a key with a line break (a
  * trailing newline from a file) can never be sent, and some transports quote the invalid value
- * whole in their error. Rejected before any request, without echoing the value.
- *
- * @internal
+ * whole in their error. Rejected before any request, without echoing the value (checked once per
+ * configuration).
  */
-export const checkCredentials = (config: KernelConfig.Service): Effect.Effect<void, KernelError.InvalidInput> => {
+const credentialsFailure = (config: KernelConfig.Service): KernelError.InvalidInput | undefined => {
   let checked = checkedCredentials.get(config)
   if (checked === undefined) {
     checked = !isSendableToken(Redacted.value(config.apiKey))
-      ? Effect.fail(
-        new KernelError.InvalidInput({
-          field: "apiKey",
-          message:
-            "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
-        })
-      )
+      ? new KernelError.InvalidInput({
+        field: "apiKey",
+        message:
+          "apiKey contains characters that cannot be sent in an HTTP header (a space, a line break, a control or non-ASCII character); the key is not shown"
+      })
       : Option.isSome(config.projectId) && !isSendableHeaderValue(config.projectId.value)
-      ? Effect.fail(
-        new KernelError.InvalidInput({
-          field: "projectId",
-          message:
-            "projectId contains characters that cannot be sent in an HTTP header (a line break, a control or non-ASCII character, or surrounding spaces)"
-        })
-      )
-      : Effect.void
+      ? new KernelError.InvalidInput({
+        field: "projectId",
+        message:
+          "projectId contains characters that cannot be sent in an HTTP header (a line break, a control or non-ASCII character, or surrounding spaces)"
+      })
+      : null
     checkedCredentials.set(config, checked)
   }
-  return checked
+  return checked ?? undefined
 }

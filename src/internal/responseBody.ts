@@ -314,18 +314,17 @@ const readJsonBody = (
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")
     ? Number(length)
     : undefined
-  if (declared !== undefined) {
-    return declared > maxJsonBytes
-      ? Effect.fail(tooLarge(request, response.status, declared))
-      : Effect.mapError(response.text, (error) => transportError(request, error))
+  if (declared !== undefined && declared > maxJsonBytes) {
+    return Effect.fail(tooLarge(request, response.status, declared))
   }
   if (response instanceof Transport.ResponseImpl) {
     // KernelTransport reads the body whole, dropping it past the bound
-    return Effect.flatMap(
-      Effect.mapError(response.textWithin(maxJsonBytes), (error) => transportError(request, error)),
-      (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : Effect.succeed(text)
-    )
+    return Effect.matchEffect(response.textWithin(maxJsonBytes), {
+      onFailure: (error) => Effect.fail(transportError(request, error)),
+      onSuccess: (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : Effect.succeed(text)
+    })
   }
+  if (declared !== undefined) return Effect.mapError(response.text, (error) => transportError(request, error))
   return Effect.suspend(() => {
     const decoder = new TextDecoder()
     let text = ""

@@ -121,6 +121,22 @@ const connectFailure = (error: unknown, depth: number): boolean => {
   return connectFailure(Reflect.get(error, "cause"), depth + 1)
 }
 
-/** @internal */
-export const policyFor = (config: KernelConfig.Service) =>
-  Option.getOrElse(config.retrySchedule, () => KernelRetry.policy(config))
+const policies = new WeakMap<KernelConfig.Service, Schedule.Schedule<unknown, KernelError.KernelError>>()
+
+/**
+ * The retry schedule of a configuration: its own, or `KernelRetry.policy` of its options (made
+ * once per configuration: a schedule keeps no state of its own, its driver does).
+ *
+ * @internal
+ */
+export const policyFor = (config: KernelConfig.Service): Schedule.Schedule<unknown, KernelError.KernelError> => {
+  let policy = policies.get(config)
+  if (policy === undefined) {
+    policy = Option.getOrElse(
+      config.retrySchedule,
+      (): Schedule.Schedule<unknown, KernelError.KernelError> => KernelRetry.policy(config)
+    )
+    policies.set(config, policy)
+  }
+  return policy
+}

@@ -514,27 +514,38 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   /** Everything: waits for the end, without a bound on what is buffered. */
   readAll(): Effect.Effect<Buffer, unknown> {
     return Effect.async<Buffer, unknown>((resume) => {
-      this.unbounded = true
-      this.reading = true
-      this.clearIdleTimer()
-      const check = (): void => {
-        if (this.overLimit) {
-          resume(Effect.fail(bodyTooLarge))
-        } else if (this.state === State.Done) {
-          resume(Effect.succeed(this.takeAll()))
-        } else if (this.state === State.Failed) {
-          resume(Effect.fail(this.error))
-        } else {
-          this.waiter = check
-        }
-      }
-      check()
-      this.resumeIfPaused()
-      return Effect.sync(() => {
-        this.waiter = undefined
-        this.cancel()
-      })
+      this.collect((error, buffer) => resume(buffer === undefined ? Effect.fail(error) : Effect.succeed(buffer)))
+      return Effect.sync(() => this.stopCollecting())
     })
+  }
+
+  /**
+   * Calls `done` once, with the whole body or why it could not be read (`bodyTooLarge` past the
+   * `limit`); at once if the body is already over. {@link stopCollecting} cancels it.
+   */
+  collect(done: (error: unknown, buffer: Buffer | undefined) => void): void {
+    this.unbounded = true
+    this.reading = true
+    this.clearIdleTimer()
+    const check = (): void => {
+      if (this.overLimit) {
+        done(bodyTooLarge, undefined)
+      } else if (this.state === State.Done) {
+        done(undefined, this.takeAll())
+      } else if (this.state === State.Failed) {
+        done(this.error, undefined)
+      } else {
+        this.waiter = check
+      }
+    }
+    check()
+    this.resumeIfPaused()
+  }
+
+  /** The reader of {@link collect} is gone (interrupted): the exchange is cancelled. */
+  stopCollecting(): void {
+    this.waiter = undefined
+    this.cancel()
   }
 
   private takeAll(): Buffer {
@@ -679,15 +690,31 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
 
   /**
    * The body as text, or `undefined` when it has more than `limit` bytes: it is then dropped as
-   * it comes (never held) and the request released. For the SDK's bounded JSON reads.
+   * it comes (never held) and the request released. For the SDK's bounded JSON reads: one effect,
+   * whose outcome later reads of the body share (as they share {@link body}'s).
    */
   textWithin(limit: number): Effect.Effect<string | undefined, HttpClientError.ResponseError> {
-    if (this.bodyCache === undefined) this.exchange.limit = limit
-    return Effect.catchIf(
-      this.text,
-      (error) => error.cause === bodyTooLarge,
-      () => Effect.succeed(undefined)
-    )
+    if (this.bodyCache !== undefined) {
+      return Effect.catchIf(this.text, (error) => error.cause === bodyTooLarge, () => Effect.succeed(undefined))
+    }
+    this.exchange.limit = limit
+    return Effect.async<string | undefined, HttpClientError.ResponseError>((resume) => {
+      this.exchange.collect((error, buffer) => {
+        if (buffer !== undefined) {
+          this.bodyCache = Effect.succeed(buffer)
+          resume(Effect.succeed(decoder.decode(buffer)))
+          return
+        }
+        const failure = this.decodeError(error)
+        this.bodyCache = Effect.fail(failure)
+        resume(error === bodyTooLarge ? Effect.succeed(undefined) : Effect.fail(failure))
+      })
+      return Effect.sync(() => {
+        // an interrupted read released the body: later reads fail with that
+        this.bodyCache = Effect.fail(this.decodeError(aborted()))
+        this.exchange.stopCollecting()
+      })
+    })
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
@@ -847,8 +874,13 @@ const ownerOf = (
   return owner !== undefined && owner.request === request && owner.exchange === undefined ? owner : undefined
 }
 
-/** The clients this module made: they honour `owners`. */
-const ownClients = new WeakSet<HttpClient.HttpClient>()
+/** The clients this module made (they honour `owners`), with what they do with a request. */
+const ownClients = new WeakMap<
+  HttpClient.HttpClient,
+  (
+    request: HttpClientRequest.HttpClientRequest
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+>()
 
 /** Whether the client is a `KernelTransport` (it honours `owners`). @internal */
 export const isOwnable = (client: HttpClient.HttpClient): boolean => ownClients.has(client)
@@ -886,53 +918,58 @@ const send = (
   names: RedactedNames,
   options: Options,
   fiber: Fiber.RuntimeFiber<unknown, unknown>
-): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-  Effect.flatMap(
-    convertBody(request, names, request.body),
-    ([body, contentType]) =>
-      Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((resume) => {
-        const exchange = new Exchange(options.highWaterMark, options.abandonAfter)
-        const finalHeaders = contentType === undefined ? headers : { ...headers, "content-type": contentType }
-        exchange.onHead = (ok, error) => {
-          if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
-          else resume(Effect.fail(transportError(request, names, error)))
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> => {
+  const dispatch = (body: DispatchBody, contentType: string | undefined) =>
+    Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((resume) => {
+      const exchange = new Exchange(options.highWaterMark, options.abandonAfter)
+      const finalHeaders = contentType === undefined ? headers : { ...headers, "content-type": contentType }
+      exchange.onHead = (ok, error) => {
+        if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
+        else resume(Effect.fail(transportError(request, names, error)))
+      }
+      // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
+      // request's scope closing aborts it (and its body)
+      const owner = ownerOf(fiber, request)
+      const scoped = owner === undefined ? scopedRequests.get(request) : undefined
+      if (owner !== undefined) {
+        // its deadline passed before it could be sent: never sent
+        if (owner.cancelled) {
+          resume(Effect.fail(transportError(request, names, new Error("the deadline passed before it was sent"))))
+          return
         }
-        // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
-        // request's scope closing aborts it (and its body)
-        const owner = ownerOf(fiber, request)
-        const scoped = owner === undefined ? scopedRequests.get(request) : undefined
-        if (owner !== undefined) {
-          // its deadline passed before it could be sent: never sent
-          if (owner.cancelled) {
-            resume(Effect.fail(transportError(request, names, new Error("the deadline passed before it was sent"))))
-            return
-          }
-          owner.exchange = exchange
-        } else if (scoped !== undefined) {
-          if (scoped.signal.aborted) exchange.cancelled = true
-          else scoped.signal.addEventListener("abort", () => exchange.cancel(), { once: true })
-        }
-        try {
-          dispatcher.dispatch({
-            origin: url.origin,
-            path: url.pathname + url.search,
-            method: request.method,
-            headers: finalHeaders,
-            body
-          }, exchange)
-        } catch (cause) {
-          exchange.onHead = undefined
-          resume(Effect.fail(transportError(request, names, cause)))
-        }
-        // released or expired while it was being dispatched
-        if (owner?.cancelled === true) exchange.cancel()
-        // interrupted before the headers: abort, the socket is destroyed and freed
-        return Effect.sync(() => {
-          exchange.onHead = undefined
-          exchange.cancel()
-        })
+        owner.exchange = exchange
+      } else if (scoped !== undefined) {
+        if (scoped.signal.aborted) exchange.cancelled = true
+        else scoped.signal.addEventListener("abort", () => exchange.cancel(), { once: true })
+      }
+      try {
+        dispatcher.dispatch({
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: request.method,
+          headers: finalHeaders,
+          body
+        }, exchange)
+      } catch (cause) {
+        exchange.onHead = undefined
+        resume(Effect.fail(transportError(request, names, cause)))
+      }
+      // released or expired while it was being dispatched
+      if (owner?.cancelled === true) exchange.cancel()
+      // interrupted before the headers: abort, the socket is destroyed and freed
+      return Effect.sync(() => {
+        exchange.onHead = undefined
+        exchange.cancel()
       })
-  )
+    })
+  // no body, or bytes (the SDK's JSON): sent as they are, without converting them in an effect first
+  const body = request.body
+  return body._tag === "Empty"
+    ? dispatch(null, undefined)
+    : body._tag === "Uint8Array"
+    ? dispatch(body.body, undefined)
+    : Effect.flatMap(convertBody(request, names, body), ([converted, contentType]) => dispatch(converted, contentType))
+}
 
 /** @internal */
 export interface Options {
@@ -995,48 +1032,60 @@ const traced = (
 
 /** @internal */
 export const make = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient => {
-  const client = makeClient(dispatcher, options)
-  ownClients.add(client)
+  const execute = executor(dispatcher, options)
+  const client = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+    (effect) => Effect.flatMap(effect, execute),
+    Effect.succeed
+  )
+  ownClients.set(client, execute)
   return client
 }
 
-const makeClient = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient =>
-  HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
-    (effect) =>
-      Effect.flatMap(
-        effect,
-        (request) =>
-          Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
-            const names = fiber.getFiberRef(Headers.currentRedactedNames)
-            const urlResult = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
-            if (urlResult._tag === "Left") {
-              return Effect.fail(
-                new HttpClientError.RequestError({
-                  request: redactRequest(request, names),
-                  reason: "InvalidUrl",
-                  cause: urlResult.left
-                })
-              )
-            }
-            const url = urlResult.right
-            if (url.protocol !== "http:" && url.protocol !== "https:") {
-              return Effect.fail(
-                new HttpClientError.RequestError({
-                  request: redactRequest(request, names),
-                  reason: "InvalidUrl",
-                  description: `unsupported protocol ${url.protocol}`
-                })
-              )
-            }
-            const tracing = isTracing(fiber) &&
-              !fiber.getFiberRef(HttpClient.currentTracerDisabledWhen)(request)
-            return tracing
-              ? traced(dispatcher, request, url, fiber, names, options)
-              : send(dispatcher, request, url, request.headers, names, options, fiber)
-          })
-      ),
-    Effect.succeed
-  )
+/**
+ * What the client of {@link make} does with a request, taken directly by the SDK's attempts (no
+ * `preprocess` / `postprocess` effects around it, which this client does not use).
+ *
+ * @internal
+ */
+export const executeOf = (
+  client: HttpClient.HttpClient
+): (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<
+  HttpClientResponse.HttpClientResponse,
+  HttpClientError.HttpClientError
+> => ownClients.get(client) ?? client.execute
+
+const executor = (dispatcher: Undici.Dispatcher, options: Options) =>
+(
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
+    const names = fiber.getFiberRef(Headers.currentRedactedNames)
+    const urlResult = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
+    if (urlResult._tag === "Left") {
+      return Effect.fail(
+        new HttpClientError.RequestError({
+          request: redactRequest(request, names),
+          reason: "InvalidUrl",
+          cause: urlResult.left
+        })
+      )
+    }
+    const url = urlResult.right
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      return Effect.fail(
+        new HttpClientError.RequestError({
+          request: redactRequest(request, names),
+          reason: "InvalidUrl",
+          description: `unsupported protocol ${url.protocol}`
+        })
+      )
+    }
+    const tracing = isTracing(fiber) &&
+      !fiber.getFiberRef(HttpClient.currentTracerDisabledWhen)(request)
+    return tracing
+      ? traced(dispatcher, request, url, fiber, names, options)
+      : send(dispatcher, request, url, request.headers, names, options, fiber)
+  })
 
 /** @internal */
 export const optionsOf = (options: AgentOptions): Options => ({
