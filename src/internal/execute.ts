@@ -2,9 +2,11 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -15,7 +17,7 @@ import { ownedByAttempt } from "./authenticate.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import { describe, transportError } from "./errors.js"
 import * as Log from "./log.js"
-import { policyFor, retryTransient, retryUnrepeatable } from "./retryPolicy.js"
+import { policyFor, retry } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
@@ -108,16 +110,18 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
     const invalid = credentialsFailure(config)
     const millis = Timeout.timerMillis(Context.get(fiber.currentDefaultServices, Clock.Clock), config.timeout)
     // the count of attempts belongs to one run of the operation, not to the effect value
-    let attempts = 0
-    const logged = Effect.tapError(Effect.suspend(() => attempt(++attempts, millis)), (error) =>
+    let attempts = 1
+    const onTransient = (error: E) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
-        : Effect.void)
+        : Effect.void
     const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
       ? Effect.fail(invalid)
-      : op.idempotent
-      ? retryTransient(logged, policyFor(config))
-      : retryUnrepeatable(logged, policyFor(config))
+      : retry(
+        attempt(1, millis),
+        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis)), onTransient),
+        { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
+      )
     if (!isTracing(fiber)) {
       return self
     }
@@ -156,24 +160,36 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
 > => {
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   const send = Transport.executeOf(client)(request)
+  // per run of the attempt (the same effect value may run on several fibers at once): the owner,
+  // keyed by the fiber that sends, is made where nothing can interrupt before the release is in
+  // place; the release runs however the attempt ends, and a failure after the deadline passed is
+  // the Timeout
   const run = (attempts: number, millis: number | undefined) =>
-    Effect.suspend(() => {
-      // per run of the attempt (the same effect value may run on several fibers at once); the
-      // owner is made once the release is in place, and keyed by the fiber that sends
-      let owner: Transport.Owner | undefined
-      let timer: ReturnType<typeof setTimeout> | undefined
-      return Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError>((fiber) => {
-        const attempt = owner = new Transport.Owner(fiber, request)
-        if (millis !== undefined) timer = setTimeout(() => attempt.expire(), millis)
-        return answer(op, request, nth(attempts, send), onSuccess)
-      }).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          if (timer !== undefined) clearTimeout(timer)
-          owner?.release()
-        })),
-        Effect.catchAll((error) => Effect.fail(owner?.timedOut === true ? timeout() : error))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout>(
+        (fiber) => {
+          const owner = new Transport.Owner(fiber, request)
+          const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
+          const release = () => {
+            if (timer !== undefined) clearTimeout(timer)
+            owner.release()
+          }
+          return Effect.matchCauseEffect(restore(answer(op, request, nth(attempts, send), onSuccess)), {
+            onFailure: (cause) => {
+              release()
+              const failure = Cause.failureOrCause(cause)
+              return Either.isLeft(failure)
+                ? Effect.fail(owner.timedOut ? timeout() : failure.left)
+                : Effect.failCause(failure.right)
+            },
+            onSuccess: (value) => {
+              release()
+              return Effect.succeed(value)
+            }
+          })
+        }
       )
-    })
+    )
   return runOperation(
     config,
     op,

@@ -8,17 +8,37 @@ import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
 
 /**
- * `Effect.retry(effect, { schedule, while: retryable })` (by default `isTransient`), except that
- * the schedule's driver is only made once a retryable failure happened: the common case, success
- * at the first attempt, allocates nothing for retries.
+ * An operation's attempts, retried after a transient failure by the schedule: `first` is the first
+ * attempt, `again` each later one. An idempotent operation retries every transient failure; one
+ * that is not (repeating it could repeat its action) only a failure of a request that provably
+ * never reached the server ({@link neverSent}), or that the server answered 429 or
+ * `x-should-retry: true` ({@link isSafeToRepeat}) — never after a time-out, a 5xx or a connection
+ * lost once the request may have been written. Within `KernelRetry.retryNonIdempotent` (the
+ * caller's opt-in, per call), every transient failure is. `onTransient` sees each transient
+ * failure of the first attempt (`again` reports its own). The schedule (and its driver) is only
+ * made once a retryable failure happened: success at the first attempt allocates nothing for retries.
  *
  * @internal
  */
-export const retryTransient = <A, E extends KernelError.KernelError, R>(
-  effect: Effect.Effect<A, E, R>,
-  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
-  retryable: (error: KernelError.KernelError) => boolean = KernelError.isTransient
-): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, (first) => retryFrom(effect, schedule, retryable, first))
+export const retry = <A, E extends KernelError.KernelError, R>(
+  first: Effect.Effect<A, E, R>,
+  again: () => Effect.Effect<A, E, R>,
+  options: {
+    readonly idempotent: boolean
+    readonly schedule: () => Schedule.Schedule<unknown, KernelError.KernelError>
+    readonly onTransient: (error: E) => Effect.Effect<void>
+  }
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(first, KernelError.isTransient, (error) =>
+    Effect.zipRight(
+      options.onTransient(error),
+      options.idempotent
+        ? retryFrom(again(), options.schedule(), KernelError.isTransient, error)
+        : Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
+          const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
+          return retryable(error) ? retryFrom(again(), options.schedule(), retryable, error) : Effect.fail(error)
+        })
+    ))
 
 const retryFrom = <A, E extends KernelError.KernelError, R>(
   effect: Effect.Effect<A, E, R>,
@@ -34,29 +54,6 @@ const retryFrom = <A, E extends KernelError.KernelError, R>(
       })
     return loop(first)
   })
-
-/**
- * {@link retryTransient} for a request that is not idempotent (repeating it could repeat its
- * action): a transient failure is retried only when the request provably never reached the
- * server ({@link neverSent}), or the server answered 429 or `x-should-retry: true` — never after a
- * time-out, a 5xx or a connection lost once the request may have been written. Within
- * `KernelRetry.retryNonIdempotent` (the caller's opt-in, per call), every transient failure is.
- *
- * @internal
- */
-export const retryUnrepeatable = <A, E extends KernelError.KernelError, R>(
-  effect: Effect.Effect<A, E, R>,
-  schedule: Schedule.Schedule<unknown, KernelError.KernelError>
-): Effect.Effect<A, E, R> =>
-  Effect.catchIf(
-    effect,
-    KernelError.isTransient,
-    (first) =>
-      Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
-        const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
-        return retryable(first) ? retryFrom(effect, schedule, retryable, first) : Effect.fail(first)
-      })
-  )
 
 /**
  * Whether a transient failure of a non-idempotent request may be retried without the risk of

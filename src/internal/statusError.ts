@@ -30,7 +30,7 @@ export interface Operation<E> {
   readonly attributes: Readonly<Record<string, unknown>>
   /**
    * Whether repeating the request is harmless: when `false`, a failure is retried only if the
-   * request provably never reached the server, or the server answered 429 (see {@link retryUnrepeatable}).
+   * request provably never reached the server, or the server answered 429 (see `retry` in retryPolicy.ts).
    */
   readonly idempotent: boolean
 }
