@@ -84,6 +84,8 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
     const headers = direct === undefined
       ? undefined
       : Headers.merge(direct.headers, Headers.fromInput(ownHeaders))
+    // the request of a call without header parameters, but for its URL (one copy per call, not three)
+    const template = headers === undefined ? undefined : make("", { headers })
     return (
       input: unknown
     ): Effect.Effect<
@@ -117,9 +119,10 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       // a request per run: the same effect value may run on several fibers at once, and a
       // request's identity keys what owns it (the platform's `withScope`, the transport's owner)
       return Effect.suspend(() => {
-        let request = query === undefined
-          ? make(url, { headers: requestHeaders })
-          : make(url, { headers: requestHeaders, urlParams: query })
+        let request = template !== undefined && requestHeaders === headers
+          ? HttpClientRequest.setUrl(template, url)
+          : make(url, { headers: requestHeaders })
+        if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
         else if (content !== undefined) request = withContent(request, content)
         const own = forContent(config, content)

@@ -239,8 +239,9 @@ const readJsonText = (
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
-  const length = response.headers["content-length"]
-  const encoding = response.headers["content-encoding"]
+  // on KernelTransport, without building the record of every header
+  const length = headerOf(response, "content-length")
+  const encoding = headerOf(response, "content-encoding")
   const codings = codingsOf(encoding)
   if (codings.length > 0) {
     const unsupported = codings.find((coding) => !supportedCodings.has(coding))
@@ -286,6 +287,9 @@ const readJsonText = (
   }
   return readJsonBody(request, response, length, encoding)
 }
+
+const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
+  response instanceof Transport.ResponseImpl ? response.header(name) : response.headers[name]
 
 /** zlib's (or brotli's) error along a failure's `cause` chain, as `code: message`, if there is one. */
 const zlibFailure = (failure: unknown): string | undefined => {

@@ -650,6 +650,23 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
     return this.cachedHeaders ??= Headers.unsafeFromRecord(headersOf(this.exchange.rawHeaders))
   }
 
+  /**
+   * One header's value as {@link headers} has it (repeated ones joined), without building the
+   * record of every header: what the SDK's JSON read looks at (its length and content coding).
+   */
+  header(name: string): string | undefined {
+    if (this.cachedHeaders !== undefined) return this.cachedHeaders[name]
+    const raw = this.exchange.rawHeaders
+    let out: string | undefined
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const key = raw[i]!
+      if (key.length !== name.length || key.toString("latin1").toLowerCase() !== name) continue
+      const value = raw[i + 1]!.toString("latin1")
+      out = out === undefined ? value : `${out}, ${value}`
+    }
+    return out
+  }
+
   private cachedCookies: Cookies.Cookies | undefined
   get cookies(): Cookies.Cookies {
     return this.cachedCookies ??= Cookies.fromSetCookie(setCookiesOf(this.exchange.rawHeaders))
