@@ -11,7 +11,8 @@
  * `--footprint` runs only the footprint rows of issue 18 (every run has them): cold start (the whole
  * package, one area above the shared client, building Kernel.layer) in fresh processes, the bundle sizes
  * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
- * bench/results-footprint.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
+ * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, 10,000
+ * pools: no replay, cold start, bundle or type-check row) and writes bench/results-calls.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
  * (an earlier revision built into .tmp), interleaved with this one's, so both come from the same hour.
  */
 import { execFileSync } from "node:child_process"
@@ -26,6 +27,8 @@ const quick = process.argv.includes("--quick")
 const replaysOnly = process.argv.includes("--replays")
 // `--footprint`: only cold start, Kernel.layer's build, bundle sizes and the type-check cost
 const footprintOnly = process.argv.includes("--footprint")
+// `--calls`: only the per-call rows (sequential, in flight, pools), for a targeted run
+const callsOnly = process.argv.includes("--calls")
 // `--before-dist=<dir>`: the cold rows of an earlier build too (bench/cold.mjs EFFECT_KERNEL_DIST)
 const beforeDist = process.argv.find((arg) => arg.startsWith("--before-dist="))?.slice("--before-dist=".length)
 // `--no-huge`: without the 8 GiB row; `--rounds=N`: N interleaved rounds (default 3, 1 with --quick)
@@ -41,9 +44,9 @@ const sizes = {
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: replaysOnly ? 0 : quick ? 1 : 5,
+  coldRuns: replaysOnly || callsOnly ? 0 : quick ? 1 : 5,
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
-  tscRuns: replaysOnly ? 0 : quick ? 1 : 3
+  tscRuns: replaysOnly || callsOnly ? 0 : quick ? 1 : 3
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
@@ -101,7 +104,7 @@ try {
       record("list 10,000 pools (ms/call)", client.name, (performance.now() - started) / sizes.pools)
     }
     // streaming: each client in a fresh process, so its RSS is its own
-    const streaming = clients.flatMap((client, index) => client.stream ? [{ client, index }] : [])
+    const streaming = callsOnly ? [] : clients.flatMap((client, index) => client.stream ? [{ client, index }] : [])
     // the large sizes: raw undici and effect-kernel on its own transport (first two: the 8 GiB row), the
     // bare KernelTransport stream (the transport alone) and effect-kernel on the platform's undici
     const large = [
@@ -117,7 +120,7 @@ try {
       bytes: sizes.stream
     }))
     for (const { client, index } of large) streams.push({ client, index, bytes: sizes.streamLarge })
-    if (round === 0 && sizes.streamHuge > 0) {
+    if (round === 0 && sizes.streamHuge > 0 && !callsOnly) {
       for (const { client, index } of large.slice(0, 2)) streams.push({ client, index, bytes: sizes.streamHuge })
     }
     for (const { bytes, client, index } of streams) {
@@ -175,7 +178,7 @@ try {
   }
   // bundle sizes (esbuild, minified) and the type-check cost: each its own script, run once
   let bundleKib: Record<string, number> | undefined
-  if (!replaysOnly) {
+  if (!replaysOnly && !callsOnly) {
     const out = execFileSync(process.execPath, ["--import", tsxLoader, `${root}scripts/bundle-size.ts`, "--json"], {
       encoding: "utf8"
     })
@@ -253,6 +256,12 @@ try {
     ratio(med(concurrentMetric, kt), med(concurrentMetric, raw)),
     ">=",
     0.5
+  ])
+  targets.push([
+    `${sizes.inFlight} in flight, KernelTransport / raw undici (issue 18)`,
+    ratio(med(concurrentMetric, kt), med(concurrentMetric, raw)),
+    ">=",
+    0.7
   ])
   targets.push([
     `${sizes.inFlight} in flight, KernelTransport / official client`,
@@ -340,7 +349,7 @@ try {
   lines.push("", `targets${quick ? " (--quick: sizes too small to judge)" : ""}`)
   const targetResults: Array<{ target: string; value: number | null; bound: string; met: boolean | null }> = []
   for (const [target, value, op, bound] of targets) {
-    if (footprintOnly && value === undefined) continue
+    if ((footprintOnly || callsOnly) && value === undefined) continue
     const met = value === undefined ? null : op === ">=" ? value >= bound : value <= bound
     targetResults.push({ target, value: value ?? null, bound: `${op} ${bound}`, met })
     lines.push(
@@ -350,7 +359,13 @@ try {
     )
   }
   console.log(lines.join("\n"))
-  const resultsFile = replaysOnly ? "results-replays.json" : footprintOnly ? "results-footprint.json" : "results.json"
+  const resultsFile = replaysOnly
+    ? "results-replays.json"
+    : footprintOnly
+    ? "results-footprint.json"
+    : callsOnly
+    ? "results-calls.json"
+    : "results.json"
   fs.writeFileSync(
     new URL(resultsFile, import.meta.url),
     JSON.stringify(
