@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Fiber, Layer, Redacted, Scheduler, Supervisor } from "effect"
 import { BrowserPools, Computer, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+import * as Zlib from "node:zlib"
 import { httpServer as serve, waitUntil } from "./utils/loopback.js"
 
 // An operation's attempt on KernelTransport owns its request through the transport (no scope, no
@@ -220,4 +221,25 @@ describe("KernelTransport: an operation's attempt", () => {
       }),
     60_000
   )
+
+  it.scopedLive("a content coding given in two header lines: both undone, as one joined header says", () =>
+    Effect.gen(function*() {
+      // the JSON read looks its headers up one by one (not through the record of every header): a
+      // repeated Content-Encoding must still read "gzip, gzip", or the body is decoded once
+      const body = Zlib.gzipSync(Zlib.gzipSync(Buffer.from(mouse)))
+      const served = yield* serve((_req, res) => {
+        res.writeHead(
+          200,
+          [
+            ["content-type", "application/json"],
+            ["content-encoding", "gzip"],
+            ["content-encoding", "gzip"],
+            ["content-length", String(body.length)]
+          ].flat()
+        )
+        res.end(body)
+      })
+      const position = yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(sdk(served.url)))
+      expect(position).toEqual({ x: 1, y: 2 })
+    }))
 })
