@@ -235,10 +235,11 @@ const readEncodedJson = (
  * transports enforce) the body is read whole, or refused before it is read when too large;
  * without one it is counted as it comes and the request released once it passes the bound.
  */
-const readJsonText = (
+const readJsonText = <A>(
   request: HttpClientRequest.HttpClientRequest,
-  response: HttpClientResponse.HttpClientResponse
-): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
+  response: HttpClientResponse.HttpClientResponse,
+  onText: (text: string) => Effect.Effect<A, KernelError.DecodeError>
+): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> => {
   // on KernelTransport, without building the record of every header
   const length = headerOf(response, "content-length")
   const encoding = headerOf(response, "content-encoding")
@@ -267,11 +268,11 @@ const readJsonText = (
     }
     // fetch decodes what it receives (and the bytes it hands over are the decoded ones, counted
     // below); the other transports hand over the bytes as sent: decoded here
-    if (!decodedByTransport(response)) return readEncodedJson(request, response, codings)
+    if (!decodedByTransport(response)) return Effect.flatMap(readEncodedJson(request, response, codings), onText)
     // a body fetch could not decode fails its read ("terminated", caused by zlib's error): the
     // same DecodeError as on the other transports, not a transient TransportError retried
     return Effect.catchTag(
-      readJsonBody(request, response, length, encoding),
+      readJsonBody(request, response, length, encoding, onText),
       "TransportError",
       (error): Effect.Effect<never, KernelError.DecodeError | KernelError.TransportError> => {
         const failure = zlibFailure(error)
@@ -285,7 +286,7 @@ const readJsonText = (
       }
     )
   }
-  return readJsonBody(request, response, length, encoding)
+  return readJsonBody(request, response, length, encoding, onText)
 }
 
 const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
@@ -306,13 +307,17 @@ const zlibFailure = (failure: unknown): string | undefined => {
   return undefined
 }
 
-/** A JSON body as text, decoded by the transport if it had a coding: bounded by {@link maxJsonBytes}. */
-const readJsonBody = (
+/**
+ * A JSON body as text, decoded by the transport if it had a coding: bounded by {@link maxJsonBytes},
+ * then given to `onText` (on KernelTransport, in the same step as the read).
+ */
+const readJsonBody = <A>(
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse,
   length: string | undefined,
-  encoding: string | undefined
-): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> => {
+  encoding: string | undefined,
+  onText: (text: string) => Effect.Effect<A, KernelError.DecodeError>
+): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> => {
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
   const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
       (encoding === undefined || encoding.trim().toLowerCase() === "identity")
@@ -325,18 +330,20 @@ const readJsonBody = (
     // KernelTransport reads the body whole, dropping it past the bound
     return Effect.matchEffect(response.textWithin(maxJsonBytes), {
       onFailure: (error) => Effect.fail(transportError(request, error)),
-      onSuccess: (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : Effect.succeed(text)
+      onSuccess: (text) => text === undefined ? Effect.fail(tooLarge(request, response.status)) : onText(text)
     })
   }
-  if (declared !== undefined) return Effect.mapError(response.text, (error) => transportError(request, error))
+  if (declared !== undefined) {
+    return Effect.flatMap(Effect.mapError(response.text, (error) => transportError(request, error)), onText)
+  }
   return Effect.suspend(() => {
     const decoder = new TextDecoder()
     let text = ""
-    return Effect.map(
+    return Effect.flatMap(
       forEachBounded(request, response, (chunk) => {
         text += decoder.decode(chunk, { stream: true })
       }),
-      () => text + decoder.decode()
+      () => onText(text + decoder.decode())
     )
   })
 }
@@ -355,41 +362,39 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
   (
     response: HttpClientResponse.HttpClientResponse
   ): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> =>
-    readJsonText(request, response).pipe(
-      Effect.flatMap((text) => {
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch (cause) {
-          return Effect.fail(
-            new KernelError.DecodeError({
-              ...describe(request),
-              status: response.status,
-              message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
-            })
-          )
-        }
-        // decoding follows the schema, not the data; a failure here is a bug of ours, but it
-        // must still not escape as a defect: whatever the server sent, the result is typed
-        let result: Either.Either<A, ParseResult.ParseError>
-        try {
-          result = decoder()(json)
-        } catch (cause) {
-          return Effect.fail(
-            new KernelError.DecodeError({
-              ...describe(request),
-              status: response.status,
-              message: bound(
-                `body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`,
-                512
-              )
-            })
-          )
-        }
-        return Either.match(result, {
-          onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
-          onRight: Effect.succeed
-        })
+    readJsonText(request, response, (text) => {
+      let json: unknown
+      try {
+        json = JSON.parse(text)
+      } catch (cause) {
+        return Effect.fail(
+          new KernelError.DecodeError({
+            ...describe(request),
+            status: response.status,
+            message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
+          })
+        )
+      }
+      // decoding follows the schema, not the data; a failure here is a bug of ours, but it
+      // must still not escape as a defect: whatever the server sent, the result is typed
+      let result: Either.Either<A, ParseResult.ParseError>
+      try {
+        result = decoder()(json)
+      } catch (cause) {
+        return Effect.fail(
+          new KernelError.DecodeError({
+            ...describe(request),
+            status: response.status,
+            message: bound(
+              `body could not be decoded: ${cause instanceof Error ? cause.message : String(cause)}`,
+              512
+            )
+          })
+        )
+      }
+      return Either.match(result, {
+        onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
+        onRight: Effect.succeed
       })
-    )
+    })
 }
