@@ -96,7 +96,7 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.readFile({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.readFile({ id: "id", path: "/text" })
  *   // the body arrives as a stream of bytes, read as it comes
  *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
  *   yield* Effect.log(`${size} bytes`)
@@ -180,7 +180,7 @@ export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.writeFile({ id: "id", path: "text", contents: new TextEncoder().encode("hello") })
+ *   const result = yield* Filesystem.writeFile({ id: "id", path: "/text", contents: new TextEncoder().encode("hello") })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -252,7 +252,7 @@ export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.listFiles({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.listFiles({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -324,7 +324,7 @@ export class CreateDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.createDirectory({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.createDirectory({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -396,7 +396,7 @@ export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFi
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteFile({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.deleteFile({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -470,7 +470,7 @@ export class DeleteDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteDirectory({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.deleteDirectory({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -546,7 +546,7 @@ export class SetFilePermissions
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.setFilePermissions({ id: "id", path: "text", mode: "text" })
+ *   const result = yield* Filesystem.setFilePermissions({ id: "id", path: "/text", mode: "0644" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -620,7 +620,7 @@ export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFil
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.fileInfo({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.fileInfo({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -690,7 +690,7 @@ export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, Mo
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.move({ id: "id", src_path: "text", dest_path: "text" })
+ *   const result = yield* Filesystem.move({ id: "id", src_path: "/text", dest_path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -766,7 +766,7 @@ export class DownloadDirZip
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "/text" })
  *   // the body arrives as a stream of bytes, read as it comes
  *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
  *   yield* Effect.log(`${size} bytes`)
@@ -914,7 +914,7 @@ export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "text" })
+ *   const result = yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```

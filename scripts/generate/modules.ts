@@ -3,7 +3,7 @@
  * and accessor; per area `make` and `layer`, and the area's schemas re-exported.
  */
 import * as Config from "./config.js"
-import type * as Ir from "./ir.js"
+import * as Ir from "./ir.js"
 import { pascalCase, propertiesOf } from "./ir.js"
 import { errorClasses } from "./operations.js"
 import { commonArea, header, ident, jsdoc, newUses, since, typeExpression, type Uses } from "./schemas.js"
@@ -33,7 +33,7 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
   const resolved = resolve(api, schema)
   switch (resolved.kind) {
     case "string":
-      return JSON.stringify(typeof example === "string" ? example : "text")
+      return JSON.stringify(Ir.within(resolved, typeof example === "string" ? example : "text"))
     case "timestamp":
       uses.add("DateTime")
       return `DateTime.unsafeMake("2025-01-01T00:00:00Z")`
@@ -43,9 +43,9 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
       uses.add("Redacted")
       return `Redacted.make("secret")`
     case "number":
-      return typeof example === "number" ? String(example) : "1"
+      return String(Ir.within(resolved, typeof example === "number" ? example : 1))
     case "integer":
-      return typeof example === "number" && Number.isInteger(example) ? String(example) : "1"
+      return String(Ir.within(resolved, typeof example === "number" && Number.isInteger(example) ? example : 1))
     case "boolean":
       return typeof example === "boolean" ? String(example) : "true"
     case "null":
@@ -53,7 +53,11 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
     case "literal":
       return JSON.stringify(resolved.values[0])
     case "array":
-      return "[]"
+      // as many items as the document requires at least
+      return `[${
+        Array.from({ length: resolved.limits?.minItems ?? 0 }, () => sample(api, resolved.items, uses, depth + 1))
+          .join(", ")
+      }]`
     case "nullable":
       return sample(api, resolved.schema, uses, depth, example)
     case "union":

@@ -21,6 +21,17 @@ export interface JsonSchema {
   readonly allOf?: ReadonlyArray<JsonSchema>
   readonly discriminator?: { readonly propertyName: string; readonly mapping?: Readonly<Record<string, string>> }
   readonly nullable?: boolean
+  readonly minLength?: number
+  readonly maxLength?: number
+  readonly pattern?: string
+  readonly minimum?: number
+  readonly maximum?: number
+  readonly exclusiveMinimum?: number
+  readonly exclusiveMaximum?: number
+  readonly multipleOf?: number
+  readonly minItems?: number
+  readonly maxItems?: number
+  readonly uniqueItems?: boolean
   readonly deprecated?: boolean
   readonly example?: unknown
   readonly examples?: unknown

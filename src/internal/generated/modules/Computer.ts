@@ -526,7 +526,7 @@ export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse,
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.dragMouse({ id: "id", path: [] })
+ *   const result = yield* Computer.dragMouse({ id: "id", path: [[1, 1], [1, 1]] })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -602,7 +602,7 @@ export class BatchComputerActions
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.batch({ id: "id", actions: [] })
+ *   const result = yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse" }] })
  *   yield* Effect.log(result)
  * })
  * ```

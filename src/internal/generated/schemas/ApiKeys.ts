@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
 /**
@@ -99,11 +100,13 @@ export const CreateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * API key name (1-255 characters)
      */
-    name: Schema.String,
+    name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 }),
     /**
      * Number of days until expiry, up to 3650. Use null for never.
      */
-    days_to_expire: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    days_to_expire: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 3650 }))
+    ),
     /**
      * Unique project identifier
      */
@@ -156,7 +159,7 @@ export const UpdateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New API key name
      */
-    name: Schema.String
+    name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
   }),
   { identifier: "UpdateApiKeyRequest" }
 )

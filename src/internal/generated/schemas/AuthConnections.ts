@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
 
@@ -412,7 +413,9 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
      * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
      */
-    health_check_interval: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    health_check_interval: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 }))
+    ),
     /**
      * Whether periodic health checks are enabled for this connection. When false, the system
      * will not automatically verify authentication status, and `auto_reauth` has no effect on
@@ -535,7 +538,9 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
      * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
      * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
      */
-    health_check_interval: /*#__PURE__*/ Schema.optional(Schema.Int),
+    health_check_interval: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
+    ),
     /**
      * Whether to enable periodic health checks. When false, the system will not automatically
      * verify authentication status, and `auto_reauth` has no effect on the automatic flow
@@ -592,7 +597,9 @@ export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Interval in seconds between automatic health checks
      */
-    health_check_interval: /*#__PURE__*/ Schema.optional(Schema.Int),
+    health_check_interval: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
+    ),
     /**
      * Whether periodic health checks are enabled. When set to false, the system will not
      * automatically verify authentication status, and `auto_reauth` has no effect on the

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 
@@ -19,20 +20,20 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional name for the browser pool. Must be unique within the project.
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
     /**
      * Number of browsers to maintain in the pool. The maximum size is determined by your
      * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
      */
-    size: Schema.Int,
+    size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
     /**
      * Percentage of the pool to fill per minute. Defaults to 10%.
      */
-    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(Schema.Int),
+    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
     /**
      * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
      */
-    timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
+    timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
     /**
      * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
      */
@@ -45,7 +46,9 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * List of browser extensions to load into the session. Provide each by id or name.
      */
-    extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
+    extensions: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+    ),
     /**
      * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
      */

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Upload } from "../../upload.js"
 import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewport } from "./Common.js"
 
@@ -35,12 +36,14 @@ export const BrowserRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
      */
-    timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
+    timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 259200 })),
     profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
     /**
      * List of browser extensions to load into the session. Provide each by id or name.
      */
-    extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
+    extensions: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+    ),
     /**
      * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
      */
@@ -162,7 +165,7 @@ export const LoadBrowserExtensionsBody = /*#__PURE__*/ Schema.annotations(
       /**
        * Folder name to place the extension under /home/kernel/extensions/<name>
        */
-      name: Schema.String
+      name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
     }))
   }),
   { identifier: "LoadBrowserExtensionsBody" }
@@ -205,7 +208,7 @@ export const BrowserCurlRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Request timeout in milliseconds.
      */
-    timeout_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
+    timeout_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1000, maximum: 60000 })),
     /**
      * Encoding for the response body. Use base64 for binary content.
      */

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
 /**
@@ -96,11 +97,11 @@ export const BrowserViewport = /*#__PURE__*/ Schema.annotations(
     /**
      * Browser window width in pixels.
      */
-    width: Schema.Int,
+    width: /*#__PURE__*/ limited(Schema.Int, { minimum: 320, maximum: 7680 }),
     /**
      * Browser window height in pixels.
      */
-    height: Schema.Int,
+    height: /*#__PURE__*/ limited(Schema.Int, { minimum: 240, maximum: 4320 }),
     /**
      * Display refresh rate in Hz. If omitted, automatically determined from width and height.
      */
@@ -482,7 +483,9 @@ export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String),
+      name: /*#__PURE__*/ Schema.optional(
+        /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+      ),
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
@@ -496,7 +499,7 @@ export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: Schema.String,
+      name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" }),
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
@@ -530,7 +533,9 @@ export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String)
+      name: /*#__PURE__*/ Schema.optional(
+        /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+      )
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
@@ -540,7 +545,7 @@ export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: Schema.String
+      name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
     })
   ),
   { identifier: "BrowserExtension" }

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 
 /**
  * The `ClickMouseRequest` schema of the API.
@@ -77,7 +78,7 @@ export const MoveMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
      */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+    duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 5000 }))
   }),
   { identifier: "MoveMouseRequest" }
 )
@@ -162,7 +163,7 @@ export const TypeTextRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Delay in milliseconds between keystrokes
      */
-    delay: /*#__PURE__*/ Schema.optional(Schema.Int)
+    delay: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
   }),
   { identifier: "TypeTextRequest" }
 )
@@ -192,7 +193,7 @@ export const PressKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
      */
-    duration: /*#__PURE__*/ Schema.optional(Schema.Int),
+    duration: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
     /**
      * Optional modifier keys to hold during the key press sequence.
      */
@@ -260,7 +261,12 @@ export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
      */
-    path: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Array(Schema.Int)),
+    path: /*#__PURE__*/ limited(
+      /*#__PURE__*/ Schema.Array(
+        /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(Schema.Int), { minItems: 2, maxItems: 2 })
+      ),
+      { minItems: 2 }
+    ),
     /**
      * Mouse button to drag with
      */
@@ -268,15 +274,15 @@ export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Delay in milliseconds between button down and starting to move along the path.
      */
-    delay: /*#__PURE__*/ Schema.optional(Schema.Int),
+    delay: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
     /**
      * Number of relative move steps per segment in the path. Minimum 1.
      */
-    steps_per_segment: /*#__PURE__*/ Schema.optional(Schema.Int),
+    steps_per_segment: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1 })),
     /**
      * Delay in milliseconds between relative steps while dragging (not the initial delay).
      */
-    step_delay_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
+    step_delay_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
     /**
      * Modifier keys to hold during the drag
      */
@@ -288,7 +294,7 @@ export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
      */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+    duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 10000 }))
   }),
   { identifier: "DragMouseRequest" }
 )
@@ -336,7 +342,7 @@ export const SleepAction = /*#__PURE__*/ Schema.annotations(
     /**
      * Duration to sleep in milliseconds.
      */
-    duration_ms: Schema.Int
+    duration_ms: /*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 30000 })
   }),
   { identifier: "SleepAction" }
 )
@@ -403,7 +409,7 @@ export const BatchComputerActionRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Ordered list of actions to execute. Execution stops on the first error.
      */
-    actions: /*#__PURE__*/ Schema.Array(ComputerAction)
+    actions: /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(ComputerAction), { minItems: 1, maxItems: 100 })
   }),
   { identifier: "BatchComputerActionRequest" }
 )

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -81,7 +82,7 @@ export const UploadExtensionBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional unique name within the project to reference this extension.
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[A-Za-z0-9._-]{1,255}$" }))
   }),
   { identifier: "UploadExtensionBody" }
 )

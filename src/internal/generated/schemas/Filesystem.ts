@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -81,11 +82,11 @@ export const CreateDirectoryRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute directory path to create.
      */
-    path: Schema.String,
+    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
     /**
      * Optional directory mode (octal string, e.g. 755). Defaults to 755.
      */
-    mode: /*#__PURE__*/ Schema.optional(Schema.String)
+    mode: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" }))
   }),
   { identifier: "CreateDirectoryRequest" }
 )
@@ -109,7 +110,7 @@ export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute path to delete.
      */
-    path: Schema.String
+    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
   }),
   { identifier: "DeletePathRequest" }
 )
@@ -133,7 +134,7 @@ export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute path whose permissions are to be changed.
      */
-    path: Schema.String,
+    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
     /**
      * New owner username or UID.
      */
@@ -145,7 +146,7 @@ export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * File mode bits (octal string, e.g. 644).
      */
-    mode: Schema.String
+    mode: /*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" })
   }),
   { identifier: "SetFilePermissionsRequest" }
 )
@@ -169,11 +170,11 @@ export const MovePathRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute source path.
      */
-    src_path: Schema.String,
+    src_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
     /**
      * Absolute destination path.
      */
-    dest_path: Schema.String
+    dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
   }),
   { identifier: "MovePathRequest" }
 )
@@ -199,7 +200,7 @@ export const UploadFilesBody = /*#__PURE__*/ Schema.annotations(
       /**
        * Absolute destination path to write the file.
        */
-      dest_path: Schema.String
+      dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
     }))
   }),
   { identifier: "UploadFilesBody" }
@@ -225,7 +226,7 @@ export const UploadZipBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute destination directory to extract the archive to.
      */
-    dest_path: Schema.String
+    dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
   }),
   { identifier: "UploadZipBody" }
 )

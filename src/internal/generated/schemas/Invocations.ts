@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
@@ -99,7 +100,9 @@ export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
      */
-    async_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+    async_timeout_seconds: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 3600 })
+    )
   }),
   { identifier: "CreateInvocationBody" }
 )

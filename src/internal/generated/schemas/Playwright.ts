@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 
 /**
  * Request to execute Playwright code
@@ -24,7 +25,7 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Maximum execution time in seconds. Default is 60.
      */
-    timeout_sec: /*#__PURE__*/ Schema.optional(Schema.Int)
+    timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 300 }))
   }),
   { identifier: "ExecutePlaywrightRequest" }
 )

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
 /**
@@ -26,7 +27,9 @@ export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Working directory (absolute path) to run the command in.
      */
-    cwd: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    cwd: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
+    ),
     /**
      * Environment variables to set for the process.
      */
@@ -107,11 +110,11 @@ export const ProcessSpawnRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Initial terminal rows. Only used when allocate_tty is true.
      */
-    rows: /*#__PURE__*/ Schema.optional(Schema.Int),
+    rows: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })),
     /**
      * Initial terminal columns. Only used when allocate_tty is true.
      */
-    cols: /*#__PURE__*/ Schema.optional(Schema.Int)
+    cols: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }))
   }),
   { identifier: "ProcessSpawnRequest" }
 )
@@ -311,11 +314,11 @@ export const ProcessResizeRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New terminal rows.
      */
-    rows: Schema.Int,
+    rows: /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }),
     /**
      * New terminal columns.
      */
-    cols: Schema.Int
+    cols: /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
   }),
   { identifier: "ProcessResizeRequest" }
 )

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
 /**
@@ -72,11 +73,11 @@ export const StartReplayBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
      */
-    framerate: /*#__PURE__*/ Schema.optional(Schema.Int),
+    framerate: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 60 })),
     /**
      * Maximum recording duration in seconds.
      */
-    max_duration_in_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+    max_duration_in_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1 }))
   }),
   { identifier: "StartReplayBody" }
 )

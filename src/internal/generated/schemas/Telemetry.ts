@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
 
 /**
  * Provenance metadata identifying which producer emitted the event.
@@ -1120,7 +1121,7 @@ export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ Schema.annotations(
     /**
      * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
      */
-    seq: Schema.Int,
+    seq: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
     event: BrowserTelemetryEvent
   }),
   { identifier: "BrowserTelemetryEventEnvelope" }
