@@ -3,9 +3,9 @@
  * operations (method, path, parameters, body, answers, errors, idempotency, docs) and the schemas
  * they use as a small JSON-schema model.
  */
+import { violation } from "../../src/internal/limits.js"
 import * as Config from "./config.js"
 import type * as OpenApi from "./openapi.js"
-import { violation } from "../../src/internal/limits.js"
 import { methods, refName } from "./openapi.js"
 
 /** A schema: what the emitter turns into a `Schema` (or a type). */
