@@ -160,9 +160,9 @@ const breaking = (site: Site): Array<Case> => {
     cases.push({ limit: "maxLength", value: "x".repeat(limits.maxLength + 1), says: "at most" })
   }
   if (limits.pattern !== undefined) {
+    const { pattern: _, ...lengths } = limits
     const miss = patternMisses.find((value) =>
-      !new RegExp(limits.pattern!, "u").test(value) &&
-      Ir.within({ ...site.schema, limits: { ...limits, pattern: undefined } }, value) === value
+      !new RegExp(limits.pattern!, "u").test(value) && Ir.within({ kind: "string", limits: lengths }, value) === value
     )
     if (miss === undefined) throw new Error(`no value misses ${limits.pattern}: add one`)
     cases.push({ limit: "pattern", value: miss, says: `match the pattern ${limits.pattern}` })

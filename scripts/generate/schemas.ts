@@ -37,6 +37,18 @@ export interface Uses {
   limited?: boolean
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
+  /**
+   * The fields' values of a schema file: how often each is written (`count`), and the ones written
+   * once as a file constant, by their name (`hoisted`); `used` collects the names a block uses.
+   */
+  values?: FieldValues
+}
+
+/** See {@link Uses.values}. */
+export interface FieldValues {
+  readonly count: Map<string, number>
+  readonly hoisted: ReadonlyMap<string, string>
+  readonly used: Set<string>
 }
 
 export const newUses = (qualify?: (name: string) => string): Uses => ({
@@ -153,9 +165,41 @@ const fieldsExpression = (
     }
     const value = schemaExpression(property.schema, uses, lazy, shared)
     const doc = property.description === undefined ? "" : jsdoc([property.description])
-    lines.push(`${doc}${key(property.name)}: ${property.required ? value : pure("Schema.optional", value)}`)
+    lines.push(
+      `${doc}${key(property.name)}: ${fieldValue(property.required ? value : pure("Schema.optional", value), uses)}`
+    )
   })
   return `{\n${lines.join(",\n")}\n}`
+}
+
+/**
+ * A field's value as written: a value several fields of the file have (`Schema.optional(Schema.String)`,
+ * `limited(Schema.Int, { minimum: 1 })`, a reference) is written once, as a file constant, and named
+ * where it is used; a bare name or `Schema.<Keyword>` stays as it is.
+ */
+const fieldValue = (value: string, uses: Uses): string => {
+  const values = uses.values
+  if (values === undefined || /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)?$/.test(value)) return value
+  values.count.set(value, (values.count.get(value) ?? 0) + 1)
+  const name = values.hoisted.get(value)
+  if (name === undefined) return value
+  values.used.add(name)
+  return name
+}
+
+/** The name of a file constant for a field value: its words (`optionalNullOrInt`), numbered when taken. */
+const valueName = (value: string, taken: Set<string>): string => {
+  const words = value.replace(/\/\*#__PURE__\*\//g, "").replace(/\bSchema\./g, "").match(/[A-Za-z0-9]+/g) ?? []
+  const camel = words.map((word, i) =>
+    i === 0 ? word.charAt(0).toLowerCase() + word.slice(1) : word.charAt(0).toUpperCase() + word.slice(1)
+  ).join("")
+  const base = /^[a-z]/.test(camel) && camel.length <= 48
+    ? camel
+    : `${/^[a-z]\w{0,30}/.exec(camel)?.[0] ?? "field"}Value`
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = `${base}${n}`
+  taken.add(name)
+  return name
 }
 
 /**
@@ -299,7 +343,6 @@ export const schemaFile = (
   placement: ReadonlyMap<string, string>
 ): string => {
   const here = new Set(names)
-  const uses = newUses()
   // depth-first, in the document's order: a back edge is a cycle
   const order: Array<string> = []
   const state = new Map<string, "open" | "done">()
@@ -324,54 +367,82 @@ export const schemaFile = (
       return schema.kind === "object" && !cyclic.has(name) ? [[name, schema.properties] as const] : []
     })
   )
-  const blocks: Array<string> = []
-  const pending = new Set(shared)
-  for (const name of order) {
-    const named = api.schemas.get(name)!
-    for (const group of [...pending].filter((candidate) => candidate.users.includes(name))) {
-      pending.delete(group)
-      const properties = (named.schema.kind === "object" ? named.schema.properties : []).filter((property) =>
-        group.keys.has(fieldKey(property))
-      )
-      blocks.push(
-        `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
-          fieldsExpression(properties, uses, cyclic, [])
-        }\n`
-      )
+  // written twice: first to count the fields' values, then with the ones several fields have as
+  // file constants, each declared before the first block that uses it
+  const emit = (values: FieldValues) => {
+    const uses: Uses = { ...newUses(), values }
+    const blocks: Array<string> = []
+    const declared = new Set<string>()
+    const push = (block: string) => {
+      const fresh = [...values.used].filter((name) => !declared.has(name))
+      for (const name of fresh) declared.add(name)
+      values.used.clear()
+      const constants = fresh.map((name) => `const ${name} = ${hoistedValue.get(name)!}`)
+      blocks.push(constants.length === 0 ? block : `${constants.join("\n")}\n\n${block}`)
     }
-    const id = ident(name)
-    const description = named.description ?? `The \`${name}\` schema of the API.`
-    if (cyclic.has(name)) {
-      for (const side of ["Type", "Encoded"] as const) {
-        const type = typeExpression(named.schema, side, uses, cyclic)
-        const typeName = side === "Type" ? id : `${id}Encoded`
-        blocks.push(
-          jsdoc([
-            side === "Type" ? description : `The encoded side of {@link ${id}}.`,
-            "",
-            `@since ${since}`,
-            "@category Models"
-          ]) +
-            (isObject(named.schema) ? `export interface ${typeName} ${type}\n` : `export type ${typeName} = ${type}\n`)
+    const pending = new Set(shared)
+    for (const name of order) {
+      const named = api.schemas.get(name)!
+      for (const group of [...pending].filter((candidate) => candidate.users.includes(name))) {
+        pending.delete(group)
+        const properties = (named.schema.kind === "object" ? named.schema.properties : []).filter((property) =>
+          group.keys.has(fieldKey(property))
+        )
+        push(
+          `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
+            fieldsExpression(properties, uses, cyclic, [])
+          }\n`
         )
       }
-      blocks.push(
+      const id = ident(name)
+      const description = named.description ?? `The \`${name}\` schema of the API.`
+      if (cyclic.has(name)) {
+        for (const side of ["Type", "Encoded"] as const) {
+          const type = typeExpression(named.schema, side, uses, cyclic)
+          const typeName = side === "Type" ? id : `${id}Encoded`
+          push(
+            jsdoc([
+              side === "Type" ? description : `The encoded side of {@link ${id}}.`,
+              "",
+              `@since ${since}`,
+              "@category Models"
+            ]) +
+              (isObject(named.schema)
+                ? `export interface ${typeName} ${type}\n`
+                : `export type ${typeName} = ${type}\n`)
+          )
+        }
+        push(
+          jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
+            `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${
+              identified(id, schemaExpression(named.schema, uses, cyclic))
+            }\n`
+        )
+        continue
+      }
+      push(
         jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-          `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${
-            identified(id, schemaExpression(named.schema, uses, cyclic))
-          }\n`
+          `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared))}\n\n` +
+          jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
+          (isObject(named.schema)
+            ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`
+            : `export type ${id} = Schema.Schema.Type<typeof ${id}>\n`)
       )
-      continue
     }
-    blocks.push(
-      jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-        `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared))}\n\n` +
-        jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
-        (isObject(named.schema)
-          ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`
-          : `export type ${id} = Schema.Schema.Type<typeof ${id}>\n`)
-    )
+    return { blocks, uses }
   }
+  const counted = { count: new Map<string, number>(), hoisted: new Map<string, string>(), used: new Set<string>() }
+  emit(counted)
+  const taken = new Set<string>([...order.map(ident), ...shared.map((group) => group.name)])
+  const hoisted = new Map<string, string>()
+  const hoistedValue = new Map<string, string>()
+  for (const [value, count] of counted.count) {
+    if (count < 2) continue
+    const name = valueName(value, taken)
+    hoisted.set(value, name)
+    hoistedValue.set(name, value)
+  }
+  const { blocks, uses } = emit({ count: new Map(), hoisted, used: new Set() })
   const imports: Array<string> = []
   if (uses.dateTime) imports.push(`import type * as DateTime from "effect/DateTime"`)
   if (uses.redacted) imports.push(`import type * as Redacted from "effect/Redacted"`)

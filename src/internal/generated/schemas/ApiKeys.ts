@@ -8,6 +8,8 @@ import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
+const nullOrString = /*#__PURE__*/ Schema.NullOr(Schema.String)
+
 /**
  * The `ApiKeyCreator` schema of the API.
  *
@@ -27,7 +29,7 @@ export const ApiKeyCreator = /*#__PURE__*/ Schema.annotations(
     /**
      * Display name of the creator, if available.
      */
-    name: /*#__PURE__*/ Schema.NullOr(Schema.String)
+    name: nullOrString
   }),
   { identifier: "ApiKeyCreator" }
 )
@@ -68,11 +70,11 @@ export const ApiKey = /*#__PURE__*/ Schema.annotations(
     /**
      * Project identifier for project-scoped API keys. Null means org-wide.
      */
-    project_id: /*#__PURE__*/ Schema.NullOr(Schema.String),
+    project_id: nullOrString,
     /**
      * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
      */
-    project_name: /*#__PURE__*/ Schema.NullOr(Schema.String),
+    project_name: nullOrString,
     /**
      * Masked version of the API key
      */
@@ -89,6 +91,8 @@ export const ApiKey = /*#__PURE__*/ Schema.annotations(
  */
 export interface ApiKey extends Schema.Schema.Type<typeof ApiKey> {}
 
+const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
+
 /**
  * The `CreateApiKeyRequest` schema of the API.
  *
@@ -100,7 +104,7 @@ export const CreateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * API key name (1-255 characters)
      */
-    name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 }),
+    name: limitedStringMinLength1MaxLength255,
     /**
      * Number of days until expiry, up to 3650. Use null for never.
      */
@@ -159,7 +163,7 @@ export const UpdateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New API key name
      */
-    name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
+    name: limitedStringMinLength1MaxLength255
   }),
   { identifier: "UpdateApiKeyRequest" }
 )

@@ -9,6 +9,9 @@ import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * Reference to credentials for the auth connection. Use one of:
  * - { name } for Kernel credentials
@@ -23,19 +26,19 @@ export const CredentialReference = /*#__PURE__*/ Schema.annotations(
     /**
      * Kernel credential name
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: optionalString,
     /**
      * External provider name (e.g., "my-1p")
      */
-    provider: /*#__PURE__*/ Schema.optional(Schema.String),
+    provider: optionalString,
     /**
      * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
      */
-    path: /*#__PURE__*/ Schema.optional(Schema.String),
+    path: optionalString,
     /**
      * If true, lookup by domain from the specified provider
      */
-    auto: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    auto: optionalBoolean
   }),
   { identifier: "CredentialReference" }
 )
@@ -90,11 +93,11 @@ export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
     /**
      * Field placeholder
      */
-    placeholder: /*#__PURE__*/ Schema.optional(Schema.String),
+    placeholder: optionalString,
     /**
      * Whether field is required
      */
-    required: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    required: optionalBoolean,
     /**
      * CSS selector for the field
      */
@@ -106,7 +109,7 @@ export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
     /**
      * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
      */
-    hint: /*#__PURE__*/ Schema.optional(Schema.String)
+    hint: optionalString
   }),
   { identifier: "DiscoveredField" }
 )
@@ -118,6 +121,8 @@ export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface DiscoveredField extends Schema.Schema.Type<typeof DiscoveredField> {}
+
+const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
 
 /**
  * An MFA method option for verification
@@ -135,11 +140,11 @@ export const MFAOption = /*#__PURE__*/ Schema.annotations(
     /**
      * The masked destination (phone/email) if shown
      */
-    target: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    target: optionalNullOrString,
     /**
      * Additional instructions from the site
      */
-    description: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+    description: optionalNullOrString
   }),
   { identifier: "MFAOption" }
 )
@@ -171,7 +176,7 @@ export const SignInOption = /*#__PURE__*/ Schema.annotations(
     /**
      * Additional context such as email address or org name
      */
-    description: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+    description: optionalNullOrString
   }),
   { identifier: "SignInOption" }
 )
@@ -216,6 +221,10 @@ export const SSOButton = /*#__PURE__*/ Schema.annotations(
  */
 export interface SSOButton extends Schema.Schema.Type<typeof SSOButton> {}
 
+const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
+const optionalCredentialReference = /*#__PURE__*/ Schema.optional(CredentialReference)
+const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+
 /**
  * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
  *
@@ -243,16 +252,16 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
     /**
      * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
      */
-    last_auth_check_at: /*#__PURE__*/ Schema.optional(Timestamp),
+    last_auth_check_at: optionalTimestamp,
     /**
      * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
      */
-    last_auth_at: /*#__PURE__*/ Schema.optional(Timestamp),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
+    last_auth_at: optionalTimestamp,
+    credential: optionalCredentialReference,
     /**
      * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
      */
-    can_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    can_reauth: optionalBoolean,
     /**
      * Machine-readable reason for the current value of `can_reauth`.
      * Affirmative values (re-auth is possible):
@@ -294,7 +303,7 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
     /**
      * ID of the proxy associated with this connection, if any.
      */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    proxy_id: optionalString,
     /**
      * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
      *
@@ -311,15 +320,15 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * - OneLogin: *.onelogin.com
      * - Ping Identity: *.pingone.com, *.pingidentity.com
      */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    allowed_domains: optionalArrayString,
     /**
      * Optional login page URL to skip discovery
      */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    login_url: optionalString,
     /**
      * URL where the browser landed after successful login
      */
-    post_login_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    post_login_url: optionalString,
     /**
      * Current flow status (null when no flow in progress)
      */
@@ -377,36 +386,36 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
     /**
      * Instructions for external action (present when flow_step=awaiting_external_action)
      */
-    external_action_message: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    external_action_message: optionalNullOrString,
     /**
      * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
      */
-    website_error: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    website_error: optionalNullOrString,
     /**
      * SSO provider being used (e.g., google, github, microsoft)
      */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    sso_provider: optionalNullOrString,
     /**
      * Error message (present when flow_status=failed)
      */
-    error_message: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    error_message: optionalNullOrString,
     /**
      * Machine-readable error code (present when flow_status=failed)
      */
-    error_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    error_code: optionalNullOrString,
     /**
      * URL to redirect user to for hosted login (present when flow in progress)
      */
-    hosted_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    hosted_url: optionalNullOrString,
     /**
      * Browser live view URL for debugging (present when flow in progress)
      */
-    live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    live_view_url: optionalNullOrString,
     /**
      * ID of the underlying browser session driving the current flow (present when flow in progress).
      * Use this to inspect or terminate the browser session via the `/browsers` API.
      */
-    browser_session_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    browser_session_id: optionalNullOrString,
     /**
      * Interval in seconds between automatic health checks. When set, the system periodically
      * verifies the authentication status and triggers re-authentication if needed.
@@ -422,7 +431,7 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
      * Manually triggering a health check via the API still works regardless of this setting.
      */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    health_checks: optionalBoolean,
     /**
      * Whether automatic re-authentication is permitted for this connection. This is an opt-in
      * flag only — it does not check whether re-auth is actually feasible. Even when true,
@@ -432,7 +441,7 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
      * instead of attempting re-auth.
      */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    auto_reauth: optionalBoolean,
     /**
      * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
      */
@@ -469,13 +478,13 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
       /**
        * Proxy name
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String)
+      name: optionalString
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Proxy ID
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Proxy name
        */
@@ -492,6 +501,11 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
+
+const optionalProxyRef = /*#__PURE__*/ Schema.optional(ProxyRef)
+const optionalLimitedIntMinimum300Maximum86400 = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
+)
 
 /**
  * Request to create an auth connection for a profile and domain
@@ -512,9 +526,9 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional login page URL to skip discovery
      */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
+    login_url: optionalString,
+    proxy: optionalProxyRef,
+    credential: optionalCredentialReference,
     /**
      * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
      *
@@ -531,22 +545,20 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
      * - OneLogin: *.onelogin.com
      * - Ping Identity: *.pingone.com, *.pingidentity.com
      */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    allowed_domains: optionalArrayString,
     /**
      * Interval in seconds between automatic health checks. When set, the system periodically
      * verifies the authentication status and triggers re-authentication if needed.
      * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
      * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
      */
-    health_check_interval: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
-    ),
+    health_check_interval: optionalLimitedIntMinimum300Maximum86400,
     /**
      * Whether to enable periodic health checks. When false, the system will not automatically
      * verify authentication status, and `auto_reauth` has no effect on the automatic flow
      * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
      */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    health_checks: optionalBoolean,
     /**
      * Whether to permit automatic re-authentication when a scheduled health check detects an
      * expired session. This is an opt-in flag only — it does not check whether re-auth is
@@ -556,15 +568,15 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
      * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
      * instead of attempting re-auth. Defaults to true.
      */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    auto_reauth: optionalBoolean,
     /**
      * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
      */
-    save_credentials: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    save_credentials: optionalBoolean,
     /**
      * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
      */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    record_session: optionalBoolean
   }),
   { identifier: "ManagedAuthCreateRequest" }
 )
@@ -588,24 +600,22 @@ export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Login page URL. Set to empty string to clear.
      */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
+    login_url: optionalString,
+    credential: optionalCredentialReference,
     /**
      * Additional domains valid for this auth flow (replaces existing list)
      */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    allowed_domains: optionalArrayString,
     /**
      * Interval in seconds between automatic health checks
      */
-    health_check_interval: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
-    ),
+    health_check_interval: optionalLimitedIntMinimum300Maximum86400,
     /**
      * Whether periodic health checks are enabled. When set to false, the system will not
      * automatically verify authentication status, and `auto_reauth` has no effect on the
      * automatic flow (since re-auth is only triggered by a failed scheduled health check).
      */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    health_checks: optionalBoolean,
     /**
      * Whether automatic re-authentication is permitted for this connection. This is an opt-in
      * flag only — it does not check whether re-auth is actually feasible. Even when true,
@@ -615,16 +625,16 @@ export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
      * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
      * instead of attempting re-auth.
      */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    auto_reauth: optionalBoolean,
     /**
      * Whether to save credentials after every successful login
      */
-    save_credentials: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    save_credentials: optionalBoolean,
     /**
      * Whether to record browser sessions for this connection by default
      */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef)
+    record_session: optionalBoolean,
+    proxy: optionalProxyRef
   }),
   { identifier: "ManagedAuthUpdateRequest" }
 )
@@ -645,11 +655,11 @@ export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof Mana
  */
 export const LoginRequest = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef),
+    proxy: optionalProxyRef,
     /**
      * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
      */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    record_session: optionalBoolean
   }),
   { identifier: "LoginRequest" }
 )
@@ -689,11 +699,11 @@ export const LoginResponse = /*#__PURE__*/ Schema.annotations(
     /**
      * One-time code for handoff (internal use)
      */
-    handoff_code: /*#__PURE__*/ Schema.optional(Schema.String),
+    handoff_code: optionalString,
     /**
      * Browser live view URL for watching the login flow
      */
-    live_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
+    live_view_url: optionalString
   }),
   { identifier: "LoginResponse" }
 )
@@ -723,19 +733,19 @@ export const SubmitFieldsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
      */
-    sso_button_selector: /*#__PURE__*/ Schema.optional(Schema.String),
+    sso_button_selector: optionalString,
     /**
      * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
      */
-    sso_provider: /*#__PURE__*/ Schema.optional(Schema.String),
+    sso_provider: optionalString,
     /**
      * The MFA method type to select (when mfa_options were returned)
      */
-    mfa_option_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    mfa_option_id: optionalString,
     /**
      * The sign-in option ID to select (when sign_in_options were returned)
      */
-    sign_in_option_id: /*#__PURE__*/ Schema.optional(Schema.String)
+    sign_in_option_id: optionalString
   }),
   { identifier: "SubmitFieldsRequest" }
 )
@@ -825,31 +835,31 @@ export const ManagedAuthStateEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
      */
-    external_action_message: /*#__PURE__*/ Schema.optional(Schema.String),
+    external_action_message: optionalString,
     /**
      * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
      */
-    website_error: /*#__PURE__*/ Schema.optional(Schema.String),
+    website_error: optionalString,
     /**
      * Error message (present when flow_status=FAILED).
      */
-    error_message: /*#__PURE__*/ Schema.optional(Schema.String),
+    error_message: optionalString,
     /**
      * Machine-readable error code (present when flow_status=FAILED).
      */
-    error_code: /*#__PURE__*/ Schema.optional(Schema.String),
+    error_code: optionalString,
     /**
      * URL where the browser landed after successful login.
      */
-    post_login_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    post_login_url: optionalString,
     /**
      * Browser live view URL for debugging.
      */
-    live_view_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    live_view_url: optionalString,
     /**
      * URL to redirect user to for hosted login.
      */
-    hosted_url: /*#__PURE__*/ Schema.optional(Schema.String)
+    hosted_url: optionalString
   }),
   { identifier: "ManagedAuthStateEvent" }
 )

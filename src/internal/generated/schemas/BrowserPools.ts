@@ -9,6 +9,9 @@ import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
  *
@@ -37,11 +40,11 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
      */
-    stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    stealth: optionalBoolean,
     /**
      * If true, launches the browser using a headless image. Defaults to false.
      */
-    headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    headless: optionalBoolean,
     profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
     /**
      * List of browser extensions to load into the session. Provide each by id or name.
@@ -52,12 +55,12 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
      */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    proxy_id: optionalString,
     viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
     /**
      * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
      */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    kiosk_mode: optionalBoolean,
     /**
      * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
      */
@@ -67,7 +70,7 @@ export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
      */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String)
+    start_url: optionalString
   }),
   { identifier: "BrowserPoolRequest" }
 )
@@ -95,7 +98,7 @@ export const BrowserPool = /*#__PURE__*/ Schema.annotations(
     /**
      * Browser pool name, if set
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: optionalString,
     /**
      * Number of browsers currently available in the pool
      */
@@ -154,7 +157,7 @@ export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
      */
-    discard_all_idle: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    discard_all_idle: optionalBoolean
   }),
   { identifier: "BrowserPoolUpdateRequest" }
 )
@@ -178,7 +181,7 @@ export const BrowserPoolDeleteRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
      */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    force: optionalBoolean
   }),
   { identifier: "BrowserPoolDeleteRequest" }
 )
@@ -230,7 +233,7 @@ export const BrowserPoolReleaseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
      */
-    reuse: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    reuse: optionalBoolean
   }),
   { identifier: "BrowserPoolReleaseRequest" }
 )

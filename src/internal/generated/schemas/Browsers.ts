@@ -9,6 +9,13 @@ import { limited } from "../../limits.js"
 import { Upload } from "../../upload.js"
 import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewport } from "./Common.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBrowserProfile = /*#__PURE__*/ Schema.optional(BrowserProfile)
+const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig)
+)
+
 /**
  * Parameters for creating a browser session.
  *
@@ -20,24 +27,24 @@ export const BrowserRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * action invocation ID
      */
-    invocation_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    invocation_id: optionalString,
     /**
      * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
      */
-    stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    stealth: optionalBoolean,
     /**
      * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
      */
-    headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    headless: optionalBoolean,
     /**
      * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
      */
-    gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    gpu: optionalBoolean,
     /**
      * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
      */
     timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 259200 })),
-    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+    profile: optionalBrowserProfile,
     /**
      * List of browser extensions to load into the session. Provide each by id or name.
      */
@@ -47,16 +54,16 @@ export const BrowserRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
      */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    proxy_id: optionalString,
     viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
     /**
      * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
      */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    kiosk_mode: optionalBoolean,
     /**
      * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
      */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    start_url: optionalString,
     /**
      * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
      */
@@ -66,7 +73,7 @@ export const BrowserRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
      */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
+    telemetry: optionalNullOrBrowserTelemetryConfig
   }),
   { identifier: "BrowserRequest" }
 )
@@ -93,7 +100,7 @@ export const BrowserViewportUpdate = /*#__PURE__*/ Schema.annotations(
      * Active recordings will be gracefully stopped and restarted at the new resolution as
      * separate segments. If false (default), the resize is refused when a live view or recording is active.
      */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    force: optionalBoolean
   }),
   { identifier: "BrowserViewportUpdate" }
 )
@@ -121,11 +128,11 @@ export const BrowserUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * If true, stealth browsers connect directly instead of using the default stealth proxy.
      */
-    disable_default_proxy: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    disable_default_proxy: optionalBoolean,
     /**
      * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
      */
-    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+    profile: optionalBrowserProfile,
     /**
      * Viewport configuration to apply to the browser session.
      */
@@ -133,7 +140,7 @@ export const BrowserUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
      */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
+    telemetry: optionalNullOrBrowserTelemetryConfig
   }),
   { identifier: "BrowserUpdateRequest" }
 )
@@ -204,7 +211,7 @@ export const BrowserCurlRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Request body (for POST/PUT/PATCH).
      */
-    body: /*#__PURE__*/ Schema.optional(Schema.String),
+    body: optionalString,
     /**
      * Request timeout in milliseconds.
      */

@@ -8,6 +8,8 @@ import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
+const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
+
 /**
  * Browser profile metadata.
  *
@@ -31,11 +33,11 @@ export const Profile = /*#__PURE__*/ Schema.annotations(
     /**
      * Timestamp when the profile was last updated
      */
-    updated_at: /*#__PURE__*/ Schema.optional(Timestamp),
+    updated_at: optionalTimestamp,
     /**
      * Timestamp when the profile was last used
      */
-    last_used_at: /*#__PURE__*/ Schema.optional(Timestamp)
+    last_used_at: optionalTimestamp
   }),
   { identifier: "Profile" }
 )
@@ -47,6 +49,8 @@ export const Profile = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface Profile extends Schema.Schema.Type<typeof Profile> {}
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Browser pool this session was acquired from, if any.
@@ -63,7 +67,7 @@ export const BrowserPoolRef = /*#__PURE__*/ Schema.annotations(
     /**
      * Browser pool name, if set
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
+    name: optionalString
   }),
   { identifier: "BrowserPoolRef" }
 )
@@ -142,6 +146,8 @@ export const BrowserUsage = /*#__PURE__*/ Schema.annotations(
  */
 export interface BrowserUsage extends Schema.Schema.Type<typeof BrowserUsage> {}
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * Per-category telemetry configuration.
  *
@@ -153,7 +159,7 @@ export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether this category is captured. Defaults to true if omitted.
      */
-    enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    enabled: optionalBoolean
   }),
   { identifier: "BrowserTelemetryCategoryConfig" }
 )
@@ -166,6 +172,8 @@ export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
  */
 export interface BrowserTelemetryCategoryConfig extends Schema.Schema.Type<typeof BrowserTelemetryCategoryConfig> {}
 
+const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+
 /**
  * Per-category telemetry capture settings.
  *
@@ -177,19 +185,19 @@ export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ Schema.annotations
     /**
      * Console output (log, warn, error) and uncaught exceptions.
      */
-    console: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    console: optionalBrowserTelemetryCategoryConfig,
     /**
      * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
      */
-    page: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    page: optionalBrowserTelemetryCategoryConfig,
     /**
      * User interaction events including clicks, keydowns, and scroll-settled events.
      */
-    interaction: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
+    interaction: optionalBrowserTelemetryCategoryConfig,
     /**
      * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
      */
-    network: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+    network: optionalBrowserTelemetryCategoryConfig
   }),
   { identifier: "BrowserTelemetryCategoriesConfig" }
 )
@@ -253,7 +261,7 @@ export const Browser = /*#__PURE__*/ Schema.annotations(
     /**
      * Metro-API HTTP base URL for this browser session.
      */
-    base_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    base_url: optionalString,
     /**
      * Whether the browser session is running in headless mode.
      */
@@ -265,7 +273,7 @@ export const Browser = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
      */
-    gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    gpu: optionalBoolean,
     /**
      * Unique identifier for the browser session
      */
@@ -278,17 +286,17 @@ export const Browser = /*#__PURE__*/ Schema.annotations(
     /**
      * ID of the proxy associated with this browser session, if any.
      */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    proxy_id: optionalString,
     pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
     viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
     /**
      * Whether the browser session is running in kiosk mode.
      */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    kiosk_mode: optionalBoolean,
     /**
      * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
      */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String),
+    start_url: optionalString,
     /**
      * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
      */
@@ -298,7 +306,7 @@ export const Browser = /*#__PURE__*/ Schema.annotations(
     /**
      * When the browser session was soft-deleted. Only present for deleted sessions.
      */
-    deleted_at: /*#__PURE__*/ Schema.optional(Timestamp),
+    deleted_at: optionalTimestamp,
     usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
     /**
      * Active telemetry configuration for the session, if any.
@@ -359,11 +367,11 @@ export const ErrorDetail = /*#__PURE__*/ Schema.annotations(
     /**
      * Lower-level error code providing more specific detail
      */
-    code: /*#__PURE__*/ Schema.optional(Schema.String),
+    code: optionalString,
     /**
      * Further detail about the error
      */
-    message: /*#__PURE__*/ Schema.optional(Schema.String)
+    message: optionalString
   }),
   { identifier: "ErrorDetail" }
 )
@@ -466,6 +474,15 @@ export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.annotations(
  */
 export interface SSEHeartbeatEvent extends Schema.Schema.Type<typeof SSEHeartbeatEvent> {}
 
+const optionalLimitedStringMinLength1Value = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+)
+const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ limited(Schema.String, {
+  minLength: 1,
+  maxLength: 255,
+  pattern: "^[a-zA-Z0-9._-]{1,255}$"
+})
+
 /**
  * Profile selection for the browser session. Provide either id or name. If specified, the
  * matching profile will be loaded into the browser session. Profiles must be created beforehand.
@@ -483,27 +500,25 @@ export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(
-        /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
-      ),
+      name: optionalLimitedStringMinLength1Value,
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
-      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      save_changes: optionalBoolean
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Profile ID to load for this browser session
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" }),
+      name: limitedStringMinLength1MaxLengtValue,
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
-      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      save_changes: optionalBoolean
     })
   ),
   { identifier: "BrowserProfile" }
@@ -533,19 +548,17 @@ export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(
-        /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
-      )
+      name: optionalLimitedStringMinLength1Value
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Extension ID to load for this browser session
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+      name: limitedStringMinLength1MaxLengtValue
     })
   ),
   { identifier: "BrowserExtension" }
@@ -583,6 +596,10 @@ export const OkResponse = /*#__PURE__*/ Schema.annotations(
  */
 export interface OkResponse extends Schema.Schema.Type<typeof OkResponse> {}
 
+const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+)
+
 /**
  * An action available on the app
  *
@@ -598,15 +615,11 @@ export const AppAction = /*#__PURE__*/ Schema.annotations(
     /**
      * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
      */
-    input_schema: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-    ),
+    input_schema: optionalNullOrRecordKeyStringValueUnknown,
     /**
      * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
      */
-    output_schema: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-    )
+    output_schema: optionalNullOrRecordKeyStringValueUnknown
   }),
   { identifier: "AppAction" }
 )

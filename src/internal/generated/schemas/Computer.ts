@@ -7,6 +7,9 @@
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 
+const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+
 /**
  * The `ClickMouseRequest` schema of the API.
  *
@@ -34,11 +37,11 @@ export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Modifier keys to hold during the click
      */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    hold_keys: optionalArrayString,
     /**
      * Number of times to repeat the click
      */
-    num_clicks: /*#__PURE__*/ Schema.optional(Schema.Int)
+    num_clicks: optionalInt
   }),
   { identifier: "ClickMouseRequest" }
 )
@@ -50,6 +53,8 @@ export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface ClickMouseRequest extends Schema.Schema.Type<typeof ClickMouseRequest> {}
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
 
 /**
  * The `MoveMouseRequest` schema of the API.
@@ -70,11 +75,11 @@ export const MoveMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Modifier keys to hold during the move
      */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    hold_keys: optionalArrayString,
     /**
      * Use human-like Bezier curve path instead of instant mouse movement.
      */
-    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    smooth: optionalBoolean,
     /**
      * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
      */
@@ -148,6 +153,8 @@ export const ScreenshotRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ScreenshotRequest extends Schema.Schema.Type<typeof ScreenshotRequest> {}
 
+const optionalLimitedIntMinimum0 = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
+
 /**
  * The `TypeTextRequest` schema of the API.
  *
@@ -163,7 +170,7 @@ export const TypeTextRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Delay in milliseconds between keystrokes
      */
-    delay: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
+    delay: optionalLimitedIntMinimum0
   }),
   { identifier: "TypeTextRequest" }
 )
@@ -193,11 +200,11 @@ export const PressKeyRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
      */
-    duration: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
+    duration: optionalLimitedIntMinimum0,
     /**
      * Optional modifier keys to hold during the key press sequence.
      */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+    hold_keys: optionalArrayString
   }),
   { identifier: "PressKeyRequest" }
 )
@@ -229,15 +236,15 @@ export const ScrollRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
      */
-    delta_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+    delta_x: optionalInt,
     /**
      * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
      */
-    delta_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+    delta_y: optionalInt,
     /**
      * Modifier keys to hold during the scroll
      */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+    hold_keys: optionalArrayString
   }),
   { identifier: "ScrollRequest" }
 )
@@ -274,7 +281,7 @@ export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Delay in milliseconds between button down and starting to move along the path.
      */
-    delay: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
+    delay: optionalLimitedIntMinimum0,
     /**
      * Number of relative move steps per segment in the path. Minimum 1.
      */
@@ -282,15 +289,15 @@ export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Delay in milliseconds between relative steps while dragging (not the initial delay).
      */
-    step_delay_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 })),
+    step_delay_ms: optionalLimitedIntMinimum0,
     /**
      * Modifier keys to hold during the drag
      */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    hold_keys: optionalArrayString,
     /**
      * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
      */
-    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    smooth: optionalBoolean,
     /**
      * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
      */

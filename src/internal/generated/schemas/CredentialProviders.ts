@@ -7,6 +7,8 @@
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 
+const literalOnepassword = /*#__PURE__*/ Schema.Literal("onepassword")
+
 /**
  * An external credential provider (e.g., 1Password) for automatic credential lookup
  *
@@ -22,7 +24,7 @@ export const CredentialProvider = /*#__PURE__*/ Schema.annotations(
     /**
      * Type of credential provider
      */
-    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
+    provider_type: literalOnepassword,
     /**
      * Human-readable name for this provider instance
      */
@@ -74,6 +76,8 @@ export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.annotations(
  */
 export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCredentialProvidersResponse>
 
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+
 /**
  * Request to create an external credential provider
  *
@@ -85,7 +89,7 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Type of credential provider
      */
-    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
+    provider_type: literalOnepassword,
     /**
      * Human-readable name for this provider instance (unique per org)
      */
@@ -97,7 +101,7 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * How long to cache credential lists (default 300 seconds)
      */
-    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+    cache_ttl_seconds: optionalInt
   }),
   { identifier: "CreateCredentialProviderRequest" }
 )
@@ -110,6 +114,8 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface CreateCredentialProviderRequest extends Schema.Schema.Type<typeof CreateCredentialProviderRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Request to update a credential provider
  *
@@ -121,7 +127,7 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Human-readable name for this provider instance
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: optionalString,
     /**
      * Whether the provider is enabled for credential lookups
      */
@@ -129,7 +135,7 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Priority order for credential lookups (lower numbers are checked first)
      */
-    priority: /*#__PURE__*/ Schema.optional(Schema.Int),
+    priority: optionalInt,
     /**
      * New service account token (to rotate credentials)
      */
@@ -137,7 +143,7 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * How long to cache credential lists
      */
-    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+    cache_ttl_seconds: optionalInt
   }),
   { identifier: "UpdateCredentialProviderRequest" }
 )
@@ -178,7 +184,7 @@ export const CredentialProviderTestResult = /*#__PURE__*/ Schema.annotations(
     /**
      * Error message if the test failed
      */
-    error: /*#__PURE__*/ Schema.optional(Schema.String)
+    error: optionalString
   }),
   { identifier: "CredentialProviderTestResult" }
 )

@@ -7,6 +7,10 @@
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+const optionalRedactedString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
+
 /**
  * A stored credential for automatic re-authentication
  *
@@ -38,19 +42,19 @@ export const Credential = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether this credential has stored values (email, password, etc.)
      */
-    has_values: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    has_values: optionalBoolean,
     /**
      * Whether this credential has a TOTP secret configured for automatic 2FA
      */
-    has_totp_secret: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    has_totp_secret: optionalBoolean,
     /**
      * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
      */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    sso_provider: optionalNullOrString,
     /**
      * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
      */
-    totp_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+    totp_code: optionalRedactedString,
     /**
      * When the totp_code expires. Only included when totp_code is present.
      */
@@ -66,6 +70,8 @@ export const Credential = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface Credential extends Schema.Schema.Type<typeof Credential> {}
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Request to create a new credential
@@ -90,11 +96,11 @@ export const CreateCredentialRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
      */
-    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+    totp_secret: optionalRedactedString,
     /**
      * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
      */
-    sso_provider: /*#__PURE__*/ Schema.optional(Schema.String)
+    sso_provider: optionalString
   }),
   { identifier: "CreateCredentialRequest" }
 )
@@ -118,7 +124,7 @@ export const UpdateCredentialRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New name for the credential
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: optionalString,
     /**
      * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
      */
@@ -128,11 +134,11 @@ export const UpdateCredentialRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
      */
-    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+    totp_secret: optionalRedactedString,
     /**
      * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
      */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+    sso_provider: optionalNullOrString
   }),
   { identifier: "UpdateCredentialRequest" }
 )

@@ -9,6 +9,12 @@ import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const literalAwsUsEast1a = /*#__PURE__*/ Schema.Literal("aws.us-east-1a")
+const optionalRecordKeyStringValueString = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
+)
+
 /**
  * Deployment record information.
  *
@@ -28,19 +34,19 @@ export const Deployment = /*#__PURE__*/ Schema.annotations(
     /**
      * Status reason
      */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
+    status_reason: optionalString,
     /**
      * Deployment region code
      */
-    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+    region: literalAwsUsEast1a,
     /**
      * Relative path to the application entrypoint
      */
-    entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
+    entrypoint_rel_path: optionalString,
     /**
      * Environment variables configured for this deployment
      */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    env_vars: optionalRecordKeyStringValueString,
     /**
      * Timestamp when the deployment was created
      */
@@ -84,7 +90,7 @@ export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
     /**
      * Path within the repo to deploy (omit to use repo root).
      */
-    path: /*#__PURE__*/ Schema.optional(Schema.String),
+    path: optionalString,
     /**
      * Relative path to the application entrypoint within the selected path.
      */
@@ -114,6 +120,9 @@ export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
  */
 export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSource> {}
 
+const optionalLiteralAwsUsEast1a = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * App deployment request. Provide either file+entrypoint_rel_path or source.
  *
@@ -126,7 +135,7 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Version of the application. Can be any string.
        */
-      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      version: optionalString,
       /**
        * ZIP file containing the application source directory
        */
@@ -139,21 +148,21 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Region for deployment. Currently we only support "aws.us-east-1a"
        */
-      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      region: optionalLiteralAwsUsEast1a,
       /**
        * Allow overwriting an existing app version
        */
-      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      force: optionalBoolean,
       /**
        * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
        */
-      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+      env_vars: optionalRecordKeyStringValueString
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Version of the application. Can be any string.
        */
-      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      version: optionalString,
       /**
        * ZIP file containing the application source directory
        */
@@ -161,20 +170,20 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Relative path to the entrypoint of the application
        */
-      entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
+      entrypoint_rel_path: optionalString,
       source: DeploymentSource,
       /**
        * Region for deployment. Currently we only support "aws.us-east-1a"
        */
-      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      region: optionalLiteralAwsUsEast1a,
       /**
        * Allow overwriting an existing app version
        */
-      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      force: optionalBoolean,
       /**
        * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
        */
-      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+      env_vars: optionalRecordKeyStringValueString
     })
   ),
   { identifier: "DeploymentRequest" }
@@ -248,7 +257,7 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Deployment region code
      */
-    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+    region: literalAwsUsEast1a,
     /**
      * List of actions available on the app
      */
@@ -256,7 +265,7 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Environment variables configured for this app version
      */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+    env_vars: optionalRecordKeyStringValueString
   }),
   { identifier: "AppVersionSummaryEvent" }
 )

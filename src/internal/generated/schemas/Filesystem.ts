@@ -71,6 +71,8 @@ export const FileInfoList = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schem
  */
 export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
 
+const limitedStringPattern = /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+
 /**
  * The `CreateDirectoryRequest` schema of the API.
  *
@@ -82,7 +84,7 @@ export const CreateDirectoryRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute directory path to create.
      */
-    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
+    path: limitedStringPattern,
     /**
      * Optional directory mode (octal string, e.g. 755). Defaults to 755.
      */
@@ -110,7 +112,7 @@ export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute path to delete.
      */
-    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+    path: limitedStringPattern
   }),
   { identifier: "DeletePathRequest" }
 )
@@ -123,6 +125,8 @@ export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface DeletePathRequest extends Schema.Schema.Type<typeof DeletePathRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * The `SetFilePermissionsRequest` schema of the API.
  *
@@ -134,15 +138,15 @@ export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute path whose permissions are to be changed.
      */
-    path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
+    path: limitedStringPattern,
     /**
      * New owner username or UID.
      */
-    owner: /*#__PURE__*/ Schema.optional(Schema.String),
+    owner: optionalString,
     /**
      * New group name or GID.
      */
-    group: /*#__PURE__*/ Schema.optional(Schema.String),
+    group: optionalString,
     /**
      * File mode bits (octal string, e.g. 644).
      */
@@ -170,11 +174,11 @@ export const MovePathRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute source path.
      */
-    src_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }),
+    src_path: limitedStringPattern,
     /**
      * Absolute destination path.
      */
-    dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+    dest_path: limitedStringPattern
   }),
   { identifier: "MovePathRequest" }
 )
@@ -200,7 +204,7 @@ export const UploadFilesBody = /*#__PURE__*/ Schema.annotations(
       /**
        * Absolute destination path to write the file.
        */
-      dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+      dest_path: limitedStringPattern
     }))
   }),
   { identifier: "UploadFilesBody" }
@@ -226,7 +230,7 @@ export const UploadZipBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Absolute destination directory to extract the archive to.
      */
-    dest_path: /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+    dest_path: limitedStringPattern
   }),
   { identifier: "UploadZipBody" }
 )

@@ -6,6 +6,8 @@
  */
 import * as Schema from "effect/Schema"
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * The `StartFsWatchRequest` schema of the API.
  *
@@ -21,7 +23,7 @@ export const StartFsWatchRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether to watch recursively.
      */
-    recursive: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    recursive: optionalBoolean
   }),
   { identifier: "StartFsWatchRequest" }
 )
@@ -34,6 +36,8 @@ export const StartFsWatchRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface StartFsWatchRequest extends Schema.Schema.Type<typeof StartFsWatchRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * The `StartFilesystemWatchResponse` schema of the API.
  *
@@ -45,7 +49,7 @@ export const StartFilesystemWatchResponse = /*#__PURE__*/ Schema.annotations(
     /**
      * Unique identifier for the directory watch
      */
-    watch_id: /*#__PURE__*/ Schema.optional(Schema.String)
+    watch_id: optionalString
   }),
   { identifier: "StartFilesystemWatchResponse" }
 )
@@ -73,7 +77,7 @@ export const FileSystemEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Base name of the file or directory affected.
      */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
+    name: optionalString,
     /**
      * Absolute path of the file or directory.
      */
@@ -81,7 +85,7 @@ export const FileSystemEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Whether the affected path is a directory.
      */
-    is_dir: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+    is_dir: optionalBoolean
   }),
   { identifier: "FileSystemEvent" }
 )

@@ -9,6 +9,9 @@ import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const literalQueuedRunningSucceededFailed = /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed")
+
 /**
  * The `Invocation` schema of the API.
  *
@@ -36,11 +39,11 @@ export const Invocation = /*#__PURE__*/ Schema.annotations(
     /**
      * Payload provided to the invocation. This is a string that can be parsed as JSON.
      */
-    payload: /*#__PURE__*/ Schema.optional(Schema.String),
+    payload: optionalString,
     /**
      * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
      */
-    output: /*#__PURE__*/ Schema.optional(Schema.String),
+    output: optionalString,
     /**
      * RFC 3339 Nanoseconds timestamp when the invocation started
      */
@@ -52,11 +55,11 @@ export const Invocation = /*#__PURE__*/ Schema.annotations(
     /**
      * Status of the invocation
      */
-    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+    status: literalQueuedRunningSucceededFailed,
     /**
      * Status reason
      */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
+    status_reason: optionalString
   }),
   { identifier: "Invocation" }
 )
@@ -88,7 +91,7 @@ export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
     /**
      * Input data for the action, sent as a JSON string.
      */
-    payload: /*#__PURE__*/ Schema.optional(Schema.String),
+    payload: optionalString,
     /**
      * Name of the action to invoke
      */
@@ -134,15 +137,15 @@ export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
     /**
      * Status of the invocation
      */
-    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+    status: literalQueuedRunningSucceededFailed,
     /**
      * Status reason
      */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
+    status_reason: optionalString,
     /**
      * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
      */
-    output: /*#__PURE__*/ Schema.optional(Schema.String)
+    output: optionalString
   }),
   { identifier: "InvokeResponse" }
 )
@@ -170,7 +173,7 @@ export const InvocationUpdateRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Updated output of the invocation rendered as JSON string.
      */
-    output: /*#__PURE__*/ Schema.optional(Schema.String)
+    output: optionalString
   }),
   { identifier: "InvocationUpdateRequest" }
 )

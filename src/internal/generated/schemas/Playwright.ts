@@ -38,6 +38,8 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ExecutePlaywrightRequest extends Schema.Schema.Type<typeof ExecutePlaywrightRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Result of Playwright code execution
  *
@@ -57,15 +59,15 @@ export const ExecutePlaywrightResult = /*#__PURE__*/ Schema.annotations(
     /**
      * Error message if execution failed
      */
-    error: /*#__PURE__*/ Schema.optional(Schema.String),
+    error: optionalString,
     /**
      * Standard output from the execution
      */
-    stdout: /*#__PURE__*/ Schema.optional(Schema.String),
+    stdout: optionalString,
     /**
      * Standard error from the execution
      */
-    stderr: /*#__PURE__*/ Schema.optional(Schema.String)
+    stderr: optionalString
   }),
   { identifier: "ExecutePlaywrightResult" }
 )

@@ -8,6 +8,9 @@ import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+
 /**
  * Request to execute a command synchronously.
  *
@@ -41,11 +44,11 @@ export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Run the process with root privileges.
      */
-    as_root: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    as_root: optionalBoolean,
     /**
      * Maximum execution time in seconds.
      */
-    timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+    timeout_sec: optionalNullOrInt
   }),
   { identifier: "ProcessExecRequest" }
 )
@@ -58,6 +61,9 @@ export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ProcessExecRequest extends Schema.Schema.Type<typeof ProcessExecRequest> {}
 
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Result of a synchronous command execution.
  *
@@ -69,19 +75,19 @@ export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
     /**
      * Process exit code.
      */
-    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int),
+    exit_code: optionalInt,
     /**
      * Base64-encoded stdout buffer.
      */
-    stdout_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    stdout_b64: optionalString,
     /**
      * Base64-encoded stderr buffer.
      */
-    stderr_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    stderr_b64: optionalString,
     /**
      * Execution duration in milliseconds.
      */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+    duration_ms: optionalInt
   }),
   { identifier: "ProcessExecResult" }
 )
@@ -93,6 +99,10 @@ export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExecResult> {}
+
+const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+)
 
 /**
  * The `ProcessSpawnRequest` schema of the API.
@@ -106,15 +116,15 @@ export const ProcessSpawnRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Allocate a pseudo-terminal (PTY) for interactive shells.
      */
-    allocate_tty: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+    allocate_tty: optionalBoolean,
     /**
      * Initial terminal rows. Only used when allocate_tty is true.
      */
-    rows: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })),
+    rows: optionalLimitedIntMinimum1Maximum65535,
     /**
      * Initial terminal columns. Only used when allocate_tty is true.
      */
-    cols: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }))
+    cols: optionalLimitedIntMinimum1Maximum65535
   }),
   { identifier: "ProcessSpawnRequest" }
 )
@@ -138,11 +148,11 @@ export const ProcessSpawnResult = /*#__PURE__*/ Schema.annotations(
     /**
      * Server-assigned identifier for the process.
      */
-    process_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    process_id: optionalString,
     /**
      * OS process ID.
      */
-    pid: /*#__PURE__*/ Schema.optional(Schema.Int),
+    pid: optionalInt,
     /**
      * Timestamp when the process started.
      */
@@ -174,7 +184,7 @@ export const ProcessStatus = /*#__PURE__*/ Schema.annotations(
     /**
      * Exit code if the process has exited.
      */
-    exit_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    exit_code: optionalNullOrInt,
     /**
      * Estimated CPU usage percentage.
      */
@@ -182,7 +192,7 @@ export const ProcessStatus = /*#__PURE__*/ Schema.annotations(
     /**
      * Estimated resident memory usage in bytes.
      */
-    mem_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
+    mem_bytes: optionalInt
   }),
   { identifier: "ProcessStatus" }
 )
@@ -210,7 +220,7 @@ export const ProcessStreamEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Base64-encoded data from the process stream.
      */
-    data_b64: /*#__PURE__*/ Schema.optional(Schema.String),
+    data_b64: optionalString,
     /**
      * Lifecycle event type.
      */
@@ -218,7 +228,7 @@ export const ProcessStreamEvent = /*#__PURE__*/ Schema.annotations(
     /**
      * Exit code when the event is "exit".
      */
-    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int)
+    exit_code: optionalInt
   }),
   { identifier: "ProcessStreamEvent" }
 )
@@ -266,7 +276,7 @@ export const ProcessStdinResult = /*#__PURE__*/ Schema.annotations(
     /**
      * Number of bytes written.
      */
-    written_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
+    written_bytes: optionalInt
   }),
   { identifier: "ProcessStdinResult" }
 )
@@ -303,6 +313,8 @@ export const ProcessKillRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ProcessKillRequest extends Schema.Schema.Type<typeof ProcessKillRequest> {}
 
+const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+
 /**
  * Resize a PTY-backed process terminal.
  *
@@ -314,11 +326,11 @@ export const ProcessResizeRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * New terminal rows.
      */
-    rows: /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }),
+    rows: limitedIntMinimum1Maximum65535,
     /**
      * New terminal columns.
      */
-    cols: /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+    cols: limitedIntMinimum1Maximum65535
   }),
   { identifier: "ProcessResizeRequest" }
 )

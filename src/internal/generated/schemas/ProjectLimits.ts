@@ -6,6 +6,8 @@
  */
 import * as Schema from "effect/Schema"
 
+const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+
 /**
  * The `ProjectLimits` schema of the API.
  *
@@ -17,15 +19,15 @@ export const ProjectLimits = /*#__PURE__*/ Schema.annotations(
     /**
      * Maximum concurrent browser sessions for this project. Null means no project-level cap.
      */
-    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    max_concurrent_sessions: optionalNullOrInt,
     /**
      * Maximum concurrent app invocations for this project. Null means no project-level cap.
      */
-    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    max_concurrent_invocations: optionalNullOrInt,
     /**
      * Maximum pooled sessions capacity for this project. Null means no project-level cap.
      */
-    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+    max_pooled_sessions: optionalNullOrInt
   }),
   { identifier: "ProjectLimits" }
 )
@@ -49,15 +51,15 @@ export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
      */
-    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    max_concurrent_sessions: optionalNullOrInt,
     /**
      * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
      */
-    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
+    max_concurrent_invocations: optionalNullOrInt,
     /**
      * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
      */
-    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+    max_pooled_sessions: optionalNullOrInt
   }),
   { identifier: "UpdateProjectLimitsRequest" }
 )

@@ -7,6 +7,8 @@
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../../timestamp.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Configuration for a datacenter proxy.
  *
@@ -18,7 +20,7 @@ export const DatacenterProxyConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * ISO 3166 country code. Defaults to US if not provided.
      */
-    country: /*#__PURE__*/ Schema.optional(Schema.String)
+    country: optionalString
   }),
   { identifier: "DatacenterProxyConfig" }
 )
@@ -42,7 +44,7 @@ export const IspProxyConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * ISO 3166 country code. Defaults to US if not provided.
      */
-    country: /*#__PURE__*/ Schema.optional(Schema.String)
+    country: optionalString
   }),
   { identifier: "IspProxyConfig" }
 )
@@ -60,19 +62,19 @@ const residentialProxyConfigFields = {
   /**
    * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
    */
-  city: /*#__PURE__*/ Schema.optional(Schema.String),
+  city: optionalString,
   /**
    * Two-letter state code.
    */
-  state: /*#__PURE__*/ Schema.optional(Schema.String),
+  state: optionalString,
   /**
    * US ZIP code.
    */
-  zip: /*#__PURE__*/ Schema.optional(Schema.String),
+  zip: optionalString,
   /**
    * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
    */
-  asn: /*#__PURE__*/ Schema.optional(Schema.String)
+  asn: optionalString
 }
 
 /**
@@ -86,7 +88,7 @@ export const ResidentialProxyConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * ISO 3166 country code.
      */
-    country: /*#__PURE__*/ Schema.optional(Schema.String),
+    country: optionalString,
     ...residentialProxyConfigFields,
     /**
      * Operating system of the residential device.
@@ -115,7 +117,7 @@ export const MobileProxyConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * ISO 3166 country code
      */
-    country: /*#__PURE__*/ Schema.optional(Schema.String),
+    country: optionalString,
     ...residentialProxyConfigFields,
     /**
      * Mobile carrier.
@@ -207,7 +209,7 @@ const customProxyConfigFields = {
   /**
    * Username for proxy authentication.
    */
-  username: /*#__PURE__*/ Schema.optional(Schema.String)
+  username: optionalString
 }
 
 /**
@@ -240,7 +242,7 @@ const proxyFields = {
   /**
    * Readable name of the proxy.
    */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
+  name: optionalString,
   /**
    * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
    */
@@ -263,7 +265,7 @@ const proxyFields = {
  */
 export const Proxy = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    id: /*#__PURE__*/ Schema.optional(Schema.String),
+    id: optionalString,
     ...proxyFields,
     /**
      * Current health status of the proxy.
@@ -276,7 +278,7 @@ export const Proxy = /*#__PURE__*/ Schema.annotations(
     /**
      * IP address that the proxy uses when making requests.
      */
-    ip_address: /*#__PURE__*/ Schema.optional(Schema.String),
+    ip_address: optionalString,
     /**
      * Configuration specific to the selected proxy `type`.
      */
@@ -336,7 +338,7 @@ export const CreateCustomProxyConfig = /*#__PURE__*/ Schema.annotations(
     /**
      * Password for proxy authentication.
      */
-    password: /*#__PURE__*/ Schema.optional(Schema.String)
+    password: optionalString
   }),
   { identifier: "CreateCustomProxyConfig" }
 )
@@ -398,7 +400,7 @@ export const ProxyCheckRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
      */
-    url: /*#__PURE__*/ Schema.optional(Schema.String)
+    url: optionalString
   }),
   { identifier: "ProxyCheckRequest" }
 )

@@ -8,6 +8,8 @@ import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { Timestamp } from "../../timestamp.js"
 
+const optionalNullOrTimestamp = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+
 /**
  * Information about a browser replay recording.
  *
@@ -23,11 +25,11 @@ export const BrowserReplay = /*#__PURE__*/ Schema.annotations(
     /**
      * Timestamp when replay started
      */
-    started_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+    started_at: optionalNullOrTimestamp,
     /**
      * Timestamp when replay finished
      */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+    finished_at: optionalNullOrTimestamp,
     /**
      * URL for viewing the replay recording.
      */

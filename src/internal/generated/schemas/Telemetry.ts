@@ -7,6 +7,8 @@
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Provenance metadata identifying which producer emitted the event.
  *
@@ -22,7 +24,7 @@ export const BrowserEventSource = /*#__PURE__*/ Schema.annotations(
     /**
      * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
      */
-    event: /*#__PURE__*/ Schema.optional(Schema.String),
+    event: optionalString,
     /**
      * Producer-specific context (e.g. CDP target/session/frame IDs).
      */
@@ -58,6 +60,9 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
 
+const optionalBrowserTargetType = /*#__PURE__*/ Schema.optional(BrowserTargetType)
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+
 /**
  * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
  *
@@ -69,28 +74,28 @@ export const BrowserEventContext = /*#__PURE__*/ Schema.annotations(
     /**
      * CDP session identifier for the target connection.
      */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    session_id: optionalString,
     /**
      * Browser target identifier (stable across navigations within a tab).
      */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
+    target_id: optionalString,
+    target_type: optionalBrowserTargetType,
     /**
      * CDP frame identifier within the target.
      */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    frame_id: optionalString,
     /**
      * CDP document loader identifier, reset on each navigation.
      */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
+    loader_id: optionalString,
     /**
      * URL relevant to this event — page URL for navigation and page events, request URL for network events.
      */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
+    url: optionalString,
     /**
      * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
      */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
+    nav_seq: optionalInt
   }),
   { identifier: "BrowserEventContext" }
 )
@@ -151,7 +156,7 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
       /**
        * Optional label for the stack trace (e.g. async cause).
        */
-      description: /*#__PURE__*/ Schema.optional(Schema.String),
+      description: optionalString,
       /**
        * Ordered list of call frames, outermost first.
        */
@@ -187,6 +192,8 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
     { identifier: "BrowserCallStack" }
   )
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 // the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
 const browserConsoleLogEventFields = {
   /**
@@ -197,8 +204,11 @@ const browserConsoleLogEventFields = {
   /**
    * True if the data field was truncated due to size limits.
    */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  truncated: optionalBoolean
 }
+
+const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+const optionalBrowserCallStack = /*#__PURE__*/ Schema.optional(BrowserCallStack)
 
 /**
  * A browser console log event (console.log, console.info, console.warn, etc.).
@@ -215,16 +225,16 @@ export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
        */
-      level: /*#__PURE__*/ Schema.optional(Schema.String),
+      level: optionalString,
       /**
        * First console argument coerced to string.
        */
-      text: /*#__PURE__*/ Schema.optional(Schema.String),
+      text: optionalString,
       /**
        * All console arguments coerced to strings.
        */
-      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack)
+      args: optionalArrayString,
+      stack_trace: optionalBrowserCallStack
     }))
   }),
   { identifier: "BrowserConsoleLogEvent" }
@@ -254,27 +264,27 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.annotations(
        * Error message text. Present in both source paths.
        */
       text: Schema.String,
-      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack),
+      stack_trace: optionalBrowserCallStack,
       /**
        * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
        */
-      level: /*#__PURE__*/ Schema.optional(Schema.String),
+      level: optionalString,
       /**
        * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
        */
-      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+      args: optionalArrayString,
       /**
        * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
        */
-      line: /*#__PURE__*/ Schema.optional(Schema.Int),
+      line: optionalInt,
       /**
        * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
        */
-      column: /*#__PURE__*/ Schema.optional(Schema.Int),
+      column: optionalInt,
       /**
        * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
        */
-      source_url: /*#__PURE__*/ Schema.optional(Schema.String)
+      source_url: optionalString
     }))
   }),
   { identifier: "BrowserConsoleErrorEvent" }
@@ -307,6 +317,8 @@ export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
 
+const optionalBrowserHttpHeaders = /*#__PURE__*/ Schema.optional(BrowserHttpHeaders)
+
 /**
  * A browser network request sent event.
  *
@@ -322,39 +334,39 @@ export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP request identifier, unique within the session.
        */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      request_id: optionalString,
       /**
        * HTTP method as sent on the wire (e.g. GET, POST).
        */
-      method: /*#__PURE__*/ Schema.optional(Schema.String),
+      method: optionalString,
       /**
        * URL of the document that initiated the request.
        */
-      document_url: /*#__PURE__*/ Schema.optional(Schema.String),
+      document_url: optionalString,
       /**
        * Request headers.
        */
-      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
+      headers: optionalBrowserHttpHeaders,
       /**
        * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
        */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      resource_type: optionalString,
       /**
        * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
        */
-      initiator_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      initiator_type: optionalString,
       /**
        * Request body for POST/PUT requests, if available.
        */
-      post_data: /*#__PURE__*/ Schema.optional(Schema.String),
+      post_data: optionalString,
       /**
        * True if this request is the result of a redirect.
        */
-      is_redirect: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      is_redirect: optionalBoolean,
       /**
        * Original URL before the redirect, present when is_redirect is true.
        */
-      redirect_url: /*#__PURE__*/ Schema.optional(Schema.String)
+      redirect_url: optionalString
     }))
   }),
   { identifier: "BrowserNetworkRequestEvent" }
@@ -383,35 +395,35 @@ export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP request identifier matching the originating network_request event.
        */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      request_id: optionalString,
       /**
        * HTTP method of the original request.
        */
-      method: /*#__PURE__*/ Schema.optional(Schema.String),
+      method: optionalString,
       /**
        * HTTP response status code.
        */
-      status: /*#__PURE__*/ Schema.optional(Schema.Int),
+      status: optionalInt,
       /**
        * HTTP response status text (e.g. OK, Not Found).
        */
-      status_text: /*#__PURE__*/ Schema.optional(Schema.String),
+      status_text: optionalString,
       /**
        * Response headers.
        */
-      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
+      headers: optionalBrowserHttpHeaders,
       /**
        * MIME type of the response (e.g. text/html, application/json).
        */
-      mime_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      mime_type: optionalString,
       /**
        * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
        */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
+      resource_type: optionalString,
       /**
        * Truncated response body, present only for text MIME types.
        */
-      body: /*#__PURE__*/ Schema.optional(Schema.String)
+      body: optionalString
     }))
   }),
   { identifier: "BrowserNetworkResponseEvent" }
@@ -440,19 +452,19 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.annotations
       /**
        * CDP request identifier matching the originating network_request event.
        */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      request_id: optionalString,
       /**
        * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
        */
-      error_text: /*#__PURE__*/ Schema.optional(Schema.String),
+      error_text: optionalString,
       /**
        * True if the request was canceled by the browser or page script.
        */
-      canceled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      canceled: optionalBoolean,
       /**
        * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
        */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String)
+      resource_type: optionalString
     }))
   }),
   { identifier: "BrowserNetworkLoadingFailedEvent" }
@@ -466,6 +478,8 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.annotations
  */
 export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typeof BrowserNetworkLoadingFailedEvent> {}
 
+const optionalBrowserEventContext = /*#__PURE__*/ Schema.optional(BrowserEventContext)
+
 /**
  * A browser network idle event emitted after a 500ms quiet period with no in-flight HTTP requests.
  *
@@ -476,7 +490,7 @@ export const BrowserNetworkIdleEvent = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
     ...browserConsoleLogEventFields,
     type: /*#__PURE__*/ Schema.Literal("network_idle"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+    data: optionalBrowserEventContext
   }),
   { identifier: "BrowserNetworkIdleEvent" }
 )
@@ -503,28 +517,28 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * URL navigated to.
        */
-      url: /*#__PURE__*/ Schema.optional(Schema.String),
+      url: optionalString,
       /**
        * CDP frame identifier of the navigated frame.
        */
-      frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      frame_id: optionalString,
       /**
        * Parent frame identifier for subframe navigations; absent for top-level navigations.
        */
-      parent_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      parent_frame_id: optionalString,
       /**
        * New CDP document loader identifier assigned for this navigation.
        */
-      loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      loader_id: optionalString,
       /**
        * CDP session identifier.
        */
-      session_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      session_id: optionalString,
       /**
        * Browser target identifier.
        */
-      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType)
+      target_id: optionalString,
+      target_type: optionalBrowserTargetType
     }))
   }),
   { identifier: "BrowserPageNavigationEvent" }
@@ -537,6 +551,8 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof BrowserPageNavigationEvent> {}
+
+const optionalNumber = /*#__PURE__*/ Schema.optional(Schema.Number)
 
 /**
  * A browser DOMContentLoaded event (CDP Page.domContentEventFired).
@@ -553,7 +569,7 @@ export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.annotations
       /**
        * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
        */
-      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
+      cdp_timestamp: optionalNumber
     }))
   }),
   { identifier: "BrowserPageDomContentLoadedEvent" }
@@ -582,7 +598,7 @@ export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
        */
-      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
+      cdp_timestamp: optionalNumber
     }))
   }),
   { identifier: "BrowserPageLoadEvent" }
@@ -610,20 +626,20 @@ export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP target identifier for the newly opened tab.
        */
-      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
+      target_id: optionalString,
+      target_type: optionalBrowserTargetType,
       /**
        * Initial URL of the new tab.
        */
-      url: /*#__PURE__*/ Schema.optional(Schema.String),
+      url: optionalString,
       /**
        * Initial page title of the new tab.
        */
-      title: /*#__PURE__*/ Schema.optional(Schema.String),
+      title: optionalString,
       /**
        * Target identifier of the tab that opened this one, if any.
        */
-      opener_id: /*#__PURE__*/ Schema.optional(Schema.String)
+      opener_id: optionalString
     }))
   }),
   { identifier: "BrowserPageTabOpenedEvent" }
@@ -652,15 +668,15 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP frame identifier of the frame where the layout shift occurred.
        */
-      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      source_frame_id: optionalString,
       /**
        * Performance Timeline timestamp of the layout shift in milliseconds.
        */
-      time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      time: optionalNumber,
       /**
        * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
        */
-      duration: /*#__PURE__*/ Schema.optional(Schema.Number),
+      duration: optionalNumber,
       /**
        * PerformanceLayoutShift attributes from the Performance Timeline entry.
        */
@@ -668,11 +684,11 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.annotations(
         /**
          * Layout shift score for this entry (contribution to CLS).
          */
-        value: /*#__PURE__*/ Schema.optional(Schema.Number),
+        value: optionalNumber,
         /**
          * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
          */
-        had_recent_input: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+        had_recent_input: optionalBoolean
       }))
     }))
   }),
@@ -702,11 +718,11 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * CDP frame identifier of the frame where the LCP element was rendered.
        */
-      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      source_frame_id: optionalString,
       /**
        * Performance Timeline timestamp of the LCP entry in milliseconds.
        */
-      time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      time: optionalNumber,
       /**
        * LargestContentfulPaint attributes from the Performance Timeline entry.
        */
@@ -714,27 +730,27 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.annotations(
         /**
          * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
          */
-        render_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+        render_time: optionalNumber,
         /**
          * Load time of the LCP element in milliseconds.
          */
-        load_time: /*#__PURE__*/ Schema.optional(Schema.Number),
+        load_time: optionalNumber,
         /**
          * Visible area of the LCP element in pixels squared.
          */
-        size: /*#__PURE__*/ Schema.optional(Schema.Number),
+        size: optionalNumber,
         /**
          * id attribute of the LCP element, if present.
          */
-        element_id: /*#__PURE__*/ Schema.optional(Schema.String),
+        element_id: optionalString,
         /**
          * URL of the LCP element for image or video elements.
          */
-        url: /*#__PURE__*/ Schema.optional(Schema.String),
+        url: optionalString,
         /**
          * CDP DOM node identifier of the LCP element.
          */
-        node_id: /*#__PURE__*/ Schema.optional(Schema.Int)
+        node_id: optionalInt
       }))
     }))
   }),
@@ -759,7 +775,7 @@ export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
     ...browserConsoleLogEventFields,
     type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+    data: optionalBrowserEventContext
   }),
   { identifier: "BrowserPageLayoutSettledEvent" }
 )
@@ -782,7 +798,7 @@ export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ Schema.annotation
   /*#__PURE__*/ Schema.Struct({
     ...browserConsoleLogEventFields,
     type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
+    data: optionalBrowserEventContext
   }),
   { identifier: "BrowserPageNavigationSettledEvent" }
 )
@@ -812,23 +828,23 @@ export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * Viewport x-coordinate of the click in CSS pixels.
        */
-      x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      x: optionalInt,
       /**
        * Viewport y-coordinate of the click in CSS pixels.
        */
-      y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      y: optionalInt,
       /**
        * CSS selector path to the clicked element.
        */
-      selector: /*#__PURE__*/ Schema.optional(Schema.String),
+      selector: optionalString,
       /**
        * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
        */
-      tag: /*#__PURE__*/ Schema.optional(Schema.String),
+      tag: optionalString,
       /**
        * Visible text content of the clicked element, trimmed.
        */
-      text: /*#__PURE__*/ Schema.optional(Schema.String)
+      text: optionalString
     }))
   }),
   { identifier: "BrowserInteractionClickEvent" }
@@ -857,15 +873,15 @@ export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
        */
-      key: /*#__PURE__*/ Schema.optional(Schema.String),
+      key: optionalString,
       /**
        * CSS selector path to the element that had focus when the key was pressed.
        */
-      selector: /*#__PURE__*/ Schema.optional(Schema.String),
+      selector: optionalString,
       /**
        * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
        */
-      tag: /*#__PURE__*/ Schema.optional(Schema.String)
+      tag: optionalString
     }))
   }),
   { identifier: "BrowserInteractionKeyEvent" }
@@ -894,23 +910,23 @@ export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.annotat
       /**
        * Scroll x-position at the start of the scroll gesture in CSS pixels.
        */
-      from_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      from_x: optionalInt,
       /**
        * Scroll y-position at the start of the scroll gesture in CSS pixels.
        */
-      from_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      from_y: optionalInt,
       /**
        * Final scroll x-position after the gesture settled in CSS pixels.
        */
-      to_x: /*#__PURE__*/ Schema.optional(Schema.Int),
+      to_x: optionalInt,
       /**
        * Final scroll y-position after the gesture settled in CSS pixels.
        */
-      to_y: /*#__PURE__*/ Schema.optional(Schema.Int),
+      to_y: optionalInt,
       /**
        * CSS selector path to the scrolled element.
        */
-      target_selector: /*#__PURE__*/ Schema.optional(Schema.String)
+      target_selector: optionalString
     }))
   }),
   { identifier: "BrowserInteractionScrollSettledEvent" }
@@ -940,7 +956,7 @@ export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * Base64-encoded PNG screenshot of the browser viewport.
        */
-      png: /*#__PURE__*/ Schema.optional(Schema.String)
+      png: optionalString
     }))
   }),
   { identifier: "BrowserMonitorScreenshotEvent" }
@@ -996,7 +1012,7 @@ export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * Wall-clock time in milliseconds taken to reconnect after the disconnection.
        */
-      reconnect_duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
+      reconnect_duration_ms: optionalInt
     }))
   }),
   { identifier: "BrowserMonitorReconnectedEvent" }
@@ -1054,7 +1070,7 @@ export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ Schema.annotations(
       /**
        * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
        */
-      step: /*#__PURE__*/ Schema.optional(Schema.String)
+      step: optionalString
     }))
   }),
   { identifier: "BrowserMonitorInitFailedEvent" }
