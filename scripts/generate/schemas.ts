@@ -142,7 +142,10 @@ export interface SharedFields {
   readonly keys: ReadonlySet<string>
 }
 
-const fieldKey = (property: Ir.Property): string => JSON.stringify(property)
+// a field's name, optionality and schema (its description and example aside: fields alike but for
+// their descriptions are written once, with each description)
+const fieldKey = (property: Ir.Property): string =>
+  JSON.stringify({ name: property.name, required: property.required, schema: property.schema })
 
 /** The fields of a struct, `...shared` in place of the first of a shared group's and without the rest. */
 const fieldsExpression = (
@@ -385,9 +388,25 @@ export const schemaFile = (
       const named = api.schemas.get(name)!
       for (const group of [...pending].filter((candidate) => candidate.users.includes(name))) {
         pending.delete(group)
-        const properties = (named.schema.kind === "object" ? named.schema.properties : []).filter((property) =>
-          group.keys.has(fieldKey(property))
-        )
+        const propertiesOf = (user: string) => {
+          const schema = api.schemas.get(user)!.schema
+          return (schema.kind === "object" ? schema.properties : []).filter((property) =>
+            group.keys.has(fieldKey(property))
+          )
+        }
+        // each field with its description, or, where the schemas say it differently, each one's
+        const properties = propertiesOf(name).map((property): Ir.Property => {
+          const said = new Map<string, Array<string>>()
+          for (const user of group.users) {
+            const text = propertiesOf(user).find((other) => other.name === property.name)?.description
+            if (text !== undefined) said.set(text, [...(said.get(text) ?? []), user])
+          }
+          const description = said.size <= 1 && [...said.values()].every((users) => users.length === group.users.length)
+            ? property.description
+            : [...said].map(([text, users]) => `${users.map((user) => `{@link ${ident(user)}}`).join(", ")}: ${text}`)
+              .join("\n\n")
+          return { ...property, description }
+        })
         push(
           `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
             fieldsExpression(properties, uses, cyclic, [])

@@ -221,9 +221,85 @@ export const SSOButton = /*#__PURE__*/ Schema.annotations(
  */
 export interface SSOButton extends Schema.Schema.Type<typeof SSOButton> {}
 
+// the fields ManagedAuth, ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
+const managedAuthFields = {
+  credential: /*#__PURE__*/ Schema.optional(CredentialReference),
+  /**
+   * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthCreateRequest}: Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthUpdateRequest}: Additional domains valid for this auth flow (replaces existing list)
+   */
+  allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthCreateRequest}: Optional login page URL to skip discovery
+   *
+   * {@link ManagedAuthUpdateRequest}: Login page URL. Set to empty string to clear.
+   */
+  login_url: optionalString,
+  /**
+   * {@link ManagedAuth}: Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  health_checks: optionalBoolean,
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthUpdateRequest}: Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  auto_reauth: optionalBoolean
+}
+
 const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
-const optionalCredentialReference = /*#__PURE__*/ Schema.optional(CredentialReference)
-const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
 
 /**
  * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
@@ -257,7 +333,7 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
      */
     last_auth_at: optionalTimestamp,
-    credential: optionalCredentialReference,
+    ...managedAuthFields,
     /**
      * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
      */
@@ -304,27 +380,6 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
      * ID of the proxy associated with this connection, if any.
      */
     proxy_id: optionalString,
-    /**
-     * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-     *
-     * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-     * - Google: accounts.google.com
-     * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-     * - Okta: *.okta.com, *.oktapreview.com
-     * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-     * - Apple: appleid.apple.com
-     * - GitHub: github.com
-     * - Facebook/Meta: www.facebook.com
-     * - LinkedIn: www.linkedin.com
-     * - Amazon Cognito: *.amazoncognito.com
-     * - OneLogin: *.onelogin.com
-     * - Ping Identity: *.pingone.com, *.pingidentity.com
-     */
-    allowed_domains: optionalArrayString,
-    /**
-     * Optional login page URL to skip discovery
-     */
-    login_url: optionalString,
     /**
      * URL where the browser landed after successful login
      */
@@ -426,23 +481,6 @@ export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
       /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 }))
     ),
     /**
-     * Whether periodic health checks are enabled for this connection. When false, the system
-     * will not automatically verify authentication status, and `auto_reauth` has no effect on
-     * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
-     * Manually triggering a health check via the API still works regardless of this setting.
-     */
-    health_checks: optionalBoolean,
-    /**
-     * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-     * flag only — it does not check whether re-auth is actually feasible. Even when true,
-     * re-auth only runs when the system has what it needs to perform it (for example, saved
-     * credentials for the required login fields), and only after a scheduled health check
-     * detects an expired session — so this flag has no effect when `health_checks` is false.
-     * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth.
-     */
-    auto_reauth: optionalBoolean,
-    /**
      * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
      */
     save_credentials: Schema.Boolean,
@@ -503,9 +541,34 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
 export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
 
 const optionalProxyRef = /*#__PURE__*/ Schema.optional(ProxyRef)
-const optionalLimitedIntMinimum300Maximum86400 = /*#__PURE__*/ Schema.optional(
-  /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
-)
+
+// the fields ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
+const managedAuthCreateRequestFields = {
+  proxy: optionalProxyRef,
+  /**
+   * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   *
+   * {@link ManagedAuthUpdateRequest}: Interval in seconds between automatic health checks
+   */
+  health_check_interval: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
+  ),
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to save credentials after every successful login
+   */
+  save_credentials: optionalBoolean,
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to record browser sessions for this connection by default
+   */
+  record_session: optionalBoolean
+}
 
 /**
  * Request to create an auth connection for a profile and domain
@@ -523,60 +586,8 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
      * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
      */
     profile_name: Schema.String,
-    /**
-     * Optional login page URL to skip discovery
-     */
-    login_url: optionalString,
-    proxy: optionalProxyRef,
-    credential: optionalCredentialReference,
-    /**
-     * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-     *
-     * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-     * - Google: accounts.google.com
-     * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-     * - Okta: *.okta.com, *.oktapreview.com
-     * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-     * - Apple: appleid.apple.com
-     * - GitHub: github.com
-     * - Facebook/Meta: www.facebook.com
-     * - LinkedIn: www.linkedin.com
-     * - Amazon Cognito: *.amazoncognito.com
-     * - OneLogin: *.onelogin.com
-     * - Ping Identity: *.pingone.com, *.pingidentity.com
-     */
-    allowed_domains: optionalArrayString,
-    /**
-     * Interval in seconds between automatic health checks. When set, the system periodically
-     * verifies the authentication status and triggers re-authentication if needed.
-     * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-     * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-     */
-    health_check_interval: optionalLimitedIntMinimum300Maximum86400,
-    /**
-     * Whether to enable periodic health checks. When false, the system will not automatically
-     * verify authentication status, and `auto_reauth` has no effect on the automatic flow
-     * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
-     */
-    health_checks: optionalBoolean,
-    /**
-     * Whether to permit automatic re-authentication when a scheduled health check detects an
-     * expired session. This is an opt-in flag only — it does not check whether re-auth is
-     * actually feasible. Even when true, re-auth only runs when the system has what it needs
-     * to perform it (for example, saved credentials for the required login fields), and only
-     * after a scheduled health check detects an expired session — so this flag has no effect
-     * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth. Defaults to true.
-     */
-    auto_reauth: optionalBoolean,
-    /**
-     * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
-     */
-    save_credentials: optionalBoolean,
-    /**
-     * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
-     */
-    record_session: optionalBoolean
+    ...managedAuthFields,
+    ...managedAuthCreateRequestFields
   }),
   { identifier: "ManagedAuthCreateRequest" }
 )
@@ -597,44 +608,8 @@ export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof Mana
  */
 export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * Login page URL. Set to empty string to clear.
-     */
-    login_url: optionalString,
-    credential: optionalCredentialReference,
-    /**
-     * Additional domains valid for this auth flow (replaces existing list)
-     */
-    allowed_domains: optionalArrayString,
-    /**
-     * Interval in seconds between automatic health checks
-     */
-    health_check_interval: optionalLimitedIntMinimum300Maximum86400,
-    /**
-     * Whether periodic health checks are enabled. When set to false, the system will not
-     * automatically verify authentication status, and `auto_reauth` has no effect on the
-     * automatic flow (since re-auth is only triggered by a failed scheduled health check).
-     */
-    health_checks: optionalBoolean,
-    /**
-     * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-     * flag only — it does not check whether re-auth is actually feasible. Even when true,
-     * re-auth only runs when the system has what it needs to perform it (for example, saved
-     * credentials for the required login fields), and only after a scheduled health check
-     * detects an expired session — so this flag has no effect when `health_checks` is false.
-     * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth.
-     */
-    auto_reauth: optionalBoolean,
-    /**
-     * Whether to save credentials after every successful login
-     */
-    save_credentials: optionalBoolean,
-    /**
-     * Whether to record browser sessions for this connection by default
-     */
-    record_session: optionalBoolean,
-    proxy: optionalProxyRef
+    ...managedAuthFields,
+    ...managedAuthCreateRequestFields
   }),
   { identifier: "ManagedAuthUpdateRequest" }
 )

@@ -8,6 +8,35 @@ import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 
 const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+
+// the fields ClickMouseRequest, MoveMouseRequest, ScrollRequest have alike
+const clickMouseRequestFields = {
+  /**
+   * {@link ClickMouseRequest}: X coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: X coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: X coordinate at which to perform the scroll
+   */
+  x: Schema.Int,
+  /**
+   * {@link ClickMouseRequest}: Y coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: Y coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: Y coordinate at which to perform the scroll
+   */
+  y: Schema.Int,
+  /**
+   * {@link ClickMouseRequest}: Modifier keys to hold during the click
+   *
+   * {@link MoveMouseRequest}: Modifier keys to hold during the move
+   *
+   * {@link ScrollRequest}: Modifier keys to hold during the scroll
+   */
+  hold_keys: optionalArrayString
+}
+
 const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
 
 /**
@@ -26,18 +55,7 @@ export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
      * Type of click action
      */
     click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
-    /**
-     * X coordinate of the click position
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate of the click position
-     */
-    y: Schema.Int,
-    /**
-     * Modifier keys to hold during the click
-     */
-    hold_keys: optionalArrayString,
+    ...clickMouseRequestFields,
     /**
      * Number of times to repeat the click
      */
@@ -64,18 +82,7 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  */
 export const MoveMouseRequest = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate to move the cursor to
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate to move the cursor to
-     */
-    y: Schema.Int,
-    /**
-     * Modifier keys to hold during the move
-     */
-    hold_keys: optionalArrayString,
+    ...clickMouseRequestFields,
     /**
      * Use human-like Bezier curve path instead of instant mouse movement.
      */
@@ -225,14 +232,7 @@ export interface PressKeyRequest extends Schema.Schema.Type<typeof PressKeyReque
  */
 export const ScrollRequest = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate at which to perform the scroll
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate at which to perform the scroll
-     */
-    y: Schema.Int,
+    ...clickMouseRequestFields,
     /**
      * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
      */
@@ -240,11 +240,7 @@ export const ScrollRequest = /*#__PURE__*/ Schema.annotations(
     /**
      * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
      */
-    delta_y: optionalInt,
-    /**
-     * Modifier keys to hold during the scroll
-     */
-    hold_keys: optionalArrayString
+    delta_y: optionalInt
   }),
   { identifier: "ScrollRequest" }
 )

@@ -9,11 +9,31 @@ import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
-const literalAwsUsEast1a = /*#__PURE__*/ Schema.Literal("aws.us-east-1a")
 const optionalRecordKeyStringValueString = /*#__PURE__*/ Schema.optional(
   /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
 )
+
+// the fields Deployment, AppVersionSummaryEvent have alike
+const deploymentFields = {
+  /**
+   * {@link Deployment}: Unique identifier for the deployment
+   *
+   * {@link AppVersionSummaryEvent}: Unique identifier for the app version
+   */
+  id: Schema.String,
+  /**
+   * Deployment region code
+   */
+  region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+  /**
+   * {@link Deployment}: Environment variables configured for this deployment
+   *
+   * {@link AppVersionSummaryEvent}: Environment variables configured for this app version
+   */
+  env_vars: optionalRecordKeyStringValueString
+}
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Deployment record information.
@@ -23,10 +43,7 @@ const optionalRecordKeyStringValueString = /*#__PURE__*/ Schema.optional(
  */
 export const Deployment = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the deployment
-     */
-    id: Schema.String,
+    ...deploymentFields,
     /**
      * Current status of the deployment
      */
@@ -36,17 +53,9 @@ export const Deployment = /*#__PURE__*/ Schema.annotations(
      */
     status_reason: optionalString,
     /**
-     * Deployment region code
-     */
-    region: literalAwsUsEast1a,
-    /**
      * Relative path to the application entrypoint
      */
     entrypoint_rel_path: optionalString,
-    /**
-     * Environment variables configured for this deployment
-     */
-    env_vars: optionalRecordKeyStringValueString,
     /**
      * Timestamp when the deployment was created
      */
@@ -242,10 +251,7 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
      * Time the state was reported.
      */
     timestamp: Timestamp,
-    /**
-     * Unique identifier for the app version
-     */
-    id: Schema.String,
+    ...deploymentFields,
     /**
      * Name of the application
      */
@@ -255,17 +261,9 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
      */
     version: Schema.String,
     /**
-     * Deployment region code
-     */
-    region: literalAwsUsEast1a,
-    /**
      * List of actions available on the app
      */
-    actions: /*#__PURE__*/ Schema.Array(AppAction),
-    /**
-     * Environment variables configured for this app version
-     */
-    env_vars: optionalRecordKeyStringValueString
+    actions: /*#__PURE__*/ Schema.Array(AppAction)
   }),
   { identifier: "AppVersionSummaryEvent" }
 )

@@ -10,7 +10,52 @@ import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
 const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
-const literalQueuedRunningSucceededFailed = /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed")
+
+// the fields Invocation, InvokeResponse have alike
+const invocationFields = {
+  /**
+   * ID of the invocation
+   */
+  id: Schema.String,
+  /**
+   * Name of the action invoked
+   */
+  action_name: Schema.String,
+  /**
+   * {@link Invocation}: Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   *
+   * {@link InvokeResponse}: The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  output: optionalString,
+  /**
+   * Status of the invocation
+   */
+  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+  /**
+   * Status reason
+   */
+  status_reason: optionalString
+}
+
+// the fields Invocation, CreateInvocationBody have alike
+const invocationFields2 = {
+  /**
+   * Name of the application
+   */
+  app_name: Schema.String,
+  /**
+   * {@link Invocation}: Version label for the application
+   *
+   * {@link CreateInvocationBody}: Version of the application
+   */
+  version: Schema.String,
+  /**
+   * {@link Invocation}: Payload provided to the invocation. This is a string that can be parsed as JSON.
+   *
+   * {@link CreateInvocationBody}: Input data for the action, sent as a JSON string.
+   */
+  payload: optionalString
+}
 
 /**
  * The `Invocation` schema of the API.
@@ -20,30 +65,8 @@ const literalQueuedRunningSucceededFailed = /*#__PURE__*/ Schema.Literal("queued
  */
 export const Invocation = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * ID of the invocation
-     */
-    id: Schema.String,
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version label for the application
-     */
-    version: Schema.String,
-    /**
-     * Name of the action invoked
-     */
-    action_name: Schema.String,
-    /**
-     * Payload provided to the invocation. This is a string that can be parsed as JSON.
-     */
-    payload: optionalString,
-    /**
-     * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-     */
-    output: optionalString,
+    ...invocationFields,
+    ...invocationFields2,
     /**
      * RFC 3339 Nanoseconds timestamp when the invocation started
      */
@@ -51,15 +74,7 @@ export const Invocation = /*#__PURE__*/ Schema.annotations(
     /**
      * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
      */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * Status of the invocation
-     */
-    status: literalQueuedRunningSucceededFailed,
-    /**
-     * Status reason
-     */
-    status_reason: optionalString
+    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
   }),
   { identifier: "Invocation" }
 )
@@ -80,18 +95,7 @@ export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
  */
 export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version of the application
-     */
-    version: Schema.String,
-    /**
-     * Input data for the action, sent as a JSON string.
-     */
-    payload: optionalString,
+    ...invocationFields2,
     /**
      * Name of the action to invoke
      */
@@ -126,26 +130,7 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  */
 export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * ID of the invocation
-     */
-    id: Schema.String,
-    /**
-     * Name of the action invoked
-     */
-    action_name: Schema.String,
-    /**
-     * Status of the invocation
-     */
-    status: literalQueuedRunningSucceededFailed,
-    /**
-     * Status reason
-     */
-    status_reason: optionalString,
-    /**
-     * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-     */
-    output: optionalString
+    ...invocationFields
   }),
   { identifier: "InvokeResponse" }
 )

@@ -8,6 +8,28 @@ import * as Schema from "effect/Schema"
 
 const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
 
+// the fields ProjectLimits, UpdateProjectLimitsRequest have alike
+const projectLimitsFields = {
+  /**
+   * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_sessions: optionalNullOrInt,
+  /**
+   * {@link ProjectLimits}: Maximum concurrent app invocations for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_invocations: optionalNullOrInt,
+  /**
+   * {@link ProjectLimits}: Maximum pooled sessions capacity for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_pooled_sessions: optionalNullOrInt
+}
+
 /**
  * The `ProjectLimits` schema of the API.
  *
@@ -16,18 +38,7 @@ const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Nul
  */
 export const ProjectLimits = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * Maximum concurrent browser sessions for this project. Null means no project-level cap.
-     */
-    max_concurrent_sessions: optionalNullOrInt,
-    /**
-     * Maximum concurrent app invocations for this project. Null means no project-level cap.
-     */
-    max_concurrent_invocations: optionalNullOrInt,
-    /**
-     * Maximum pooled sessions capacity for this project. Null means no project-level cap.
-     */
-    max_pooled_sessions: optionalNullOrInt
+    ...projectLimitsFields
   }),
   { identifier: "ProjectLimits" }
 )
@@ -48,18 +59,7 @@ export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> 
  */
 export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_concurrent_sessions: optionalNullOrInt,
-    /**
-     * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_concurrent_invocations: optionalNullOrInt,
-    /**
-     * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_pooled_sessions: optionalNullOrInt
+    ...projectLimitsFields
   }),
   { identifier: "UpdateProjectLimitsRequest" }
 )

@@ -60,6 +60,12 @@ export interface IspProxyConfig extends Schema.Schema.Type<typeof IspProxyConfig
 // the fields ResidentialProxyConfig, MobileProxyConfig have alike
 const residentialProxyConfigFields = {
   /**
+   * {@link ResidentialProxyConfig}: ISO 3166 country code.
+   *
+   * {@link MobileProxyConfig}: ISO 3166 country code
+   */
+  country: optionalString,
+  /**
    * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
    */
   city: optionalString,
@@ -85,10 +91,6 @@ const residentialProxyConfigFields = {
  */
 export const ResidentialProxyConfig = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code.
-     */
-    country: optionalString,
     ...residentialProxyConfigFields,
     /**
      * Operating system of the residential device.
@@ -114,10 +116,6 @@ export interface ResidentialProxyConfig extends Schema.Schema.Type<typeof Reside
  */
 export const MobileProxyConfig = /*#__PURE__*/ Schema.annotations(
   /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code
-     */
-    country: optionalString,
     ...residentialProxyConfigFields,
     /**
      * Mobile carrier.
