@@ -35,6 +35,8 @@ export interface Uses {
   upload?: boolean
   /** A value with the document's limits (`limited`, src/internal/limits.ts). */
   limited?: boolean
+  /** A named struct (`struct`, src/internal/struct.ts). */
+  struct?: boolean
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
   /**
@@ -328,9 +330,16 @@ export const placeSchemas = (api: Ir.Api, operationRoots: (operation: Ir.Operati
   return area
 }
 
-// a named schema carries its name (parse errors and docs say `Browser`, not the whole struct)
-const identified = (id: string, expression: string): string =>
-  pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+// a named schema carries its name (parse errors and docs say `Browser`, not the whole struct): a
+// struct through `struct` (src/internal/struct.ts), anything else annotated
+const identified = (id: string, expression: string, uses: Uses): string => {
+  const struct = `${pure("Schema.Struct", "")}`.slice(0, -1)
+  if (!expression.startsWith(struct)) {
+    return pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+  }
+  uses.struct = true
+  return pure("struct", `${JSON.stringify(id)}, ${expression.slice(struct.length, -1)}`)
+}
 
 const isObject = (schema: Ir.Schema): boolean =>
   schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)
@@ -434,14 +443,14 @@ export const schemaFile = (
         push(
           jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
             `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${
-              identified(id, schemaExpression(named.schema, uses, cyclic))
+              identified(id, schemaExpression(named.schema, uses, cyclic), uses)
             }\n`
         )
         continue
       }
       push(
         jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-          `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared))}\n\n` +
+          `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           (isObject(named.schema)
             ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`
@@ -468,6 +477,7 @@ export const schemaFile = (
   imports.push(`import * as Schema from "effect/Schema"`)
   if (uses.timestamp) imports.push(`import { Timestamp } from "../../timestamp.js"`)
   if (uses.limited) imports.push(`import { limited } from "../../limits.js"`)
+  if (uses.struct) imports.push(`import { struct } from "../../struct.js"`)
   if (uses.upload) imports.push(`import { Upload } from "../../upload.js"`)
   const common = [...uses.refs].filter((name) => !here.has(name)).sort()
   for (const name of common) {

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
 
@@ -21,27 +22,24 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialReference = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Kernel credential name
-     */
-    name: optionalString,
-    /**
-     * External provider name (e.g., "my-1p")
-     */
-    provider: optionalString,
-    /**
-     * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
-     */
-    path: optionalString,
-    /**
-     * If true, lookup by domain from the specified provider
-     */
-    auto: optionalBoolean
-  }),
-  { identifier: "CredentialReference" }
-)
+export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", {
+  /**
+   * Kernel credential name
+   */
+  name: optionalString,
+  /**
+   * External provider name (e.g., "my-1p")
+   */
+  provider: optionalString,
+  /**
+   * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
+   */
+  path: optionalString,
+  /**
+   * If true, lookup by domain from the specified provider
+   */
+  auto: optionalBoolean
+})
 
 /**
  * The type of {@link CredentialReference}.
@@ -76,43 +74,40 @@ export type MFAType = Schema.Schema.Type<typeof MFAType>
  * @since 0.2.0
  * @category Schemas
  */
-export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Field name
-     */
-    name: Schema.String,
-    /**
-     * Field type
-     */
-    type: /*#__PURE__*/ Schema.Literal("text", "email", "password", "tel", "number", "url", "code", "totp"),
-    /**
-     * Field label
-     */
-    label: Schema.String,
-    /**
-     * Field placeholder
-     */
-    placeholder: optionalString,
-    /**
-     * Whether field is required
-     */
-    required: optionalBoolean,
-    /**
-     * CSS selector for the field
-     */
-    selector: Schema.String,
-    /**
-     * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
-     */
-    linked_mfa_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(MFAType)),
-    /**
-     * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
-     */
-    hint: optionalString
-  }),
-  { identifier: "DiscoveredField" }
-)
+export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
+  /**
+   * Field name
+   */
+  name: Schema.String,
+  /**
+   * Field type
+   */
+  type: /*#__PURE__*/ Schema.Literal("text", "email", "password", "tel", "number", "url", "code", "totp"),
+  /**
+   * Field label
+   */
+  label: Schema.String,
+  /**
+   * Field placeholder
+   */
+  placeholder: optionalString,
+  /**
+   * Whether field is required
+   */
+  required: optionalBoolean,
+  /**
+   * CSS selector for the field
+   */
+  selector: Schema.String,
+  /**
+   * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
+   */
+  linked_mfa_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(MFAType)),
+  /**
+   * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
+   */
+  hint: optionalString
+})
 
 /**
  * The type of {@link DiscoveredField}.
@@ -130,24 +125,21 @@ const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.
  * @since 0.2.0
  * @category Schemas
  */
-export const MFAOption = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    type: MFAType,
-    /**
-     * The visible option text
-     */
-    label: Schema.String,
-    /**
-     * The masked destination (phone/email) if shown
-     */
-    target: optionalNullOrString,
-    /**
-     * Additional instructions from the site
-     */
-    description: optionalNullOrString
-  }),
-  { identifier: "MFAOption" }
-)
+export const MFAOption = /*#__PURE__*/ struct("MFAOption", {
+  type: MFAType,
+  /**
+   * The visible option text
+   */
+  label: Schema.String,
+  /**
+   * The masked destination (phone/email) if shown
+   */
+  target: optionalNullOrString,
+  /**
+   * Additional instructions from the site
+   */
+  description: optionalNullOrString
+})
 
 /**
  * The type of {@link MFAOption}.
@@ -163,23 +155,20 @@ export interface MFAOption extends Schema.Schema.Type<typeof MFAOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SignInOption = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for this option (used to submit selection back)
-     */
-    id: Schema.String,
-    /**
-     * Display text for the option
-     */
-    label: Schema.String,
-    /**
-     * Additional context such as email address or org name
-     */
-    description: optionalNullOrString
-  }),
-  { identifier: "SignInOption" }
-)
+export const SignInOption = /*#__PURE__*/ struct("SignInOption", {
+  /**
+   * Unique identifier for this option (used to submit selection back)
+   */
+  id: Schema.String,
+  /**
+   * Display text for the option
+   */
+  label: Schema.String,
+  /**
+   * Additional context such as email address or org name
+   */
+  description: optionalNullOrString
+})
 
 /**
  * The type of {@link SignInOption}.
@@ -195,23 +184,20 @@ export interface SignInOption extends Schema.Schema.Type<typeof SignInOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSOButton = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * XPath selector for the button
-     */
-    selector: Schema.String,
-    /**
-     * Identity provider name
-     */
-    provider: Schema.String,
-    /**
-     * Visible button text
-     */
-    label: Schema.String
-  }),
-  { identifier: "SSOButton" }
-)
+export const SSOButton = /*#__PURE__*/ struct("SSOButton", {
+  /**
+   * XPath selector for the button
+   */
+  selector: Schema.String,
+  /**
+   * Identity provider name
+   */
+  provider: Schema.String,
+  /**
+   * Visible button text
+   */
+  label: Schema.String
+})
 
 /**
  * The type of {@link SSOButton}.
@@ -307,190 +293,183 @@ const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the auth connection
-     */
-    id: Schema.String,
-    /**
-     * Name of the profile associated with this auth connection
-     */
-    profile_name: Schema.String,
-    /**
-     * Target domain for authentication
-     */
-    domain: Schema.String,
-    /**
-     * Current authentication status of the managed profile
-     */
-    status: /*#__PURE__*/ Schema.Literal("AUTHENTICATED", "NEEDS_AUTH"),
-    /**
-     * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
-     */
-    last_auth_check_at: optionalTimestamp,
-    /**
-     * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
-     */
-    last_auth_at: optionalTimestamp,
-    ...managedAuthFields,
-    /**
-     * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
-     */
-    can_reauth: optionalBoolean,
-    /**
-     * Machine-readable reason for the current value of `can_reauth`.
-     * Affirmative values (re-auth is possible):
-     *   - `external_credential` — an external credential provider is attached
-     *   - `cua_has_credential` — CUA flow with a stored credential
-     *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
-     *   - `viable_plans_found` — at least one stored login plan can be replayed
-     *   - `no_requirements_recorded` — no recorded credential requirements to fail against
-     *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
-     *
-     * Negative values (a human must complete the login flow):
-     *   - `no_prior_successful_login` — connection has never completed a successful login
-     *   - `no_credential` — no Kernel or external credential attached
-     *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
-     *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
-     *   - `requires_external_action` — recorded requirements include an external step
-     *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
-     *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
-     *   - `requires_email_code` — flow needs an email code that cannot be received automatically
-     */
-    can_reauth_reason: /*#__PURE__*/ Schema.optional(
+export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
+  /**
+   * Unique identifier for the auth connection
+   */
+  id: Schema.String,
+  /**
+   * Name of the profile associated with this auth connection
+   */
+  profile_name: Schema.String,
+  /**
+   * Target domain for authentication
+   */
+  domain: Schema.String,
+  /**
+   * Current authentication status of the managed profile
+   */
+  status: /*#__PURE__*/ Schema.Literal("AUTHENTICATED", "NEEDS_AUTH"),
+  /**
+   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+   */
+  last_auth_check_at: optionalTimestamp,
+  /**
+   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+   */
+  last_auth_at: optionalTimestamp,
+  ...managedAuthFields,
+  /**
+   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+   */
+  can_reauth: optionalBoolean,
+  /**
+   * Machine-readable reason for the current value of `can_reauth`.
+   * Affirmative values (re-auth is possible):
+   *   - `external_credential` — an external credential provider is attached
+   *   - `cua_has_credential` — CUA flow with a stored credential
+   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+   *   - `viable_plans_found` — at least one stored login plan can be replayed
+   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+   *
+   * Negative values (a human must complete the login flow):
+   *   - `no_prior_successful_login` — connection has never completed a successful login
+   *   - `no_credential` — no Kernel or external credential attached
+   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+   *   - `requires_external_action` — recorded requirements include an external step
+   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+   */
+  can_reauth_reason: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Literal(
+      "external_credential",
+      "cua_has_credential",
+      "has_credential",
+      "viable_plans_found",
+      "no_requirements_recorded",
+      "requirements_satisfiable",
+      "no_prior_successful_login",
+      "no_credential",
+      "no_viable_plans",
+      "viable_plans_require_external_action",
+      "requires_external_action",
+      "requires_totp_without_secret",
+      "requires_sms_code",
+      "requires_email_code"
+    )
+  ),
+  /**
+   * ID of the proxy associated with this connection, if any.
+   */
+  proxy_id: optionalString,
+  /**
+   * URL where the browser landed after successful login
+   */
+  post_login_url: optionalString,
+  /**
+   * Current flow status (null when no flow in progress)
+   */
+  flow_status: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"))
+  ),
+  /**
+   * Current step in the flow (null when no flow in progress)
+   */
+  flow_step: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(
       /*#__PURE__*/ Schema.Literal(
-        "external_credential",
-        "cua_has_credential",
-        "has_credential",
-        "viable_plans_found",
-        "no_requirements_recorded",
-        "requirements_satisfiable",
-        "no_prior_successful_login",
-        "no_credential",
-        "no_viable_plans",
-        "viable_plans_require_external_action",
-        "requires_external_action",
-        "requires_totp_without_secret",
-        "requires_sms_code",
-        "requires_email_code"
+        "DISCOVERING",
+        "AWAITING_INPUT",
+        "AWAITING_EXTERNAL_ACTION",
+        "SUBMITTING",
+        "COMPLETED"
       )
-    ),
-    /**
-     * ID of the proxy associated with this connection, if any.
-     */
-    proxy_id: optionalString,
-    /**
-     * URL where the browser landed after successful login
-     */
-    post_login_url: optionalString,
-    /**
-     * Current flow status (null when no flow in progress)
-     */
-    flow_status: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(
-        /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED")
-      )
-    ),
-    /**
-     * Current step in the flow (null when no flow in progress)
-     */
-    flow_step: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(
-        /*#__PURE__*/ Schema.Literal(
-          "DISCOVERING",
-          "AWAITING_INPUT",
-          "AWAITING_EXTERNAL_ACTION",
-          "SUBMITTING",
-          "COMPLETED"
-        )
-      )
-    ),
-    /**
-     * Type of the current flow (null when no flow in progress)
-     */
-    flow_type: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"))
-    ),
-    /**
-     * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
-     */
-    flow_expires_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    discovered_fields: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(DiscoveredField))
-    ),
-    /**
-     * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(MFAOption))),
-    /**
-     * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
-     */
-    sign_in_options: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SignInOption))
-    ),
-    /**
-     * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    pending_sso_buttons: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SSOButton))
-    ),
-    /**
-     * Instructions for external action (present when flow_step=awaiting_external_action)
-     */
-    external_action_message: optionalNullOrString,
-    /**
-     * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
-     */
-    website_error: optionalNullOrString,
-    /**
-     * SSO provider being used (e.g., google, github, microsoft)
-     */
-    sso_provider: optionalNullOrString,
-    /**
-     * Error message (present when flow_status=failed)
-     */
-    error_message: optionalNullOrString,
-    /**
-     * Machine-readable error code (present when flow_status=failed)
-     */
-    error_code: optionalNullOrString,
-    /**
-     * URL to redirect user to for hosted login (present when flow in progress)
-     */
-    hosted_url: optionalNullOrString,
-    /**
-     * Browser live view URL for debugging (present when flow in progress)
-     */
-    live_view_url: optionalNullOrString,
-    /**
-     * ID of the underlying browser session driving the current flow (present when flow in progress).
-     * Use this to inspect or terminate the browser session via the `/browsers` API.
-     */
-    browser_session_id: optionalNullOrString,
-    /**
-     * Interval in seconds between automatic health checks. When set, the system periodically
-     * verifies the authentication status and triggers re-authentication if needed.
-     * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-     * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-     */
-    health_check_interval: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 }))
-    ),
-    /**
-     * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
-     */
-    save_credentials: Schema.Boolean,
-    /**
-     * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
-     */
-    record_session: Schema.Boolean
-  }),
-  { identifier: "ManagedAuth" }
-)
+    )
+  ),
+  /**
+   * Type of the current flow (null when no flow in progress)
+   */
+  flow_type: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"))
+  ),
+  /**
+   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+   */
+  flow_expires_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+  /**
+   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  discovered_fields: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(DiscoveredField))
+  ),
+  /**
+   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(MFAOption))),
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+   */
+  sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SignInOption))),
+  /**
+   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  pending_sso_buttons: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SSOButton))
+  ),
+  /**
+   * Instructions for external action (present when flow_step=awaiting_external_action)
+   */
+  external_action_message: optionalNullOrString,
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: optionalNullOrString,
+  /**
+   * SSO provider being used (e.g., google, github, microsoft)
+   */
+  sso_provider: optionalNullOrString,
+  /**
+   * Error message (present when flow_status=failed)
+   */
+  error_message: optionalNullOrString,
+  /**
+   * Machine-readable error code (present when flow_status=failed)
+   */
+  error_code: optionalNullOrString,
+  /**
+   * URL to redirect user to for hosted login (present when flow in progress)
+   */
+  hosted_url: optionalNullOrString,
+  /**
+   * Browser live view URL for debugging (present when flow in progress)
+   */
+  live_view_url: optionalNullOrString,
+  /**
+   * ID of the underlying browser session driving the current flow (present when flow in progress).
+   * Use this to inspect or terminate the browser session via the `/browsers` API.
+   */
+  browser_session_id: optionalNullOrString,
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 }))
+  ),
+  /**
+   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: Schema.Boolean,
+  /**
+   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+   */
+  record_session: Schema.Boolean
+})
 
 /**
  * The type of {@link ManagedAuth}.
@@ -576,21 +555,18 @@ const managedAuthCreateRequestFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Domain for authentication
-     */
-    domain: Schema.String,
-    /**
-     * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
-     */
-    profile_name: Schema.String,
-    ...managedAuthFields,
-    ...managedAuthCreateRequestFields
-  }),
-  { identifier: "ManagedAuthCreateRequest" }
-)
+export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", {
+  /**
+   * Domain for authentication
+   */
+  domain: Schema.String,
+  /**
+   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+   */
+  profile_name: Schema.String,
+  ...managedAuthFields,
+  ...managedAuthCreateRequestFields
+})
 
 /**
  * The type of {@link ManagedAuthCreateRequest}.
@@ -606,13 +582,10 @@ export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...managedAuthFields,
-    ...managedAuthCreateRequestFields
-  }),
-  { identifier: "ManagedAuthUpdateRequest" }
-)
+export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", {
+  ...managedAuthFields,
+  ...managedAuthCreateRequestFields
+})
 
 /**
  * The type of {@link ManagedAuthUpdateRequest}.
@@ -628,16 +601,13 @@ export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    proxy: optionalProxyRef,
-    /**
-     * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
-     */
-    record_session: optionalBoolean
-  }),
-  { identifier: "LoginRequest" }
-)
+export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", {
+  proxy: optionalProxyRef,
+  /**
+   * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
+   */
+  record_session: optionalBoolean
+})
 
 /**
  * The type of {@link LoginRequest}.
@@ -653,35 +623,32 @@ export interface LoginRequest extends Schema.Schema.Type<typeof LoginRequest> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Auth connection ID
-     */
-    id: Schema.String,
-    /**
-     * Type of login flow started
-     */
-    flow_type: /*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"),
-    /**
-     * URL to redirect user to for login
-     */
-    hosted_url: Schema.String,
-    /**
-     * When the login flow expires
-     */
-    flow_expires_at: Timestamp,
-    /**
-     * One-time code for handoff (internal use)
-     */
-    handoff_code: optionalString,
-    /**
-     * Browser live view URL for watching the login flow
-     */
-    live_view_url: optionalString
-  }),
-  { identifier: "LoginResponse" }
-)
+export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", {
+  /**
+   * Auth connection ID
+   */
+  id: Schema.String,
+  /**
+   * Type of login flow started
+   */
+  flow_type: /*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"),
+  /**
+   * URL to redirect user to for login
+   */
+  hosted_url: Schema.String,
+  /**
+   * When the login flow expires
+   */
+  flow_expires_at: Timestamp,
+  /**
+   * One-time code for handoff (internal use)
+   */
+  handoff_code: optionalString,
+  /**
+   * Browser live view URL for watching the login flow
+   */
+  live_view_url: optionalString
+})
 
 /**
  * The type of {@link LoginResponse}.
@@ -697,33 +664,30 @@ export interface LoginResponse extends Schema.Schema.Type<typeof LoginResponse> 
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Map of field name to value
-     */
-    fields: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
-    ),
-    /**
-     * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
-     */
-    sso_button_selector: optionalString,
-    /**
-     * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
-     */
-    sso_provider: optionalString,
-    /**
-     * The MFA method type to select (when mfa_options were returned)
-     */
-    mfa_option_id: optionalString,
-    /**
-     * The sign-in option ID to select (when sign_in_options were returned)
-     */
-    sign_in_option_id: optionalString
-  }),
-  { identifier: "SubmitFieldsRequest" }
-)
+export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", {
+  /**
+   * Map of field name to value
+   */
+  fields: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
+  ),
+  /**
+   * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
+   */
+  sso_button_selector: optionalString,
+  /**
+   * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
+   */
+  sso_provider: optionalString,
+  /**
+   * The MFA method type to select (when mfa_options were returned)
+   */
+  mfa_option_id: optionalString,
+  /**
+   * The sign-in option ID to select (when sign_in_options were returned)
+   */
+  sign_in_option_id: optionalString
+})
 
 /**
  * The type of {@link SubmitFieldsRequest}.
@@ -739,15 +703,12 @@ export interface SubmitFieldsRequest extends Schema.Schema.Type<typeof SubmitFie
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether the submission was accepted for processing
-     */
-    accepted: Schema.Boolean
-  }),
-  { identifier: "SubmitFieldsResponse" }
-)
+export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", {
+  /**
+   * Whether the submission was accepted for processing
+   */
+  accepted: Schema.Boolean
+})
 
 /**
  * The type of {@link SubmitFieldsResponse}.
@@ -763,81 +724,78 @@ export interface SubmitFieldsResponse extends Schema.Schema.Type<typeof SubmitFi
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "managed_auth_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("managed_auth_state"),
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp,
-    /**
-     * Current flow status.
-     */
-    flow_status: /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"),
-    /**
-     * Current step in the flow.
-     */
-    flow_step: /*#__PURE__*/ Schema.Literal(
-      "DISCOVERING",
-      "AWAITING_INPUT",
-      "AWAITING_EXTERNAL_ACTION",
-      "SUBMITTING",
-      "COMPLETED"
-    ),
-    /**
-     * Type of the current flow.
-     */
-    flow_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH")),
-    /**
-     * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    discovered_fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(DiscoveredField)),
-    /**
-     * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(MFAOption)),
-    /**
-     * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SignInOption)),
-    /**
-     * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    pending_sso_buttons: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SSOButton)),
-    /**
-     * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
-     */
-    external_action_message: optionalString,
-    /**
-     * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
-     */
-    website_error: optionalString,
-    /**
-     * Error message (present when flow_status=FAILED).
-     */
-    error_message: optionalString,
-    /**
-     * Machine-readable error code (present when flow_status=FAILED).
-     */
-    error_code: optionalString,
-    /**
-     * URL where the browser landed after successful login.
-     */
-    post_login_url: optionalString,
-    /**
-     * Browser live view URL for debugging.
-     */
-    live_view_url: optionalString,
-    /**
-     * URL to redirect user to for hosted login.
-     */
-    hosted_url: optionalString
-  }),
-  { identifier: "ManagedAuthStateEvent" }
-)
+export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", {
+  /**
+   * Event type identifier (always "managed_auth_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("managed_auth_state"),
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp,
+  /**
+   * Current flow status.
+   */
+  flow_status: /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"),
+  /**
+   * Current step in the flow.
+   */
+  flow_step: /*#__PURE__*/ Schema.Literal(
+    "DISCOVERING",
+    "AWAITING_INPUT",
+    "AWAITING_EXTERNAL_ACTION",
+    "SUBMITTING",
+    "COMPLETED"
+  ),
+  /**
+   * Type of the current flow.
+   */
+  flow_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH")),
+  /**
+   * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  discovered_fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(DiscoveredField)),
+  /**
+   * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(MFAOption)),
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SignInOption)),
+  /**
+   * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  pending_sso_buttons: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SSOButton)),
+  /**
+   * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
+   */
+  external_action_message: optionalString,
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: optionalString,
+  /**
+   * Error message (present when flow_status=FAILED).
+   */
+  error_message: optionalString,
+  /**
+   * Machine-readable error code (present when flow_status=FAILED).
+   */
+  error_code: optionalString,
+  /**
+   * URL where the browser landed after successful login.
+   */
+  post_login_url: optionalString,
+  /**
+   * Browser live view URL for debugging.
+   */
+  live_view_url: optionalString,
+  /**
+   * URL to redirect user to for hosted login.
+   */
+  hosted_url: optionalString
+})
 
 /**
  * The type of {@link ManagedAuthStateEvent}.
@@ -872,15 +830,12 @@ export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Handoff code from start endpoint
-     */
-    code: Schema.String
-  }),
-  { identifier: "ManagedAuthExchangeRequest" }
-)
+export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", {
+  /**
+   * Handoff code from start endpoint
+   */
+  code: Schema.String
+})
 
 /**
  * The type of {@link ManagedAuthExchangeRequest}.
@@ -896,19 +851,16 @@ export interface ManagedAuthExchangeRequest extends Schema.Schema.Type<typeof Ma
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Invocation ID
-     */
-    invocation_id: Schema.String,
-    /**
-     * JWT token with invocation_id claim (30 minute TTL)
-     */
-    jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
-  }),
-  { identifier: "ManagedAuthExchangeResponse" }
-)
+export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", {
+  /**
+   * Invocation ID
+   */
+  invocation_id: Schema.String,
+  /**
+   * JWT token with invocation_id claim (30 minute TTL)
+   */
+  jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
+})
 
 /**
  * The type of {@link ManagedAuthExchangeResponse}.

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
 const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
@@ -16,31 +17,28 @@ const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the profile
-     */
-    id: Schema.String,
-    /**
-     * Optional, easier-to-reference name for the profile
-     */
-    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Timestamp when the profile was created
-     */
-    created_at: Timestamp,
-    /**
-     * Timestamp when the profile was last updated
-     */
-    updated_at: optionalTimestamp,
-    /**
-     * Timestamp when the profile was last used
-     */
-    last_used_at: optionalTimestamp
-  }),
-  { identifier: "Profile" }
-)
+export const Profile = /*#__PURE__*/ struct("Profile", {
+  /**
+   * Unique identifier for the profile
+   */
+  id: Schema.String,
+  /**
+   * Optional, easier-to-reference name for the profile
+   */
+  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * Timestamp when the profile was created
+   */
+  created_at: Timestamp,
+  /**
+   * Timestamp when the profile was last updated
+   */
+  updated_at: optionalTimestamp,
+  /**
+   * Timestamp when the profile was last used
+   */
+  last_used_at: optionalTimestamp
+})
 
 /**
  * The type of {@link Profile}.
@@ -58,19 +56,16 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Browser pool ID
-     */
-    id: Schema.String,
-    /**
-     * Browser pool name, if set
-     */
-    name: optionalString
-  }),
-  { identifier: "BrowserPoolRef" }
-)
+export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", {
+  /**
+   * Browser pool ID
+   */
+  id: Schema.String,
+  /**
+   * Browser pool name, if set
+   */
+  name: optionalString
+})
 
 /**
  * The type of {@link BrowserPoolRef}.
@@ -96,23 +91,20 @@ export interface BrowserPoolRef extends Schema.Schema.Type<typeof BrowserPoolRef
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Browser window width in pixels.
-     */
-    width: /*#__PURE__*/ limited(Schema.Int, { minimum: 320, maximum: 7680 }),
-    /**
-     * Browser window height in pixels.
-     */
-    height: /*#__PURE__*/ limited(Schema.Int, { minimum: 240, maximum: 4320 }),
-    /**
-     * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-     */
-    refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "BrowserViewport" }
-)
+export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {
+  /**
+   * Browser window width in pixels.
+   */
+  width: /*#__PURE__*/ limited(Schema.Int, { minimum: 320, maximum: 7680 }),
+  /**
+   * Browser window height in pixels.
+   */
+  height: /*#__PURE__*/ limited(Schema.Int, { minimum: 240, maximum: 4320 }),
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
+})
 
 /**
  * The type of {@link BrowserViewport}.
@@ -128,15 +120,12 @@ export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewpo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Time in milliseconds the session was actively running.
-     */
-    uptime_ms: Schema.Int
-  }),
-  { identifier: "BrowserUsage" }
-)
+export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", {
+  /**
+   * Time in milliseconds the session was actively running.
+   */
+  uptime_ms: Schema.Int
+})
 
 /**
  * The type of {@link BrowserUsage}.
@@ -154,15 +143,12 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether this category is captured. Defaults to true if omitted.
-     */
-    enabled: optionalBoolean
-  }),
-  { identifier: "BrowserTelemetryCategoryConfig" }
-)
+export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", {
+  /**
+   * Whether this category is captured. Defaults to true if omitted.
+   */
+  enabled: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserTelemetryCategoryConfig}.
@@ -180,27 +166,24 @@ const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.optional(Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Console output (log, warn, error) and uncaught exceptions.
-     */
-    console: optionalBrowserTelemetryCategoryConfig,
-    /**
-     * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
-     */
-    page: optionalBrowserTelemetryCategoryConfig,
-    /**
-     * User interaction events including clicks, keydowns, and scroll-settled events.
-     */
-    interaction: optionalBrowserTelemetryCategoryConfig,
-    /**
-     * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
-     */
-    network: optionalBrowserTelemetryCategoryConfig
-  }),
-  { identifier: "BrowserTelemetryCategoriesConfig" }
-)
+export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", {
+  /**
+   * Console output (log, warn, error) and uncaught exceptions.
+   */
+  console: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+   */
+  page: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * User interaction events including clicks, keydowns, and scroll-settled events.
+   */
+  interaction: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+   */
+  network: optionalBrowserTelemetryCategoryConfig
+})
 
 /**
  * The type of {@link BrowserTelemetryCategoriesConfig}.
@@ -216,15 +199,12 @@ export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Per-category enable/disable flags. If omitted, all categories are captured.
-     */
-    browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
-  }),
-  { identifier: "BrowserTelemetryConfig" }
-)
+export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", {
+  /**
+   * Per-category enable/disable flags. If omitted, all categories are captured.
+   */
+  browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
+})
 
 /**
  * The type of {@link BrowserTelemetryConfig}.
@@ -240,81 +220,78 @@ export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * When the browser session was created.
-     */
-    created_at: Timestamp,
-    /**
-     * Websocket URL for Chrome DevTools Protocol connections to the browser session
-     */
-    cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
-    /**
-     * Websocket URL for WebDriver BiDi connections to the browser session
-     */
-    webdriver_ws_url: Schema.String,
-    /**
-     * Remote URL for live viewing the browser session. Only available for non-headless browsers.
-     */
-    browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * Metro-API HTTP base URL for this browser session.
-     */
-    base_url: optionalString,
-    /**
-     * Whether the browser session is running in headless mode.
-     */
-    headless: Schema.Boolean,
-    /**
-     * Whether the browser session is running in stealth mode.
-     */
-    stealth: Schema.Boolean,
-    /**
-     * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
-     */
-    gpu: optionalBoolean,
-    /**
-     * Unique identifier for the browser session
-     */
-    session_id: Schema.String,
-    /**
-     * The number of seconds of inactivity before the browser session is terminated.
-     */
-    timeout_seconds: Schema.Int,
-    profile: /*#__PURE__*/ Schema.optional(Profile),
-    /**
-     * ID of the proxy associated with this browser session, if any.
-     */
-    proxy_id: optionalString,
-    pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
-    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-    /**
-     * Whether the browser session is running in kiosk mode.
-     */
-    kiosk_mode: optionalBoolean,
-    /**
-     * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
-     */
-    start_url: optionalString,
-    /**
-     * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
-     */
-    chrome_policy: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    ),
-    /**
-     * When the browser session was soft-deleted. Only present for deleted sessions.
-     */
-    deleted_at: optionalTimestamp,
-    usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
-    /**
-     * Active telemetry configuration for the session, if any.
-     */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-  }),
-  { identifier: "Browser" }
-)
+export const Browser = /*#__PURE__*/ struct("Browser", {
+  /**
+   * When the browser session was created.
+   */
+  created_at: Timestamp,
+  /**
+   * Websocket URL for Chrome DevTools Protocol connections to the browser session
+   */
+  cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
+  /**
+   * Websocket URL for WebDriver BiDi connections to the browser session
+   */
+  webdriver_ws_url: Schema.String,
+  /**
+   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+   */
+  browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+  /**
+   * Metro-API HTTP base URL for this browser session.
+   */
+  base_url: optionalString,
+  /**
+   * Whether the browser session is running in headless mode.
+   */
+  headless: Schema.Boolean,
+  /**
+   * Whether the browser session is running in stealth mode.
+   */
+  stealth: Schema.Boolean,
+  /**
+   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+   */
+  gpu: optionalBoolean,
+  /**
+   * Unique identifier for the browser session
+   */
+  session_id: Schema.String,
+  /**
+   * The number of seconds of inactivity before the browser session is terminated.
+   */
+  timeout_seconds: Schema.Int,
+  profile: /*#__PURE__*/ Schema.optional(Profile),
+  /**
+   * ID of the proxy associated with this browser session, if any.
+   */
+  proxy_id: optionalString,
+  pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
+  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+  /**
+   * Whether the browser session is running in kiosk mode.
+   */
+  kiosk_mode: optionalBoolean,
+  /**
+   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+   */
+  start_url: optionalString,
+  /**
+   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+   */
+  chrome_policy: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  /**
+   * When the browser session was soft-deleted. Only present for deleted sessions.
+   */
+  deleted_at: optionalTimestamp,
+  usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
+  /**
+   * Active telemetry configuration for the session, if any.
+   */
+  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
+})
 
 /**
  * The type of {@link Browser}.
@@ -330,23 +307,20 @@ export interface Browser extends Schema.Schema.Type<typeof Browser> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "log").
-     */
-    event: /*#__PURE__*/ Schema.Literal("log"),
-    /**
-     * Time the log entry was produced.
-     */
-    timestamp: Timestamp,
-    /**
-     * Log message text.
-     */
-    message: Schema.String
-  }),
-  { identifier: "LogEvent" }
-)
+export const LogEvent = /*#__PURE__*/ struct("LogEvent", {
+  /**
+   * Event type identifier (always "log").
+   */
+  event: /*#__PURE__*/ Schema.Literal("log"),
+  /**
+   * Time the log entry was produced.
+   */
+  timestamp: Timestamp,
+  /**
+   * Log message text.
+   */
+  message: Schema.String
+})
 
 /**
  * The type of {@link LogEvent}.
@@ -362,19 +336,16 @@ export interface LogEvent extends Schema.Schema.Type<typeof LogEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Lower-level error code providing more specific detail
-     */
-    code: optionalString,
-    /**
-     * Further detail about the error
-     */
-    message: optionalString
-  }),
-  { identifier: "ErrorDetail" }
-)
+export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", {
+  /**
+   * Lower-level error code providing more specific detail
+   */
+  code: optionalString,
+  /**
+   * Further detail about the error
+   */
+  message: optionalString
+})
 
 /**
  * The type of {@link ErrorDetail}.
@@ -390,24 +361,21 @@ export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Application-specific error code (machine-readable)
-     */
-    code: Schema.String,
-    /**
-     * Human-readable error description for debugging
-     */
-    message: Schema.String,
-    /**
-     * Additional error details (for multiple errors)
-     */
-    details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
-    inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
-  }),
-  { identifier: "Error" }
-)
+export const Error = /*#__PURE__*/ struct("Error", {
+  /**
+   * Application-specific error code (machine-readable)
+   */
+  code: Schema.String,
+  /**
+   * Human-readable error description for debugging
+   */
+  message: Schema.String,
+  /**
+   * Additional error details (for multiple errors)
+   */
+  details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
+  inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
+})
 
 /**
  * The type of {@link Error}.
@@ -423,20 +391,17 @@ export interface Error extends Schema.Schema.Type<typeof Error> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "error").
-     */
-    event: /*#__PURE__*/ Schema.Literal("error"),
-    /**
-     * Time the error occurred.
-     */
-    timestamp: Timestamp,
-    error: Error
-  }),
-  { identifier: "ErrorEvent" }
-)
+export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", {
+  /**
+   * Event type identifier (always "error").
+   */
+  event: /*#__PURE__*/ Schema.Literal("error"),
+  /**
+   * Time the error occurred.
+   */
+  timestamp: Timestamp,
+  error: Error
+})
 
 /**
  * The type of {@link ErrorEvent}.
@@ -452,19 +417,16 @@ export interface ErrorEvent extends Schema.Schema.Type<typeof ErrorEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "sse_heartbeat").
-     */
-    event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
-    /**
-     * Time the heartbeat was sent.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "SSEHeartbeatEvent" }
-)
+export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", {
+  /**
+   * Event type identifier (always "sse_heartbeat").
+   */
+  event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
+  /**
+   * Time the heartbeat was sent.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link SSEHeartbeatEvent}.
@@ -578,15 +540,12 @@ export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Indicates success.
-     */
-    ok: Schema.Boolean
-  }),
-  { identifier: "OkResponse" }
-)
+export const OkResponse = /*#__PURE__*/ struct("OkResponse", {
+  /**
+   * Indicates success.
+   */
+  ok: Schema.Boolean
+})
 
 /**
  * The type of {@link OkResponse}.
@@ -606,23 +565,20 @@ const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ Schema.optional(
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Name of the action
-     */
-    name: Schema.String,
-    /**
-     * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
-     */
-    input_schema: optionalNullOrRecordKeyStringValueUnknown,
-    /**
-     * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
-     */
-    output_schema: optionalNullOrRecordKeyStringValueUnknown
-  }),
-  { identifier: "AppAction" }
-)
+export const AppAction = /*#__PURE__*/ struct("AppAction", {
+  /**
+   * Name of the action
+   */
+  name: Schema.String,
+  /**
+   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
+   */
+  input_schema: optionalNullOrRecordKeyStringValueUnknown,
+  /**
+   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
+   */
+  output_schema: optionalNullOrRecordKeyStringValueUnknown
+})
 
 /**
  * The type of {@link AppAction}.

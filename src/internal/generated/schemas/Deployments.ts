@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
@@ -41,32 +42,29 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...deploymentFields,
-    /**
-     * Current status of the deployment
-     */
-    status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
-    /**
-     * Status reason
-     */
-    status_reason: optionalString,
-    /**
-     * Relative path to the application entrypoint
-     */
-    entrypoint_rel_path: optionalString,
-    /**
-     * Timestamp when the deployment was created
-     */
-    created_at: Timestamp,
-    /**
-     * Timestamp when the deployment was last updated
-     */
-    updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-  }),
-  { identifier: "Deployment" }
-)
+export const Deployment = /*#__PURE__*/ struct("Deployment", {
+  ...deploymentFields,
+  /**
+   * Current status of the deployment
+   */
+  status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
+  /**
+   * Status reason
+   */
+  status_reason: optionalString,
+  /**
+   * Relative path to the application entrypoint
+   */
+  entrypoint_rel_path: optionalString,
+  /**
+   * Timestamp when the deployment was created
+   */
+  created_at: Timestamp,
+  /**
+   * Timestamp when the deployment was last updated
+   */
+  updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+})
 
 /**
  * The type of {@link Deployment}.
@@ -82,44 +80,41 @@ export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
+export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
+  /**
+   * Source type identifier.
+   */
+  type: /*#__PURE__*/ Schema.Literal("github"),
+  /**
+   * Base repository URL (without blob/tree suffixes).
+   */
+  url: Schema.String,
+  /**
+   * Git ref (branch, tag, or commit SHA) to fetch.
+   */
+  ref: Schema.String,
+  /**
+   * Path within the repo to deploy (omit to use repo root).
+   */
+  path: optionalString,
+  /**
+   * Relative path to the application entrypoint within the selected path.
+   */
+  entrypoint: Schema.String,
+  /**
+   * Authentication for private repositories.
+   */
+  auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
-     * Source type identifier.
+     * Auth method
      */
-    type: /*#__PURE__*/ Schema.Literal("github"),
+    method: /*#__PURE__*/ Schema.Literal("github_token"),
     /**
-     * Base repository URL (without blob/tree suffixes).
+     * GitHub PAT or installation access token
      */
-    url: Schema.String,
-    /**
-     * Git ref (branch, tag, or commit SHA) to fetch.
-     */
-    ref: Schema.String,
-    /**
-     * Path within the repo to deploy (omit to use repo root).
-     */
-    path: optionalString,
-    /**
-     * Relative path to the application entrypoint within the selected path.
-     */
-    entrypoint: Schema.String,
-    /**
-     * Authentication for private repositories.
-     */
-    auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Auth method
-       */
-      method: /*#__PURE__*/ Schema.Literal("github_token"),
-      /**
-       * GitHub PAT or installation access token
-       */
-      token: Schema.String
-    }))
-  }),
-  { identifier: "DeploymentSource" }
-)
+    token: Schema.String
+  }))
+})
 
 /**
  * The type of {@link DeploymentSource}.
@@ -212,20 +207,17 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "deployment_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("deployment_state"),
-    deployment: Deployment,
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "DeploymentStateEvent" }
-)
+export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", {
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("deployment_state"),
+  deployment: Deployment,
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link DeploymentStateEvent}.
@@ -241,32 +233,29 @@ export interface DeploymentStateEvent extends Schema.Schema.Type<typeof Deployme
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "app_version_summary").
-     */
-    event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp,
-    ...deploymentFields,
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version label for the application
-     */
-    version: Schema.String,
-    /**
-     * List of actions available on the app
-     */
-    actions: /*#__PURE__*/ Schema.Array(AppAction)
-  }),
-  { identifier: "AppVersionSummaryEvent" }
-)
+export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", {
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp,
+  ...deploymentFields,
+  /**
+   * Name of the application
+   */
+  app_name: Schema.String,
+  /**
+   * Version label for the application
+   */
+  version: Schema.String,
+  /**
+   * List of actions available on the app
+   */
+  actions: /*#__PURE__*/ Schema.Array(AppAction)
+})
 
 /**
  * The type of {@link AppVersionSummaryEvent}.

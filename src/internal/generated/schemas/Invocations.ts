@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
@@ -63,21 +64,18 @@ const invocationFields2 = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...invocationFields,
-    ...invocationFields2,
-    /**
-     * RFC 3339 Nanoseconds timestamp when the invocation started
-     */
-    started_at: Timestamp,
-    /**
-     * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
-     */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-  }),
-  { identifier: "Invocation" }
-)
+export const Invocation = /*#__PURE__*/ struct("Invocation", {
+  ...invocationFields,
+  ...invocationFields2,
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation started
+   */
+  started_at: Timestamp,
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
+   */
+  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+})
 
 /**
  * The type of {@link Invocation}.
@@ -93,26 +91,23 @@ export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...invocationFields2,
-    /**
-     * Name of the action to invoke
-     */
-    action_name: Schema.String,
-    /**
-     * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
-     */
-    async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
-     */
-    async_timeout_seconds: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 3600 })
-    )
-  }),
-  { identifier: "CreateInvocationBody" }
-)
+export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", {
+  ...invocationFields2,
+  /**
+   * Name of the action to invoke
+   */
+  action_name: Schema.String,
+  /**
+   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
+   */
+  async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+  /**
+   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
+   */
+  async_timeout_seconds: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 3600 })
+  )
+})
 
 /**
  * The type of {@link CreateInvocationBody}.
@@ -128,12 +123,9 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...invocationFields
-  }),
-  { identifier: "InvokeResponse" }
-)
+export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", {
+  ...invocationFields
+})
 
 /**
  * The type of {@link InvokeResponse}.
@@ -149,19 +141,16 @@ export interface InvokeResponse extends Schema.Schema.Type<typeof InvokeResponse
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New status for the invocation.
-     */
-    status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
-    /**
-     * Updated output of the invocation rendered as JSON string.
-     */
-    output: optionalString
-  }),
-  { identifier: "InvocationUpdateRequest" }
-)
+export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", {
+  /**
+   * New status for the invocation.
+   */
+  status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
+  /**
+   * Updated output of the invocation rendered as JSON string.
+   */
+  output: optionalString
+})
 
 /**
  * The type of {@link InvocationUpdateRequest}.
@@ -177,12 +166,9 @@ export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof Invoc
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    browsers: /*#__PURE__*/ Schema.Array(Browser)
-  }),
-  { identifier: "ListInvocationBrowsersResponse" }
-)
+export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", {
+  browsers: /*#__PURE__*/ Schema.Array(Browser)
+})
 
 /**
  * The type of {@link ListInvocationBrowsersResponse}.
@@ -198,20 +184,17 @@ export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "invocation_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("invocation_state"),
-    invocation: Invocation,
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "InvocationStateEvent" }
-)
+export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", {
+  /**
+   * Event type identifier (always "invocation_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("invocation_state"),
+  invocation: Invocation,
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link InvocationStateEvent}.

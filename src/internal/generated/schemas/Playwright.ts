@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 
 /**
  * Request to execute Playwright code
@@ -13,22 +14,19 @@ import { limited } from "../../limits.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
-     * It runs within a function, so you can use a return statement at the end to return a value.
-     * This value is returned as the `result` property in the response.
-     * Example: "await page.goto('https://example.com'); return await page.title();"
-     */
-    code: Schema.String,
-    /**
-     * Maximum execution time in seconds. Default is 60.
-     */
-    timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 300 }))
-  }),
-  { identifier: "ExecutePlaywrightRequest" }
-)
+export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightRequest", {
+  /**
+   * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
+   * It runs within a function, so you can use a return statement at the end to return a value.
+   * This value is returned as the `result` property in the response.
+   * Example: "await page.goto('https://example.com'); return await page.title();"
+   */
+  code: Schema.String,
+  /**
+   * Maximum execution time in seconds. Default is 60.
+   */
+  timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 300 }))
+})
 
 /**
  * The type of {@link ExecutePlaywrightRequest}.
@@ -46,31 +44,28 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether the code executed successfully
-     */
-    success: Schema.Boolean,
-    /**
-     * The value returned by the code (if any)
-     */
-    result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
-    /**
-     * Error message if execution failed
-     */
-    error: optionalString,
-    /**
-     * Standard output from the execution
-     */
-    stdout: optionalString,
-    /**
-     * Standard error from the execution
-     */
-    stderr: optionalString
-  }),
-  { identifier: "ExecutePlaywrightResult" }
-)
+export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightResult", {
+  /**
+   * Whether the code executed successfully
+   */
+  success: Schema.Boolean,
+  /**
+   * The value returned by the code (if any)
+   */
+  result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
+  /**
+   * Error message if execution failed
+   */
+  error: optionalString,
+  /**
+   * Standard output from the execution
+   */
+  stdout: optionalString,
+  /**
+   * Standard error from the execution
+   */
+  stderr: optionalString
+})
 
 /**
  * The type of {@link ExecutePlaywrightResult}.

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
 const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
@@ -17,41 +18,38 @@ const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Nul
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Executable or shell command to run.
-     */
-    command: Schema.String,
-    /**
-     * Command arguments.
-     */
-    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Working directory (absolute path) to run the command in.
-     */
-    cwd: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
-    ),
-    /**
-     * Environment variables to set for the process.
-     */
-    env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-    /**
-     * Run the process as this user.
-     */
-    as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Run the process with root privileges.
-     */
-    as_root: optionalBoolean,
-    /**
-     * Maximum execution time in seconds.
-     */
-    timeout_sec: optionalNullOrInt
-  }),
-  { identifier: "ProcessExecRequest" }
-)
+export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", {
+  /**
+   * Executable or shell command to run.
+   */
+  command: Schema.String,
+  /**
+   * Command arguments.
+   */
+  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  cwd: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
+  ),
+  /**
+   * Environment variables to set for the process.
+   */
+  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+  /**
+   * Run the process as this user.
+   */
+  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * Run the process with root privileges.
+   */
+  as_root: optionalBoolean,
+  /**
+   * Maximum execution time in seconds.
+   */
+  timeout_sec: optionalNullOrInt
+})
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -70,27 +68,24 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Process exit code.
-     */
-    exit_code: optionalInt,
-    /**
-     * Base64-encoded stdout buffer.
-     */
-    stdout_b64: optionalString,
-    /**
-     * Base64-encoded stderr buffer.
-     */
-    stderr_b64: optionalString,
-    /**
-     * Execution duration in milliseconds.
-     */
-    duration_ms: optionalInt
-  }),
-  { identifier: "ProcessExecResult" }
-)
+export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", {
+  /**
+   * Process exit code.
+   */
+  exit_code: optionalInt,
+  /**
+   * Base64-encoded stdout buffer.
+   */
+  stdout_b64: optionalString,
+  /**
+   * Base64-encoded stderr buffer.
+   */
+  stderr_b64: optionalString,
+  /**
+   * Execution duration in milliseconds.
+   */
+  duration_ms: optionalInt
+})
 
 /**
  * The type of {@link ProcessExecResult}.
@@ -110,24 +105,21 @@ const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ Schema.optional(
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...ProcessExecRequest.fields,
-    /**
-     * Allocate a pseudo-terminal (PTY) for interactive shells.
-     */
-    allocate_tty: optionalBoolean,
-    /**
-     * Initial terminal rows. Only used when allocate_tty is true.
-     */
-    rows: optionalLimitedIntMinimum1Maximum65535,
-    /**
-     * Initial terminal columns. Only used when allocate_tty is true.
-     */
-    cols: optionalLimitedIntMinimum1Maximum65535
-  }),
-  { identifier: "ProcessSpawnRequest" }
-)
+export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", {
+  ...ProcessExecRequest.fields,
+  /**
+   * Allocate a pseudo-terminal (PTY) for interactive shells.
+   */
+  allocate_tty: optionalBoolean,
+  /**
+   * Initial terminal rows. Only used when allocate_tty is true.
+   */
+  rows: optionalLimitedIntMinimum1Maximum65535,
+  /**
+   * Initial terminal columns. Only used when allocate_tty is true.
+   */
+  cols: optionalLimitedIntMinimum1Maximum65535
+})
 
 /**
  * The type of {@link ProcessSpawnRequest}.
@@ -143,23 +135,20 @@ export interface ProcessSpawnRequest extends Schema.Schema.Type<typeof ProcessSp
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Server-assigned identifier for the process.
-     */
-    process_id: optionalString,
-    /**
-     * OS process ID.
-     */
-    pid: optionalInt,
-    /**
-     * Timestamp when the process started.
-     */
-    started_at: /*#__PURE__*/ Schema.optional(Timestamp)
-  }),
-  { identifier: "ProcessSpawnResult" }
-)
+export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", {
+  /**
+   * Server-assigned identifier for the process.
+   */
+  process_id: optionalString,
+  /**
+   * OS process ID.
+   */
+  pid: optionalInt,
+  /**
+   * Timestamp when the process started.
+   */
+  started_at: /*#__PURE__*/ Schema.optional(Timestamp)
+})
 
 /**
  * The type of {@link ProcessSpawnResult}.
@@ -175,27 +164,24 @@ export interface ProcessSpawnResult extends Schema.Schema.Type<typeof ProcessSpa
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStatus = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Process state.
-     */
-    state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
-    /**
-     * Exit code if the process has exited.
-     */
-    exit_code: optionalNullOrInt,
-    /**
-     * Estimated CPU usage percentage.
-     */
-    cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
-    /**
-     * Estimated resident memory usage in bytes.
-     */
-    mem_bytes: optionalInt
-  }),
-  { identifier: "ProcessStatus" }
-)
+export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", {
+  /**
+   * Process state.
+   */
+  state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
+  /**
+   * Exit code if the process has exited.
+   */
+  exit_code: optionalNullOrInt,
+  /**
+   * Estimated CPU usage percentage.
+   */
+  cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
+  /**
+   * Estimated resident memory usage in bytes.
+   */
+  mem_bytes: optionalInt
+})
 
 /**
  * The type of {@link ProcessStatus}.
@@ -211,27 +197,24 @@ export interface ProcessStatus extends Schema.Schema.Type<typeof ProcessStatus> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStreamEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Source stream of the data chunk.
-     */
-    stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
-    /**
-     * Base64-encoded data from the process stream.
-     */
-    data_b64: optionalString,
-    /**
-     * Lifecycle event type.
-     */
-    event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
-    /**
-     * Exit code when the event is "exit".
-     */
-    exit_code: optionalInt
-  }),
-  { identifier: "ProcessStreamEvent" }
-)
+export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", {
+  /**
+   * Source stream of the data chunk.
+   */
+  stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
+  /**
+   * Base64-encoded data from the process stream.
+   */
+  data_b64: optionalString,
+  /**
+   * Lifecycle event type.
+   */
+  event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
+  /**
+   * Exit code when the event is "exit".
+   */
+  exit_code: optionalInt
+})
 
 /**
  * The type of {@link ProcessStreamEvent}.
@@ -247,15 +230,12 @@ export interface ProcessStreamEvent extends Schema.Schema.Type<typeof ProcessStr
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Base64-encoded data to write.
-     */
-    data_b64: Schema.String
-  }),
-  { identifier: "ProcessStdinRequest" }
-)
+export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", {
+  /**
+   * Base64-encoded data to write.
+   */
+  data_b64: Schema.String
+})
 
 /**
  * The type of {@link ProcessStdinRequest}.
@@ -271,15 +251,12 @@ export interface ProcessStdinRequest extends Schema.Schema.Type<typeof ProcessSt
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Number of bytes written.
-     */
-    written_bytes: optionalInt
-  }),
-  { identifier: "ProcessStdinResult" }
-)
+export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", {
+  /**
+   * Number of bytes written.
+   */
+  written_bytes: optionalInt
+})
 
 /**
  * The type of {@link ProcessStdinResult}.
@@ -295,15 +272,12 @@ export interface ProcessStdinResult extends Schema.Schema.Type<typeof ProcessStd
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessKillRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Signal to send.
-     */
-    signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
-  }),
-  { identifier: "ProcessKillRequest" }
-)
+export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", {
+  /**
+   * Signal to send.
+   */
+  signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
+})
 
 /**
  * The type of {@link ProcessKillRequest}.
@@ -321,19 +295,16 @@ const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ limited(Schema.Int, { minim
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessResizeRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New terminal rows.
-     */
-    rows: limitedIntMinimum1Maximum65535,
-    /**
-     * New terminal columns.
-     */
-    cols: limitedIntMinimum1Maximum65535
-  }),
-  { identifier: "ProcessResizeRequest" }
-)
+export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest", {
+  /**
+   * New terminal rows.
+   */
+  rows: limitedIntMinimum1Maximum65535,
+  /**
+   * New terminal columns.
+   */
+  cols: limitedIntMinimum1Maximum65535
+})
 
 /**
  * The type of {@link ProcessResizeRequest}.

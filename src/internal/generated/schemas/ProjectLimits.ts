@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 
 const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
 
@@ -36,12 +37,9 @@ const projectLimitsFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProjectLimits = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...projectLimitsFields
-  }),
-  { identifier: "ProjectLimits" }
-)
+export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", {
+  ...projectLimitsFields
+})
 
 /**
  * The type of {@link ProjectLimits}.
@@ -57,12 +55,9 @@ export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...projectLimitsFields
-  }),
-  { identifier: "UpdateProjectLimitsRequest" }
-)
+export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", {
+  ...projectLimitsFields
+})
 
 /**
  * The type of {@link UpdateProjectLimitsRequest}.
