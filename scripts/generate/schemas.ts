@@ -425,9 +425,12 @@ export const schemaFile = (
       const id = ident(name)
       const description = named.description ?? `The \`${name}\` schema of the API.`
       if (cyclic.has(name)) {
+        const typeSide = typeExpression(named.schema, "Type", uses, cyclic)
         for (const side of ["Type", "Encoded"] as const) {
-          const type = typeExpression(named.schema, side, uses, cyclic)
+          const type = side === "Type" ? typeSide : typeExpression(named.schema, side, uses, cyclic)
           const typeName = side === "Type" ? id : `${id}Encoded`
+          // nothing transformed (its only encoded reference is itself): the encoded side is the type
+          const same = side === "Encoded" && type.replaceAll(`${id}Encoded`, id) === typeSide
           push(
             jsdoc([
               side === "Type" ? description : `The encoded side of {@link ${id}}.`,
@@ -435,7 +438,9 @@ export const schemaFile = (
               `@since ${since}`,
               "@category Models"
             ]) +
-              (isObject(named.schema)
+              (same
+                ? `export type ${typeName} = ${id}\n`
+                : isObject(named.schema)
                 ? `export interface ${typeName} ${type}\n`
                 : `export type ${typeName} = ${type}\n`)
           )

@@ -127,17 +127,7 @@ export interface BrowserCallStack {
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserCallStackEncoded {
-  readonly description?: string | undefined
-  readonly callFrames: ReadonlyArray<{
-    readonly functionName: string
-    readonly scriptId: string
-    readonly url: string
-    readonly lineNumber: number
-    readonly columnNumber: number
-  }>
-  readonly parent?: BrowserCallStackEncoded | undefined
-}
+export type BrowserCallStackEncoded = BrowserCallStack
 
 /**
  * CDP Runtime.StackTrace representing the JavaScript call stack at the time of an event. Fields use CDP naming conventions rather than snake_case to match the Chrome DevTools Protocol wire format.
