@@ -3,6 +3,7 @@
  * operations (method, path, parameters, body, answers, errors, idempotency, docs) and the schemas
  * they use as a small JSON-schema model.
  */
+import type * as Runtime from "../../src/internal/limits.js"
 import { violation } from "../../src/internal/limits.js"
 import * as Config from "./config.js"
 import type * as OpenApi from "./openapi.js"
@@ -34,21 +35,10 @@ export type Schema =
 
 /**
  * The document's value limits of a string, a number or an array (JSON Schema's validation keywords,
- * as they are spelled there). The emitter checks them on what the SDK sends, not on answers.
+ * as they are spelled there; the runtime's type). The emitter checks them on what the SDK sends, not
+ * on answers.
  */
-export interface Limits {
-  readonly minLength?: number
-  readonly maxLength?: number
-  readonly pattern?: string
-  readonly minimum?: number
-  readonly maximum?: number
-  readonly exclusiveMinimum?: number
-  readonly exclusiveMaximum?: number
-  readonly multipleOf?: number
-  readonly minItems?: number
-  readonly maxItems?: number
-  readonly uniqueItems?: boolean
-}
+export type Limits = Runtime.Limits
 
 /** The limit keywords of each kind, in the order they are emitted. */
 export const limitKeywords = {
