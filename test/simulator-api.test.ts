@@ -133,7 +133,11 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   deleteDirectory: { path: "/dir" },
   deleteFile: { path: "/delete-me.txt" },
   setFilePermissions: { path: "/hello.txt", mode: "0600" },
-  movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" }
+  movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
+  // the document's limits, which the sampled values do not keep (the SDK refuses them before sending)
+  dragMouse: { path: [[1, 1], [2, 2]] },
+  batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
+  uploadZip: { dest_path: "/" }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */
