@@ -9,7 +9,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, ManagedRuntime, Redacted, Schedule, Schema } from "effect"
+import { Effect, Either, Layer, ManagedRuntime, Redacted, Schedule, Schema, Stream } from "effect"
 import { KernelClient, KernelConfig } from "effect-kernel"
 import * as Ir from "../scripts/generate/ir.js"
 import { load } from "../scripts/generate/main.js"
@@ -252,8 +252,8 @@ const call = (site: Site, value: unknown) => {
   return runtime.runPromise(
     Effect.either(Effect.flatMap(KernelClient.KernelClient, (client) => {
       const result = Call.make(definition)(client)(paramsWith(site, value) as never) as Effect.Effect<unknown, unknown>
-      // a streamed answer is a stream: run it, so that the request is sent
-      return Effect.flatMap(result, (value) => Effect.succeed(value))
+      // a streamed answer is a stream that sends its request when it runs: run it
+      return Effect.flatMap(result, (value) => Stream.isStream(value) ? Stream.runDrain(value) : Effect.void)
     }))
   )
 }
