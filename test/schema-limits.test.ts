@@ -246,6 +246,9 @@ const runtime = ManagedRuntime.make(
 
 const definitions = new Map<string, Operation>(operations.map((operation) => [operation.name, operation]))
 
+const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
+  typeof u === "object" && u !== null && Stream.StreamTypeId in u
+
 const call = (site: Site, value: unknown) => {
   const definition = definitions.get(site.operation)!
   sent = 0
@@ -253,7 +256,7 @@ const call = (site: Site, value: unknown) => {
     Effect.either(Effect.flatMap(KernelClient.KernelClient, (client) => {
       const result = Call.make(definition)(client)(paramsWith(site, value) as never) as Effect.Effect<unknown, unknown>
       // a streamed answer is a stream that sends its request when it runs: run it
-      return Effect.flatMap(result, (value) => Stream.isStream(value) ? Stream.runDrain(value) : Effect.void)
+      return Effect.flatMap(result, (value) => isStream(value) ? Stream.runDrain(value) : Effect.void)
     }))
   )
 }
