@@ -107,3 +107,14 @@ export const lazyCall = <const D extends Operation>(definition: D, client: Kerne
   return (params: Call.Params<D>): Effect.Effect<Call.Success<D>, Call.Failure<D>> =>
     (call ??= Call.make(definition)(client))(params)
 }
+
+/**
+ * A value made on its first use and kept: what a module would otherwise prepare when it is
+ * imported (decoders, request builders), for programs that may never need it.
+ *
+ * @internal
+ */
+export const lazy = <A>(make: () => A): () => A => {
+  let cell: { readonly value: A } | undefined
+  return () => (cell ??= { value: make() }).value
+}
