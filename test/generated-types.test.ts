@@ -62,4 +62,13 @@ describe("generated accessor types", () => {
     expectTypeOf<Browsers.ListBrowsersSuccess>().toEqualTypeOf<Kernel.Page<Browsers.Browser>>()
     expectTypeOf<Invocations.ListInvocationsSuccess>().toEqualTypeOf<Kernel.Page<Invocations.Invocation>>()
   })
+
+  it("an accessor takes its operation's params: optional ones as optional, not as any object", () => {
+    expectTypeOf<Parameters<typeof Browsers.list>>().toEqualTypeOf<[params?: Browsers.ListBrowsersParams]>()
+    expectTypeOf<Parameters<typeof Browsers.listAll>>().toEqualTypeOf<[params?: Browsers.ListBrowsersParams]>()
+    expectTypeOf<Parameters<typeof Processes.exec>>().toEqualTypeOf<[params: Processes.ExecProcessParams]>()
+    // @ts-expect-error a field the operation does not have
+    const wrong = () => Browsers.list({ limit: 1, nope: true })
+    expect(typeof wrong).toBe("function")
+  })
 })

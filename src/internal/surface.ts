@@ -53,7 +53,7 @@ export const accessor = <I, const Name extends string, P, A, E>(
 export const accessorOptional = <I, const Name extends string, P, A, E>(
   tag: Context.Tag<I, Service<Name, P, A, E>>,
   name: Name,
-  empty: P
+  empty: NoInfer<P>
 ) =>
 (params: P = empty): Effect.Effect<A, E, I> => Effect.flatMap(tag, (service) => service[name](params))
 
@@ -91,7 +91,7 @@ export const pagedAllOptional = <I, const Name extends string, P, Item, E>(
   tag: Context.Tag<I, Service<Name, P, Call.Page<Item>, E>>,
   name: Name,
   definition: Operation,
-  empty: P
+  empty: NoInfer<P>
 ) => {
   const all = pagedAll(tag, name, definition)
   return (params: P = empty): Stream.Stream<Item, E | KernelError.DecodeError, I> => all(params)
