@@ -221,6 +221,22 @@ export class DownloadExtension
 export const download = Surface.accessor(DownloadExtension, "downloadExtension")
 
 /**
+ * {@link download} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Extensions } from "effect-kernel"
+ *
+ * const size = Extensions.downloadStream({ idOrName: "idOrName" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadStream = Surface.streamed(download)
+
+/**
  * The input of {@link delete_}.
  *
  * @since 0.2.0
@@ -377,6 +393,22 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
  * ```
  */
 export const downloadFromChromeStore = Surface.accessor(DownloadChromeStoreExtension, "downloadChromeStoreExtension")
+
+/**
+ * {@link downloadFromChromeStore} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Extensions } from "effect-kernel"
+ *
+ * const size = Extensions.downloadFromChromeStoreStream({ url: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadFromChromeStoreStream = Surface.streamed(downloadFromChromeStore)
 
 /**
  * Builds every Extensions operation on the shared client.

@@ -104,6 +104,22 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
 export const readFile = Surface.accessor(ReadFile, "readFile")
 
 /**
+ * {@link readFile} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Filesystem } from "effect-kernel"
+ *
+ * const size = Filesystem.readFileStream({ id: "id", path: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const readFileStream = Surface.streamed(readFile)
+
+/**
  * The input of {@link writeFile}.
  *
  * @since 0.2.0
@@ -750,6 +766,22 @@ export class DownloadDirZip
  * ```
  */
 export const downloadDirZip = Surface.accessor(DownloadDirZip, "downloadDirZip")
+
+/**
+ * {@link downloadDirZip} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Filesystem } from "effect-kernel"
+ *
+ * const size = Filesystem.downloadDirZipStream({ id: "id", path: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadDirZipStream = Surface.streamed(downloadDirZip)
 
 /**
  * The input of {@link upload}.

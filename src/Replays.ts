@@ -549,6 +549,19 @@ export const downloadReplay: (
 ) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download
 
 /**
+ * {@link download} under the name every download's `Stream` form has (`<accessor>Stream`:
+ * `Filesystem.readFileStream`, `Computer.captureScreenshotStream`, …): `Replays.download` is
+ * already that form, and stays as it is.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const downloadStream: (
+  params: ReplayParams,
+  options?: DownloadOptions
+) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download
+
+/**
  * Options of {@link downloadToFile}.
  *
  * @since 0.1.0

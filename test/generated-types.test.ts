@@ -6,7 +6,16 @@
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import type { Effect, Stream } from "effect"
-import { Browsers, Computer, Filesystem, Invocations, type Kernel, KernelError, Processes } from "effect-kernel"
+import {
+  Browsers,
+  Computer,
+  Filesystem,
+  Invocations,
+  type Kernel,
+  KernelError,
+  Processes,
+  Replays
+} from "effect-kernel"
 
 type TagOf<E> = E extends { readonly _tag: infer T } ? T : never
 
@@ -70,5 +79,18 @@ describe("generated accessor types", () => {
     // @ts-expect-error a field the operation does not have
     const wrong = () => Browsers.list({ limit: 1, nope: true })
     expect(typeof wrong).toBe("function")
+  })
+
+  it("every download has a Stream form of one shape: Stream<Uint8Array, its error, its tag>", () => {
+    expectTypeOf(Filesystem.readFileStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Filesystem.ReadFileError, Filesystem.ReadFile>
+    >()
+    expectTypeOf(Computer.captureScreenshotStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Computer.CaptureScreenshotError, Computer.CaptureScreenshot>
+    >()
+    expectTypeOf(Replays.downloadStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Replays.DownloadReplayError, Replays.DownloadReplay>
+    >()
+    expect(Replays.downloadStream).toBe(Replays.download)
   })
 })

@@ -3,7 +3,8 @@
  * prepare when imported, or a layer when built, is made on first use, once.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Chunk, Context, Effect, Either, Layer, Stream } from "effect"
+import { Computer, Filesystem, KernelError, Replays } from "effect-kernel"
 import * as Surface from "../src/internal/surface.js"
 
 describe("surface", () => {
@@ -40,5 +41,31 @@ describe("surface", () => {
       const results = yield* Effect.all([get({ id: "a" }), list(), list({ q: "b" }), now()]).pipe(Effect.provide(layer))
       expect(results).toEqual(["thing a", "things", "things", 7])
       expect(seen).toEqual([{}, { q: "b" }])
+    }))
+
+  it.effect("a download's Stream form: the body's bytes, and a failure before the body fails the stream", () =>
+    Effect.gen(function*() {
+      const bytes = new TextEncoder().encode("hello")
+      const ok = Layer.succeed(Filesystem.ReadFile, { readFile: () => Effect.succeed(Stream.make(bytes)) })
+      const read = yield* Stream.runCollect(Filesystem.readFileStream({ id: "b1", path: "/a" })).pipe(
+        Effect.provide(ok)
+      )
+      expect(Chunk.toReadonlyArray(read)).toEqual([bytes])
+      const notFound = new KernelError.NotFound({
+        status: 404,
+        code: "not_found",
+        message: "no such file",
+        method: "GET",
+        path: "/browsers/b1/fs/read_file"
+      })
+      const failing = Layer.succeed(Filesystem.ReadFile, { readFile: () => Effect.fail(notFound) })
+      const failed = yield* Stream.runDrain(Filesystem.readFileStream({ id: "b1", path: "/a" })).pipe(
+        Effect.either,
+        Effect.provide(failing)
+      )
+      expect(Either.isLeft(failed) && failed.left._tag).toBe("NotFound")
+      // one shape for every download: the Stream form of the generated ones and Replays.download's
+      expect(Replays.downloadStream).toBe(Replays.download)
+      expect(typeof Computer.captureScreenshotStream).toBe("function")
     }))
 })

@@ -261,6 +261,23 @@ const operationBlock = (
       ? `Surface.pagedAllOptional(${Name}, ${str(operation.name)}, Operations.${operation.name}, {})`
       : `Surface.pagedAll(${Name}, ${str(operation.name)}, Operations.${operation.name})`
   }\n`
+  // a download (its one answer is bytes): also the body as a `Stream`, the shape of `Replays.download`
+  const streamDecl = !isDownload(operation) ? "" : `\n${
+    jsdoc([
+      `{@link ${accessor}} as one \`Stream\` of the body's bytes: the request is sent when the stream runs, and`,
+      "its failure (a status, the transport) fails the stream, as `Replays.download` does.",
+      "",
+      `@since ${since}`,
+      "@category Accessors",
+      "@example",
+      "```ts",
+      `import { Stream } from "effect"`,
+      `import { ${area} } from "effect-kernel"`,
+      "",
+      `const size = ${area}.${streamName(operation)}(${input}).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))`,
+      "```"
+    ])
+  }export const ${streamName(operation)} = Surface.streamed(${accessor})\n`
   const serviceType = noInput
     ? `Surface.ServiceNoInput<${str(operation.name)}, ${successName}, ${errorName}>`
     : `Surface.Service<${str(operation.name)}, ${paramsName}, ${successName}, ${errorName}>`
@@ -281,7 +298,7 @@ const operationBlock = (
     `export interface ${Name}Service extends ${serviceType} {}\n\n`,
     jsdoc([`The Tag of {@link ${accessor}}'s service.`, "", `@since ${since}`, "@category Tags"]) +
     `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n`,
-    accessorDecl + allDecl + "\n"
+    accessorDecl + allDecl + streamDecl + "\n"
   ].join("")
   return {
     paged: paged ? [operation.accessor, allName(operation)] : undefined,
@@ -301,6 +318,15 @@ const sentence = (text: string): string => {
  * `listAll`, `listBrowsers` → `listBrowsersAll`).
  */
 export const allName = (operation: Ir.Operation): string => `${operation.accessor}All`
+
+/**
+ * The name of a download's `Stream` form: its accessor's, with `Stream` (`readFile` →
+ * `readFileStream`).
+ */
+export const streamName = (operation: Ir.Operation): string => `${operation.accessor}Stream`
+
+const isDownload = (operation: Ir.Operation): boolean =>
+  operation.answers.length === 1 && operation.answers[0]!.kind === "bytes"
 
 const isPaged = (operation: Ir.Operation): boolean =>
   operation.answers.length === 1 && operation.answers[0]!.kind === "page"
@@ -390,8 +416,11 @@ ${
       block
     ) => [block.tag, ...["Service", "Params", "Success", "Error"].map((s) => `${block.tag}${s}`)]),
     ...operations.map((operation) => operation.accessor),
-    ...operations.filter(isPaged).map(allName)
+    ...operations.filter(isPaged).map(allName),
+    ...operations.filter(isDownload).map(streamName)
   ]
+  const twice = own.find((name, index) => own.indexOf(name) !== index)
+  if (twice !== undefined) throw new Error(`${area}: ${twice} is exported twice`)
   const clash = own.find((name) => schemaNames.has(name))
   if (clash !== undefined) throw new Error(`${area}: ${clash} is both a schema and an export (config.schemaRenames)`)
   const imports = [

@@ -118,3 +118,15 @@ export const lazy = <A>(make: () => A): () => A => {
   let cell: { readonly value: A } | undefined
   return () => (cell ??= { value: make() }).value
 }
+
+/**
+ * The `Stream` form of a download accessor (one whose success is the body as a `Stream`): the
+ * request is sent when the stream is run, and a failure before the body (a status, the transport)
+ * fails the stream, as `Replays.download` does.
+ *
+ * @internal
+ */
+export const streamed = <Args extends ReadonlyArray<unknown>, A, E1, E2, R>(
+  accessor: (...args: Args) => Effect.Effect<Stream.Stream<A, E1>, E2, R>
+) =>
+(...args: Args): Stream.Stream<A, E1 | E2, R> => Stream.unwrap(accessor(...args))

@@ -251,6 +251,22 @@ export class CaptureScreenshot
 export const captureScreenshot = Surface.accessor(CaptureScreenshot, "captureScreenshot")
 
 /**
+ * {@link captureScreenshot} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Computer } from "effect-kernel"
+ *
+ * const size = Computer.captureScreenshotStream({ id: "id" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const captureScreenshotStream = Surface.streamed(captureScreenshot)
+
+/**
  * The input of {@link typeText}.
  *
  * @since 0.2.0
