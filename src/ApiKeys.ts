@@ -403,16 +403,14 @@ export const make: Effect.Effect<
   Context.Context<ListApiKeys | CreateApiKey | GetApiKey | UpdateApiKey | DeleteApiKey>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListApiKeys, { listApiKeys: Surface.lazyCall(Operations.listApiKeys, client) }),
-      Context.add(CreateApiKey, { createApiKey: Surface.lazyCall(Operations.createApiKey, client) }),
-      Context.add(GetApiKey, { getApiKey: Surface.lazyCall(Operations.getApiKey, client) }),
-      Context.add(UpdateApiKey, { updateApiKey: Surface.lazyCall(Operations.updateApiKey, client) }),
-      Context.add(DeleteApiKey, { deleteApiKey: Surface.lazyCall(Operations.deleteApiKey, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListApiKeys, { listApiKeys: call(Operations.listApiKeys) }),
+    Context.add(CreateApiKey, { createApiKey: call(Operations.createApiKey) }),
+    Context.add(GetApiKey, { getApiKey: call(Operations.getApiKey) }),
+    Context.add(UpdateApiKey, { updateApiKey: call(Operations.updateApiKey) }),
+    Context.add(DeleteApiKey, { deleteApiKey: call(Operations.deleteApiKey) })
+  )
 )
 
 /**

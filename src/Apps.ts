@@ -141,12 +141,10 @@ export const listAll = Surface.pagedAllOptional(ListApps, "listApps", Operations
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListApps, { listApps: Surface.lazyCall(Operations.listApps, client) })
-    )
+export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListApps, { listApps: call(Operations.listApps) })
+  )
 )
 
 /**

@@ -815,36 +815,18 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListAuthConnections, {
-        listAuthConnections: Surface.lazyCall(Operations.listAuthConnections, client)
-      }),
-      Context.add(CreateAuthConnection, {
-        createAuthConnection: Surface.lazyCall(Operations.createAuthConnection, client)
-      }),
-      Context.add(GetAuthConnection, { getAuthConnection: Surface.lazyCall(Operations.getAuthConnection, client) }),
-      Context.add(UpdateAuthConnection, {
-        updateAuthConnection: Surface.lazyCall(Operations.updateAuthConnection, client)
-      }),
-      Context.add(DeleteAuthConnection, {
-        deleteAuthConnection: Surface.lazyCall(Operations.deleteAuthConnection, client)
-      }),
-      Context.add(LoginAuthConnection, {
-        loginAuthConnection: Surface.lazyCall(Operations.loginAuthConnection, client)
-      }),
-      Context.add(SubmitAuthConnection, {
-        submitAuthConnection: Surface.lazyCall(Operations.submitAuthConnection, client)
-      }),
-      Context.add(FollowAuthConnection, {
-        followAuthConnection: Surface.lazyCall(Operations.followAuthConnection, client)
-      }),
-      Context.add(ExchangeAuthConnection, {
-        exchangeAuthConnection: Surface.lazyCall(Operations.exchangeAuthConnection, client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListAuthConnections, { listAuthConnections: call(Operations.listAuthConnections) }),
+    Context.add(CreateAuthConnection, { createAuthConnection: call(Operations.createAuthConnection) }),
+    Context.add(GetAuthConnection, { getAuthConnection: call(Operations.getAuthConnection) }),
+    Context.add(UpdateAuthConnection, { updateAuthConnection: call(Operations.updateAuthConnection) }),
+    Context.add(DeleteAuthConnection, { deleteAuthConnection: call(Operations.deleteAuthConnection) }),
+    Context.add(LoginAuthConnection, { loginAuthConnection: call(Operations.loginAuthConnection) }),
+    Context.add(SubmitAuthConnection, { submitAuthConnection: call(Operations.submitAuthConnection) }),
+    Context.add(FollowAuthConnection, { followAuthConnection: call(Operations.followAuthConnection) }),
+    Context.add(ExchangeAuthConnection, { exchangeAuthConnection: call(Operations.exchangeAuthConnection) })
+  )
 )
 
 /**

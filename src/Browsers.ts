@@ -664,20 +664,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListBrowsers, { listBrowsers: Surface.lazyCall(Operations.listBrowsers, client) }),
-      Context.add(CreateBrowser, { createBrowser: Surface.lazyCall(Operations.createBrowser, client) }),
-      Context.add(GetBrowser, { getBrowser: Surface.lazyCall(Operations.getBrowser, client) }),
-      Context.add(UpdateBrowser, { updateBrowser: Surface.lazyCall(Operations.updateBrowser, client) }),
-      Context.add(DeleteBrowser, { deleteBrowser: Surface.lazyCall(Operations.deleteBrowser, client) }),
-      Context.add(LoadBrowserExtensions, {
-        loadBrowserExtensions: Surface.lazyCall(Operations.loadBrowserExtensions, client)
-      }),
-      Context.add(CurlBrowser, { curlBrowser: Surface.lazyCall(Operations.curlBrowser, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListBrowsers, { listBrowsers: call(Operations.listBrowsers) }),
+    Context.add(CreateBrowser, { createBrowser: call(Operations.createBrowser) }),
+    Context.add(GetBrowser, { getBrowser: call(Operations.getBrowser) }),
+    Context.add(UpdateBrowser, { updateBrowser: call(Operations.updateBrowser) }),
+    Context.add(DeleteBrowser, { deleteBrowser: call(Operations.deleteBrowser) }),
+    Context.add(LoadBrowserExtensions, { loadBrowserExtensions: call(Operations.loadBrowserExtensions) }),
+    Context.add(CurlBrowser, { curlBrowser: call(Operations.curlBrowser) })
+  )
 )
 
 /**

@@ -567,32 +567,18 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListCredentialProviders, {
-        listCredentialProviders: Surface.lazyCall(Operations.listCredentialProviders, client)
-      }),
-      Context.add(CreateCredentialProvider, {
-        createCredentialProvider: Surface.lazyCall(Operations.createCredentialProvider, client)
-      }),
-      Context.add(GetCredentialProvider, {
-        getCredentialProvider: Surface.lazyCall(Operations.getCredentialProvider, client)
-      }),
-      Context.add(UpdateCredentialProvider, {
-        updateCredentialProvider: Surface.lazyCall(Operations.updateCredentialProvider, client)
-      }),
-      Context.add(DeleteCredentialProvider, {
-        deleteCredentialProvider: Surface.lazyCall(Operations.deleteCredentialProvider, client)
-      }),
-      Context.add(TestCredentialProvider, {
-        testCredentialProvider: Surface.lazyCall(Operations.testCredentialProvider, client)
-      }),
-      Context.add(ListCredentialProviderItems, {
-        listCredentialProviderItems: Surface.lazyCall(Operations.listCredentialProviderItems, client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListCredentialProviders, { listCredentialProviders: call(Operations.listCredentialProviders) }),
+    Context.add(CreateCredentialProvider, { createCredentialProvider: call(Operations.createCredentialProvider) }),
+    Context.add(GetCredentialProvider, { getCredentialProvider: call(Operations.getCredentialProvider) }),
+    Context.add(UpdateCredentialProvider, { updateCredentialProvider: call(Operations.updateCredentialProvider) }),
+    Context.add(DeleteCredentialProvider, { deleteCredentialProvider: call(Operations.deleteCredentialProvider) }),
+    Context.add(TestCredentialProvider, { testCredentialProvider: call(Operations.testCredentialProvider) }),
+    Context.add(ListCredentialProviderItems, {
+      listCredentialProviderItems: call(Operations.listCredentialProviderItems)
+    })
+  )
 )
 
 /**

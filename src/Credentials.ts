@@ -497,19 +497,15 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListCredentials, { listCredentials: Surface.lazyCall(Operations.listCredentials, client) }),
-      Context.add(CreateCredential, { createCredential: Surface.lazyCall(Operations.createCredential, client) }),
-      Context.add(GetCredential, { getCredential: Surface.lazyCall(Operations.getCredential, client) }),
-      Context.add(UpdateCredential, { updateCredential: Surface.lazyCall(Operations.updateCredential, client) }),
-      Context.add(DeleteCredential, { deleteCredential: Surface.lazyCall(Operations.deleteCredential, client) }),
-      Context.add(GetCredentialTotpCode, {
-        getCredentialTotpCode: Surface.lazyCall(Operations.getCredentialTotpCode, client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListCredentials, { listCredentials: call(Operations.listCredentials) }),
+    Context.add(CreateCredential, { createCredential: call(Operations.createCredential) }),
+    Context.add(GetCredential, { getCredential: call(Operations.getCredential) }),
+    Context.add(UpdateCredential, { updateCredential: call(Operations.updateCredential) }),
+    Context.add(DeleteCredential, { deleteCredential: call(Operations.deleteCredential) }),
+    Context.add(GetCredentialTotpCode, { getCredentialTotpCode: call(Operations.getCredentialTotpCode) })
+  )
 )
 
 /**

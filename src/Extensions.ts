@@ -422,18 +422,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListExtensions, { listExtensions: Surface.lazyCall(Operations.listExtensions, client) }),
-      Context.add(UploadExtension, { uploadExtension: Surface.lazyCall(Operations.uploadExtension, client) }),
-      Context.add(DownloadExtension, { downloadExtension: Surface.lazyCall(Operations.downloadExtension, client) }),
-      Context.add(DeleteExtension, { deleteExtension: Surface.lazyCall(Operations.deleteExtension, client) }),
-      Context.add(DownloadChromeStoreExtension, {
-        downloadChromeStoreExtension: Surface.lazyCall(Operations.downloadChromeStoreExtension, client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListExtensions, { listExtensions: call(Operations.listExtensions) }),
+    Context.add(UploadExtension, { uploadExtension: call(Operations.uploadExtension) }),
+    Context.add(DownloadExtension, { downloadExtension: call(Operations.downloadExtension) }),
+    Context.add(DeleteExtension, { deleteExtension: call(Operations.deleteExtension) }),
+    Context.add(DownloadChromeStoreExtension, {
+      downloadChromeStoreExtension: call(Operations.downloadChromeStoreExtension)
+    })
+  )
 )
 
 /**

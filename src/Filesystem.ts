@@ -948,23 +948,21 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ReadFile, { readFile: Surface.lazyCall(Operations.readFile, client) }),
-      Context.add(WriteFile, { writeFile: Surface.lazyCall(Operations.writeFile, client) }),
-      Context.add(ListFiles, { listFiles: Surface.lazyCall(Operations.listFiles, client) }),
-      Context.add(CreateDirectory, { createDirectory: Surface.lazyCall(Operations.createDirectory, client) }),
-      Context.add(DeleteFile, { deleteFile: Surface.lazyCall(Operations.deleteFile, client) }),
-      Context.add(DeleteDirectory, { deleteDirectory: Surface.lazyCall(Operations.deleteDirectory, client) }),
-      Context.add(SetFilePermissions, { setFilePermissions: Surface.lazyCall(Operations.setFilePermissions, client) }),
-      Context.add(GetFileInfo, { getFileInfo: Surface.lazyCall(Operations.getFileInfo, client) }),
-      Context.add(MovePath, { movePath: Surface.lazyCall(Operations.movePath, client) }),
-      Context.add(DownloadDirZip, { downloadDirZip: Surface.lazyCall(Operations.downloadDirZip, client) }),
-      Context.add(UploadFiles, { uploadFiles: Surface.lazyCall(Operations.uploadFiles, client) }),
-      Context.add(UploadZip, { uploadZip: Surface.lazyCall(Operations.uploadZip, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ReadFile, { readFile: call(Operations.readFile) }),
+    Context.add(WriteFile, { writeFile: call(Operations.writeFile) }),
+    Context.add(ListFiles, { listFiles: call(Operations.listFiles) }),
+    Context.add(CreateDirectory, { createDirectory: call(Operations.createDirectory) }),
+    Context.add(DeleteFile, { deleteFile: call(Operations.deleteFile) }),
+    Context.add(DeleteDirectory, { deleteDirectory: call(Operations.deleteDirectory) }),
+    Context.add(SetFilePermissions, { setFilePermissions: call(Operations.setFilePermissions) }),
+    Context.add(GetFileInfo, { getFileInfo: call(Operations.getFileInfo) }),
+    Context.add(MovePath, { movePath: call(Operations.movePath) }),
+    Context.add(DownloadDirZip, { downloadDirZip: call(Operations.downloadDirZip) }),
+    Context.add(UploadFiles, { uploadFiles: call(Operations.uploadFiles) }),
+    Context.add(UploadZip, { uploadZip: call(Operations.uploadZip) })
+  )
 )
 
 /**

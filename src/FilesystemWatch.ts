@@ -271,20 +271,12 @@ export const make: Effect.Effect<
   Context.Context<StartFilesystemWatch | StreamFilesystemEvents | StopFilesystemWatch>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(StartFilesystemWatch, {
-        startFilesystemWatch: Surface.lazyCall(Operations.startFilesystemWatch, client)
-      }),
-      Context.add(StreamFilesystemEvents, {
-        streamFilesystemEvents: Surface.lazyCall(Operations.streamFilesystemEvents, client)
-      }),
-      Context.add(StopFilesystemWatch, {
-        stopFilesystemWatch: Surface.lazyCall(Operations.stopFilesystemWatch, client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(StartFilesystemWatch, { startFilesystemWatch: call(Operations.startFilesystemWatch) }),
+    Context.add(StreamFilesystemEvents, { streamFilesystemEvents: call(Operations.streamFilesystemEvents) }),
+    Context.add(StopFilesystemWatch, { stopFilesystemWatch: call(Operations.stopFilesystemWatch) })
+  )
 )
 
 /**

@@ -711,22 +711,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListInvocations, { listInvocations: Surface.lazyCall(Operations.listInvocations, client) }),
-      Context.add(CreateInvocation, { createInvocation: Surface.lazyCall(Operations.createInvocation, client) }),
-      Context.add(GetInvocation, { getInvocation: Surface.lazyCall(Operations.getInvocation, client) }),
-      Context.add(UpdateInvocation, { updateInvocation: Surface.lazyCall(Operations.updateInvocation, client) }),
-      Context.add(ListInvocationBrowsers, {
-        listInvocationBrowsers: Surface.lazyCall(Operations.listInvocationBrowsers, client)
-      }),
-      Context.add(DeleteInvocationBrowsers, {
-        deleteInvocationBrowsers: Surface.lazyCall(Operations.deleteInvocationBrowsers, client)
-      }),
-      Context.add(FollowInvocation, { followInvocation: Surface.lazyCall(Operations.followInvocation, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListInvocations, { listInvocations: call(Operations.listInvocations) }),
+    Context.add(CreateInvocation, { createInvocation: call(Operations.createInvocation) }),
+    Context.add(GetInvocation, { getInvocation: call(Operations.getInvocation) }),
+    Context.add(UpdateInvocation, { updateInvocation: call(Operations.updateInvocation) }),
+    Context.add(ListInvocationBrowsers, { listInvocationBrowsers: call(Operations.listInvocationBrowsers) }),
+    Context.add(DeleteInvocationBrowsers, { deleteInvocationBrowsers: call(Operations.deleteInvocationBrowsers) }),
+    Context.add(FollowInvocation, { followInvocation: call(Operations.followInvocation) })
+  )
 )
 
 /**

@@ -106,15 +106,11 @@ export const execute = Surface.accessor(ExecutePlaywrightCode, "executePlaywrigh
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Effect
-  .map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(ExecutePlaywrightCode, {
-          executePlaywrightCode: Surface.lazyCall(Operations.executePlaywrightCode, client)
-        })
-      )
+export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Surface
+  .make((call) =>
+    Context.empty().pipe(
+      Context.add(ExecutePlaywrightCode, { executePlaywrightCode: call(Operations.executePlaywrightCode) })
+    )
   )
 
 /**

@@ -551,20 +551,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ExecProcess, { execProcess: Surface.lazyCall(Operations.execProcess, client) }),
-      Context.add(SpawnProcess, { spawnProcess: Surface.lazyCall(Operations.spawnProcess, client) }),
-      Context.add(GetProcessStatus, { getProcessStatus: Surface.lazyCall(Operations.getProcessStatus, client) }),
-      Context.add(StreamProcessStdout, {
-        streamProcessStdout: Surface.lazyCall(Operations.streamProcessStdout, client)
-      }),
-      Context.add(WriteProcessStdin, { writeProcessStdin: Surface.lazyCall(Operations.writeProcessStdin, client) }),
-      Context.add(KillProcess, { killProcess: Surface.lazyCall(Operations.killProcess, client) }),
-      Context.add(ResizeProcess, { resizeProcess: Surface.lazyCall(Operations.resizeProcess, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ExecProcess, { execProcess: call(Operations.execProcess) }),
+    Context.add(SpawnProcess, { spawnProcess: call(Operations.spawnProcess) }),
+    Context.add(GetProcessStatus, { getProcessStatus: call(Operations.getProcessStatus) }),
+    Context.add(StreamProcessStdout, { streamProcessStdout: call(Operations.streamProcessStdout) }),
+    Context.add(WriteProcessStdin, { writeProcessStdin: call(Operations.writeProcessStdin) }),
+    Context.add(KillProcess, { killProcess: call(Operations.killProcess) }),
+    Context.add(ResizeProcess, { resizeProcess: call(Operations.resizeProcess) })
+  )
 )
 
 /**

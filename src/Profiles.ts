@@ -424,16 +424,14 @@ export const make: Effect.Effect<
   Context.Context<ListProfiles | CreateProfile | GetProfile | DeleteProfile | DownloadProfile>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProfiles, { listProfiles: Surface.lazyCall(Operations.listProfiles, client) }),
-      Context.add(CreateProfile, { createProfile: Surface.lazyCall(Operations.createProfile, client) }),
-      Context.add(GetProfile, { getProfile: Surface.lazyCall(Operations.getProfile, client) }),
-      Context.add(DeleteProfile, { deleteProfile: Surface.lazyCall(Operations.deleteProfile, client) }),
-      Context.add(DownloadProfile, { downloadProfile: Surface.lazyCall(Operations.downloadProfile, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProfiles, { listProfiles: call(Operations.listProfiles) }),
+    Context.add(CreateProfile, { createProfile: call(Operations.createProfile) }),
+    Context.add(GetProfile, { getProfile: call(Operations.getProfile) }),
+    Context.add(DeleteProfile, { deleteProfile: call(Operations.deleteProfile) }),
+    Context.add(DownloadProfile, { downloadProfile: call(Operations.downloadProfile) })
+  )
 )
 
 /**

@@ -175,15 +175,11 @@ export const update = Surface.accessor(UpdateProjectLimits, "updateProjectLimits
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjectLimits>, never, KernelClient> =
-  /*#__PURE__*/ Effect.map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(GetProjectLimits, { getProjectLimits: Surface.lazyCall(Operations.getProjectLimits, client) }),
-        Context.add(UpdateProjectLimits, {
-          updateProjectLimits: Surface.lazyCall(Operations.updateProjectLimits, client)
-        })
-      )
+  /*#__PURE__*/ Surface.make((call) =>
+    Context.empty().pipe(
+      Context.add(GetProjectLimits, { getProjectLimits: call(Operations.getProjectLimits) }),
+      Context.add(UpdateProjectLimits, { updateProjectLimits: call(Operations.updateProjectLimits) })
+    )
   )
 
 /**

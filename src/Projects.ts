@@ -404,16 +404,14 @@ export const make: Effect.Effect<
   Context.Context<ListProjects | CreateProject | GetProject | UpdateProject | DeleteProject>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProjects, { listProjects: Surface.lazyCall(Operations.listProjects, client) }),
-      Context.add(CreateProject, { createProject: Surface.lazyCall(Operations.createProject, client) }),
-      Context.add(GetProject, { getProject: Surface.lazyCall(Operations.getProject, client) }),
-      Context.add(UpdateProject, { updateProject: Surface.lazyCall(Operations.updateProject, client) }),
-      Context.add(DeleteProject, { deleteProject: Surface.lazyCall(Operations.deleteProject, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProjects, { listProjects: call(Operations.listProjects) }),
+    Context.add(CreateProject, { createProject: call(Operations.createProject) }),
+    Context.add(GetProject, { getProject: call(Operations.getProject) }),
+    Context.add(UpdateProject, { updateProject: call(Operations.updateProject) }),
+    Context.add(DeleteProject, { deleteProject: call(Operations.deleteProject) })
+  )
 )
 
 /**

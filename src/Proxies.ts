@@ -360,16 +360,14 @@ export const make: Effect.Effect<
   Context.Context<ListProxies | CreateProxy | GetProxy | DeleteProxy | CheckProxy>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProxies, { listProxies: Surface.lazyCall(Operations.listProxies, client) }),
-      Context.add(CreateProxy, { createProxy: Surface.lazyCall(Operations.createProxy, client) }),
-      Context.add(GetProxy, { getProxy: Surface.lazyCall(Operations.getProxy, client) }),
-      Context.add(DeleteProxy, { deleteProxy: Surface.lazyCall(Operations.deleteProxy, client) }),
-      Context.add(CheckProxy, { checkProxy: Surface.lazyCall(Operations.checkProxy, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProxies, { listProxies: call(Operations.listProxies) }),
+    Context.add(CreateProxy, { createProxy: call(Operations.createProxy) }),
+    Context.add(GetProxy, { getProxy: call(Operations.getProxy) }),
+    Context.add(DeleteProxy, { deleteProxy: call(Operations.deleteProxy) }),
+    Context.add(CheckProxy, { checkProxy: call(Operations.checkProxy) })
+  )
 )
 
 /**

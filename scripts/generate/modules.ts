@@ -304,7 +304,7 @@ const operationBlock = (
     paged: paged ? [operation.accessor, allName(operation)] : undefined,
     declarations,
     tag: Name,
-    service: `Context.add(${Name}, { ${operation.name}: Surface.lazyCall(Operations.${operation.name}, client) })`
+    service: `Context.add(${Name}, { ${operation.name}: call(Operations.${operation.name}) })`
   }
 }
 
@@ -384,9 +384,8 @@ export const moduleFile = (
         `@since ${since}`,
         "@category Constructors"
       ])
-    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) => Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
+    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
 )
 
 ${

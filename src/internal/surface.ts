@@ -10,7 +10,7 @@
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type * as KernelClient from "../KernelClient.js"
+import * as KernelClient from "../KernelClient.js"
 import type * as KernelError from "../KernelError.js"
 import * as Call from "./call.js"
 import type { Operation } from "./definition.js"
@@ -130,3 +130,14 @@ export const streamed = <Args extends ReadonlyArray<unknown>, A, E1, E2, R>(
   accessor: (...args: Args) => Effect.Effect<Stream.Stream<A, E1>, E2, R>
 ) =>
 (...args: Args): Stream.Stream<A, E1 | E2, R> => Stream.unwrap(accessor(...args))
+
+/**
+ * An area's `make`: its services built by `build` on the shared client, each operation's call
+ * prepared on its first call (`call(definition)`: {@link lazyCall} on that client).
+ *
+ * @internal
+ */
+export const make = <I>(
+  build: (call: <const D extends Operation>(definition: D) => ReturnType<typeof lazyCall<D>>) => Context.Context<I>
+): Effect.Effect<Context.Context<I>, never, KernelClient.KernelClient> =>
+  Effect.map(KernelClient.KernelClient, (client) => build((definition) => lazyCall(definition, client)))

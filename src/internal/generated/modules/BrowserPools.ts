@@ -640,18 +640,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(CreateBrowserPool, { createBrowserPool: Surface.lazyCall(Operations.createBrowserPool, client) }),
-      Context.add(GetBrowserPool, { getBrowserPool: Surface.lazyCall(Operations.getBrowserPool, client) }),
-      Context.add(UpdateBrowserPool, { updateBrowserPool: Surface.lazyCall(Operations.updateBrowserPool, client) }),
-      Context.add(DeleteBrowserPool, { deleteBrowserPool: Surface.lazyCall(Operations.deleteBrowserPool, client) }),
-      Context.add(AcquireBrowser, { acquireBrowser: Surface.lazyCall(Operations.acquireBrowser, client) }),
-      Context.add(ReleaseBrowser, { releaseBrowser: Surface.lazyCall(Operations.releaseBrowser, client) }),
-      Context.add(FlushBrowserPool, { flushBrowserPool: Surface.lazyCall(Operations.flushBrowserPool, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(CreateBrowserPool, { createBrowserPool: call(Operations.createBrowserPool) }),
+    Context.add(GetBrowserPool, { getBrowserPool: call(Operations.getBrowserPool) }),
+    Context.add(UpdateBrowserPool, { updateBrowserPool: call(Operations.updateBrowserPool) }),
+    Context.add(DeleteBrowserPool, { deleteBrowserPool: call(Operations.deleteBrowserPool) }),
+    Context.add(AcquireBrowser, { acquireBrowser: call(Operations.acquireBrowser) }),
+    Context.add(ReleaseBrowser, { releaseBrowser: call(Operations.releaseBrowser) }),
+    Context.add(FlushBrowserPool, { flushBrowserPool: call(Operations.flushBrowserPool) })
+  )
 )
 
 /**

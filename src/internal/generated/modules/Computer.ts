@@ -767,23 +767,19 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ClickMouse, { clickMouse: Surface.lazyCall(Operations.clickMouse, client) }),
-      Context.add(MoveMouse, { moveMouse: Surface.lazyCall(Operations.moveMouse, client) }),
-      Context.add(CaptureScreenshot, { captureScreenshot: Surface.lazyCall(Operations.captureScreenshot, client) }),
-      Context.add(TypeText, { typeText: Surface.lazyCall(Operations.typeText, client) }),
-      Context.add(PressKey, { pressKey: Surface.lazyCall(Operations.pressKey, client) }),
-      Context.add(ScrollMouseWheel, { scrollMouseWheel: Surface.lazyCall(Operations.scrollMouseWheel, client) }),
-      Context.add(DragMouse, { dragMouse: Surface.lazyCall(Operations.dragMouse, client) }),
-      Context.add(BatchComputerActions, {
-        batchComputerActions: Surface.lazyCall(Operations.batchComputerActions, client)
-      }),
-      Context.add(ReadClipboard, { readClipboard: Surface.lazyCall(Operations.readClipboard, client) }),
-      Context.add(WriteClipboard, { writeClipboard: Surface.lazyCall(Operations.writeClipboard, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ClickMouse, { clickMouse: call(Operations.clickMouse) }),
+    Context.add(MoveMouse, { moveMouse: call(Operations.moveMouse) }),
+    Context.add(CaptureScreenshot, { captureScreenshot: call(Operations.captureScreenshot) }),
+    Context.add(TypeText, { typeText: call(Operations.typeText) }),
+    Context.add(PressKey, { pressKey: call(Operations.pressKey) }),
+    Context.add(ScrollMouseWheel, { scrollMouseWheel: call(Operations.scrollMouseWheel) }),
+    Context.add(DragMouse, { dragMouse: call(Operations.dragMouse) }),
+    Context.add(BatchComputerActions, { batchComputerActions: call(Operations.batchComputerActions) }),
+    Context.add(ReadClipboard, { readClipboard: call(Operations.readClipboard) }),
+    Context.add(WriteClipboard, { writeClipboard: call(Operations.writeClipboard) })
+  )
 )
 
 /**

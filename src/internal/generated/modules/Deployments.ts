@@ -393,15 +393,13 @@ export const make: Effect.Effect<
   Context.Context<ListDeployments | CreateDeployment | GetDeployment | FollowDeployment>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListDeployments, { listDeployments: Surface.lazyCall(Operations.listDeployments, client) }),
-      Context.add(CreateDeployment, { createDeployment: Surface.lazyCall(Operations.createDeployment, client) }),
-      Context.add(GetDeployment, { getDeployment: Surface.lazyCall(Operations.getDeployment, client) }),
-      Context.add(FollowDeployment, { followDeployment: Surface.lazyCall(Operations.followDeployment, client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListDeployments, { listDeployments: call(Operations.listDeployments) }),
+    Context.add(CreateDeployment, { createDeployment: call(Operations.createDeployment) }),
+    Context.add(GetDeployment, { getDeployment: call(Operations.getDeployment) }),
+    Context.add(FollowDeployment, { followDeployment: call(Operations.followDeployment) })
+  )
 )
 
 /**

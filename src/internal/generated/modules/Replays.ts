@@ -241,14 +241,12 @@ export const stop = Surface.accessor(StopReplay, "stopReplay")
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | StopReplay>, never, KernelClient> =
-  /*#__PURE__*/ Effect.map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(ListReplays, { listReplays: Surface.lazyCall(Operations.listReplays, client) }),
-        Context.add(StartReplay, { startReplay: Surface.lazyCall(Operations.startReplay, client) }),
-        Context.add(StopReplay, { stopReplay: Surface.lazyCall(Operations.stopReplay, client) })
-      )
+  /*#__PURE__*/ Surface.make((call) =>
+    Context.empty().pipe(
+      Context.add(ListReplays, { listReplays: call(Operations.listReplays) }),
+      Context.add(StartReplay, { startReplay: call(Operations.startReplay) }),
+      Context.add(StopReplay, { stopReplay: call(Operations.stopReplay) })
+    )
   )
 
 /**
