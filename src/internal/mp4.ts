@@ -36,7 +36,10 @@ export const minimumSize = ftyp.length + 8
 const patternPeriod = 256
 /** @internal */
 export const chunkSize = 64 * 1024
-const pattern = new Uint8Array(chunkSize + patternPeriod).map((_, i) => (i * 31 + 7) & 0xff)
+// made on the first replay served (not when a module that verifies replays is imported)
+let pattern: Uint8Array | undefined
+const patternOf = (): Uint8Array =>
+  pattern ??= new Uint8Array(chunkSize + patternPeriod).map((_, i) => (i * 31 + 7) & 0xff)
 
 const header = (size: number): Uint8Array => {
   const payload = size - ftyp.length
@@ -73,7 +76,7 @@ export function* chunks(size: number): Generator<Uint8Array> {
   while (offset < total) {
     const length = Math.min(chunkSize, total - offset)
     const start = offset % patternPeriod
-    yield pattern.subarray(start, start + length)
+    yield patternOf().subarray(start, start + length)
     offset += length
   }
 }
