@@ -6,7 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream, TestClock } from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
@@ -680,4 +680,37 @@ describe("routing, faults and projects", () => {
         }]
       })))
     )))
+})
+
+describe("pools: acquire waits for a browser on the simulator's clock", () => {
+  const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
+  const pool = Effect.map(raw("GET", "/browser_pools/pool_1"), (r) => JSON.parse(r.text))
+
+  it.effect("a release during the wait hands that browser to the waiter; 204 only when none comes in time", () =>
+    Effect.gen(function*() {
+      const first = JSON.parse((yield* acquire()).text).session_id
+      const second = JSON.parse((yield* acquire()).text).session_id
+      // no wait asked: 204 at once
+      expect((yield* acquire()).status).toBe(204)
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 30 }))
+      yield* TestClock.adjust("10 seconds")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      expect((yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: first })).status).toBe(204)
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect(JSON.parse(handed.text).session_id).toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+      // nobody releases: 204 once the wait is over, not before
+      const late = yield* Effect.fork(acquire({ acquire_timeout_seconds: 5 }))
+      yield* TestClock.adjust("4 seconds")
+      expect(Option.isNone(yield* Fiber.poll(late))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(late)).status).toBe(204)
+      // a waiter that went away gets nothing: the released browser goes back to the pool
+      const gone = yield* Effect.fork(acquire({ acquire_timeout_seconds: 60 }))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(gone)
+      yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: second })
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }).pipe(Effect.provide(kernel())))
 })

@@ -407,7 +407,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
       config.run(admin(target, config.adminToken, request, response, path))
       return
     }
-    config.run(
+    const fiber = config.run(
       Effect.flatMap(
         target.handle({
           method: request.method ?? "GET",
@@ -419,6 +419,11 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
         (sim) => Effect.sync(() => send(request, response, sim))
       )
     )
+    // a client gone before its answer (an acquire waiting, an event stream open) stops the work
+    // for it: its waits and subscriptions end with the fiber
+    response.once("close", () => {
+      if (!response.writableFinished) fiber.unsafeInterruptAsFork(fiber.id())
+    })
   }
   server.on("request", onRequest)
   // an expectation other than 100-continue: the Error JSON, the same for every path

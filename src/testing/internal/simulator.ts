@@ -227,7 +227,8 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       browsers,
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
-      )
+      ),
+      poolWaiters: new Map()
     })
   }
   return organizations
@@ -316,7 +317,7 @@ const serve = (
   bytes: Uint8Array,
   project: string | undefined,
   now: number
-): engine.Reply => {
+): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
   for (const parameter of operation.parameters) {
     if (parameter.in !== "query") continue
@@ -685,11 +686,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           if (isLegacy(operation.name)) {
             return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
           }
-          return Effect.map(
-            Clock.currentTimeMillis,
-            (now) =>
-              toResponse(serve(org, operation, which.template, segments.value, request, read.bytes, project, now))
-          )
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, project, now)
+            return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
+          })
         })
       })
       return fault === undefined ? real : applyFault(fault, real)

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import type { Call, Reply } from "../engine.js"
+import type { Call } from "../engine.js"
 import * as Apps from "./Apps.js"
 import * as AuthConnections from "./AuthConnections.js"
 import * as BrowserPools from "./BrowserPools.js"
@@ -51,7 +51,7 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
 )
 
 /** A behaviour of the operation, or `undefined` to answer by convention. */
-export const handle = (org: Organization, call: Call): Reply | undefined => {
+export const handle = (org: Organization, call: Call): ReturnType<Handler> | undefined => {
   const browserId = call.template.startsWith("/browsers/{id}/") ? call.segments[1]! : undefined
   const browser = browserId === undefined ? undefined : org.browsers.get(browserId)
   if (browserId !== undefined && browser === undefined) return error(404, "not_found", "browser not found")

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as Effect from "effect/Effect"
 import type * as Sim from "../../KernelSimulator.js"
 import * as engine from "../engine.js"
 import type { Call, Reply, Store } from "../engine.js"
@@ -36,6 +37,13 @@ export interface Organization {
   readonly store: Store
   readonly browsers: Map<string, Browser>
   readonly deployments: Map<string, Deployment>
+  /** Per pool, the acquires waiting for a browser, oldest first (at most `engine.collectionLimit` in all). */
+  readonly poolWaiters: Map<string, Array<PoolWaiter>>
+}
+
+/** An acquire waiting for a browser: a release hands it the released browser's id. */
+export interface PoolWaiter {
+  readonly hand: (browserId: string) => void
 }
 
 /** What a handler is given: the organization, the call, and the call's browser when its path names one. */
@@ -51,14 +59,14 @@ export interface Context {
   readonly browser: Browser | undefined
 }
 
-/** A behaviour of one operation. */
-export type Handler = (context: Context) => Reply
+/** A behaviour of one operation: its reply, or an effect that waits for it (on the simulator's clock). */
+export type Handler = (context: Context) => Reply | Effect.Effect<Reply>
 
 /** An area's behaviours, by operation name. */
 export type Handlers = { readonly [name: string]: Handler }
 
 /** A behaviour of an operation under `/browsers/{id}/`: given the browser, which exists. */
-export const onBrowser = (f: (context: Context, browser: Browser) => Reply): Handler => (context) =>
+export const onBrowser = (f: (context: Context, browser: Browser) => ReturnType<Handler>): Handler => (context) =>
   context.browser === undefined ? error(404, "not_found", "browser not found") : f(context, context.browser)
 
 /** A browser's stored fields: ids, URLs and what it was created with. */
