@@ -9,8 +9,10 @@
  * @internal
  */
 import type * as SchemaAST from "effect/SchemaAST"
+import type * as Stream from "effect/Stream"
 import type { Answer, Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
+import * as live from "./live.js"
 import * as values from "./values.js"
 
 /** A stored resource. */
@@ -36,8 +38,26 @@ export interface Process {
   readonly pid: number
   state: "running" | "exited"
   exitCode: number | null
-  readonly output: string
+  /** Interactive (`cat` with no file): what is written to its stdin comes out of its stdout. */
+  readonly echoesStdin: boolean
+  /** Its output as it comes, ending with its exit (the backlog bounded). */
+  readonly output: live.Hub<ProcessOutput>
 }
+
+/** A piece of a process's output, or its exit. */
+export type ProcessOutput =
+  | { readonly _tag: "Data"; readonly stream: "stdout" | "stderr"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Exit"; readonly code: number }
+
+/** What happens in a browser, for its open-ended event streams. */
+export type BrowserEvent =
+  | {
+    readonly _tag: "Fs"
+    readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
+    readonly path: string
+    readonly isDir: boolean
+  }
+  | { readonly _tag: "Log"; readonly at: number; readonly message: string }
 
 /** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
@@ -50,6 +70,8 @@ export interface BrowserState {
   readonly typed: Array<string>
   readonly fs: Map<string, FsNode>
   readonly processes: Map<string, Process>
+  /** What happens in it (files changed, log lines), until it is deleted. */
+  readonly events: live.Hub<BrowserEvent>
 }
 
 /** What an organization holds: its resources in bounded collections, and the evictions. */
@@ -87,7 +109,8 @@ export const newBrowserState = (
   clipboard: "",
   typed: [],
   fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
-  processes: new Map()
+  processes: new Map(),
+  events: live.make()
 })
 
 /** Adds a resource, evicting the oldest beyond the limit (recorded). */
@@ -194,6 +217,8 @@ export type Reply =
   | { readonly _tag: "Empty"; readonly status: number }
   | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
+  /** An open-ended event stream: its frames as things happen. */
+  | { readonly _tag: "Live"; readonly status: number; readonly frames: Stream.Stream<string> }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
 const notFound = (what: string): Reply => ({

@@ -14,7 +14,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { error, lastOf, num, obj, ok } from "./shared.js"
+import { endBrowser, error, lastOf, num, obj, ok } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -91,6 +91,8 @@ export const handlers: Handlers = {
       return ok(op)
     }
     store.collections.get("/browsers")?.delete(resource.id)
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) endBrowser(browser)
     org.browsers.delete(resource.id)
     pool.fields = {
       ...pool.fields,

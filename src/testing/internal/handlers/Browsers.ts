@@ -8,7 +8,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import type { Context, Handlers } from "./shared.js"
-import { browserFields, error, num, obj, ok } from "./shared.js"
+import { browserFields, endBrowser, error, num, obj, ok } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
@@ -61,6 +61,8 @@ export const handlers: Handlers = {
     if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
     resource.deleted = true
     resource.fields = { ...resource.fields, deleted_at: stamp }
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) endBrowser(browser)
     org.browsers.delete(resource.id)
     return ok(op)
   },

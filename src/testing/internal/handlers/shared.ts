@@ -5,9 +5,11 @@
  * @internal
  */
 import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type * as Sim from "../../KernelSimulator.js"
 import * as engine from "../engine.js"
 import type { Call, Reply, Store } from "../engine.js"
+import * as live from "../live.js"
 import * as values from "../values.js"
 
 export interface Replay {
@@ -112,3 +114,21 @@ export const b64 = (text: string): string => Buffer.from(text, "utf8").toString(
 /** The last resource put in a collection (the one a generic create just made). */
 export const lastOf = (store: Store, collection: string): engine.Resource | undefined =>
   [...(store.collections.get(collection)?.values() ?? [])].at(-1)
+
+/** An open-ended event stream of the operation: the events as they come, with keep-alives. */
+export const liveReply = <A>(
+  operation: Call["operation"],
+  events: Stream.Stream<A>,
+  idOf?: (event: A, index: number) => string
+): Reply => {
+  const [status, answer] = engine.mainAnswer(operation)
+  return answer.kind === "sse"
+    ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
+    : error(500, "internal_error", `${operation.name} is not an event stream`)
+}
+
+/** The browser is gone: its open streams, and its processes', end. */
+export const endBrowser = (browser: Browser): void => {
+  live.end(browser.events)
+  for (const process of browser.processes.values()) live.end(process.output)
+}

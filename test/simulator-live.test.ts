@@ -1,0 +1,100 @@
+/**
+ * The simulator's open-ended event streams stay open and tell what happens as it happens, with
+ * keep-alives on the simulator's clock; they end when their source ends (the process exits, the
+ * watch stops, the browser is deleted) or when the client goes, leaving no timer or subscription.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+
+const token = "sk_sim_live"
+const seed: KernelSimulator.Seed = { organizations: [{ id: "org_live", token, browsers: [{ id: "b1" }] }] }
+
+const request = (method: "GET" | "POST" | "DELETE", path: string, body?: unknown) =>
+  HttpClientRequest.make(method)(`http://localhost${path}`).pipe(
+    HttpClientRequest.bearerToken(token),
+    body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
+  )
+
+/** A JSON call; its decoded answer. */
+const call = (method: "GET" | "POST" | "DELETE", path: string, body?: unknown) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) =>
+    Effect.flatMap(
+      client.execute(request(method, path, body)),
+      (response) =>
+        Effect.map(
+          response.text,
+          (text) => ({ status: response.status, json: text === "" ? undefined : JSON.parse(text) })
+        )
+    ))
+
+/** An event stream's text, chunk by chunk, as it arrives. */
+const open = (path: string) =>
+  Effect.map(
+    Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(request("GET", path))),
+    (response) => ({ status: response.status, text: Stream.decodeText(response.stream) })
+  )
+
+const collect = (text: Stream.Stream<string, unknown>) =>
+  Effect.map(Stream.runCollect(text), (chunks) => Chunk.join(chunks, ""))
+
+const b64 = (text: string) => Buffer.from(text).toString("base64")
+
+const simulator = KernelSimulator.layer(seed, { token })
+
+describe("open-ended event streams", () => {
+  it.effect("a process's stdout stays open until it exits, with its output as it comes and keep-alives", () =>
+    Effect.gen(function*() {
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      const id = spawned.json.process_id
+      const stream = yield* open(`/browsers/b1/process/${id}/stdout/stream`)
+      expect(stream.status).toBe(200)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* call("POST", `/browsers/b1/process/${id}/stdin`, { data_b64: b64("hello\n") })
+      yield* TestClock.adjust("15 seconds")
+      yield* call("POST", `/browsers/b1/process/${id}/stdin`, { data_b64: b64("again\n") })
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({ state: "running" })
+      yield* call("POST", `/browsers/b1/process/${id}/kill`, { signal: "TERM" })
+      const text = yield* Fiber.join(reader)
+      const data = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!))
+      expect(data).toEqual([
+        { stream: "stdout", data_b64: b64("hello\n") },
+        { stream: "stdout", data_b64: b64("again\n") },
+        { event: "exit", exit_code: 143 }
+      ])
+      // nothing happened for 15 s: a keep-alive (the process events have no heartbeat kind)
+      expect(text).toContain(": keep-alive\n\n")
+      expect(text.indexOf(": keep-alive")).toBeLessThan(text.indexOf(b64("again\n")))
+      // a process that exits at once: its whole output, then the stream ends
+      const echo = yield* call("POST", "/browsers/b1/process/spawn", { command: "echo", args: ["hi"] })
+      const done = yield* open(`/browsers/b1/process/${echo.json.process_id}/stdout/stream`)
+      expect(yield* collect(done.text)).toContain(`"exit_code":0`)
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("a client gone leaves no subscription and no timer behind", () =>
+    Effect.gen(function*() {
+      const sim = yield* KernelSimulator.KernelSimulator
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      const id = spawned.json.process_id
+      const stream = yield* open(`/browsers/b1/process/${id}/stdout/stream`)
+      const reader = yield* Effect.fork(Stream.runDrain(stream.text))
+      yield* TestClock.adjust("16 seconds")
+      expect(
+        yield* Effect.flatMap(KernelSimulator.KernelSimulator, (s) => (s as KernelSimulator.Simulator).liveSubscribers)
+      ).toBe(1)
+      expect((yield* TestClock.sleeps()).length).toBeGreaterThan(0)
+      yield* Fiber.interrupt(reader)
+      // the stream's fiber ends on its own schedule: give it the turns it needs
+      for (let i = 0; i < 20 && (yield* (sim as KernelSimulator.Simulator).liveSubscribers) > 0; i++) {
+        yield* Effect.yieldNow()
+      }
+      expect(yield* (sim as KernelSimulator.Simulator).liveSubscribers).toBe(0)
+      // the keep-alive timer went with it: once the clock passes its last sleep, none is left
+      // (a live one would have slept again)
+      yield* TestClock.adjust("1 minute")
+      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([])
+    }).pipe(Effect.provide(simulator)))
+})
