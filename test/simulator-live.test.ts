@@ -98,3 +98,42 @@ describe("open-ended event streams", () => {
       expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([])
     }).pipe(Effect.provide(simulator)))
 })
+
+describe("open-ended event streams over HTTP", () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+
+  it.scopedLive("a client that disconnects ends its stream on the server: no subscription, no timer left", () =>
+    Effect.gen(function*() {
+      const served = yield* KernelSimulator.serve({ seed })
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.promise(() =>
+          fetch(`${served.url}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          }).then((r) => r.json())
+        )
+      const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      yield* send("POST", `/browsers/b1/process/${process_id}/stdin`, { data_b64: b64("first\n") })
+      const before = timers()
+      const controller = new AbortController()
+      const first = yield* Effect.promise(async () => {
+        const response = await fetch(`${served.url}/browsers/b1/process/${process_id}/stdout/stream`, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: controller.signal
+        })
+        const reader = response.body!.getReader()
+        const chunk = await reader.read()
+        return new TextDecoder().decode(chunk.value)
+      })
+      expect(first).toContain(b64("first\n"))
+      expect(yield* served.liveSubscribers).toBe(1)
+      // the keep-alive timer of the open stream
+      expect(timers()).toBeGreaterThan(before)
+      controller.abort()
+      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
+      expect(yield* served.liveSubscribers).toBe(0)
+      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
+      expect(timers()).toBeLessThanOrEqual(before)
+    }))
+})
