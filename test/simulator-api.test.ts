@@ -195,7 +195,7 @@ const setUp = Effect.gen(function*() {
     provider: idOf(yield* create("createCredentialProvider"), "id"),
     project: idOf(yield* create("createProject"), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
-    watch: idOf(yield* create("startFilesystemWatch", { id: "b1" }), "watch_id", "id"),
+    watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
     process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
     acquired: idOf(yield* create("acquireBrowser", { idOrName: "pool_1" }), "session_id")
   }
@@ -219,6 +219,15 @@ describe("the simulator answers every operation of the API", () => {
         const exit = yield* Effect.exit<void, unknown, HttpClient.HttpClient | KernelClient.KernelClient>(
           rawOnly.has(definition.name)
             ? Effect.asVoid(rawCall(definition, ids))
+            : definition.name === "streamFilesystemEvents"
+            // a watch tells what happens once it is open: files are written until its first event
+            ? Effect.gen(function*() {
+              const fiber = yield* Effect.fork(callAny(definition, paramsOf(definition, ids)))
+              for (let i = 0; i < 50 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
+                yield* callAny(byName("writeFile"), { ...paramsOf(byName("writeFile"), ids), path: `/tick-${i}.txt` })
+              }
+              yield* Fiber.join(fiber)
+            })
             : Effect.asVoid(callAny(definition, paramsOf(definition, ids)))
         )
         if (Exit.isFailure(exit)) failures.push(`${definition.name}: ${String(exit.cause).slice(0, 300)}`)

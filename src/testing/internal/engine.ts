@@ -58,6 +58,7 @@ export type BrowserEvent =
     readonly isDir: boolean
   }
   | { readonly _tag: "Log"; readonly at: number; readonly message: string }
+  | { readonly _tag: "WatchStopped"; readonly id: string }
 
 /** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
@@ -72,6 +73,8 @@ export interface BrowserState {
   readonly processes: Map<string, Process>
   /** What happens in it (files changed, log lines), until it is deleted. */
   readonly events: live.Hub<BrowserEvent>
+  /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
+  readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
 }
 
 /** What an organization holds: its resources in bounded collections, and the evictions. */
@@ -110,7 +113,8 @@ export const newBrowserState = (
   typed: [],
   fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
   processes: new Map(),
-  events: live.make()
+  events: live.make(),
+  watches: new Map()
 })
 
 /** Adds a resource, evicting the oldest beyond the limit (recorded). */

@@ -19,6 +19,8 @@ type Item<A> = { readonly _tag: "Event"; readonly value: A } | { readonly _tag: 
 
 /** A source of events: its recent past (bounded), its live subscribers, and whether it has ended. */
 export interface Hub<A> {
+  /** How many events were ever published: the position of the next one. */
+  published: number
   readonly backlog: Array<A>
   readonly subscribers: Set<Queue.Queue<Item<A>>>
   ended: boolean
@@ -33,11 +35,12 @@ export const subscriberBuffer = 1024
 /** How often an open stream says it is alive when nothing happens. */
 export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
 
-export const make = <A>(): Hub<A> => ({ backlog: [], subscribers: new Set(), ended: false })
+export const make = <A>(): Hub<A> => ({ published: 0, backlog: [], subscribers: new Set(), ended: false })
 
 /** Tells every subscriber; kept in the (bounded) backlog. */
 export const publish = <A>(hub: Hub<A>, value: A): void => {
   if (hub.ended) return
+  hub.published++
   hub.backlog.push(value)
   if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
   for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "Event", value })
@@ -51,22 +54,24 @@ export const end = <A>(hub: Hub<A>): void => {
 }
 
 /**
- * The hub's events: the backlog (when asked), then what happens, until the hub ends or the stream
- * is stopped; `follow: false` is the backlog alone.
+ * The hub's events from position `from` (what the backlog still holds of them: a stream answered
+ * now and read later misses nothing in between), then what happens, until the hub ends or the
+ * stream is stopped; `follow: false` is the past alone.
  */
 export const subscribe = <A>(
   hub: Hub<A>,
-  options: { readonly backlog: boolean; readonly follow: boolean }
+  options: { readonly from: number; readonly follow: boolean }
 ): Stream.Stream<A> =>
   Stream.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
         Effect.flatMap(Queue.sliding<Item<A>>(subscriberBuffer), (queue) =>
           Effect.sync(() => {
-            // the backlog and the subscription are taken at once: nothing is lost or told twice
+            // the past and the subscription are taken at once: nothing is lost or told twice
             const following = options.follow && !hub.ended
             if (following) hub.subscribers.add(queue)
-            return { queue, following, past: options.backlog ? hub.backlog.slice() : [] }
+            const first = hub.published - hub.backlog.length
+            return { queue, following, past: hub.backlog.slice(Math.max(0, options.from - first)) }
           })),
         ({ queue }) =>
           Effect.zipRight(
@@ -86,6 +91,9 @@ export const subscribe = <A>(
           : Stream.fromIterable(past)
     )
   )
+
+/** From now on: the position a stream answered now starts at. */
+export const now = <A>(hub: Hub<A>): number => hub.published
 
 /**
  * The frames of an open-ended event stream: each event (filled to the schema) with its id, and

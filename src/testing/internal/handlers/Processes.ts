@@ -128,7 +128,7 @@ export const handlers: Handlers = {
     if (process === undefined) return error(404, "not_found", "process not found")
     return liveReply(
       op,
-      Stream.map(live.subscribe(process.output, { backlog: true, follow: true }), (piece) =>
+      Stream.map(live.subscribe(process.output, { from: 0, follow: true }), (piece) =>
         piece._tag === "Exit"
           ? { event: "exit", exit_code: piece.code }
           : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") })
