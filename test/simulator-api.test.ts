@@ -640,6 +640,31 @@ describe("routing, faults and projects", () => {
       expect((yield* raw("GET", `/proxies/${first}`)).status).toBe(404)
     }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
 
+  it.effect("browsers and processes are bounded with their live state, and the evictions recorded", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const spawn = Effect.map(
+        raw("POST", "/browsers/b1/process/spawn", {}, { command: "cat" }),
+        (r) => JSON.parse(r.text).process_id
+      )
+      const firstProcess = yield* spawn
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* spawn
+      expect((yield* raw("GET", `/browsers/b1/process/${firstProcess}/status`)).status).toBe(404)
+      const create = Effect.map(raw("POST", "/browsers", {}, {}), (r) => JSON.parse(r.text).session_id)
+      // the seeded b1 counts: the collection holds 1000 browsers, b1 first
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* create
+      expect((yield* raw("POST", "/browsers/b1/computer/get_mouse_position")).status).toBe(404)
+      expect((yield* raw("POST", "/browsers/b1/computer/clipboard/read")).status).toBe(404)
+      expect(Option.isNone(yield* simulator.browser("b1"))).toBe(true)
+      const evictions = yield* simulator.evictions
+      expect(evictions).toContainEqual({
+        organization: "org_api",
+        collection: "/browsers/b1/process",
+        id: firstProcess
+      })
+      expect(evictions).toContainEqual({ organization: "org_api", collection: "/browsers", id: "b1" })
+    }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
+
   it.effect("the project header scopes what a caller sees", () =>
     Effect.gen(function*() {
       const created = yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })

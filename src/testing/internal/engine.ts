@@ -118,7 +118,13 @@ export const newBrowserState = (
 })
 
 /** Adds a resource, evicting the oldest beyond the limit (recorded). */
-export const put = (store: Store, collection: string, resource: Resource): void => {
+export const put = (
+  store: Store,
+  collection: string,
+  resource: Resource,
+  /** What else goes with an evicted resource (its live state). */
+  onEvict?: (id: string) => void
+): void => {
   let items = store.collections.get(collection)
   if (items === undefined) {
     items = new Map()
@@ -130,6 +136,7 @@ export const put = (store: Store, collection: string, resource: Resource): void 
     const oldest = items.keys().next().value
     if (oldest === undefined) break
     items.delete(oldest)
+    onEvict?.(oldest)
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }

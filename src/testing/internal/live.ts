@@ -32,6 +32,9 @@ export const backlogLimit = 256
 /** How many events a slow subscriber may fall behind: beyond, its oldest are dropped. */
 export const subscriberBuffer = 1024
 
+/** How many streams may be open on one source at once. */
+export const subscriberLimit = 100
+
 /** How often an open stream says it is alive when nothing happens. */
 export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
 

@@ -29,7 +29,15 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
       ? {}
       : { pool: { id: pool.id, ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] }) } })
   })
-  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields })
+  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields }, (evicted) => {
+    // its live state goes with it: its streams end, its processes, replays and files are gone
+    const gone = org.browsers.get(evicted)
+    if (gone !== undefined) endBrowser(gone)
+    org.browsers.delete(evicted)
+    for (const collection of [...store.collections.keys()]) {
+      if (collection.startsWith(`/browsers/${evicted}/`)) store.collections.delete(collection)
+    }
+  })
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
       viewport: { width: num(viewport.width, 1920), height: num(viewport.height, 1080) }

@@ -48,7 +48,8 @@ export const handlers: Handlers = {
             ? Option.some({ type: event.type, path: event.path, name: baseName(event.path), is_dir: event.isDir })
             : Option.none()
         )
-      )
+      ),
+      browser.events
     )
   })
 }

@@ -28,7 +28,8 @@ export const handlers: Handlers = {
               ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
               : Option.none()
         )
-      )
+      ),
+      browser.events
     )
   })
 }

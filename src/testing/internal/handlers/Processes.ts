@@ -101,6 +101,10 @@ export const handlers: Handlers = {
       project: call.project,
       deleted: false,
       fields: { id }
+    }, (evicted) => {
+      const gone = browser.processes.get(evicted)
+      if (gone !== undefined) live.end(gone.output)
+      browser.processes.delete(evicted)
     })
     return ok(op, { process_id: id, pid: process.pid, started_at: stamp })
   }),
@@ -131,7 +135,8 @@ export const handlers: Handlers = {
       Stream.map(live.subscribe(process.output, { from: 0, follow: true }), (piece) =>
         piece._tag === "Exit"
           ? { event: "exit", exit_code: piece.code }
-          : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") })
+          : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }),
+      process.output
     )
   })
 }

@@ -116,11 +116,15 @@ export const lastOf = (store: Store, collection: string): engine.Resource | unde
   [...(store.collections.get(collection)?.values() ?? [])].at(-1)
 
 /** An open-ended event stream of the operation: the events as they come, with keep-alives. */
-export const liveReply = <A>(
+export const liveReply = <A, S>(
   operation: Call["operation"],
   events: Stream.Stream<A>,
+  source?: live.Hub<S>,
   idOf?: (event: A, index: number) => string
 ): Reply => {
+  if (source !== undefined && source.subscribers.size >= live.subscriberLimit) {
+    return error(429, "rate_limited", `at most ${live.subscriberLimit} streams may be open on one source`)
+  }
   const [status, answer] = engine.mainAnswer(operation)
   return answer.kind === "sse"
     ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
