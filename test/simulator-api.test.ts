@@ -219,12 +219,15 @@ describe("the simulator answers every operation of the API", () => {
         const exit = yield* Effect.exit<void, unknown, HttpClient.HttpClient | KernelClient.KernelClient>(
           rawOnly.has(definition.name)
             ? Effect.asVoid(rawCall(definition, ids))
-            : definition.name === "streamFilesystemEvents"
-            // a watch tells what happens once it is open: files are written until its first event
+            : definition.name === "streamFilesystemEvents" || definition.name === "streamTelemetry"
+            // a watch and telemetry tell what happens once they are open: files are written (the
+            // mouse clicked) until the first event
             ? Effect.gen(function*() {
               const fiber = yield* Effect.fork(callAny(definition, paramsOf(definition, ids)))
               for (let i = 0; i < 50 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
-                yield* callAny(byName("writeFile"), { ...paramsOf(byName("writeFile"), ids), path: `/tick-${i}.txt` })
+                yield* definition.name === "streamTelemetry"
+                  ? callAny(byName("clickMouse"), { id: "b1", x: i, y: i })
+                  : callAny(byName("writeFile"), { ...paramsOf(byName("writeFile"), ids), path: `/tick-${i}.txt` })
               }
               yield* Fiber.join(fiber)
             })

@@ -160,6 +160,42 @@ describe("filesystem watches and logs as things happen", () => {
     }).pipe(Effect.provide(simulator)))
 })
 
+describe("telemetry as it happens", () => {
+  const frames = (text: string) =>
+    [...text.matchAll(/^id: (\d+)\ndata: (.*)$/gm)].map((m) => ({ id: m[1], ...JSON.parse(m[2]!) }))
+  const openFrom = (lastEventId?: string) =>
+    Effect.map(
+      Effect.flatMap(HttpClient.HttpClient, (client) =>
+        client.execute(
+          request("GET", "/browsers/b1/telemetry").pipe(
+            lastEventId === undefined ? (r) => r : HttpClientRequest.setHeader("last-event-id", lastEventId)
+          )
+        )),
+      (response) => Stream.decodeText(response.stream)
+    )
+
+  it.effect("an event per interaction, numbered by seq; Last-Event-ID resumes after it; the end with the browser", () =>
+    Effect.gen(function*() {
+      const first = yield* Effect.fork(collect(yield* openFrom()))
+      yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 10, y: 20 })
+      yield* call("POST", "/browsers/b1/computer/type", { text: "hi" })
+      const resumed = yield* Effect.fork(collect(yield* openFrom("1")))
+      yield* TestClock.adjust("15 seconds")
+      yield* call("POST", "/browsers/b1/computer/scroll", { x: 0, y: 0, delta_y: 100 })
+      expect((yield* Fiber.poll(first))._tag).toBe("None")
+      yield* call("DELETE", "/browsers/b1")
+      const all = yield* Fiber.join(first)
+      expect(frames(all).map((f) => [f.id, f.seq, f.event.type])).toEqual([
+        ["1", 1, "interaction_click"],
+        ["2", 2, "interaction_key"],
+        ["3", 3, "interaction_scroll_settled"]
+      ])
+      expect(frames(all)[0]!.event.data).toMatchObject({ x: 10, y: 20 })
+      expect(all).toContain(": keep-alive")
+      expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3])
+    }).pipe(Effect.provide(simulator)))
+})
+
 describe("open-ended event streams over HTTP", () => {
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
 

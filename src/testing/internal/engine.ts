@@ -59,6 +59,8 @@ export type BrowserEvent =
   }
   | { readonly _tag: "Log"; readonly at: number; readonly message: string }
   | { readonly _tag: "WatchStopped"; readonly id: string }
+  /** A telemetry event (its `type`, `ts` and `data`), numbered by the browser's `seq`. */
+  | { readonly _tag: "Telemetry"; readonly seq: number; readonly event: Record<string, unknown> }
 
 /** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
@@ -73,6 +75,8 @@ export interface BrowserState {
   readonly processes: Map<string, Process>
   /** What happens in it (files changed, log lines), until it is deleted. */
   readonly events: live.Hub<BrowserEvent>
+  /** The `seq` of its last telemetry event. */
+  telemetrySeq: number
   /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
   readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
 }
@@ -114,6 +118,7 @@ export const newBrowserState = (
   fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
   processes: new Map(),
   events: live.make(),
+  telemetrySeq: 0,
   watches: new Map()
 })
 

@@ -28,6 +28,7 @@ import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
 import type { Handler, Organization } from "./shared.js"
 import { error } from "./shared.js"
+import * as Telemetry from "./Telemetry.js"
 
 export type { Browser, Deployment, Organization, Replay } from "./shared.js"
 export { browserFields } from "./shared.js"
@@ -48,7 +49,8 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Playwright,
     Processes,
     Proxies,
-    Replays
+    Replays,
+    Telemetry
   ].flatMap((area) => Object.entries(area.handlers))
 )
 
