@@ -6,14 +6,14 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream, TestClock } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, ParseResult, Redacted, Schema, Stream, TestClock } from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { crc32, multiMethodPaths, sample, totp } from "../src/testing/internal/values.js"
+import { accepts, crc32, firstIssue, multiMethodPaths, sample, totp } from "../src/testing/internal/values.js"
 
 const token = "sk_sim_api"
 const secret = "JBSWY3DPEHPK3PXP"
@@ -749,5 +749,41 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
       yield* Fiber.interrupt(gone)
       yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: second })
       expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("requests are held to the document's limits, as the generated schemas carry them", () => {
+  // the generated schemas check the document's limits when a value is encoded (what a client
+  // sends), not when it is decoded; a schema built the same way stands for one here
+  const limited = <A>(schema: Schema.Schema<A, A>, check: (a: A) => string | undefined) =>
+    Schema.transformOrFail(schema, Schema.typeSchema(schema), {
+      strict: true,
+      decode: ParseResult.succeed,
+      encode: (value, _, ast) => {
+        const problem = check(value)
+        return problem === undefined
+          ? ParseResult.succeed(value)
+          : ParseResult.fail(new ParseResult.Type(ast, value, problem))
+      }
+    })
+  const Name = limited(Schema.String, (s) => s.length > 5 ? "must be at most 5 characters long" : undefined)
+  const Body = Schema.Struct({ name: Name, size: Schema.optional(Schema.Int) })
+
+  it("a body breaking a limit is refused, naming the field and the limit", () => {
+    expect(firstIssue(Body, { name: "short" })).toBeUndefined()
+    expect(firstIssue(Body, { name: "much too long" })).toBe("name: must be at most 5 characters long")
+    expect(firstIssue(Body, { name: "ok", size: 1.5 })).toContain("size")
+  })
+
+  it("a parameter breaking a limit is refused", () => {
+    expect(accepts(Name.ast, "short")).toBe(true)
+    expect(accepts(Name.ast, "much too long")).toBe(false)
+  })
+
+  it.effect("over the wire: 400 with the Error body naming the field", () =>
+    Effect.gen(function*() {
+      const answer = yield* raw("POST", "/browser_pools", {}, { size: 1.5 })
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request", message: expect.stringContaining("size") })
     }).pipe(Effect.provide(kernel())))
 })

@@ -307,8 +307,8 @@ const queryValid = (schema: Operation["parameters"][number]["schema"], given: Re
     ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
     ...(v === "true" ? [true] : v === "false" ? [false] : [])
   ]
-  if (given.length === 1 && read(given[0]!).some((c) => values.decodes(schema.ast, c))) return true
-  return values.decodes(schema.ast, given.map((v) => read(v).at(-1)))
+  if (given.length === 1 && read(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
+  return values.accepts(schema.ast, given.map((v) => read(v).at(-1)))
 }
 
 const prefixOf = (template: string): string => {
@@ -330,7 +330,17 @@ const serve = (
   now: number
 ): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
+  const templateParts = template.split("/").slice(1)
   for (const parameter of operation.parameters) {
+    if (parameter.in === "path" || parameter.in === "header") {
+      const given = parameter.in === "path"
+        ? segments[templateParts.indexOf(`{${parameter.name}}`)]
+        : request.headers[parameter.name.toLowerCase()]
+      if (given !== undefined && !queryValid(parameter.schema, [given])) {
+        return invalidInput(`${parameter.name}: is not valid`)
+      }
+      continue
+    }
     if (parameter.in !== "query") continue
     const given = query.getAll(parameter.name)
     if (given.length === 0) {
