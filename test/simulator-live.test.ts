@@ -74,6 +74,22 @@ describe("open-ended event streams", () => {
       expect(yield* collect(done.text)).toContain(`"exit_code":0`)
     }).pipe(Effect.provide(simulator)))
 
+  it.effect("`sleep N` runs N seconds of the simulator's clock, then its stream ends with exit 0", () =>
+    Effect.gen(function*() {
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["30"] })
+      const id = spawned.json.process_id
+      const reader = yield* Effect.fork(collect((yield* open(`/browsers/b1/process/${id}/stdout/stream`)).text))
+      yield* TestClock.adjust("29 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({ state: "running" })
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(reader)).toContain(`data: {"event":"exit","exit_code":0}`)
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({
+        state: "exited",
+        exit_code: 0
+      })
+    }).pipe(Effect.provide(simulator)))
+
   it.effect("a client gone leaves no subscription and no timer behind", () =>
     Effect.gen(function*() {
       const sim = yield* KernelSimulator.KernelSimulator

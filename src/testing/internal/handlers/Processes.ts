@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
@@ -55,8 +57,14 @@ const onProcess = (f: (body: Record<string, unknown>, process: engine.Process) =
   onBrowser(({ body, call, op }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
+    settle(process, call.now)
     return ok(op, f(body, process))
   })
+
+/** A `sleep` whose time has come has exited. */
+const settle = (process: engine.Process, now: number): void => {
+  if (process.state === "running" && process.endsAt !== undefined && now >= process.endsAt) exit(process, 0)
+}
 
 export const handlers: Handlers = {
   execProcess: onBrowser(({ body, op }, browser) => {
@@ -71,8 +79,12 @@ export const handlers: Handlers = {
   spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
     const command = String(body["command"] ?? "")
     const args = strings(body["args"])
-    // `cat` with no file runs until killed, echoing its stdin; the others exit with their output
-    const interactive = command.trim() === "cat" && args.length === 0
+    // `cat` with no file runs until killed, echoing its stdin; `sleep N` runs N seconds of the
+    // simulator's clock; the others exit at once with their output
+    const words = args.length === 0 ? command.trim().split(/\s+/) : [command.trim(), ...args]
+    const seconds = words[0] === "sleep" && words.length === 2 ? Number(words[1]) : Number.NaN
+    const sleeps = Number.isFinite(seconds) && seconds > 0
+    const interactive = (words[0] === "cat" && words.length === 1) || sleeps
     const result = run(browser, command, args)
     // the document's process ids are UUIDs
     store.counter++
@@ -82,7 +94,8 @@ export const handlers: Handlers = {
       pid: 1000 + store.counter,
       state: interactive ? "running" : "exited",
       exitCode: interactive ? null : result.code,
-      echoesStdin: interactive,
+      echoesStdin: interactive && !sleeps,
+      endsAt: sleeps ? call.now + seconds * 1000 : undefined,
       output: live.make()
     }
     if (!interactive) {
@@ -130,9 +143,19 @@ export const handlers: Handlers = {
   streamProcessStdout: onBrowser(({ call, op }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
+    settle(process, call.now)
+    const endsAt = process.endsAt
+    // a `sleep` exits when its time comes, on the simulator's clock
+    const timer = endsAt === undefined || process.state === "exited"
+      ? Stream.empty
+      : Stream.drain(Stream.fromEffect(Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, endsAt - now))),
+        Effect.sync(() => exit(process, 0))
+      )))
+    const output = live.subscribe(process.output, { from: 0, follow: true })
     return liveReply(
       op,
-      Stream.map(live.subscribe(process.output, { from: 0, follow: true }), (piece) =>
+      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), (piece) =>
         piece._tag === "Exit"
           ? { event: "exit", exit_code: piece.code }
           : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }),
