@@ -275,17 +275,11 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         network: normal
       }
     case "Events":
-      return {
-        status: reply.status,
-        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: { _tag: "Text", text: reply.text },
-        network: normal
-      }
     case "Live":
       return {
         status: reply.status,
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: { _tag: "Live", frames: reply.frames },
+        body: reply._tag === "Events" ? { _tag: "Text", text: reply.text } : { _tag: "Live", frames: reply.frames },
         network: normal
       }
     case "Error":
