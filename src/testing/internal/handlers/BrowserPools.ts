@@ -28,6 +28,24 @@ const waiting = (org: Organization): number => {
 }
 
 /** Waits up to `seconds` for a release to hand a browser over; 204 when none comes. */
+/**
+ * A browser back to its pool: handed as it is to the oldest waiting acquire (the counts do not
+ * change), or else gone, its slot available again (not with `reuse: false`).
+ */
+const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean): void => {
+  const waiter = reuse ? org.poolWaiters.get(pool.id)?.shift() : undefined
+  if (waiter !== undefined) return waiter.hand(id)
+  org.store.collections.get("/browsers")?.delete(id)
+  const browser = org.browsers.get(id)
+  if (browser !== undefined) endBrowser(browser)
+  org.browsers.delete(id)
+  pool.fields = {
+    ...pool.fields,
+    available_count: num(pool.fields["available_count"], 0) + (reuse ? 1 : 0),
+    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
+  }
+}
+
 const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effect.Effect<Reply> =>
   Effect.flatMap(Deferred.make<string>(), (handed) => {
     const { op, org, store } = context
@@ -49,6 +67,8 @@ const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effe
     return Deferred.await(handed).pipe(
       Effect.timeoutOption(Duration.seconds(seconds)),
       Effect.ensuring(leave),
+      // a browser handed to a waiter whose client went away goes back to the pool
+      Effect.onInterrupt(() => Effect.sync(() => given === undefined ? undefined : giveBack(org, pool, given, true))),
       Effect.map(() => {
         // a hand-over that raced the end of the wait still counts
         const browser = given === undefined ? undefined : engine.find(store, "/browsers", given, undefined)
@@ -84,21 +104,7 @@ export const handlers: Handlers = {
     const sessionId = String(body["session_id"] ?? "")
     const resource = engine.find(store, "/browsers", sessionId, call.project)
     if (resource === undefined) return error(404, "not_found", "browser not found")
-    const waiter = body["reuse"] === false ? undefined : org.poolWaiters.get(pool.id)?.shift()
-    if (waiter !== undefined) {
-      // handed over as it is: the pool's counts do not change
-      waiter.hand(resource.id)
-      return ok(op)
-    }
-    store.collections.get("/browsers")?.delete(resource.id)
-    const browser = org.browsers.get(resource.id)
-    if (browser !== undefined) endBrowser(browser)
-    org.browsers.delete(resource.id)
-    pool.fields = {
-      ...pool.fields,
-      available_count: num(pool.fields["available_count"], 0) + (body["reuse"] === false ? 0 : 1),
-      acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
-    }
+    giveBack(org, pool, resource.id, body["reuse"] !== false)
     return ok(op)
   },
   flushBrowserPool: (context) => {
