@@ -752,6 +752,36 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+describe("pools: a browser handed to a waiter that went away", () => {
+  it.effect("goes back to the pool", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make(seed)
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.map(
+          simulator.handle({
+            method,
+            path,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            readBody: () =>
+              Effect.succeed({
+                _tag: "Read" as const,
+                bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+              })
+          }),
+          (response) => response.body._tag === "Text" ? JSON.parse(response.body.text) : undefined
+        )
+      const first = (yield* send("POST", "/browser_pools/pool_1/acquire", {})).session_id
+      yield* send("POST", "/browser_pools/pool_1/acquire", {})
+      const waiter = yield* Effect.fork(send("POST", "/browser_pools/pool_1/acquire", { acquire_timeout_seconds: 60 }))
+      yield* TestClock.adjust("1 second")
+      // the release hands the browser over, and the waiter is gone before it takes it
+      yield* send("POST", "/browser_pools/pool_1/release", { session_id: first })
+      const exit = yield* Fiber.interrupt(waiter)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* send("GET", "/browser_pools/pool_1")).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }))
+})
+
 describe("requests are held to the document's limits, as the generated schemas carry them", () => {
   // the generated schemas check the document's limits when a value is encoded (what a client
   // sends), not when it is decoded; a schema built the same way stands for one here
