@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { sample } from "../src/internal/simulatorValues.js"
+import { sample } from "../src/testing/internal/values.js"
 
 const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/cli")
@@ -374,6 +374,23 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           body: "hello\n"
         })
       }
+      const openEnded: Record<string, () => Promise<{ readonly path: string; readonly end: () => Promise<unknown> }>> =
+        {
+          streamFilesystemEvents: async () => {
+            const watch = (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch")).watch_id
+            return {
+              path: `/browsers/browser_1/fs/watch/${watch}/events`,
+              end: () => fetch(`${simulator}/browsers/browser_1/fs/watch/${watch}`, { method: "DELETE", headers: auth })
+            }
+          },
+          streamTelemetry: async () => {
+            const browser = (await direct("createBrowser", "/browsers")).session_id
+            return {
+              path: `/browsers/${browser}/telemetry`,
+              end: () => fetch(`${simulator}/browsers/${browser}`, { method: "DELETE", headers: auth })
+            }
+          }
+        }
       const pathOf = (definition: Operation): string =>
         definition.path.replace(/\{(\w+)\}/g, (_, field: string) => {
           if (field === "replayId") return ids["replay"]!
@@ -407,8 +424,16 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         const extra = options.body ??
           (definition.name === "releaseBrowser" ? { session_id: acquired } : fileBodies[definition.name])
         const request = bodyOf(definition, extra)
+        // an open-ended stream (as on the service) ends with its source, and Prism relays an answer
+        // once it has all of it: the stream gets a source of its own, ended shortly after
+        const source = fault === undefined && options.path === undefined
+          ? await openEnded[definition.name]?.()
+          : undefined
+        const ending = source === undefined ? undefined : setTimeout(() => void source.end(), 500)
         const response = await fetch(
-          `${proxy}${options.path ?? pathOf(definition)}${queryOf(definition, fileQueries[definition.name] ?? {})}`,
+          `${proxy}${options.path ?? source?.path ?? pathOf(definition)}${
+            queryOf(definition, fileQueries[definition.name] ?? {})
+          }`,
           {
             method: definition.method,
             headers: { ...auth, ...request.headers },
@@ -416,6 +441,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           }
         )
         const answered = await response.text()
+        clearTimeout(ending)
         if (response.status === 422 && fault === undefined) {
           rejected.push(`${definition.name}: ${answered.slice(0, 300)}`)
         }

@@ -3,15 +3,17 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Stream from "effect/Stream"
+import type { Operation } from "../../internal/definition.js"
+import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
-import type { Operation } from "./definition.js"
-import { operations } from "./generated/table.js"
-import * as behaviours from "./simulatorBehaviours.js"
-import * as engine from "./simulatorEngine.js"
-import * as mp4 from "./simulatorMp4.js"
-import * as redaction from "./simulatorRedact.js"
-import { isValidHeader } from "./simulatorSchema.js"
-import * as values from "./simulatorValues.js"
+import * as engine from "./engine.js"
+import * as behaviours from "./handlers/index.js"
+import { endBrowser } from "./handlers/shared.js"
+import * as mp4 from "./mp4.js"
+import * as redaction from "./redact.js"
+import { isValidHeader } from "./schema.js"
+import * as values from "./values.js"
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -61,6 +63,8 @@ export interface SimResponse {
     | { readonly _tag: "Text"; readonly text: string }
     | { readonly _tag: "Replay"; readonly size: number }
     | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+    /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
+    | { readonly _tag: "Live"; readonly frames: Stream.Stream<string> }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -189,12 +193,17 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       })
     }
     for (const pool of org.pools ?? []) {
-      engine.put(store, "/browser_pools", { id: pool.id, project: undefined, deleted: false, fields: encodePool(pool) })
+      engine.put(store, "/browser_pools", {
+        id: pool.id,
+        project: pool.project,
+        deleted: false,
+        fields: encodePool(pool)
+      })
     }
     for (const d of org.deployments ?? []) {
       engine.put(store, "/deployments", {
         id: d.id,
-        project: undefined,
+        project: d.project,
         deleted: false,
         fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
       })
@@ -222,7 +231,8 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       browsers,
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
-      )
+      ),
+      poolWaiters: new Map()
     })
   }
   return organizations
@@ -265,10 +275,11 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         network: normal
       }
     case "Events":
+    case "Live":
       return {
         status: reply.status,
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: { _tag: "Text", text: reply.text },
+        body: reply._tag === "Events" ? { _tag: "Text", text: reply.text } : { _tag: "Live", frames: reply.frames },
         network: normal
       }
     case "Error":
@@ -290,8 +301,8 @@ const queryValid = (schema: Operation["parameters"][number]["schema"], given: Re
     ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
     ...(v === "true" ? [true] : v === "false" ? [false] : [])
   ]
-  if (given.length === 1 && read(given[0]!).some((c) => values.decodes(schema.ast, c))) return true
-  return values.decodes(schema.ast, given.map((v) => read(v).at(-1)))
+  if (given.length === 1 && read(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
+  return values.accepts(schema.ast, given.map((v) => read(v).at(-1)))
 }
 
 const prefixOf = (template: string): string => {
@@ -311,9 +322,19 @@ const serve = (
   bytes: Uint8Array,
   project: string | undefined,
   now: number
-): engine.Reply => {
+): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
+  const templateParts = template.split("/").slice(1)
   for (const parameter of operation.parameters) {
+    if (parameter.in === "path" || parameter.in === "header") {
+      const given = parameter.in === "path"
+        ? segments[templateParts.indexOf(`{${parameter.name}}`)]
+        : request.headers[parameter.name.toLowerCase()]
+      if (given !== undefined && !queryValid(parameter.schema, [given])) {
+        return invalidInput(`${parameter.name}: is not valid`)
+      }
+      continue
+    }
     if (parameter.in !== "query") continue
     const given = query.getAll(parameter.name)
     if (given.length === 0) {
@@ -532,25 +553,33 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       project: string | undefined
     ) =>
       Effect.gen(function*() {
+        // the project header scopes these five as it does every other operation: a browser or a
+        // deployment of another project is not found
+        const browserOf = (id: string) =>
+          engine.find(org.store, "/browsers", id, project)?.id === id ? org.browsers.get(id) : undefined
         switch (route) {
           case "listBrowserPools": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include browser pools")
             return toResponse(engine.list(definitionOf(route), visibleItems(org, "/browser_pools", project), none))
           }
           case "deleteDeployment": {
-            const deployment = org.deployments.get(id)
-            if (deployment === undefined) return errorResponse(404, "not_found", "deployment not found")
+            const stored = engine.find(org.store, "/deployments", id, project)
+            const deployment = stored?.id === id ? org.deployments.get(id) : undefined
+            if (stored === undefined || deployment === undefined) {
+              return errorResponse(404, "not_found", "deployment not found")
+            }
             if (deployment.state !== "stopped" && deployment.state !== "failed") {
               deployment.state = "stopped"
               deployment.markedForDeletion = true
             }
-            const stored = engine.find(org.store, "/deployments", id, undefined)
-            if (stored !== undefined) stored.fields = { ...stored.fields, status: deployment.state }
+            stored.fields = { ...stored.fields, status: deployment.state }
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
-            const browser = org.browsers.get(id)
-            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
+            const browser = browserOf(id)
+            if (browser === undefined) {
+              return errorResponse(404, "not_found", "browser not found")
+            }
             return jsonResponse(200, { x: browser.mouse.x, y: browser.mouse.y })
           }
           case "setCursorVisibility": {
@@ -571,14 +600,14 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             if (typeof hidden !== "boolean") {
               return invalid("hidden", hidden === undefined ? "is required" : "must be a boolean")
             }
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             browser.cursorHidden = hidden
             return jsonResponse(200, { ok: true })
           }
           case "downloadReplay": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include replays")
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             const replay = browser.replays.get(sub)
             if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
@@ -672,11 +701,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           if (isLegacy(operation.name)) {
             return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
           }
-          return Effect.map(
-            Clock.currentTimeMillis,
-            (now) =>
-              toResponse(serve(org, operation, which.template, segments.value, request, read.bytes, project, now))
-          )
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, project, now)
+            return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
+          })
         })
       })
       return fault === undefined ? real : applyFault(fault, real)
@@ -753,11 +781,27 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          // the old world's open streams end with it
+          for (const org of organizations.values()) for (const browser of org.browsers.values()) endBrowser(browser)
           organizations = build(next, now)
           faults.length = 0
           forget()
-        })
-    } satisfies Omit<Sim.Control, "reset"> & { readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void> }
+        }),
+      /** How many open event streams are subscribed to something (none once their clients are gone). */
+      liveSubscribers: Effect.sync(() => {
+        let count = 0
+        for (const org of organizations.values()) {
+          for (const browser of org.browsers.values()) {
+            count += browser.events.subscribers.size
+            for (const process of browser.processes.values()) count += process.output.subscribers.size
+          }
+        }
+        return count
+      })
+    } satisfies Omit<Sim.Control, "reset"> & {
+      readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
+      readonly liveSubscribers: Effect.Effect<number>
+    }
     return { handle, control, limits }
   })
 
