@@ -207,7 +207,7 @@ const sdkJob = (job: Job, onEvent: (count: number) => void) => {
       )
     case "upload-stream":
       return Effect.zipRight(
-        Filesystem.writeFile({ id, path: "/bench", contents: Stream.fromIterable(freshChunks(job.size)) }),
+        Filesystem.writeFile({ id, path: "/bench", contents: Stream.fromIteratorSucceed(freshChunks(job.size), 1) }),
         Effect.promise(uploaded)
       )
     case "upload-multipart":
