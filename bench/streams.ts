@@ -146,8 +146,7 @@ export const streamsTargets = (
   med: (metric: string, client: string) => number | undefined
 ): Array<[string, number | undefined, ">=" | "<=", number]> => {
   const metrics = streamsMetrics(quick)
-  const ratio = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? undefined : a / b
+  const ratio = (a: number | undefined, b: number | undefined) => a === undefined || b === undefined ? undefined : a / b
   const targets: Array<[string, number | undefined, ">=" | "<=", number]> = [
     ["SSE: events/s decoded, effect-kernel (Logs.stream)", med(metrics.sse, sdkName), ">=", 100_000],
     [
