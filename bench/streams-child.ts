@@ -1,13 +1,16 @@
-// The events-and-files measurements (issue 19) of one client in a fresh process (run with
-// --expose-gc), so its heap figures are its own. Usage:
-//   streams-child.ts BASE_URL CLIENT JOBS_JSON  -> prints one JSON line: an array of results
-// CLIENT: "raw" (undici.request, and a hand-written SSE reader with JSON.parse) or "sdk" (effect-kernel on
-// KernelTransport.layerUndici, through the public API). JOBS_JSON: [{ "kind": ..., "size": N, "file"?: path }].
-// Each job runs once to warm up (at a smaller size), then measured: the collector runs before it, and the
-// growth is measured from there (peak JS heap + buffers, sampled every 5 ms; RSS). An event stream also
-// reports the heap and RSS (after a collection) at each quarter of its events.
+// A group of the events-and-files measurements (issue 19) in a fresh process (run with --expose-gc).
+// Usage:
+//   streams-child.ts BASE_URL JOBS_JSON  -> prints one JSON line: an array of results, one per job
+// JOBS_JSON: [{ "client": "raw" | "sdk", "kind": ..., "size": N, "file"?: path }], raw and SDK jobs of a
+// kind next to each other, so their ratio is of the same minute. "raw": undici.request (and a
+// hand-written SSE reader with JSON.parse); "sdk": effect-kernel on KernelTransport.layerUndici, through
+// the public API. Each job runs once to warm up (at a smaller size), then measured: the collector runs
+// before it and the growth is measured from there (peak JS heap + buffers, sampled every 5 ms; RSS), so
+// each figure is the job's own. An event stream also reports the heap and RSS (after a collection) at
+// each quarter of its events.
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
+import { Readable } from "node:stream"
 import { request } from "undici"
 import {
   Computer,
@@ -36,6 +39,7 @@ export type Kind =
   | "download-screenshot"
 
 export interface Job {
+  readonly client: "raw" | "sdk"
   readonly kind: Kind
   readonly size: number
   /** The file an upload reads (`upload-file`, `upload-multipart`). */
@@ -48,6 +52,7 @@ export interface Quarter {
 }
 
 export interface Result {
+  readonly client: "raw" | "sdk"
   readonly kind: Kind
   /** Events or bytes received or sent. */
   readonly count: number
@@ -57,7 +62,7 @@ export interface Result {
   readonly quarters?: ReadonlyArray<Quarter>
 }
 
-const [base, client, jobsJson] = [process.argv[2]!, process.argv[3]!, process.argv[4]!]
+const [base, jobsJson] = [process.argv[2]!, process.argv[3]!]
 const jobs: ReadonlyArray<Job> = JSON.parse(jobsJson)
 const headers = { authorization: "Bearer sk_bench" }
 const chunkSize = 64 * 1024
@@ -151,7 +156,7 @@ const rawJob = async (job: Job, onEvent: (count: number) => void): Promise<numbe
     case "upload-stream": {
       const body = job.kind === "upload-file"
         ? fs.createReadStream(job.file!, { highWaterMark: chunkSize })
-        : freshChunks(job.size)
+        : Readable.from(freshChunks(job.size), { objectMode: false })
       const response = await request(`${base}/browsers/b1/fs/write_file?path=/bench`, {
         method: "PUT",
         headers: { ...headers, "content-type": "application/octet-stream" },
@@ -167,7 +172,7 @@ const rawJob = async (job: Job, onEvent: (count: number) => void): Promise<numbe
       const response = await request(`${base}${path}`, {
         method,
         headers: { ...headers, "content-type": "application/json" },
-        body: method === "POST" ? "{}" : undefined
+        body: method === "POST" ? "{}" : null
       })
       let received = 0
       for await (const chunk of response.body) received += (chunk as Buffer).length
@@ -236,7 +241,7 @@ const sdkJob = (job: Job, onEvent: (count: number) => void) => {
 }
 
 const runJob = (job: Job, onEvent: (count: number) => void): Promise<number> =>
-  client === "raw" ? rawJob(job, onEvent) : runtime.runPromise(sdkJob(job, onEvent))
+  job.client === "raw" ? rawJob(job, onEvent) : runtime.runPromise(sdkJob(job, onEvent))
 
 const results: Array<Result> = []
 for (const job of jobs) {
@@ -262,8 +267,9 @@ for (const job of jobs) {
   sample()
   // an upload's body is the file (or stream) and, for multipart, its framing
   const expected = job.kind === "upload-multipart" ? received >= job.size : received === job.size
-  if (!expected) throw new Error(`${client} ${job.kind}: ${received} for ${job.size}`)
+  if (!expected) throw new Error(`${job.client} ${job.kind}: ${received} for ${job.size}`)
   results.push({
+    client: job.client,
     kind: job.kind,
     count: received,
     seconds,

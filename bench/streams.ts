@@ -3,8 +3,9 @@
  * (`Filesystem.writeFile`'s raw body from a file and from a `Stream`, a multipart `Filesystem.upload`
  * of the same file) and the seven downloads, effect-kernel on `KernelTransport.layerUndici` against
  * raw undici (a hand-written SSE reader with `JSON.parse` for the events) on bench/server.mjs. Each
- * client's measurements of a group run in a fresh child (bench/streams-child.ts, with --expose-gc),
- * raw then SDK, group after group, for each round. `run.ts --streams` runs only these rows.
+ * group runs in a fresh child (bench/streams-child.ts, with --expose-gc), the raw and SDK measurement
+ * of each kind next to each other (so a ratio is of the same minute on a shared machine), for each
+ * round. `run.ts --streams` runs only these rows.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -89,50 +90,47 @@ export const runStreams = (options: {
   const metrics = streamsMetrics(quick)
   const here = new URL(".", import.meta.url).pathname
   const file = makeFile(sizes.upload)
-  const child = (client: "raw" | "sdk", jobs: ReadonlyArray<Job>): ReadonlyArray<Result> => {
+  const child = (jobs: ReadonlyArray<Job>): ReadonlyArray<Result> => {
     const out = execFileSync(
       process.execPath,
-      ["--expose-gc", "--import", options.tsxLoader, `${here}streams-child.ts`, base, client, JSON.stringify(jobs)],
-      { encoding: "utf8", timeout: 600_000, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 }
+      ["--expose-gc", "--import", options.tsxLoader, `${here}streams-child.ts`, base, JSON.stringify(jobs)],
+      { encoding: "utf8", timeout: 900_000, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 }
     )
     return JSON.parse(out.trim().split("\n").at(-1)!)
   }
+  const nameOf = (result: Result) => result.client === "raw" ? rawName : sdkName
   try {
     for (let round = 0; round < options.rounds; round++) {
-      for (const client of ["raw", "sdk"] as const) {
-        const name = client === "raw" ? rawName : sdkName
-        const [sse] = child(client, [{ kind: "sse", size: sizes.events }])
-        record(metrics.sse, name, sse!.count / sse!.seconds)
-        const quarters = sse!.quarters!
-        record(metrics.sseHeap, name, quarters[3]!.heapMiB - quarters[1]!.heapMiB)
-        record(metrics.sseRss, name, quarters[3]!.rssMiB - quarters[1]!.rssMiB)
+      // raw and SDK next to each other, the one first in one round second in the next
+      const pair = (job: Omit<Job, "client">): Array<Job> =>
+        round % 2 === 0
+          ? [{ ...job, client: "raw" }, { ...job, client: "sdk" }]
+          : [{ ...job, client: "sdk" }, { ...job, client: "raw" }]
+      for (const sse of child(pair({ kind: "sse", size: sizes.events }))) {
+        record(metrics.sse, nameOf(sse), sse.count / sse.seconds)
+        const quarters = sse.quarters!
+        record(metrics.sseHeap, nameOf(sse), quarters[3]!.heapMiB - quarters[1]!.heapMiB)
+        record(metrics.sseRss, nameOf(sse), quarters[3]!.rssMiB - quarters[1]!.rssMiB)
       }
-      for (const client of ["raw", "sdk"] as const) {
-        const name = client === "raw" ? rawName : sdkName
-        const jobs: Array<Job> = [
-          { kind: "upload-file", size: sizes.upload, file },
-          { kind: "upload-stream", size: sizes.upload },
-          ...(client === "sdk" ? [{ kind: "upload-multipart" as const, size: sizes.upload, file }] : [])
-        ]
-        for (const result of child(client, jobs)) {
-          const [metric, what] = result.kind === "upload-file"
-            ? [metrics.uploadFile, "writeFile from a file"]
-            : result.kind === "upload-stream"
-            ? [metrics.uploadStream, "writeFile from a Stream"]
-            : [metrics.uploadMultipart, "multipart from a file"]
-          // MB/s of the file's bytes (a multipart body adds its framing)
-          record(metric, name, sizes.upload / 1e6 / result.seconds)
-          record(metrics.uploadHeap(what), name, result.heapGrowthMiB)
-        }
+      const uploads = child([
+        ...pair({ kind: "upload-file", size: sizes.upload, file }),
+        ...pair({ kind: "upload-stream", size: sizes.upload }),
+        { client: "sdk", kind: "upload-multipart", size: sizes.upload, file }
+      ])
+      for (const result of uploads) {
+        const [metric, what] = result.kind === "upload-file"
+          ? [metrics.uploadFile, "writeFile from a file"]
+          : result.kind === "upload-stream"
+          ? [metrics.uploadStream, "writeFile from a Stream"]
+          : [metrics.uploadMultipart, "multipart from a file"]
+        // MB/s of the file's bytes (a multipart body adds its framing)
+        record(metric, nameOf(result), sizes.upload / 1e6 / result.seconds)
+        record(metrics.uploadHeap(what), nameOf(result), result.heapGrowthMiB)
       }
-      for (const client of ["raw", "sdk"] as const) {
-        const name = client === "raw" ? rawName : sdkName
-        const results = child(client, downloads.map(([kind]) => ({ kind, size: sizes.download })))
-        for (const result of results) {
-          const operation = downloads.find(([kind]) => kind === result.kind)![1]
-          record(metrics.download(operation), name, result.count / 1e6 / result.seconds)
-          record(metrics.downloadHeap(operation), name, result.heapGrowthMiB)
-        }
+      for (const result of child(downloads.flatMap(([kind]) => pair({ kind, size: sizes.download })))) {
+        const operation = downloads.find(([kind]) => kind === result.kind)![1]
+        record(metrics.download(operation), nameOf(result), result.count / 1e6 / result.seconds)
+        record(metrics.downloadHeap(operation), nameOf(result), result.heapGrowthMiB)
       }
     }
   } finally {
