@@ -13,6 +13,9 @@
  * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
  * bench/results-footprint.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
  * (an earlier revision built into .tmp), interleaved with this one's, so both come from the same hour.
+ * `--streams` runs only the events-and-files rows of issue 19 (bench/streams.ts: an event stream,
+ * uploads, the seven downloads; every run has them, `--quick` at small sizes) and writes
+ * bench/results-streams.json.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -20,12 +23,15 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import { makeClients } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
+import { runStreams, streamsTargets } from "./streams.js"
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
 const replaysOnly = process.argv.includes("--replays")
 // `--footprint`: only cold start, Kernel.layer's build, bundle sizes and the type-check cost
 const footprintOnly = process.argv.includes("--footprint")
+// `--streams`: only the events-and-files rows (issue 19)
+const streamsOnly = process.argv.includes("--streams")
 // `--before-dist=<dir>`: the cold rows of an earlier build too (bench/cold.mjs EFFECT_KERNEL_DIST)
 const beforeDist = process.argv.find((arg) => arg.startsWith("--before-dist="))?.slice("--before-dist=".length)
 // `--no-huge`: without the 8 GiB row; `--rounds=N`: N interleaved rounds (default 3, 1 with --quick)
@@ -41,9 +47,9 @@ const sizes = {
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: replaysOnly ? 0 : quick ? 1 : 5,
+  coldRuns: replaysOnly || streamsOnly ? 0 : quick ? 1 : 5,
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
-  tscRuns: replaysOnly ? 0 : quick ? 1 : 3
+  tscRuns: replaysOnly || streamsOnly ? 0 : quick ? 1 : 3
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
@@ -70,13 +76,13 @@ const { child, base } = await startBenchServer()
 try {
   const clients = makeClients(base)
   const floor = clients[0]!.name
-  const skipClients = replaysOnly || footprintOnly
+  const skipClients = replaysOnly || footprintOnly || streamsOnly
   for (const client of skipClients ? [] : clients) {
     await client.sequential(100) // warm-up
     await client.concurrent(200, sizes.inFlight)
     if (client.pools) await client.pools()
   }
-  for (let round = 0; round < (footprintOnly ? 0 : rounds); round++) {
+  for (let round = 0; round < (footprintOnly || streamsOnly ? 0 : rounds); round++) {
     for (const client of skipClients ? [] : clients) {
       let started = performance.now()
       await client.sequential(sizes.sequential)
@@ -136,6 +142,7 @@ try {
       record(`replay ${label}: peak JS heap + buffers growth (MiB)`, client.name, result.inUseGrowthMiB)
     }
   }
+  if (!replaysOnly && !footprintOnly) runStreams({ quick, rounds, base, tsxLoader, record })
   for (let run = 0; run < sizes.coldRuns; run++) {
     for (const mode of ["base", "sdk"] as const) {
       const out = execFileSync(process.execPath, [`${here}cold.mjs`, mode, base], { encoding: "utf8" })
@@ -175,7 +182,7 @@ try {
   }
   // bundle sizes (esbuild, minified) and the type-check cost: each its own script, run once
   let bundleKib: Record<string, number> | undefined
-  if (!replaysOnly) {
+  if (!replaysOnly && !streamsOnly) {
     const out = execFileSync(process.execPath, ["--import", tsxLoader, `${root}scripts/bundle-size.ts`, "--json"], {
       encoding: "utf8"
     })
@@ -337,10 +344,11 @@ try {
       1
     ])
   }
+  if (!replaysOnly && !footprintOnly) targets.push(...streamsTargets(quick, med))
   lines.push("", `targets${quick ? " (--quick: sizes too small to judge)" : ""}`)
   const targetResults: Array<{ target: string; value: number | null; bound: string; met: boolean | null }> = []
   for (const [target, value, op, bound] of targets) {
-    if (footprintOnly && value === undefined) continue
+    if ((footprintOnly || streamsOnly) && value === undefined) continue
     const met = value === undefined ? null : op === ">=" ? value >= bound : value <= bound
     targetResults.push({ target, value: value ?? null, bound: `${op} ${bound}`, met })
     lines.push(
@@ -350,7 +358,13 @@ try {
     )
   }
   console.log(lines.join("\n"))
-  const resultsFile = replaysOnly ? "results-replays.json" : footprintOnly ? "results-footprint.json" : "results.json"
+  const resultsFile = replaysOnly
+    ? "results-replays.json"
+    : footprintOnly
+    ? "results-footprint.json"
+    : streamsOnly
+    ? "results-streams.json"
+    : "results.json"
   fs.writeFileSync(
     new URL(resultsFile, import.meta.url),
     JSON.stringify(

@@ -424,7 +424,7 @@ const bodyOf = (
       timedOut = true
       return Scope.close(requestScope, Exit.void)
     })
-    yield* Effect.forkScoped(watchdog)
+    yield* Effect.forkScoped(Effect.interruptible(watchdog))
     const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
       timedOut
         ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))
