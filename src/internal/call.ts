@@ -393,8 +393,7 @@ const streamCall = (
         (lastEventId) =>
           Stream.unwrapScoped(
             openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
-          ),
-        Events.defaultResume
+          )
       )
     )
   }
