@@ -28,6 +28,7 @@ import { afterAll, beforeAll } from "vitest"
 import { examples } from "./generated/examples.js"
 import { httpServer, loopbackLayer } from "./utils/loopback.js"
 import { openMp4Head } from "./utils/mp4.js"
+import { random } from "./utils/random.js"
 import { transports } from "./utils/transports.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -212,13 +213,6 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-/** A seeded PRNG (mulberry32): the points are random, the same on every run. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 const seedOf = (text: string) => {
   let h = 2166136261
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619)

@@ -27,6 +27,7 @@ import { afterAll, beforeAll } from "vitest"
 import { examples } from "./generated/examples.js"
 import { httpServer, loopbackLayer, type Served, waitUntil } from "./utils/loopback.js"
 import { json, mockLayer } from "./utils/mock.js"
+import { random } from "./utils/random.js"
 import { transports } from "./utils/transports.js"
 
 const at = "2026-01-01T00:00:00Z"
@@ -47,6 +48,18 @@ const settleUntil = (condition: () => boolean) =>
   Effect.gen(function*() {
     for (let i = 0; i < 100 && !condition(); i++) yield* settle
     return condition()
+  })
+
+/** On the TestClock: no request until `millis` less 1 ms have passed, then the next one at `millis`. */
+const nextRequestAfter = (millis: number, requests: ReadonlyArray<unknown>) =>
+  Effect.gen(function*() {
+    const before = requests.length
+    yield* settle
+    yield* TestClock.adjust(millis - 1)
+    yield* settle
+    expect(requests).toHaveLength(before)
+    yield* TestClock.adjust(1)
+    expect(yield* settleUntil(() => requests.length === before + 1)).toBe(true)
   })
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -80,19 +93,9 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
         Effect.fork
       )
       expect(yield* settleUntil(() => seen.length === 2)).toBe(true)
-      yield* settle
-      expect(requests).toHaveLength(1)
-      yield* TestClock.adjust("249 millis")
-      yield* settle
-      expect(requests).toHaveLength(1)
-      yield* TestClock.adjust("1 millis")
-      expect(yield* settleUntil(() => requests.length === 2)).toBe(true)
+      yield* nextRequestAfter(250, requests)
       // the second connection sent nothing: the next wait is 500 ms
-      yield* settle
-      yield* TestClock.adjust("499 millis")
-      yield* settle
-      expect(requests).toHaveLength(2)
-      yield* TestClock.adjust("1 millis")
+      yield* nextRequestAfter(500, requests)
       expect(yield* settleUntil(() => seen.length === 3)).toBe(true)
       expect(seen).toEqual([1, 2, 3])
       expect(ids).toEqual([undefined, "2", "2"])
@@ -111,15 +114,8 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
         Effect.fork
       )
       expect(yield* settleUntil(() => requests.length === 1)).toBe(true)
-      yield* settle
-      yield* TestClock.adjust("1999 millis")
-      yield* settle
-      expect(requests).toHaveLength(1)
-      yield* TestClock.adjust("1 millis")
-      expect(yield* settleUntil(() => requests.length === 2)).toBe(true)
-      yield* settle
-      yield* TestClock.adjust("2 seconds")
-      expect(yield* settleUntil(() => requests.length === 3)).toBe(true)
+      yield* nextRequestAfter(2000, requests)
+      yield* nextRequestAfter(2000, requests)
       // the schedule is done (2 recurrences): the stream fails with the drop, typed
       yield* settle
       yield* TestClock.adjust("1 minute")
@@ -164,11 +160,7 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
         Effect.fork
       )
       expect(yield* settleUntil(() => requests.length === 1)).toBe(true)
-      yield* settle
-      yield* TestClock.adjust("2999 millis")
-      yield* settle
-      expect(requests).toHaveLength(1)
-      yield* TestClock.adjust("1 millis")
+      yield* nextRequestAfter(3000, requests)
       const exit = yield* Fiber.await(fiber)
       expect(failureOf(exit)).toMatchObject({ _tag: "NotFound" })
       expect(requests).toHaveLength(2)
@@ -247,14 +239,6 @@ const set = (next: Script) => {
 }
 const sse = (res: Http.ServerResponse) =>
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-
-/** A seeded PRNG (mulberry32): the drop points are random, the same on every run. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
