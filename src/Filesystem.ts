@@ -114,7 +114,7 @@ export const readFile = Surface.accessor(ReadFile, "readFile")
  * import { Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
- * const size = Filesystem.readFileStream({ id: "id", path: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * const size = Filesystem.readFileStream({ id: "id", path: "/text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
  * ```
  */
 export const readFileStream = Surface.streamed(readFile)
@@ -778,7 +778,7 @@ export const downloadDirZip = Surface.accessor(DownloadDirZip, "downloadDirZip")
  * import { Stream } from "effect"
  * import { Filesystem } from "effect-kernel"
  *
- * const size = Filesystem.downloadDirZipStream({ id: "id", path: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * const size = Filesystem.downloadDirZipStream({ id: "id", path: "/text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
  * ```
  */
 export const downloadDirZipStream = Surface.streamed(downloadDirZip)
