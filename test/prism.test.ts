@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { sample } from "../src/internal/simulatorValues.js"
+import { sample } from "../src/testing/internal/values.js"
 
 const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/cli")

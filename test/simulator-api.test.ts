@@ -13,7 +13,7 @@ import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { crc32, multiMethodPaths, sample, totp } from "../src/internal/simulatorValues.js"
+import { crc32, multiMethodPaths, sample, totp } from "../src/testing/internal/values.js"
 
 const token = "sk_sim_api"
 const secret = "JBSWY3DPEHPK3PXP"

@@ -9,9 +9,9 @@
  * @internal
  */
 import type * as SchemaAST from "effect/SchemaAST"
-import type { Answer, Operation } from "./definition.js"
-import { operations } from "./generated/table.js"
-import * as values from "./simulatorValues.js"
+import type { Answer, Operation } from "../../internal/definition.js"
+import { operations } from "../../internal/generated/table.js"
+import * as values from "./values.js"
 
 /** A stored resource. */
 export interface Resource {

@@ -10,9 +10,9 @@ import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
 import type * as Sim from "../KernelSimulator.js"
+import * as mp4 from "./mp4.js"
+import * as schema from "./schema.js"
 import * as internal from "./simulator.js"
-import * as mp4 from "./simulatorMp4.js"
-import * as schema from "./simulatorSchema.js"
 
 /** What the server drives: the simulator's handler and control. */
 export interface Target {

@@ -6,8 +6,8 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as mp4 from "./simulatorMp4.js"
-import { names } from "./simulatorValues.js"
+import * as mp4 from "./mp4.js"
+import { names } from "./values.js"
 
 const Int = (min?: number, max?: number) => {
   let schema: Schema.Schema<number> = Schema.Int

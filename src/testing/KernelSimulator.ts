@@ -43,14 +43,13 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
-import type { BrowserPoolConfig } from "./BrowserPools.js"
-import type { operations as operationsTable } from "./internal/generated/table.js"
+import type { operations as operationsTable } from "../internal/generated/table.js"
+import * as KernelConfig from "../KernelConfig.js"
+import * as engine from "./internal/engine.js"
+import * as mp4 from "./internal/mp4.js"
+import * as schemas from "./internal/schema.js"
+import * as server from "./internal/server.js"
 import * as internal from "./internal/simulator.js"
-import * as engine from "./internal/simulatorEngine.js"
-import * as mp4 from "./internal/simulatorMp4.js"
-import * as schemas from "./internal/simulatorSchema.js"
-import * as server from "./internal/simulatorServer.js"
-import * as KernelConfig from "./KernelConfig.js"
 
 /**
  * The state a deployment can be in.
@@ -161,7 +160,11 @@ export interface PoolSeed {
   readonly acquired_count?: number | undefined
   readonly created_at?: string | undefined
   readonly browser_pool_config?:
-    | { readonly [K in keyof typeof BrowserPoolConfig.Encoded]?: (typeof BrowserPoolConfig.Encoded)[K] | undefined }
+    | {
+      readonly [K in keyof typeof schemas.PoolConfigSeed.Encoded]?:
+        | (typeof schemas.PoolConfigSeed.Encoded)[K]
+        | undefined
+    }
     | undefined
 }
 

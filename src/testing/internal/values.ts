@@ -14,8 +14,8 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Crypto from "node:crypto"
 import * as Zlib from "node:zlib"
-import type { Operation } from "./definition.js"
-import { operations } from "./generated/table.js"
+import type { Operation } from "../../internal/definition.js"
+import { operations } from "../../internal/generated/table.js"
 
 // ---------------------------------------------------------------------------------------------
 // routes

@@ -1,0 +1,113 @@
+/**
+ * The simulator's processes: deterministic `echo`, `true`, `false`, `pwd`, `cat` and `ls` over the
+ * browser's filesystem; spawn, status, kill, stdin, resize, and the output stream.
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Browser, Handler, Handlers } from "./shared.js"
+import { b64, baseName, error, normalize, ok, onBrowser, parentOf, strings } from "./shared.js"
+
+/** The deterministic output of a command: `echo`, `cat <file of the tree>`, `ls [dir]`, `true`, `false`. */
+const run = (
+  browser: Browser,
+  command: string,
+  args: ReadonlyArray<string>
+): { out: string; err: string; code: number } => {
+  const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
+  const [program, ...rest] = words
+  switch (program) {
+    case "echo":
+      return { out: `${rest.join(" ")}\n`, err: "", code: 0 }
+    case "true":
+      return { out: "", err: "", code: 0 }
+    case "false":
+      return { out: "", err: "", code: 1 }
+    case "pwd":
+      return { out: "/\n", err: "", code: 0 }
+    case "cat": {
+      let out = ""
+      for (const file of rest) {
+        const node = browser.fs.get(normalize(file))
+        if (node === undefined || node.dir) return { out, err: `cat: ${file}: No such file or directory\n`, code: 1 }
+        out += new TextDecoder().decode(node.bytes)
+      }
+      return { out, err: "", code: 0 }
+    }
+    case "ls": {
+      const dir = normalize(rest.find((a) => !a.startsWith("-")) ?? "/")
+      const node = browser.fs.get(dir)
+      if (node === undefined) {
+        return { out: "", err: `ls: cannot access '${dir}': No such file or directory\n`, code: 2 }
+      }
+      const names = [...browser.fs.keys()].filter((p) => p !== dir && parentOf(p) === dir).map(baseName).sort()
+      return { out: names.map((n) => `${n}\n`).join(""), err: "", code: 0 }
+    }
+    default:
+      return { out: "", err: `${program ?? ""}: command not found\n`, code: 127 }
+  }
+}
+
+/** A behaviour of an operation on one process of the browser. */
+const onProcess = (f: (body: Record<string, unknown>, process: engine.Process) => unknown): Handler =>
+  onBrowser(({ body, call, op }, browser) => {
+    const process = browser.processes.get(call.segments[3]!)
+    if (process === undefined) return error(404, "not_found", "process not found")
+    return ok(op, f(body, process))
+  })
+
+export const handlers: Handlers = {
+  execProcess: onBrowser(({ body, op }, browser) => {
+    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]))
+    return ok(op, {
+      exit_code: result.code,
+      stdout_b64: b64(result.out),
+      stderr_b64: b64(result.err),
+      duration_ms: 1
+    })
+  }),
+  spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
+    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]))
+    // the document's process ids are UUIDs
+    store.counter++
+    const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
+    const process: engine.Process = {
+      id,
+      pid: 1000 + store.counter,
+      state: "running",
+      exitCode: null,
+      output: result.out
+    }
+    browser.processes.set(id, process)
+    engine.put(store, `/browsers/${browser.id}/process`, {
+      id,
+      project: call.project,
+      deleted: false,
+      fields: { id }
+    })
+    return ok(op, { process_id: id, pid: process.pid, started_at: stamp })
+  }),
+  getProcessStatus: onProcess((_, process) => ({
+    state: process.state,
+    exit_code: process.exitCode,
+    cpu_pct: 0,
+    mem_bytes: 1024 * 1024
+  })),
+  killProcess: onProcess((body, process) => {
+    process.state = "exited"
+    process.exitCode = body["signal"] === "KILL" ? 137 : 143
+    return { ok: true }
+  }),
+  writeProcessStdin: onProcess((body) => ({
+    written_bytes: Buffer.from(String(body["data_b64"] ?? ""), "base64").length
+  })),
+  resizeProcess: onProcess(() => ({ ok: true })),
+  streamProcessStdout: onProcess((_, process) => {
+    process.state = "exited"
+    process.exitCode ??= 0
+    return [
+      { stream: "stdout", data_b64: b64(process.output) },
+      { event: "exit", exit_code: process.exitCode }
+    ]
+  })
+}
