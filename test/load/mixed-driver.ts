@@ -25,7 +25,11 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "60" },
     "baseline-seconds": { type: "string" },
     clients: { type: "string", default: "200" },
-    "rss-growth": { type: "string", default: "0.05" }
+    "rss-growth": { type: "string", default: "0.05" },
+    // a directory: the bin writes a CPU profile there (node --cpu-prof) when it stops
+    profile: { type: "string" },
+    // more options of the bin's node (e.g. "--trace-gc"); its output then goes to stderr
+    "bin-node-options": { type: "string" }
   }
 })
 const seconds = Number(args.seconds)
@@ -402,6 +406,8 @@ const main = async () => {
   const bin = spawn(
     process.execPath,
     [
+      ...(args.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", args.profile]),
+      ...(args["bin-node-options"]?.split(" ").filter((o) => o !== "") ?? []),
       "--import",
       "tsx",
       new URL("../../src/bin/simulator.ts", import.meta.url).pathname,
@@ -419,6 +425,7 @@ const main = async () => {
       let out = ""
       bin.stdout.on("data", (d: Buffer) => {
         out += d.toString()
+        if (args["bin-node-options"] !== undefined) process.stderr.write(d)
         const match = /listening on (http:\/\/\S+)/.exec(out)
         if (match) resolve(match[1]!)
       })
@@ -474,7 +481,9 @@ const main = async () => {
       errorSamples
     }))
   } finally {
+    const exited = new Promise((resolve) => bin.once("exit", resolve))
     bin.kill("SIGTERM")
+    await exited
     await agent.close()
   }
 }
