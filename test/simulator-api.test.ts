@@ -6,7 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Layer, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Exit, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
@@ -548,27 +548,27 @@ describe("real behaviours", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
-describe("routing, faults and projects", () => {
-  const raw = (
-    method: string,
-    path: string,
-    headers: Record<string, string> = {},
-    body?: unknown,
-    bytes?: Uint8Array
-  ) =>
-    Effect.flatMap(HttpClient.HttpClient, (httpClient) =>
-      Effect.flatMap(
-        httpClient.execute(
-          HttpClientRequest.make(method as "GET")(`http://localhost${path}`).pipe(
-            HttpClientRequest.setHeaders({ authorization: `Bearer ${token}`, ...headers }),
-            body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body),
-            bytes === undefined ? (r) => r : HttpClientRequest.bodyUint8Array(bytes, headers["content-type"])
-          )
-        ),
-        (response) =>
-          Effect.map(response.text, (text) => ({ status: response.status, headers: response.headers, text }))
-      ))
+/** A request as sent on the wire, answered by the in-memory simulator. */
+const raw = (
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+  bytes?: Uint8Array
+) =>
+  Effect.flatMap(HttpClient.HttpClient, (httpClient) =>
+    Effect.flatMap(
+      httpClient.execute(
+        HttpClientRequest.make(method as "GET")(`http://localhost${path}`).pipe(
+          HttpClientRequest.setHeaders({ authorization: `Bearer ${token}`, ...headers }),
+          body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body),
+          bytes === undefined ? (r) => r : HttpClientRequest.bodyUint8Array(bytes, headers["content-type"])
+        )
+      ),
+      (response) => Effect.map(response.text, (text) => ({ status: response.status, headers: response.headers, text }))
+    ))
 
+describe("routing, faults and projects", () => {
   it.effect("405 with Allow listing every method of a multi-method path; 404 for an unknown one", () =>
     Effect.gen(function*() {
       expect(multiMethodPaths().length).toBeGreaterThan(20)
@@ -644,4 +644,40 @@ describe("routing, faults and projects", () => {
       expect(JSON.parse(org.text).map((p: { id: string }) => p.id)).toEqual([id])
       expect((yield* raw("GET", `/proxies/${id}`, { "x-kernel-project-id": "proj_b" })).status).toBe(404)
     }).pipe(Effect.provide(kernel())))
+
+  it.effect("the project header scopes the five original operations too", () =>
+    Effect.gen(function*() {
+      const inA = { "x-kernel-project-id": "proj_a" }
+      const inB = { "x-kernel-project-id": "proj_b" }
+      for (const headers of [inB]) {
+        expect((yield* raw("POST", "/browsers/b_a/computer/get_mouse_position", headers)).status).toBe(404)
+        expect((yield* raw("POST", "/browsers/b_a/computer/cursor", headers, { hidden: true })).status).toBe(404)
+        expect((yield* raw("GET", "/browsers/b_a/replays/r_a", headers)).status).toBe(404)
+        expect((yield* raw("DELETE", "/deployments/dep_a", headers)).status).toBe(404)
+        expect(JSON.parse((yield* raw("GET", "/browser_pools", headers)).text)).toEqual([])
+      }
+      const simulator = yield* KernelSimulator.KernelSimulator
+      expect(Option.getOrThrow(yield* simulator.browser("b_a")).cursorHidden).toBe(false)
+      expect(Option.getOrThrow(yield* simulator.deployment("dep_a")).state).toBe("running")
+      for (const headers of [inA, {}]) {
+        expect((yield* raw("POST", "/browsers/b_a/computer/get_mouse_position", headers)).status).toBe(200)
+        expect(JSON.parse((yield* raw("GET", "/browser_pools", headers)).text).map((p: { id: string }) => p.id))
+          .toEqual(["pool_a"])
+      }
+      expect((yield* raw("POST", "/browsers/b_a/computer/cursor", inA, { hidden: true })).status).toBe(200)
+      expect((yield* raw("GET", "/browsers/b_a/replays/r_a", inA)).status).toBe(200)
+      expect((yield* raw("DELETE", "/deployments/dep_a", inA)).status).toBe(204)
+      expect(Option.getOrThrow(yield* simulator.browser("b_a")).cursorHidden).toBe(true)
+      expect(Option.getOrThrow(yield* simulator.deployment("dep_a")).state).toBe("stopped")
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+        organizations: [{
+          id: "org_projects",
+          token,
+          browsers: [{ id: "b_a", project: "proj_a", replays: [{ id: "r_a", size: 4096 }] }],
+          pools: [{ id: "pool_a", project: "proj_a" }],
+          deployments: [{ id: "dep_a", state: "running", project: "proj_a" }]
+        }]
+      })))
+    )))
 })

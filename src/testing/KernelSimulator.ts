@@ -166,6 +166,13 @@ export interface PoolSeed {
         | undefined
     }
     | undefined
+  /**
+   * The project (`X-Kernel-Project-Id`) the pool belongs to: callers naming another project do not
+   * see it. Default: none (every caller sees it).
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
 }
 
 /**
@@ -177,6 +184,13 @@ export interface PoolSeed {
 export interface DeploymentSeed {
   readonly id: string
   readonly state: DeploymentState
+  /**
+   * The project (`X-Kernel-Project-Id`) the deployment belongs to: callers naming another project
+   * do not see it (nor delete it). Default: none.
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
 }
 
 /**

@@ -189,12 +189,17 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       })
     }
     for (const pool of org.pools ?? []) {
-      engine.put(store, "/browser_pools", { id: pool.id, project: undefined, deleted: false, fields: encodePool(pool) })
+      engine.put(store, "/browser_pools", {
+        id: pool.id,
+        project: pool.project,
+        deleted: false,
+        fields: encodePool(pool)
+      })
     }
     for (const d of org.deployments ?? []) {
       engine.put(store, "/deployments", {
         id: d.id,
-        project: undefined,
+        project: d.project,
         deleted: false,
         fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
       })
@@ -532,25 +537,33 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       project: string | undefined
     ) =>
       Effect.gen(function*() {
+        // the project header scopes these five as it does every other operation: a browser or a
+        // deployment of another project is not found
+        const browserOf = (id: string) =>
+          engine.find(org.store, "/browsers", id, project)?.id === id ? org.browsers.get(id) : undefined
         switch (route) {
           case "listBrowserPools": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include browser pools")
             return toResponse(engine.list(definitionOf(route), visibleItems(org, "/browser_pools", project), none))
           }
           case "deleteDeployment": {
-            const deployment = org.deployments.get(id)
-            if (deployment === undefined) return errorResponse(404, "not_found", "deployment not found")
+            const stored = engine.find(org.store, "/deployments", id, project)
+            const deployment = stored?.id === id ? org.deployments.get(id) : undefined
+            if (stored === undefined || deployment === undefined) {
+              return errorResponse(404, "not_found", "deployment not found")
+            }
             if (deployment.state !== "stopped" && deployment.state !== "failed") {
               deployment.state = "stopped"
               deployment.markedForDeletion = true
             }
-            const stored = engine.find(org.store, "/deployments", id, undefined)
-            if (stored !== undefined) stored.fields = { ...stored.fields, status: deployment.state }
+            stored.fields = { ...stored.fields, status: deployment.state }
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
-            const browser = org.browsers.get(id)
-            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
+            const browser = browserOf(id)
+            if (browser === undefined) {
+              return errorResponse(404, "not_found", "browser not found")
+            }
             return jsonResponse(200, { x: browser.mouse.x, y: browser.mouse.y })
           }
           case "setCursorVisibility": {
@@ -571,14 +584,14 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             if (typeof hidden !== "boolean") {
               return invalid("hidden", hidden === undefined ? "is required" : "must be a boolean")
             }
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             browser.cursorHidden = hidden
             return jsonResponse(200, { ok: true })
           }
           case "downloadReplay": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include replays")
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             const replay = browser.replays.get(sub)
             if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
