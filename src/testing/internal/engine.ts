@@ -90,7 +90,11 @@ export const newBrowserState = (
   processes: new Map()
 })
 
-/** Adds a resource, evicting the oldest beyond the limit (recorded). */
+/**
+ * Adds a resource, evicting beyond the limit (recorded) the oldest deleted one (a deleted browser
+ * is kept for `include_deleted`), or the oldest when none is deleted: a long-lived resource is
+ * never dropped for the sake of deleted ones created after it.
+ */
 export const put = (store: Store, collection: string, resource: Resource): void => {
   let items = store.collections.get(collection)
   if (items === undefined) {
@@ -100,7 +104,14 @@ export const put = (store: Store, collection: string, resource: Resource): void 
   items.delete(resource.id)
   items.set(resource.id, resource)
   while (items.size > collectionLimit) {
-    const oldest = items.keys().next().value
+    let oldest: string | undefined = undefined
+    for (const item of items.values()) {
+      if (item.deleted) {
+        oldest = item.id
+        break
+      }
+    }
+    oldest ??= items.keys().next().value
     if (oldest === undefined) break
     items.delete(oldest)
     store.evictions.push({ collection, id: oldest })

@@ -1,0 +1,45 @@
+/**
+ * What the bin's load (test/load/mixed-driver.ts, `npm run load`) found in the simulator, each
+ * fixed with its own check here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Browsers, Kernel } from "effect-kernel"
+import { KernelSimulator } from "effect-kernel/testing"
+import { png } from "../src/testing/internal/values.js"
+
+describe("the simulator under load", () => {
+  it("a screenshot of a size already served is not made again (bounded cache of PNGs)", () => {
+    // deflating 1920 × 1080 pixels per screenshot was an eighth of the bin's CPU under the mixed load
+    const first = png(1920, 1080)
+    expect(png(1920, 1080)).toBe(first)
+    expect(png(1920, 1080, [0, 0, 0])).not.toBe(first)
+    // bounded: sixteen other sizes later, the first is made anew (same bytes, another array)
+    for (let i = 1; i <= 16; i++) png(10 + i, 10)
+    const again = png(1920, 1080)
+    expect(again).not.toBe(first)
+    expect(again).toEqual(first)
+  })
+})
+
+describe("the simulator's bounded collections under load", () => {
+  it.effect(
+    "deleted browsers beyond the limit are evicted before a live one created earlier",
+    () =>
+      Effect.gen(function*() {
+        // the mixed load creates and deletes a browser per flow: the deleted ones (kept for
+        // include_deleted) filled /browsers and evicted the seed's browser_1, still in use (404)
+        for (let i = 0; i <= KernelSimulator.collectionLimit; i++) {
+          const { session_id } = yield* Browsers.create({})
+          yield* Browsers.delete({ id: session_id })
+        }
+        expect((yield* Browsers.retrieve({ id: "browser_1" })).session_id).toBe("browser_1")
+        const evictions = yield* Effect.flatMap(KernelSimulator.KernelSimulator, (s) => s.evictions)
+        expect(evictions.length).toBeGreaterThan(0)
+        expect(evictions.map((e) => e.id)).not.toContain("browser_1")
+      }).pipe(
+        Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed))))
+      ),
+    60_000
+  )
+})
