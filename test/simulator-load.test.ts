@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Browsers, Kernel } from "effect-kernel"
+import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { png } from "../src/testing/internal/values.js"
 
@@ -37,6 +37,27 @@ describe("the simulator's bounded collections under load", () => {
         const evictions = yield* Effect.flatMap(KernelSimulator.KernelSimulator, (s) => s.evictions)
         expect(evictions.length).toBeGreaterThan(0)
         expect(evictions.map((e) => e.id)).not.toContain("browser_1")
+      }).pipe(
+        Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed))))
+      ),
+    60_000
+  )
+})
+
+describe("the simulator's deployments under load", () => {
+  it.effect(
+    "deployments deleted (stopped, still listed) beyond the limit are evicted before a live one",
+    () =>
+      Effect.gen(function*() {
+        // the mixed load deploys and deletes an app per flow: a deleted deployment stays (stopped,
+        // marked for deletion), they filled /deployments and evicted the seed's deployments (404)
+        const zip = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
+        for (let i = 0; i <= KernelSimulator.collectionLimit; i++) {
+          const { id } = yield* Deployments.create({ entrypoint_rel_path: "index.ts", file: zip })
+          yield* Deployments.delete({ id })
+        }
+        yield* Deployments.delete({ id: "dep_stopped" })
+        expect((yield* Deployments.retrieve({ id: "dep_running" })).status).toBe("running")
       }).pipe(
         Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed))))
       ),

@@ -93,8 +93,9 @@ const fail = (name: string, text: string): never => {
 const multipart = (params: Params): FormData => {
   const form = new FormData()
   const part = (key: string, value: unknown) => {
-    if (value instanceof Uint8Array) form.append(key, new Blob([value]), `${key.replace(/\W/g, "_")}.bin`)
-    else form.append(key, typeof value === "string" ? value : JSON.stringify(value))
+    if (value instanceof Uint8Array) {
+      form.append(key, new Blob([new Uint8Array(value)]), `${key.replace(/\W/g, "_")}.bin`)
+    } else form.append(key, typeof value === "string" ? value : JSON.stringify(value))
   }
   for (const [key, value] of Object.entries(params)) {
     if (Array.isArray(value) && value.some((v) => typeof v === "object" && !(v instanceof Uint8Array))) {
@@ -145,7 +146,7 @@ const call = async (name: string, params: Params = {}, options: { readonly whole
     response = await request(`${origin}${pathname}${search === "" ? "" : `?${search}`}`, {
       method: definition.method,
       headers,
-      body,
+      ...(body === undefined ? {} : { body }),
       dispatcher: agent,
       headersTimeout: 30_000,
       bodyTimeout: 30_000

@@ -20,6 +20,11 @@ export interface Resource {
   readonly project: string | undefined
   fields: Record<string, unknown>
   deleted: boolean
+  /**
+   * Deleted on the service's side yet still shown (a deployment stopped and marked for deletion):
+   * evicted first, like a deleted one.
+   */
+  retired?: boolean
 }
 
 /** A node of a browser's filesystem. */
@@ -91,9 +96,10 @@ export const newBrowserState = (
 })
 
 /**
- * Adds a resource, evicting beyond the limit (recorded) the oldest deleted one (a deleted browser
- * is kept for `include_deleted`), or the oldest when none is deleted: a long-lived resource is
- * never dropped for the sake of deleted ones created after it.
+ * Adds a resource, evicting beyond the limit (recorded) the oldest deleted or retired one (a
+ * deleted browser is kept for `include_deleted`, a deleted deployment stays, stopped), or the
+ * oldest when there is none: a long-lived resource is never dropped for the sake of deleted ones
+ * created after it.
  */
 export const put = (store: Store, collection: string, resource: Resource): void => {
   let items = store.collections.get(collection)
@@ -106,7 +112,7 @@ export const put = (store: Store, collection: string, resource: Resource): void 
   while (items.size > collectionLimit) {
     let oldest: string | undefined = undefined
     for (const item of items.values()) {
-      if (item.deleted) {
+      if (item.deleted || item.retired === true) {
         oldest = item.id
         break
       }
