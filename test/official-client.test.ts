@@ -368,7 +368,7 @@ describe("the official @onkernel/sdk against the simulator bin", () => {
       await outside("organization.limits.retrieve", () => kernel.organization.limits.retrieve())
       await outside(
         "organization.limits.update",
-        () => kernel.organization.limits.update({ max_concurrent_sessions: 5 })
+        () => kernel.organization.limits.update({ default_project_max_concurrent_sessions: 5 })
       )
       const window = { start: "2026-11-01T00:00:00Z", end: "2026-11-02T00:00:00Z" }
       await outside("auditLogs.list", async () => {
