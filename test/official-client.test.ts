@@ -260,8 +260,13 @@ describe("the official @onkernel/sdk against the simulator bin", () => {
       const profiles: Array<string> = []
       for await (const p of kernel.profiles.list()) profiles.push(p.id)
       expect(profiles).toContain(profile.id)
+      // no state until a browser that uses the profile saves its changes
+      expect((await kernel.profiles.download(profile.id)).status).toBe(202)
+      const user = await kernel.browsers.create({ profile: { id: profile.id, save_changes: true } })
+      await kernel.browsers.deleteByID(user.session_id)
       const archive = await kernel.profiles.download(profile.id)
       expect(archive.status).toBe(200)
+      expect((await archive.arrayBuffer()).byteLength).toBeGreaterThan(0)
       await outside("profiles.update", () => kernel.profiles.update(profile.id, { name: "official-profile-2" }))
       await kernel.profiles.delete(profile.id)
 

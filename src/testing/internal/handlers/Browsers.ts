@@ -7,6 +7,7 @@
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as values from "../values.js"
+import { saveProfile } from "./Profiles.js"
 import type { Context, Handlers } from "./shared.js"
 import { browserFields, error, num, obj, ok } from "./shared.js"
 
@@ -62,6 +63,7 @@ export const handlers: Handlers = {
     resource.deleted = true
     resource.fields = { ...resource.fields, deleted_at: stamp }
     org.browsers.delete(resource.id)
+    saveProfile(store, resource, stamp)
     return ok(op)
   },
   updateBrowser: ({ body, call, op, org, store }) => {

@@ -22,6 +22,7 @@ import * as Invocations from "./Invocations.js"
 import * as Logs from "./Logs.js"
 import * as Playwright from "./Playwright.js"
 import * as Processes from "./Processes.js"
+import * as Profiles from "./Profiles.js"
 import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
 import type { Handler, Organization } from "./shared.js"
@@ -45,6 +46,7 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Logs,
     Playwright,
     Processes,
+    Profiles,
     Proxies,
     Replays
   ].flatMap((area) => Object.entries(area.handlers))
