@@ -1,3 +1,6 @@
 import { makeConfig } from "./vitest.shared.js"
 
-export default makeConfig("load")
+const config = makeConfig("load")
+
+// one load test at a time: each measures a process's memory and rate, which a neighbour's load skews
+export default { ...config, test: { ...config.test, fileParallelism: false } }

@@ -25,6 +25,9 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "60" },
     "baseline-seconds": { type: "string" },
     clients: { type: "string", default: "200" },
+    // seconds of the mixed load before the measured one (errors counted, RSS and rate not): a short
+    // run's quarters would otherwise be V8's heap growing to its working size
+    warmup: { type: "string", default: "0" },
     "rss-growth": { type: "string", default: "0.05" },
     // a directory: the bin writes a CPU profile there (node --cpu-prof) when it stops
     profile: { type: "string" },
@@ -35,6 +38,7 @@ const { values: args } = parseArgs({
 const seconds = Number(args.seconds)
 const baselineSeconds = Number(args["baseline-seconds"] ?? args.seconds)
 const clients = Number(args.clients)
+const warmup = Number(args.warmup)
 /** The RSS rule: the last quarter's median at most this fraction above the second quarter's. */
 const rssGrowthAllowed = Number(args["rss-growth"])
 
@@ -434,7 +438,9 @@ const main = async () => {
     })
     const pid = bin.pid!
     const rssStart = rssMiB(pid)
-    const mixed = await runPhase(pid, seconds, mixedFlow)
+    const warm = warmup > 0 ? await runPhase(pid, warmup, mixedFlow) : undefined
+    const mixedRun = await runPhase(pid, seconds, mixedFlow)
+    const mixed = { ...mixedRun, errors: mixedRun.errors + (warm?.errors ?? 0) }
     const mixedCounts = new Map(counts)
     const baseline = await runPhase(pid, baselineSeconds, baselineFlow)
     const rssEnd = rssMiB(pid)
@@ -450,9 +456,9 @@ const main = async () => {
       [
         `bin under load: ${clients} keep-alive clients, every operation (${
           operations.length - missing.length
-        } of ${operations.length} issued) for ${mixed.seconds.toFixed(1)} s, then the five original routes for ${
-          baseline.seconds.toFixed(1)
-        } s (same run)`,
+        } of ${operations.length} issued) for ${mixed.seconds.toFixed(1)} s${
+          warm === undefined ? "" : ` (after ${warm.seconds.toFixed(1)} s of warm-up, ${warm.requests} requests)`
+        }, then the five original routes for ${baseline.seconds.toFixed(1)} s (same run)`,
         `  mixed:    ${mixed.requests} requests, ${mixed.perSecond.toFixed(0)}/s, ${mixed.errors} errors`,
         `  5 routes: ${baseline.requests} requests, ${baseline.perSecond.toFixed(0)}/s, ${baseline.errors} errors`,
         `  bin RSS (MiB): start ${rssStart.toFixed(1)}, mixed quarters (median) ${
