@@ -8,6 +8,9 @@ import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { png } from "../src/testing/internal/values.js"
 
+/** The SDK against the in-memory simulator of the default seed. */
+const simulated = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed)))
+
 describe("the simulator under load", () => {
   it("a screenshot of a size already served is not made again (bounded cache of PNGs)", () => {
     // deflating 1920 × 1080 pixels per screenshot was an eighth of the bin's CPU under the mixed load
@@ -37,9 +40,7 @@ describe("the simulator's bounded collections under load", () => {
         const evictions = yield* Effect.flatMap(KernelSimulator.KernelSimulator, (s) => s.evictions)
         expect(evictions.length).toBeGreaterThan(0)
         expect(evictions.map((e) => e.id)).not.toContain("browser_1")
-      }).pipe(
-        Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed))))
-      ),
+      }).pipe(Effect.provide(simulated)),
     60_000
   )
 })
@@ -58,9 +59,7 @@ describe("the simulator's deployments under load", () => {
         }
         yield* Deployments.delete({ id: "dep_stopped" })
         expect((yield* Deployments.retrieve({ id: "dep_running" })).status).toBe("running")
-      }).pipe(
-        Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed))))
-      ),
+      }).pipe(Effect.provide(simulated)),
     60_000
   )
 })
