@@ -6,7 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream, TestClock } from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
@@ -195,7 +195,7 @@ const setUp = Effect.gen(function*() {
     provider: idOf(yield* create("createCredentialProvider"), "id"),
     project: idOf(yield* create("createProject"), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
-    watch: idOf(yield* create("startFilesystemWatch", { id: "b1" }), "watch_id", "id"),
+    watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
     process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
     acquired: idOf(yield* create("acquireBrowser", { idOrName: "pool_1" }), "session_id")
   }
@@ -219,6 +219,18 @@ describe("the simulator answers every operation of the API", () => {
         const exit = yield* Effect.exit<void, unknown, HttpClient.HttpClient | KernelClient.KernelClient>(
           rawOnly.has(definition.name)
             ? Effect.asVoid(rawCall(definition, ids))
+            : definition.name === "streamFilesystemEvents" || definition.name === "streamTelemetry"
+            // a watch and telemetry tell what happens once they are open: files are written (the
+            // mouse clicked) until the first event
+            ? Effect.gen(function*() {
+              const fiber = yield* Effect.fork(callAny(definition, paramsOf(definition, ids)))
+              for (let i = 0; i < 50 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
+                yield* definition.name === "streamTelemetry"
+                  ? callAny(byName("clickMouse"), { id: "b1", x: i, y: i })
+                  : callAny(byName("writeFile"), { ...paramsOf(byName("writeFile"), ids), path: `/tick-${i}.txt` })
+              }
+              yield* Fiber.join(fiber)
+            })
             : Effect.asVoid(callAny(definition, paramsOf(definition, ids)))
         )
         if (Exit.isFailure(exit)) failures.push(`${definition.name}: ${String(exit.cause).slice(0, 300)}`)
@@ -631,6 +643,31 @@ describe("routing, faults and projects", () => {
       expect((yield* raw("GET", `/proxies/${first}`)).status).toBe(404)
     }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
 
+  it.effect("browsers and processes are bounded with their live state, and the evictions recorded", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const spawn = Effect.map(
+        raw("POST", "/browsers/b1/process/spawn", {}, { command: "cat" }),
+        (r) => JSON.parse(r.text).process_id
+      )
+      const firstProcess = yield* spawn
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* spawn
+      expect((yield* raw("GET", `/browsers/b1/process/${firstProcess}/status`)).status).toBe(404)
+      const create = Effect.map(raw("POST", "/browsers", {}, {}), (r) => JSON.parse(r.text).session_id)
+      // the seeded b1 counts: the collection holds 1000 browsers, b1 first
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* create
+      expect((yield* raw("POST", "/browsers/b1/computer/get_mouse_position")).status).toBe(404)
+      expect((yield* raw("POST", "/browsers/b1/computer/clipboard/read")).status).toBe(404)
+      expect(Option.isNone(yield* simulator.browser("b1"))).toBe(true)
+      const evictions = yield* simulator.evictions
+      expect(evictions).toContainEqual({
+        organization: "org_api",
+        collection: "/browsers/b1/process",
+        id: firstProcess
+      })
+      expect(evictions).toContainEqual({ organization: "org_api", collection: "/browsers", id: "b1" })
+    }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
+
   it.effect("the project header scopes what a caller sees", () =>
     Effect.gen(function*() {
       const created = yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })
@@ -680,4 +717,37 @@ describe("routing, faults and projects", () => {
         }]
       })))
     )))
+})
+
+describe("pools: acquire waits for a browser on the simulator's clock", () => {
+  const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
+  const pool = Effect.map(raw("GET", "/browser_pools/pool_1"), (r) => JSON.parse(r.text))
+
+  it.effect("a release during the wait hands that browser to the waiter; 204 only when none comes in time", () =>
+    Effect.gen(function*() {
+      const first = JSON.parse((yield* acquire()).text).session_id
+      const second = JSON.parse((yield* acquire()).text).session_id
+      // no wait asked: 204 at once
+      expect((yield* acquire()).status).toBe(204)
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 30 }))
+      yield* TestClock.adjust("10 seconds")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      expect((yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: first })).status).toBe(204)
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect(JSON.parse(handed.text).session_id).toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+      // nobody releases: 204 once the wait is over, not before
+      const late = yield* Effect.fork(acquire({ acquire_timeout_seconds: 5 }))
+      yield* TestClock.adjust("4 seconds")
+      expect(Option.isNone(yield* Fiber.poll(late))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(late)).status).toBe(204)
+      // a waiter that went away gets nothing: the released browser goes back to the pool
+      const gone = yield* Effect.fork(acquire({ acquire_timeout_seconds: 60 }))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(gone)
+      yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: second })
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }).pipe(Effect.provide(kernel())))
 })

@@ -39,6 +39,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -508,7 +509,24 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
     onRight: Effect.succeed
   })
 
-const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
+const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Runtime.Runtime<never>): Response => {
+  if (response.body._tag === "Live") {
+    // run on the caller's runtime (its clock: the TestClock in tests); it stops when the reader
+    // cancels or the request is aborted, and leaves no listener on the signal either way
+    const aborted = Effect.async<void>((resume) => {
+      const abort = () => resume(Effect.void)
+      if (signal.aborted) return resume(Effect.void)
+      signal.addEventListener("abort", abort, { once: true })
+      return Effect.sync(() => signal.removeEventListener("abort", abort))
+    })
+    return new Response(
+      Stream.toReadableStreamRuntime(
+        Stream.encodeText(Stream.interruptWhen(response.body.frames, aborted)),
+        runtime
+      ),
+      { status: response.status, headers: response.headers }
+    )
+  }
   const ending = internal.bodyEnding(response.network)
   const iterator = server.limited(server.bodyChunks(response), ending?.at)
   const hasBody = response.body._tag !== "Empty" && response.status !== 204
@@ -624,6 +642,8 @@ export interface Simulator extends Control {
   readonly httpClient: HttpClient.HttpClient
   /** @internal */
   readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
+  /** @internal how many open event streams are subscribed (0 once their clients are gone) */
+  readonly liveSubscribers: Effect.Effect<number>
 }
 
 /**
@@ -659,7 +679,10 @@ export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effe
             ? Effect.fail(
               new HttpClientError.RequestError({ request, reason: "Transport", cause: new Error("socket hang up") })
             )
-            : Effect.succeed(HttpClientResponse.fromWeb(request, toWeb(response, signal)))
+            : Effect.map(
+              Effect.runtime<never>(),
+              (runtime) => HttpClientResponse.fromWeb(request, toWeb(response, signal, runtime))
+            )
       )
     )
   }))
@@ -741,6 +764,8 @@ export interface Served extends Control {
   readonly port: number
   /** How many TCP connections are open right now. */
   readonly openConnections: Effect.Effect<number>
+  /** @internal how many open event streams are subscribed (0 once their clients are gone) */
+  readonly liveSubscribers: Effect.Effect<number>
   /**
    * The control plane's bearer token.
    *

@@ -9,8 +9,10 @@
  * @internal
  */
 import type * as SchemaAST from "effect/SchemaAST"
+import type * as Stream from "effect/Stream"
 import type { Answer, Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
+import * as live from "./live.js"
 import * as values from "./values.js"
 
 /** A stored resource. */
@@ -41,8 +43,29 @@ export interface Process {
   readonly pid: number
   state: "running" | "exited"
   exitCode: number | null
-  readonly output: string
+  /** Interactive (`cat` with no file): what is written to its stdin comes out of its stdout. */
+  readonly echoesStdin: boolean
+  /** Its output as it comes, ending with its exit (the backlog bounded). */
+  readonly output: live.Hub<ProcessOutput>
 }
+
+/** A piece of a process's output, or its exit. */
+export type ProcessOutput =
+  | { readonly _tag: "Data"; readonly stream: "stdout" | "stderr"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Exit"; readonly code: number }
+
+/** What happens in a browser, for its open-ended event streams. */
+export type BrowserEvent =
+  | {
+    readonly _tag: "Fs"
+    readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
+    readonly path: string
+    readonly isDir: boolean
+  }
+  | { readonly _tag: "Log"; readonly at: number; readonly message: string }
+  | { readonly _tag: "WatchStopped"; readonly id: string }
+  /** A telemetry event (its `type`, `ts` and `data`), numbered by the browser's `seq`. */
+  | { readonly _tag: "Telemetry"; readonly seq: number; readonly event: Record<string, unknown> }
 
 /** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
@@ -55,6 +78,12 @@ export interface BrowserState {
   readonly typed: Array<string>
   readonly fs: Map<string, FsNode>
   readonly processes: Map<string, Process>
+  /** What happens in it (files changed, log lines), until it is deleted. */
+  readonly events: live.Hub<BrowserEvent>
+  /** The `seq` of its last telemetry event. */
+  telemetrySeq: number
+  /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
+  readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
 }
 
 /** What an organization holds: its resources in bounded collections, and the evictions. */
@@ -92,7 +121,10 @@ export const newBrowserState = (
   clipboard: "",
   typed: [],
   fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
-  processes: new Map()
+  processes: new Map(),
+  events: live.make(),
+  telemetrySeq: 0,
+  watches: new Map()
 })
 
 /**
@@ -101,7 +133,13 @@ export const newBrowserState = (
  * oldest when there is none: a long-lived resource is never dropped for the sake of deleted ones
  * created after it.
  */
-export const put = (store: Store, collection: string, resource: Resource): void => {
+export const put = (
+  store: Store,
+  collection: string,
+  resource: Resource,
+  /** What else goes with an evicted resource (its live state). */
+  onEvict?: (id: string) => void
+): void => {
   let items = store.collections.get(collection)
   if (items === undefined) {
     items = new Map()
@@ -120,6 +158,7 @@ export const put = (store: Store, collection: string, resource: Resource): void 
     oldest ??= items.keys().next().value
     if (oldest === undefined) break
     items.delete(oldest)
+    onEvict?.(oldest)
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }
@@ -211,6 +250,8 @@ export type Reply =
   | { readonly _tag: "Empty"; readonly status: number }
   | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
+  /** An open-ended event stream: its frames as things happen. */
+  | { readonly _tag: "Live"; readonly status: number; readonly frames: Stream.Stream<string> }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
 const notFound = (what: string): Reply => ({

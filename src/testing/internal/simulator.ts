@@ -3,11 +3,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Stream from "effect/Stream"
 import type { Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
+import { endBrowser } from "./handlers/shared.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -61,6 +63,8 @@ export interface SimResponse {
     | { readonly _tag: "Text"; readonly text: string }
     | { readonly _tag: "Replay"; readonly size: number }
     | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+    /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
+    | { readonly _tag: "Live"; readonly frames: Stream.Stream<string> }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -246,7 +250,8 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       browsers,
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
-      )
+      ),
+      poolWaiters: new Map()
     })
   }
   return organizations
@@ -295,6 +300,13 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         body: { _tag: "Text", text: reply.text },
         network: normal
       }
+    case "Live":
+      return {
+        status: reply.status,
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        body: { _tag: "Live", frames: reply.frames },
+        network: normal
+      }
     case "Error":
       return errorResponse(reply.status, reply.code, reply.message)
   }
@@ -335,7 +347,7 @@ const serve = (
   bytes: Uint8Array,
   project: string | undefined,
   now: number
-): engine.Reply => {
+): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
   for (const parameter of operation.parameters) {
     if (parameter.in !== "query") continue
@@ -712,11 +724,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           if (isLegacy(operation.name)) {
             return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
           }
-          return Effect.map(
-            Clock.currentTimeMillis,
-            (now) =>
-              toResponse(serve(org, operation, which.template, segments.value, request, read.bytes, project, now))
-          )
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, project, now)
+            return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
+          })
         })
       })
       return fault === undefined || name === undefined ? real : applyFault(fault, name, real)
@@ -793,11 +804,27 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          // the old world's open streams end with it
+          for (const org of organizations.values()) for (const browser of org.browsers.values()) endBrowser(browser)
           organizations = build(next, now)
           faults.length = 0
           forget()
-        })
-    } satisfies Omit<Sim.Control, "reset"> & { readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void> }
+        }),
+      /** How many open event streams are subscribed to something (none once their clients are gone). */
+      liveSubscribers: Effect.sync(() => {
+        let count = 0
+        for (const org of organizations.values()) {
+          for (const browser of org.browsers.values()) {
+            count += browser.events.subscribers.size
+            for (const process of browser.processes.values()) count += process.output.subscribers.size
+          }
+        }
+        return count
+      })
+    } satisfies Omit<Sim.Control, "reset"> & {
+      readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
+      readonly liveSubscribers: Effect.Effect<number>
+    }
     return { handle, control, limits }
   })
 

@@ -1,27 +1,75 @@
 /**
  * The simulator's browser pools: create and update keep the counts, acquire takes an available
- * browser, release gives it back (or not, `reuse: false`), flush empties the pool.
+ * browser or waits for one (up to the request's `acquire_timeout_seconds`, on the simulator's
+ * clock), release gives it back (to the oldest waiting acquire first; not at all with
+ * `reuse: false`), flush empties the pool.
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
-import type { Context, Handlers } from "./shared.js"
-import { error, lastOf, num, obj, ok } from "./shared.js"
+import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
+import { endBrowser, error, lastOf, num, obj, ok } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
 
 const poolNotFound: Reply = error(404, "not_found", "browser pool not found")
 
+const waiting = (org: Organization): number => {
+  let count = 0
+  for (const waiters of org.poolWaiters.values()) count += waiters.length
+  return count
+}
+
+/** Waits up to `seconds` for a release to hand a browser over; 204 when none comes. */
+const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effect.Effect<Reply> =>
+  Effect.flatMap(Deferred.make<string>(), (handed) => {
+    const { op, org, store } = context
+    let given: string | undefined
+    const waiter: PoolWaiter = {
+      hand: (id) => {
+        given = id
+        Deferred.unsafeDone(handed, Exit.succeed(id))
+      }
+    }
+    const queue = org.poolWaiters.get(pool.id) ?? []
+    queue.push(waiter)
+    org.poolWaiters.set(pool.id, queue)
+    const leave = Effect.sync(() => {
+      const at = queue.indexOf(waiter)
+      if (at >= 0) queue.splice(at, 1)
+      if (queue.length === 0 && org.poolWaiters.get(pool.id) === queue) org.poolWaiters.delete(pool.id)
+    })
+    return Deferred.await(handed).pipe(
+      Effect.timeoutOption(Duration.seconds(seconds)),
+      Effect.ensuring(leave),
+      Effect.map(() => {
+        // a hand-over that raced the end of the wait still counts
+        const browser = given === undefined ? undefined : engine.find(store, "/browsers", given, undefined)
+        return browser === undefined ? engine.reply(op, undefined, 204) : ok(op, browser.fields)
+      })
+    )
+  })
+
 export const handlers: Handlers = {
   acquireBrowser: (context) => {
     const pool = poolOf(context)
     if (pool === undefined) return poolNotFound
     const available = num(pool.fields["available_count"], 0)
-    // nothing available within the wait: 204
-    if (available <= 0) return engine.reply(context.op, undefined, 204)
+    if (available <= 0) {
+      const seconds = num(context.body["acquire_timeout_seconds"], 0)
+      // nothing available, and no wait asked (or too many waiting already): 204 at once
+      if (seconds <= 0 || waiting(context.org) >= engine.collectionLimit) {
+        return engine.reply(context.op, undefined, 204)
+      }
+      return waitFor(context, pool, seconds)
+    }
     pool.fields = {
       ...pool.fields,
       available_count: available - 1,
@@ -36,7 +84,15 @@ export const handlers: Handlers = {
     const sessionId = String(body["session_id"] ?? "")
     const resource = engine.find(store, "/browsers", sessionId, call.project)
     if (resource === undefined) return error(404, "not_found", "browser not found")
+    const waiter = body["reuse"] === false ? undefined : org.poolWaiters.get(pool.id)?.shift()
+    if (waiter !== undefined) {
+      // handed over as it is: the pool's counts do not change
+      waiter.hand(resource.id)
+      return ok(op)
+    }
     store.collections.get("/browsers")?.delete(resource.id)
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) endBrowser(browser)
     org.browsers.delete(resource.id)
     pool.fields = {
       ...pool.fields,

@@ -9,7 +9,7 @@ import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Context, Handlers } from "./shared.js"
-import { browserFields, error, num, obj, ok } from "./shared.js"
+import { browserFields, endBrowser, error, num, obj, ok } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
@@ -30,7 +30,15 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
       ? {}
       : { pool: { id: pool.id, ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] }) } })
   })
-  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields })
+  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields }, (evicted) => {
+    // its live state goes with it: its streams end, its processes, replays and files are gone
+    const gone = org.browsers.get(evicted)
+    if (gone !== undefined) endBrowser(gone)
+    org.browsers.delete(evicted)
+    for (const collection of [...store.collections.keys()]) {
+      if (collection.startsWith(`/browsers/${evicted}/`)) store.collections.delete(collection)
+    }
+  })
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
       viewport: { width: num(viewport.width, 1920), height: num(viewport.height, 1080) }
@@ -62,6 +70,8 @@ export const handlers: Handlers = {
     if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
     resource.deleted = true
     resource.fields = { ...resource.fields, deleted_at: stamp }
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) endBrowser(browser)
     org.browsers.delete(resource.id)
     saveProfile(store, resource, stamp)
     return ok(op)

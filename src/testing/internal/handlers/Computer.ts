@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as live from "../live.js"
 import * as values from "../values.js"
 import type { Browser, Handlers } from "./shared.js"
 import { num, obj, ok, onBrowser, strings } from "./shared.js"
@@ -40,8 +41,20 @@ const applyAction = (browser: Browser, action: Record<string, unknown>): void =>
   }
 }
 
-const moveMouse = onBrowser(({ body, op }, browser) => {
+/** A telemetry event of the browser, as it happens. */
+const telemetry = (browser: Browser, now: number, type: string, data: Record<string, unknown>): void => {
+  browser.telemetrySeq++
+  live.publish(browser.events, {
+    _tag: "Telemetry",
+    seq: browser.telemetrySeq,
+    event: { type, ts: now, source: { kind: "cdp" }, data }
+  })
+}
+
+const moveMouse = onBrowser(({ body, call, op }, browser) => {
   browser.mouse = { x: num(body["x"], browser.mouse.x), y: num(body["y"], browser.mouse.y) }
+  if (op.name === "clickMouse") telemetry(browser, call.now, "interaction_click", { ...browser.mouse })
+  if (op.name === "scrollMouseWheel") telemetry(browser, call.now, "interaction_scroll_settled", {})
   return ok(op)
 })
 
@@ -53,12 +66,14 @@ export const handlers: Handlers = {
     dragTo(browser, body["path"])
     return ok(op)
   }),
-  typeText: onBrowser(({ body, op }, browser) => {
+  typeText: onBrowser(({ body, call, op }, browser) => {
     browser.typed.push(String(body["text"] ?? ""))
+    telemetry(browser, call.now, "interaction_key", {})
     return ok(op)
   }),
-  pressKey: onBrowser(({ body, op }, browser) => {
+  pressKey: onBrowser(({ body, call, op }, browser) => {
     browser.typed.push(...strings(body["keys"]).map((k) => `<${k}>`))
+    telemetry(browser, call.now, "interaction_key", {})
     return ok(op)
   }),
   batchComputerActions: onBrowser(({ body, op }, browser) => {

@@ -6,6 +6,7 @@
  */
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
+import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
 import { baseName, error, normalize, ok, onBrowser, parentOf } from "./shared.js"
 
@@ -18,11 +19,18 @@ const fileInfo = (path: string, node: engine.FsNode) => ({
   mode: node.mode
 })
 
+/** Tells the browser's filesystem watches. */
+const changed = (browser: Browser, type: "CREATE" | "WRITE" | "DELETE" | "RENAME", path: string, isDir: boolean) =>
+  live.publish(browser.events, { _tag: "Fs", type, path, isDir })
+
 const makeDirs = (browser: Browser, path: string, now: number): void => {
   let at = "/"
   for (const part of path.split("/").filter((p) => p !== "")) {
     at = at === "/" ? `/${part}` : `${at}/${part}`
-    if (!browser.fs.has(at)) browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
+    if (!browser.fs.has(at)) {
+      browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
+      changed(browser, "CREATE", at, true)
+    }
   }
 }
 
@@ -34,6 +42,7 @@ const writeNode = (browser: Browser, path: string, bytes: Uint8Array, mode: stri
   }
   makeDirs(browser, parentOf(path), now)
   browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
+  changed(browser, existing === undefined ? "CREATE" : "WRITE", path, false)
   return undefined
 }
 
@@ -56,7 +65,12 @@ const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
   if (node.dir !== (op.name === "deleteDirectory")) {
     return error(400, "bad_request", `${path} is ${node.dir ? "a directory" : "not a directory"}`)
   }
-  for (const p of [...browser.fs.keys()]) if (p === path || p.startsWith(`${path}/`)) browser.fs.delete(p)
+  for (const [p, gone] of [...browser.fs.entries()]) {
+    if (p === path || p.startsWith(`${path}/`)) {
+      browser.fs.delete(p)
+      changed(browser, "DELETE", p, gone.dir)
+    }
+  }
   return ok(op)
 })
 
@@ -109,12 +123,15 @@ export const handlers: Handlers = {
     const dest = normalize(String(body["dest_path"] ?? "/"))
     if (!browser.fs.has(src) || src === "/") return error(404, "not_found", `${src}: no such file or directory`)
     makeDirs(browser, parentOf(dest), call.now)
+    const moved = browser.fs.get(src)!
     for (const [p, node] of [...browser.fs.entries()]) {
       if (p === src || p.startsWith(`${src}/`)) {
         browser.fs.delete(p)
         browser.fs.set(dest + p.slice(src.length), node)
       }
     }
+    changed(browser, "RENAME", src, moved.dir)
+    changed(browser, "CREATE", dest, moved.dir)
     return ok(op)
   })
 }

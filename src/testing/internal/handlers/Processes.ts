@@ -4,9 +4,11 @@
  *
  * @internal
  */
+import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
+import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
-import { b64, baseName, error, normalize, ok, onBrowser, parentOf, strings } from "./shared.js"
+import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings } from "./shared.js"
 
 /** The deterministic output of a command: `echo`, `cat <file of the tree>`, `ls [dir]`, `true`, `false`. */
 const run = (
@@ -67,16 +69,31 @@ export const handlers: Handlers = {
     })
   }),
   spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
-    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]))
+    const command = String(body["command"] ?? "")
+    const args = strings(body["args"])
+    // `cat` with no file runs until killed, echoing its stdin; the others exit with their output
+    const interactive = command.trim() === "cat" && args.length === 0
+    const result = run(browser, command, args)
     // the document's process ids are UUIDs
     store.counter++
     const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
     const process: engine.Process = {
       id,
       pid: 1000 + store.counter,
-      state: "running",
-      exitCode: null,
-      output: result.out
+      state: interactive ? "running" : "exited",
+      exitCode: interactive ? null : result.code,
+      echoesStdin: interactive,
+      output: live.make()
+    }
+    if (!interactive) {
+      const encoder = new TextEncoder()
+      if (result.out !== "") {
+        live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: encoder.encode(result.out) })
+      }
+      if (result.err !== "") {
+        live.publish(process.output, { _tag: "Data", stream: "stderr", bytes: encoder.encode(result.err) })
+      }
+      exit(process, result.code)
     }
     browser.processes.set(id, process)
     engine.put(store, `/browsers/${browser.id}/process`, {
@@ -84,6 +101,10 @@ export const handlers: Handlers = {
       project: call.project,
       deleted: false,
       fields: { id }
+    }, (evicted) => {
+      const gone = browser.processes.get(evicted)
+      if (gone !== undefined) live.end(gone.output)
+      browser.processes.delete(evicted)
     })
     return ok(op, { process_id: id, pid: process.pid, started_at: stamp })
   }),
@@ -94,20 +115,35 @@ export const handlers: Handlers = {
     mem_bytes: 1024 * 1024
   })),
   killProcess: onProcess((body, process) => {
-    process.state = "exited"
-    process.exitCode = body["signal"] === "KILL" ? 137 : 143
+    if (process.state === "running") exit(process, body["signal"] === "KILL" ? 137 : 143)
     return { ok: true }
   }),
-  writeProcessStdin: onProcess((body) => ({
-    written_bytes: Buffer.from(String(body["data_b64"] ?? ""), "base64").length
-  })),
+  writeProcessStdin: onProcess((body, process) => {
+    const bytes = Buffer.from(String(body["data_b64"] ?? ""), "base64")
+    if (process.echoesStdin && process.state === "running" && bytes.length > 0) {
+      live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: new Uint8Array(bytes) })
+    }
+    return { written_bytes: bytes.length }
+  }),
   resizeProcess: onProcess(() => ({ ok: true })),
-  streamProcessStdout: onProcess((_, process) => {
-    process.state = "exited"
-    process.exitCode ??= 0
-    return [
-      { stream: "stdout", data_b64: b64(process.output) },
-      { event: "exit", exit_code: process.exitCode }
-    ]
+  // its output from the start, then as it comes, until it exits (or the browser is deleted)
+  streamProcessStdout: onBrowser(({ call, op }, browser) => {
+    const process = browser.processes.get(call.segments[3]!)
+    if (process === undefined) return error(404, "not_found", "process not found")
+    return liveReply(
+      op,
+      Stream.map(live.subscribe(process.output, { from: 0, follow: true }), (piece) =>
+        piece._tag === "Exit"
+          ? { event: "exit", exit_code: piece.code }
+          : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }),
+      process.output
+    )
   })
+}
+
+const exit = (process: engine.Process, code: number): void => {
+  process.state = "exited"
+  process.exitCode = code
+  live.publish(process.output, { _tag: "Exit", code })
+  live.end(process.output)
 }

@@ -16,7 +16,7 @@ export const handlers: Handlers = {
       project: call.project,
       deleted: false,
       fields: { id }
-    })
+    }, (evicted) => browser.replays.delete(evicted))
     browser.replays.set(id, {
       id,
       size: 64 * 1024,

@@ -8,7 +8,9 @@
  *
  * @internal
  */
-import type { Call, Reply } from "../engine.js"
+import type { Call } from "../engine.js"
+import * as engine from "../engine.js"
+import * as live from "../live.js"
 import * as Apps from "./Apps.js"
 import * as AuthConnections from "./AuthConnections.js"
 import * as BrowserPools from "./BrowserPools.js"
@@ -27,6 +29,7 @@ import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
 import type { Handler, Organization } from "./shared.js"
 import { error } from "./shared.js"
+import * as Telemetry from "./Telemetry.js"
 
 export type { Browser, Deployment, Organization, Replay } from "./shared.js"
 export { browserFields } from "./shared.js"
@@ -48,15 +51,26 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Processes,
     Profiles,
     Proxies,
-    Replays
+    Replays,
+    Telemetry
   ].flatMap((area) => Object.entries(area.handlers))
 )
 
+const isStream = (call: Call): boolean => engine.mainAnswer(call.operation)[1].kind === "sse"
+
 /** A behaviour of the operation, or `undefined` to answer by convention. */
-export const handle = (org: Organization, call: Call): Reply | undefined => {
+export const handle = (org: Organization, call: Call): ReturnType<Handler> | undefined => {
   const browserId = call.template.startsWith("/browsers/{id}/") ? call.segments[1]! : undefined
   const browser = browserId === undefined ? undefined : org.browsers.get(browserId)
   if (browserId !== undefined && browser === undefined) return error(404, "not_found", "browser not found")
+  // what is done on a browser is a line of its log (its event streams excepted)
+  if (browser !== undefined && !isStream(call)) {
+    live.publish(browser.events, {
+      _tag: "Log",
+      at: call.now,
+      message: `${call.operation.method} /${call.segments.join("/")}`
+    })
+  }
   const handler = handlers.get(call.operation.name)
   return handler?.({
     org,

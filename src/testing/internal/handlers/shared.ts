@@ -4,9 +4,12 @@
  *
  * @internal
  */
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type * as Sim from "../../KernelSimulator.js"
 import * as engine from "../engine.js"
 import type { Call, Reply, Store } from "../engine.js"
+import * as live from "../live.js"
 import * as values from "../values.js"
 
 export interface Replay {
@@ -36,6 +39,13 @@ export interface Organization {
   readonly store: Store
   readonly browsers: Map<string, Browser>
   readonly deployments: Map<string, Deployment>
+  /** Per pool, the acquires waiting for a browser, oldest first (at most `engine.collectionLimit` in all). */
+  readonly poolWaiters: Map<string, Array<PoolWaiter>>
+}
+
+/** An acquire waiting for a browser: a release hands it the released browser's id. */
+export interface PoolWaiter {
+  readonly hand: (browserId: string) => void
 }
 
 /** What a handler is given: the organization, the call, and the call's browser when its path names one. */
@@ -51,14 +61,14 @@ export interface Context {
   readonly browser: Browser | undefined
 }
 
-/** A behaviour of one operation. */
-export type Handler = (context: Context) => Reply
+/** A behaviour of one operation: its reply, or an effect that waits for it (on the simulator's clock). */
+export type Handler = (context: Context) => Reply | Effect.Effect<Reply>
 
 /** An area's behaviours, by operation name. */
 export type Handlers = { readonly [name: string]: Handler }
 
 /** A behaviour of an operation under `/browsers/{id}/`: given the browser, which exists. */
-export const onBrowser = (f: (context: Context, browser: Browser) => Reply): Handler => (context) =>
+export const onBrowser = (f: (context: Context, browser: Browser) => ReturnType<Handler>): Handler => (context) =>
   context.browser === undefined ? error(404, "not_found", "browser not found") : f(context, context.browser)
 
 /** A browser's stored fields: ids, URLs and what it was created with. */
@@ -104,3 +114,25 @@ export const b64 = (text: string): string => Buffer.from(text, "utf8").toString(
 /** The last resource put in a collection (the one a generic create just made). */
 export const lastOf = (store: Store, collection: string): engine.Resource | undefined =>
   [...(store.collections.get(collection)?.values() ?? [])].at(-1)
+
+/** An open-ended event stream of the operation: the events as they come, with keep-alives. */
+export const liveReply = <A, S>(
+  operation: Call["operation"],
+  events: Stream.Stream<A>,
+  source?: live.Hub<S>,
+  idOf?: (event: A, index: number) => string
+): Reply => {
+  if (source !== undefined && source.subscribers.size >= live.subscriberLimit) {
+    return error(429, "rate_limited", `at most ${live.subscriberLimit} streams may be open on one source`)
+  }
+  const [status, answer] = engine.mainAnswer(operation)
+  return answer.kind === "sse"
+    ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
+    : error(500, "internal_error", `${operation.name} is not an event stream`)
+}
+
+/** The browser is gone: its open streams, and its processes', end. */
+export const endBrowser = (browser: Browser): void => {
+  live.end(browser.events)
+  for (const process of browser.processes.values()) live.end(process.output)
+}
