@@ -180,7 +180,7 @@ describe("the official @onkernel/sdk against the simulator bin", () => {
     // processes
     const exec = await kernel.browsers.process.exec(id, { command: "echo", args: ["hi"] })
     expect(exec.exit_code).toBe(0)
-    const spawned = await kernel.browsers.process.spawn(id, { command: "sleep", args: ["60"] })
+    const spawned = await kernel.browsers.process.spawn(id, { command: "cat" })
     const pid = spawned.process_id!
     expect((await kernel.browsers.process.status(pid, { id })).state).toBe("running")
     await kernel.browsers.process.stdin(pid, { id, data_b64: Buffer.from("x\n").toString("base64") })
@@ -226,7 +226,7 @@ describe("the official @onkernel/sdk against the simulator bin", () => {
     expect(firstEvent[0]).toMatchObject({ type: expect.any(String), path: expect.any(String) })
     await kernel.browsers.fs.watch.stop(watch.watch_id!, { id })
 
-    const proc = await kernel.browsers.process.spawn(id, { command: "bash", allocate_tty: true })
+    const proc = await kernel.browsers.process.spawn(id, { command: "cat", allocate_tty: true })
     const pid = proc.process_id!
     expect((await kernel.browsers.process.resize(pid, { id, cols: 120, rows: 40 })).ok).toBe(true)
     const output = await kernel.browsers.process.stdoutStream(pid, { id })
