@@ -362,7 +362,8 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         credential_providers: (await direct("createCredentialProvider", "/org/credential_providers")).id,
         projects: (await direct("createProject", "/org/projects")).id,
         api_keys: (await direct("createApiKey", "/org/api_keys")).id,
-        watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch")).watch_id,
+        watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch", { path: "/", recursive: true }))
+          .watch_id,
         process:
           (await direct("spawnProcess", "/browsers/browser_1/process/spawn", fileBodies["spawnProcess"])).process_id
       }
@@ -390,9 +391,6 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       const statuses: Array<string> = []
       // an injected status the caller did not get
       const faultMisses: Array<string> = []
-      // Prism's complaints about an event stream's body taken as one string (see `sseBodyAsText`),
-      // each checked against the frames' own validation once the run is over
-      const sseComplaints: Array<{ readonly name: string; readonly message: string }> = []
       // the event streams' frames, each validated by Prism's own validator
       const sseChecked = new Map<string, { readonly frames: number; readonly problems: ReadonlyArray<string> }>()
       // requests Prism refused for its multipart limitation, answered and validated directly
@@ -425,6 +423,16 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       /** An event stream straight from the simulator: each frame validated by Prism's validator. */
       const checkFrames = async (definition: Operation, options: SendOptions) => {
         const response = await requestOf(definition, simulator, options)
+        // the streams that stay open tell what happens while they are read: something happens
+        const nudge = nudges[definition.name]
+        if (nudge !== undefined) {
+          const [path, body] = nudge
+          await fetch(`${simulator}${path}`, {
+            method: body === undefined ? "PUT" : "POST",
+            headers: { ...auth, "content-type": body === undefined ? "application/octet-stream" : "application/json" },
+            body: body ?? "watched\n"
+          })
+        }
         const text = await readEvents(response)
         const problems: Array<string> = []
         let frames = 0
@@ -449,6 +457,11 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       }
 
       const send = async (definition: Operation, fault?: number, options: SendOptions = {}) => {
+        // an event stream's answer cannot go through Prism's proxy (see `sseBodyAsText`): it is read
+        // from the simulator and validated frame by frame with Prism's validator
+        if (fault === undefined && Object.values(definition.answers).some((a) => a.kind === "sse")) {
+          return checkFrames(definition, options)
+        }
         if (fault !== undefined) {
           await fetch(`${simulator}/_simulator/faults`, {
             method: "POST",
@@ -481,12 +494,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           : (JSON.parse(response.headers.get("sl-violations") ?? "[]") as ReadonlyArray<Violation>).map((v) =>
             String(v.message)
           )
-        const sse = fault === undefined && Object.values(definition.answers).some((a) => a.kind === "sse")
-        for (const message of messages) {
-          if (sse && sseBodyAsText.test(message)) sseComplaints.push({ name: definition.name, message })
-          else violations.push(`${label} (${via}): ${message}`)
-        }
-        if (sse) await checkFrames(definition, options)
+        for (const message of messages) violations.push(`${label} (${via}): ${message}`)
       }
       // the other documented successes: 202 of an asynchronous invocation and of a replay still
       // recording, 204 of a pool with nothing available
@@ -516,15 +524,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       const documentedPairs = all.flatMap((d) => documentedStatuses(d).map((status) => `${d.name} ${status}`))
       const seen = new Set(statuses)
       const notCovered = documentedPairs.filter((pair) => !seen.has(pair))
-      // Prism's complaints about a stream taken as one string count only where the stream's frames,
-      // validated one by one, passed
       const sseProblems = [...sseChecked].filter(([, c]) => c.problems.length > 0 || c.frames === 0)
-      for (const { message, name } of sseComplaints) {
-        const checked = sseChecked.get(name)
-        if (checked === undefined || checked.problems.length > 0 || checked.frames === 0) {
-          violations.push(`${name} (Prism, event stream): ${message}`)
-        }
-      }
       const frames = [...sseChecked.values()].reduce((n, c) => n + c.frames, 0)
 
       console.log(
@@ -532,8 +532,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           `the document), ${documentedPairs.length - notCovered.length} answered; ${statuses.length} requests, ` +
           `${successes} 2xx, ${violations.length} violations\n${violations.join("\n")}\n` +
           `event streams: ${sseChecked.size} operations, ${frames} frames validated one by one by Prism's ` +
-          `validator, ${sseProblems.length} with problems; ${sseComplaints.length} complaints of Prism's proxy ` +
-          `about a stream taken as one string set aside\n` +
+          `validator, ${sseProblems.length} with problems\n` +
           `answered directly (Prism refuses the multipart request): ${directly.join(", ")}\n` +
           `not 2xx without a fault: ${unsuccessful.join(", ")}\nnot answered: ${notCovered.join(", ")}`
       )
@@ -550,6 +549,12 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
   }, 300_000)
 })
 
+/** What makes an open stream tell something: a request (path, JSON body; none: a file written). */
+const nudges: Readonly<Record<string, readonly [string, string | undefined]>> = {
+  streamFilesystemEvents: ["/browsers/browser_1/fs/write_file?path=%2Fwatched.txt", undefined],
+  streamTelemetry: ["/browsers/browser_1/computer/click_mouse", "{\"x\":1,\"y\":1}"]
+}
+
 interface SendOptions {
   readonly body?: Record<string, unknown>
   readonly path?: string
@@ -557,13 +562,16 @@ interface SendOptions {
 }
 
 /**
- * What Prism's validating proxy says of any `text/event-stream` answer whose schema is an event
- * object: prism-http 5.16 reads a body that is not JSON as one string (`parseResponseBody` in
- * dist/utils/parseResponse.js: `response.text()`) and validates that string against the schema of
- * one event (dist/validator/validators/body.js), so every stream "must be object" (or, for a union
- * of events, must match one schema of the oneOf), whatever its frames hold. The test shows it with
- * Prism's own validator: the stream as one string gets exactly these messages while each of its
- * frames passes (`checkFrames`). No Prism issue about SSE validation was found to link.
+ * Why an event stream is not sent through Prism's validating proxy: prism-http 5.16 reads a body
+ * that is not JSON whole, as one string (`parseResponseBody` in dist/utils/parseResponse.js:
+ * `response.text()`), before it answers. A stream that stays open (telemetry, logs, a watch, a
+ * running process's output: as on the service) never comes back through it; one that ends is
+ * validated as that one string against the schema of one event (dist/validator/validators/body.js),
+ * so every stream "must be object" (or, for a union of events, must match one schema of the
+ * oneOf), whatever its frames hold: 19 such complaints on the 7 streams when they all ended. The
+ * test shows it with Prism's own validator: the stream as one string gets exactly these messages,
+ * while each of its frames, validated as Prism validates a JSON body, passes (`checkFrames`).
+ * No Prism issue about event streams was found to link.
  */
 const sseBodyAsText = /^Response body must (be object|match exactly one schema in oneOf)$/
 

@@ -118,7 +118,15 @@ const multipart = (params: Params): FormData => {
  * an undocumented status is an error. An event stream is read to its first `data:` frame (or, with
  * `whole`, to its end) and closed.
  */
-const call = async (name: string, params: Params = {}, options: { readonly whole?: boolean } = {}): Promise<Answer> => {
+const call = async (
+  name: string,
+  params: Params = {},
+  options: {
+    readonly whole?: boolean
+    /** For a stream that tells what happens while it is open: done once it is answered, before reading. */
+    readonly onOpen?: () => Promise<unknown>
+  } = {}
+): Promise<Answer> => {
   const definition = byName.get(name)
   if (definition === undefined) throw new Error(`no operation ${name}`)
   const rest: Params = { ...params }
@@ -168,6 +176,7 @@ const call = async (name: string, params: Params = {}, options: { readonly whole
   if (type.startsWith("text/event-stream")) {
     let text = ""
     try {
+      await options.onOpen?.()
       for await (const chunk of response.body) {
         text += chunk.toString()
         if (!options.whole && /(^|\n)data:[^\n]*\n\n/.test(text)) break
@@ -218,9 +227,9 @@ const mixedFlow = async (client: number, round: number): Promise<void> => {
   await call("createDirectory", { id, path: "/w" })
   await call("startFilesystemWatch", { id, path: "/w", recursive: true }).then(async (watch) => {
     const watchId = field(watch, "watch_id")
-    const events = call("streamFilesystemEvents", { id, watchId })
-    await call("writeFile", { id, path: "/w/a.txt", contents: text("first draft") })
-    await events
+    await call("streamFilesystemEvents", { id, watchId }, {
+      onOpen: () => call("writeFile", { id, path: "/w/a.txt", contents: text("first draft") })
+    })
     await call("stopFilesystemWatch", { id, watchId })
   })
   await call("readFile", { id, path: "/w/a.txt" })
@@ -242,7 +251,7 @@ const mixedFlow = async (client: number, round: number): Promise<void> => {
   await call("killProcess", { id, processId, signal: "TERM" })
   await call("executePlaywrightCode", { id, code: "return 1 + 1" })
   await call("streamLogs", { id, source: "supervisor", supervisor_process: "chromium" })
-  await call("streamTelemetry", { id })
+  await call("streamTelemetry", { id }, { onOpen: () => call("clickMouse", { id, x: 12, y: 22 }) })
   await call("curlBrowser", { id, url: "https://example.com/" })
   await call("loadBrowserExtensions", { id, extensions: [{ name: `ext-${tag}`, zip_file: emptyZip }] })
   const replayId = field(await call("startReplay", { id }), "replay_id")
