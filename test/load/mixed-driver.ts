@@ -85,6 +85,8 @@ const agent = new Agent({ connections: clients, pipelining: 1, keepAliveTimeout:
 let origin = ""
 
 const counts = new Map<string, number>()
+/** Milliseconds spent waiting on each operation, summed over the clients (where the time goes). */
+const waited = new Map<string, number>()
 let requests = 0
 let errors = 0
 const errorSamples: Array<string> = []
@@ -151,9 +153,26 @@ const call = async (
     body = JSON.stringify(rest)
     headers["content-type"] = "application/json"
   } else if (kind === "multipart") body = multipart(rest)
-  const search = query.toString()
   counts.set(name, (counts.get(name) ?? 0) + 1)
   requests++
+  const started = performance.now()
+  try {
+    return await send(name, definition, pathname, query, headers, body, options)
+  } finally {
+    waited.set(name, (waited.get(name) ?? 0) + performance.now() - started)
+  }
+}
+
+const send = async (
+  name: string,
+  definition: Operation,
+  pathname: string,
+  query: URLSearchParams,
+  headers: Record<string, string>,
+  body: string | Uint8Array | FormData | undefined,
+  options: { readonly whole?: boolean; readonly onOpen?: () => Promise<unknown> }
+): Promise<Answer> => {
+  const search = query.toString()
   let response
   try {
     response = await request(`${origin}${pathname}${search === "" ? "" : `?${search}`}`, {
@@ -452,6 +471,10 @@ const main = async () => {
     const mixedRun = await runPhase(pid, seconds, mixedFlow)
     const mixed = { ...mixedRun, errors: mixedRun.errors + (warm?.errors ?? 0) }
     const mixedCounts = new Map(counts)
+    const total = [...waited.values()].reduce((a, b) => a + b, 0)
+    const slowest = [...waited].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, ms]) =>
+      `${name} ${(100 * ms / total).toFixed(1)} % (${(ms / (mixedCounts.get(name) ?? 1)).toFixed(1)} ms each)`
+    )
     const baseline = await runPhase(pid, baselineSeconds, baselineFlow)
     const rssEnd = rssMiB(pid)
 
@@ -470,6 +493,7 @@ const main = async () => {
           warm === undefined ? "" : ` (after ${warm.seconds.toFixed(1)} s of warm-up, ${warm.requests} requests)`
         }, then the five original routes for ${baseline.seconds.toFixed(1)} s (same run)`,
         `  mixed:    ${mixed.requests} requests, ${mixed.perSecond.toFixed(0)}/s, ${mixed.errors} errors`,
+        `  mixed, where the clients wait most: ${slowest.join(", ")}`,
         `  5 routes: ${baseline.requests} requests, ${baseline.perSecond.toFixed(0)}/s, ${baseline.errors} errors`,
         `  bin RSS (MiB): start ${rssStart.toFixed(1)}, mixed quarters (median) ${
           [0, 1, 2, 3].map((q) =>
