@@ -412,7 +412,8 @@ export interface Control {
 
 /**
  * The most resources one collection of an organization holds (browsers, profiles, the watches of
- * one browser...); creating more evicts the oldest, recorded in {@link Control.evictions}.
+ * one browser...); creating more evicts the oldest deleted one (deleted browsers are kept for
+ * `include_deleted`), else the oldest, recorded in {@link Control.evictions}.
  *
  * @since 0.2.0
  * @category Limits

@@ -22,6 +22,11 @@ export interface Resource {
   readonly project: string | undefined
   fields: Record<string, unknown>
   deleted: boolean
+  /**
+   * Deleted on the service's side yet still shown (a deployment stopped and marked for deletion):
+   * evicted first, like a deleted one.
+   */
+  retired?: boolean
 }
 
 /** A node of a browser's filesystem. */
@@ -124,7 +129,12 @@ export const newBrowserState = (
   watches: new Map()
 })
 
-/** Adds a resource, evicting the oldest beyond the limit (recorded). */
+/**
+ * Adds a resource, evicting beyond the limit (recorded) the oldest deleted or retired one (a
+ * deleted browser is kept for `include_deleted`, a deleted deployment stays, stopped), or the
+ * oldest when there is none: a long-lived resource is never dropped for the sake of deleted ones
+ * created after it.
+ */
 export const put = (
   store: Store,
   collection: string,
@@ -140,7 +150,14 @@ export const put = (
   items.delete(resource.id)
   items.set(resource.id, resource)
   while (items.size > collectionLimit) {
-    const oldest = items.keys().next().value
+    let oldest: string | undefined = undefined
+    for (const item of items.values()) {
+      if (item.deleted || item.retired === true) {
+        oldest = item.id
+        break
+      }
+    }
+    oldest ??= items.keys().next().value
     if (oldest === undefined) break
     items.delete(oldest)
     onEvict?.(oldest)

@@ -101,6 +101,25 @@ const jsonResponse = (status: number, value: unknown, headers: Record<string, st
   network: normal
 })
 
+/**
+ * The documented error answers whose body is not the service's Error shape (spec/kernel-openapi.yml),
+ * by `<operation> <status>`: what a fault of that status injected on that operation answers.
+ */
+const otherErrorBodies: Readonly<Record<string, unknown>> = {
+  // BrowserCurlTransportError, with no other property (additionalProperties: false)
+  "curlBrowser 502": {
+    message: "the request could not reach its destination",
+    net_error: -105,
+    net_error_name: "ERR_NAME_NOT_RESOLVED"
+  },
+  // the Error fields and the id of the connection that already exists for the profile and domain
+  "createAuthConnection 409": {
+    code: "already_exists",
+    message: "Auth connection already exists for this profile and domain",
+    existing_id: "auth_existing"
+  }
+}
+
 /** An answer in the service's Error shape `{ code, message, details? }`. */
 export const errorResponse = (
   status: number,
@@ -486,7 +505,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       return active.fault
     }
 
-    const faultAnswer = (fault: Sim.Fault, status: number): SimResponse => {
+    const faultAnswer = (fault: Sim.Fault, status: number, route: string): SimResponse => {
       const retryAfter: Record<string, string> = fault.retryAfter === undefined
         ? {}
         : { "retry-after": String(fault.retryAfter) }
@@ -506,11 +525,18 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           network: normal
         }
       }
-      const error = errorResponse(status, codeFor(status), messageFor(status))
+      const other = otherErrorBodies[`${route} ${status}`]
+      const error = other === undefined
+        ? errorResponse(status, codeFor(status), messageFor(status))
+        : jsonResponse(status, other)
       return { ...error, headers: { ...error.headers, ...retryAfter, ...fault.headers } }
     }
 
-    const applyFault = (fault: Sim.Fault, answer: Effect.Effect<SimResponse>): Effect.Effect<SimResponse> => {
+    const applyFault = (
+      fault: Sim.Fault,
+      route: string,
+      answer: Effect.Effect<SimResponse>
+    ): Effect.Effect<SimResponse> => {
       const delayed = fault.delay === undefined ? Effect.void : Effect.sleep(fault.delay)
       if (fault.reset === true) {
         return Effect.as(delayed, {
@@ -525,7 +551,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       const base: Effect.Effect<SimResponse> = status !== undefined && invalidHeaders
         ? Effect.succeed(errorResponse(500, "internal_error", "the injected headers are not valid HTTP"))
         : status !== undefined
-        ? Effect.succeed(faultAnswer(fault, status))
+        ? Effect.succeed(faultAnswer(fault, status, route))
         : answer
       return Effect.zipRight(
         delayed,
@@ -573,6 +599,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               deployment.markedForDeletion = true
             }
             stored.fields = { ...stored.fields, status: deployment.state }
+            stored.retired = true
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
@@ -707,7 +734,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           })
         })
       })
-      return fault === undefined ? real : applyFault(fault, real)
+      return fault === undefined || name === undefined ? real : applyFault(fault, name, real)
     }
 
     const handle = (request: SimRequest): Effect.Effect<SimResponse> =>

@@ -7,6 +7,7 @@
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as values from "../values.js"
+import { saveProfile } from "./Profiles.js"
 import type { Context, Handlers } from "./shared.js"
 import { browserFields, endBrowser, error, num, obj, ok } from "./shared.js"
 
@@ -72,6 +73,7 @@ export const handlers: Handlers = {
     const browser = org.browsers.get(resource.id)
     if (browser !== undefined) endBrowser(browser)
     org.browsers.delete(resource.id)
+    saveProfile(store, resource, stamp)
     return ok(op)
   },
   updateBrowser: ({ body, call, op, org, store }) => {

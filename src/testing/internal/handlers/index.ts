@@ -24,6 +24,7 @@ import * as Invocations from "./Invocations.js"
 import * as Logs from "./Logs.js"
 import * as Playwright from "./Playwright.js"
 import * as Processes from "./Processes.js"
+import * as Profiles from "./Profiles.js"
 import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
 import type { Handler, Organization } from "./shared.js"
@@ -48,6 +49,7 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Logs,
     Playwright,
     Processes,
+    Profiles,
     Proxies,
     Replays,
     Telemetry
