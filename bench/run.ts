@@ -14,6 +14,9 @@
  * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, 10,000
  * pools: no replay, cold start, bundle or type-check row) and writes bench/results-calls.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
  * (an earlier revision built into .tmp), interleaved with this one's, so both come from the same hour.
+ * `--streams` runs only the events-and-files rows of issue 19 (bench/streams.ts: an event stream,
+ * uploads, the seven downloads; every run has them, `--quick` at small sizes) and writes
+ * bench/results-streams.json.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -21,12 +24,15 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import { makeClients } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
+import { runStreams, streamsTargets } from "./streams.js"
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
 const replaysOnly = process.argv.includes("--replays")
 // `--footprint`: only cold start, Kernel.layer's build, bundle sizes and the type-check cost
 const footprintOnly = process.argv.includes("--footprint")
+// `--streams`: only the events-and-files rows (issue 19)
+const streamsOnly = process.argv.includes("--streams")
 // `--calls`: only the per-call rows (sequential, in flight, pools), for a targeted run
 const callsOnly = process.argv.includes("--calls")
 // `--before-dist=<dir>`: the cold rows of an earlier build too (bench/cold.mjs EFFECT_KERNEL_DIST)
@@ -44,9 +50,9 @@ const sizes = {
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: replaysOnly || callsOnly ? 0 : quick ? 1 : 5,
+  coldRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 1 : 5,
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
-  tscRuns: replaysOnly || callsOnly ? 0 : quick ? 1 : 3
+  tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 1 : 3
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
@@ -73,13 +79,13 @@ const { child, base } = await startBenchServer()
 try {
   const clients = makeClients(base)
   const floor = clients[0]!.name
-  const skipClients = replaysOnly || footprintOnly
+  const skipClients = replaysOnly || footprintOnly || streamsOnly
   for (const client of skipClients ? [] : clients) {
     await client.sequential(100) // warm-up
     await client.concurrent(200, sizes.inFlight)
     if (client.pools) await client.pools()
   }
-  for (let round = 0; round < (footprintOnly ? 0 : rounds); round++) {
+  for (let round = 0; round < (footprintOnly || streamsOnly ? 0 : rounds); round++) {
     for (const client of skipClients ? [] : clients) {
       let started = performance.now()
       await client.sequential(sizes.sequential)
@@ -139,6 +145,7 @@ try {
       record(`replay ${label}: peak JS heap + buffers growth (MiB)`, client.name, result.inUseGrowthMiB)
     }
   }
+  if (!replaysOnly && !footprintOnly && !callsOnly) runStreams({ quick, rounds, base, tsxLoader, record })
   for (let run = 0; run < sizes.coldRuns; run++) {
     for (const mode of ["base", "sdk"] as const) {
       const out = execFileSync(process.execPath, [`${here}cold.mjs`, mode, base], { encoding: "utf8" })
@@ -178,7 +185,7 @@ try {
   }
   // bundle sizes (esbuild, minified) and the type-check cost: each its own script, run once
   let bundleKib: Record<string, number> | undefined
-  if (!replaysOnly && !callsOnly) {
+  if (!replaysOnly && !streamsOnly && !callsOnly) {
     const out = execFileSync(process.execPath, ["--import", tsxLoader, `${root}scripts/bundle-size.ts`, "--json"], {
       encoding: "utf8"
     })
@@ -346,10 +353,11 @@ try {
       1
     ])
   }
+  if (!replaysOnly && !footprintOnly && !callsOnly) targets.push(...streamsTargets(quick, med))
   lines.push("", `targets${quick ? " (--quick: sizes too small to judge)" : ""}`)
   const targetResults: Array<{ target: string; value: number | null; bound: string; met: boolean | null }> = []
   for (const [target, value, op, bound] of targets) {
-    if ((footprintOnly || callsOnly) && value === undefined) continue
+    if ((footprintOnly || streamsOnly || callsOnly) && value === undefined) continue
     const met = value === undefined ? null : op === ">=" ? value >= bound : value <= bound
     targetResults.push({ target, value: value ?? null, bound: `${op} ${bound}`, met })
     lines.push(
@@ -363,6 +371,8 @@ try {
     ? "results-replays.json"
     : footprintOnly
     ? "results-footprint.json"
+    : streamsOnly
+    ? "results-streams.json"
     : callsOnly
     ? "results-calls.json"
     : "results.json"

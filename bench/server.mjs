@@ -13,6 +13,7 @@
 // the terminal's output open.
 import http from "node:http"
 import { poolsJson } from "./fixtures.mjs"
+import { streamsRoute } from "./streams-routes.mjs"
 
 const poolCount = Number(process.env.POOLS ?? 10000)
 const pools = poolsJson(poolCount)
@@ -43,6 +44,8 @@ const json = (res, body) => {
 }
 
 const server = http.createServer((req, res) => {
+  // the events-and-files rows (issue 19): event streams, uploads and downloads
+  if (streamsRoute(req, res)) return
   req.resume()
   req.on("end", () => {
     const path = req.url.split("?")[0]

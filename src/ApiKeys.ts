@@ -10,8 +10,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ApiKeys.js"
 import type {
@@ -20,7 +19,7 @@ import type {
   CreatedApiKey,
   UpdateApiKeyRequest
 } from "./internal/generated/schemas/ApiKeys.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -65,17 +64,17 @@ export type ListApiKeysSuccess = Call.Page<ApiKey>
 export type ListApiKeysError = OperationError<never>
 
 /**
- * The listApiKeys operation (`GET /org/api_keys`).
+ * The service of {@link list}: its method `listApiKeys`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListApiKeysService {
-  readonly listApiKeys: (params: ListApiKeysParams) => Effect.Effect<ListApiKeysSuccess, ListApiKeysError>
-}
+export interface ListApiKeysService
+  extends Surface.Service<"listApiKeys", ListApiKeysParams, ListApiKeysSuccess, ListApiKeysError>
+{}
 
 /**
- * The listApiKeys operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -102,22 +101,12 @@ export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListAp
  * })
  * ```
  */
-export const list = (
-  params: ListApiKeysParams = {}
-): Effect.Effect<ListApiKeysSuccess, ListApiKeysError, ListApiKeys> =>
-  Effect.flatMap(ListApiKeys, (service) => service.listApiKeys(params))
+export const list = Surface.accessorOptional(ListApiKeys, "listApiKeys", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListApiKeys} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /org/api_keys`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListApiKeys}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -126,19 +115,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { ApiKeys } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(ApiKeys.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(ApiKeys.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (params: ListApiKeysParams = {}): Stream.Stream<ApiKey, ListApiKeysError, ListApiKeys> =>
-  Stream.unwrap(
-    Effect.map(
-      ListApiKeys,
-      (service) => Pages.follow(Operations.listApiKeys, (page: ListApiKeysParams) => service.listApiKeys(page), params)
-    )
-  )
+export const listAll = Surface.pagedAllOptional(ListApiKeys, "listApiKeys", Operations.listApiKeys, {})
 
 /**
  * The input of {@link create}.
@@ -165,17 +145,17 @@ export type CreateApiKeySuccess = CreatedApiKey
 export type CreateApiKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The createApiKey operation (`POST /org/api_keys`).
+ * The service of {@link create}: its method `createApiKey`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateApiKeyService {
-  readonly createApiKey: (params: CreateApiKeyParams) => Effect.Effect<CreateApiKeySuccess, CreateApiKeyError>
-}
+export interface CreateApiKeyService
+  extends Surface.Service<"createApiKey", CreateApiKeyParams, CreateApiKeySuccess, CreateApiKeyError>
+{}
 
 /**
- * The createApiKey operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -202,10 +182,7 @@ export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<Crea
  * })
  * ```
  */
-export const create = (
-  params: CreateApiKeyParams
-): Effect.Effect<CreateApiKeySuccess, CreateApiKeyError, CreateApiKey> =>
-  Effect.flatMap(CreateApiKey, (service) => service.createApiKey(params))
+export const create = Surface.accessor(CreateApiKey, "createApiKey")
 
 /**
  * The input of {@link retrieve}.
@@ -237,17 +214,17 @@ export type GetApiKeySuccess = ApiKey
 export type GetApiKeyError = OperationError<KernelError.NotFound>
 
 /**
- * The getApiKey operation (`GET /org/api_keys/{id}`).
+ * The service of {@link retrieve}: its method `getApiKey`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetApiKeyService {
-  readonly getApiKey: (params: GetApiKeyParams) => Effect.Effect<GetApiKeySuccess, GetApiKeyError>
-}
+export interface GetApiKeyService
+  extends Surface.Service<"getApiKey", GetApiKeyParams, GetApiKeySuccess, GetApiKeyError>
+{}
 
 /**
- * The getApiKey operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -274,8 +251,7 @@ export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey,
  * })
  * ```
  */
-export const retrieve = (params: GetApiKeyParams): Effect.Effect<GetApiKeySuccess, GetApiKeyError, GetApiKey> =>
-  Effect.flatMap(GetApiKey, (service) => service.getApiKey(params))
+export const retrieve = Surface.accessor(GetApiKey, "getApiKey")
 
 /**
  * The input of {@link update}.
@@ -307,17 +283,17 @@ export type UpdateApiKeySuccess = ApiKey
 export type UpdateApiKeyError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The updateApiKey operation (`PATCH /org/api_keys/{id}`).
+ * The service of {@link update}: its method `updateApiKey`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateApiKeyService {
-  readonly updateApiKey: (params: UpdateApiKeyParams) => Effect.Effect<UpdateApiKeySuccess, UpdateApiKeyError>
-}
+export interface UpdateApiKeyService
+  extends Surface.Service<"updateApiKey", UpdateApiKeyParams, UpdateApiKeySuccess, UpdateApiKeyError>
+{}
 
 /**
- * The updateApiKey operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -344,10 +320,7 @@ export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<Upda
  * })
  * ```
  */
-export const update = (
-  params: UpdateApiKeyParams
-): Effect.Effect<UpdateApiKeySuccess, UpdateApiKeyError, UpdateApiKey> =>
-  Effect.flatMap(UpdateApiKey, (service) => service.updateApiKey(params))
+export const update = Surface.accessor(UpdateApiKey, "updateApiKey")
 
 /**
  * The input of {@link delete_}.
@@ -379,25 +352,24 @@ export type DeleteApiKeySuccess = void
 export type DeleteApiKeyError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
- * The deleteApiKey operation (`DELETE /org/api_keys/{id}`).
+ * The service of {@link delete_}: its method `deleteApiKey`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteApiKeyService {
-  readonly deleteApiKey: (params: DeleteApiKeyParams) => Effect.Effect<DeleteApiKeySuccess, DeleteApiKeyError>
-}
+export interface DeleteApiKeyService
+  extends Surface.Service<"deleteApiKey", DeleteApiKeyParams, DeleteApiKeySuccess, DeleteApiKeyError>
+{}
 
 /**
- * The deleteApiKey operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
  */
 export class DeleteApiKey extends Context.Tag("effect-kernel/DeleteApiKey")<DeleteApiKey, DeleteApiKeyService>() {}
 
-const delete_ = (params: DeleteApiKeyParams): Effect.Effect<DeleteApiKeySuccess, DeleteApiKeyError, DeleteApiKey> =>
-  Effect.flatMap(DeleteApiKey, (service) => service.deleteApiKey(params))
+const delete_ = Surface.accessor(DeleteApiKey, "deleteApiKey")
 
 export {
   /**
@@ -431,16 +403,14 @@ export const make: Effect.Effect<
   Context.Context<ListApiKeys | CreateApiKey | GetApiKey | UpdateApiKey | DeleteApiKey>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListApiKeys, { listApiKeys: Call.make(Operations.listApiKeys)(client) }),
-      Context.add(CreateApiKey, { createApiKey: Call.make(Operations.createApiKey)(client) }),
-      Context.add(GetApiKey, { getApiKey: Call.make(Operations.getApiKey)(client) }),
-      Context.add(UpdateApiKey, { updateApiKey: Call.make(Operations.updateApiKey)(client) }),
-      Context.add(DeleteApiKey, { deleteApiKey: Call.make(Operations.deleteApiKey)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListApiKeys, { listApiKeys: call(Operations.listApiKeys) }),
+    Context.add(CreateApiKey, { createApiKey: call(Operations.createApiKey) }),
+    Context.add(GetApiKey, { getApiKey: call(Operations.getApiKey) }),
+    Context.add(UpdateApiKey, { updateApiKey: call(Operations.updateApiKey) }),
+    Context.add(DeleteApiKey, { deleteApiKey: call(Operations.deleteApiKey) })
+  )
 )
 
 /**

@@ -10,12 +10,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Apps.js"
 import type { AppVersionSummary } from "./internal/generated/schemas/Apps.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
@@ -82,17 +81,15 @@ export type ListAppsSuccess = Call.Page<AppVersionSummary>
 export type ListAppsError = OperationError<never>
 
 /**
- * The listApps operation (`GET /apps`).
+ * The service of {@link list}: its method `listApps`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListAppsService {
-  readonly listApps: (params: ListAppsParams) => Effect.Effect<ListAppsSuccess, ListAppsError>
-}
+export interface ListAppsService extends Surface.Service<"listApps", ListAppsParams, ListAppsSuccess, ListAppsError> {}
 
 /**
- * The listApps operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -119,20 +116,12 @@ export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, Li
  * })
  * ```
  */
-export const list = (params: ListAppsParams = {}): Effect.Effect<ListAppsSuccess, ListAppsError, ListApps> =>
-  Effect.flatMap(ListApps, (service) => service.listApps(params))
+export const list = Surface.accessorOptional(ListApps, "listApps", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListApps} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /apps`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListApps}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -141,19 +130,10 @@ export const list = (params: ListAppsParams = {}): Effect.Effect<ListAppsSuccess
  * import { Effect, Stream } from "effect"
  * import { Apps } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Apps.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Apps.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (params: ListAppsParams = {}): Stream.Stream<AppVersionSummary, ListAppsError, ListApps> =>
-  Stream.unwrap(
-    Effect.map(
-      ListApps,
-      (service) => Pages.follow(Operations.listApps, (page: ListAppsParams) => service.listApps(page), params)
-    )
-  )
+export const listAll = Surface.pagedAllOptional(ListApps, "listApps", Operations.listApps, {})
 
 /**
  * Builds every Apps operation on the shared client.
@@ -161,12 +141,10 @@ export const listAll = (params: ListAppsParams = {}): Stream.Stream<AppVersionSu
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListApps, { listApps: Call.make(Operations.listApps)(client) })
-    )
+export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListApps, { listApps: call(Operations.listApps) })
+  )
 )
 
 /**

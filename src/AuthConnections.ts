@@ -10,8 +10,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Stream from "effect/Stream"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/AuthConnections.js"
 import type {
@@ -26,7 +26,7 @@ import type {
   SubmitFieldsRequest,
   SubmitFieldsResponse
 } from "./internal/generated/schemas/AuthConnections.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -112,19 +112,22 @@ export type ListAuthConnectionsSuccess = Call.Page<ManagedAuth>
 export type ListAuthConnectionsError = OperationError<never>
 
 /**
- * The listAuthConnections operation (`GET /auth/connections`).
+ * The service of {@link list}: its method `listAuthConnections`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListAuthConnectionsService {
-  readonly listAuthConnections: (
-    params: ListAuthConnectionsParams
-  ) => Effect.Effect<ListAuthConnectionsSuccess, ListAuthConnectionsError>
-}
+export interface ListAuthConnectionsService extends
+  Surface.Service<
+    "listAuthConnections",
+    ListAuthConnectionsParams,
+    ListAuthConnectionsSuccess,
+    ListAuthConnectionsError
+  >
+{}
 
 /**
- * The listAuthConnections operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -153,22 +156,12 @@ export class ListAuthConnections
  * })
  * ```
  */
-export const list = (
-  params: ListAuthConnectionsParams = {}
-): Effect.Effect<ListAuthConnectionsSuccess, ListAuthConnectionsError, ListAuthConnections> =>
-  Effect.flatMap(ListAuthConnections, (service) => service.listAuthConnections(params))
+export const list = Surface.accessorOptional(ListAuthConnections, "listAuthConnections", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListAuthConnections} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /auth/connections`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListAuthConnections}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -177,20 +170,15 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { AuthConnections } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(AuthConnections.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(AuthConnections.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (
-  params: ListAuthConnectionsParams = {}
-): Stream.Stream<ManagedAuth, ListAuthConnectionsError, ListAuthConnections> =>
-  Stream.unwrap(
-    Effect.map(ListAuthConnections, (service) =>
-      Pages.follow(Operations.listAuthConnections, (page: ListAuthConnectionsParams) =>
-        service.listAuthConnections(page), params))
-  )
+export const listAll = Surface.pagedAllOptional(
+  ListAuthConnections,
+  "listAuthConnections",
+  Operations.listAuthConnections,
+  {}
+)
 
 /**
  * The input of {@link create}.
@@ -217,19 +205,22 @@ export type CreateAuthConnectionSuccess = ManagedAuth
 export type CreateAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createAuthConnection operation (`POST /auth/connections`).
+ * The service of {@link create}: its method `createAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateAuthConnectionService {
-  readonly createAuthConnection: (
-    params: CreateAuthConnectionParams
-  ) => Effect.Effect<CreateAuthConnectionSuccess, CreateAuthConnectionError>
-}
+export interface CreateAuthConnectionService extends
+  Surface.Service<
+    "createAuthConnection",
+    CreateAuthConnectionParams,
+    CreateAuthConnectionSuccess,
+    CreateAuthConnectionError
+  >
+{}
 
 /**
- * The createAuthConnection operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -258,10 +249,7 @@ export class CreateAuthConnection
  * })
  * ```
  */
-export const create = (
-  params: CreateAuthConnectionParams
-): Effect.Effect<CreateAuthConnectionSuccess, CreateAuthConnectionError, CreateAuthConnection> =>
-  Effect.flatMap(CreateAuthConnection, (service) => service.createAuthConnection(params))
+export const create = Surface.accessor(CreateAuthConnection, "createAuthConnection")
 
 /**
  * The input of {@link retrieve}.
@@ -293,19 +281,18 @@ export type GetAuthConnectionSuccess = ManagedAuth
 export type GetAuthConnectionError = OperationError<KernelError.NotFound>
 
 /**
- * The getAuthConnection operation (`GET /auth/connections/{id}`).
+ * The service of {@link retrieve}: its method `getAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetAuthConnectionService {
-  readonly getAuthConnection: (
-    params: GetAuthConnectionParams
-  ) => Effect.Effect<GetAuthConnectionSuccess, GetAuthConnectionError>
-}
+export interface GetAuthConnectionService
+  extends
+    Surface.Service<"getAuthConnection", GetAuthConnectionParams, GetAuthConnectionSuccess, GetAuthConnectionError>
+{}
 
 /**
- * The getAuthConnection operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -334,10 +321,7 @@ export class GetAuthConnection
  * })
  * ```
  */
-export const retrieve = (
-  params: GetAuthConnectionParams
-): Effect.Effect<GetAuthConnectionSuccess, GetAuthConnectionError, GetAuthConnection> =>
-  Effect.flatMap(GetAuthConnection, (service) => service.getAuthConnection(params))
+export const retrieve = Surface.accessor(GetAuthConnection, "getAuthConnection")
 
 /**
  * The input of {@link update}.
@@ -369,19 +353,22 @@ export type UpdateAuthConnectionSuccess = ManagedAuth
 export type UpdateAuthConnectionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The updateAuthConnection operation (`PATCH /auth/connections/{id}`).
+ * The service of {@link update}: its method `updateAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateAuthConnectionService {
-  readonly updateAuthConnection: (
-    params: UpdateAuthConnectionParams
-  ) => Effect.Effect<UpdateAuthConnectionSuccess, UpdateAuthConnectionError>
-}
+export interface UpdateAuthConnectionService extends
+  Surface.Service<
+    "updateAuthConnection",
+    UpdateAuthConnectionParams,
+    UpdateAuthConnectionSuccess,
+    UpdateAuthConnectionError
+  >
+{}
 
 /**
- * The updateAuthConnection operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -410,10 +397,7 @@ export class UpdateAuthConnection
  * })
  * ```
  */
-export const update = (
-  params: UpdateAuthConnectionParams
-): Effect.Effect<UpdateAuthConnectionSuccess, UpdateAuthConnectionError, UpdateAuthConnection> =>
-  Effect.flatMap(UpdateAuthConnection, (service) => service.updateAuthConnection(params))
+export const update = Surface.accessor(UpdateAuthConnection, "updateAuthConnection")
 
 /**
  * The input of {@link delete_}.
@@ -445,19 +429,22 @@ export type DeleteAuthConnectionSuccess = void
 export type DeleteAuthConnectionError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
- * The deleteAuthConnection operation (`DELETE /auth/connections/{id}`).
+ * The service of {@link delete_}: its method `deleteAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteAuthConnectionService {
-  readonly deleteAuthConnection: (
-    params: DeleteAuthConnectionParams
-  ) => Effect.Effect<DeleteAuthConnectionSuccess, DeleteAuthConnectionError>
-}
+export interface DeleteAuthConnectionService extends
+  Surface.Service<
+    "deleteAuthConnection",
+    DeleteAuthConnectionParams,
+    DeleteAuthConnectionSuccess,
+    DeleteAuthConnectionError
+  >
+{}
 
 /**
- * The deleteAuthConnection operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -466,10 +453,7 @@ export class DeleteAuthConnection
   extends Context.Tag("effect-kernel/DeleteAuthConnection")<DeleteAuthConnection, DeleteAuthConnectionService>()
 {}
 
-const delete_ = (
-  params: DeleteAuthConnectionParams
-): Effect.Effect<DeleteAuthConnectionSuccess, DeleteAuthConnectionError, DeleteAuthConnection> =>
-  Effect.flatMap(DeleteAuthConnection, (service) => service.deleteAuthConnection(params))
+const delete_ = Surface.accessor(DeleteAuthConnection, "deleteAuthConnection")
 
 export {
   /**
@@ -530,19 +514,22 @@ export type LoginAuthConnectionError = OperationError<
 >
 
 /**
- * The loginAuthConnection operation (`POST /auth/connections/{id}/login`).
+ * The service of {@link login}: its method `loginAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface LoginAuthConnectionService {
-  readonly loginAuthConnection: (
-    params: LoginAuthConnectionParams
-  ) => Effect.Effect<LoginAuthConnectionSuccess, LoginAuthConnectionError>
-}
+export interface LoginAuthConnectionService extends
+  Surface.Service<
+    "loginAuthConnection",
+    LoginAuthConnectionParams,
+    LoginAuthConnectionSuccess,
+    LoginAuthConnectionError
+  >
+{}
 
 /**
- * The loginAuthConnection operation as a service.
+ * The Tag of {@link login}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -571,10 +558,7 @@ export class LoginAuthConnection
  * })
  * ```
  */
-export const login = (
-  params: LoginAuthConnectionParams
-): Effect.Effect<LoginAuthConnectionSuccess, LoginAuthConnectionError, LoginAuthConnection> =>
-  Effect.flatMap(LoginAuthConnection, (service) => service.loginAuthConnection(params))
+export const login = Surface.accessor(LoginAuthConnection, "loginAuthConnection")
 
 /**
  * The input of {@link submit}.
@@ -608,19 +592,22 @@ export type SubmitAuthConnectionError = OperationError<
 >
 
 /**
- * The submitAuthConnection operation (`POST /auth/connections/{id}/submit`).
+ * The service of {@link submit}: its method `submitAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface SubmitAuthConnectionService {
-  readonly submitAuthConnection: (
-    params: SubmitAuthConnectionParams
-  ) => Effect.Effect<SubmitAuthConnectionSuccess, SubmitAuthConnectionError>
-}
+export interface SubmitAuthConnectionService extends
+  Surface.Service<
+    "submitAuthConnection",
+    SubmitAuthConnectionParams,
+    SubmitAuthConnectionSuccess,
+    SubmitAuthConnectionError
+  >
+{}
 
 /**
- * The submitAuthConnection operation as a service.
+ * The Tag of {@link submit}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -649,10 +636,7 @@ export class SubmitAuthConnection
  * })
  * ```
  */
-export const submit = (
-  params: SubmitAuthConnectionParams
-): Effect.Effect<SubmitAuthConnectionSuccess, SubmitAuthConnectionError, SubmitAuthConnection> =>
-  Effect.flatMap(SubmitAuthConnection, (service) => service.submitAuthConnection(params))
+export const submit = Surface.accessor(SubmitAuthConnection, "submitAuthConnection")
 
 /**
  * The input of {@link follow}.
@@ -684,19 +668,22 @@ export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<Manag
 export type FollowAuthConnectionError = OperationError<KernelError.NotFound>
 
 /**
- * The followAuthConnection operation (`GET /auth/connections/{id}/events`).
+ * The service of {@link follow}: its method `followAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface FollowAuthConnectionService {
-  readonly followAuthConnection: (
-    params: FollowAuthConnectionParams
-  ) => Effect.Effect<FollowAuthConnectionSuccess, FollowAuthConnectionError>
-}
+export interface FollowAuthConnectionService extends
+  Surface.Service<
+    "followAuthConnection",
+    FollowAuthConnectionParams,
+    FollowAuthConnectionSuccess,
+    FollowAuthConnectionError
+  >
+{}
 
 /**
- * The followAuthConnection operation as a service.
+ * The Tag of {@link follow}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -728,10 +715,7 @@ export class FollowAuthConnection
  * })
  * ```
  */
-export const follow = (
-  params: FollowAuthConnectionParams
-): Effect.Effect<FollowAuthConnectionSuccess, FollowAuthConnectionError, FollowAuthConnection> =>
-  Effect.flatMap(FollowAuthConnection, (service) => service.followAuthConnection(params))
+export const follow = Surface.accessor(FollowAuthConnection, "followAuthConnection")
 
 /**
  * The input of {@link exchange}.
@@ -765,19 +749,22 @@ export type ExchangeAuthConnectionError = OperationError<
 >
 
 /**
- * The exchangeAuthConnection operation (`POST /auth/connections/{id}/exchange`).
+ * The service of {@link exchange}: its method `exchangeAuthConnection`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ExchangeAuthConnectionService {
-  readonly exchangeAuthConnection: (
-    params: ExchangeAuthConnectionParams
-  ) => Effect.Effect<ExchangeAuthConnectionSuccess, ExchangeAuthConnectionError>
-}
+export interface ExchangeAuthConnectionService extends
+  Surface.Service<
+    "exchangeAuthConnection",
+    ExchangeAuthConnectionParams,
+    ExchangeAuthConnectionSuccess,
+    ExchangeAuthConnectionError
+  >
+{}
 
 /**
- * The exchangeAuthConnection operation as a service.
+ * The Tag of {@link exchange}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -806,10 +793,7 @@ export class ExchangeAuthConnection
  * })
  * ```
  */
-export const exchange = (
-  params: ExchangeAuthConnectionParams
-): Effect.Effect<ExchangeAuthConnectionSuccess, ExchangeAuthConnectionError, ExchangeAuthConnection> =>
-  Effect.flatMap(ExchangeAuthConnection, (service) => service.exchangeAuthConnection(params))
+export const exchange = Surface.accessor(ExchangeAuthConnection, "exchangeAuthConnection")
 
 /**
  * Builds every AuthConnections operation on the shared client.
@@ -831,22 +815,18 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListAuthConnections, { listAuthConnections: Call.make(Operations.listAuthConnections)(client) }),
-      Context.add(CreateAuthConnection, { createAuthConnection: Call.make(Operations.createAuthConnection)(client) }),
-      Context.add(GetAuthConnection, { getAuthConnection: Call.make(Operations.getAuthConnection)(client) }),
-      Context.add(UpdateAuthConnection, { updateAuthConnection: Call.make(Operations.updateAuthConnection)(client) }),
-      Context.add(DeleteAuthConnection, { deleteAuthConnection: Call.make(Operations.deleteAuthConnection)(client) }),
-      Context.add(LoginAuthConnection, { loginAuthConnection: Call.make(Operations.loginAuthConnection)(client) }),
-      Context.add(SubmitAuthConnection, { submitAuthConnection: Call.make(Operations.submitAuthConnection)(client) }),
-      Context.add(FollowAuthConnection, { followAuthConnection: Call.make(Operations.followAuthConnection)(client) }),
-      Context.add(ExchangeAuthConnection, {
-        exchangeAuthConnection: Call.make(Operations.exchangeAuthConnection)(client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListAuthConnections, { listAuthConnections: call(Operations.listAuthConnections) }),
+    Context.add(CreateAuthConnection, { createAuthConnection: call(Operations.createAuthConnection) }),
+    Context.add(GetAuthConnection, { getAuthConnection: call(Operations.getAuthConnection) }),
+    Context.add(UpdateAuthConnection, { updateAuthConnection: call(Operations.updateAuthConnection) }),
+    Context.add(DeleteAuthConnection, { deleteAuthConnection: call(Operations.deleteAuthConnection) }),
+    Context.add(LoginAuthConnection, { loginAuthConnection: call(Operations.loginAuthConnection) }),
+    Context.add(SubmitAuthConnection, { submitAuthConnection: call(Operations.submitAuthConnection) }),
+    Context.add(FollowAuthConnection, { followAuthConnection: call(Operations.followAuthConnection) }),
+    Context.add(ExchangeAuthConnection, { exchangeAuthConnection: call(Operations.exchangeAuthConnection) })
+  )
 )
 
 /**

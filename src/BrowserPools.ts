@@ -14,6 +14,7 @@ import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as Resource from "./internal/resource.js"
+import * as Surface from "./internal/surface.js"
 import * as internalTimestamp from "./internal/timestamp.js"
 import { KernelClient } from "./KernelClient.js"
 
@@ -215,7 +216,10 @@ export class ListBrowserPools
   extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
 {}
 
-const callList = internal.makeCall(OperationsTable.listBrowserPools, internal.decodeJson(BrowserPoolList))
+// prepared on first use, not when the module is imported
+const callList = Surface.lazy(() =>
+  internal.makeCall(OperationsTable.listBrowserPools, internal.decodeJson(BrowserPoolList))
+)
 
 /**
  * Builds the operation on the shared client.
@@ -226,7 +230,7 @@ const callList = internal.makeCall(OperationsTable.listBrowserPools, internal.de
 export const makeList: Effect.Effect<ListBrowserPoolsService, never, KernelClient> = Effect.map(
   KernelClient,
   (client) => {
-    const call = callList(client)
+    const call = callList()(client)
     return { list: () => call(undefined) }
   }
 )

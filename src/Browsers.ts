@@ -10,8 +10,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Browsers.js"
 import type {
@@ -22,7 +21,7 @@ import type {
   LoadBrowserExtensionsBody
 } from "./internal/generated/schemas/Browsers.js"
 import type { Browser } from "./internal/generated/schemas/Common.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -171,17 +170,17 @@ export type ListBrowsersSuccess = Call.Page<Browser>
 export type ListBrowsersError = OperationError<never>
 
 /**
- * The listBrowsers operation (`GET /browsers`).
+ * The service of {@link list}: its method `listBrowsers`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListBrowsersService {
-  readonly listBrowsers: (params: ListBrowsersParams) => Effect.Effect<ListBrowsersSuccess, ListBrowsersError>
-}
+export interface ListBrowsersService
+  extends Surface.Service<"listBrowsers", ListBrowsersParams, ListBrowsersSuccess, ListBrowsersError>
+{}
 
 /**
- * The listBrowsers operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -208,22 +207,12 @@ export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<List
  * })
  * ```
  */
-export const list = (
-  params: ListBrowsersParams = {}
-): Effect.Effect<ListBrowsersSuccess, ListBrowsersError, ListBrowsers> =>
-  Effect.flatMap(ListBrowsers, (service) => service.listBrowsers(params))
+export const list = Surface.accessorOptional(ListBrowsers, "listBrowsers", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListBrowsers} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /browsers`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListBrowsers}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -232,20 +221,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Browsers } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Browsers.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Browsers.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (params: ListBrowsersParams = {}): Stream.Stream<Browser, ListBrowsersError, ListBrowsers> =>
-  Stream.unwrap(
-    Effect.map(
-      ListBrowsers,
-      (service) =>
-        Pages.follow(Operations.listBrowsers, (page: ListBrowsersParams) => service.listBrowsers(page), params)
-    )
-  )
+export const listAll = Surface.pagedAllOptional(ListBrowsers, "listBrowsers", Operations.listBrowsers, {})
 
 /**
  * The input of {@link create}.
@@ -272,17 +251,17 @@ export type CreateBrowserSuccess = Browser
 export type CreateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.Overloaded>
 
 /**
- * The createBrowser operation (`POST /browsers`).
+ * The service of {@link create}: its method `createBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateBrowserService {
-  readonly createBrowser: (params: CreateBrowserParams) => Effect.Effect<CreateBrowserSuccess, CreateBrowserError>
-}
+export interface CreateBrowserService
+  extends Surface.Service<"createBrowser", CreateBrowserParams, CreateBrowserSuccess, CreateBrowserError>
+{}
 
 /**
- * The createBrowser operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -309,10 +288,7 @@ export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<Cr
  * })
  * ```
  */
-export const create = (
-  params: CreateBrowserParams = {}
-): Effect.Effect<CreateBrowserSuccess, CreateBrowserError, CreateBrowser> =>
-  Effect.flatMap(CreateBrowser, (service) => service.createBrowser(params))
+export const create = Surface.accessorOptional(CreateBrowser, "createBrowser", {})
 
 /**
  * The input of {@link retrieve}.
@@ -348,17 +324,17 @@ export type GetBrowserSuccess = Browser
 export type GetBrowserError = OperationError<KernelError.NotFound>
 
 /**
- * The getBrowser operation (`GET /browsers/{id}`).
+ * The service of {@link retrieve}: its method `getBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetBrowserService {
-  readonly getBrowser: (params: GetBrowserParams) => Effect.Effect<GetBrowserSuccess, GetBrowserError>
-}
+export interface GetBrowserService
+  extends Surface.Service<"getBrowser", GetBrowserParams, GetBrowserSuccess, GetBrowserError>
+{}
 
 /**
- * The getBrowser operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -385,8 +361,7 @@ export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrows
  * })
  * ```
  */
-export const retrieve = (params: GetBrowserParams): Effect.Effect<GetBrowserSuccess, GetBrowserError, GetBrowser> =>
-  Effect.flatMap(GetBrowser, (service) => service.getBrowser(params))
+export const retrieve = Surface.accessor(GetBrowser, "getBrowser")
 
 /**
  * The input of {@link update}.
@@ -418,17 +393,17 @@ export type UpdateBrowserSuccess = Browser
 export type UpdateBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The updateBrowser operation (`PATCH /browsers/{id}`).
+ * The service of {@link update}: its method `updateBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateBrowserService {
-  readonly updateBrowser: (params: UpdateBrowserParams) => Effect.Effect<UpdateBrowserSuccess, UpdateBrowserError>
-}
+export interface UpdateBrowserService
+  extends Surface.Service<"updateBrowser", UpdateBrowserParams, UpdateBrowserSuccess, UpdateBrowserError>
+{}
 
 /**
- * The updateBrowser operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -455,10 +430,7 @@ export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<Up
  * })
  * ```
  */
-export const update = (
-  params: UpdateBrowserParams
-): Effect.Effect<UpdateBrowserSuccess, UpdateBrowserError, UpdateBrowser> =>
-  Effect.flatMap(UpdateBrowser, (service) => service.updateBrowser(params))
+export const update = Surface.accessor(UpdateBrowser, "updateBrowser")
 
 /**
  * The input of {@link delete_}.
@@ -490,25 +462,24 @@ export type DeleteBrowserSuccess = void
 export type DeleteBrowserError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The deleteBrowser operation (`DELETE /browsers/{id}`).
+ * The service of {@link delete_}: its method `deleteBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteBrowserService {
-  readonly deleteBrowser: (params: DeleteBrowserParams) => Effect.Effect<DeleteBrowserSuccess, DeleteBrowserError>
-}
+export interface DeleteBrowserService
+  extends Surface.Service<"deleteBrowser", DeleteBrowserParams, DeleteBrowserSuccess, DeleteBrowserError>
+{}
 
 /**
- * The deleteBrowser operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
  */
 export class DeleteBrowser extends Context.Tag("effect-kernel/DeleteBrowser")<DeleteBrowser, DeleteBrowserService>() {}
 
-const delete_ = (params: DeleteBrowserParams): Effect.Effect<DeleteBrowserSuccess, DeleteBrowserError, DeleteBrowser> =>
-  Effect.flatMap(DeleteBrowser, (service) => service.deleteBrowser(params))
+const delete_ = Surface.accessor(DeleteBrowser, "deleteBrowser")
 
 export {
   /**
@@ -564,19 +535,22 @@ export type LoadBrowserExtensionsError = OperationErrorNoContent<
 >
 
 /**
- * The loadBrowserExtensions operation (`POST /browsers/{id}/extensions`).
+ * The service of {@link loadExtensions}: its method `loadBrowserExtensions`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface LoadBrowserExtensionsService {
-  readonly loadBrowserExtensions: (
-    params: LoadBrowserExtensionsParams
-  ) => Effect.Effect<LoadBrowserExtensionsSuccess, LoadBrowserExtensionsError>
-}
+export interface LoadBrowserExtensionsService extends
+  Surface.Service<
+    "loadBrowserExtensions",
+    LoadBrowserExtensionsParams,
+    LoadBrowserExtensionsSuccess,
+    LoadBrowserExtensionsError
+  >
+{}
 
 /**
- * The loadBrowserExtensions operation as a service.
+ * The Tag of {@link loadExtensions}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -605,10 +579,7 @@ export class LoadBrowserExtensions
  * })
  * ```
  */
-export const loadExtensions = (
-  params: LoadBrowserExtensionsParams
-): Effect.Effect<LoadBrowserExtensionsSuccess, LoadBrowserExtensionsError, LoadBrowserExtensions> =>
-  Effect.flatMap(LoadBrowserExtensions, (service) => service.loadBrowserExtensions(params))
+export const loadExtensions = Surface.accessor(LoadBrowserExtensions, "loadBrowserExtensions")
 
 /**
  * The input of {@link curl}.
@@ -640,17 +611,17 @@ export type CurlBrowserSuccess = BrowserCurlResult
 export type CurlBrowserError = OperationError<KernelError.BadRequest | KernelError.NotFound | KernelError.BadGateway>
 
 /**
- * The curlBrowser operation (`POST /browsers/{id}/curl`).
+ * The service of {@link curl}: its method `curlBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CurlBrowserService {
-  readonly curlBrowser: (params: CurlBrowserParams) => Effect.Effect<CurlBrowserSuccess, CurlBrowserError>
-}
+export interface CurlBrowserService
+  extends Surface.Service<"curlBrowser", CurlBrowserParams, CurlBrowserSuccess, CurlBrowserError>
+{}
 
 /**
- * The curlBrowser operation as a service.
+ * The Tag of {@link curl}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -679,8 +650,7 @@ export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBr
  * })
  * ```
  */
-export const curl = (params: CurlBrowserParams): Effect.Effect<CurlBrowserSuccess, CurlBrowserError, CurlBrowser> =>
-  Effect.flatMap(CurlBrowser, (service) => service.curlBrowser(params))
+export const curl = Surface.accessor(CurlBrowser, "curlBrowser")
 
 /**
  * Builds every Browsers operation on the shared client.
@@ -694,20 +664,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListBrowsers, { listBrowsers: Call.make(Operations.listBrowsers)(client) }),
-      Context.add(CreateBrowser, { createBrowser: Call.make(Operations.createBrowser)(client) }),
-      Context.add(GetBrowser, { getBrowser: Call.make(Operations.getBrowser)(client) }),
-      Context.add(UpdateBrowser, { updateBrowser: Call.make(Operations.updateBrowser)(client) }),
-      Context.add(DeleteBrowser, { deleteBrowser: Call.make(Operations.deleteBrowser)(client) }),
-      Context.add(LoadBrowserExtensions, {
-        loadBrowserExtensions: Call.make(Operations.loadBrowserExtensions)(client)
-      }),
-      Context.add(CurlBrowser, { curlBrowser: Call.make(Operations.curlBrowser)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListBrowsers, { listBrowsers: call(Operations.listBrowsers) }),
+    Context.add(CreateBrowser, { createBrowser: call(Operations.createBrowser) }),
+    Context.add(GetBrowser, { getBrowser: call(Operations.getBrowser) }),
+    Context.add(UpdateBrowser, { updateBrowser: call(Operations.updateBrowser) }),
+    Context.add(DeleteBrowser, { deleteBrowser: call(Operations.deleteBrowser) }),
+    Context.add(LoadBrowserExtensions, { loadBrowserExtensions: call(Operations.loadBrowserExtensions) }),
+    Context.add(CurlBrowser, { curlBrowser: call(Operations.curlBrowser) })
+  )
 )
 
 /**

@@ -11,6 +11,7 @@ import * as internal from "./internal/client.js"
 import * as Generated from "./internal/generated/modules/Computer.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
@@ -129,8 +130,13 @@ export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
 {}
 
-const callGetMousePosition = internal.makeCall(OperationsTable.getMousePosition, internal.decodeJson(MousePosition))
-const callSetCursorVisibility = internal.makeCall(OperationsTable.setCursorVisibility, internal.decodeJson(Ok))
+// prepared on first use, not when the module is imported
+const callGetMousePosition = Surface.lazy(() =>
+  internal.makeCall(OperationsTable.getMousePosition, internal.decodeJson(MousePosition))
+)
+const callSetCursorVisibility = Surface.lazy(() =>
+  internal.makeCall(OperationsTable.setCursorVisibility, internal.decodeJson(Ok))
+)
 
 /**
  * Builds the get-mouse-position operation on the shared client.
@@ -140,7 +146,7 @@ const callSetCursorVisibility = internal.makeCall(OperationsTable.setCursorVisib
  */
 export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ getMousePosition: callGetMousePosition(client) })
+  (client) => ({ getMousePosition: callGetMousePosition()(client) })
 )
 
 /**
@@ -151,7 +157,7 @@ export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never,
  */
 export const makeSetCursorVisibility: Effect.Effect<SetCursorVisibilityService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ setCursorVisibility: callSetCursorVisibility(client) })
+  (client) => ({ setCursorVisibility: callSetCursorVisibility()(client) })
 )
 
 /**

@@ -7,7 +7,6 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/CredentialProviders.js"
 import type {
@@ -18,6 +17,7 @@ import type {
   ListCredentialProvidersResponse,
   UpdateCredentialProviderRequest
 } from "./internal/generated/schemas/CredentialProviders.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -45,17 +45,18 @@ export type ListCredentialProvidersSuccess = ListCredentialProvidersResponse
 export type ListCredentialProvidersError = OperationError<never>
 
 /**
- * The listCredentialProviders operation (`GET /org/credential_providers`).
+ * The service of {@link list}: its method `listCredentialProviders`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListCredentialProvidersService {
-  readonly listCredentialProviders: () => Effect.Effect<ListCredentialProvidersSuccess, ListCredentialProvidersError>
-}
+export interface ListCredentialProvidersService
+  extends
+    Surface.ServiceNoInput<"listCredentialProviders", ListCredentialProvidersSuccess, ListCredentialProvidersError>
+{}
 
 /**
- * The listCredentialProviders operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -85,11 +86,7 @@ export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCred
  * })
  * ```
  */
-export const list = (): Effect.Effect<
-  ListCredentialProvidersSuccess,
-  ListCredentialProvidersError,
-  ListCredentialProviders
-> => Effect.flatMap(ListCredentialProviders, (service) => service.listCredentialProviders())
+export const list = Surface.accessorNoInput(ListCredentialProviders, "listCredentialProviders")
 
 /**
  * The input of {@link create}.
@@ -116,19 +113,22 @@ export type CreateCredentialProviderSuccess = CredentialProvider
 export type CreateCredentialProviderError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createCredentialProvider operation (`POST /org/credential_providers`).
+ * The service of {@link create}: its method `createCredentialProvider`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialProviderService {
-  readonly createCredentialProvider: (
-    params: CreateCredentialProviderParams
-  ) => Effect.Effect<CreateCredentialProviderSuccess, CreateCredentialProviderError>
-}
+export interface CreateCredentialProviderService extends
+  Surface.Service<
+    "createCredentialProvider",
+    CreateCredentialProviderParams,
+    CreateCredentialProviderSuccess,
+    CreateCredentialProviderError
+  >
+{}
 
 /**
- * The createCredentialProvider operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -158,10 +158,7 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
  * })
  * ```
  */
-export const create = (
-  params: CreateCredentialProviderParams
-): Effect.Effect<CreateCredentialProviderSuccess, CreateCredentialProviderError, CreateCredentialProvider> =>
-  Effect.flatMap(CreateCredentialProvider, (service) => service.createCredentialProvider(params))
+export const create = Surface.accessor(CreateCredentialProvider, "createCredentialProvider")
 
 /**
  * The input of {@link retrieve}.
@@ -193,19 +190,22 @@ export type GetCredentialProviderSuccess = CredentialProvider
 export type GetCredentialProviderError = OperationError<KernelError.NotFound>
 
 /**
- * The getCredentialProvider operation (`GET /org/credential_providers/{id}`).
+ * The service of {@link retrieve}: its method `getCredentialProvider`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetCredentialProviderService {
-  readonly getCredentialProvider: (
-    params: GetCredentialProviderParams
-  ) => Effect.Effect<GetCredentialProviderSuccess, GetCredentialProviderError>
-}
+export interface GetCredentialProviderService extends
+  Surface.Service<
+    "getCredentialProvider",
+    GetCredentialProviderParams,
+    GetCredentialProviderSuccess,
+    GetCredentialProviderError
+  >
+{}
 
 /**
- * The getCredentialProvider operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -234,10 +234,7 @@ export class GetCredentialProvider
  * })
  * ```
  */
-export const retrieve = (
-  params: GetCredentialProviderParams
-): Effect.Effect<GetCredentialProviderSuccess, GetCredentialProviderError, GetCredentialProvider> =>
-  Effect.flatMap(GetCredentialProvider, (service) => service.getCredentialProvider(params))
+export const retrieve = Surface.accessor(GetCredentialProvider, "getCredentialProvider")
 
 /**
  * The input of {@link update}.
@@ -271,19 +268,22 @@ export type UpdateCredentialProviderError = OperationError<
 >
 
 /**
- * The updateCredentialProvider operation (`PATCH /org/credential_providers/{id}`).
+ * The service of {@link update}: its method `updateCredentialProvider`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateCredentialProviderService {
-  readonly updateCredentialProvider: (
-    params: UpdateCredentialProviderParams
-  ) => Effect.Effect<UpdateCredentialProviderSuccess, UpdateCredentialProviderError>
-}
+export interface UpdateCredentialProviderService extends
+  Surface.Service<
+    "updateCredentialProvider",
+    UpdateCredentialProviderParams,
+    UpdateCredentialProviderSuccess,
+    UpdateCredentialProviderError
+  >
+{}
 
 /**
- * The updateCredentialProvider operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -313,10 +313,7 @@ export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateC
  * })
  * ```
  */
-export const update = (
-  params: UpdateCredentialProviderParams
-): Effect.Effect<UpdateCredentialProviderSuccess, UpdateCredentialProviderError, UpdateCredentialProvider> =>
-  Effect.flatMap(UpdateCredentialProvider, (service) => service.updateCredentialProvider(params))
+export const update = Surface.accessor(UpdateCredentialProvider, "updateCredentialProvider")
 
 /**
  * The input of {@link delete_}.
@@ -348,19 +345,22 @@ export type DeleteCredentialProviderSuccess = void
 export type DeleteCredentialProviderError = OperationErrorNoContent<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The deleteCredentialProvider operation (`DELETE /org/credential_providers/{id}`).
+ * The service of {@link delete_}: its method `deleteCredentialProvider`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteCredentialProviderService {
-  readonly deleteCredentialProvider: (
-    params: DeleteCredentialProviderParams
-  ) => Effect.Effect<DeleteCredentialProviderSuccess, DeleteCredentialProviderError>
-}
+export interface DeleteCredentialProviderService extends
+  Surface.Service<
+    "deleteCredentialProvider",
+    DeleteCredentialProviderParams,
+    DeleteCredentialProviderSuccess,
+    DeleteCredentialProviderError
+  >
+{}
 
 /**
- * The deleteCredentialProvider operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -370,10 +370,7 @@ export class DeleteCredentialProvider extends Context.Tag("effect-kernel/DeleteC
   DeleteCredentialProviderService
 >() {}
 
-const delete_ = (
-  params: DeleteCredentialProviderParams
-): Effect.Effect<DeleteCredentialProviderSuccess, DeleteCredentialProviderError, DeleteCredentialProvider> =>
-  Effect.flatMap(DeleteCredentialProvider, (service) => service.deleteCredentialProvider(params))
+const delete_ = Surface.accessor(DeleteCredentialProvider, "deleteCredentialProvider")
 
 export {
   /**
@@ -429,19 +426,22 @@ export type TestCredentialProviderSuccess = CredentialProviderTestResult
 export type TestCredentialProviderError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The testCredentialProvider operation (`POST /org/credential_providers/{id}/test`).
+ * The service of {@link test}: its method `testCredentialProvider`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface TestCredentialProviderService {
-  readonly testCredentialProvider: (
-    params: TestCredentialProviderParams
-  ) => Effect.Effect<TestCredentialProviderSuccess, TestCredentialProviderError>
-}
+export interface TestCredentialProviderService extends
+  Surface.Service<
+    "testCredentialProvider",
+    TestCredentialProviderParams,
+    TestCredentialProviderSuccess,
+    TestCredentialProviderError
+  >
+{}
 
 /**
- * The testCredentialProvider operation as a service.
+ * The Tag of {@link test}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -470,10 +470,7 @@ export class TestCredentialProvider
  * })
  * ```
  */
-export const test = (
-  params: TestCredentialProviderParams
-): Effect.Effect<TestCredentialProviderSuccess, TestCredentialProviderError, TestCredentialProvider> =>
-  Effect.flatMap(TestCredentialProvider, (service) => service.testCredentialProvider(params))
+export const test = Surface.accessor(TestCredentialProvider, "testCredentialProvider")
 
 /**
  * The input of {@link listItems}.
@@ -505,19 +502,22 @@ export type ListCredentialProviderItemsSuccess = ListCredentialProviderItemsResp
 export type ListCredentialProviderItemsError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The listCredentialProviderItems operation (`GET /org/credential_providers/{id}/items`).
+ * The service of {@link listItems}: its method `listCredentialProviderItems`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListCredentialProviderItemsService {
-  readonly listCredentialProviderItems: (
-    params: ListCredentialProviderItemsParams
-  ) => Effect.Effect<ListCredentialProviderItemsSuccess, ListCredentialProviderItemsError>
-}
+export interface ListCredentialProviderItemsService extends
+  Surface.Service<
+    "listCredentialProviderItems",
+    ListCredentialProviderItemsParams,
+    ListCredentialProviderItemsSuccess,
+    ListCredentialProviderItemsError
+  >
+{}
 
 /**
- * The listCredentialProviderItems operation as a service.
+ * The Tag of {@link listItems}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -547,10 +547,7 @@ export class ListCredentialProviderItems extends Context.Tag("effect-kernel/List
  * })
  * ```
  */
-export const listItems = (
-  params: ListCredentialProviderItemsParams
-): Effect.Effect<ListCredentialProviderItemsSuccess, ListCredentialProviderItemsError, ListCredentialProviderItems> =>
-  Effect.flatMap(ListCredentialProviderItems, (service) => service.listCredentialProviderItems(params))
+export const listItems = Surface.accessor(ListCredentialProviderItems, "listCredentialProviderItems")
 
 /**
  * Builds every CredentialProviders operation on the shared client.
@@ -570,32 +567,18 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListCredentialProviders, {
-        listCredentialProviders: Call.make(Operations.listCredentialProviders)(client)
-      }),
-      Context.add(CreateCredentialProvider, {
-        createCredentialProvider: Call.make(Operations.createCredentialProvider)(client)
-      }),
-      Context.add(GetCredentialProvider, {
-        getCredentialProvider: Call.make(Operations.getCredentialProvider)(client)
-      }),
-      Context.add(UpdateCredentialProvider, {
-        updateCredentialProvider: Call.make(Operations.updateCredentialProvider)(client)
-      }),
-      Context.add(DeleteCredentialProvider, {
-        deleteCredentialProvider: Call.make(Operations.deleteCredentialProvider)(client)
-      }),
-      Context.add(TestCredentialProvider, {
-        testCredentialProvider: Call.make(Operations.testCredentialProvider)(client)
-      }),
-      Context.add(ListCredentialProviderItems, {
-        listCredentialProviderItems: Call.make(Operations.listCredentialProviderItems)(client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListCredentialProviders, { listCredentialProviders: call(Operations.listCredentialProviders) }),
+    Context.add(CreateCredentialProvider, { createCredentialProvider: call(Operations.createCredentialProvider) }),
+    Context.add(GetCredentialProvider, { getCredentialProvider: call(Operations.getCredentialProvider) }),
+    Context.add(UpdateCredentialProvider, { updateCredentialProvider: call(Operations.updateCredentialProvider) }),
+    Context.add(DeleteCredentialProvider, { deleteCredentialProvider: call(Operations.deleteCredentialProvider) }),
+    Context.add(TestCredentialProvider, { testCredentialProvider: call(Operations.testCredentialProvider) }),
+    Context.add(ListCredentialProviderItems, {
+      listCredentialProviderItems: call(Operations.listCredentialProviderItems)
+    })
+  )
 )
 
 /**

@@ -10,8 +10,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Credentials.js"
 import type {
@@ -20,7 +19,7 @@ import type {
   GetCredentialTotpCodeResponse,
   UpdateCredentialRequest
 } from "./internal/generated/schemas/Credentials.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -69,19 +68,17 @@ export type ListCredentialsSuccess = Call.Page<Credential>
 export type ListCredentialsError = OperationError<never>
 
 /**
- * The listCredentials operation (`GET /credentials`).
+ * The service of {@link list}: its method `listCredentials`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListCredentialsService {
-  readonly listCredentials: (
-    params: ListCredentialsParams
-  ) => Effect.Effect<ListCredentialsSuccess, ListCredentialsError>
-}
+export interface ListCredentialsService
+  extends Surface.Service<"listCredentials", ListCredentialsParams, ListCredentialsSuccess, ListCredentialsError>
+{}
 
 /**
- * The listCredentials operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -110,22 +107,12 @@ export class ListCredentials
  * })
  * ```
  */
-export const list = (
-  params: ListCredentialsParams = {}
-): Effect.Effect<ListCredentialsSuccess, ListCredentialsError, ListCredentials> =>
-  Effect.flatMap(ListCredentials, (service) => service.listCredentials(params))
+export const list = Surface.accessorOptional(ListCredentials, "listCredentials", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListCredentials} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /credentials`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListCredentials}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -134,20 +121,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Credentials } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Credentials.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Credentials.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (
-  params: ListCredentialsParams = {}
-): Stream.Stream<Credential, ListCredentialsError, ListCredentials> =>
-  Stream.unwrap(
-    Effect.map(ListCredentials, (service) =>
-      Pages.follow(Operations.listCredentials, (page: ListCredentialsParams) =>
-        service.listCredentials(page), params))
-  )
+export const listAll = Surface.pagedAllOptional(ListCredentials, "listCredentials", Operations.listCredentials, {})
 
 /**
  * The input of {@link create}.
@@ -174,19 +151,17 @@ export type CreateCredentialSuccess = Credential
 export type CreateCredentialError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createCredential operation (`POST /credentials`).
+ * The service of {@link create}: its method `createCredential`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialService {
-  readonly createCredential: (
-    params: CreateCredentialParams
-  ) => Effect.Effect<CreateCredentialSuccess, CreateCredentialError>
-}
+export interface CreateCredentialService
+  extends Surface.Service<"createCredential", CreateCredentialParams, CreateCredentialSuccess, CreateCredentialError>
+{}
 
 /**
- * The createCredential operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -215,10 +190,7 @@ export class CreateCredential
  * })
  * ```
  */
-export const create = (
-  params: CreateCredentialParams
-): Effect.Effect<CreateCredentialSuccess, CreateCredentialError, CreateCredential> =>
-  Effect.flatMap(CreateCredential, (service) => service.createCredential(params))
+export const create = Surface.accessor(CreateCredential, "createCredential")
 
 /**
  * The input of {@link retrieve}.
@@ -250,17 +222,17 @@ export type GetCredentialSuccess = Credential
 export type GetCredentialError = OperationError<KernelError.NotFound>
 
 /**
- * The getCredential operation (`GET /credentials/{idOrName}`).
+ * The service of {@link retrieve}: its method `getCredential`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetCredentialService {
-  readonly getCredential: (params: GetCredentialParams) => Effect.Effect<GetCredentialSuccess, GetCredentialError>
-}
+export interface GetCredentialService
+  extends Surface.Service<"getCredential", GetCredentialParams, GetCredentialSuccess, GetCredentialError>
+{}
 
 /**
- * The getCredential operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -287,10 +259,7 @@ export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<Ge
  * })
  * ```
  */
-export const retrieve = (
-  params: GetCredentialParams
-): Effect.Effect<GetCredentialSuccess, GetCredentialError, GetCredential> =>
-  Effect.flatMap(GetCredential, (service) => service.getCredential(params))
+export const retrieve = Surface.accessor(GetCredential, "getCredential")
 
 /**
  * The input of {@link update}.
@@ -324,19 +293,17 @@ export type UpdateCredentialError = OperationError<
 >
 
 /**
- * The updateCredential operation (`PATCH /credentials/{idOrName}`).
+ * The service of {@link update}: its method `updateCredential`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateCredentialService {
-  readonly updateCredential: (
-    params: UpdateCredentialParams
-  ) => Effect.Effect<UpdateCredentialSuccess, UpdateCredentialError>
-}
+export interface UpdateCredentialService
+  extends Surface.Service<"updateCredential", UpdateCredentialParams, UpdateCredentialSuccess, UpdateCredentialError>
+{}
 
 /**
- * The updateCredential operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -365,10 +332,7 @@ export class UpdateCredential
  * })
  * ```
  */
-export const update = (
-  params: UpdateCredentialParams
-): Effect.Effect<UpdateCredentialSuccess, UpdateCredentialError, UpdateCredential> =>
-  Effect.flatMap(UpdateCredential, (service) => service.updateCredential(params))
+export const update = Surface.accessor(UpdateCredential, "updateCredential")
 
 /**
  * The input of {@link delete_}.
@@ -400,19 +364,17 @@ export type DeleteCredentialSuccess = void
 export type DeleteCredentialError = OperationErrorNoContent<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The deleteCredential operation (`DELETE /credentials/{idOrName}`).
+ * The service of {@link delete_}: its method `deleteCredential`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteCredentialService {
-  readonly deleteCredential: (
-    params: DeleteCredentialParams
-  ) => Effect.Effect<DeleteCredentialSuccess, DeleteCredentialError>
-}
+export interface DeleteCredentialService
+  extends Surface.Service<"deleteCredential", DeleteCredentialParams, DeleteCredentialSuccess, DeleteCredentialError>
+{}
 
 /**
- * The deleteCredential operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -421,10 +383,7 @@ export class DeleteCredential
   extends Context.Tag("effect-kernel/DeleteCredential")<DeleteCredential, DeleteCredentialService>()
 {}
 
-const delete_ = (
-  params: DeleteCredentialParams
-): Effect.Effect<DeleteCredentialSuccess, DeleteCredentialError, DeleteCredential> =>
-  Effect.flatMap(DeleteCredential, (service) => service.deleteCredential(params))
+const delete_ = Surface.accessor(DeleteCredential, "deleteCredential")
 
 export {
   /**
@@ -480,19 +439,22 @@ export type GetCredentialTotpCodeSuccess = GetCredentialTotpCodeResponse
 export type GetCredentialTotpCodeError = OperationError<KernelError.NotFound>
 
 /**
- * The getCredentialTotpCode operation (`GET /credentials/{idOrName}/totp-code`).
+ * The service of {@link totpCode}: its method `getCredentialTotpCode`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetCredentialTotpCodeService {
-  readonly getCredentialTotpCode: (
-    params: GetCredentialTotpCodeParams
-  ) => Effect.Effect<GetCredentialTotpCodeSuccess, GetCredentialTotpCodeError>
-}
+export interface GetCredentialTotpCodeService extends
+  Surface.Service<
+    "getCredentialTotpCode",
+    GetCredentialTotpCodeParams,
+    GetCredentialTotpCodeSuccess,
+    GetCredentialTotpCodeError
+  >
+{}
 
 /**
- * The getCredentialTotpCode operation as a service.
+ * The Tag of {@link totpCode}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -521,10 +483,7 @@ export class GetCredentialTotpCode
  * })
  * ```
  */
-export const totpCode = (
-  params: GetCredentialTotpCodeParams
-): Effect.Effect<GetCredentialTotpCodeSuccess, GetCredentialTotpCodeError, GetCredentialTotpCode> =>
-  Effect.flatMap(GetCredentialTotpCode, (service) => service.getCredentialTotpCode(params))
+export const totpCode = Surface.accessor(GetCredentialTotpCode, "getCredentialTotpCode")
 
 /**
  * Builds every Credentials operation on the shared client.
@@ -538,17 +497,15 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListCredentials, { listCredentials: Call.make(Operations.listCredentials)(client) }),
-      Context.add(CreateCredential, { createCredential: Call.make(Operations.createCredential)(client) }),
-      Context.add(GetCredential, { getCredential: Call.make(Operations.getCredential)(client) }),
-      Context.add(UpdateCredential, { updateCredential: Call.make(Operations.updateCredential)(client) }),
-      Context.add(DeleteCredential, { deleteCredential: Call.make(Operations.deleteCredential)(client) }),
-      Context.add(GetCredentialTotpCode, { getCredentialTotpCode: Call.make(Operations.getCredentialTotpCode)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListCredentials, { listCredentials: call(Operations.listCredentials) }),
+    Context.add(CreateCredential, { createCredential: call(Operations.createCredential) }),
+    Context.add(GetCredential, { getCredential: call(Operations.getCredential) }),
+    Context.add(UpdateCredential, { updateCredential: call(Operations.updateCredential) }),
+    Context.add(DeleteCredential, { deleteCredential: call(Operations.deleteCredential) }),
+    Context.add(GetCredentialTotpCode, { getCredentialTotpCode: call(Operations.getCredentialTotpCode) })
+  )
 )
 
 /**

@@ -10,6 +10,7 @@ import * as internal from "./internal/client.js"
 import * as Generated from "./internal/generated/modules/Deployments.js"
 import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 
 /**
@@ -60,11 +61,14 @@ export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
 {}
 
-const callDelete = internal.makeCall(
-  OperationsTable.deleteDeployment,
-  // whatever a 2xx carries is not kept: up to 64 KiB is read (the connection may then be reused),
-  // the rest is dropped with its connection when the attempt ends
-  () => (response) => Effect.asVoid(internal.readBounded(response))
+// prepared on first use, not when the module is imported
+const callDelete = Surface.lazy(() =>
+  internal.makeCall(
+    OperationsTable.deleteDeployment,
+    // whatever a 2xx carries is not kept: up to 64 KiB is read (the connection may then be reused),
+    // the rest is dropped with its connection when the attempt ends
+    () => (response) => Effect.asVoid(internal.readBounded(response))
+  )
 )
 
 /**
@@ -76,7 +80,7 @@ const callDelete = internal.makeCall(
  */
 export const makeDelete: Effect.Effect<DeleteDeploymentService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ delete: callDelete(client) })
+  (client) => ({ delete: callDelete()(client) })
 )
 
 /**

@@ -8,10 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Extensions.js"
 import type { Extension, ListExtensionsResponse, UploadExtensionBody } from "./internal/generated/schemas/Extensions.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -39,17 +39,17 @@ export type ListExtensionsSuccess = ListExtensionsResponse
 export type ListExtensionsError = OperationError<never>
 
 /**
- * The listExtensions operation (`GET /extensions`).
+ * The service of {@link list}: its method `listExtensions`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListExtensionsService {
-  readonly listExtensions: () => Effect.Effect<ListExtensionsSuccess, ListExtensionsError>
-}
+export interface ListExtensionsService
+  extends Surface.ServiceNoInput<"listExtensions", ListExtensionsSuccess, ListExtensionsError>
+{}
 
 /**
- * The listExtensions operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -78,8 +78,7 @@ export class ListExtensions
  * })
  * ```
  */
-export const list = (): Effect.Effect<ListExtensionsSuccess, ListExtensionsError, ListExtensions> =>
-  Effect.flatMap(ListExtensions, (service) => service.listExtensions())
+export const list = Surface.accessorNoInput(ListExtensions, "listExtensions")
 
 /**
  * The input of {@link upload}.
@@ -106,19 +105,17 @@ export type UploadExtensionSuccess = Extension
 export type UploadExtensionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The uploadExtension operation (`POST /extensions`).
+ * The service of {@link upload}: its method `uploadExtension`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UploadExtensionService {
-  readonly uploadExtension: (
-    params: UploadExtensionParams
-  ) => Effect.Effect<UploadExtensionSuccess, UploadExtensionError>
-}
+export interface UploadExtensionService
+  extends Surface.Service<"uploadExtension", UploadExtensionParams, UploadExtensionSuccess, UploadExtensionError>
+{}
 
 /**
- * The uploadExtension operation as a service.
+ * The Tag of {@link upload}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -147,10 +144,7 @@ export class UploadExtension
  * })
  * ```
  */
-export const upload = (
-  params: UploadExtensionParams
-): Effect.Effect<UploadExtensionSuccess, UploadExtensionError, UploadExtension> =>
-  Effect.flatMap(UploadExtension, (service) => service.uploadExtension(params))
+export const upload = Surface.accessor(UploadExtension, "uploadExtension")
 
 /**
  * The input of {@link download}.
@@ -182,19 +176,18 @@ export type DownloadExtensionSuccess = Stream.Stream<Uint8Array, DownloadExtensi
 export type DownloadExtensionError = OperationError<KernelError.NotFound>
 
 /**
- * The downloadExtension operation (`GET /extensions/{idOrName}`).
+ * The service of {@link download}: its method `downloadExtension`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DownloadExtensionService {
-  readonly downloadExtension: (
-    params: DownloadExtensionParams
-  ) => Effect.Effect<DownloadExtensionSuccess, DownloadExtensionError>
-}
+export interface DownloadExtensionService
+  extends
+    Surface.Service<"downloadExtension", DownloadExtensionParams, DownloadExtensionSuccess, DownloadExtensionError>
+{}
 
 /**
- * The downloadExtension operation as a service.
+ * The Tag of {@link download}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -225,10 +218,23 @@ export class DownloadExtension
  * })
  * ```
  */
-export const download = (
-  params: DownloadExtensionParams
-): Effect.Effect<DownloadExtensionSuccess, DownloadExtensionError, DownloadExtension> =>
-  Effect.flatMap(DownloadExtension, (service) => service.downloadExtension(params))
+export const download = Surface.accessor(DownloadExtension, "downloadExtension")
+
+/**
+ * {@link download} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Extensions } from "effect-kernel"
+ *
+ * const size = Extensions.downloadStream({ idOrName: "idOrName" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadStream = Surface.streamed(download)
 
 /**
  * The input of {@link delete_}.
@@ -260,19 +266,17 @@ export type DeleteExtensionSuccess = void
 export type DeleteExtensionError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The deleteExtension operation (`DELETE /extensions/{idOrName}`).
+ * The service of {@link delete_}: its method `deleteExtension`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteExtensionService {
-  readonly deleteExtension: (
-    params: DeleteExtensionParams
-  ) => Effect.Effect<DeleteExtensionSuccess, DeleteExtensionError>
-}
+export interface DeleteExtensionService
+  extends Surface.Service<"deleteExtension", DeleteExtensionParams, DeleteExtensionSuccess, DeleteExtensionError>
+{}
 
 /**
- * The deleteExtension operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -281,10 +285,7 @@ export class DeleteExtension
   extends Context.Tag("effect-kernel/DeleteExtension")<DeleteExtension, DeleteExtensionService>()
 {}
 
-const delete_ = (
-  params: DeleteExtensionParams
-): Effect.Effect<DeleteExtensionSuccess, DeleteExtensionError, DeleteExtension> =>
-  Effect.flatMap(DeleteExtension, (service) => service.deleteExtension(params))
+const delete_ = Surface.accessor(DeleteExtension, "deleteExtension")
 
 export {
   /**
@@ -344,19 +345,22 @@ export type DownloadChromeStoreExtensionSuccess = Stream.Stream<Uint8Array, Down
 export type DownloadChromeStoreExtensionError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The downloadChromeStoreExtension operation (`GET /extensions/from_chrome_store`).
+ * The service of {@link downloadFromChromeStore}: its method `downloadChromeStoreExtension`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DownloadChromeStoreExtensionService {
-  readonly downloadChromeStoreExtension: (
-    params: DownloadChromeStoreExtensionParams
-  ) => Effect.Effect<DownloadChromeStoreExtensionSuccess, DownloadChromeStoreExtensionError>
-}
+export interface DownloadChromeStoreExtensionService extends
+  Surface.Service<
+    "downloadChromeStoreExtension",
+    DownloadChromeStoreExtensionParams,
+    DownloadChromeStoreExtensionSuccess,
+    DownloadChromeStoreExtensionError
+  >
+{}
 
 /**
- * The downloadChromeStoreExtension operation as a service.
+ * The Tag of {@link downloadFromChromeStore}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -388,13 +392,23 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
  * })
  * ```
  */
-export const downloadFromChromeStore = (
-  params: DownloadChromeStoreExtensionParams
-): Effect.Effect<
-  DownloadChromeStoreExtensionSuccess,
-  DownloadChromeStoreExtensionError,
-  DownloadChromeStoreExtension
-> => Effect.flatMap(DownloadChromeStoreExtension, (service) => service.downloadChromeStoreExtension(params))
+export const downloadFromChromeStore = Surface.accessor(DownloadChromeStoreExtension, "downloadChromeStoreExtension")
+
+/**
+ * {@link downloadFromChromeStore} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Extensions } from "effect-kernel"
+ *
+ * const size = Extensions.downloadFromChromeStoreStream({ url: "text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadFromChromeStoreStream = Surface.streamed(downloadFromChromeStore)
 
 /**
  * Builds every Extensions operation on the shared client.
@@ -408,18 +422,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListExtensions, { listExtensions: Call.make(Operations.listExtensions)(client) }),
-      Context.add(UploadExtension, { uploadExtension: Call.make(Operations.uploadExtension)(client) }),
-      Context.add(DownloadExtension, { downloadExtension: Call.make(Operations.downloadExtension)(client) }),
-      Context.add(DeleteExtension, { deleteExtension: Call.make(Operations.deleteExtension)(client) }),
-      Context.add(DownloadChromeStoreExtension, {
-        downloadChromeStoreExtension: Call.make(Operations.downloadChromeStoreExtension)(client)
-      })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListExtensions, { listExtensions: call(Operations.listExtensions) }),
+    Context.add(UploadExtension, { uploadExtension: call(Operations.uploadExtension) }),
+    Context.add(DownloadExtension, { downloadExtension: call(Operations.downloadExtension) }),
+    Context.add(DeleteExtension, { deleteExtension: call(Operations.deleteExtension) }),
+    Context.add(DownloadChromeStoreExtension, {
+      downloadChromeStoreExtension: call(Operations.downloadChromeStoreExtension)
+    })
+  )
 )
 
 /**

@@ -8,7 +8,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Filesystem.js"
 import type {
@@ -21,6 +20,7 @@ import type {
   UploadFilesBody,
   UploadZipBody
 } from "./internal/generated/schemas/Filesystem.js"
+import * as Surface from "./internal/surface.js"
 import type { Upload } from "./internal/upload.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
@@ -66,17 +66,15 @@ export type ReadFileSuccess = Stream.Stream<Uint8Array, ReadFileError>
 export type ReadFileError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The readFile operation (`GET /browsers/{id}/fs/read_file`).
+ * The service of {@link readFile}: its method `readFile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ReadFileService {
-  readonly readFile: (params: ReadFileParams) => Effect.Effect<ReadFileSuccess, ReadFileError>
-}
+export interface ReadFileService extends Surface.Service<"readFile", ReadFileParams, ReadFileSuccess, ReadFileError> {}
 
 /**
- * The readFile operation as a service.
+ * The Tag of {@link readFile}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -96,15 +94,30 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.readFile({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.readFile({ id: "id", path: "/text" })
  *   // the body arrives as a stream of bytes, read as it comes
  *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
  *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
-export const readFile = (params: ReadFileParams): Effect.Effect<ReadFileSuccess, ReadFileError, ReadFile> =>
-  Effect.flatMap(ReadFile, (service) => service.readFile(params))
+export const readFile = Surface.accessor(ReadFile, "readFile")
+
+/**
+ * {@link readFile} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Filesystem } from "effect-kernel"
+ *
+ * const size = Filesystem.readFileStream({ id: "id", path: "/text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const readFileStream = Surface.streamed(readFile)
 
 /**
  * The input of {@link writeFile}.
@@ -150,17 +163,17 @@ export type WriteFileError = OperationErrorNoContent<
 >
 
 /**
- * The writeFile operation (`PUT /browsers/{id}/fs/write_file`).
+ * The service of {@link writeFile}: its method `writeFile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface WriteFileService {
-  readonly writeFile: (params: WriteFileParams) => Effect.Effect<WriteFileSuccess, WriteFileError>
-}
+export interface WriteFileService
+  extends Surface.Service<"writeFile", WriteFileParams, WriteFileSuccess, WriteFileError>
+{}
 
 /**
- * The writeFile operation as a service.
+ * The Tag of {@link writeFile}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -180,13 +193,12 @@ export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.writeFile({ id: "id", path: "text", contents: new TextEncoder().encode("hello") })
+ *   const result = yield* Filesystem.writeFile({ id: "id", path: "/text", contents: new TextEncoder().encode("hello") })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const writeFile = (params: WriteFileParams): Effect.Effect<WriteFileSuccess, WriteFileError, WriteFile> =>
-  Effect.flatMap(WriteFile, (service) => service.writeFile(params))
+export const writeFile = Surface.accessor(WriteFile, "writeFile")
 
 /**
  * The input of {@link listFiles}.
@@ -222,17 +234,17 @@ export type ListFilesSuccess = FileInfoList
 export type ListFilesError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The listFiles operation (`GET /browsers/{id}/fs/list_files`).
+ * The service of {@link listFiles}: its method `listFiles`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListFilesService {
-  readonly listFiles: (params: ListFilesParams) => Effect.Effect<ListFilesSuccess, ListFilesError>
-}
+export interface ListFilesService
+  extends Surface.Service<"listFiles", ListFilesParams, ListFilesSuccess, ListFilesError>
+{}
 
 /**
- * The listFiles operation as a service.
+ * The Tag of {@link listFiles}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -252,13 +264,12 @@ export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.listFiles({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.listFiles({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const listFiles = (params: ListFilesParams): Effect.Effect<ListFilesSuccess, ListFilesError, ListFiles> =>
-  Effect.flatMap(ListFiles, (service) => service.listFiles(params))
+export const listFiles = Surface.accessor(ListFiles, "listFiles")
 
 /**
  * The input of {@link createDirectory}.
@@ -290,19 +301,17 @@ export type CreateDirectorySuccess = void
 export type CreateDirectoryError = OperationErrorNoContent<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createDirectory operation (`PUT /browsers/{id}/fs/create_directory`).
+ * The service of {@link createDirectory}: its method `createDirectory`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateDirectoryService {
-  readonly createDirectory: (
-    params: CreateDirectoryParams
-  ) => Effect.Effect<CreateDirectorySuccess, CreateDirectoryError>
-}
+export interface CreateDirectoryService
+  extends Surface.Service<"createDirectory", CreateDirectoryParams, CreateDirectorySuccess, CreateDirectoryError>
+{}
 
 /**
- * The createDirectory operation as a service.
+ * The Tag of {@link createDirectory}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -324,15 +333,12 @@ export class CreateDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.createDirectory({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.createDirectory({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const createDirectory = (
-  params: CreateDirectoryParams
-): Effect.Effect<CreateDirectorySuccess, CreateDirectoryError, CreateDirectory> =>
-  Effect.flatMap(CreateDirectory, (service) => service.createDirectory(params))
+export const createDirectory = Surface.accessor(CreateDirectory, "createDirectory")
 
 /**
  * The input of {@link deleteFile}.
@@ -366,17 +372,17 @@ export type DeleteFileError = OperationErrorNoContent<
 >
 
 /**
- * The deleteFile operation (`PUT /browsers/{id}/fs/delete_file`).
+ * The service of {@link deleteFile}: its method `deleteFile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteFileService {
-  readonly deleteFile: (params: DeleteFileParams) => Effect.Effect<DeleteFileSuccess, DeleteFileError>
-}
+export interface DeleteFileService
+  extends Surface.Service<"deleteFile", DeleteFileParams, DeleteFileSuccess, DeleteFileError>
+{}
 
 /**
- * The deleteFile operation as a service.
+ * The Tag of {@link deleteFile}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -396,13 +402,12 @@ export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFi
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteFile({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.deleteFile({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const deleteFile = (params: DeleteFileParams): Effect.Effect<DeleteFileSuccess, DeleteFileError, DeleteFile> =>
-  Effect.flatMap(DeleteFile, (service) => service.deleteFile(params))
+export const deleteFile = Surface.accessor(DeleteFile, "deleteFile")
 
 /**
  * The input of {@link deleteDirectory}.
@@ -436,19 +441,17 @@ export type DeleteDirectoryError = OperationErrorNoContent<
 >
 
 /**
- * The deleteDirectory operation (`PUT /browsers/{id}/fs/delete_directory`).
+ * The service of {@link deleteDirectory}: its method `deleteDirectory`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteDirectoryService {
-  readonly deleteDirectory: (
-    params: DeleteDirectoryParams
-  ) => Effect.Effect<DeleteDirectorySuccess, DeleteDirectoryError>
-}
+export interface DeleteDirectoryService
+  extends Surface.Service<"deleteDirectory", DeleteDirectoryParams, DeleteDirectorySuccess, DeleteDirectoryError>
+{}
 
 /**
- * The deleteDirectory operation as a service.
+ * The Tag of {@link deleteDirectory}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -470,15 +473,12 @@ export class DeleteDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteDirectory({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.deleteDirectory({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const deleteDirectory = (
-  params: DeleteDirectoryParams
-): Effect.Effect<DeleteDirectorySuccess, DeleteDirectoryError, DeleteDirectory> =>
-  Effect.flatMap(DeleteDirectory, (service) => service.deleteDirectory(params))
+export const deleteDirectory = Surface.accessor(DeleteDirectory, "deleteDirectory")
 
 /**
  * The input of {@link setFilePermissions}.
@@ -512,19 +512,18 @@ export type SetFilePermissionsError = OperationErrorNoContent<
 >
 
 /**
- * The setFilePermissions operation (`PUT /browsers/{id}/fs/set_file_permissions`).
+ * The service of {@link setFilePermissions}: its method `setFilePermissions`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface SetFilePermissionsService {
-  readonly setFilePermissions: (
-    params: SetFilePermissionsParams
-  ) => Effect.Effect<SetFilePermissionsSuccess, SetFilePermissionsError>
-}
+export interface SetFilePermissionsService
+  extends
+    Surface.Service<"setFilePermissions", SetFilePermissionsParams, SetFilePermissionsSuccess, SetFilePermissionsError>
+{}
 
 /**
- * The setFilePermissions operation as a service.
+ * The Tag of {@link setFilePermissions}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -546,15 +545,12 @@ export class SetFilePermissions
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.setFilePermissions({ id: "id", path: "text", mode: "text" })
+ *   const result = yield* Filesystem.setFilePermissions({ id: "id", path: "/text", mode: "0644" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const setFilePermissions = (
-  params: SetFilePermissionsParams
-): Effect.Effect<SetFilePermissionsSuccess, SetFilePermissionsError, SetFilePermissions> =>
-  Effect.flatMap(SetFilePermissions, (service) => service.setFilePermissions(params))
+export const setFilePermissions = Surface.accessor(SetFilePermissions, "setFilePermissions")
 
 /**
  * The input of {@link fileInfo}.
@@ -590,17 +586,17 @@ export type GetFileInfoSuccess = FileInfo
 export type GetFileInfoError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The getFileInfo operation (`GET /browsers/{id}/fs/file_info`).
+ * The service of {@link fileInfo}: its method `getFileInfo`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetFileInfoService {
-  readonly getFileInfo: (params: GetFileInfoParams) => Effect.Effect<GetFileInfoSuccess, GetFileInfoError>
-}
+export interface GetFileInfoService
+  extends Surface.Service<"getFileInfo", GetFileInfoParams, GetFileInfoSuccess, GetFileInfoError>
+{}
 
 /**
- * The getFileInfo operation as a service.
+ * The Tag of {@link fileInfo}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -620,13 +616,12 @@ export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFil
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.fileInfo({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.fileInfo({ id: "id", path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const fileInfo = (params: GetFileInfoParams): Effect.Effect<GetFileInfoSuccess, GetFileInfoError, GetFileInfo> =>
-  Effect.flatMap(GetFileInfo, (service) => service.getFileInfo(params))
+export const fileInfo = Surface.accessor(GetFileInfo, "getFileInfo")
 
 /**
  * The input of {@link move}.
@@ -660,17 +655,15 @@ export type MovePathError = OperationErrorNoContent<
 >
 
 /**
- * The movePath operation (`PUT /browsers/{id}/fs/move`).
+ * The service of {@link move}: its method `movePath`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface MovePathService {
-  readonly movePath: (params: MovePathParams) => Effect.Effect<MovePathSuccess, MovePathError>
-}
+export interface MovePathService extends Surface.Service<"movePath", MovePathParams, MovePathSuccess, MovePathError> {}
 
 /**
- * The movePath operation as a service.
+ * The Tag of {@link move}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -690,13 +683,12 @@ export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, Mo
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.move({ id: "id", src_path: "text", dest_path: "text" })
+ *   const result = yield* Filesystem.move({ id: "id", src_path: "/text", dest_path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const move = (params: MovePathParams): Effect.Effect<MovePathSuccess, MovePathError, MovePath> =>
-  Effect.flatMap(MovePath, (service) => service.movePath(params))
+export const move = Surface.accessor(MovePath, "movePath")
 
 /**
  * The input of {@link downloadDirZip}.
@@ -732,17 +724,17 @@ export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, DownloadDirZipErro
 export type DownloadDirZipError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The downloadDirZip operation (`GET /browsers/{id}/fs/download_dir_zip`).
+ * The service of {@link downloadDirZip}: its method `downloadDirZip`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DownloadDirZipService {
-  readonly downloadDirZip: (params: DownloadDirZipParams) => Effect.Effect<DownloadDirZipSuccess, DownloadDirZipError>
-}
+export interface DownloadDirZipService
+  extends Surface.Service<"downloadDirZip", DownloadDirZipParams, DownloadDirZipSuccess, DownloadDirZipError>
+{}
 
 /**
- * The downloadDirZip operation as a service.
+ * The Tag of {@link downloadDirZip}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -766,17 +758,30 @@ export class DownloadDirZip
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "text" })
+ *   const result = yield* Filesystem.downloadDirZip({ id: "id", path: "/text" })
  *   // the body arrives as a stream of bytes, read as it comes
  *   const size = yield* Stream.runFold(result, 0, (n, chunk) => n + chunk.length)
  *   yield* Effect.log(`${size} bytes`)
  * })
  * ```
  */
-export const downloadDirZip = (
-  params: DownloadDirZipParams
-): Effect.Effect<DownloadDirZipSuccess, DownloadDirZipError, DownloadDirZip> =>
-  Effect.flatMap(DownloadDirZip, (service) => service.downloadDirZip(params))
+export const downloadDirZip = Surface.accessor(DownloadDirZip, "downloadDirZip")
+
+/**
+ * {@link downloadDirZip} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Filesystem } from "effect-kernel"
+ *
+ * const size = Filesystem.downloadDirZipStream({ id: "id", path: "/text" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const downloadDirZipStream = Surface.streamed(downloadDirZip)
 
 /**
  * The input of {@link upload}.
@@ -810,17 +815,17 @@ export type UploadFilesError = OperationErrorNoContent<
 >
 
 /**
- * The uploadFiles operation (`POST /browsers/{id}/fs/upload`).
+ * The service of {@link upload}: its method `uploadFiles`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UploadFilesService {
-  readonly uploadFiles: (params: UploadFilesParams) => Effect.Effect<UploadFilesSuccess, UploadFilesError>
-}
+export interface UploadFilesService
+  extends Surface.Service<"uploadFiles", UploadFilesParams, UploadFilesSuccess, UploadFilesError>
+{}
 
 /**
- * The uploadFiles operation as a service.
+ * The Tag of {@link upload}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -847,8 +852,7 @@ export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<Upload
  * })
  * ```
  */
-export const upload = (params: UploadFilesParams): Effect.Effect<UploadFilesSuccess, UploadFilesError, UploadFiles> =>
-  Effect.flatMap(UploadFiles, (service) => service.uploadFiles(params))
+export const upload = Surface.accessor(UploadFiles, "uploadFiles")
 
 /**
  * The input of {@link uploadZip}.
@@ -882,17 +886,17 @@ export type UploadZipError = OperationErrorNoContent<
 >
 
 /**
- * The uploadZip operation (`POST /browsers/{id}/fs/upload_zip`).
+ * The service of {@link uploadZip}: its method `uploadZip`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UploadZipService {
-  readonly uploadZip: (params: UploadZipParams) => Effect.Effect<UploadZipSuccess, UploadZipError>
-}
+export interface UploadZipService
+  extends Surface.Service<"uploadZip", UploadZipParams, UploadZipSuccess, UploadZipError>
+{}
 
 /**
- * The uploadZip operation as a service.
+ * The Tag of {@link uploadZip}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -914,13 +918,12 @@ export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "text" })
+ *   const result = yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "/text" })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const uploadZip = (params: UploadZipParams): Effect.Effect<UploadZipSuccess, UploadZipError, UploadZip> =>
-  Effect.flatMap(UploadZip, (service) => service.uploadZip(params))
+export const uploadZip = Surface.accessor(UploadZip, "uploadZip")
 
 /**
  * Builds every Filesystem operation on the shared client.
@@ -945,23 +948,21 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ReadFile, { readFile: Call.make(Operations.readFile)(client) }),
-      Context.add(WriteFile, { writeFile: Call.make(Operations.writeFile)(client) }),
-      Context.add(ListFiles, { listFiles: Call.make(Operations.listFiles)(client) }),
-      Context.add(CreateDirectory, { createDirectory: Call.make(Operations.createDirectory)(client) }),
-      Context.add(DeleteFile, { deleteFile: Call.make(Operations.deleteFile)(client) }),
-      Context.add(DeleteDirectory, { deleteDirectory: Call.make(Operations.deleteDirectory)(client) }),
-      Context.add(SetFilePermissions, { setFilePermissions: Call.make(Operations.setFilePermissions)(client) }),
-      Context.add(GetFileInfo, { getFileInfo: Call.make(Operations.getFileInfo)(client) }),
-      Context.add(MovePath, { movePath: Call.make(Operations.movePath)(client) }),
-      Context.add(DownloadDirZip, { downloadDirZip: Call.make(Operations.downloadDirZip)(client) }),
-      Context.add(UploadFiles, { uploadFiles: Call.make(Operations.uploadFiles)(client) }),
-      Context.add(UploadZip, { uploadZip: Call.make(Operations.uploadZip)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ReadFile, { readFile: call(Operations.readFile) }),
+    Context.add(WriteFile, { writeFile: call(Operations.writeFile) }),
+    Context.add(ListFiles, { listFiles: call(Operations.listFiles) }),
+    Context.add(CreateDirectory, { createDirectory: call(Operations.createDirectory) }),
+    Context.add(DeleteFile, { deleteFile: call(Operations.deleteFile) }),
+    Context.add(DeleteDirectory, { deleteDirectory: call(Operations.deleteDirectory) }),
+    Context.add(SetFilePermissions, { setFilePermissions: call(Operations.setFilePermissions) }),
+    Context.add(GetFileInfo, { getFileInfo: call(Operations.getFileInfo) }),
+    Context.add(MovePath, { movePath: call(Operations.movePath) }),
+    Context.add(DownloadDirZip, { downloadDirZip: call(Operations.downloadDirZip) }),
+    Context.add(UploadFiles, { uploadFiles: call(Operations.uploadFiles) }),
+    Context.add(UploadZip, { uploadZip: call(Operations.uploadZip) })
+  )
 )
 
 /**

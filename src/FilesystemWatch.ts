@@ -8,7 +8,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/FilesystemWatch.js"
 import type {
@@ -16,6 +15,7 @@ import type {
   StartFilesystemWatchResponse,
   StartFsWatchRequest
 } from "./internal/generated/schemas/FilesystemWatch.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -59,19 +59,22 @@ export type StartFilesystemWatchError = OperationError<
 >
 
 /**
- * The startFilesystemWatch operation (`POST /browsers/{id}/fs/watch`).
+ * The service of {@link start}: its method `startFilesystemWatch`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StartFilesystemWatchService {
-  readonly startFilesystemWatch: (
-    params: StartFilesystemWatchParams
-  ) => Effect.Effect<StartFilesystemWatchSuccess, StartFilesystemWatchError>
-}
+export interface StartFilesystemWatchService extends
+  Surface.Service<
+    "startFilesystemWatch",
+    StartFilesystemWatchParams,
+    StartFilesystemWatchSuccess,
+    StartFilesystemWatchError
+  >
+{}
 
 /**
- * The startFilesystemWatch operation as a service.
+ * The Tag of {@link start}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -98,10 +101,7 @@ export class StartFilesystemWatch
  * })
  * ```
  */
-export const start = (
-  params: StartFilesystemWatchParams
-): Effect.Effect<StartFilesystemWatchSuccess, StartFilesystemWatchError, StartFilesystemWatch> =>
-  Effect.flatMap(StartFilesystemWatch, (service) => service.startFilesystemWatch(params))
+export const start = Surface.accessor(StartFilesystemWatch, "startFilesystemWatch")
 
 /**
  * The input of {@link events}.
@@ -139,19 +139,22 @@ export type StreamFilesystemEventsError = OperationError<
 >
 
 /**
- * The streamFilesystemEvents operation (`GET /browsers/{id}/fs/watch/{watchId}/events`).
+ * The service of {@link events}: its method `streamFilesystemEvents`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StreamFilesystemEventsService {
-  readonly streamFilesystemEvents: (
-    params: StreamFilesystemEventsParams
-  ) => Effect.Effect<StreamFilesystemEventsSuccess, StreamFilesystemEventsError>
-}
+export interface StreamFilesystemEventsService extends
+  Surface.Service<
+    "streamFilesystemEvents",
+    StreamFilesystemEventsParams,
+    StreamFilesystemEventsSuccess,
+    StreamFilesystemEventsError
+  >
+{}
 
 /**
- * The streamFilesystemEvents operation as a service.
+ * The Tag of {@link events}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -179,10 +182,7 @@ export class StreamFilesystemEvents
  * })
  * ```
  */
-export const events = (
-  params: StreamFilesystemEventsParams
-): Effect.Effect<StreamFilesystemEventsSuccess, StreamFilesystemEventsError, StreamFilesystemEvents> =>
-  Effect.flatMap(StreamFilesystemEvents, (service) => service.streamFilesystemEvents(params))
+export const events = Surface.accessor(StreamFilesystemEvents, "streamFilesystemEvents")
 
 /**
  * The input of {@link stop}.
@@ -217,19 +217,22 @@ export type StopFilesystemWatchError = OperationErrorNoContent<
 >
 
 /**
- * The stopFilesystemWatch operation (`DELETE /browsers/{id}/fs/watch/{watchId}`).
+ * The service of {@link stop}: its method `stopFilesystemWatch`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StopFilesystemWatchService {
-  readonly stopFilesystemWatch: (
-    params: StopFilesystemWatchParams
-  ) => Effect.Effect<StopFilesystemWatchSuccess, StopFilesystemWatchError>
-}
+export interface StopFilesystemWatchService extends
+  Surface.Service<
+    "stopFilesystemWatch",
+    StopFilesystemWatchParams,
+    StopFilesystemWatchSuccess,
+    StopFilesystemWatchError
+  >
+{}
 
 /**
- * The stopFilesystemWatch operation as a service.
+ * The Tag of {@link stop}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -256,10 +259,7 @@ export class StopFilesystemWatch
  * })
  * ```
  */
-export const stop = (
-  params: StopFilesystemWatchParams
-): Effect.Effect<StopFilesystemWatchSuccess, StopFilesystemWatchError, StopFilesystemWatch> =>
-  Effect.flatMap(StopFilesystemWatch, (service) => service.stopFilesystemWatch(params))
+export const stop = Surface.accessor(StopFilesystemWatch, "stopFilesystemWatch")
 
 /**
  * Builds every FilesystemWatch operation on the shared client.
@@ -271,16 +271,12 @@ export const make: Effect.Effect<
   Context.Context<StartFilesystemWatch | StreamFilesystemEvents | StopFilesystemWatch>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(StartFilesystemWatch, { startFilesystemWatch: Call.make(Operations.startFilesystemWatch)(client) }),
-      Context.add(StreamFilesystemEvents, {
-        streamFilesystemEvents: Call.make(Operations.streamFilesystemEvents)(client)
-      }),
-      Context.add(StopFilesystemWatch, { stopFilesystemWatch: Call.make(Operations.stopFilesystemWatch)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(StartFilesystemWatch, { startFilesystemWatch: call(Operations.startFilesystemWatch) }),
+    Context.add(StreamFilesystemEvents, { streamFilesystemEvents: call(Operations.streamFilesystemEvents) }),
+    Context.add(StopFilesystemWatch, { stopFilesystemWatch: call(Operations.stopFilesystemWatch) })
+  )
 )
 
 /**

@@ -10,8 +10,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Stream from "effect/Stream"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Invocations.js"
 import type {
@@ -22,7 +22,7 @@ import type {
   InvokeResponse,
   ListInvocationBrowsersResponse
 } from "./internal/generated/schemas/Invocations.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -197,19 +197,17 @@ export type ListInvocationsSuccess = Call.Page<Invocation>
 export type ListInvocationsError = OperationError<KernelError.BadRequest>
 
 /**
- * The listInvocations operation (`GET /invocations`).
+ * The service of {@link list}: its method `listInvocations`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListInvocationsService {
-  readonly listInvocations: (
-    params: ListInvocationsParams
-  ) => Effect.Effect<ListInvocationsSuccess, ListInvocationsError>
-}
+export interface ListInvocationsService
+  extends Surface.Service<"listInvocations", ListInvocationsParams, ListInvocationsSuccess, ListInvocationsError>
+{}
 
 /**
- * The listInvocations operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -238,22 +236,12 @@ export class ListInvocations
  * })
  * ```
  */
-export const list = (
-  params: ListInvocationsParams = {}
-): Effect.Effect<ListInvocationsSuccess, ListInvocationsError, ListInvocations> =>
-  Effect.flatMap(ListInvocations, (service) => service.listInvocations(params))
+export const list = Surface.accessorOptional(ListInvocations, "listInvocations", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListInvocations} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /invocations`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListInvocations}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -262,20 +250,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Invocations } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Invocations.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Invocations.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (
-  params: ListInvocationsParams = {}
-): Stream.Stream<Invocation, ListInvocationsError, ListInvocations> =>
-  Stream.unwrap(
-    Effect.map(ListInvocations, (service) =>
-      Pages.follow(Operations.listInvocations, (page: ListInvocationsParams) =>
-        service.listInvocations(page), params))
-  )
+export const listAll = Surface.pagedAllOptional(ListInvocations, "listInvocations", Operations.listInvocations, {})
 
 /**
  * The input of {@link create}.
@@ -305,19 +283,17 @@ export type CreateInvocationSuccess = { readonly _tag: "Ok"; readonly value: Inv
 export type CreateInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The createInvocation operation (`POST /invocations`).
+ * The service of {@link create}: its method `createInvocation`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateInvocationService {
-  readonly createInvocation: (
-    params: CreateInvocationParams
-  ) => Effect.Effect<CreateInvocationSuccess, CreateInvocationError>
-}
+export interface CreateInvocationService
+  extends Surface.Service<"createInvocation", CreateInvocationParams, CreateInvocationSuccess, CreateInvocationError>
+{}
 
 /**
- * The createInvocation operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -344,10 +320,7 @@ export class CreateInvocation
  * })
  * ```
  */
-export const create = (
-  params: CreateInvocationParams
-): Effect.Effect<CreateInvocationSuccess, CreateInvocationError, CreateInvocation> =>
-  Effect.flatMap(CreateInvocation, (service) => service.createInvocation(params))
+export const create = Surface.accessor(CreateInvocation, "createInvocation")
 
 /**
  * The input of {@link retrieve}.
@@ -379,17 +352,17 @@ export type GetInvocationSuccess = Invocation
 export type GetInvocationError = OperationError<KernelError.NotFound>
 
 /**
- * The getInvocation operation (`GET /invocations/{id}`).
+ * The service of {@link retrieve}: its method `getInvocation`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetInvocationService {
-  readonly getInvocation: (params: GetInvocationParams) => Effect.Effect<GetInvocationSuccess, GetInvocationError>
-}
+export interface GetInvocationService
+  extends Surface.Service<"getInvocation", GetInvocationParams, GetInvocationSuccess, GetInvocationError>
+{}
 
 /**
- * The getInvocation operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -416,10 +389,7 @@ export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<Ge
  * })
  * ```
  */
-export const retrieve = (
-  params: GetInvocationParams
-): Effect.Effect<GetInvocationSuccess, GetInvocationError, GetInvocation> =>
-  Effect.flatMap(GetInvocation, (service) => service.getInvocation(params))
+export const retrieve = Surface.accessor(GetInvocation, "getInvocation")
 
 /**
  * The input of {@link update}.
@@ -451,19 +421,17 @@ export type UpdateInvocationSuccess = Invocation
 export type UpdateInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The updateInvocation operation (`PATCH /invocations/{id}`).
+ * The service of {@link update}: its method `updateInvocation`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateInvocationService {
-  readonly updateInvocation: (
-    params: UpdateInvocationParams
-  ) => Effect.Effect<UpdateInvocationSuccess, UpdateInvocationError>
-}
+export interface UpdateInvocationService
+  extends Surface.Service<"updateInvocation", UpdateInvocationParams, UpdateInvocationSuccess, UpdateInvocationError>
+{}
 
 /**
- * The updateInvocation operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -492,10 +460,7 @@ export class UpdateInvocation
  * })
  * ```
  */
-export const update = (
-  params: UpdateInvocationParams
-): Effect.Effect<UpdateInvocationSuccess, UpdateInvocationError, UpdateInvocation> =>
-  Effect.flatMap(UpdateInvocation, (service) => service.updateInvocation(params))
+export const update = Surface.accessor(UpdateInvocation, "updateInvocation")
 
 /**
  * The input of {@link listBrowsers}.
@@ -527,19 +492,22 @@ export type ListInvocationBrowsersSuccess = ListInvocationBrowsersResponse
 export type ListInvocationBrowsersError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The listInvocationBrowsers operation (`GET /invocations/{id}/browsers`).
+ * The service of {@link listBrowsers}: its method `listInvocationBrowsers`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListInvocationBrowsersService {
-  readonly listInvocationBrowsers: (
-    params: ListInvocationBrowsersParams
-  ) => Effect.Effect<ListInvocationBrowsersSuccess, ListInvocationBrowsersError>
-}
+export interface ListInvocationBrowsersService extends
+  Surface.Service<
+    "listInvocationBrowsers",
+    ListInvocationBrowsersParams,
+    ListInvocationBrowsersSuccess,
+    ListInvocationBrowsersError
+  >
+{}
 
 /**
- * The listInvocationBrowsers operation as a service.
+ * The Tag of {@link listBrowsers}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -568,10 +536,7 @@ export class ListInvocationBrowsers
  * })
  * ```
  */
-export const listBrowsers = (
-  params: ListInvocationBrowsersParams
-): Effect.Effect<ListInvocationBrowsersSuccess, ListInvocationBrowsersError, ListInvocationBrowsers> =>
-  Effect.flatMap(ListInvocationBrowsers, (service) => service.listInvocationBrowsers(params))
+export const listBrowsers = Surface.accessor(ListInvocationBrowsers, "listInvocationBrowsers")
 
 /**
  * The input of {@link deleteBrowsers}.
@@ -603,19 +568,22 @@ export type DeleteInvocationBrowsersSuccess = void
 export type DeleteInvocationBrowsersError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The deleteInvocationBrowsers operation (`DELETE /invocations/{id}/browsers`).
+ * The service of {@link deleteBrowsers}: its method `deleteInvocationBrowsers`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteInvocationBrowsersService {
-  readonly deleteInvocationBrowsers: (
-    params: DeleteInvocationBrowsersParams
-  ) => Effect.Effect<DeleteInvocationBrowsersSuccess, DeleteInvocationBrowsersError>
-}
+export interface DeleteInvocationBrowsersService extends
+  Surface.Service<
+    "deleteInvocationBrowsers",
+    DeleteInvocationBrowsersParams,
+    DeleteInvocationBrowsersSuccess,
+    DeleteInvocationBrowsersError
+  >
+{}
 
 /**
- * The deleteInvocationBrowsers operation as a service.
+ * The Tag of {@link deleteBrowsers}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -645,10 +613,7 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
  * })
  * ```
  */
-export const deleteBrowsers = (
-  params: DeleteInvocationBrowsersParams
-): Effect.Effect<DeleteInvocationBrowsersSuccess, DeleteInvocationBrowsersError, DeleteInvocationBrowsers> =>
-  Effect.flatMap(DeleteInvocationBrowsers, (service) => service.deleteInvocationBrowsers(params))
+export const deleteBrowsers = Surface.accessor(DeleteInvocationBrowsers, "deleteInvocationBrowsers")
 
 /**
  * The input of {@link follow}.
@@ -684,19 +649,17 @@ export type FollowInvocationSuccess = Stream.Stream<KernelEvents.Event<Invocatio
 export type FollowInvocationError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The followInvocation operation (`GET /invocations/{id}/events`).
+ * The service of {@link follow}: its method `followInvocation`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface FollowInvocationService {
-  readonly followInvocation: (
-    params: FollowInvocationParams
-  ) => Effect.Effect<FollowInvocationSuccess, FollowInvocationError>
-}
+export interface FollowInvocationService
+  extends Surface.Service<"followInvocation", FollowInvocationParams, FollowInvocationSuccess, FollowInvocationError>
+{}
 
 /**
- * The followInvocation operation as a service.
+ * The Tag of {@link follow}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -728,10 +691,7 @@ export class FollowInvocation
  * })
  * ```
  */
-export const follow = (
-  params: FollowInvocationParams
-): Effect.Effect<FollowInvocationSuccess, FollowInvocationError, FollowInvocation> =>
-  Effect.flatMap(FollowInvocation, (service) => service.followInvocation(params))
+export const follow = Surface.accessor(FollowInvocation, "followInvocation")
 
 /**
  * Builds every Invocations operation on the shared client.
@@ -751,22 +711,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListInvocations, { listInvocations: Call.make(Operations.listInvocations)(client) }),
-      Context.add(CreateInvocation, { createInvocation: Call.make(Operations.createInvocation)(client) }),
-      Context.add(GetInvocation, { getInvocation: Call.make(Operations.getInvocation)(client) }),
-      Context.add(UpdateInvocation, { updateInvocation: Call.make(Operations.updateInvocation)(client) }),
-      Context.add(ListInvocationBrowsers, {
-        listInvocationBrowsers: Call.make(Operations.listInvocationBrowsers)(client)
-      }),
-      Context.add(DeleteInvocationBrowsers, {
-        deleteInvocationBrowsers: Call.make(Operations.deleteInvocationBrowsers)(client)
-      }),
-      Context.add(FollowInvocation, { followInvocation: Call.make(Operations.followInvocation)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListInvocations, { listInvocations: call(Operations.listInvocations) }),
+    Context.add(CreateInvocation, { createInvocation: call(Operations.createInvocation) }),
+    Context.add(GetInvocation, { getInvocation: call(Operations.getInvocation) }),
+    Context.add(UpdateInvocation, { updateInvocation: call(Operations.updateInvocation) }),
+    Context.add(ListInvocationBrowsers, { listInvocationBrowsers: call(Operations.listInvocationBrowsers) }),
+    Context.add(DeleteInvocationBrowsers, { deleteInvocationBrowsers: call(Operations.deleteInvocationBrowsers) }),
+    Context.add(FollowInvocation, { followInvocation: call(Operations.followInvocation) })
+  )
 )
 
 /**

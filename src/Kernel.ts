@@ -231,7 +231,10 @@ export const layerLogLevel = (setting: LogSetting): Layer.Layer<never> => Log.la
  * @since 0.1.0
  * @category Layers
  */
-export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = Log.layerConfig("KERNEL_LOG")
+export const layerLogLevelConfig: Layer.Layer<never, ConfigError.ConfigError> = /*#__PURE__*/ Layer.suspend(() =>
+  // made when built, not when the module is imported
+  Log.layerConfig("KERNEL_LOG")
+)
 
 /**
  * {@link layer} configured from the environment: `KERNEL_API_KEY` (required), `KERNEL_BASE_URL`,

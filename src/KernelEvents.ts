@@ -9,10 +9,20 @@
  * A process's output (`Processes.stdoutStream`) is {@link ProcessOutput}: its bytes (`data_b64`
  * decoded) with their stream, then its exit code as the last event.
  *
+ * A connection that drops (`TransportError`, the body ending before the stream's terminal event)
+ * or goes quiet (`Timeout`) fails the stream with that typed error, never a silent end, except
+ * telemetry (`Telemetry.stream`), whose events carry a `seq`: it is opened again, by the
+ * {@link ResumeSchedule} (default {@link defaultResumeSchedule}), from the last event received
+ * (`Last-Event-ID`), with no duplicate and no gap; once the schedule gives up, the stream fails with
+ * the last drop's error.
+ *
  * @since 0.2.0
  */
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import type { Timeout, TransportError } from "./KernelError.js"
 
 /**
  * An event whose type (its `event` or `type` field) the document does not describe: its type, its
@@ -95,3 +105,57 @@ export const isProcessOutputChunk = (u: unknown): u is ProcessOutputChunk =>
  */
 export type Event<A> = "data_b64" extends keyof A ? ProcessOutput | UnknownEvent
   : Exclude<A, { readonly event: "sse_heartbeat" }> | UnknownEvent
+
+/**
+ * What a telemetry resumption schedule is given: the error that ended the connection (a
+ * `TransportError` when it dropped, a `Timeout` when it went quiet for `idleTimeout`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type Drop = TransportError | Timeout
+
+/**
+ * The default resumption schedule of `Telemetry.stream`: 250 ms doubling, at most 5 s, between
+ * attempts, 10 attempts in a row at most (started over by each event received).
+ *
+ * @since 0.2.0
+ * @category Resumption
+ */
+export const defaultResumeSchedule: Schedule.Schedule<unknown, Drop> = Schedule.exponential("250 millis").pipe(
+  Schedule.union(Schedule.spaced("5 seconds")),
+  Schedule.intersect(Schedule.recurs(10))
+)
+
+/**
+ * The schedule that resumes a dropped `Telemetry.stream` (opened again with `Last-Event-ID` set to
+ * the last `seq` received): its input is the {@link Drop}; the stream fails with that error once it
+ * is done; it starts over once an event came through. Read when the stream runs; default
+ * {@link defaultResumeSchedule}. Provide another one around the stream (`Stream.provideService`),
+ * around the program (`Effect.provideService`) or as a layer (`Layer.succeed`).
+ *
+ * @since 0.2.0
+ * @category Resumption
+ * @example
+ * ```ts
+ * import { Effect, Schedule, Stream } from "effect"
+ * import { KernelEvents, Telemetry } from "effect-kernel"
+ *
+ * // resumed 3 times at most, 1 s apart, then the stream fails with the drop's error
+ * const program = Telemetry.stream({ id: "browser-id" }).pipe(
+ *   Effect.flatMap((events) =>
+ *     events.pipe(
+ *       Stream.provideService(
+ *         KernelEvents.ResumeSchedule,
+ *         Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(3)))
+ *       ),
+ *       Stream.runForEach((event) => Effect.log(event))
+ *     )
+ *   )
+ * )
+ * ```
+ */
+export class ResumeSchedule extends Context.Reference<ResumeSchedule>()(
+  "effect-kernel/KernelEvents/ResumeSchedule",
+  { defaultValue: (): Schedule.Schedule<unknown, Drop> => defaultResumeSchedule }
+) {}

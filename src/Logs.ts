@@ -8,10 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Logs.js"
 import type { LogEvent } from "./internal/generated/schemas/Common.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -67,17 +67,17 @@ export type StreamLogsSuccess = Stream.Stream<KernelEvents.Event<LogEvent>, Stre
 export type StreamLogsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The streamLogs operation (`GET /browsers/{id}/logs/stream`).
+ * The service of {@link stream}: its method `streamLogs`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StreamLogsService {
-  readonly streamLogs: (params: StreamLogsParams) => Effect.Effect<StreamLogsSuccess, StreamLogsError>
-}
+export interface StreamLogsService
+  extends Surface.Service<"streamLogs", StreamLogsParams, StreamLogsSuccess, StreamLogsError>
+{}
 
 /**
- * The streamLogs operation as a service.
+ * The Tag of {@link stream}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -103,8 +103,7 @@ export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLo
  * })
  * ```
  */
-export const stream = (params: StreamLogsParams): Effect.Effect<StreamLogsSuccess, StreamLogsError, StreamLogs> =>
-  Effect.flatMap(StreamLogs, (service) => service.streamLogs(params))
+export const stream = Surface.accessor(StreamLogs, "streamLogs")
 
 /**
  * Builds every Logs operation on the shared client.
@@ -112,12 +111,12 @@ export const stream = (params: StreamLogsParams): Effect.Effect<StreamLogsSucces
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(StreamLogs, { streamLogs: Call.make(Operations.streamLogs)(client) })
-    )
+export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = /*#__PURE__*/ Surface.make((
+  call
+) =>
+  Context.empty().pipe(
+    Context.add(StreamLogs, { streamLogs: call(Operations.streamLogs) })
+  )
 )
 
 /**

@@ -7,10 +7,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Playwright.js"
 import type { ExecutePlaywrightRequest, ExecutePlaywrightResult } from "./internal/generated/schemas/Playwright.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -51,19 +51,22 @@ export type ExecutePlaywrightCodeSuccess = ExecutePlaywrightResult
 export type ExecutePlaywrightCodeError = OperationError<KernelError.BadRequest>
 
 /**
- * The executePlaywrightCode operation (`POST /browsers/{id}/playwright/execute`).
+ * The service of {@link execute}: its method `executePlaywrightCode`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ExecutePlaywrightCodeService {
-  readonly executePlaywrightCode: (
-    params: ExecutePlaywrightCodeParams
-  ) => Effect.Effect<ExecutePlaywrightCodeSuccess, ExecutePlaywrightCodeError>
-}
+export interface ExecutePlaywrightCodeService extends
+  Surface.Service<
+    "executePlaywrightCode",
+    ExecutePlaywrightCodeParams,
+    ExecutePlaywrightCodeSuccess,
+    ExecutePlaywrightCodeError
+  >
+{}
 
 /**
- * The executePlaywrightCode operation as a service.
+ * The Tag of {@link execute}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -95,10 +98,7 @@ export class ExecutePlaywrightCode
  * })
  * ```
  */
-export const execute = (
-  params: ExecutePlaywrightCodeParams
-): Effect.Effect<ExecutePlaywrightCodeSuccess, ExecutePlaywrightCodeError, ExecutePlaywrightCode> =>
-  Effect.flatMap(ExecutePlaywrightCode, (service) => service.executePlaywrightCode(params))
+export const execute = Surface.accessor(ExecutePlaywrightCode, "executePlaywrightCode")
 
 /**
  * Builds every Playwright operation on the shared client.
@@ -106,15 +106,11 @@ export const execute = (
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Effect
-  .map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(ExecutePlaywrightCode, {
-          executePlaywrightCode: Call.make(Operations.executePlaywrightCode)(client)
-        })
-      )
+export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Surface
+  .make((call) =>
+    Context.empty().pipe(
+      Context.add(ExecutePlaywrightCode, { executePlaywrightCode: call(Operations.executePlaywrightCode) })
+    )
   )
 
 /**

@@ -8,7 +8,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Processes.js"
 import type { OkResponse } from "./internal/generated/schemas/Common.js"
@@ -24,6 +23,7 @@ import type {
   ProcessStdinResult,
   ProcessStreamEvent
 } from "./internal/generated/schemas/Processes.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -76,17 +76,17 @@ export type ExecProcessSuccess = ProcessExecResult
 export type ExecProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The execProcess operation (`POST /browsers/{id}/process/exec`).
+ * The service of {@link exec}: its method `execProcess`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ExecProcessService {
-  readonly execProcess: (params: ExecProcessParams) => Effect.Effect<ExecProcessSuccess, ExecProcessError>
-}
+export interface ExecProcessService
+  extends Surface.Service<"execProcess", ExecProcessParams, ExecProcessSuccess, ExecProcessError>
+{}
 
 /**
- * The execProcess operation as a service.
+ * The Tag of {@link exec}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -111,8 +111,7 @@ export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecPr
  * })
  * ```
  */
-export const exec = (params: ExecProcessParams): Effect.Effect<ExecProcessSuccess, ExecProcessError, ExecProcess> =>
-  Effect.flatMap(ExecProcess, (service) => service.execProcess(params))
+export const exec = Surface.accessor(ExecProcess, "execProcess")
 
 /**
  * The input of {@link spawn}.
@@ -144,17 +143,17 @@ export type SpawnProcessSuccess = ProcessSpawnResult
 export type SpawnProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The spawnProcess operation (`POST /browsers/{id}/process/spawn`).
+ * The service of {@link spawn}: its method `spawnProcess`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface SpawnProcessService {
-  readonly spawnProcess: (params: SpawnProcessParams) => Effect.Effect<SpawnProcessSuccess, SpawnProcessError>
-}
+export interface SpawnProcessService
+  extends Surface.Service<"spawnProcess", SpawnProcessParams, SpawnProcessSuccess, SpawnProcessError>
+{}
 
 /**
- * The spawnProcess operation as a service.
+ * The Tag of {@link spawn}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -179,10 +178,7 @@ export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<Spaw
  * })
  * ```
  */
-export const spawn = (
-  params: SpawnProcessParams
-): Effect.Effect<SpawnProcessSuccess, SpawnProcessError, SpawnProcess> =>
-  Effect.flatMap(SpawnProcess, (service) => service.spawnProcess(params))
+export const spawn = Surface.accessor(SpawnProcess, "spawnProcess")
 
 /**
  * The input of {@link status}.
@@ -215,19 +211,17 @@ export type GetProcessStatusSuccess = ProcessStatus
 export type GetProcessStatusError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The getProcessStatus operation (`GET /browsers/{id}/process/{processId}/status`).
+ * The service of {@link status}: its method `getProcessStatus`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetProcessStatusService {
-  readonly getProcessStatus: (
-    params: GetProcessStatusParams
-  ) => Effect.Effect<GetProcessStatusSuccess, GetProcessStatusError>
-}
+export interface GetProcessStatusService
+  extends Surface.Service<"getProcessStatus", GetProcessStatusParams, GetProcessStatusSuccess, GetProcessStatusError>
+{}
 
 /**
- * The getProcessStatus operation as a service.
+ * The Tag of {@link status}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -254,10 +248,7 @@ export class GetProcessStatus
  * })
  * ```
  */
-export const status = (
-  params: GetProcessStatusParams
-): Effect.Effect<GetProcessStatusSuccess, GetProcessStatusError, GetProcessStatus> =>
-  Effect.flatMap(GetProcessStatus, (service) => service.getProcessStatus(params))
+export const status = Surface.accessor(GetProcessStatus, "getProcessStatus")
 
 /**
  * The input of {@link stdoutStream}.
@@ -290,19 +281,22 @@ export type StreamProcessStdoutSuccess = Stream.Stream<KernelEvents.Event<Proces
 export type StreamProcessStdoutError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The streamProcessStdout operation (`GET /browsers/{id}/process/{processId}/stdout/stream`).
+ * The service of {@link stdoutStream}: its method `streamProcessStdout`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StreamProcessStdoutService {
-  readonly streamProcessStdout: (
-    params: StreamProcessStdoutParams
-  ) => Effect.Effect<StreamProcessStdoutSuccess, StreamProcessStdoutError>
-}
+export interface StreamProcessStdoutService extends
+  Surface.Service<
+    "streamProcessStdout",
+    StreamProcessStdoutParams,
+    StreamProcessStdoutSuccess,
+    StreamProcessStdoutError
+  >
+{}
 
 /**
- * The streamProcessStdout operation as a service.
+ * The Tag of {@link stdoutStream}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -330,10 +324,7 @@ export class StreamProcessStdout
  * })
  * ```
  */
-export const stdoutStream = (
-  params: StreamProcessStdoutParams
-): Effect.Effect<StreamProcessStdoutSuccess, StreamProcessStdoutError, StreamProcessStdout> =>
-  Effect.flatMap(StreamProcessStdout, (service) => service.streamProcessStdout(params))
+export const stdoutStream = Surface.accessor(StreamProcessStdout, "streamProcessStdout")
 
 /**
  * The input of {@link stdin}.
@@ -366,19 +357,18 @@ export type WriteProcessStdinSuccess = ProcessStdinResult
 export type WriteProcessStdinError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The writeProcessStdin operation (`POST /browsers/{id}/process/{processId}/stdin`).
+ * The service of {@link stdin}: its method `writeProcessStdin`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface WriteProcessStdinService {
-  readonly writeProcessStdin: (
-    params: WriteProcessStdinParams
-  ) => Effect.Effect<WriteProcessStdinSuccess, WriteProcessStdinError>
-}
+export interface WriteProcessStdinService
+  extends
+    Surface.Service<"writeProcessStdin", WriteProcessStdinParams, WriteProcessStdinSuccess, WriteProcessStdinError>
+{}
 
 /**
- * The writeProcessStdin operation as a service.
+ * The Tag of {@link stdin}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -405,10 +395,7 @@ export class WriteProcessStdin
  * })
  * ```
  */
-export const stdin = (
-  params: WriteProcessStdinParams
-): Effect.Effect<WriteProcessStdinSuccess, WriteProcessStdinError, WriteProcessStdin> =>
-  Effect.flatMap(WriteProcessStdin, (service) => service.writeProcessStdin(params))
+export const stdin = Surface.accessor(WriteProcessStdin, "writeProcessStdin")
 
 /**
  * The input of {@link kill}.
@@ -441,17 +428,17 @@ export type KillProcessSuccess = OkResponse
 export type KillProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The killProcess operation (`POST /browsers/{id}/process/{processId}/kill`).
+ * The service of {@link kill}: its method `killProcess`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface KillProcessService {
-  readonly killProcess: (params: KillProcessParams) => Effect.Effect<KillProcessSuccess, KillProcessError>
-}
+export interface KillProcessService
+  extends Surface.Service<"killProcess", KillProcessParams, KillProcessSuccess, KillProcessError>
+{}
 
 /**
- * The killProcess operation as a service.
+ * The Tag of {@link kill}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -476,8 +463,7 @@ export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillPr
  * })
  * ```
  */
-export const kill = (params: KillProcessParams): Effect.Effect<KillProcessSuccess, KillProcessError, KillProcess> =>
-  Effect.flatMap(KillProcess, (service) => service.killProcess(params))
+export const kill = Surface.accessor(KillProcess, "killProcess")
 
 /**
  * The input of {@link resize}.
@@ -510,17 +496,17 @@ export type ResizeProcessSuccess = OkResponse
 export type ResizeProcessError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The resizeProcess operation (`POST /browsers/{id}/process/{processId}/resize`).
+ * The service of {@link resize}: its method `resizeProcess`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ResizeProcessService {
-  readonly resizeProcess: (params: ResizeProcessParams) => Effect.Effect<ResizeProcessSuccess, ResizeProcessError>
-}
+export interface ResizeProcessService
+  extends Surface.Service<"resizeProcess", ResizeProcessParams, ResizeProcessSuccess, ResizeProcessError>
+{}
 
 /**
- * The resizeProcess operation as a service.
+ * The Tag of {@link resize}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -545,10 +531,7 @@ export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<Re
  * })
  * ```
  */
-export const resize = (
-  params: ResizeProcessParams
-): Effect.Effect<ResizeProcessSuccess, ResizeProcessError, ResizeProcess> =>
-  Effect.flatMap(ResizeProcess, (service) => service.resizeProcess(params))
+export const resize = Surface.accessor(ResizeProcess, "resizeProcess")
 
 /**
  * Builds every Processes operation on the shared client.
@@ -568,18 +551,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ExecProcess, { execProcess: Call.make(Operations.execProcess)(client) }),
-      Context.add(SpawnProcess, { spawnProcess: Call.make(Operations.spawnProcess)(client) }),
-      Context.add(GetProcessStatus, { getProcessStatus: Call.make(Operations.getProcessStatus)(client) }),
-      Context.add(StreamProcessStdout, { streamProcessStdout: Call.make(Operations.streamProcessStdout)(client) }),
-      Context.add(WriteProcessStdin, { writeProcessStdin: Call.make(Operations.writeProcessStdin)(client) }),
-      Context.add(KillProcess, { killProcess: Call.make(Operations.killProcess)(client) }),
-      Context.add(ResizeProcess, { resizeProcess: Call.make(Operations.resizeProcess)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ExecProcess, { execProcess: call(Operations.execProcess) }),
+    Context.add(SpawnProcess, { spawnProcess: call(Operations.spawnProcess) }),
+    Context.add(GetProcessStatus, { getProcessStatus: call(Operations.getProcessStatus) }),
+    Context.add(StreamProcessStdout, { streamProcessStdout: call(Operations.streamProcessStdout) }),
+    Context.add(WriteProcessStdin, { writeProcessStdin: call(Operations.writeProcessStdin) }),
+    Context.add(KillProcess, { killProcess: call(Operations.killProcess) }),
+    Context.add(ResizeProcess, { resizeProcess: call(Operations.resizeProcess) })
+  )
 )
 
 /**

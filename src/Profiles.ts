@@ -10,13 +10,13 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Stream from "effect/Stream"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Profiles.js"
 import type { Profile } from "./internal/generated/schemas/Common.js"
 import type { ProfileRequest } from "./internal/generated/schemas/Profiles.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -76,17 +76,17 @@ export type ListProfilesSuccess = Call.Page<Profile>
 export type ListProfilesError = OperationError<KernelError.BadRequest>
 
 /**
- * The listProfiles operation (`GET /profiles`).
+ * The service of {@link list}: its method `listProfiles`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListProfilesService {
-  readonly listProfiles: (params: ListProfilesParams) => Effect.Effect<ListProfilesSuccess, ListProfilesError>
-}
+export interface ListProfilesService
+  extends Surface.Service<"listProfiles", ListProfilesParams, ListProfilesSuccess, ListProfilesError>
+{}
 
 /**
- * The listProfiles operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -113,22 +113,12 @@ export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<List
  * })
  * ```
  */
-export const list = (
-  params: ListProfilesParams = {}
-): Effect.Effect<ListProfilesSuccess, ListProfilesError, ListProfiles> =>
-  Effect.flatMap(ListProfiles, (service) => service.listProfiles(params))
+export const list = Surface.accessorOptional(ListProfiles, "listProfiles", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListProfiles} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /profiles`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListProfiles}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -137,20 +127,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Profiles } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Profiles.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Profiles.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (params: ListProfilesParams = {}): Stream.Stream<Profile, ListProfilesError, ListProfiles> =>
-  Stream.unwrap(
-    Effect.map(
-      ListProfiles,
-      (service) =>
-        Pages.follow(Operations.listProfiles, (page: ListProfilesParams) => service.listProfiles(page), params)
-    )
-  )
+export const listAll = Surface.pagedAllOptional(ListProfiles, "listProfiles", Operations.listProfiles, {})
 
 /**
  * The input of {@link create}.
@@ -177,17 +157,17 @@ export type CreateProfileSuccess = Profile
 export type CreateProfileError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createProfile operation (`POST /profiles`).
+ * The service of {@link create}: its method `createProfile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProfileService {
-  readonly createProfile: (params: CreateProfileParams) => Effect.Effect<CreateProfileSuccess, CreateProfileError>
-}
+export interface CreateProfileService
+  extends Surface.Service<"createProfile", CreateProfileParams, CreateProfileSuccess, CreateProfileError>
+{}
 
 /**
- * The createProfile operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -214,10 +194,7 @@ export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<Cr
  * })
  * ```
  */
-export const create = (
-  params: CreateProfileParams = {}
-): Effect.Effect<CreateProfileSuccess, CreateProfileError, CreateProfile> =>
-  Effect.flatMap(CreateProfile, (service) => service.createProfile(params))
+export const create = Surface.accessorOptional(CreateProfile, "createProfile", {})
 
 /**
  * The input of {@link retrieve}.
@@ -249,17 +226,17 @@ export type GetProfileSuccess = Profile
 export type GetProfileError = OperationError<KernelError.NotFound>
 
 /**
- * The getProfile operation (`GET /profiles/{idOrName}`).
+ * The service of {@link retrieve}: its method `getProfile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetProfileService {
-  readonly getProfile: (params: GetProfileParams) => Effect.Effect<GetProfileSuccess, GetProfileError>
-}
+export interface GetProfileService
+  extends Surface.Service<"getProfile", GetProfileParams, GetProfileSuccess, GetProfileError>
+{}
 
 /**
- * The getProfile operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -286,8 +263,7 @@ export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfi
  * })
  * ```
  */
-export const retrieve = (params: GetProfileParams): Effect.Effect<GetProfileSuccess, GetProfileError, GetProfile> =>
-  Effect.flatMap(GetProfile, (service) => service.getProfile(params))
+export const retrieve = Surface.accessor(GetProfile, "getProfile")
 
 /**
  * The input of {@link delete_}.
@@ -321,25 +297,24 @@ export type DeleteProfileError = OperationErrorNoContent<
 >
 
 /**
- * The deleteProfile operation (`DELETE /profiles/{idOrName}`).
+ * The service of {@link delete_}: its method `deleteProfile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteProfileService {
-  readonly deleteProfile: (params: DeleteProfileParams) => Effect.Effect<DeleteProfileSuccess, DeleteProfileError>
-}
+export interface DeleteProfileService
+  extends Surface.Service<"deleteProfile", DeleteProfileParams, DeleteProfileSuccess, DeleteProfileError>
+{}
 
 /**
- * The deleteProfile operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
  */
 export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {}
 
-const delete_ = (params: DeleteProfileParams): Effect.Effect<DeleteProfileSuccess, DeleteProfileError, DeleteProfile> =>
-  Effect.flatMap(DeleteProfile, (service) => service.deleteProfile(params))
+const delete_ = Surface.accessor(DeleteProfile, "deleteProfile")
 
 export {
   /**
@@ -398,19 +373,17 @@ export type DownloadProfileSuccess = {
 export type DownloadProfileError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The downloadProfile operation (`GET /profiles/{idOrName}/download`).
+ * The service of {@link download}: its method `downloadProfile`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DownloadProfileService {
-  readonly downloadProfile: (
-    params: DownloadProfileParams
-  ) => Effect.Effect<DownloadProfileSuccess, DownloadProfileError>
-}
+export interface DownloadProfileService
+  extends Surface.Service<"downloadProfile", DownloadProfileParams, DownloadProfileSuccess, DownloadProfileError>
+{}
 
 /**
- * The downloadProfile operation as a service.
+ * The Tag of {@link download}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -439,10 +412,7 @@ export class DownloadProfile
  * })
  * ```
  */
-export const download = (
-  params: DownloadProfileParams
-): Effect.Effect<DownloadProfileSuccess, DownloadProfileError, DownloadProfile> =>
-  Effect.flatMap(DownloadProfile, (service) => service.downloadProfile(params))
+export const download = Surface.accessor(DownloadProfile, "downloadProfile")
 
 /**
  * Builds every Profiles operation on the shared client.
@@ -454,16 +424,14 @@ export const make: Effect.Effect<
   Context.Context<ListProfiles | CreateProfile | GetProfile | DeleteProfile | DownloadProfile>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProfiles, { listProfiles: Call.make(Operations.listProfiles)(client) }),
-      Context.add(CreateProfile, { createProfile: Call.make(Operations.createProfile)(client) }),
-      Context.add(GetProfile, { getProfile: Call.make(Operations.getProfile)(client) }),
-      Context.add(DeleteProfile, { deleteProfile: Call.make(Operations.deleteProfile)(client) }),
-      Context.add(DownloadProfile, { downloadProfile: Call.make(Operations.downloadProfile)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProfiles, { listProfiles: call(Operations.listProfiles) }),
+    Context.add(CreateProfile, { createProfile: call(Operations.createProfile) }),
+    Context.add(GetProfile, { getProfile: call(Operations.getProfile) }),
+    Context.add(DeleteProfile, { deleteProfile: call(Operations.deleteProfile) }),
+    Context.add(DownloadProfile, { downloadProfile: call(Operations.downloadProfile) })
+  )
 )
 
 /**

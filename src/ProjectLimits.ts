@@ -7,10 +7,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/ProjectLimits.js"
 import type { ProjectLimits, UpdateProjectLimitsRequest } from "./internal/generated/schemas/ProjectLimits.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -51,19 +51,17 @@ export type GetProjectLimitsSuccess = ProjectLimits
 export type GetProjectLimitsError = OperationError<KernelError.NotFound>
 
 /**
- * The getProjectLimits operation (`GET /org/projects/{id}/limits`).
+ * The service of {@link retrieve}: its method `getProjectLimits`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetProjectLimitsService {
-  readonly getProjectLimits: (
-    params: GetProjectLimitsParams
-  ) => Effect.Effect<GetProjectLimitsSuccess, GetProjectLimitsError>
-}
+export interface GetProjectLimitsService
+  extends Surface.Service<"getProjectLimits", GetProjectLimitsParams, GetProjectLimitsSuccess, GetProjectLimitsError>
+{}
 
 /**
- * The getProjectLimits operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -92,10 +90,7 @@ export class GetProjectLimits
  * })
  * ```
  */
-export const retrieve = (
-  params: GetProjectLimitsParams
-): Effect.Effect<GetProjectLimitsSuccess, GetProjectLimitsError, GetProjectLimits> =>
-  Effect.flatMap(GetProjectLimits, (service) => service.getProjectLimits(params))
+export const retrieve = Surface.accessor(GetProjectLimits, "getProjectLimits")
 
 /**
  * The input of {@link update}.
@@ -127,19 +122,22 @@ export type UpdateProjectLimitsSuccess = ProjectLimits
 export type UpdateProjectLimitsError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The updateProjectLimits operation (`PATCH /org/projects/{id}/limits`).
+ * The service of {@link update}: its method `updateProjectLimits`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateProjectLimitsService {
-  readonly updateProjectLimits: (
-    params: UpdateProjectLimitsParams
-  ) => Effect.Effect<UpdateProjectLimitsSuccess, UpdateProjectLimitsError>
-}
+export interface UpdateProjectLimitsService extends
+  Surface.Service<
+    "updateProjectLimits",
+    UpdateProjectLimitsParams,
+    UpdateProjectLimitsSuccess,
+    UpdateProjectLimitsError
+  >
+{}
 
 /**
- * The updateProjectLimits operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -168,10 +166,7 @@ export class UpdateProjectLimits
  * })
  * ```
  */
-export const update = (
-  params: UpdateProjectLimitsParams
-): Effect.Effect<UpdateProjectLimitsSuccess, UpdateProjectLimitsError, UpdateProjectLimits> =>
-  Effect.flatMap(UpdateProjectLimits, (service) => service.updateProjectLimits(params))
+export const update = Surface.accessor(UpdateProjectLimits, "updateProjectLimits")
 
 /**
  * Builds every ProjectLimits operation on the shared client.
@@ -180,13 +175,11 @@ export const update = (
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjectLimits>, never, KernelClient> =
-  /*#__PURE__*/ Effect.map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(GetProjectLimits, { getProjectLimits: Call.make(Operations.getProjectLimits)(client) }),
-        Context.add(UpdateProjectLimits, { updateProjectLimits: Call.make(Operations.updateProjectLimits)(client) })
-      )
+  /*#__PURE__*/ Surface.make((call) =>
+    Context.empty().pipe(
+      Context.add(GetProjectLimits, { getProjectLimits: call(Operations.getProjectLimits) }),
+      Context.add(UpdateProjectLimits, { updateProjectLimits: call(Operations.updateProjectLimits) })
+    )
   )
 
 /**

@@ -10,12 +10,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
+import type * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Projects.js"
 import type { CreateProjectRequest, Project, UpdateProjectRequest } from "./internal/generated/schemas/Projects.js"
-import * as Pages from "./internal/pages.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -64,17 +63,17 @@ export type ListProjectsSuccess = Call.Page<Project>
 export type ListProjectsError = OperationError<KernelError.NotFound>
 
 /**
- * The listProjects operation (`GET /org/projects`).
+ * The service of {@link list}: its method `listProjects`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListProjectsService {
-  readonly listProjects: (params: ListProjectsParams) => Effect.Effect<ListProjectsSuccess, ListProjectsError>
-}
+export interface ListProjectsService
+  extends Surface.Service<"listProjects", ListProjectsParams, ListProjectsSuccess, ListProjectsError>
+{}
 
 /**
- * The listProjects operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -101,22 +100,12 @@ export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<List
  * })
  * ```
  */
-export const list = (
-  params: ListProjectsParams = {}
-): Effect.Effect<ListProjectsSuccess, ListProjectsError, ListProjects> =>
-  Effect.flatMap(ListProjects, (service) => service.listProjects(params))
+export const list = Surface.accessorOptional(ListProjects, "listProjects", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListProjects} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /org/projects`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListProjects}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -125,20 +114,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Projects } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Projects.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Projects.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (params: ListProjectsParams = {}): Stream.Stream<Project, ListProjectsError, ListProjects> =>
-  Stream.unwrap(
-    Effect.map(
-      ListProjects,
-      (service) =>
-        Pages.follow(Operations.listProjects, (page: ListProjectsParams) => service.listProjects(page), params)
-    )
-  )
+export const listAll = Surface.pagedAllOptional(ListProjects, "listProjects", Operations.listProjects, {})
 
 /**
  * The input of {@link create}.
@@ -165,17 +144,17 @@ export type CreateProjectSuccess = Project
 export type CreateProjectError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The createProject operation (`POST /org/projects`).
+ * The service of {@link create}: its method `createProject`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProjectService {
-  readonly createProject: (params: CreateProjectParams) => Effect.Effect<CreateProjectSuccess, CreateProjectError>
-}
+export interface CreateProjectService
+  extends Surface.Service<"createProject", CreateProjectParams, CreateProjectSuccess, CreateProjectError>
+{}
 
 /**
- * The createProject operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -202,10 +181,7 @@ export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<Cr
  * })
  * ```
  */
-export const create = (
-  params: CreateProjectParams
-): Effect.Effect<CreateProjectSuccess, CreateProjectError, CreateProject> =>
-  Effect.flatMap(CreateProject, (service) => service.createProject(params))
+export const create = Surface.accessor(CreateProject, "createProject")
 
 /**
  * The input of {@link retrieve}.
@@ -237,17 +213,17 @@ export type GetProjectSuccess = Project
 export type GetProjectError = OperationError<KernelError.NotFound>
 
 /**
- * The getProject operation (`GET /org/projects/{id}`).
+ * The service of {@link retrieve}: its method `getProject`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetProjectService {
-  readonly getProject: (params: GetProjectParams) => Effect.Effect<GetProjectSuccess, GetProjectError>
-}
+export interface GetProjectService
+  extends Surface.Service<"getProject", GetProjectParams, GetProjectSuccess, GetProjectError>
+{}
 
 /**
- * The getProject operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -274,8 +250,7 @@ export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProje
  * })
  * ```
  */
-export const retrieve = (params: GetProjectParams): Effect.Effect<GetProjectSuccess, GetProjectError, GetProject> =>
-  Effect.flatMap(GetProject, (service) => service.getProject(params))
+export const retrieve = Surface.accessor(GetProject, "getProject")
 
 /**
  * The input of {@link update}.
@@ -307,17 +282,17 @@ export type UpdateProjectSuccess = Project
 export type UpdateProjectError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The updateProject operation (`PATCH /org/projects/{id}`).
+ * The service of {@link update}: its method `updateProject`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateProjectService {
-  readonly updateProject: (params: UpdateProjectParams) => Effect.Effect<UpdateProjectSuccess, UpdateProjectError>
-}
+export interface UpdateProjectService
+  extends Surface.Service<"updateProject", UpdateProjectParams, UpdateProjectSuccess, UpdateProjectError>
+{}
 
 /**
- * The updateProject operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -344,10 +319,7 @@ export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<Up
  * })
  * ```
  */
-export const update = (
-  params: UpdateProjectParams
-): Effect.Effect<UpdateProjectSuccess, UpdateProjectError, UpdateProject> =>
-  Effect.flatMap(UpdateProject, (service) => service.updateProject(params))
+export const update = Surface.accessor(UpdateProject, "updateProject")
 
 /**
  * The input of {@link delete_}.
@@ -379,25 +351,24 @@ export type DeleteProjectSuccess = void
 export type DeleteProjectError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The deleteProject operation (`DELETE /org/projects/{id}`).
+ * The service of {@link delete_}: its method `deleteProject`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteProjectService {
-  readonly deleteProject: (params: DeleteProjectParams) => Effect.Effect<DeleteProjectSuccess, DeleteProjectError>
-}
+export interface DeleteProjectService
+  extends Surface.Service<"deleteProject", DeleteProjectParams, DeleteProjectSuccess, DeleteProjectError>
+{}
 
 /**
- * The deleteProject operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
  */
 export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {}
 
-const delete_ = (params: DeleteProjectParams): Effect.Effect<DeleteProjectSuccess, DeleteProjectError, DeleteProject> =>
-  Effect.flatMap(DeleteProject, (service) => service.deleteProject(params))
+const delete_ = Surface.accessor(DeleteProject, "deleteProject")
 
 export {
   /**
@@ -433,16 +404,14 @@ export const make: Effect.Effect<
   Context.Context<ListProjects | CreateProject | GetProject | UpdateProject | DeleteProject>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProjects, { listProjects: Call.make(Operations.listProjects)(client) }),
-      Context.add(CreateProject, { createProject: Call.make(Operations.createProject)(client) }),
-      Context.add(GetProject, { getProject: Call.make(Operations.getProject)(client) }),
-      Context.add(UpdateProject, { updateProject: Call.make(Operations.updateProject)(client) }),
-      Context.add(DeleteProject, { deleteProject: Call.make(Operations.deleteProject)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProjects, { listProjects: call(Operations.listProjects) }),
+    Context.add(CreateProject, { createProject: call(Operations.createProject) }),
+    Context.add(GetProject, { getProject: call(Operations.getProject) }),
+    Context.add(UpdateProject, { updateProject: call(Operations.updateProject) }),
+    Context.add(DeleteProject, { deleteProject: call(Operations.deleteProject) })
+  )
 )
 
 /**

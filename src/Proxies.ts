@@ -7,7 +7,6 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "./internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Proxies.js"
 import type {
@@ -16,6 +15,7 @@ import type {
   ProxyCheckRequest,
   ProxyCreateRequest
 } from "./internal/generated/schemas/Proxies.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 
@@ -43,17 +43,17 @@ export type ListProxiesSuccess = ListProxiesResponse
 export type ListProxiesError = OperationError<KernelError.Forbidden>
 
 /**
- * The listProxies operation (`GET /proxies`).
+ * The service of {@link list}: its method `listProxies`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListProxiesService {
-  readonly listProxies: () => Effect.Effect<ListProxiesSuccess, ListProxiesError>
-}
+export interface ListProxiesService
+  extends Surface.ServiceNoInput<"listProxies", ListProxiesSuccess, ListProxiesError>
+{}
 
 /**
- * The listProxies operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -80,8 +80,7 @@ export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListPr
  * })
  * ```
  */
-export const list = (): Effect.Effect<ListProxiesSuccess, ListProxiesError, ListProxies> =>
-  Effect.flatMap(ListProxies, (service) => service.listProxies())
+export const list = Surface.accessorNoInput(ListProxies, "listProxies")
 
 /**
  * The input of {@link create}.
@@ -108,17 +107,17 @@ export type CreateProxySuccess = Proxy
 export type CreateProxyError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createProxy operation (`POST /proxies`).
+ * The service of {@link create}: its method `createProxy`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProxyService {
-  readonly createProxy: (params: CreateProxyParams) => Effect.Effect<CreateProxySuccess, CreateProxyError>
-}
+export interface CreateProxyService
+  extends Surface.Service<"createProxy", CreateProxyParams, CreateProxySuccess, CreateProxyError>
+{}
 
 /**
- * The createProxy operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -145,8 +144,7 @@ export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<Create
  * })
  * ```
  */
-export const create = (params: CreateProxyParams): Effect.Effect<CreateProxySuccess, CreateProxyError, CreateProxy> =>
-  Effect.flatMap(CreateProxy, (service) => service.createProxy(params))
+export const create = Surface.accessor(CreateProxy, "createProxy")
 
 /**
  * The input of {@link retrieve}.
@@ -175,17 +173,15 @@ export type GetProxySuccess = Proxy
 export type GetProxyError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The getProxy operation (`GET /proxies/{id}`).
+ * The service of {@link retrieve}: its method `getProxy`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetProxyService {
-  readonly getProxy: (params: GetProxyParams) => Effect.Effect<GetProxySuccess, GetProxyError>
-}
+export interface GetProxyService extends Surface.Service<"getProxy", GetProxyParams, GetProxySuccess, GetProxyError> {}
 
 /**
- * The getProxy operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -212,8 +208,7 @@ export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, Ge
  * })
  * ```
  */
-export const retrieve = (params: GetProxyParams): Effect.Effect<GetProxySuccess, GetProxyError, GetProxy> =>
-  Effect.flatMap(GetProxy, (service) => service.getProxy(params))
+export const retrieve = Surface.accessor(GetProxy, "getProxy")
 
 /**
  * The input of {@link delete_}.
@@ -244,25 +239,24 @@ export type DeleteProxyError = OperationErrorNoContent<
 >
 
 /**
- * The deleteProxy operation (`DELETE /proxies/{id}`).
+ * The service of {@link delete_}: its method `deleteProxy`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteProxyService {
-  readonly deleteProxy: (params: DeleteProxyParams) => Effect.Effect<DeleteProxySuccess, DeleteProxyError>
-}
+export interface DeleteProxyService
+  extends Surface.Service<"deleteProxy", DeleteProxyParams, DeleteProxySuccess, DeleteProxyError>
+{}
 
 /**
- * The deleteProxy operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
  */
 export class DeleteProxy extends Context.Tag("effect-kernel/DeleteProxy")<DeleteProxy, DeleteProxyService>() {}
 
-const delete_ = (params: DeleteProxyParams): Effect.Effect<DeleteProxySuccess, DeleteProxyError, DeleteProxy> =>
-  Effect.flatMap(DeleteProxy, (service) => service.deleteProxy(params))
+const delete_ = Surface.accessor(DeleteProxy, "deleteProxy")
 
 export {
   /**
@@ -317,17 +311,17 @@ export type CheckProxyError = OperationError<
 >
 
 /**
- * The checkProxy operation (`POST /proxies/{id}/check`).
+ * The service of {@link check}: its method `checkProxy`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CheckProxyService {
-  readonly checkProxy: (params: CheckProxyParams) => Effect.Effect<CheckProxySuccess, CheckProxyError>
-}
+export interface CheckProxyService
+  extends Surface.Service<"checkProxy", CheckProxyParams, CheckProxySuccess, CheckProxyError>
+{}
 
 /**
- * The checkProxy operation as a service.
+ * The Tag of {@link check}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -354,8 +348,7 @@ export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckPro
  * })
  * ```
  */
-export const check = (params: CheckProxyParams): Effect.Effect<CheckProxySuccess, CheckProxyError, CheckProxy> =>
-  Effect.flatMap(CheckProxy, (service) => service.checkProxy(params))
+export const check = Surface.accessor(CheckProxy, "checkProxy")
 
 /**
  * Builds every Proxies operation on the shared client.
@@ -367,16 +360,14 @@ export const make: Effect.Effect<
   Context.Context<ListProxies | CreateProxy | GetProxy | DeleteProxy | CheckProxy>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListProxies, { listProxies: Call.make(Operations.listProxies)(client) }),
-      Context.add(CreateProxy, { createProxy: Call.make(Operations.createProxy)(client) }),
-      Context.add(GetProxy, { getProxy: Call.make(Operations.getProxy)(client) }),
-      Context.add(DeleteProxy, { deleteProxy: Call.make(Operations.deleteProxy)(client) }),
-      Context.add(CheckProxy, { checkProxy: Call.make(Operations.checkProxy)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListProxies, { listProxies: call(Operations.listProxies) }),
+    Context.add(CreateProxy, { createProxy: call(Operations.createProxy) }),
+    Context.add(GetProxy, { getProxy: call(Operations.getProxy) }),
+    Context.add(DeleteProxy, { deleteProxy: call(Operations.deleteProxy) }),
+    Context.add(CheckProxy, { checkProxy: call(Operations.checkProxy) })
+  )
 )
 
 /**

@@ -33,6 +33,7 @@ import * as Log from "./internal/log.js"
 import * as Mp4 from "./internal/mp4.js"
 import * as Operations from "./internal/operations.js"
 import * as RetryAfter from "./internal/retryAfter.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelConfig from "./KernelConfig.js"
 import type * as KernelError from "./KernelError.js"
@@ -168,7 +169,8 @@ export const waitSchedule = (options: {
   })
 }
 
-const requestOf = internal.requestOf(Operations.downloadReplay)
+// prepared on first use, not when the module is imported
+const requestOf = Surface.lazy(() => internal.requestOf(Operations.downloadReplay))
 const minimumRetryAfter = Duration.seconds(1)
 
 const retryAfterOf = (
@@ -302,7 +304,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           })
         }
         const { id, replayId } = params
-        const { op, request } = yield* requestOf(params)
+        const { op, request } = yield* requestOf()(params)
         const info = internal.describe(request)
         // The replay's request is tied to this scope: closing it aborts it (the stream ending,
         // being interrupted, or the idle watchdog firing). Every other response (a 202, an
@@ -542,6 +544,19 @@ export const download = (
  * @category Accessors
  */
 export const downloadReplay: (
+  params: ReplayParams,
+  options?: DownloadOptions
+) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download
+
+/**
+ * {@link download} under the name every download's `Stream` form has (`<accessor>Stream`:
+ * `Filesystem.readFileStream`, `Computer.captureScreenshotStream`, …): `Replays.download` is
+ * already that form, and stays as it is.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const downloadStream: (
   params: ReplayParams,
   options?: DownloadOptions
 ) => Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> = download

@@ -8,10 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "./internal/call.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Operations from "./internal/generated/operations/Telemetry.js"
 import type { BrowserTelemetryEventEnvelope } from "./internal/generated/schemas/Telemetry.js"
+import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
 import type * as KernelError from "./KernelError.js"
 import type * as KernelEvents from "./KernelEvents.js"
@@ -60,19 +60,17 @@ export type StreamTelemetrySuccess = Stream.Stream<
 export type StreamTelemetryError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The streamTelemetry operation (`GET /browsers/{id}/telemetry`).
+ * The service of {@link stream}: its method `streamTelemetry`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StreamTelemetryService {
-  readonly streamTelemetry: (
-    params: StreamTelemetryParams
-  ) => Effect.Effect<StreamTelemetrySuccess, StreamTelemetryError>
-}
+export interface StreamTelemetryService
+  extends Surface.Service<"streamTelemetry", StreamTelemetryParams, StreamTelemetrySuccess, StreamTelemetryError>
+{}
 
 /**
- * The streamTelemetry operation as a service.
+ * The Tag of {@link stream}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -102,10 +100,7 @@ export class StreamTelemetry
  * })
  * ```
  */
-export const stream = (
-  params: StreamTelemetryParams
-): Effect.Effect<StreamTelemetrySuccess, StreamTelemetryError, StreamTelemetry> =>
-  Effect.flatMap(StreamTelemetry, (service) => service.streamTelemetry(params))
+export const stream = Surface.accessor(StreamTelemetry, "streamTelemetry")
 
 /**
  * Builds every Telemetry operation on the shared client.
@@ -113,12 +108,12 @@ export const stream = (
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(StreamTelemetry, { streamTelemetry: Call.make(Operations.streamTelemetry)(client) })
-    )
+export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = /*#__PURE__*/ Surface.make((
+  call
+) =>
+  Context.empty().pipe(
+    Context.add(StreamTelemetry, { streamTelemetry: call(Operations.streamTelemetry) })
+  )
 )
 
 /**

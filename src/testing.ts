@@ -10,4 +10,4 @@
  *
  * @since 0.1.0
  */
-export * as KernelSimulator from "./KernelSimulator.js"
+export * as KernelSimulator from "./testing/KernelSimulator.js"

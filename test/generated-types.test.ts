@@ -6,7 +6,16 @@
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import type { Effect, Stream } from "effect"
-import { Browsers, Computer, Filesystem, Invocations, type Kernel, KernelError, Processes } from "effect-kernel"
+import {
+  Browsers,
+  Computer,
+  Filesystem,
+  Invocations,
+  type Kernel,
+  KernelError,
+  Processes,
+  Replays
+} from "effect-kernel"
 
 type TagOf<E> = E extends { readonly _tag: infer T } ? T : never
 
@@ -61,5 +70,27 @@ describe("generated accessor types", () => {
   it("a page of a list can be named: Kernel.Page", () => {
     expectTypeOf<Browsers.ListBrowsersSuccess>().toEqualTypeOf<Kernel.Page<Browsers.Browser>>()
     expectTypeOf<Invocations.ListInvocationsSuccess>().toEqualTypeOf<Kernel.Page<Invocations.Invocation>>()
+  })
+
+  it("an accessor takes its operation's params: optional ones as optional, not as any object", () => {
+    expectTypeOf<Parameters<typeof Browsers.list>>().toEqualTypeOf<[params?: Browsers.ListBrowsersParams]>()
+    expectTypeOf<Parameters<typeof Browsers.listAll>>().toEqualTypeOf<[params?: Browsers.ListBrowsersParams]>()
+    expectTypeOf<Parameters<typeof Processes.exec>>().toEqualTypeOf<[params: Processes.ExecProcessParams]>()
+    // @ts-expect-error a field the operation does not have
+    const wrong = () => Browsers.list({ limit: 1, nope: true })
+    expect(typeof wrong).toBe("function")
+  })
+
+  it("every download has a Stream form of one shape: Stream<Uint8Array, its error, its tag>", () => {
+    expectTypeOf(Filesystem.readFileStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Filesystem.ReadFileError, Filesystem.ReadFile>
+    >()
+    expectTypeOf(Computer.captureScreenshotStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Computer.CaptureScreenshotError, Computer.CaptureScreenshot>
+    >()
+    expectTypeOf(Replays.downloadStream).returns.toEqualTypeOf<
+      Stream.Stream<Uint8Array, Replays.DownloadReplayError, Replays.DownloadReplay>
+    >()
+    expect(Replays.downloadStream).toBe(Replays.download)
   })
 })

@@ -335,6 +335,100 @@ describe("the emitted schemas", () => {
   })
 })
 
+describe("the document's limits", () => {
+  const fieldOf = (schema: string, name: string): Ir.Schema | undefined => {
+    const named = api.schemas.get(schema)?.schema
+    if (named?.kind !== "object") throw new Error(`${schema} is not an object`)
+    return Ir.propertiesOf((n) => api.schemas.get(n)?.schema, named).find((p) => p.name === name)?.schema
+  }
+  const limitsOf = (schema: Ir.Schema | undefined): Ir.Limits | undefined => {
+    const inner = schema?.kind === "nullable" ? schema.schema : schema
+    return inner !== undefined && "limits" in inner ? inner.limits : undefined
+  }
+
+  it.each([
+    ["BrowserViewport", "width", { minimum: 320, maximum: 7680 }],
+    ["CreateApiKeyRequest", "name", { minLength: 1, maxLength: 255 }],
+    ["CreateDirectoryRequest", "mode", { pattern: "^[0-7]{3,4}$" }],
+    ["DragMouseRequest", "path", { minItems: 2 }],
+    ["BatchComputerActionRequest", "actions", { minItems: 1, maxItems: 100 }],
+    ["CreateApiKeyRequest", "days_to_expire", { minimum: 1, maximum: 3650 }]
+  ])("%s.%s has the document's limits in the IR", (schema, name, limits) => {
+    expect(limitsOf(fieldOf(schema, name))).toEqual(limits)
+  })
+
+  it("a drag path's points are arrays of exactly two items", () => {
+    const path = fieldOf("DragMouseRequest", "path")
+    expect(path?.kind === "array" ? limitsOf(path.items) : undefined).toEqual({ minItems: 2, maxItems: 2 })
+  })
+
+  it("a query parameter's limits are in the IR (listBrowsers limit 1..100, offset >= 0)", () => {
+    const list = api.operations.find((operation) => operation.name === "listBrowsers")!
+    const parameter = (name: string) => list.parameters.find((p) => p.name === name)?.schema
+    expect(limitsOf(parameter("limit"))).toEqual({ minimum: 1, maximum: 100 })
+    expect(limitsOf(parameter("offset"))).toEqual({ minimum: 0 })
+  })
+
+  it("a limit of the wrong type stops the generator", () => {
+    expect(() => Ir.limitsOf({ type: "string", maxLength: "9" as never }, "string", "X.y")).toThrow(/X.y: maxLength/)
+  })
+
+  it("every limit of the IR is emitted with limited", () => {
+    const all: Array<Ir.Limits> = []
+    const collect = (schema: Ir.Schema, seen: Set<string>): void => {
+      if ("limits" in schema && schema.limits !== undefined) all.push(schema.limits)
+      switch (schema.kind) {
+        case "ref":
+          if (!seen.has(schema.name)) {
+            seen.add(schema.name)
+            collect(api.schemas.get(schema.name)!.schema, seen)
+          }
+          return
+        case "nullable":
+          return collect(schema.schema, seen)
+        case "union":
+          return schema.members.forEach((member) => collect(member, seen))
+        case "array":
+          return collect(schema.items, seen)
+        case "object":
+          return schema.properties.forEach((p) => collect(p.schema, seen))
+      }
+    }
+    const seen = new Set<string>()
+    for (const name of api.schemas.keys()) collect({ kind: "ref", name }, seen)
+    for (const operation of api.operations) operation.parameters.forEach((p) => collect(p.schema, seen))
+    const emitted = [...generate()].filter(([file]) => file.startsWith(`${generatedDir}/`)).map(([, text]) => text)
+      .join("\n")
+    const written = (limits: Ir.Limits) =>
+      `{ ${Object.entries(limits).map(([keyword, value]) => `${keyword}: ${JSON.stringify(value)}`).join(", ")} }`
+    expect(all.length).toBeGreaterThan(60)
+    for (const limits of all) expect(emitted).toContain(written(limits))
+  })
+})
+
+describe("the emitted schema files write nothing twice", () => {
+  const schemaFiles = [...generate()].filter(([file]) => file.startsWith(`${generatedDir}/schemas/`))
+
+  it.each(schemaFiles.map(([file, text]) => [file, text]))("%s: no field value written twice", (_, text) => {
+    // a field's value with a call in it (`Schema.optional(Schema.String)`) is a file constant when several fields have it
+    const values = [...text.matchAll(/^\s+[\w"-]+: (\/\*#__PURE__\*\/ .+?),?$/gm)].map((match) => match[1]!)
+      .filter((value) => !value.endsWith("{") && !value.endsWith("("))
+    const twice = values.filter((value, i) => values.indexOf(value) !== i)
+    expect(twice).toEqual([])
+  })
+
+  it("a struct is written with struct(identifier, fields), its type beside it", () => {
+    const [, common] = schemaFiles.find(([file]) => file.endsWith("/Common.ts"))!
+    expect(common).toContain(`export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {`)
+    expect(common).toContain("export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewport> {}")
+  })
+
+  it("the identifier is the struct's (parse errors name it)", () => {
+    const result = Schema.decodeUnknownEither(schemaOf("BrowserViewport"))({ width: "wide", height: 1 })
+    expect(Either.isLeft(result) && String(result.left)).toContain("BrowserViewport")
+  })
+})
+
 describe("--check", () => {
   const files = generate()
 

@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import { BrowserPools, Computer, Deployments, Replays } from "../src/index.js"
 import * as Operations from "../src/internal/operations.js"
-import type * as Sim from "../src/KernelSimulator.js"
+import type * as Sim from "../src/testing/KernelSimulator.js"
 import { renderStatusTable } from "./utils/errorsTable.js"
 
 // the simulator's route matching before it was derived from the table, kept as the oracle

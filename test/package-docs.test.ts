@@ -50,7 +50,7 @@ const fieldsOf = (source: string, name: string): ReadonlyArray<string> => {
 }
 
 describe("docs/testing.md documents the simulator's options", () => {
-  const source = fs.readFileSync("src/KernelSimulator.ts", "utf8")
+  const source = fs.readFileSync("src/testing/KernelSimulator.ts", "utf8")
   const testing = fs.readFileSync("docs/testing.md", "utf8")
   const rows = new Set([...testing.matchAll(/^\| `([\w.]+)`/gm)].map((m) => m[1]!))
 

@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { sample } from "../src/internal/simulatorValues.js"
+import { sample } from "../src/testing/internal/values.js"
 
 const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/cli")
@@ -323,7 +323,7 @@ const fileBodies: Record<string, Record<string, unknown>> = {
 }
 
 describe("the bin behind Prism's validating proxy, for the whole API", () => {
-  it("every operation answers what the document says (violations counted)", async () => {
+  it("every documented status of every operation (from the document) is answered, 0 violations", async () => {
     const children: Array<ChildProcess> = []
     try {
       const simulator = await start(
@@ -362,7 +362,8 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         credential_providers: (await direct("createCredentialProvider", "/org/credential_providers")).id,
         projects: (await direct("createProject", "/org/projects")).id,
         api_keys: (await direct("createApiKey", "/org/api_keys")).id,
-        watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch")).watch_id,
+        watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch", { path: "/", recursive: true }))
+          .watch_id,
         process:
           (await direct("spawnProcess", "/browsers/browser_1/process/spawn", fileBodies["spawnProcess"])).process_id
       }
@@ -388,15 +389,79 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       ]
       const violations: Array<string> = []
       const statuses: Array<string> = []
-      // requests Prism refused (422) before they reached the simulator: this test's request encoding
-      const rejected: Array<string> = []
       // an injected status the caller did not get
       const faultMisses: Array<string> = []
-      const send = async (definition: Operation, fault?: number, options: {
-        readonly body?: Record<string, unknown>
-        readonly path?: string
-        readonly expect?: number
-      } = {}) => {
+      // the event streams' frames, each validated by Prism's own validator
+      const sseChecked = new Map<string, { readonly frames: number; readonly problems: ReadonlyArray<string> }>()
+      // requests Prism refused for its multipart limitation, answered and validated directly
+      const directly: Array<string> = []
+
+      /** Prism's validation of an answer of `definition` (its own `validateOutput`), as messages. */
+      const prismValidate = (definition: Operation, status: number, headers: Headers, body: unknown) => {
+        const resource = prismOperationOf(definition)
+        const result = validateOutput({
+          resource,
+          element: { statusCode: status, headers: headersOf(headers), body }
+        })
+        return result._tag === "Left" ? result.left.map((d) => String(d.message)) : []
+      }
+
+      const requestOf = (definition: Operation, target: string, options: SendOptions) => {
+        const extra = options.body ??
+          (definition.name === "releaseBrowser" ? { session_id: acquired } : fileBodies[definition.name])
+        const request = bodyOf(definition, extra)
+        return fetch(
+          `${target}${options.path ?? pathOf(definition)}${queryOf(definition, fileQueries[definition.name] ?? {})}`,
+          {
+            method: definition.method,
+            headers: { ...auth, ...request.headers },
+            ...(request.body === undefined ? {} : { body: request.body })
+          }
+        )
+      }
+
+      /** An event stream straight from the simulator: each frame validated by Prism's validator. */
+      const checkFrames = async (definition: Operation, options: SendOptions) => {
+        const response = await requestOf(definition, simulator, options)
+        // the streams that stay open tell what happens while they are read: something happens
+        const nudge = nudges[definition.name]
+        if (nudge !== undefined) {
+          const [path, body] = nudge
+          await fetch(`${simulator}${path}`, {
+            method: body === undefined ? "PUT" : "POST",
+            headers: { ...auth, "content-type": body === undefined ? "application/octet-stream" : "application/json" },
+            body: body ?? "watched\n"
+          })
+        }
+        const text = await readEvents(response)
+        const problems: Array<string> = []
+        let frames = 0
+        if (response.status !== 200 || !String(response.headers.get("content-type")).startsWith("text/event-stream")) {
+          problems.push(`${response.status} ${response.headers.get("content-type")}`)
+        }
+        for (const data of framesOf(text)) {
+          frames++
+          for (const message of prismValidate(definition, response.status, response.headers, JSON.parse(data))) {
+            problems.push(`frame ${data.slice(0, 200)}: ${message}`)
+          }
+        }
+        // and what Prism's proxy does with the same body: the stream as one string, against the
+        // schema of one event: only "must be object" / "oneOf" messages, whatever the frames are
+        const asText = prismValidate(definition, response.status, response.headers, text)
+        for (const message of asText) {
+          if (!sseBodyAsText.test(message)) problems.push(`the stream as one string: ${message}`)
+        }
+        if (asText.length === 0) problems.push("Prism's validator accepts the stream as one string")
+        sseChecked.set(definition.name, { frames, problems })
+        statuses.push(`${definition.name} ${response.status}`)
+      }
+
+      const send = async (definition: Operation, fault?: number, options: SendOptions = {}) => {
+        // an event stream's answer cannot go through Prism's proxy (see `sseBodyAsText`): it is read
+        // from the simulator and validated frame by frame with Prism's validator
+        if (fault === undefined && Object.values(definition.answers).some((a) => a.kind === "sse")) {
+          return checkFrames(definition, options)
+        }
         if (fault !== undefined) {
           await fetch(`${simulator}/_simulator/faults`, {
             method: "POST",
@@ -404,20 +469,17 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
             body: JSON.stringify({ route: definition.name, times: 1, status: fault })
           })
         }
-        const extra = options.body ??
-          (definition.name === "releaseBrowser" ? { session_id: acquired } : fileBodies[definition.name])
-        const request = bodyOf(definition, extra)
-        const response = await fetch(
-          `${proxy}${options.path ?? pathOf(definition)}${queryOf(definition, fileQueries[definition.name] ?? {})}`,
-          {
-            method: definition.method,
-            headers: { ...auth, ...request.headers },
-            ...(request.body === undefined ? {} : { body: request.body })
-          }
-        )
-        const answered = await response.text()
-        if (response.status === 422 && fault === undefined) {
-          rejected.push(`${definition.name}: ${answered.slice(0, 300)}`)
+        let response = await requestOf(definition, proxy, options)
+        let answered = await response.text()
+        let via = "Prism"
+        if (response.status === 422 && definition.body?.kind === "multipart" && multipartRefusal.test(answered)) {
+          // Prism refused the request for its own limitation (its multipart parser does not read an
+          // array of objects with files, see test/contract-prism.test.ts): the same request goes to
+          // the simulator, and its answer is validated by Prism's validator all the same
+          directly.push(`${definition.name}${fault === undefined ? "" : ` (fault ${fault})`}`)
+          response = await requestOf(definition, simulator, options)
+          answered = await response.text()
+          via = "direct"
         }
         statuses.push(`${definition.name} ${response.status}`)
         if (fault !== undefined && response.status !== fault) {
@@ -427,10 +489,12 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           expect(`${definition.name} ${response.status}`).toBe(`${definition.name} ${options.expect}`)
         }
         const label = `${definition.name}${fault === undefined ? "" : ` (fault ${fault})`} ${response.status}`
-        const header = response.headers.get("sl-violations")
-        for (const v of header === null ? [] : JSON.parse(header) as ReadonlyArray<Violation>) {
-          violations.push(`${label}: ${String(v.message)}`)
-        }
+        const messages = via === "direct"
+          ? prismValidate(definition, response.status, response.headers, parseBody(response.headers, answered))
+          : (JSON.parse(response.headers.get("sl-violations") ?? "[]") as ReadonlyArray<Violation>).map((v) =>
+            String(v.message)
+          )
+        for (const message of messages) violations.push(`${label} (${via}): ${message}`)
       }
       // the other documented successes: 202 of an asynchronous invocation and of a replay still
       // recording, 204 of a pool with nothing available
@@ -438,30 +502,152 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       await send(byName("downloadReplay"), undefined, { expect: 202 })
       await fetch(`${simulator}/browser_pools/pool_stealth/flush`, { method: "POST", headers: auth })
       await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_stealth/acquire", expect: 204 })
+      await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_kiosk/acquire", expect: 200 })
+      // a profile no browser saved state into yet: 202; then a browser that saves its changes in it
+      // ends, and the download in the pass below is its archive (200)
+      await send(byName("downloadProfile"), undefined, { expect: 202 })
+      const saving = await direct("createBrowser", "/browsers", {
+        profile: { id: ids["profiles"], save_changes: true }
+      })
+      await fetch(`${simulator}/browsers/${saving.session_id}`, { method: "DELETE", headers: auth })
+      // the replay records for two polls: the pass below gets it (200)
+      await send(byName("downloadReplay"), undefined, { expect: 202 })
       for (const definition of ordered) await send(definition)
       const unsuccessful = statuses.filter((s) => !/\s2\d\d$/.test(s))
-      // every documented error status, as a fault on the operation
+      // every documented error status, from the document itself, as a fault on the operation
       for (const definition of all) {
-        for (const Class of definition.errors) await send(definition, Class.status)
+        for (const status of documentedStatuses(definition)) if (status >= 300) await send(definition, status)
       }
       const successes = statuses.filter((s) => /\s2\d\d$/.test(s)).length
 
+      // every documented status of every route was answered (and validated)
+      const documentedPairs = all.flatMap((d) => documentedStatuses(d).map((status) => `${d.name} ${status}`))
+      const seen = new Set(statuses)
+      const notCovered = documentedPairs.filter((pair) => !seen.has(pair))
+      const sseProblems = [...sseChecked].filter(([, c]) => c.problems.length > 0 || c.frames === 0)
+      const frames = [...sseChecked.values()].reduce((n, c) => n + c.frames, 0)
+
       console.log(
-        `Prism, whole API: ${statuses.length} requests, ${successes} 2xx, ${violations.length} violations\n${
-          violations.join("\n")
-        }\nnot 2xx without a fault: ${unsuccessful.join(", ")}\nrefused by Prism: ${rejected.join("\n")}`
+        `Prism, whole API: ${documentedPairs.length} documented statuses of ${all.length} operations (from ` +
+          `the document), ${documentedPairs.length - notCovered.length} answered; ${statuses.length} requests, ` +
+          `${successes} 2xx, ${violations.length} violations\n${violations.join("\n")}\n` +
+          `event streams: ${sseChecked.size} operations, ${frames} frames validated one by one by Prism's ` +
+          `validator, ${sseProblems.length} with problems\n` +
+          `answered directly (Prism refuses the multipart request): ${directly.join(", ")}\n` +
+          `not 2xx without a fault: ${unsuccessful.join(", ")}\nnot answered: ${notCovered.join(", ")}`
       )
-      // every injected status is answered, but where Prism refuses this test's multipart request
-      // (422) or replaces an answer it finds invalid (curl's 502, whose documented shape differs)
-      expect(faultMisses.filter((m) => !m.endsWith("→ 422") && m !== "curlBrowser 502 → 500")).toEqual([])
+      expect(sseProblems).toEqual([])
+      expect(sseChecked.size).toBe(all.filter((d) => Object.values(d.answers).some((a) => a.kind === "sse")).length)
+      expect(faultMisses).toEqual([])
       // no route is unknown to the simulator, none answers "wrong method"
       expect(statuses.filter((s) => / 405$/.test(s))).toEqual([])
-      expect(violations.length).toBeLessThanOrEqual(violationBudget)
+      expect(notCovered).toEqual([])
+      expect(violations).toEqual([])
     } finally {
       for (const child of children) child.kill("SIGTERM")
     }
   }, 300_000)
 })
 
-/** The violations Prism still reports for the whole API (see docs/testing.md); it only goes down. */
-const violationBudget = 20
+/** What makes an open stream tell something: a request (path, JSON body; none: a file written). */
+const nudges: Readonly<Record<string, readonly [string, string | undefined]>> = {
+  streamFilesystemEvents: ["/browsers/browser_1/fs/write_file?path=%2Fwatched.txt", undefined],
+  streamTelemetry: ["/browsers/browser_1/computer/click_mouse", "{\"x\":1,\"y\":1}"]
+}
+
+interface SendOptions {
+  readonly body?: Record<string, unknown>
+  readonly path?: string
+  readonly expect?: number
+}
+
+/**
+ * Why an event stream is not sent through Prism's validating proxy: prism-http 5.16 reads a body
+ * that is not JSON whole, as one string (`parseResponseBody` in dist/utils/parseResponse.js:
+ * `response.text()`), before it answers. A stream that stays open (telemetry, logs, a watch, a
+ * running process's output: as on the service) never comes back through it; one that ends is
+ * validated as that one string against the schema of one event (dist/validator/validators/body.js),
+ * so every stream "must be object" (or, for a union of events, must match one schema of the
+ * oneOf), whatever its frames hold: 19 such complaints on the 7 streams when they all ended. The
+ * test shows it with Prism's own validator: the stream as one string gets exactly these messages,
+ * while each of its frames, validated as Prism validates a JSON body, passes (`checkFrames`).
+ * No Prism issue about event streams was found to link.
+ */
+const sseBodyAsText = /^Response body must (be object|match exactly one schema in oneOf)$/
+
+/** Prism's refusal of a multipart request with an array of objects (its parser's limitation). */
+const multipartRefusal = /must be array|must have required property '(files|extensions)'/
+
+/** Reads an event stream for at most 3 s (the open-ended ones do not end), as text. */
+const readEvents = async (response: Response): Promise<string> => {
+  const reader = response.body!.getReader()
+  const timer = setTimeout(() => void reader.cancel(), 3_000)
+  let text = ""
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+      if (framesOf(text).length >= 32) break
+    }
+  } catch {
+    // cancelled after 3 s
+  } finally {
+    clearTimeout(timer)
+    void reader.cancel().catch(() => undefined)
+  }
+  return text
+}
+
+/** The `data` of each complete frame of an event stream (comments and heartbeats left out). */
+const framesOf = (text: string): Array<string> =>
+  text.split(/\r?\n\r?\n/).slice(0, -1).flatMap((frame) => {
+    const data = frame.split(/\r?\n/).filter((line) => line.startsWith("data:")).map((line) =>
+      line.slice(5).replace(/^ /, "")
+    )
+    return data.length === 0 ? [] : [data.join("\n")]
+  })
+
+const headersOf = (headers: Headers): Record<string, string> => {
+  const out: Record<string, string> = {}
+  headers.forEach((value, name) => (out[name] = value))
+  return out
+}
+
+const parseBody = (headers: Headers, text: string): unknown =>
+  String(headers.get("content-type")).startsWith("application/json") && text !== "" ? JSON.parse(text) : text
+
+// ---------------------------------------------------------------------------------------------
+// the document as Prism reads it
+
+interface PrismOperation {
+  readonly method: string
+  readonly path: string
+  readonly deprecated?: boolean
+  readonly responses: ReadonlyArray<{ readonly code: string }>
+}
+
+const prismRequire = createRequire(require.resolve("@stoplight/prism-cli/package.json"))
+const { getHttpOperationsFromSpec } = prismRequire("@stoplight/prism-cli/dist/operations.js") as {
+  getHttpOperationsFromSpec: (document: string) => Promise<ReadonlyArray<PrismOperation>>
+}
+const { validateOutput } = prismRequire("@stoplight/prism-http/dist/validator/index.js") as {
+  validateOutput: (input: { resource: PrismOperation; element: unknown }) =>
+    | { readonly _tag: "Left"; readonly left: ReadonlyArray<{ readonly message: unknown }> }
+    | { readonly _tag: "Right" }
+}
+const prismOperations = await getHttpOperationsFromSpec(document)
+const templateKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, "{}")}`
+const prismByKey = new Map(
+  prismOperations.filter((o) => o.deprecated !== true).map((o) => [templateKey(o.method, o.path), o])
+)
+
+const prismOperationOf = (definition: Operation): PrismOperation => {
+  const found = prismByKey.get(templateKey(definition.method, definition.path))
+  if (found === undefined) throw new Error(`${definition.name}: not in the document`)
+  return found
+}
+
+/** The statuses the document lists for an operation (not the table: the document itself). */
+const documentedStatuses = (definition: Operation): ReadonlyArray<number> =>
+  prismOperationOf(definition).responses.map((r) => Number(r.code)).filter((code) => Number.isInteger(code))

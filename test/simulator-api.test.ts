@@ -6,14 +6,14 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Layer, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, ParseResult, Redacted, Schema, Stream, TestClock } from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { crc32, multiMethodPaths, sample, totp } from "../src/internal/simulatorValues.js"
+import { accepts, crc32, firstIssue, multiMethodPaths, sample, totp } from "../src/testing/internal/values.js"
 
 const token = "sk_sim_api"
 const secret = "JBSWY3DPEHPK3PXP"
@@ -133,7 +133,11 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   deleteDirectory: { path: "/dir" },
   deleteFile: { path: "/delete-me.txt" },
   setFilePermissions: { path: "/hello.txt", mode: "0600" },
-  movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" }
+  movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
+  // the document's limits, which the sampled values do not keep (the SDK refuses them before sending)
+  dragMouse: { path: [[1, 1], [2, 2]] },
+  batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
+  uploadZip: { dest_path: "/" }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */
@@ -195,7 +199,7 @@ const setUp = Effect.gen(function*() {
     provider: idOf(yield* create("createCredentialProvider"), "id"),
     project: idOf(yield* create("createProject"), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
-    watch: idOf(yield* create("startFilesystemWatch", { id: "b1" }), "watch_id", "id"),
+    watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
     process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
     acquired: idOf(yield* create("acquireBrowser", { idOrName: "pool_1" }), "session_id")
   }
@@ -219,6 +223,18 @@ describe("the simulator answers every operation of the API", () => {
         const exit = yield* Effect.exit<void, unknown, HttpClient.HttpClient | KernelClient.KernelClient>(
           rawOnly.has(definition.name)
             ? Effect.asVoid(rawCall(definition, ids))
+            : definition.name === "streamFilesystemEvents" || definition.name === "streamTelemetry"
+            // a watch and telemetry tell what happens once they are open: files are written (the
+            // mouse clicked) until the first event
+            ? Effect.gen(function*() {
+              const fiber = yield* Effect.fork(callAny(definition, paramsOf(definition, ids)))
+              for (let i = 0; i < 50 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
+                yield* definition.name === "streamTelemetry"
+                  ? callAny(byName("clickMouse"), { id: "b1", x: i, y: i })
+                  : callAny(byName("writeFile"), { ...paramsOf(byName("writeFile"), ids), path: `/tick-${i}.txt` })
+              }
+              yield* Fiber.join(fiber)
+            })
             : Effect.asVoid(callAny(definition, paramsOf(definition, ids)))
         )
         if (Exit.isFailure(exit)) failures.push(`${definition.name}: ${String(exit.cause).slice(0, 300)}`)
@@ -548,27 +564,27 @@ describe("real behaviours", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
-describe("routing, faults and projects", () => {
-  const raw = (
-    method: string,
-    path: string,
-    headers: Record<string, string> = {},
-    body?: unknown,
-    bytes?: Uint8Array
-  ) =>
-    Effect.flatMap(HttpClient.HttpClient, (httpClient) =>
-      Effect.flatMap(
-        httpClient.execute(
-          HttpClientRequest.make(method as "GET")(`http://localhost${path}`).pipe(
-            HttpClientRequest.setHeaders({ authorization: `Bearer ${token}`, ...headers }),
-            body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body),
-            bytes === undefined ? (r) => r : HttpClientRequest.bodyUint8Array(bytes, headers["content-type"])
-          )
-        ),
-        (response) =>
-          Effect.map(response.text, (text) => ({ status: response.status, headers: response.headers, text }))
-      ))
+/** A request as sent on the wire, answered by the in-memory simulator. */
+const raw = (
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+  bytes?: Uint8Array
+) =>
+  Effect.flatMap(HttpClient.HttpClient, (httpClient) =>
+    Effect.flatMap(
+      httpClient.execute(
+        HttpClientRequest.make(method as "GET")(`http://localhost${path}`).pipe(
+          HttpClientRequest.setHeaders({ authorization: `Bearer ${token}`, ...headers }),
+          body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body),
+          bytes === undefined ? (r) => r : HttpClientRequest.bodyUint8Array(bytes, headers["content-type"])
+        )
+      ),
+      (response) => Effect.map(response.text, (text) => ({ status: response.status, headers: response.headers, text }))
+    ))
 
+describe("routing, faults and projects", () => {
   it.effect("405 with Allow listing every method of a multi-method path; 404 for an unknown one", () =>
     Effect.gen(function*() {
       expect(multiMethodPaths().length).toBeGreaterThan(20)
@@ -631,6 +647,31 @@ describe("routing, faults and projects", () => {
       expect((yield* raw("GET", `/proxies/${first}`)).status).toBe(404)
     }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
 
+  it.effect("browsers and processes are bounded with their live state, and the evictions recorded", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const spawn = Effect.map(
+        raw("POST", "/browsers/b1/process/spawn", {}, { command: "cat" }),
+        (r) => JSON.parse(r.text).process_id
+      )
+      const firstProcess = yield* spawn
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* spawn
+      expect((yield* raw("GET", `/browsers/b1/process/${firstProcess}/status`)).status).toBe(404)
+      const create = Effect.map(raw("POST", "/browsers", {}, {}), (r) => JSON.parse(r.text).session_id)
+      // the seeded b1 counts: the collection holds 1000 browsers, b1 first
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* create
+      expect((yield* raw("POST", "/browsers/b1/computer/get_mouse_position")).status).toBe(404)
+      expect((yield* raw("POST", "/browsers/b1/computer/clipboard/read")).status).toBe(404)
+      expect(Option.isNone(yield* simulator.browser("b1"))).toBe(true)
+      const evictions = yield* simulator.evictions
+      expect(evictions).toContainEqual({
+        organization: "org_api",
+        collection: "/browsers/b1/process",
+        id: firstProcess
+      })
+      expect(evictions).toContainEqual({ organization: "org_api", collection: "/browsers", id: "b1" })
+    }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
+
   it.effect("the project header scopes what a caller sees", () =>
     Effect.gen(function*() {
       const created = yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })
@@ -643,5 +684,140 @@ describe("routing, faults and projects", () => {
       expect(JSON.parse(inB.text)).toEqual([])
       expect(JSON.parse(org.text).map((p: { id: string }) => p.id)).toEqual([id])
       expect((yield* raw("GET", `/proxies/${id}`, { "x-kernel-project-id": "proj_b" })).status).toBe(404)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("the project header scopes the five original operations too", () =>
+    Effect.gen(function*() {
+      const inA = { "x-kernel-project-id": "proj_a" }
+      const inB = { "x-kernel-project-id": "proj_b" }
+      for (const headers of [inB]) {
+        expect((yield* raw("POST", "/browsers/b_a/computer/get_mouse_position", headers)).status).toBe(404)
+        expect((yield* raw("POST", "/browsers/b_a/computer/cursor", headers, { hidden: true })).status).toBe(404)
+        expect((yield* raw("GET", "/browsers/b_a/replays/r_a", headers)).status).toBe(404)
+        expect((yield* raw("DELETE", "/deployments/dep_a", headers)).status).toBe(404)
+        expect(JSON.parse((yield* raw("GET", "/browser_pools", headers)).text)).toEqual([])
+      }
+      const simulator = yield* KernelSimulator.KernelSimulator
+      expect(Option.getOrThrow(yield* simulator.browser("b_a")).cursorHidden).toBe(false)
+      expect(Option.getOrThrow(yield* simulator.deployment("dep_a")).state).toBe("running")
+      for (const headers of [inA, {}]) {
+        expect((yield* raw("POST", "/browsers/b_a/computer/get_mouse_position", headers)).status).toBe(200)
+        expect(JSON.parse((yield* raw("GET", "/browser_pools", headers)).text).map((p: { id: string }) => p.id))
+          .toEqual(["pool_a"])
+      }
+      expect((yield* raw("POST", "/browsers/b_a/computer/cursor", inA, { hidden: true })).status).toBe(200)
+      expect((yield* raw("GET", "/browsers/b_a/replays/r_a", inA)).status).toBe(200)
+      expect((yield* raw("DELETE", "/deployments/dep_a", inA)).status).toBe(204)
+      expect(Option.getOrThrow(yield* simulator.browser("b_a")).cursorHidden).toBe(true)
+      expect(Option.getOrThrow(yield* simulator.deployment("dep_a")).state).toBe("stopped")
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+        organizations: [{
+          id: "org_projects",
+          token,
+          browsers: [{ id: "b_a", project: "proj_a", replays: [{ id: "r_a", size: 4096 }] }],
+          pools: [{ id: "pool_a", project: "proj_a" }],
+          deployments: [{ id: "dep_a", state: "running", project: "proj_a" }]
+        }]
+      })))
+    )))
+})
+
+describe("pools: acquire waits for a browser on the simulator's clock", () => {
+  const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
+  const pool = Effect.map(raw("GET", "/browser_pools/pool_1"), (r) => JSON.parse(r.text))
+
+  it.effect("a release during the wait hands that browser to the waiter; 204 only when none comes in time", () =>
+    Effect.gen(function*() {
+      const first = JSON.parse((yield* acquire()).text).session_id
+      const second = JSON.parse((yield* acquire()).text).session_id
+      // no wait asked: 204 at once
+      expect((yield* acquire()).status).toBe(204)
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 30 }))
+      yield* TestClock.adjust("10 seconds")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      expect((yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: first })).status).toBe(204)
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect(JSON.parse(handed.text).session_id).toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+      // nobody releases: 204 once the wait is over, not before
+      const late = yield* Effect.fork(acquire({ acquire_timeout_seconds: 5 }))
+      yield* TestClock.adjust("4 seconds")
+      expect(Option.isNone(yield* Fiber.poll(late))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(late)).status).toBe(204)
+      // a waiter that went away gets nothing: the released browser goes back to the pool
+      const gone = yield* Effect.fork(acquire({ acquire_timeout_seconds: 60 }))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(gone)
+      yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: second })
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("pools: a browser handed to a waiter that went away", () => {
+  it.effect("goes back to the pool", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make(seed)
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.map(
+          simulator.handle({
+            method,
+            path,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            readBody: () =>
+              Effect.succeed({
+                _tag: "Read" as const,
+                bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+              })
+          }),
+          (response) => response.body._tag === "Text" ? JSON.parse(response.body.text) : undefined
+        )
+      const first = (yield* send("POST", "/browser_pools/pool_1/acquire", {})).session_id
+      yield* send("POST", "/browser_pools/pool_1/acquire", {})
+      const waiter = yield* Effect.fork(send("POST", "/browser_pools/pool_1/acquire", { acquire_timeout_seconds: 60 }))
+      yield* TestClock.adjust("1 second")
+      // the release hands the browser over, and the waiter is gone before it takes it
+      yield* send("POST", "/browser_pools/pool_1/release", { session_id: first })
+      const exit = yield* Fiber.interrupt(waiter)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* send("GET", "/browser_pools/pool_1")).toMatchObject({ available_count: 1, acquired_count: 1 })
+    }))
+})
+
+describe("requests are held to the document's limits, as the generated schemas carry them", () => {
+  // the generated schemas check the document's limits when a value is encoded (what a client
+  // sends), not when it is decoded; a schema built the same way stands for one here
+  const limited = <A>(schema: Schema.Schema<A, A>, check: (a: A) => string | undefined) =>
+    Schema.transformOrFail(schema, Schema.typeSchema(schema), {
+      strict: true,
+      decode: ParseResult.succeed,
+      encode: (value, _, ast) => {
+        const problem = check(value)
+        return problem === undefined
+          ? ParseResult.succeed(value)
+          : ParseResult.fail(new ParseResult.Type(ast, value, problem))
+      }
+    })
+  const Name = limited(Schema.String, (s) => s.length > 5 ? "must be at most 5 characters long" : undefined)
+  const Body = Schema.Struct({ name: Name, size: Schema.optional(Schema.Int) })
+
+  it("a body breaking a limit is refused, naming the field and the limit", () => {
+    expect(firstIssue(Body, { name: "short" })).toBeUndefined()
+    expect(firstIssue(Body, { name: "much too long" })).toBe("name: must be at most 5 characters long")
+    expect(firstIssue(Body, { name: "ok", size: 1.5 })).toContain("size")
+  })
+
+  it("a parameter breaking a limit is refused", () => {
+    expect(accepts(Name.ast, "short")).toBe(true)
+    expect(accepts(Name.ast, "much too long")).toBe(false)
+  })
+
+  it.effect("over the wire: 400 with the Error body naming the field", () =>
+    Effect.gen(function*() {
+      const answer = yield* raw("POST", "/browser_pools", {}, { size: 1.5 })
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request", message: expect.stringContaining("size") })
     }).pipe(Effect.provide(kernel())))
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { KernelSimulator } from "effect-kernel/testing"
-import * as mp4 from "../src/internal/simulatorMp4.js"
+import * as mp4 from "../src/testing/internal/mp4.js"
 
 /** The top-level boxes of an mp4 whose first bytes are `head` and whole size is `size`. */
 const boxes = (head: Uint8Array, size: number) => {

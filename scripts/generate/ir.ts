@@ -3,6 +3,8 @@
  * operations (method, path, parameters, body, answers, errors, idempotency, docs) and the schemas
  * they use as a small JSON-schema model.
  */
+import type * as Runtime from "../../src/internal/limits.js"
+import { violation } from "../../src/internal/limits.js"
 import * as Config from "./config.js"
 import type * as OpenApi from "./openapi.js"
 import { methods, refName } from "./openapi.js"
@@ -10,17 +12,17 @@ import { methods, refName } from "./openapi.js"
 /** A schema: what the emitter turns into a `Schema` (or a type). */
 export type Schema =
   | { readonly kind: "ref"; readonly name: string }
-  | { readonly kind: "string" }
+  | { readonly kind: "string"; readonly limits?: Limits }
   | { readonly kind: "timestamp" }
   | { readonly kind: "binary" }
   | { readonly kind: "redacted" }
-  | { readonly kind: "number" }
-  | { readonly kind: "integer" }
+  | { readonly kind: "number"; readonly limits?: Limits }
+  | { readonly kind: "integer"; readonly limits?: Limits }
   | { readonly kind: "boolean" }
   | { readonly kind: "null" }
   | { readonly kind: "unknown" }
   | { readonly kind: "literal"; readonly values: ReadonlyArray<string | number | boolean> }
-  | { readonly kind: "array"; readonly items: Schema }
+  | { readonly kind: "array"; readonly items: Schema; readonly limits?: Limits }
   | {
     readonly kind: "object"
     /** Named object schemas whose fields this one has too (an `allOf` of them), before its own. */
@@ -30,6 +32,64 @@ export type Schema =
   }
   | { readonly kind: "union"; readonly members: ReadonlyArray<Schema>; readonly discriminator: string | undefined }
   | { readonly kind: "nullable"; readonly schema: Schema }
+
+/**
+ * The document's value limits of a string, a number or an array (JSON Schema's validation keywords,
+ * as they are spelled there; the runtime's type). The emitter checks them on what the SDK sends, not
+ * on answers.
+ */
+export type Limits = Runtime.Limits
+
+/** The limit keywords of each kind, in the order they are emitted. */
+export const limitKeywords = {
+  string: ["minLength", "maxLength", "pattern"],
+  number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  array: ["minItems", "maxItems", "uniqueItems"]
+} as const satisfies Record<string, ReadonlyArray<keyof Limits>>
+
+/**
+ * The limits a schema of the document states for a kind (`undefined`: none). As in JSON Schema, a
+ * keyword of another kind (`minimum` on a string) does not apply.
+ */
+export const limitsOf = (
+  source: OpenApi.JsonSchema,
+  kind: keyof typeof limitKeywords,
+  at: string
+): Limits | undefined => {
+  const limits: Record<string, unknown> = {}
+  for (const keyword of limitKeywords[kind]) {
+    const value = source[keyword]
+    if (value === undefined) continue
+    const type = keyword === "pattern" ? "string" : keyword === "uniqueItems" ? "boolean" : "number"
+    if (typeof value !== type) throw new Error(`${at}: ${keyword} is ${JSON.stringify(value)}, not a ${type}`)
+    limits[keyword] = value
+  }
+  return Object.keys(limits).length === 0 ? undefined : limits
+}
+
+const stringCandidates = ["text", "/text", "0644", "a"]
+
+/**
+ * A value of a scalar kind within its limits, for the examples: `preferred` when it fits, else the
+ * nearest bound (numbers) or the first candidate that fits (strings); none is an error (add one).
+ */
+export const within = (schema: Schema, preferred: string | number): string | number => {
+  const limits = "limits" in schema ? schema.limits : undefined
+  if (limits === undefined || violation(limits, preferred) === undefined) return preferred
+  if (typeof preferred === "number") {
+    const low = limits.minimum ?? (limits.exclusiveMinimum === undefined ? undefined : limits.exclusiveMinimum + 1)
+    const high = limits.maximum ?? (limits.exclusiveMaximum === undefined ? undefined : limits.exclusiveMaximum - 1)
+    const value = low !== undefined && preferred < low ? low : high !== undefined && preferred > high ? high : preferred
+    if (violation(limits, value) === undefined) return value
+  }
+  const fits = stringCandidates.find((candidate) => violation(limits, candidate) === undefined)
+  if (fits === undefined) throw new Error(`no example value within ${JSON.stringify(limits)}: add one to within()`)
+  return fits
+}
+
+const withLimits = <S extends Schema>(schema: S, limits: Limits | undefined): S =>
+  limits === undefined ? schema : { ...schema, limits }
 
 export interface Property {
   readonly name: string
@@ -170,18 +230,18 @@ export class Converter {
           ? simple("timestamp")
           : source.format === "binary"
           ? simple("binary")
-          : simple("string")
+          : withLimits(simple("string"), limitsOf(source, "string", owner))
       case "integer":
-        return simple("integer")
+        return withLimits(simple("integer"), limitsOf(source, "integer", owner))
       case "number":
-        return simple("number")
+        return withLimits(simple("number"), limitsOf(source, "number", owner))
       case "boolean":
         return simple("boolean")
       case "array":
-        return {
+        return withLimits({
           kind: "array",
           items: source.items === undefined ? simple("unknown") : this.convert(source.items, owner)
-        }
+        }, limitsOf(source, "array", owner))
       case "object": {
         const required = new Set(source.required ?? [])
         const properties = Object.entries(source.properties ?? {}).map(([name, property]): Property => {
@@ -278,6 +338,7 @@ const union = (members: ReadonlyArray<Schema>, discriminator: string | undefined
 const redact = (schema: Schema, at: string): Schema => {
   switch (schema.kind) {
     case "string":
+      if (schema.limits !== undefined) throw new Error(`redacted field ${at} has limits (not supported)`)
       return simple("redacted")
     case "nullable":
       return { kind: "nullable", schema: redact(schema.schema, at) }
@@ -357,6 +418,11 @@ export const build = (document: OpenApi.Document): Api => {
       names.add(naming.name)
       const parameters = (source.parameters ?? []).map((parameter): Parameter => {
         if (parameter.in === "cookie") throw new Error(`${source.operationId}: cookie parameter ${parameter.name}`)
+        // a path parameter is one non-empty segment (src/internal/path.ts); a limit of the
+        // document's on one would need the operations emitter to pass it a schema
+        if (parameter.in === "path" && limitsOf(parameter.schema ?? {}, "string", parameter.name) !== undefined) {
+          throw new Error(`${source.operationId}: path parameter ${parameter.name} has limits (not supported)`)
+        }
         const schema = parameter.in === "path"
           ? simple("string")
           : converter.convert(parameter.schema ?? {}, `${naming.name}.${parameter.name}`)

@@ -3,10 +3,12 @@
  * and accessor; per area `make` and `layer`, and the area's schemas re-exported.
  */
 import * as Config from "./config.js"
-import type * as Ir from "./ir.js"
+import * as Ir from "./ir.js"
 import { pascalCase, propertiesOf } from "./ir.js"
 import { errorClasses } from "./operations.js"
 import { commonArea, header, ident, jsdoc, newUses, since, typeExpression, type Uses } from "./schemas.js"
+
+const str = (text: string): string => JSON.stringify(text)
 
 const reserved = new Set(["delete", "new", "in", "import", "export", "default", "function", "class", "return"])
 
@@ -33,7 +35,7 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
   const resolved = resolve(api, schema)
   switch (resolved.kind) {
     case "string":
-      return JSON.stringify(typeof example === "string" ? example : "text")
+      return JSON.stringify(Ir.within(resolved, typeof example === "string" ? example : "text"))
     case "timestamp":
       uses.add("DateTime")
       return `DateTime.unsafeMake("2025-01-01T00:00:00Z")`
@@ -43,9 +45,9 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
       uses.add("Redacted")
       return `Redacted.make("secret")`
     case "number":
-      return typeof example === "number" ? String(example) : "1"
+      return String(Ir.within(resolved, typeof example === "number" ? example : 1))
     case "integer":
-      return typeof example === "number" && Number.isInteger(example) ? String(example) : "1"
+      return String(Ir.within(resolved, typeof example === "number" && Number.isInteger(example) ? example : 1))
     case "boolean":
       return typeof example === "boolean" ? String(example) : "true"
     case "null":
@@ -53,7 +55,11 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
     case "literal":
       return JSON.stringify(resolved.values[0])
     case "array":
-      return "[]"
+      // as many items as the document requires at least
+      return `[${
+        Array.from({ length: resolved.limits?.minItems ?? 0 }, () => sample(api, resolved.items, uses, depth + 1))
+          .join(", ")
+      }]`
     case "nullable":
       return sample(api, resolved.schema, uses, depth, example)
     case "union":
@@ -195,7 +201,6 @@ const operationBlock = (
     }).join(" | ")
   const successName = `${Name}Success`
   const statusErrors = errorClasses(operation).map((name) => `KernelError.${name}`)
-  const signature = noInput ? "()" : `(params: ${paramsName})`
   const accessor = accessorIdent(operation)
   const title = sentence(operation.summary ?? operation.name)
   const exampleUses = new Set<string>()
@@ -225,79 +230,85 @@ const operationBlock = (
     "@example",
     ...example
   ]
-  const defaultParams = !noInput && !required ? " = {}" : ""
-  const accessorCode = `(${
-    noInput ? "" : `params: ${paramsName}${defaultParams}`
-  }): Effect.Effect<${successName}, ${errorName}, ${Name}> =>
-  Effect.flatMap(${Name}, (service) => service.${operation.name}(${noInput ? "" : "params"}))`
+  // the accessor: one line over the shared constructors of src/internal/surface.ts
+  const optional = !noInput && !required
+  const accessorCode = noInput
+    ? `Surface.accessorNoInput(${Name}, ${str(operation.name)})`
+    : optional
+    ? `Surface.accessorOptional(${Name}, ${str(operation.name)}, {})`
+    : `Surface.accessor(${Name}, ${str(operation.name)})`
   const accessorDecl = reserved.has(operation.accessor)
     ? `const ${accessor} = ${accessorCode}\n\nexport {\n${jsdoc(docLines)}${accessor} as ${operation.accessor}\n}\n`
     : `${jsdoc(docLines)}export const ${accessor} = ${accessorCode}\n`
   // a paged operation: every item, page after page, from the service's one-page method
-  const pageAnswer = operation.answers.length === 1 && operation.answers[0]!.kind === "page"
-    ? operation.answers[0]!
-    : undefined
-  let allDecl = ""
-  if (pageAnswer !== undefined && pageAnswer.kind === "page") {
-    typeUses.add("StreamValue")
-    const item = typeExpression(pageAnswer.schema, "Type", uses, new Set())
-    const all = allName(operation)
-    allDecl = `\n${
-      jsdoc([
-        `Every item of {@link ${accessor}}, page after page, as one stream.`,
-        "",
-        `The first page is asked with the params as given (their \`offset\`, or from the start); each next`,
-        "one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.",
-        "Each page is asked when the stream needs its items, through the service of",
-        `{@link ${Name}} (a service swapped in with \`Layer.succeed\` is paged the same way). A page that`,
-        "says more follow without a next offset, or whose next offset does not move past its own,",
-        "fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.",
-        "",
-        `\`${operation.method} ${operation.path}\`, every page`,
-        "",
-        `@since ${since}`,
-        "@category Accessors",
-        "@example",
-        "```ts",
-        `import { Effect, Stream } from "effect"`,
-        `import { ${area} } from "effect-kernel"`,
-        "",
-        "const program = Effect.gen(function*() {",
-        `  const all = yield* Stream.runCollect(${area}.${all}(${input === "" ? "" : input}))`,
-        "  yield* Effect.log(all.length)",
-        "})",
-        "```"
-      ])
-    }export const ${all} = (${
-      noInput ? "" : `params: ${paramsName}${defaultParams}`
-    }): Stream.Stream<${item}, ${errorName}, ${Name}> =>
-  Stream.unwrap(Effect.map(${Name}, (service) => Pages.follow(Operations.${operation.name}, (page: ${paramsName}) => service.${operation.name}(page), ${
-      noInput ? "undefined" : "params"
-    })))\n`
-  }
-  const declarations = params +
+  const paged = isPaged(operation)
+  const allDecl = !paged ? "" : `\n${
+    jsdoc([
+      `Every item of {@link ${accessor}}, page after page, as one stream (each page asked when the stream`,
+      `needs its items, through the service of {@link ${Name}}). A page that says more follow without a`,
+      "next offset past its own fails the stream with `DecodeError` after its items.",
+      "",
+      `@since ${since}`,
+      "@category Accessors",
+      "@example",
+      "```ts",
+      `import { Effect, Stream } from "effect"`,
+      `import { ${area} } from "effect-kernel"`,
+      "",
+      `const program = Stream.runCollect(${area}.${
+        allName(operation)
+      }(${input})).pipe(Effect.map((all) => all.length))`,
+      "```"
+    ])
+  }export const ${allName(operation)} = ${
+    optional
+      ? `Surface.pagedAllOptional(${Name}, ${str(operation.name)}, Operations.${operation.name}, {})`
+      : `Surface.pagedAll(${Name}, ${str(operation.name)}, Operations.${operation.name})`
+  }\n`
+  // a download (its one answer is bytes): also the body as a `Stream`, the shape of `Replays.download`
+  const streamDecl = !isDownload(operation) ? "" : `\n${
+    jsdoc([
+      `{@link ${accessor}} as one \`Stream\` of the body's bytes: the request is sent when the stream runs, and`,
+      "its failure (a status, the transport) fails the stream, as `Replays.download` does.",
+      "",
+      `@since ${since}`,
+      "@category Accessors",
+      "@example",
+      "```ts",
+      `import { Stream } from "effect"`,
+      `import { ${area} } from "effect-kernel"`,
+      "",
+      `const size = ${area}.${streamName(operation)}(${input}).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))`,
+      "```"
+    ])
+  }export const ${streamName(operation)} = Surface.streamed(${accessor})\n`
+  const serviceType = noInput
+    ? `Surface.ServiceNoInput<${str(operation.name)}, ${successName}, ${errorName}>`
+    : `Surface.Service<${str(operation.name)}, ${paramsName}, ${successName}, ${errorName}>`
+  const declarations = [
+    params,
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
-    `export type ${successName} = ${success}\n\n` +
+    `export type ${successName} = ${success}\n\n`,
     jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
     `export type ${errorName} = ${
       operation.answers.every((answer) => answer.kind === "none") ? "OperationErrorNoContent" : "OperationError"
-    }<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n` +
+    }<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n`,
     jsdoc([
-      `The ${operation.name} operation (\`${operation.method} ${operation.path}\`).`,
+      `The service of {@link ${accessor}}: its method \`${operation.name}\`.`,
       "",
       `@since ${since}`,
       "@category Models"
     ]) +
-    `export interface ${Name}Service {\nreadonly ${operation.name}: ${signature} => Effect.Effect<${successName}, ${errorName}>\n}\n\n` +
-    jsdoc([`The ${operation.name} operation as a service.`, "", `@since ${since}`, "@category Tags"]) +
-    `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n` +
-    accessorDecl +
-    allDecl
+    `export interface ${Name}Service extends ${serviceType} {}\n\n`,
+    jsdoc([`The Tag of {@link ${accessor}}'s service.`, "", `@since ${since}`, "@category Tags"]) +
+    `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n`,
+    accessorDecl + allDecl + streamDecl + "\n"
+  ].join("")
   return {
-    paged: pageAnswer === undefined ? undefined : [operation.accessor, allName(operation)],
+    paged: paged ? [operation.accessor, allName(operation)] : undefined,
     declarations,
     tag: Name,
-    service: `Context.add(${Name}, { ${operation.name}: Call.make(Operations.${operation.name})(client) })`
+    service: `Context.add(${Name}, { ${operation.name}: call(Operations.${operation.name}) })`
   }
 }
 
@@ -311,6 +322,15 @@ const sentence = (text: string): string => {
  * `listAll`, `listBrowsers` → `listBrowsersAll`).
  */
 export const allName = (operation: Ir.Operation): string => `${operation.accessor}All`
+
+/**
+ * The name of a download's `Stream` form: its accessor's, with `Stream` (`readFile` →
+ * `readFileStream`).
+ */
+export const streamName = (operation: Ir.Operation): string => `${operation.accessor}Stream`
+
+const isDownload = (operation: Ir.Operation): boolean =>
+  operation.answers.length === 1 && operation.answers[0]!.kind === "bytes"
 
 const isPaged = (operation: Ir.Operation): boolean =>
   operation.answers.length === 1 && operation.answers[0]!.kind === "page"
@@ -368,9 +388,8 @@ export const moduleFile = (
         `@since ${since}`,
         "@category Constructors"
       ])
-    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) => Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
+    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
 )
 
 ${
@@ -400,29 +419,30 @@ ${
       block
     ) => [block.tag, ...["Service", "Params", "Success", "Error"].map((s) => `${block.tag}${s}`)]),
     ...operations.map((operation) => operation.accessor),
-    ...operations.filter(isPaged).map(allName)
+    ...operations.filter(isPaged).map(allName),
+    ...operations.filter(isDownload).map(streamName)
   ]
+  const twice = own.find((name, index) => own.indexOf(name) !== index)
+  if (twice !== undefined) throw new Error(`${area}: ${twice} is exported twice`)
   const clash = own.find((name) => schemaNames.has(name))
   if (clash !== undefined) throw new Error(`${area}: ${clash} is both a schema and an export (config.schemaRenames)`)
   const imports = [
     `import * as Context from "effect/Context"`,
     `import * as Effect from "effect/Effect"`,
     `import * as Layer from "effect/Layer"`,
-    ...(typeUses.has("StreamValue")
-      ? [`import * as Stream from "effect/Stream"`]
-      : typeUses.has("Stream")
-      ? [`import type * as Stream from "effect/Stream"`]
-      : []),
+    ...(typeUses.has("Stream") ? [`import type * as Stream from "effect/Stream"`] : []),
     ...(uses.redacted ? [`import type * as Redacted from "effect/Redacted"`] : []),
     ...(uses.dateTime ? [`import type * as DateTime from "effect/DateTime"`] : []),
-    `import * as Call from "${paths.root}internal/call.js"`,
+    ...(emitted.some((block) => block.declarations.includes("Call.Page<"))
+      ? [`import type * as Call from "${paths.root}internal/call.js"`]
+      : []),
     ...(uses.upload === true ? [`import type { Upload } from "${paths.root}internal/upload.js"`] : []),
     `import type { ${
       ["OperationError", "OperationErrorNoContent"].filter((name) =>
         emitted.some((block) => block.declarations.includes(` = ${name}<`))
       ).join(", ")
     } } from "${paths.root}internal/defineOperation.js"`,
-    ...(typeUses.has("StreamValue") ? [`import * as Pages from "${paths.root}internal/pages.js"`] : []),
+    `import * as Surface from "${paths.root}internal/surface.js"`,
     `import * as Operations from "${paths.generated}operations/${area}.js"`
   ]
   const byFile = new Map<string, Array<string>>()
@@ -491,7 +511,7 @@ ${
       ]
   )
   return `${header}\n${moduleDoc}${tags.length === 0 ? "" : `${imports.join("\n")}\n\n`}${reexports.join("\n")}\n${
-    emitted.map((block) => block.declarations).join("\n")
+    emitted.map((block) => block.declarations).join("")
   }\n${makeBlock}`
 }
 

@@ -86,6 +86,7 @@ export const operationsFile = (
     imports.push(`import * as KernelError from "../../../KernelError.js"`)
   }
   imports.push(`import { ${[...helpers].sort().join(", ")} } from "../../defineOperation.js"`)
+  if (uses.limited) imports.push(`import { limited } from "../../limits.js"`)
   for (const file of new Set([...uses.refs].map(fileOf))) {
     imports.push(`import * as ${file} from "../schemas/${file}.js"`)
   }

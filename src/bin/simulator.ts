@@ -19,7 +19,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { parseArgs } from "node:util"
-import * as KernelSimulator from "../KernelSimulator.js"
+import * as KernelSimulator from "../testing/KernelSimulator.js"
 
 const name = "effect-kernel-simulator"
 

@@ -393,8 +393,7 @@ const streamCall = (
         (lastEventId) =>
           Stream.unwrapScoped(
             openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
-          ),
-        Events.defaultResume
+          )
       )
     )
   }
@@ -424,7 +423,8 @@ const bodyOf = (
       timedOut = true
       return Scope.close(requestScope, Exit.void)
     })
-    yield* Effect.forkScoped(watchdog)
+    // interruptible even when the call runs uninterruptibly (a binary outcome): it never holds up a close
+    yield* Effect.forkScoped(Effect.interruptible(watchdog))
     const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
       timedOut
         ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))

@@ -20,7 +20,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import type * as ParseResult from "effect/ParseResult"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -284,22 +283,30 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
     })
 }
 
+/** Marks where an error that is not a drop ended a resumed stream (carried through the retry). */
+const fatalMark: unique symbol = Symbol("effect-kernel/events/fatal")
+
+const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
+  error._tag === "TransportError" || error._tag === "Timeout"
+
 /**
  * Telemetry's resumption: `open(lastEventId)` is one connection (its events carry a `seq`); a
  * connection that drops (`TransportError`, the body ending) or goes quiet (`Timeout`) is opened
- * again by `schedule` with `Last-Event-ID` set to the last `seq` received. Events already received
- * (a `seq` not past the last one) are dropped; a `seq` that skips one is a `DecodeError` (a gap,
- * never hidden). The schedule starts over once an event came through.
+ * again by the schedule (`KernelEvents.ResumeSchedule`, read when the stream runs) with
+ * `Last-Event-ID` set to the last `seq` received. Events already received (a `seq` not past the
+ * last one) are dropped; a `seq` that skips one is a `DecodeError` (a gap, never hidden). The
+ * schedule starts over once an event came through; once it is done, the stream fails with the
+ * drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
  *
  * @internal
  */
 export const resumable = <E extends KernelError.KernelError>(
   info: { readonly method: string; readonly path: string },
-  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>,
-  schedule: Schedule.Schedule<unknown, KernelError.KernelError>
+  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>
 ): Stream.Stream<unknown, E | KernelError.DecodeError> =>
   Stream.suspend(() => {
     let last: number | undefined
+    let fatal: E | KernelError.DecodeError | undefined
     const seqOf = (value: unknown): unknown =>
       KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
     const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
@@ -326,20 +333,23 @@ export const resumable = <E extends KernelError.KernelError>(
           out.push(value)
         }
         return [out, undefined]
+      }),
+      // a drop is retried by the schedule; any other error is carried through, as the last value
+      Stream.catchAll((error) => {
+        if (isDrop(error)) return Stream.fail(error)
+        fatal = error
+        return Stream.succeed(fatalMark)
       })
     )
-    return Stream.retry(
-      connection,
-      Schedule.whileInput(schedule, (error: E | KernelError.DecodeError) =>
-        error._tag === "TransportError" || error._tag === "Timeout")
-    )
+    return Stream.unwrap(Effect.map(KernelEvents.ResumeSchedule, (schedule) => Stream.retry(connection, schedule)))
+      .pipe(
+        mapChunksThenFail((chunk): readonly [Array<unknown>, E | KernelError.DecodeError | undefined] => {
+          const out: Array<unknown> = []
+          for (const value of chunk) {
+            if (value === fatalMark) return [out, fatal]
+            out.push(value)
+          }
+          return [out, undefined]
+        })
+      )
   })
-
-/**
- * The default resumption schedule of telemetry: 250 ms doubling up to 5 s between attempts, at
- * most 10 attempts in a row (started over by each event received).
- *
- * @internal
- */
-export const defaultResume: Schedule.Schedule<unknown, KernelError.KernelError> = Schedule.exponential("250 millis")
-  .pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.intersect(Schedule.recurs(10)))

@@ -87,7 +87,21 @@ export class Parser {
       this.skipLF = false
     }
     let i = start
+    let fast = true
     while (i < length) {
+      // the fast path, once a line starts with nothing pending: the chunk's whole lines decoded at once
+      // (one decode for the chunk, not one per line) when they end with LF only and the span of them
+      // is within the bound (so each line is)
+      if (fast && this.pending.length === 0) {
+        fast = false
+        const last = chunk.lastIndexOf(LF)
+        if (last >= i && last - i <= this.maxLine && chunk.indexOf(CR, i) < 0) {
+          const refused = this.lines(this.decoder.decode(chunk.subarray(i, last)), out)
+          if (refused !== undefined) return refused
+          i = start = last + 1
+          continue
+        }
+      }
       const byte = chunk[i]!
       if (byte !== LF && byte !== CR) {
         i++
@@ -126,6 +140,17 @@ export class Parser {
 
   private tooLong(): string {
     return `a line of the event stream is longer than ${this.maxLine} bytes`
+  }
+
+  /** The lines of `text` (separated by LF), each handled in turn. */
+  private lines(text: string, out: Array<ServerSentEvent>): string | undefined {
+    let from = 0
+    while (true) {
+      const end = text.indexOf("\n", from)
+      const refused = this.line(end < 0 ? text.slice(from) : text.slice(from, end), out)
+      if (refused !== undefined || end < 0) return refused
+      from = end + 1
+    }
   }
 
   private line(line: string, out: Array<ServerSentEvent>): string | undefined {

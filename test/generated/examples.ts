@@ -318,7 +318,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/computer/drag_mouse",
     answers: ["none"],
     body: "json",
-    params: { id: "id", path: [] }
+    params: { id: "id", path: [[1, 1], [1, 1]] }
   },
   {
     name: "setCursorVisibility",
@@ -338,7 +338,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/computer/batch",
     answers: ["none"],
     body: "json",
-    params: { id: "id", actions: [] }
+    params: { id: "id", actions: [{ type: "click_mouse" }] }
   },
   {
     name: "getMousePosition",
@@ -438,7 +438,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/read_file",
     answers: ["bytes"],
     body: undefined,
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "writeFile",
@@ -448,7 +448,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/write_file",
     answers: ["none"],
     body: "bytes",
-    params: { id: "id", path: "text", contents: new TextEncoder().encode("hello") }
+    params: { id: "id", path: "/text", contents: new TextEncoder().encode("hello") }
   },
   {
     name: "listFiles",
@@ -458,7 +458,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/list_files",
     answers: ["json"],
     body: undefined,
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "createDirectory",
@@ -468,7 +468,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/create_directory",
     answers: ["none"],
     body: "json",
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "deleteFile",
@@ -478,7 +478,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/delete_file",
     answers: ["none"],
     body: "json",
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "deleteDirectory",
@@ -488,7 +488,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/delete_directory",
     answers: ["none"],
     body: "json",
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "setFilePermissions",
@@ -498,7 +498,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/set_file_permissions",
     answers: ["none"],
     body: "json",
-    params: { id: "id", path: "text", mode: "text" }
+    params: { id: "id", path: "/text", mode: "0644" }
   },
   {
     name: "getFileInfo",
@@ -508,7 +508,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/file_info",
     answers: ["json"],
     body: undefined,
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "movePath",
@@ -518,7 +518,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/move",
     answers: ["none"],
     body: "json",
-    params: { id: "id", src_path: "text", dest_path: "text" }
+    params: { id: "id", src_path: "/text", dest_path: "/text" }
   },
   {
     name: "startFilesystemWatch",
@@ -648,7 +648,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/download_dir_zip",
     answers: ["bytes"],
     body: undefined,
-    params: { id: "id", path: "text" }
+    params: { id: "id", path: "/text" }
   },
   {
     name: "uploadFiles",
@@ -668,7 +668,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/upload_zip",
     answers: ["none"],
     body: "multipart",
-    params: { id: "id", zip_file: new Uint8Array(), dest_path: "text" }
+    params: { id: "id", zip_file: new Uint8Array(), dest_path: "/text" }
   },
   {
     name: "curlBrowser",

@@ -7,8 +7,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "../../../internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
+import * as Surface from "../../../internal/surface.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/BrowserPools.js"
@@ -139,19 +139,18 @@ export type CreateBrowserPoolSuccess = BrowserPool
 export type CreateBrowserPoolError = OperationError<KernelError.BadRequest | KernelError.Forbidden>
 
 /**
- * The createBrowserPool operation (`POST /browser_pools`).
+ * The service of {@link create}: its method `createBrowserPool`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateBrowserPoolService {
-  readonly createBrowserPool: (
-    params: CreateBrowserPoolParams
-  ) => Effect.Effect<CreateBrowserPoolSuccess, CreateBrowserPoolError>
-}
+export interface CreateBrowserPoolService
+  extends
+    Surface.Service<"createBrowserPool", CreateBrowserPoolParams, CreateBrowserPoolSuccess, CreateBrowserPoolError>
+{}
 
 /**
- * The createBrowserPool operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -180,10 +179,7 @@ export class CreateBrowserPool
  * })
  * ```
  */
-export const create = (
-  params: CreateBrowserPoolParams
-): Effect.Effect<CreateBrowserPoolSuccess, CreateBrowserPoolError, CreateBrowserPool> =>
-  Effect.flatMap(CreateBrowserPool, (service) => service.createBrowserPool(params))
+export const create = Surface.accessor(CreateBrowserPool, "createBrowserPool")
 
 /**
  * The input of {@link retrieve}.
@@ -215,17 +211,17 @@ export type GetBrowserPoolSuccess = BrowserPool
 export type GetBrowserPoolError = OperationError<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The getBrowserPool operation (`GET /browser_pools/{idOrName}`).
+ * The service of {@link retrieve}: its method `getBrowserPool`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetBrowserPoolService {
-  readonly getBrowserPool: (params: GetBrowserPoolParams) => Effect.Effect<GetBrowserPoolSuccess, GetBrowserPoolError>
-}
+export interface GetBrowserPoolService
+  extends Surface.Service<"getBrowserPool", GetBrowserPoolParams, GetBrowserPoolSuccess, GetBrowserPoolError>
+{}
 
 /**
- * The getBrowserPool operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -254,10 +250,7 @@ export class GetBrowserPool
  * })
  * ```
  */
-export const retrieve = (
-  params: GetBrowserPoolParams
-): Effect.Effect<GetBrowserPoolSuccess, GetBrowserPoolError, GetBrowserPool> =>
-  Effect.flatMap(GetBrowserPool, (service) => service.getBrowserPool(params))
+export const retrieve = Surface.accessor(GetBrowserPool, "getBrowserPool")
 
 /**
  * The input of {@link update}.
@@ -291,19 +284,18 @@ export type UpdateBrowserPoolError = OperationError<
 >
 
 /**
- * The updateBrowserPool operation (`PATCH /browser_pools/{idOrName}`).
+ * The service of {@link update}: its method `updateBrowserPool`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateBrowserPoolService {
-  readonly updateBrowserPool: (
-    params: UpdateBrowserPoolParams
-  ) => Effect.Effect<UpdateBrowserPoolSuccess, UpdateBrowserPoolError>
-}
+export interface UpdateBrowserPoolService
+  extends
+    Surface.Service<"updateBrowserPool", UpdateBrowserPoolParams, UpdateBrowserPoolSuccess, UpdateBrowserPoolError>
+{}
 
 /**
- * The updateBrowserPool operation as a service.
+ * The Tag of {@link update}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -332,10 +324,7 @@ export class UpdateBrowserPool
  * })
  * ```
  */
-export const update = (
-  params: UpdateBrowserPoolParams
-): Effect.Effect<UpdateBrowserPoolSuccess, UpdateBrowserPoolError, UpdateBrowserPool> =>
-  Effect.flatMap(UpdateBrowserPool, (service) => service.updateBrowserPool(params))
+export const update = Surface.accessor(UpdateBrowserPool, "updateBrowserPool")
 
 /**
  * The input of {@link delete_}.
@@ -369,19 +358,18 @@ export type DeleteBrowserPoolError = OperationErrorNoContent<
 >
 
 /**
- * The deleteBrowserPool operation (`DELETE /browser_pools/{idOrName}`).
+ * The service of {@link delete_}: its method `deleteBrowserPool`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DeleteBrowserPoolService {
-  readonly deleteBrowserPool: (
-    params: DeleteBrowserPoolParams
-  ) => Effect.Effect<DeleteBrowserPoolSuccess, DeleteBrowserPoolError>
-}
+export interface DeleteBrowserPoolService
+  extends
+    Surface.Service<"deleteBrowserPool", DeleteBrowserPoolParams, DeleteBrowserPoolSuccess, DeleteBrowserPoolError>
+{}
 
 /**
- * The deleteBrowserPool operation as a service.
+ * The Tag of {@link delete_}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -390,10 +378,7 @@ export class DeleteBrowserPool
   extends Context.Tag("effect-kernel/DeleteBrowserPool")<DeleteBrowserPool, DeleteBrowserPoolService>()
 {}
 
-const delete_ = (
-  params: DeleteBrowserPoolParams
-): Effect.Effect<DeleteBrowserPoolSuccess, DeleteBrowserPoolError, DeleteBrowserPool> =>
-  Effect.flatMap(DeleteBrowserPool, (service) => service.deleteBrowserPool(params))
+const delete_ = Surface.accessor(DeleteBrowserPool, "deleteBrowserPool")
 
 export {
   /**
@@ -449,17 +434,17 @@ export type AcquireBrowserSuccess = { readonly _tag: "Ok"; readonly value: Brows
 export type AcquireBrowserError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The acquireBrowser operation (`POST /browser_pools/{idOrName}/acquire`).
+ * The service of {@link acquire}: its method `acquireBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface AcquireBrowserService {
-  readonly acquireBrowser: (params: AcquireBrowserParams) => Effect.Effect<AcquireBrowserSuccess, AcquireBrowserError>
-}
+export interface AcquireBrowserService
+  extends Surface.Service<"acquireBrowser", AcquireBrowserParams, AcquireBrowserSuccess, AcquireBrowserError>
+{}
 
 /**
- * The acquireBrowser operation as a service.
+ * The Tag of {@link acquire}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -491,10 +476,7 @@ export class AcquireBrowser
  * })
  * ```
  */
-export const acquire = (
-  params: AcquireBrowserParams
-): Effect.Effect<AcquireBrowserSuccess, AcquireBrowserError, AcquireBrowser> =>
-  Effect.flatMap(AcquireBrowser, (service) => service.acquireBrowser(params))
+export const acquire = Surface.accessor(AcquireBrowser, "acquireBrowser")
 
 /**
  * The input of {@link release}.
@@ -528,17 +510,17 @@ export type ReleaseBrowserError = OperationErrorNoContent<
 >
 
 /**
- * The releaseBrowser operation (`POST /browser_pools/{idOrName}/release`).
+ * The service of {@link release}: its method `releaseBrowser`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ReleaseBrowserService {
-  readonly releaseBrowser: (params: ReleaseBrowserParams) => Effect.Effect<ReleaseBrowserSuccess, ReleaseBrowserError>
-}
+export interface ReleaseBrowserService
+  extends Surface.Service<"releaseBrowser", ReleaseBrowserParams, ReleaseBrowserSuccess, ReleaseBrowserError>
+{}
 
 /**
- * The releaseBrowser operation as a service.
+ * The Tag of {@link release}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -567,10 +549,7 @@ export class ReleaseBrowser
  * })
  * ```
  */
-export const release = (
-  params: ReleaseBrowserParams
-): Effect.Effect<ReleaseBrowserSuccess, ReleaseBrowserError, ReleaseBrowser> =>
-  Effect.flatMap(ReleaseBrowser, (service) => service.releaseBrowser(params))
+export const release = Surface.accessor(ReleaseBrowser, "releaseBrowser")
 
 /**
  * The input of {@link flush}.
@@ -602,19 +581,17 @@ export type FlushBrowserPoolSuccess = void
 export type FlushBrowserPoolError = OperationErrorNoContent<KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The flushBrowserPool operation (`POST /browser_pools/{idOrName}/flush`).
+ * The service of {@link flush}: its method `flushBrowserPool`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface FlushBrowserPoolService {
-  readonly flushBrowserPool: (
-    params: FlushBrowserPoolParams
-  ) => Effect.Effect<FlushBrowserPoolSuccess, FlushBrowserPoolError>
-}
+export interface FlushBrowserPoolService
+  extends Surface.Service<"flushBrowserPool", FlushBrowserPoolParams, FlushBrowserPoolSuccess, FlushBrowserPoolError>
+{}
 
 /**
- * The flushBrowserPool operation as a service.
+ * The Tag of {@link flush}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -643,10 +620,7 @@ export class FlushBrowserPool
  * })
  * ```
  */
-export const flush = (
-  params: FlushBrowserPoolParams
-): Effect.Effect<FlushBrowserPoolSuccess, FlushBrowserPoolError, FlushBrowserPool> =>
-  Effect.flatMap(FlushBrowserPool, (service) => service.flushBrowserPool(params))
+export const flush = Surface.accessor(FlushBrowserPool, "flushBrowserPool")
 
 /**
  * Builds every BrowserPools operation generated here on the shared client.
@@ -666,18 +640,16 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(CreateBrowserPool, { createBrowserPool: Call.make(Operations.createBrowserPool)(client) }),
-      Context.add(GetBrowserPool, { getBrowserPool: Call.make(Operations.getBrowserPool)(client) }),
-      Context.add(UpdateBrowserPool, { updateBrowserPool: Call.make(Operations.updateBrowserPool)(client) }),
-      Context.add(DeleteBrowserPool, { deleteBrowserPool: Call.make(Operations.deleteBrowserPool)(client) }),
-      Context.add(AcquireBrowser, { acquireBrowser: Call.make(Operations.acquireBrowser)(client) }),
-      Context.add(ReleaseBrowser, { releaseBrowser: Call.make(Operations.releaseBrowser)(client) }),
-      Context.add(FlushBrowserPool, { flushBrowserPool: Call.make(Operations.flushBrowserPool)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(CreateBrowserPool, { createBrowserPool: call(Operations.createBrowserPool) }),
+    Context.add(GetBrowserPool, { getBrowserPool: call(Operations.getBrowserPool) }),
+    Context.add(UpdateBrowserPool, { updateBrowserPool: call(Operations.updateBrowserPool) }),
+    Context.add(DeleteBrowserPool, { deleteBrowserPool: call(Operations.deleteBrowserPool) }),
+    Context.add(AcquireBrowser, { acquireBrowser: call(Operations.acquireBrowser) }),
+    Context.add(ReleaseBrowser, { releaseBrowser: call(Operations.releaseBrowser) }),
+    Context.add(FlushBrowserPool, { flushBrowserPool: call(Operations.flushBrowserPool) })
+  )
 )
 
 /**

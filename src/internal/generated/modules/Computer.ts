@@ -8,8 +8,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
-import * as Call from "../../../internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
+import * as Surface from "../../../internal/surface.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Computer.js"
@@ -74,17 +74,17 @@ export type ClickMouseSuccess = void
 export type ClickMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The clickMouse operation (`POST /browsers/{id}/computer/click_mouse`).
+ * The service of {@link clickMouse}: its method `clickMouse`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ClickMouseService {
-  readonly clickMouse: (params: ClickMouseParams) => Effect.Effect<ClickMouseSuccess, ClickMouseError>
-}
+export interface ClickMouseService
+  extends Surface.Service<"clickMouse", ClickMouseParams, ClickMouseSuccess, ClickMouseError>
+{}
 
 /**
- * The clickMouse operation as a service.
+ * The Tag of {@link clickMouse}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -109,8 +109,7 @@ export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMou
  * })
  * ```
  */
-export const clickMouse = (params: ClickMouseParams): Effect.Effect<ClickMouseSuccess, ClickMouseError, ClickMouse> =>
-  Effect.flatMap(ClickMouse, (service) => service.clickMouse(params))
+export const clickMouse = Surface.accessor(ClickMouse, "clickMouse")
 
 /**
  * The input of {@link moveMouse}.
@@ -142,17 +141,17 @@ export type MoveMouseSuccess = void
 export type MoveMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The moveMouse operation (`POST /browsers/{id}/computer/move_mouse`).
+ * The service of {@link moveMouse}: its method `moveMouse`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface MoveMouseService {
-  readonly moveMouse: (params: MoveMouseParams) => Effect.Effect<MoveMouseSuccess, MoveMouseError>
-}
+export interface MoveMouseService
+  extends Surface.Service<"moveMouse", MoveMouseParams, MoveMouseSuccess, MoveMouseError>
+{}
 
 /**
- * The moveMouse operation as a service.
+ * The Tag of {@link moveMouse}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -177,8 +176,7 @@ export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse,
  * })
  * ```
  */
-export const moveMouse = (params: MoveMouseParams): Effect.Effect<MoveMouseSuccess, MoveMouseError, MoveMouse> =>
-  Effect.flatMap(MoveMouse, (service) => service.moveMouse(params))
+export const moveMouse = Surface.accessor(MoveMouse, "moveMouse")
 
 /**
  * The input of {@link captureScreenshot}.
@@ -210,19 +208,18 @@ export type CaptureScreenshotSuccess = Stream.Stream<Uint8Array, CaptureScreensh
 export type CaptureScreenshotError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The captureScreenshot operation (`POST /browsers/{id}/computer/screenshot`).
+ * The service of {@link captureScreenshot}: its method `captureScreenshot`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CaptureScreenshotService {
-  readonly captureScreenshot: (
-    params: CaptureScreenshotParams
-  ) => Effect.Effect<CaptureScreenshotSuccess, CaptureScreenshotError>
-}
+export interface CaptureScreenshotService
+  extends
+    Surface.Service<"captureScreenshot", CaptureScreenshotParams, CaptureScreenshotSuccess, CaptureScreenshotError>
+{}
 
 /**
- * The captureScreenshot operation as a service.
+ * The Tag of {@link captureScreenshot}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -251,10 +248,23 @@ export class CaptureScreenshot
  * })
  * ```
  */
-export const captureScreenshot = (
-  params: CaptureScreenshotParams
-): Effect.Effect<CaptureScreenshotSuccess, CaptureScreenshotError, CaptureScreenshot> =>
-  Effect.flatMap(CaptureScreenshot, (service) => service.captureScreenshot(params))
+export const captureScreenshot = Surface.accessor(CaptureScreenshot, "captureScreenshot")
+
+/**
+ * {@link captureScreenshot} as one `Stream` of the body's bytes: the request is sent when the stream runs, and
+ * its failure (a status, the transport) fails the stream, as `Replays.download` does.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Computer } from "effect-kernel"
+ *
+ * const size = Computer.captureScreenshotStream({ id: "id" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+ * ```
+ */
+export const captureScreenshotStream = Surface.streamed(captureScreenshot)
 
 /**
  * The input of {@link typeText}.
@@ -286,17 +296,15 @@ export type TypeTextSuccess = void
 export type TypeTextError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The typeText operation (`POST /browsers/{id}/computer/type`).
+ * The service of {@link typeText}: its method `typeText`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface TypeTextService {
-  readonly typeText: (params: TypeTextParams) => Effect.Effect<TypeTextSuccess, TypeTextError>
-}
+export interface TypeTextService extends Surface.Service<"typeText", TypeTextParams, TypeTextSuccess, TypeTextError> {}
 
 /**
- * The typeText operation as a service.
+ * The Tag of {@link typeText}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -321,8 +329,7 @@ export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, Ty
  * })
  * ```
  */
-export const typeText = (params: TypeTextParams): Effect.Effect<TypeTextSuccess, TypeTextError, TypeText> =>
-  Effect.flatMap(TypeText, (service) => service.typeText(params))
+export const typeText = Surface.accessor(TypeText, "typeText")
 
 /**
  * The input of {@link pressKey}.
@@ -354,17 +361,15 @@ export type PressKeySuccess = void
 export type PressKeyError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The pressKey operation (`POST /browsers/{id}/computer/press_key`).
+ * The service of {@link pressKey}: its method `pressKey`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface PressKeyService {
-  readonly pressKey: (params: PressKeyParams) => Effect.Effect<PressKeySuccess, PressKeyError>
-}
+export interface PressKeyService extends Surface.Service<"pressKey", PressKeyParams, PressKeySuccess, PressKeyError> {}
 
 /**
- * The pressKey operation as a service.
+ * The Tag of {@link pressKey}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -389,8 +394,7 @@ export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, Pr
  * })
  * ```
  */
-export const pressKey = (params: PressKeyParams): Effect.Effect<PressKeySuccess, PressKeyError, PressKey> =>
-  Effect.flatMap(PressKey, (service) => service.pressKey(params))
+export const pressKey = Surface.accessor(PressKey, "pressKey")
 
 /**
  * The input of {@link scroll}.
@@ -422,19 +426,17 @@ export type ScrollMouseWheelSuccess = void
 export type ScrollMouseWheelError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The scrollMouseWheel operation (`POST /browsers/{id}/computer/scroll`).
+ * The service of {@link scroll}: its method `scrollMouseWheel`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ScrollMouseWheelService {
-  readonly scrollMouseWheel: (
-    params: ScrollMouseWheelParams
-  ) => Effect.Effect<ScrollMouseWheelSuccess, ScrollMouseWheelError>
-}
+export interface ScrollMouseWheelService
+  extends Surface.Service<"scrollMouseWheel", ScrollMouseWheelParams, ScrollMouseWheelSuccess, ScrollMouseWheelError>
+{}
 
 /**
- * The scrollMouseWheel operation as a service.
+ * The Tag of {@link scroll}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -461,10 +463,7 @@ export class ScrollMouseWheel
  * })
  * ```
  */
-export const scroll = (
-  params: ScrollMouseWheelParams
-): Effect.Effect<ScrollMouseWheelSuccess, ScrollMouseWheelError, ScrollMouseWheel> =>
-  Effect.flatMap(ScrollMouseWheel, (service) => service.scrollMouseWheel(params))
+export const scroll = Surface.accessor(ScrollMouseWheel, "scrollMouseWheel")
 
 /**
  * The input of {@link dragMouse}.
@@ -496,17 +495,17 @@ export type DragMouseSuccess = void
 export type DragMouseError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The dragMouse operation (`POST /browsers/{id}/computer/drag_mouse`).
+ * The service of {@link dragMouse}: its method `dragMouse`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface DragMouseService {
-  readonly dragMouse: (params: DragMouseParams) => Effect.Effect<DragMouseSuccess, DragMouseError>
-}
+export interface DragMouseService
+  extends Surface.Service<"dragMouse", DragMouseParams, DragMouseSuccess, DragMouseError>
+{}
 
 /**
- * The dragMouse operation as a service.
+ * The Tag of {@link dragMouse}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -526,13 +525,12 @@ export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse,
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.dragMouse({ id: "id", path: [] })
+ *   const result = yield* Computer.dragMouse({ id: "id", path: [[1, 1], [1, 1]] })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const dragMouse = (params: DragMouseParams): Effect.Effect<DragMouseSuccess, DragMouseError, DragMouse> =>
-  Effect.flatMap(DragMouse, (service) => service.dragMouse(params))
+export const dragMouse = Surface.accessor(DragMouse, "dragMouse")
 
 /**
  * The input of {@link batch}.
@@ -564,19 +562,22 @@ export type BatchComputerActionsSuccess = void
 export type BatchComputerActionsError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The batchComputerActions operation (`POST /browsers/{id}/computer/batch`).
+ * The service of {@link batch}: its method `batchComputerActions`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BatchComputerActionsService {
-  readonly batchComputerActions: (
-    params: BatchComputerActionsParams
-  ) => Effect.Effect<BatchComputerActionsSuccess, BatchComputerActionsError>
-}
+export interface BatchComputerActionsService extends
+  Surface.Service<
+    "batchComputerActions",
+    BatchComputerActionsParams,
+    BatchComputerActionsSuccess,
+    BatchComputerActionsError
+  >
+{}
 
 /**
- * The batchComputerActions operation as a service.
+ * The Tag of {@link batch}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -602,15 +603,12 @@ export class BatchComputerActions
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.batch({ id: "id", actions: [] })
+ *   const result = yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse" }] })
  *   yield* Effect.log(result)
  * })
  * ```
  */
-export const batch = (
-  params: BatchComputerActionsParams
-): Effect.Effect<BatchComputerActionsSuccess, BatchComputerActionsError, BatchComputerActions> =>
-  Effect.flatMap(BatchComputerActions, (service) => service.batchComputerActions(params))
+export const batch = Surface.accessor(BatchComputerActions, "batchComputerActions")
 
 /**
  * The input of {@link readClipboard}.
@@ -642,17 +640,17 @@ export type ReadClipboardSuccess = ClipboardContent
 export type ReadClipboardError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The readClipboard operation (`POST /browsers/{id}/computer/clipboard/read`).
+ * The service of {@link readClipboard}: its method `readClipboard`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ReadClipboardService {
-  readonly readClipboard: (params: ReadClipboardParams) => Effect.Effect<ReadClipboardSuccess, ReadClipboardError>
-}
+export interface ReadClipboardService
+  extends Surface.Service<"readClipboard", ReadClipboardParams, ReadClipboardSuccess, ReadClipboardError>
+{}
 
 /**
- * The readClipboard operation as a service.
+ * The Tag of {@link readClipboard}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -677,10 +675,7 @@ export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<Re
  * })
  * ```
  */
-export const readClipboard = (
-  params: ReadClipboardParams
-): Effect.Effect<ReadClipboardSuccess, ReadClipboardError, ReadClipboard> =>
-  Effect.flatMap(ReadClipboard, (service) => service.readClipboard(params))
+export const readClipboard = Surface.accessor(ReadClipboard, "readClipboard")
 
 /**
  * The input of {@link writeClipboard}.
@@ -712,17 +707,17 @@ export type WriteClipboardSuccess = void
 export type WriteClipboardError = OperationErrorNoContent<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The writeClipboard operation (`POST /browsers/{id}/computer/clipboard/write`).
+ * The service of {@link writeClipboard}: its method `writeClipboard`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface WriteClipboardService {
-  readonly writeClipboard: (params: WriteClipboardParams) => Effect.Effect<WriteClipboardSuccess, WriteClipboardError>
-}
+export interface WriteClipboardService
+  extends Surface.Service<"writeClipboard", WriteClipboardParams, WriteClipboardSuccess, WriteClipboardError>
+{}
 
 /**
- * The writeClipboard operation as a service.
+ * The Tag of {@link writeClipboard}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -749,10 +744,7 @@ export class WriteClipboard
  * })
  * ```
  */
-export const writeClipboard = (
-  params: WriteClipboardParams
-): Effect.Effect<WriteClipboardSuccess, WriteClipboardError, WriteClipboard> =>
-  Effect.flatMap(WriteClipboard, (service) => service.writeClipboard(params))
+export const writeClipboard = Surface.accessor(WriteClipboard, "writeClipboard")
 
 /**
  * Builds every Computer operation generated here on the shared client.
@@ -775,21 +767,19 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ClickMouse, { clickMouse: Call.make(Operations.clickMouse)(client) }),
-      Context.add(MoveMouse, { moveMouse: Call.make(Operations.moveMouse)(client) }),
-      Context.add(CaptureScreenshot, { captureScreenshot: Call.make(Operations.captureScreenshot)(client) }),
-      Context.add(TypeText, { typeText: Call.make(Operations.typeText)(client) }),
-      Context.add(PressKey, { pressKey: Call.make(Operations.pressKey)(client) }),
-      Context.add(ScrollMouseWheel, { scrollMouseWheel: Call.make(Operations.scrollMouseWheel)(client) }),
-      Context.add(DragMouse, { dragMouse: Call.make(Operations.dragMouse)(client) }),
-      Context.add(BatchComputerActions, { batchComputerActions: Call.make(Operations.batchComputerActions)(client) }),
-      Context.add(ReadClipboard, { readClipboard: Call.make(Operations.readClipboard)(client) }),
-      Context.add(WriteClipboard, { writeClipboard: Call.make(Operations.writeClipboard)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ClickMouse, { clickMouse: call(Operations.clickMouse) }),
+    Context.add(MoveMouse, { moveMouse: call(Operations.moveMouse) }),
+    Context.add(CaptureScreenshot, { captureScreenshot: call(Operations.captureScreenshot) }),
+    Context.add(TypeText, { typeText: call(Operations.typeText) }),
+    Context.add(PressKey, { pressKey: call(Operations.pressKey) }),
+    Context.add(ScrollMouseWheel, { scrollMouseWheel: call(Operations.scrollMouseWheel) }),
+    Context.add(DragMouse, { dragMouse: call(Operations.dragMouse) }),
+    Context.add(BatchComputerActions, { batchComputerActions: call(Operations.batchComputerActions) }),
+    Context.add(ReadClipboard, { readClipboard: call(Operations.readClipboard) }),
+    Context.add(WriteClipboard, { writeClipboard: call(Operations.writeClipboard) })
+  )
 )
 
 /**

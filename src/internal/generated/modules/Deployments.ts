@@ -7,10 +7,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import * as Call from "../../../internal/call.js"
+import type * as Stream from "effect/Stream"
+import type * as Call from "../../../internal/call.js"
 import type { OperationError } from "../../../internal/defineOperation.js"
-import * as Pages from "../../../internal/pages.js"
+import * as Surface from "../../../internal/surface.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import type * as KernelEvents from "../../../KernelEvents.js"
@@ -112,19 +112,17 @@ export type ListDeploymentsSuccess = Call.Page<Deployment>
 export type ListDeploymentsError = OperationError<KernelError.BadRequest>
 
 /**
- * The listDeployments operation (`GET /deployments`).
+ * The service of {@link list}: its method `listDeployments`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListDeploymentsService {
-  readonly listDeployments: (
-    params: ListDeploymentsParams
-  ) => Effect.Effect<ListDeploymentsSuccess, ListDeploymentsError>
-}
+export interface ListDeploymentsService
+  extends Surface.Service<"listDeployments", ListDeploymentsParams, ListDeploymentsSuccess, ListDeploymentsError>
+{}
 
 /**
- * The listDeployments operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -153,22 +151,12 @@ export class ListDeployments
  * })
  * ```
  */
-export const list = (
-  params: ListDeploymentsParams = {}
-): Effect.Effect<ListDeploymentsSuccess, ListDeploymentsError, ListDeployments> =>
-  Effect.flatMap(ListDeployments, (service) => service.listDeployments(params))
+export const list = Surface.accessorOptional(ListDeployments, "listDeployments", {})
 
 /**
- * Every item of {@link list}, page after page, as one stream.
- *
- * The first page is asked with the params as given (their `offset`, or from the start); each next
- * one at the previous page's `X-Next-Offset`, as given, until a page says `X-Has-More: false`.
- * Each page is asked when the stream needs its items, through the service of
- * {@link ListDeployments} (a service swapped in with `Layer.succeed` is paged the same way). A page that
- * says more follow without a next offset, or whose next offset does not move past its own,
- * fails the stream with `DecodeError` after its items: never an endless stream, never an item twice.
- *
- * `GET /deployments`, every page
+ * Every item of {@link list}, page after page, as one stream (each page asked when the stream
+ * needs its items, through the service of {@link ListDeployments}). A page that says more follow without a
+ * next offset past its own fails the stream with `DecodeError` after its items.
  *
  * @since 0.2.0
  * @category Accessors
@@ -177,20 +165,10 @@ export const list = (
  * import { Effect, Stream } from "effect"
  * import { Deployments } from "effect-kernel"
  *
- * const program = Effect.gen(function*() {
- *   const all = yield* Stream.runCollect(Deployments.listAll())
- *   yield* Effect.log(all.length)
- * })
+ * const program = Stream.runCollect(Deployments.listAll()).pipe(Effect.map((all) => all.length))
  * ```
  */
-export const listAll = (
-  params: ListDeploymentsParams = {}
-): Stream.Stream<Deployment, ListDeploymentsError, ListDeployments> =>
-  Stream.unwrap(
-    Effect.map(ListDeployments, (service) =>
-      Pages.follow(Operations.listDeployments, (page: ListDeploymentsParams) =>
-        service.listDeployments(page), params))
-  )
+export const listAll = Surface.pagedAllOptional(ListDeployments, "listDeployments", Operations.listDeployments, {})
 
 /**
  * The input of {@link create}.
@@ -217,19 +195,17 @@ export type CreateDeploymentSuccess = Deployment
 export type CreateDeploymentError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The createDeployment operation (`POST /deployments`).
+ * The service of {@link create}: its method `createDeployment`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface CreateDeploymentService {
-  readonly createDeployment: (
-    params: CreateDeploymentParams
-  ) => Effect.Effect<CreateDeploymentSuccess, CreateDeploymentError>
-}
+export interface CreateDeploymentService
+  extends Surface.Service<"createDeployment", CreateDeploymentParams, CreateDeploymentSuccess, CreateDeploymentError>
+{}
 
 /**
- * The createDeployment operation as a service.
+ * The Tag of {@link create}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -258,10 +234,7 @@ export class CreateDeployment
  * })
  * ```
  */
-export const create = (
-  params: CreateDeploymentParams
-): Effect.Effect<CreateDeploymentSuccess, CreateDeploymentError, CreateDeployment> =>
-  Effect.flatMap(CreateDeployment, (service) => service.createDeployment(params))
+export const create = Surface.accessor(CreateDeployment, "createDeployment")
 
 /**
  * The input of {@link retrieve}.
@@ -293,17 +266,17 @@ export type GetDeploymentSuccess = Deployment
 export type GetDeploymentError = OperationError<KernelError.NotFound>
 
 /**
- * The getDeployment operation (`GET /deployments/{id}`).
+ * The service of {@link retrieve}: its method `getDeployment`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface GetDeploymentService {
-  readonly getDeployment: (params: GetDeploymentParams) => Effect.Effect<GetDeploymentSuccess, GetDeploymentError>
-}
+export interface GetDeploymentService
+  extends Surface.Service<"getDeployment", GetDeploymentParams, GetDeploymentSuccess, GetDeploymentError>
+{}
 
 /**
- * The getDeployment operation as a service.
+ * The Tag of {@link retrieve}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -330,10 +303,7 @@ export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<Ge
  * })
  * ```
  */
-export const retrieve = (
-  params: GetDeploymentParams
-): Effect.Effect<GetDeploymentSuccess, GetDeploymentError, GetDeployment> =>
-  Effect.flatMap(GetDeployment, (service) => service.getDeployment(params))
+export const retrieve = Surface.accessor(GetDeployment, "getDeployment")
 
 /**
  * The input of {@link follow}.
@@ -369,19 +339,17 @@ export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<Deploymen
 export type FollowDeploymentError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
- * The followDeployment operation (`GET /deployments/{id}/events`).
+ * The service of {@link follow}: its method `followDeployment`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface FollowDeploymentService {
-  readonly followDeployment: (
-    params: FollowDeploymentParams
-  ) => Effect.Effect<FollowDeploymentSuccess, FollowDeploymentError>
-}
+export interface FollowDeploymentService
+  extends Surface.Service<"followDeployment", FollowDeploymentParams, FollowDeploymentSuccess, FollowDeploymentError>
+{}
 
 /**
- * The followDeployment operation as a service.
+ * The Tag of {@link follow}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -413,10 +381,7 @@ export class FollowDeployment
  * })
  * ```
  */
-export const follow = (
-  params: FollowDeploymentParams
-): Effect.Effect<FollowDeploymentSuccess, FollowDeploymentError, FollowDeployment> =>
-  Effect.flatMap(FollowDeployment, (service) => service.followDeployment(params))
+export const follow = Surface.accessor(FollowDeployment, "followDeployment")
 
 /**
  * Builds every Deployments operation generated here on the shared client.
@@ -428,15 +393,13 @@ export const make: Effect.Effect<
   Context.Context<ListDeployments | CreateDeployment | GetDeployment | FollowDeployment>,
   never,
   KernelClient
-> = /*#__PURE__*/ Effect.map(
-  KernelClient,
-  (client) =>
-    Context.empty().pipe(
-      Context.add(ListDeployments, { listDeployments: Call.make(Operations.listDeployments)(client) }),
-      Context.add(CreateDeployment, { createDeployment: Call.make(Operations.createDeployment)(client) }),
-      Context.add(GetDeployment, { getDeployment: Call.make(Operations.getDeployment)(client) }),
-      Context.add(FollowDeployment, { followDeployment: Call.make(Operations.followDeployment)(client) })
-    )
+> = /*#__PURE__*/ Surface.make((call) =>
+  Context.empty().pipe(
+    Context.add(ListDeployments, { listDeployments: call(Operations.listDeployments) }),
+    Context.add(CreateDeployment, { createDeployment: call(Operations.createDeployment) }),
+    Context.add(GetDeployment, { getDeployment: call(Operations.getDeployment) }),
+    Context.add(FollowDeployment, { followDeployment: call(Operations.followDeployment) })
+  )
 )
 
 /**

@@ -7,8 +7,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Call from "../../../internal/call.js"
 import type { OperationError, OperationErrorNoContent } from "../../../internal/defineOperation.js"
+import * as Surface from "../../../internal/surface.js"
 import { KernelClient } from "../../../KernelClient.js"
 import type * as KernelError from "../../../KernelError.js"
 import * as Operations from "../operations/Replays.js"
@@ -51,17 +51,17 @@ export type ListReplaysSuccess = ListReplaysResponse
 export type ListReplaysError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The listReplays operation (`GET /browsers/{id}/replays`).
+ * The service of {@link list}: its method `listReplays`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface ListReplaysService {
-  readonly listReplays: (params: ListReplaysParams) => Effect.Effect<ListReplaysSuccess, ListReplaysError>
-}
+export interface ListReplaysService
+  extends Surface.Service<"listReplays", ListReplaysParams, ListReplaysSuccess, ListReplaysError>
+{}
 
 /**
- * The listReplays operation as a service.
+ * The Tag of {@link list}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -88,8 +88,7 @@ export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListRe
  * })
  * ```
  */
-export const list = (params: ListReplaysParams): Effect.Effect<ListReplaysSuccess, ListReplaysError, ListReplays> =>
-  Effect.flatMap(ListReplays, (service) => service.listReplays(params))
+export const list = Surface.accessor(ListReplays, "listReplays")
 
 /**
  * The input of {@link start}.
@@ -121,17 +120,17 @@ export type StartReplaySuccess = BrowserReplay
 export type StartReplayError = OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
 
 /**
- * The startReplay operation (`POST /browsers/{id}/replays`).
+ * The service of {@link start}: its method `startReplay`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StartReplayService {
-  readonly startReplay: (params: StartReplayParams) => Effect.Effect<StartReplaySuccess, StartReplayError>
-}
+export interface StartReplayService
+  extends Surface.Service<"startReplay", StartReplayParams, StartReplaySuccess, StartReplayError>
+{}
 
 /**
- * The startReplay operation as a service.
+ * The Tag of {@link start}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -158,8 +157,7 @@ export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartR
  * })
  * ```
  */
-export const start = (params: StartReplayParams): Effect.Effect<StartReplaySuccess, StartReplayError, StartReplay> =>
-  Effect.flatMap(StartReplay, (service) => service.startReplay(params))
+export const start = Surface.accessor(StartReplay, "startReplay")
 
 /**
  * The input of {@link stop}.
@@ -197,17 +195,17 @@ export type StopReplayError = OperationErrorNoContent<
 >
 
 /**
- * The stopReplay operation (`POST /browsers/{id}/replays/{replayId}/stop`).
+ * The service of {@link stop}: its method `stopReplay`.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface StopReplayService {
-  readonly stopReplay: (params: StopReplayParams) => Effect.Effect<StopReplaySuccess, StopReplayError>
-}
+export interface StopReplayService
+  extends Surface.Service<"stopReplay", StopReplayParams, StopReplaySuccess, StopReplayError>
+{}
 
 /**
- * The stopReplay operation as a service.
+ * The Tag of {@link stop}'s service.
  *
  * @since 0.2.0
  * @category Tags
@@ -234,8 +232,7 @@ export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopRepl
  * })
  * ```
  */
-export const stop = (params: StopReplayParams): Effect.Effect<StopReplaySuccess, StopReplayError, StopReplay> =>
-  Effect.flatMap(StopReplay, (service) => service.stopReplay(params))
+export const stop = Surface.accessor(StopReplay, "stopReplay")
 
 /**
  * Builds every Replays operation generated here on the shared client.
@@ -244,14 +241,12 @@ export const stop = (params: StopReplayParams): Effect.Effect<StopReplaySuccess,
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | StopReplay>, never, KernelClient> =
-  /*#__PURE__*/ Effect.map(
-    KernelClient,
-    (client) =>
-      Context.empty().pipe(
-        Context.add(ListReplays, { listReplays: Call.make(Operations.listReplays)(client) }),
-        Context.add(StartReplay, { startReplay: Call.make(Operations.startReplay)(client) }),
-        Context.add(StopReplay, { stopReplay: Call.make(Operations.stopReplay)(client) })
-      )
+  /*#__PURE__*/ Surface.make((call) =>
+    Context.empty().pipe(
+      Context.add(ListReplays, { listReplays: call(Operations.listReplays) }),
+      Context.add(StartReplay, { startReplay: call(Operations.startReplay) }),
+      Context.add(StopReplay, { stopReplay: call(Operations.stopReplay) })
+    )
   )
 
 /**

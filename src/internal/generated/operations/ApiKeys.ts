@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as ApiKeys from "../schemas/ApiKeys.js"
 
 /**
@@ -21,7 +22,10 @@ export const listApiKeys = /*#__PURE__*/ define({
   accessor: "list",
   method: "GET",
   path: "/org/api_keys",
-  parameters: [query("limit", Schema.Int, false), query("offset", Schema.Int, false)],
+  parameters: [
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { maximum: 100 }), false),
+    query("offset", Schema.Int, false)
+  ],
   body: undefined,
   answers: { 200: page(ApiKeys.ApiKey) },
   errors: [],

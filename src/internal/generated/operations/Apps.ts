@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { define, page, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Apps from "../schemas/Apps.js"
 
 /**
@@ -23,8 +24,8 @@ export const listApps = /*#__PURE__*/ define({
   parameters: [
     query("app_name", Schema.String, false),
     query("version", Schema.String, false),
-    query("limit", Schema.Int, false),
-    query("offset", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 100 }), false),
+    query("offset", /*#__PURE__*/ limited(Schema.Int, { minimum: 0 }), false),
     query("query", Schema.String, false)
   ],
   body: undefined,

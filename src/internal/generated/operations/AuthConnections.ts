@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query, sse } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as AuthConnections from "../schemas/AuthConnections.js"
 
 /**
@@ -24,7 +25,7 @@ export const listAuthConnections = /*#__PURE__*/ define({
   parameters: [
     query("profile_name", Schema.String, false),
     query("domain", Schema.String, false),
-    query("limit", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { maximum: 100 }), false),
     query("offset", Schema.Int, false)
   ],
   body: undefined,

@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, multipartBody, none, page, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Browsers from "../schemas/Browsers.js"
 import * as Common from "../schemas/Common.js"
 
@@ -25,8 +26,8 @@ export const listBrowsers = /*#__PURE__*/ define({
   parameters: [
     query("status", /*#__PURE__*/ Schema.Literal("active", "deleted", "all"), false),
     query("include_deleted", Schema.Boolean, false),
-    query("limit", Schema.Int, false),
-    query("offset", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 100 }), false),
+    query("offset", /*#__PURE__*/ limited(Schema.Int, { minimum: 0 }), false),
     query("query", Schema.String, false)
   ],
   body: undefined,

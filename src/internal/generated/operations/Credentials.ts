@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Credentials from "../schemas/Credentials.js"
 
 /**
@@ -23,7 +24,7 @@ export const listCredentials = /*#__PURE__*/ define({
   path: "/credentials",
   parameters: [
     query("domain", Schema.String, false),
-    query("limit", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { maximum: 100 }), false),
     query("offset", Schema.Int, false)
   ],
   body: undefined,

@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, multipartBody, none, page, path, query, sse } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Deployments from "../schemas/Deployments.js"
 
 /**
@@ -24,8 +25,8 @@ export const listDeployments = /*#__PURE__*/ define({
   parameters: [
     query("app_name", Schema.String, false),
     query("app_version", Schema.String, false),
-    query("limit", Schema.Int, false),
-    query("offset", Schema.Int, false)
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 100 }), false),
+    query("offset", /*#__PURE__*/ limited(Schema.Int, { minimum: 0 }), false)
   ],
   body: undefined,
   answers: { 200: page(Deployments.Deployment) },

@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { bytes, bytesBody, define, json, jsonBody, multipartBody, none, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Filesystem from "../schemas/Filesystem.js"
 
 /**
@@ -21,7 +22,7 @@ export const readFile = /*#__PURE__*/ define({
   accessor: "readFile",
   method: "GET",
   path: "/browsers/{id}/fs/read_file",
-  parameters: [path("id", "id"), query("path", Schema.String, true)],
+  parameters: [path("id", "id"), query("path", /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }), true)],
   body: undefined,
   answers: { 200: bytes("application/octet-stream") },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
@@ -40,7 +41,11 @@ export const writeFile = /*#__PURE__*/ define({
   accessor: "writeFile",
   method: "PUT",
   path: "/browsers/{id}/fs/write_file",
-  parameters: [path("id", "id"), query("path", Schema.String, true), query("mode", Schema.String, false)],
+  parameters: [
+    path("id", "id"),
+    query("path", /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }), true),
+    query("mode", /*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" }), false)
+  ],
   body: bytesBody("contents", "application/octet-stream"),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
@@ -59,7 +64,7 @@ export const listFiles = /*#__PURE__*/ define({
   accessor: "listFiles",
   method: "GET",
   path: "/browsers/{id}/fs/list_files",
-  parameters: [path("id", "id"), query("path", Schema.String, true)],
+  parameters: [path("id", "id"), query("path", /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }), true)],
   body: undefined,
   answers: { 200: json(Filesystem.FileInfoList) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
@@ -154,7 +159,7 @@ export const getFileInfo = /*#__PURE__*/ define({
   accessor: "fileInfo",
   method: "GET",
   path: "/browsers/{id}/fs/file_info",
-  parameters: [path("id", "id"), query("path", Schema.String, true)],
+  parameters: [path("id", "id"), query("path", /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }), true)],
   body: undefined,
   answers: { 200: json(Filesystem.FileInfo) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
@@ -192,7 +197,7 @@ export const downloadDirZip = /*#__PURE__*/ define({
   accessor: "downloadDirZip",
   method: "GET",
   path: "/browsers/{id}/fs/download_dir_zip",
-  parameters: [path("id", "id"), query("path", Schema.String, true)],
+  parameters: [path("id", "id"), query("path", /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }), true)],
   body: undefined,
   answers: { 200: bytes("application/zip") },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],

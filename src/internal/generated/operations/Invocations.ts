@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query, sse } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Invocations from "../schemas/Invocations.js"
 
 /**
@@ -28,8 +29,8 @@ export const listInvocations = /*#__PURE__*/ define({
     query("deployment_id", Schema.String, false),
     query("status", /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"), false),
     query("since", Schema.String, false),
-    query("limit", Schema.Int, false),
-    query("offset", Schema.Int, false)
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 100 }), false),
+    query("offset", /*#__PURE__*/ limited(Schema.Int, { minimum: 0 }), false)
   ],
   body: undefined,
   answers: { 200: page(Invocations.Invocation) },

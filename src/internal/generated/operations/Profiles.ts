@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { bytes, define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Common from "../schemas/Common.js"
 import * as Profiles from "../schemas/Profiles.js"
 
@@ -23,8 +24,8 @@ export const listProfiles = /*#__PURE__*/ define({
   method: "GET",
   path: "/profiles",
   parameters: [
-    query("limit", Schema.Int, false),
-    query("offset", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 100 }), false),
+    query("offset", /*#__PURE__*/ limited(Schema.Int, { minimum: 0 }), false),
     query("query", Schema.String, false)
   ],
   body: undefined,

@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, none, page, path, query } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Projects from "../schemas/Projects.js"
 
 /**
@@ -22,7 +23,7 @@ export const listProjects = /*#__PURE__*/ define({
   method: "GET",
   path: "/org/projects",
   parameters: [
-    query("limit", Schema.Int, false),
+    query("limit", /*#__PURE__*/ limited(Schema.Int, { maximum: 100 }), false),
     query("offset", Schema.Int, false),
     query("query", Schema.String, false)
   ],

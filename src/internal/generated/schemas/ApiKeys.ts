@@ -5,7 +5,11 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const nullOrString = /*#__PURE__*/ Schema.NullOr(Schema.String)
 
 /**
  * The `ApiKeyCreator` schema of the API.
@@ -13,23 +17,20 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKeyCreator = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Kernel user ID of the creator.
-     */
-    id: Schema.String,
-    /**
-     * Email address of the creator.
-     */
-    email: Schema.String,
-    /**
-     * Display name of the creator, if available.
-     */
-    name: /*#__PURE__*/ Schema.NullOr(Schema.String)
-  }),
-  { identifier: "ApiKeyCreator" }
-)
+export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", {
+  /**
+   * Kernel user ID of the creator.
+   */
+  id: Schema.String,
+  /**
+   * Email address of the creator.
+   */
+  email: Schema.String,
+  /**
+   * Display name of the creator, if available.
+   */
+  name: nullOrString
+})
 
 /**
  * The type of {@link ApiKeyCreator}.
@@ -45,40 +46,37 @@ export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKey = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique API key identifier
-     */
-    id: Schema.String,
-    /**
-     * API key name
-     */
-    name: Schema.String,
-    /**
-     * When the API key was created
-     */
-    created_at: Timestamp,
-    created_by: ApiKeyCreator,
-    /**
-     * When the API key expires
-     */
-    expires_at: /*#__PURE__*/ Schema.NullOr(Timestamp),
-    /**
-     * Project identifier for project-scoped API keys. Null means org-wide.
-     */
-    project_id: /*#__PURE__*/ Schema.NullOr(Schema.String),
-    /**
-     * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
-     */
-    project_name: /*#__PURE__*/ Schema.NullOr(Schema.String),
-    /**
-     * Masked version of the API key
-     */
-    masked_key: Schema.String
-  }),
-  { identifier: "ApiKey" }
-)
+export const ApiKey = /*#__PURE__*/ struct("ApiKey", {
+  /**
+   * Unique API key identifier
+   */
+  id: Schema.String,
+  /**
+   * API key name
+   */
+  name: Schema.String,
+  /**
+   * When the API key was created
+   */
+  created_at: Timestamp,
+  created_by: ApiKeyCreator,
+  /**
+   * When the API key expires
+   */
+  expires_at: /*#__PURE__*/ Schema.NullOr(Timestamp),
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  project_id: nullOrString,
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  project_name: nullOrString,
+  /**
+   * Masked version of the API key
+   */
+  masked_key: Schema.String
+})
 
 /**
  * The type of {@link ApiKey}.
@@ -88,29 +86,30 @@ export const ApiKey = /*#__PURE__*/ Schema.annotations(
  */
 export interface ApiKey extends Schema.Schema.Type<typeof ApiKey> {}
 
+const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
+
 /**
  * The `CreateApiKeyRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * API key name (1-255 characters)
-     */
-    name: Schema.String,
-    /**
-     * Number of days until expiry, up to 3650. Use null for never.
-     */
-    days_to_expire: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Unique project identifier
-     */
-    project_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-  }),
-  { identifier: "CreateApiKeyRequest" }
-)
+export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", {
+  /**
+   * API key name (1-255 characters)
+   */
+  name: limitedStringMinLength1MaxLength255,
+  /**
+   * Number of days until expiry, up to 3650. Use null for never.
+   */
+  days_to_expire: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 3650 }))
+  ),
+  /**
+   * Unique project identifier
+   */
+  project_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+})
 
 /**
  * The type of {@link CreateApiKeyRequest}.
@@ -126,16 +125,13 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...ApiKey.fields,
-    /**
-     * Plaintext API key. Only returned once when the key is created.
-     */
-    key: /*#__PURE__*/ Schema.Redacted(Schema.String)
-  }),
-  { identifier: "CreatedApiKey" }
-)
+export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", {
+  ...ApiKey.fields,
+  /**
+   * Plaintext API key. Only returned once when the key is created.
+   */
+  key: /*#__PURE__*/ Schema.Redacted(Schema.String)
+})
 
 /**
  * The type of {@link CreatedApiKey}.
@@ -151,15 +147,12 @@ export interface CreatedApiKey extends Schema.Schema.Type<typeof CreatedApiKey> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateApiKeyRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New API key name
-     */
-    name: Schema.String
-  }),
-  { identifier: "UpdateApiKeyRequest" }
-)
+export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", {
+  /**
+   * New API key name
+   */
+  name: limitedStringMinLength1MaxLength255
+})
 
 /**
  * The type of {@link UpdateApiKeyRequest}.

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { AppAction } from "./Common.js"
 
 /**
@@ -13,39 +14,36 @@ import { AppAction } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummary = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the app version
-     */
-    id: Schema.String,
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version label for the application
-     */
-    version: Schema.String,
-    /**
-     * Deployment region code
-     */
-    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
-    /**
-     * Deployment ID
-     */
-    deployment: Schema.String,
-    /**
-     * List of actions available on the app
-     */
-    actions: /*#__PURE__*/ Schema.Array(AppAction),
-    /**
-     * Environment variables configured for this app version
-     */
-    env_vars: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
-  }),
-  { identifier: "AppVersionSummary" }
-)
+export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", {
+  /**
+   * Unique identifier for the app version
+   */
+  id: Schema.String,
+  /**
+   * Name of the application
+   */
+  app_name: Schema.String,
+  /**
+   * Version label for the application
+   */
+  version: Schema.String,
+  /**
+   * Deployment region code
+   */
+  region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+  /**
+   * Deployment ID
+   */
+  deployment: Schema.String,
+  /**
+   * List of actions available on the app
+   */
+  actions: /*#__PURE__*/ Schema.Array(AppAction),
+  /**
+   * Environment variables configured for this app version
+   */
+  env_vars: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
+})
 
 /**
  * The type of {@link AppVersionSummary}.

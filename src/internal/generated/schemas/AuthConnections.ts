@@ -5,8 +5,13 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
 
 /**
  * Reference to credentials for the auth connection. Use one of:
@@ -17,27 +22,24 @@ import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialReference = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Kernel credential name
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * External provider name (e.g., "my-1p")
-     */
-    provider: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
-     */
-    path: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * If true, lookup by domain from the specified provider
-     */
-    auto: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "CredentialReference" }
-)
+export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", {
+  /**
+   * Kernel credential name
+   */
+  name: optionalString,
+  /**
+   * External provider name (e.g., "my-1p")
+   */
+  provider: optionalString,
+  /**
+   * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
+   */
+  path: optionalString,
+  /**
+   * If true, lookup by domain from the specified provider
+   */
+  auto: optionalBoolean
+})
 
 /**
  * The type of {@link CredentialReference}.
@@ -72,43 +74,40 @@ export type MFAType = Schema.Schema.Type<typeof MFAType>
  * @since 0.2.0
  * @category Schemas
  */
-export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Field name
-     */
-    name: Schema.String,
-    /**
-     * Field type
-     */
-    type: /*#__PURE__*/ Schema.Literal("text", "email", "password", "tel", "number", "url", "code", "totp"),
-    /**
-     * Field label
-     */
-    label: Schema.String,
-    /**
-     * Field placeholder
-     */
-    placeholder: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Whether field is required
-     */
-    required: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * CSS selector for the field
-     */
-    selector: Schema.String,
-    /**
-     * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
-     */
-    linked_mfa_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(MFAType)),
-    /**
-     * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
-     */
-    hint: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "DiscoveredField" }
-)
+export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
+  /**
+   * Field name
+   */
+  name: Schema.String,
+  /**
+   * Field type
+   */
+  type: /*#__PURE__*/ Schema.Literal("text", "email", "password", "tel", "number", "url", "code", "totp"),
+  /**
+   * Field label
+   */
+  label: Schema.String,
+  /**
+   * Field placeholder
+   */
+  placeholder: optionalString,
+  /**
+   * Whether field is required
+   */
+  required: optionalBoolean,
+  /**
+   * CSS selector for the field
+   */
+  selector: Schema.String,
+  /**
+   * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
+   */
+  linked_mfa_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(MFAType)),
+  /**
+   * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
+   */
+  hint: optionalString
+})
 
 /**
  * The type of {@link DiscoveredField}.
@@ -118,30 +117,29 @@ export const DiscoveredField = /*#__PURE__*/ Schema.annotations(
  */
 export interface DiscoveredField extends Schema.Schema.Type<typeof DiscoveredField> {}
 
+const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+
 /**
  * An MFA method option for verification
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const MFAOption = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    type: MFAType,
-    /**
-     * The visible option text
-     */
-    label: Schema.String,
-    /**
-     * The masked destination (phone/email) if shown
-     */
-    target: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Additional instructions from the site
-     */
-    description: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-  }),
-  { identifier: "MFAOption" }
-)
+export const MFAOption = /*#__PURE__*/ struct("MFAOption", {
+  type: MFAType,
+  /**
+   * The visible option text
+   */
+  label: Schema.String,
+  /**
+   * The masked destination (phone/email) if shown
+   */
+  target: optionalNullOrString,
+  /**
+   * Additional instructions from the site
+   */
+  description: optionalNullOrString
+})
 
 /**
  * The type of {@link MFAOption}.
@@ -157,23 +155,20 @@ export interface MFAOption extends Schema.Schema.Type<typeof MFAOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SignInOption = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for this option (used to submit selection back)
-     */
-    id: Schema.String,
-    /**
-     * Display text for the option
-     */
-    label: Schema.String,
-    /**
-     * Additional context such as email address or org name
-     */
-    description: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-  }),
-  { identifier: "SignInOption" }
-)
+export const SignInOption = /*#__PURE__*/ struct("SignInOption", {
+  /**
+   * Unique identifier for this option (used to submit selection back)
+   */
+  id: Schema.String,
+  /**
+   * Display text for the option
+   */
+  label: Schema.String,
+  /**
+   * Additional context such as email address or org name
+   */
+  description: optionalNullOrString
+})
 
 /**
  * The type of {@link SignInOption}.
@@ -189,23 +184,20 @@ export interface SignInOption extends Schema.Schema.Type<typeof SignInOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSOButton = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * XPath selector for the button
-     */
-    selector: Schema.String,
-    /**
-     * Identity provider name
-     */
-    provider: Schema.String,
-    /**
-     * Visible button text
-     */
-    label: Schema.String
-  }),
-  { identifier: "SSOButton" }
-)
+export const SSOButton = /*#__PURE__*/ struct("SSOButton", {
+  /**
+   * XPath selector for the button
+   */
+  selector: Schema.String,
+  /**
+   * Identity provider name
+   */
+  provider: Schema.String,
+  /**
+   * Visible button text
+   */
+  label: Schema.String
+})
 
 /**
  * The type of {@link SSOButton}.
@@ -215,232 +207,269 @@ export const SSOButton = /*#__PURE__*/ Schema.annotations(
  */
 export interface SSOButton extends Schema.Schema.Type<typeof SSOButton> {}
 
+// the fields ManagedAuth, ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
+const managedAuthFields = {
+  credential: /*#__PURE__*/ Schema.optional(CredentialReference),
+  /**
+   * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthCreateRequest}: Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthUpdateRequest}: Additional domains valid for this auth flow (replaces existing list)
+   */
+  allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthCreateRequest}: Optional login page URL to skip discovery
+   *
+   * {@link ManagedAuthUpdateRequest}: Login page URL. Set to empty string to clear.
+   */
+  login_url: optionalString,
+  /**
+   * {@link ManagedAuth}: Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  health_checks: optionalBoolean,
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthUpdateRequest}: Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  auto_reauth: optionalBoolean
+}
+
+const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
+
 /**
  * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuth = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the auth connection
-     */
-    id: Schema.String,
-    /**
-     * Name of the profile associated with this auth connection
-     */
-    profile_name: Schema.String,
-    /**
-     * Target domain for authentication
-     */
-    domain: Schema.String,
-    /**
-     * Current authentication status of the managed profile
-     */
-    status: /*#__PURE__*/ Schema.Literal("AUTHENTICATED", "NEEDS_AUTH"),
-    /**
-     * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
-     */
-    last_auth_check_at: /*#__PURE__*/ Schema.optional(Timestamp),
-    /**
-     * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
-     */
-    last_auth_at: /*#__PURE__*/ Schema.optional(Timestamp),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
-    /**
-     * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
-     */
-    can_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Machine-readable reason for the current value of `can_reauth`.
-     * Affirmative values (re-auth is possible):
-     *   - `external_credential` — an external credential provider is attached
-     *   - `cua_has_credential` — CUA flow with a stored credential
-     *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
-     *   - `viable_plans_found` — at least one stored login plan can be replayed
-     *   - `no_requirements_recorded` — no recorded credential requirements to fail against
-     *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
-     *
-     * Negative values (a human must complete the login flow):
-     *   - `no_prior_successful_login` — connection has never completed a successful login
-     *   - `no_credential` — no Kernel or external credential attached
-     *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
-     *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
-     *   - `requires_external_action` — recorded requirements include an external step
-     *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
-     *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
-     *   - `requires_email_code` — flow needs an email code that cannot be received automatically
-     */
-    can_reauth_reason: /*#__PURE__*/ Schema.optional(
+export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
+  /**
+   * Unique identifier for the auth connection
+   */
+  id: Schema.String,
+  /**
+   * Name of the profile associated with this auth connection
+   */
+  profile_name: Schema.String,
+  /**
+   * Target domain for authentication
+   */
+  domain: Schema.String,
+  /**
+   * Current authentication status of the managed profile
+   */
+  status: /*#__PURE__*/ Schema.Literal("AUTHENTICATED", "NEEDS_AUTH"),
+  /**
+   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+   */
+  last_auth_check_at: optionalTimestamp,
+  /**
+   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+   */
+  last_auth_at: optionalTimestamp,
+  ...managedAuthFields,
+  /**
+   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+   */
+  can_reauth: optionalBoolean,
+  /**
+   * Machine-readable reason for the current value of `can_reauth`.
+   * Affirmative values (re-auth is possible):
+   *   - `external_credential` — an external credential provider is attached
+   *   - `cua_has_credential` — CUA flow with a stored credential
+   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+   *   - `viable_plans_found` — at least one stored login plan can be replayed
+   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+   *
+   * Negative values (a human must complete the login flow):
+   *   - `no_prior_successful_login` — connection has never completed a successful login
+   *   - `no_credential` — no Kernel or external credential attached
+   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+   *   - `requires_external_action` — recorded requirements include an external step
+   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+   */
+  can_reauth_reason: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Literal(
+      "external_credential",
+      "cua_has_credential",
+      "has_credential",
+      "viable_plans_found",
+      "no_requirements_recorded",
+      "requirements_satisfiable",
+      "no_prior_successful_login",
+      "no_credential",
+      "no_viable_plans",
+      "viable_plans_require_external_action",
+      "requires_external_action",
+      "requires_totp_without_secret",
+      "requires_sms_code",
+      "requires_email_code"
+    )
+  ),
+  /**
+   * ID of the proxy associated with this connection, if any.
+   */
+  proxy_id: optionalString,
+  /**
+   * URL where the browser landed after successful login
+   */
+  post_login_url: optionalString,
+  /**
+   * Current flow status (null when no flow in progress)
+   */
+  flow_status: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"))
+  ),
+  /**
+   * Current step in the flow (null when no flow in progress)
+   */
+  flow_step: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(
       /*#__PURE__*/ Schema.Literal(
-        "external_credential",
-        "cua_has_credential",
-        "has_credential",
-        "viable_plans_found",
-        "no_requirements_recorded",
-        "requirements_satisfiable",
-        "no_prior_successful_login",
-        "no_credential",
-        "no_viable_plans",
-        "viable_plans_require_external_action",
-        "requires_external_action",
-        "requires_totp_without_secret",
-        "requires_sms_code",
-        "requires_email_code"
+        "DISCOVERING",
+        "AWAITING_INPUT",
+        "AWAITING_EXTERNAL_ACTION",
+        "SUBMITTING",
+        "COMPLETED"
       )
-    ),
-    /**
-     * ID of the proxy associated with this connection, if any.
-     */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-     *
-     * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-     * - Google: accounts.google.com
-     * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-     * - Okta: *.okta.com, *.oktapreview.com
-     * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-     * - Apple: appleid.apple.com
-     * - GitHub: github.com
-     * - Facebook/Meta: www.facebook.com
-     * - LinkedIn: www.linkedin.com
-     * - Amazon Cognito: *.amazoncognito.com
-     * - OneLogin: *.onelogin.com
-     * - Ping Identity: *.pingone.com, *.pingidentity.com
-     */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Optional login page URL to skip discovery
-     */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL where the browser landed after successful login
-     */
-    post_login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Current flow status (null when no flow in progress)
-     */
-    flow_status: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(
-        /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED")
-      )
-    ),
-    /**
-     * Current step in the flow (null when no flow in progress)
-     */
-    flow_step: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(
-        /*#__PURE__*/ Schema.Literal(
-          "DISCOVERING",
-          "AWAITING_INPUT",
-          "AWAITING_EXTERNAL_ACTION",
-          "SUBMITTING",
-          "COMPLETED"
-        )
-      )
-    ),
-    /**
-     * Type of the current flow (null when no flow in progress)
-     */
-    flow_type: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"))
-    ),
-    /**
-     * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
-     */
-    flow_expires_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    discovered_fields: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(DiscoveredField))
-    ),
-    /**
-     * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(MFAOption))),
-    /**
-     * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
-     */
-    sign_in_options: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SignInOption))
-    ),
-    /**
-     * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-     */
-    pending_sso_buttons: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SSOButton))
-    ),
-    /**
-     * Instructions for external action (present when flow_step=awaiting_external_action)
-     */
-    external_action_message: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
-     */
-    website_error: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * SSO provider being used (e.g., google, github, microsoft)
-     */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Error message (present when flow_status=failed)
-     */
-    error_message: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Machine-readable error code (present when flow_status=failed)
-     */
-    error_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * URL to redirect user to for hosted login (present when flow in progress)
-     */
-    hosted_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Browser live view URL for debugging (present when flow in progress)
-     */
-    live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * ID of the underlying browser session driving the current flow (present when flow in progress).
-     * Use this to inspect or terminate the browser session via the `/browsers` API.
-     */
-    browser_session_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Interval in seconds between automatic health checks. When set, the system periodically
-     * verifies the authentication status and triggers re-authentication if needed.
-     * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-     * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-     */
-    health_check_interval: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Whether periodic health checks are enabled for this connection. When false, the system
-     * will not automatically verify authentication status, and `auto_reauth` has no effect on
-     * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
-     * Manually triggering a health check via the API still works regardless of this setting.
-     */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-     * flag only — it does not check whether re-auth is actually feasible. Even when true,
-     * re-auth only runs when the system has what it needs to perform it (for example, saved
-     * credentials for the required login fields), and only after a scheduled health check
-     * detects an expired session — so this flag has no effect when `health_checks` is false.
-     * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth.
-     */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
-     */
-    save_credentials: Schema.Boolean,
-    /**
-     * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
-     */
-    record_session: Schema.Boolean
-  }),
-  { identifier: "ManagedAuth" }
-)
+    )
+  ),
+  /**
+   * Type of the current flow (null when no flow in progress)
+   */
+  flow_type: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"))
+  ),
+  /**
+   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+   */
+  flow_expires_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
+  /**
+   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  discovered_fields: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(DiscoveredField))
+  ),
+  /**
+   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(MFAOption))),
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+   */
+  sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SignInOption))),
+  /**
+   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  pending_sso_buttons: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Array(SSOButton))
+  ),
+  /**
+   * Instructions for external action (present when flow_step=awaiting_external_action)
+   */
+  external_action_message: optionalNullOrString,
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: optionalNullOrString,
+  /**
+   * SSO provider being used (e.g., google, github, microsoft)
+   */
+  sso_provider: optionalNullOrString,
+  /**
+   * Error message (present when flow_status=failed)
+   */
+  error_message: optionalNullOrString,
+  /**
+   * Machine-readable error code (present when flow_status=failed)
+   */
+  error_code: optionalNullOrString,
+  /**
+   * URL to redirect user to for hosted login (present when flow in progress)
+   */
+  hosted_url: optionalNullOrString,
+  /**
+   * Browser live view URL for debugging (present when flow in progress)
+   */
+  live_view_url: optionalNullOrString,
+  /**
+   * ID of the underlying browser session driving the current flow (present when flow in progress).
+   * Use this to inspect or terminate the browser session via the `/browsers` API.
+   */
+  browser_session_id: optionalNullOrString,
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 }))
+  ),
+  /**
+   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: Schema.Boolean,
+  /**
+   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+   */
+  record_session: Schema.Boolean
+})
 
 /**
  * The type of {@link ManagedAuth}.
@@ -466,13 +495,13 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
       /**
        * Proxy name
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String)
+      name: optionalString
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Proxy ID
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Proxy name
        */
@@ -490,79 +519,54 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
  */
 export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
 
+const optionalProxyRef = /*#__PURE__*/ Schema.optional(ProxyRef)
+
+// the fields ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
+const managedAuthCreateRequestFields = {
+  proxy: optionalProxyRef,
+  /**
+   * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   *
+   * {@link ManagedAuthUpdateRequest}: Interval in seconds between automatic health checks
+   */
+  health_check_interval: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(Schema.Int, { minimum: 300, maximum: 86400 })
+  ),
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to save credentials after every successful login
+   */
+  save_credentials: optionalBoolean,
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to record browser sessions for this connection by default
+   */
+  record_session: optionalBoolean
+}
+
 /**
  * Request to create an auth connection for a profile and domain
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Domain for authentication
-     */
-    domain: Schema.String,
-    /**
-     * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
-     */
-    profile_name: Schema.String,
-    /**
-     * Optional login page URL to skip discovery
-     */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
-    /**
-     * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-     *
-     * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-     * - Google: accounts.google.com
-     * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-     * - Okta: *.okta.com, *.oktapreview.com
-     * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-     * - Apple: appleid.apple.com
-     * - GitHub: github.com
-     * - Facebook/Meta: www.facebook.com
-     * - LinkedIn: www.linkedin.com
-     * - Amazon Cognito: *.amazoncognito.com
-     * - OneLogin: *.onelogin.com
-     * - Ping Identity: *.pingone.com, *.pingidentity.com
-     */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Interval in seconds between automatic health checks. When set, the system periodically
-     * verifies the authentication status and triggers re-authentication if needed.
-     * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-     * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-     */
-    health_check_interval: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Whether to enable periodic health checks. When false, the system will not automatically
-     * verify authentication status, and `auto_reauth` has no effect on the automatic flow
-     * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
-     */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether to permit automatic re-authentication when a scheduled health check detects an
-     * expired session. This is an opt-in flag only — it does not check whether re-auth is
-     * actually feasible. Even when true, re-auth only runs when the system has what it needs
-     * to perform it (for example, saved credentials for the required login fields), and only
-     * after a scheduled health check detects an expired session — so this flag has no effect
-     * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth. Defaults to true.
-     */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
-     */
-    save_credentials: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
-     */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "ManagedAuthCreateRequest" }
-)
+export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", {
+  /**
+   * Domain for authentication
+   */
+  domain: Schema.String,
+  /**
+   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+   */
+  profile_name: Schema.String,
+  ...managedAuthFields,
+  ...managedAuthCreateRequestFields
+})
 
 /**
  * The type of {@link ManagedAuthCreateRequest}.
@@ -578,49 +582,10 @@ export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Login page URL. Set to empty string to clear.
-     */
-    login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    credential: /*#__PURE__*/ Schema.optional(CredentialReference),
-    /**
-     * Additional domains valid for this auth flow (replaces existing list)
-     */
-    allowed_domains: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Interval in seconds between automatic health checks
-     */
-    health_check_interval: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Whether periodic health checks are enabled. When set to false, the system will not
-     * automatically verify authentication status, and `auto_reauth` has no effect on the
-     * automatic flow (since re-auth is only triggered by a failed scheduled health check).
-     */
-    health_checks: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-     * flag only — it does not check whether re-auth is actually feasible. Even when true,
-     * re-auth only runs when the system has what it needs to perform it (for example, saved
-     * credentials for the required login fields), and only after a scheduled health check
-     * detects an expired session — so this flag has no effect when `health_checks` is false.
-     * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-     * instead of attempting re-auth.
-     */
-    auto_reauth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether to save credentials after every successful login
-     */
-    save_credentials: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether to record browser sessions for this connection by default
-     */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef)
-  }),
-  { identifier: "ManagedAuthUpdateRequest" }
-)
+export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", {
+  ...managedAuthFields,
+  ...managedAuthCreateRequestFields
+})
 
 /**
  * The type of {@link ManagedAuthUpdateRequest}.
@@ -636,16 +601,13 @@ export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    proxy: /*#__PURE__*/ Schema.optional(ProxyRef),
-    /**
-     * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
-     */
-    record_session: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "LoginRequest" }
-)
+export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", {
+  proxy: optionalProxyRef,
+  /**
+   * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
+   */
+  record_session: optionalBoolean
+})
 
 /**
  * The type of {@link LoginRequest}.
@@ -661,35 +623,32 @@ export interface LoginRequest extends Schema.Schema.Type<typeof LoginRequest> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Auth connection ID
-     */
-    id: Schema.String,
-    /**
-     * Type of login flow started
-     */
-    flow_type: /*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"),
-    /**
-     * URL to redirect user to for login
-     */
-    hosted_url: Schema.String,
-    /**
-     * When the login flow expires
-     */
-    flow_expires_at: Timestamp,
-    /**
-     * One-time code for handoff (internal use)
-     */
-    handoff_code: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser live view URL for watching the login flow
-     */
-    live_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "LoginResponse" }
-)
+export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", {
+  /**
+   * Auth connection ID
+   */
+  id: Schema.String,
+  /**
+   * Type of login flow started
+   */
+  flow_type: /*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH"),
+  /**
+   * URL to redirect user to for login
+   */
+  hosted_url: Schema.String,
+  /**
+   * When the login flow expires
+   */
+  flow_expires_at: Timestamp,
+  /**
+   * One-time code for handoff (internal use)
+   */
+  handoff_code: optionalString,
+  /**
+   * Browser live view URL for watching the login flow
+   */
+  live_view_url: optionalString
+})
 
 /**
  * The type of {@link LoginResponse}.
@@ -705,33 +664,30 @@ export interface LoginResponse extends Schema.Schema.Type<typeof LoginResponse> 
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Map of field name to value
-     */
-    fields: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
-    ),
-    /**
-     * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
-     */
-    sso_button_selector: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
-     */
-    sso_provider: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * The MFA method type to select (when mfa_options were returned)
-     */
-    mfa_option_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * The sign-in option ID to select (when sign_in_options were returned)
-     */
-    sign_in_option_id: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "SubmitFieldsRequest" }
-)
+export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", {
+  /**
+   * Map of field name to value
+   */
+  fields: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
+  ),
+  /**
+   * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
+   */
+  sso_button_selector: optionalString,
+  /**
+   * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
+   */
+  sso_provider: optionalString,
+  /**
+   * The MFA method type to select (when mfa_options were returned)
+   */
+  mfa_option_id: optionalString,
+  /**
+   * The sign-in option ID to select (when sign_in_options were returned)
+   */
+  sign_in_option_id: optionalString
+})
 
 /**
  * The type of {@link SubmitFieldsRequest}.
@@ -747,15 +703,12 @@ export interface SubmitFieldsRequest extends Schema.Schema.Type<typeof SubmitFie
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether the submission was accepted for processing
-     */
-    accepted: Schema.Boolean
-  }),
-  { identifier: "SubmitFieldsResponse" }
-)
+export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", {
+  /**
+   * Whether the submission was accepted for processing
+   */
+  accepted: Schema.Boolean
+})
 
 /**
  * The type of {@link SubmitFieldsResponse}.
@@ -771,81 +724,78 @@ export interface SubmitFieldsResponse extends Schema.Schema.Type<typeof SubmitFi
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "managed_auth_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("managed_auth_state"),
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp,
-    /**
-     * Current flow status.
-     */
-    flow_status: /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"),
-    /**
-     * Current step in the flow.
-     */
-    flow_step: /*#__PURE__*/ Schema.Literal(
-      "DISCOVERING",
-      "AWAITING_INPUT",
-      "AWAITING_EXTERNAL_ACTION",
-      "SUBMITTING",
-      "COMPLETED"
-    ),
-    /**
-     * Type of the current flow.
-     */
-    flow_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH")),
-    /**
-     * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    discovered_fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(DiscoveredField)),
-    /**
-     * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(MFAOption)),
-    /**
-     * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SignInOption)),
-    /**
-     * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
-     */
-    pending_sso_buttons: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SSOButton)),
-    /**
-     * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
-     */
-    external_action_message: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
-     */
-    website_error: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Error message (present when flow_status=FAILED).
-     */
-    error_message: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Machine-readable error code (present when flow_status=FAILED).
-     */
-    error_code: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL where the browser landed after successful login.
-     */
-    post_login_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser live view URL for debugging.
-     */
-    live_view_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL to redirect user to for hosted login.
-     */
-    hosted_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "ManagedAuthStateEvent" }
-)
+export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", {
+  /**
+   * Event type identifier (always "managed_auth_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("managed_auth_state"),
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp,
+  /**
+   * Current flow status.
+   */
+  flow_status: /*#__PURE__*/ Schema.Literal("IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"),
+  /**
+   * Current step in the flow.
+   */
+  flow_step: /*#__PURE__*/ Schema.Literal(
+    "DISCOVERING",
+    "AWAITING_INPUT",
+    "AWAITING_EXTERNAL_ACTION",
+    "SUBMITTING",
+    "COMPLETED"
+  ),
+  /**
+   * Type of the current flow.
+   */
+  flow_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("LOGIN", "REAUTH")),
+  /**
+   * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  discovered_fields: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(DiscoveredField)),
+  /**
+   * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  mfa_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(MFAOption)),
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  sign_in_options: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SignInOption)),
+  /**
+   * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  pending_sso_buttons: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(SSOButton)),
+  /**
+   * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
+   */
+  external_action_message: optionalString,
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: optionalString,
+  /**
+   * Error message (present when flow_status=FAILED).
+   */
+  error_message: optionalString,
+  /**
+   * Machine-readable error code (present when flow_status=FAILED).
+   */
+  error_code: optionalString,
+  /**
+   * URL where the browser landed after successful login.
+   */
+  post_login_url: optionalString,
+  /**
+   * Browser live view URL for debugging.
+   */
+  live_view_url: optionalString,
+  /**
+   * URL to redirect user to for hosted login.
+   */
+  hosted_url: optionalString
+})
 
 /**
  * The type of {@link ManagedAuthStateEvent}.
@@ -880,15 +830,12 @@ export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Handoff code from start endpoint
-     */
-    code: Schema.String
-  }),
-  { identifier: "ManagedAuthExchangeRequest" }
-)
+export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", {
+  /**
+   * Handoff code from start endpoint
+   */
+  code: Schema.String
+})
 
 /**
  * The type of {@link ManagedAuthExchangeRequest}.
@@ -904,19 +851,16 @@ export interface ManagedAuthExchangeRequest extends Schema.Schema.Type<typeof Ma
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Invocation ID
-     */
-    invocation_id: Schema.String,
-    /**
-     * JWT token with invocation_id claim (30 minute TTL)
-     */
-    jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
-  }),
-  { identifier: "ManagedAuthExchangeResponse" }
-)
+export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", {
+  /**
+   * Invocation ID
+   */
+  invocation_id: Schema.String,
+  /**
+   * JWT token with invocation_id claim (30 minute TTL)
+   */
+  jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
+})
 
 /**
  * The type of {@link ManagedAuthExchangeResponse}.

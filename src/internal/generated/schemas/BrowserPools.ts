@@ -5,8 +5,13 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
@@ -14,60 +19,59 @@ import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Optional name for the browser pool. Must be unique within the project.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Number of browsers to maintain in the pool. The maximum size is determined by your
-     * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-     */
-    size: Schema.Int,
-    /**
-     * Percentage of the pool to fill per minute. Defaults to 10%.
-     */
-    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-     */
-    timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-     */
-    stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * If true, launches the browser using a headless image. Defaults to false.
-     */
-    headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-    /**
-     * List of browser extensions to load into the session. Provide each by id or name.
-     */
-    extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
-    /**
-     * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-     */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-    /**
-     * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-     */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-     */
-    chrome_policy: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    ),
-    /**
-     * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-     */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "BrowserPoolRequest" }
-)
+export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", {
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: optionalBoolean,
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  headless: optionalBoolean,
+  profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+  ),
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: optionalString,
+  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: optionalBoolean,
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  start_url: optionalString
+})
 
 /**
  * The type of {@link BrowserPoolRequest}.
@@ -83,35 +87,32 @@ export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPool = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the browser pool
-     */
-    id: Schema.String,
-    /**
-     * Browser pool name, if set
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Number of browsers currently available in the pool
-     */
-    available_count: Schema.Int,
-    /**
-     * Number of browsers currently acquired from the pool
-     */
-    acquired_count: Schema.Int,
-    /**
-     * Timestamp when the browser pool was created
-     */
-    created_at: Timestamp,
-    /**
-     * Configuration used to create all browsers in this pool
-     */
-    browser_pool_config: BrowserPoolRequest
-  }),
-  { identifier: "BrowserPool" }
-)
+export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", {
+  /**
+   * Unique identifier for the browser pool
+   */
+  id: Schema.String,
+  /**
+   * Browser pool name, if set
+   */
+  name: optionalString,
+  /**
+   * Number of browsers currently available in the pool
+   */
+  available_count: Schema.Int,
+  /**
+   * Number of browsers currently acquired from the pool
+   */
+  acquired_count: Schema.Int,
+  /**
+   * Timestamp when the browser pool was created
+   */
+  created_at: Timestamp,
+  /**
+   * Configuration used to create all browsers in this pool
+   */
+  browser_pool_config: BrowserPoolRequest
+})
 
 /**
  * The type of {@link BrowserPool}.
@@ -145,16 +146,13 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...BrowserPoolRequest.fields,
-    /**
-     * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
-     */
-    discard_all_idle: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "BrowserPoolUpdateRequest" }
-)
+export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", {
+  ...BrowserPoolRequest.fields,
+  /**
+   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+   */
+  discard_all_idle: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserPoolUpdateRequest}.
@@ -170,15 +168,12 @@ export interface BrowserPoolUpdateRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolDeleteRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
-     */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "BrowserPoolDeleteRequest" }
-)
+export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", {
+  /**
+   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
+   */
+  force: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserPoolDeleteRequest}.
@@ -194,15 +189,12 @@ export interface BrowserPoolDeleteRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolAcquireRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
-     */
-    acquire_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "BrowserPoolAcquireRequest" }
-)
+export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", {
+  /**
+   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
+   */
+  acquire_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
+})
 
 /**
  * The type of {@link BrowserPoolAcquireRequest}.
@@ -218,19 +210,16 @@ export interface BrowserPoolAcquireRequest extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolReleaseRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Browser session ID to release back to the pool
-     */
-    session_id: Schema.String,
-    /**
-     * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
-     */
-    reuse: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "BrowserPoolReleaseRequest" }
-)
+export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", {
+  /**
+   * Browser session ID to release back to the pool
+   */
+  session_id: Schema.String,
+  /**
+   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
+   */
+  reuse: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserPoolReleaseRequest}.

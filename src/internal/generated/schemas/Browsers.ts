@@ -5,8 +5,17 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Upload } from "../../upload.js"
 import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewport } from "./Common.js"
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBrowserProfile = /*#__PURE__*/ Schema.optional(BrowserProfile)
+const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig)
+)
 
 /**
  * Parameters for creating a browser session.
@@ -14,59 +23,58 @@ import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewpo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * action invocation ID
-     */
-    invocation_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-     */
-    stealth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
-     */
-    headless: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
-     */
-    gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
-     */
-    timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int),
-    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-    /**
-     * List of browser extensions to load into the session. Provide each by id or name.
-     */
-    extensions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(BrowserExtension)),
-    /**
-     * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-     */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-    /**
-     * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-     */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
-     */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-     */
-    chrome_policy: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    ),
-    /**
-     * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
-     */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-  }),
-  { identifier: "BrowserRequest" }
-)
+export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", {
+  /**
+   * action invocation ID
+   */
+  invocation_id: optionalString,
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: optionalBoolean,
+  /**
+   * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
+   */
+  headless: optionalBoolean,
+  /**
+   * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
+   */
+  gpu: optionalBoolean,
+  /**
+   * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
+   */
+  timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 259200 })),
+  profile: optionalBrowserProfile,
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+  ),
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: optionalString,
+  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: optionalBoolean,
+  /**
+   * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
+   */
+  start_url: optionalString,
+  /**
+   * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  /**
+   * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
+   */
+  telemetry: optionalNullOrBrowserTelemetryConfig
+})
 
 /**
  * The type of {@link BrowserRequest}.
@@ -82,18 +90,15 @@ export interface BrowserRequest extends Schema.Schema.Type<typeof BrowserRequest
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewportUpdate = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...BrowserViewport.fields,
-    /**
-     * If true, allow the viewport change even when a live view or recording/replay is active.
-     * Active recordings will be gracefully stopped and restarted at the new resolution as
-     * separate segments. If false (default), the resize is refused when a live view or recording is active.
-     */
-    force: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "BrowserViewportUpdate" }
-)
+export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate", {
+  ...BrowserViewport.fields,
+  /**
+   * If true, allow the viewport change even when a live view or recording/replay is active.
+   * Active recordings will be gracefully stopped and restarted at the new resolution as
+   * separate segments. If false (default), the resize is refused when a live view or recording is active.
+   */
+  force: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserViewportUpdate}.
@@ -109,31 +114,28 @@ export interface BrowserViewportUpdate extends Schema.Schema.Type<typeof Browser
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
-     */
-    proxy_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * If true, stealth browsers connect directly instead of using the default stealth proxy.
-     */
-    disable_default_proxy: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
-     */
-    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-    /**
-     * Viewport configuration to apply to the browser session.
-     */
-    viewport: /*#__PURE__*/ Schema.optional(BrowserViewportUpdate),
-    /**
-     * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
-     */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-  }),
-  { identifier: "BrowserUpdateRequest" }
-)
+export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest", {
+  /**
+   * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
+   */
+  proxy_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * If true, stealth browsers connect directly instead of using the default stealth proxy.
+   */
+  disable_default_proxy: optionalBoolean,
+  /**
+   * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
+   */
+  profile: optionalBrowserProfile,
+  /**
+   * Viewport configuration to apply to the browser session.
+   */
+  viewport: /*#__PURE__*/ Schema.optional(BrowserViewportUpdate),
+  /**
+   * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
+   */
+  telemetry: optionalNullOrBrowserTelemetryConfig
+})
 
 /**
  * The type of {@link BrowserUpdateRequest}.
@@ -149,24 +151,21 @@ export interface BrowserUpdateRequest extends Schema.Schema.Type<typeof BrowserU
  * @since 0.2.0
  * @category Schemas
  */
-export const LoadBrowserExtensionsBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
+export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", {
+  /**
+   * List of extensions to upload and activate
+   */
+  extensions: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
     /**
-     * List of extensions to upload and activate
+     * Zip archive containing an unpacked Chromium extension (must include manifest.json)
      */
-    extensions: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Zip archive containing an unpacked Chromium extension (must include manifest.json)
-       */
-      zip_file: Upload,
-      /**
-       * Folder name to place the extension under /home/kernel/extensions/<name>
-       */
-      name: Schema.String
-    }))
-  }),
-  { identifier: "LoadBrowserExtensionsBody" }
-)
+    zip_file: Upload,
+    /**
+     * Folder name to place the extension under /home/kernel/extensions/<name>
+     */
+    name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+  }))
+})
 
 /**
  * The type of {@link LoadBrowserExtensionsBody}.
@@ -182,37 +181,34 @@ export interface LoadBrowserExtensionsBody extends Schema.Schema.Type<typeof Loa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Target URL (must be http or https).
-     */
-    url: Schema.String,
-    /**
-     * HTTP method.
-     */
-    method: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Literal("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-    ),
-    /**
-     * Custom headers merged with browser defaults.
-     */
-    headers: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-    /**
-     * Request body (for POST/PUT/PATCH).
-     */
-    body: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Request timeout in milliseconds.
-     */
-    timeout_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Encoding for the response body. Use base64 for binary content.
-     */
-    response_encoding: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("utf8", "base64"))
-  }),
-  { identifier: "BrowserCurlRequest" }
-)
+export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", {
+  /**
+   * Target URL (must be http or https).
+   */
+  url: Schema.String,
+  /**
+   * HTTP method.
+   */
+  method: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Literal("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+  ),
+  /**
+   * Custom headers merged with browser defaults.
+   */
+  headers: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+  /**
+   * Request body (for POST/PUT/PATCH).
+   */
+  body: optionalString,
+  /**
+   * Request timeout in milliseconds.
+   */
+  timeout_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1000, maximum: 60000 })),
+  /**
+   * Encoding for the response body. Use base64 for binary content.
+   */
+  response_encoding: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("utf8", "base64"))
+})
 
 /**
  * The type of {@link BrowserCurlRequest}.
@@ -228,27 +224,24 @@ export interface BrowserCurlRequest extends Schema.Schema.Type<typeof BrowserCur
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * HTTP status code from target.
-     */
-    status: Schema.Int,
-    /**
-     * Response headers (multi-value).
-     */
-    headers: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Array(Schema.String) }),
-    /**
-     * Response body (UTF-8 string or base64 depending on request).
-     */
-    body: Schema.String,
-    /**
-     * Total request duration in milliseconds.
-     */
-    duration_ms: Schema.Int
-  }),
-  { identifier: "BrowserCurlResult" }
-)
+export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", {
+  /**
+   * HTTP status code from target.
+   */
+  status: Schema.Int,
+  /**
+   * Response headers (multi-value).
+   */
+  headers: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Array(Schema.String) }),
+  /**
+   * Response body (UTF-8 string or base64 depending on request).
+   */
+  body: Schema.String,
+  /**
+   * Total request duration in milliseconds.
+   */
+  duration_ms: Schema.Int
+})
 
 /**
  * The type of {@link BrowserCurlResult}.

@@ -5,7 +5,11 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
 
 /**
  * Browser profile metadata.
@@ -13,31 +17,28 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the profile
-     */
-    id: Schema.String,
-    /**
-     * Optional, easier-to-reference name for the profile
-     */
-    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Timestamp when the profile was created
-     */
-    created_at: Timestamp,
-    /**
-     * Timestamp when the profile was last updated
-     */
-    updated_at: /*#__PURE__*/ Schema.optional(Timestamp),
-    /**
-     * Timestamp when the profile was last used
-     */
-    last_used_at: /*#__PURE__*/ Schema.optional(Timestamp)
-  }),
-  { identifier: "Profile" }
-)
+export const Profile = /*#__PURE__*/ struct("Profile", {
+  /**
+   * Unique identifier for the profile
+   */
+  id: Schema.String,
+  /**
+   * Optional, easier-to-reference name for the profile
+   */
+  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * Timestamp when the profile was created
+   */
+  created_at: Timestamp,
+  /**
+   * Timestamp when the profile was last updated
+   */
+  updated_at: optionalTimestamp,
+  /**
+   * Timestamp when the profile was last used
+   */
+  last_used_at: optionalTimestamp
+})
 
 /**
  * The type of {@link Profile}.
@@ -47,25 +48,24 @@ export const Profile = /*#__PURE__*/ Schema.annotations(
  */
 export interface Profile extends Schema.Schema.Type<typeof Profile> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Browser pool this session was acquired from, if any.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Browser pool ID
-     */
-    id: Schema.String,
-    /**
-     * Browser pool name, if set
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "BrowserPoolRef" }
-)
+export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", {
+  /**
+   * Browser pool ID
+   */
+  id: Schema.String,
+  /**
+   * Browser pool name, if set
+   */
+  name: optionalString
+})
 
 /**
  * The type of {@link BrowserPoolRef}.
@@ -91,23 +91,20 @@ export interface BrowserPoolRef extends Schema.Schema.Type<typeof BrowserPoolRef
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Browser window width in pixels.
-     */
-    width: Schema.Int,
-    /**
-     * Browser window height in pixels.
-     */
-    height: Schema.Int,
-    /**
-     * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-     */
-    refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "BrowserViewport" }
-)
+export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {
+  /**
+   * Browser window width in pixels.
+   */
+  width: /*#__PURE__*/ limited(Schema.Int, { minimum: 320, maximum: 7680 }),
+  /**
+   * Browser window height in pixels.
+   */
+  height: /*#__PURE__*/ limited(Schema.Int, { minimum: 240, maximum: 4320 }),
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
+})
 
 /**
  * The type of {@link BrowserViewport}.
@@ -123,15 +120,12 @@ export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewpo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Time in milliseconds the session was actively running.
-     */
-    uptime_ms: Schema.Int
-  }),
-  { identifier: "BrowserUsage" }
-)
+export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", {
+  /**
+   * Time in milliseconds the session was actively running.
+   */
+  uptime_ms: Schema.Int
+})
 
 /**
  * The type of {@link BrowserUsage}.
@@ -141,21 +135,20 @@ export const BrowserUsage = /*#__PURE__*/ Schema.annotations(
  */
 export interface BrowserUsage extends Schema.Schema.Type<typeof BrowserUsage> {}
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * Per-category telemetry configuration.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether this category is captured. Defaults to true if omitted.
-     */
-    enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "BrowserTelemetryCategoryConfig" }
-)
+export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", {
+  /**
+   * Whether this category is captured. Defaults to true if omitted.
+   */
+  enabled: optionalBoolean
+})
 
 /**
  * The type of {@link BrowserTelemetryCategoryConfig}.
@@ -165,33 +158,32 @@ export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.annotations(
  */
 export interface BrowserTelemetryCategoryConfig extends Schema.Schema.Type<typeof BrowserTelemetryCategoryConfig> {}
 
+const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+
 /**
  * Per-category telemetry capture settings.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Console output (log, warn, error) and uncaught exceptions.
-     */
-    console: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-    /**
-     * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
-     */
-    page: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-    /**
-     * User interaction events including clicks, keydowns, and scroll-settled events.
-     */
-    interaction: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig),
-    /**
-     * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
-     */
-    network: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
-  }),
-  { identifier: "BrowserTelemetryCategoriesConfig" }
-)
+export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", {
+  /**
+   * Console output (log, warn, error) and uncaught exceptions.
+   */
+  console: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+   */
+  page: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * User interaction events including clicks, keydowns, and scroll-settled events.
+   */
+  interaction: optionalBrowserTelemetryCategoryConfig,
+  /**
+   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+   */
+  network: optionalBrowserTelemetryCategoryConfig
+})
 
 /**
  * The type of {@link BrowserTelemetryCategoriesConfig}.
@@ -207,15 +199,12 @@ export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Per-category enable/disable flags. If omitted, all categories are captured.
-     */
-    browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
-  }),
-  { identifier: "BrowserTelemetryConfig" }
-)
+export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", {
+  /**
+   * Per-category enable/disable flags. If omitted, all categories are captured.
+   */
+  browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
+})
 
 /**
  * The type of {@link BrowserTelemetryConfig}.
@@ -231,81 +220,78 @@ export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * When the browser session was created.
-     */
-    created_at: Timestamp,
-    /**
-     * Websocket URL for Chrome DevTools Protocol connections to the browser session
-     */
-    cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
-    /**
-     * Websocket URL for WebDriver BiDi connections to the browser session
-     */
-    webdriver_ws_url: Schema.String,
-    /**
-     * Remote URL for live viewing the browser session. Only available for non-headless browsers.
-     */
-    browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * Metro-API HTTP base URL for this browser session.
-     */
-    base_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Whether the browser session is running in headless mode.
-     */
-    headless: Schema.Boolean,
-    /**
-     * Whether the browser session is running in stealth mode.
-     */
-    stealth: Schema.Boolean,
-    /**
-     * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
-     */
-    gpu: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Unique identifier for the browser session
-     */
-    session_id: Schema.String,
-    /**
-     * The number of seconds of inactivity before the browser session is terminated.
-     */
-    timeout_seconds: Schema.Int,
-    profile: /*#__PURE__*/ Schema.optional(Profile),
-    /**
-     * ID of the proxy associated with this browser session, if any.
-     */
-    proxy_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
-    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-    /**
-     * Whether the browser session is running in kiosk mode.
-     */
-    kiosk_mode: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
-     */
-    start_url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
-     */
-    chrome_policy: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    ),
-    /**
-     * When the browser session was soft-deleted. Only present for deleted sessions.
-     */
-    deleted_at: /*#__PURE__*/ Schema.optional(Timestamp),
-    usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
-    /**
-     * Active telemetry configuration for the session, if any.
-     */
-    telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-  }),
-  { identifier: "Browser" }
-)
+export const Browser = /*#__PURE__*/ struct("Browser", {
+  /**
+   * When the browser session was created.
+   */
+  created_at: Timestamp,
+  /**
+   * Websocket URL for Chrome DevTools Protocol connections to the browser session
+   */
+  cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
+  /**
+   * Websocket URL for WebDriver BiDi connections to the browser session
+   */
+  webdriver_ws_url: Schema.String,
+  /**
+   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+   */
+  browser_live_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+  /**
+   * Metro-API HTTP base URL for this browser session.
+   */
+  base_url: optionalString,
+  /**
+   * Whether the browser session is running in headless mode.
+   */
+  headless: Schema.Boolean,
+  /**
+   * Whether the browser session is running in stealth mode.
+   */
+  stealth: Schema.Boolean,
+  /**
+   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+   */
+  gpu: optionalBoolean,
+  /**
+   * Unique identifier for the browser session
+   */
+  session_id: Schema.String,
+  /**
+   * The number of seconds of inactivity before the browser session is terminated.
+   */
+  timeout_seconds: Schema.Int,
+  profile: /*#__PURE__*/ Schema.optional(Profile),
+  /**
+   * ID of the proxy associated with this browser session, if any.
+   */
+  proxy_id: optionalString,
+  pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
+  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+  /**
+   * Whether the browser session is running in kiosk mode.
+   */
+  kiosk_mode: optionalBoolean,
+  /**
+   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+   */
+  start_url: optionalString,
+  /**
+   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+   */
+  chrome_policy: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  /**
+   * When the browser session was soft-deleted. Only present for deleted sessions.
+   */
+  deleted_at: optionalTimestamp,
+  usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
+  /**
+   * Active telemetry configuration for the session, if any.
+   */
+  telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
+})
 
 /**
  * The type of {@link Browser}.
@@ -321,23 +307,20 @@ export interface Browser extends Schema.Schema.Type<typeof Browser> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "log").
-     */
-    event: /*#__PURE__*/ Schema.Literal("log"),
-    /**
-     * Time the log entry was produced.
-     */
-    timestamp: Timestamp,
-    /**
-     * Log message text.
-     */
-    message: Schema.String
-  }),
-  { identifier: "LogEvent" }
-)
+export const LogEvent = /*#__PURE__*/ struct("LogEvent", {
+  /**
+   * Event type identifier (always "log").
+   */
+  event: /*#__PURE__*/ Schema.Literal("log"),
+  /**
+   * Time the log entry was produced.
+   */
+  timestamp: Timestamp,
+  /**
+   * Log message text.
+   */
+  message: Schema.String
+})
 
 /**
  * The type of {@link LogEvent}.
@@ -353,19 +336,16 @@ export interface LogEvent extends Schema.Schema.Type<typeof LogEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Lower-level error code providing more specific detail
-     */
-    code: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Further detail about the error
-     */
-    message: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "ErrorDetail" }
-)
+export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", {
+  /**
+   * Lower-level error code providing more specific detail
+   */
+  code: optionalString,
+  /**
+   * Further detail about the error
+   */
+  message: optionalString
+})
 
 /**
  * The type of {@link ErrorDetail}.
@@ -381,24 +361,21 @@ export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Application-specific error code (machine-readable)
-     */
-    code: Schema.String,
-    /**
-     * Human-readable error description for debugging
-     */
-    message: Schema.String,
-    /**
-     * Additional error details (for multiple errors)
-     */
-    details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
-    inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
-  }),
-  { identifier: "Error" }
-)
+export const Error = /*#__PURE__*/ struct("Error", {
+  /**
+   * Application-specific error code (machine-readable)
+   */
+  code: Schema.String,
+  /**
+   * Human-readable error description for debugging
+   */
+  message: Schema.String,
+  /**
+   * Additional error details (for multiple errors)
+   */
+  details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
+  inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
+})
 
 /**
  * The type of {@link Error}.
@@ -414,20 +391,17 @@ export interface Error extends Schema.Schema.Type<typeof Error> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "error").
-     */
-    event: /*#__PURE__*/ Schema.Literal("error"),
-    /**
-     * Time the error occurred.
-     */
-    timestamp: Timestamp,
-    error: Error
-  }),
-  { identifier: "ErrorEvent" }
-)
+export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", {
+  /**
+   * Event type identifier (always "error").
+   */
+  event: /*#__PURE__*/ Schema.Literal("error"),
+  /**
+   * Time the error occurred.
+   */
+  timestamp: Timestamp,
+  error: Error
+})
 
 /**
  * The type of {@link ErrorEvent}.
@@ -443,19 +417,16 @@ export interface ErrorEvent extends Schema.Schema.Type<typeof ErrorEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "sse_heartbeat").
-     */
-    event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
-    /**
-     * Time the heartbeat was sent.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "SSEHeartbeatEvent" }
-)
+export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", {
+  /**
+   * Event type identifier (always "sse_heartbeat").
+   */
+  event: /*#__PURE__*/ Schema.Literal("sse_heartbeat"),
+  /**
+   * Time the heartbeat was sent.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link SSEHeartbeatEvent}.
@@ -464,6 +435,15 @@ export const SSEHeartbeatEvent = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface SSEHeartbeatEvent extends Schema.Schema.Type<typeof SSEHeartbeatEvent> {}
+
+const optionalLimitedStringMinLength1Value = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+)
+const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ limited(Schema.String, {
+  minLength: 1,
+  maxLength: 255,
+  pattern: "^[a-zA-Z0-9._-]{1,255}$"
+})
 
 /**
  * Profile selection for the browser session. Provide either id or name. If specified, the
@@ -482,25 +462,25 @@ export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String),
+      name: optionalLimitedStringMinLength1Value,
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
-      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      save_changes: optionalBoolean
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Profile ID to load for this browser session
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: Schema.String,
+      name: limitedStringMinLength1MaxLengtValue,
       /**
        * If true, save changes made during the session back to the profile when the session ends.
        */
-      save_changes: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+      save_changes: optionalBoolean
     })
   ),
   { identifier: "BrowserProfile" }
@@ -530,17 +510,17 @@ export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: /*#__PURE__*/ Schema.optional(Schema.String)
+      name: optionalLimitedStringMinLength1Value
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Extension ID to load for this browser session
        */
-      id: /*#__PURE__*/ Schema.optional(Schema.String),
+      id: optionalString,
       /**
        * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
        */
-      name: Schema.String
+      name: limitedStringMinLength1MaxLengtValue
     })
   ),
   { identifier: "BrowserExtension" }
@@ -560,15 +540,12 @@ export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Indicates success.
-     */
-    ok: Schema.Boolean
-  }),
-  { identifier: "OkResponse" }
-)
+export const OkResponse = /*#__PURE__*/ struct("OkResponse", {
+  /**
+   * Indicates success.
+   */
+  ok: Schema.Boolean
+})
 
 /**
  * The type of {@link OkResponse}.
@@ -578,33 +555,30 @@ export const OkResponse = /*#__PURE__*/ Schema.annotations(
  */
 export interface OkResponse extends Schema.Schema.Type<typeof OkResponse> {}
 
+const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+)
+
 /**
  * An action available on the app
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Name of the action
-     */
-    name: Schema.String,
-    /**
-     * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
-     */
-    input_schema: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-    ),
-    /**
-     * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
-     */
-    output_schema: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-    )
-  }),
-  { identifier: "AppAction" }
-)
+export const AppAction = /*#__PURE__*/ struct("AppAction", {
+  /**
+   * Name of the action
+   */
+  name: Schema.String,
+  /**
+   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
+   */
+  input_schema: optionalNullOrRecordKeyStringValueUnknown,
+  /**
+   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
+   */
+  output_schema: optionalNullOrRecordKeyStringValueUnknown
+})
 
 /**
  * The type of {@link AppAction}.

@@ -5,6 +5,40 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
+
+const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+
+// the fields ClickMouseRequest, MoveMouseRequest, ScrollRequest have alike
+const clickMouseRequestFields = {
+  /**
+   * {@link ClickMouseRequest}: X coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: X coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: X coordinate at which to perform the scroll
+   */
+  x: Schema.Int,
+  /**
+   * {@link ClickMouseRequest}: Y coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: Y coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: Y coordinate at which to perform the scroll
+   */
+  y: Schema.Int,
+  /**
+   * {@link ClickMouseRequest}: Modifier keys to hold during the click
+   *
+   * {@link MoveMouseRequest}: Modifier keys to hold during the move
+   *
+   * {@link ScrollRequest}: Modifier keys to hold during the scroll
+   */
+  hold_keys: optionalArrayString
+}
+
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
 
 /**
  * The `ClickMouseRequest` schema of the API.
@@ -12,35 +46,21 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Mouse button to interact with
-     */
-    button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "right", "middle", "back", "forward")),
-    /**
-     * Type of click action
-     */
-    click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
-    /**
-     * X coordinate of the click position
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate of the click position
-     */
-    y: Schema.Int,
-    /**
-     * Modifier keys to hold during the click
-     */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Number of times to repeat the click
-     */
-    num_clicks: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ClickMouseRequest" }
-)
+export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", {
+  /**
+   * Mouse button to interact with
+   */
+  button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "right", "middle", "back", "forward")),
+  /**
+   * Type of click action
+   */
+  click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
+  ...clickMouseRequestFields,
+  /**
+   * Number of times to repeat the click
+   */
+  num_clicks: optionalInt
+})
 
 /**
  * The type of {@link ClickMouseRequest}.
@@ -50,37 +70,25 @@ export const ClickMouseRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ClickMouseRequest extends Schema.Schema.Type<typeof ClickMouseRequest> {}
 
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+
 /**
  * The `MoveMouseRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const MoveMouseRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate to move the cursor to
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate to move the cursor to
-     */
-    y: Schema.Int,
-    /**
-     * Modifier keys to hold during the move
-     */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Use human-like Bezier curve path instead of instant mouse movement.
-     */
-    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
-     */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "MoveMouseRequest" }
-)
+export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", {
+  ...clickMouseRequestFields,
+  /**
+   * Use human-like Bezier curve path instead of instant mouse movement.
+   */
+  smooth: optionalBoolean,
+  /**
+   * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
+   */
+  duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 5000 }))
+})
 
 /**
  * The type of {@link MoveMouseRequest}.
@@ -96,27 +104,24 @@ export interface MoveMouseRequest extends Schema.Schema.Type<typeof MoveMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRegion = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate of the region's top-left corner
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate of the region's top-left corner
-     */
-    y: Schema.Int,
-    /**
-     * Width of the region in pixels
-     */
-    width: Schema.Int,
-    /**
-     * Height of the region in pixels
-     */
-    height: Schema.Int
-  }),
-  { identifier: "ScreenshotRegion" }
-)
+export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", {
+  /**
+   * X coordinate of the region's top-left corner
+   */
+  x: Schema.Int,
+  /**
+   * Y coordinate of the region's top-left corner
+   */
+  y: Schema.Int,
+  /**
+   * Width of the region in pixels
+   */
+  width: Schema.Int,
+  /**
+   * Height of the region in pixels
+   */
+  height: Schema.Int
+})
 
 /**
  * The type of {@link ScreenshotRegion}.
@@ -132,12 +137,9 @@ export interface ScreenshotRegion extends Schema.Schema.Type<typeof ScreenshotRe
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
-  }),
-  { identifier: "ScreenshotRequest" }
-)
+export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", {
+  region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
+})
 
 /**
  * The type of {@link ScreenshotRequest}.
@@ -147,25 +149,24 @@ export const ScreenshotRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ScreenshotRequest extends Schema.Schema.Type<typeof ScreenshotRequest> {}
 
+const optionalLimitedIntMinimum0 = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
+
 /**
  * The `TypeTextRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const TypeTextRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Text to type on the browser instance
-     */
-    text: Schema.String,
-    /**
-     * Delay in milliseconds between keystrokes
-     */
-    delay: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "TypeTextRequest" }
-)
+export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", {
+  /**
+   * Text to type on the browser instance
+   */
+  text: Schema.String,
+  /**
+   * Delay in milliseconds between keystrokes
+   */
+  delay: optionalLimitedIntMinimum0
+})
 
 /**
  * The type of {@link TypeTextRequest}.
@@ -181,25 +182,22 @@ export interface TypeTextRequest extends Schema.Schema.Type<typeof TypeTextReque
  * @since 0.2.0
  * @category Schemas
  */
-export const PressKeyRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * List of key symbols to press. Each item should be a key symbol supported by xdotool
-     * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
-     * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
-     */
-    keys: /*#__PURE__*/ Schema.Array(Schema.String),
-    /**
-     * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
-     */
-    duration: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Optional modifier keys to hold during the key press sequence.
-     */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-  }),
-  { identifier: "PressKeyRequest" }
-)
+export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", {
+  /**
+   * List of key symbols to press. Each item should be a key symbol supported by xdotool
+   * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
+   * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
+   */
+  keys: /*#__PURE__*/ Schema.Array(Schema.String),
+  /**
+   * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
+   */
+  duration: optionalLimitedIntMinimum0,
+  /**
+   * Optional modifier keys to hold during the key press sequence.
+   */
+  hold_keys: optionalArrayString
+})
 
 /**
  * The type of {@link PressKeyRequest}.
@@ -215,31 +213,17 @@ export interface PressKeyRequest extends Schema.Schema.Type<typeof PressKeyReque
  * @since 0.2.0
  * @category Schemas
  */
-export const ScrollRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate at which to perform the scroll
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate at which to perform the scroll
-     */
-    y: Schema.Int,
-    /**
-     * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
-     */
-    delta_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
-     */
-    delta_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Modifier keys to hold during the scroll
-     */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-  }),
-  { identifier: "ScrollRequest" }
-)
+export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", {
+  ...clickMouseRequestFields,
+  /**
+   * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
+   */
+  delta_x: optionalInt,
+  /**
+   * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
+   */
+  delta_y: optionalInt
+})
 
 /**
  * The type of {@link ScrollRequest}.
@@ -255,43 +239,45 @@ export interface ScrollRequest extends Schema.Schema.Type<typeof ScrollRequest> 
  * @since 0.2.0
  * @category Schemas
  */
-export const DragMouseRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
-     */
-    path: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Array(Schema.Int)),
-    /**
-     * Mouse button to drag with
-     */
-    button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "middle", "right")),
-    /**
-     * Delay in milliseconds between button down and starting to move along the path.
-     */
-    delay: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Number of relative move steps per segment in the path. Minimum 1.
-     */
-    steps_per_segment: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Delay in milliseconds between relative steps while dragging (not the initial delay).
-     */
-    step_delay_ms: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Modifier keys to hold during the drag
-     */
-    hold_keys: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
-     */
-    smooth: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
-     */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "DragMouseRequest" }
-)
+export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", {
+  /**
+   * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
+   */
+  path: /*#__PURE__*/ limited(
+    /*#__PURE__*/ Schema.Array(
+      /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(Schema.Int), { minItems: 2, maxItems: 2 })
+    ),
+    { minItems: 2 }
+  ),
+  /**
+   * Mouse button to drag with
+   */
+  button: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("left", "middle", "right")),
+  /**
+   * Delay in milliseconds between button down and starting to move along the path.
+   */
+  delay: optionalLimitedIntMinimum0,
+  /**
+   * Number of relative move steps per segment in the path. Minimum 1.
+   */
+  steps_per_segment: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1 })),
+  /**
+   * Delay in milliseconds between relative steps while dragging (not the initial delay).
+   */
+  step_delay_ms: optionalLimitedIntMinimum0,
+  /**
+   * Modifier keys to hold during the drag
+   */
+  hold_keys: optionalArrayString,
+  /**
+   * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
+   */
+  smooth: optionalBoolean,
+  /**
+   * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
+   */
+  duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 10000 }))
+})
 
 /**
  * The type of {@link DragMouseRequest}.
@@ -307,15 +293,12 @@ export interface DragMouseRequest extends Schema.Schema.Type<typeof DragMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SetCursorRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether the cursor should be hidden or visible
-     */
-    hidden: Schema.Boolean
-  }),
-  { identifier: "SetCursorRequest" }
-)
+export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", {
+  /**
+   * Whether the cursor should be hidden or visible
+   */
+  hidden: Schema.Boolean
+})
 
 /**
  * The type of {@link SetCursorRequest}.
@@ -331,15 +314,12 @@ export interface SetCursorRequest extends Schema.Schema.Type<typeof SetCursorReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SleepAction = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Duration to sleep in milliseconds.
-     */
-    duration_ms: Schema.Int
-  }),
-  { identifier: "SleepAction" }
-)
+export const SleepAction = /*#__PURE__*/ struct("SleepAction", {
+  /**
+   * Duration to sleep in milliseconds.
+   */
+  duration_ms: /*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 30000 })
+})
 
 /**
  * The type of {@link SleepAction}.
@@ -357,32 +337,29 @@ export interface SleepAction extends Schema.Schema.Type<typeof SleepAction> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ComputerAction = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * The type of action to perform.
-     */
-    type: /*#__PURE__*/ Schema.Literal(
-      "click_mouse",
-      "move_mouse",
-      "type_text",
-      "press_key",
-      "scroll",
-      "drag_mouse",
-      "set_cursor",
-      "sleep"
-    ),
-    click_mouse: /*#__PURE__*/ Schema.optional(ClickMouseRequest),
-    move_mouse: /*#__PURE__*/ Schema.optional(MoveMouseRequest),
-    type_text: /*#__PURE__*/ Schema.optional(TypeTextRequest),
-    press_key: /*#__PURE__*/ Schema.optional(PressKeyRequest),
-    scroll: /*#__PURE__*/ Schema.optional(ScrollRequest),
-    drag_mouse: /*#__PURE__*/ Schema.optional(DragMouseRequest),
-    set_cursor: /*#__PURE__*/ Schema.optional(SetCursorRequest),
-    sleep: /*#__PURE__*/ Schema.optional(SleepAction)
-  }),
-  { identifier: "ComputerAction" }
-)
+export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", {
+  /**
+   * The type of action to perform.
+   */
+  type: /*#__PURE__*/ Schema.Literal(
+    "click_mouse",
+    "move_mouse",
+    "type_text",
+    "press_key",
+    "scroll",
+    "drag_mouse",
+    "set_cursor",
+    "sleep"
+  ),
+  click_mouse: /*#__PURE__*/ Schema.optional(ClickMouseRequest),
+  move_mouse: /*#__PURE__*/ Schema.optional(MoveMouseRequest),
+  type_text: /*#__PURE__*/ Schema.optional(TypeTextRequest),
+  press_key: /*#__PURE__*/ Schema.optional(PressKeyRequest),
+  scroll: /*#__PURE__*/ Schema.optional(ScrollRequest),
+  drag_mouse: /*#__PURE__*/ Schema.optional(DragMouseRequest),
+  set_cursor: /*#__PURE__*/ Schema.optional(SetCursorRequest),
+  sleep: /*#__PURE__*/ Schema.optional(SleepAction)
+})
 
 /**
  * The type of {@link ComputerAction}.
@@ -398,15 +375,12 @@ export interface ComputerAction extends Schema.Schema.Type<typeof ComputerAction
  * @since 0.2.0
  * @category Schemas
  */
-export const BatchComputerActionRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Ordered list of actions to execute. Execution stops on the first error.
-     */
-    actions: /*#__PURE__*/ Schema.Array(ComputerAction)
-  }),
-  { identifier: "BatchComputerActionRequest" }
-)
+export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerActionRequest", {
+  /**
+   * Ordered list of actions to execute. Execution stops on the first error.
+   */
+  actions: /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(ComputerAction), { minItems: 1, maxItems: 100 })
+})
 
 /**
  * The type of {@link BatchComputerActionRequest}.
@@ -422,19 +396,16 @@ export interface BatchComputerActionRequest extends Schema.Schema.Type<typeof Ba
  * @since 0.2.0
  * @category Schemas
  */
-export const MousePositionResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * X coordinate of the cursor
-     */
-    x: Schema.Int,
-    /**
-     * Y coordinate of the cursor
-     */
-    y: Schema.Int
-  }),
-  { identifier: "MousePositionResponse" }
-)
+export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse", {
+  /**
+   * X coordinate of the cursor
+   */
+  x: Schema.Int,
+  /**
+   * Y coordinate of the cursor
+   */
+  y: Schema.Int
+})
 
 /**
  * The type of {@link MousePositionResponse}.
@@ -450,15 +421,12 @@ export interface MousePositionResponse extends Schema.Schema.Type<typeof MousePo
  * @since 0.2.0
  * @category Schemas
  */
-export const ClipboardContent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Current clipboard text content
-     */
-    text: Schema.String
-  }),
-  { identifier: "ClipboardContent" }
-)
+export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", {
+  /**
+   * Current clipboard text content
+   */
+  text: Schema.String
+})
 
 /**
  * The type of {@link ClipboardContent}.
@@ -474,15 +442,12 @@ export interface ClipboardContent extends Schema.Schema.Type<typeof ClipboardCon
  * @since 0.2.0
  * @category Schemas
  */
-export const WriteClipboardRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Text to write to the system clipboard
-     */
-    text: Schema.String
-  }),
-  { identifier: "WriteClipboardRequest" }
-)
+export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest", {
+  /**
+   * Text to write to the system clipboard
+   */
+  text: Schema.String
+})
 
 /**
  * The type of {@link WriteClipboardRequest}.

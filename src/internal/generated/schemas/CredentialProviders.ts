@@ -5,7 +5,10 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const literalOnepassword = /*#__PURE__*/ Schema.Literal("onepassword")
 
 /**
  * An external credential provider (e.g., 1Password) for automatic credential lookup
@@ -13,39 +16,36 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProvider = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the credential provider
-     */
-    id: Schema.String,
-    /**
-     * Type of credential provider
-     */
-    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
-    /**
-     * Human-readable name for this provider instance
-     */
-    name: Schema.String,
-    /**
-     * Whether the provider is enabled for credential lookups
-     */
-    enabled: Schema.Boolean,
-    /**
-     * Priority order for credential lookups (lower numbers are checked first)
-     */
-    priority: Schema.Int,
-    /**
-     * When the credential provider was created
-     */
-    created_at: Timestamp,
-    /**
-     * When the credential provider was last updated
-     */
-    updated_at: Timestamp
-  }),
-  { identifier: "CredentialProvider" }
-)
+export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", {
+  /**
+   * Unique identifier for the credential provider
+   */
+  id: Schema.String,
+  /**
+   * Type of credential provider
+   */
+  provider_type: literalOnepassword,
+  /**
+   * Human-readable name for this provider instance
+   */
+  name: Schema.String,
+  /**
+   * Whether the provider is enabled for credential lookups
+   */
+  enabled: Schema.Boolean,
+  /**
+   * Priority order for credential lookups (lower numbers are checked first)
+   */
+  priority: Schema.Int,
+  /**
+   * When the credential provider was created
+   */
+  created_at: Timestamp,
+  /**
+   * When the credential provider was last updated
+   */
+  updated_at: Timestamp
+})
 
 /**
  * The type of {@link CredentialProvider}.
@@ -74,33 +74,32 @@ export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.annotations(
  */
 export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCredentialProvidersResponse>
 
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+
 /**
  * Request to create an external credential provider
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Type of credential provider
-     */
-    provider_type: /*#__PURE__*/ Schema.Literal("onepassword"),
-    /**
-     * Human-readable name for this provider instance (unique per org)
-     */
-    name: Schema.String,
-    /**
-     * Service account token for the provider (e.g., 1Password service account token)
-     */
-    token: /*#__PURE__*/ Schema.Redacted(Schema.String),
-    /**
-     * How long to cache credential lists (default 300 seconds)
-     */
-    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "CreateCredentialProviderRequest" }
-)
+export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCredentialProviderRequest", {
+  /**
+   * Type of credential provider
+   */
+  provider_type: literalOnepassword,
+  /**
+   * Human-readable name for this provider instance (unique per org)
+   */
+  name: Schema.String,
+  /**
+   * Service account token for the provider (e.g., 1Password service account token)
+   */
+  token: /*#__PURE__*/ Schema.Redacted(Schema.String),
+  /**
+   * How long to cache credential lists (default 300 seconds)
+   */
+  cache_ttl_seconds: optionalInt
+})
 
 /**
  * The type of {@link CreateCredentialProviderRequest}.
@@ -110,37 +109,36 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface CreateCredentialProviderRequest extends Schema.Schema.Type<typeof CreateCredentialProviderRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Request to update a credential provider
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialProviderRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Human-readable name for this provider instance
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Whether the provider is enabled for credential lookups
-     */
-    enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Priority order for credential lookups (lower numbers are checked first)
-     */
-    priority: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * New service account token (to rotate credentials)
-     */
-    token: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * How long to cache credential lists
-     */
-    cache_ttl_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "UpdateCredentialProviderRequest" }
-)
+export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCredentialProviderRequest", {
+  /**
+   * Human-readable name for this provider instance
+   */
+  name: optionalString,
+  /**
+   * Whether the provider is enabled for credential lookups
+   */
+  enabled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+  /**
+   * Priority order for credential lookups (lower numbers are checked first)
+   */
+  priority: optionalInt,
+  /**
+   * New service account token (to rotate credentials)
+   */
+  token: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
+  /**
+   * How long to cache credential lists
+   */
+  cache_ttl_seconds: optionalInt
+})
 
 /**
  * The type of {@link UpdateCredentialProviderRequest}.
@@ -156,32 +154,29 @@ export interface UpdateCredentialProviderRequest extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderTestResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
+export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProviderTestResult", {
+  /**
+   * Whether the connection test was successful
+   */
+  success: Schema.Boolean,
+  /**
+   * List of vaults accessible by the service account
+   */
+  vaults: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
     /**
-     * Whether the connection test was successful
+     * Vault ID
      */
-    success: Schema.Boolean,
+    id: Schema.String,
     /**
-     * List of vaults accessible by the service account
+     * Vault name
      */
-    vaults: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Vault ID
-       */
-      id: Schema.String,
-      /**
-       * Vault name
-       */
-      name: Schema.String
-    })),
-    /**
-     * Error message if the test failed
-     */
-    error: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "CredentialProviderTestResult" }
-)
+    name: Schema.String
+  })),
+  /**
+   * Error message if the test failed
+   */
+  error: optionalString
+})
 
 /**
  * The type of {@link CredentialProviderTestResult}.
@@ -197,35 +192,32 @@ export interface CredentialProviderTestResult extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderItem = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the item within the provider
-     */
-    id: Schema.String,
-    /**
-     * Display name of the credential item
-     */
-    title: Schema.String,
-    /**
-     * ID of the vault containing this item
-     */
-    vault_id: Schema.String,
-    /**
-     * Name of the vault containing this item
-     */
-    vault_name: Schema.String,
-    /**
-     * Path to reference this item (VaultName/ItemTitle format)
-     */
-    path: Schema.String,
-    /**
-     * URLs associated with this credential
-     */
-    urls: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-  }),
-  { identifier: "CredentialProviderItem" }
-)
+export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderItem", {
+  /**
+   * Unique identifier for the item within the provider
+   */
+  id: Schema.String,
+  /**
+   * Display name of the credential item
+   */
+  title: Schema.String,
+  /**
+   * ID of the vault containing this item
+   */
+  vault_id: Schema.String,
+  /**
+   * Name of the vault containing this item
+   */
+  vault_name: Schema.String,
+  /**
+   * Path to reference this item (VaultName/ItemTitle format)
+   */
+  path: Schema.String,
+  /**
+   * URLs associated with this credential
+   */
+  urls: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+})
 
 /**
  * The type of {@link CredentialProviderItem}.
@@ -241,12 +233,9 @@ export interface CredentialProviderItem extends Schema.Schema.Type<typeof Creden
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProviderItemsResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
-  }),
-  { identifier: "ListCredentialProviderItemsResponse" }
-)
+export const ListCredentialProviderItemsResponse = /*#__PURE__*/ struct("ListCredentialProviderItemsResponse", {
+  items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
+})
 
 /**
  * The type of {@link ListCredentialProviderItemsResponse}.

@@ -5,7 +5,12 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+const optionalRedactedString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
 
 /**
  * A stored credential for automatic re-authentication
@@ -13,51 +18,48 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Credential = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the credential
-     */
-    id: Schema.String,
-    /**
-     * Unique name for the credential within the project
-     */
-    name: Schema.String,
-    /**
-     * Target domain this credential is for
-     */
-    domain: Schema.String,
-    /**
-     * When the credential was created
-     */
-    created_at: Timestamp,
-    /**
-     * When the credential was last updated
-     */
-    updated_at: Timestamp,
-    /**
-     * Whether this credential has stored values (email, password, etc.)
-     */
-    has_values: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Whether this credential has a TOTP secret configured for automatic 2FA
-     */
-    has_totp_secret: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
-     */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
-     */
-    totp_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * When the totp_code expires. Only included when totp_code is present.
-     */
-    totp_code_expires_at: /*#__PURE__*/ Schema.optional(Timestamp)
-  }),
-  { identifier: "Credential" }
-)
+export const Credential = /*#__PURE__*/ struct("Credential", {
+  /**
+   * Unique identifier for the credential
+   */
+  id: Schema.String,
+  /**
+   * Unique name for the credential within the project
+   */
+  name: Schema.String,
+  /**
+   * Target domain this credential is for
+   */
+  domain: Schema.String,
+  /**
+   * When the credential was created
+   */
+  created_at: Timestamp,
+  /**
+   * When the credential was last updated
+   */
+  updated_at: Timestamp,
+  /**
+   * Whether this credential has stored values (email, password, etc.)
+   */
+  has_values: optionalBoolean,
+  /**
+   * Whether this credential has a TOTP secret configured for automatic 2FA
+   */
+  has_totp_secret: optionalBoolean,
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
+   */
+  sso_provider: optionalNullOrString,
+  /**
+   * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
+   */
+  totp_code: optionalRedactedString,
+  /**
+   * When the totp_code expires. Only included when totp_code is present.
+   */
+  totp_code_expires_at: /*#__PURE__*/ Schema.optional(Timestamp)
+})
 
 /**
  * The type of {@link Credential}.
@@ -67,37 +69,36 @@ export const Credential = /*#__PURE__*/ Schema.annotations(
  */
 export interface Credential extends Schema.Schema.Type<typeof Credential> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Request to create a new credential
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique name for the credential within the project
-     */
-    name: Schema.String,
-    /**
-     * Target domain this credential is for
-     */
-    domain: Schema.String,
-    /**
-     * Field name to value mapping (e.g., username, password)
-     */
-    values: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) }),
-    /**
-     * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
-     */
-    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
-     */
-    sso_provider: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "CreateCredentialRequest" }
-)
+export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialRequest", {
+  /**
+   * Unique name for the credential within the project
+   */
+  name: Schema.String,
+  /**
+   * Target domain this credential is for
+   */
+  domain: Schema.String,
+  /**
+   * Field name to value mapping (e.g., username, password)
+   */
+  values: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) }),
+  /**
+   * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
+   */
+  totp_secret: optionalRedactedString,
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
+   */
+  sso_provider: optionalString
+})
 
 /**
  * The type of {@link CreateCredentialRequest}.
@@ -113,29 +114,26 @@ export interface CreateCredentialRequest extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New name for the credential
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
-     */
-    values: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
-    ),
-    /**
-     * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
-     */
-    totp_secret: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String)),
-    /**
-     * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
-     */
-    sso_provider: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-  }),
-  { identifier: "UpdateCredentialRequest" }
-)
+export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialRequest", {
+  /**
+   * New name for the credential
+   */
+  name: optionalString,
+  /**
+   * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
+   */
+  values: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: /*#__PURE__*/ Schema.Redacted(Schema.String) })
+  ),
+  /**
+   * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
+   */
+  totp_secret: optionalRedactedString,
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
+   */
+  sso_provider: optionalNullOrString
+})
 
 /**
  * The type of {@link UpdateCredentialRequest}.
@@ -151,19 +149,16 @@ export interface UpdateCredentialRequest extends Schema.Schema.Type<typeof Updat
  * @since 0.2.0
  * @category Schemas
  */
-export const GetCredentialTotpCodeResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Current 6-digit TOTP code
-     */
-    code: /*#__PURE__*/ Schema.Redacted(Schema.String),
-    /**
-     * When this code expires (ISO 8601 timestamp)
-     */
-    expires_at: Timestamp
-  }),
-  { identifier: "GetCredentialTotpCodeResponse" }
-)
+export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredentialTotpCodeResponse", {
+  /**
+   * Current 6-digit TOTP code
+   */
+  code: /*#__PURE__*/ Schema.Redacted(Schema.String),
+  /**
+   * When this code expires (ISO 8601 timestamp)
+   */
+  expires_at: Timestamp
+})
 
 /**
  * The type of {@link GetCredentialTotpCodeResponse}.

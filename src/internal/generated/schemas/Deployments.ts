@@ -5,9 +5,36 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
+
+const optionalRecordKeyStringValueString = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
+)
+
+// the fields Deployment, AppVersionSummaryEvent have alike
+const deploymentFields = {
+  /**
+   * {@link Deployment}: Unique identifier for the deployment
+   *
+   * {@link AppVersionSummaryEvent}: Unique identifier for the app version
+   */
+  id: Schema.String,
+  /**
+   * Deployment region code
+   */
+  region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
+  /**
+   * {@link Deployment}: Environment variables configured for this deployment
+   *
+   * {@link AppVersionSummaryEvent}: Environment variables configured for this app version
+   */
+  env_vars: optionalRecordKeyStringValueString
+}
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Deployment record information.
@@ -15,43 +42,29 @@ import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the deployment
-     */
-    id: Schema.String,
-    /**
-     * Current status of the deployment
-     */
-    status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
-    /**
-     * Status reason
-     */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Deployment region code
-     */
-    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
-    /**
-     * Relative path to the application entrypoint
-     */
-    entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Environment variables configured for this deployment
-     */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-    /**
-     * Timestamp when the deployment was created
-     */
-    created_at: Timestamp,
-    /**
-     * Timestamp when the deployment was last updated
-     */
-    updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-  }),
-  { identifier: "Deployment" }
-)
+export const Deployment = /*#__PURE__*/ struct("Deployment", {
+  ...deploymentFields,
+  /**
+   * Current status of the deployment
+   */
+  status: /*#__PURE__*/ Schema.Literal("queued", "in_progress", "running", "failed", "stopped"),
+  /**
+   * Status reason
+   */
+  status_reason: optionalString,
+  /**
+   * Relative path to the application entrypoint
+   */
+  entrypoint_rel_path: optionalString,
+  /**
+   * Timestamp when the deployment was created
+   */
+  created_at: Timestamp,
+  /**
+   * Timestamp when the deployment was last updated
+   */
+  updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+})
 
 /**
  * The type of {@link Deployment}.
@@ -67,44 +80,41 @@ export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
+export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
+  /**
+   * Source type identifier.
+   */
+  type: /*#__PURE__*/ Schema.Literal("github"),
+  /**
+   * Base repository URL (without blob/tree suffixes).
+   */
+  url: Schema.String,
+  /**
+   * Git ref (branch, tag, or commit SHA) to fetch.
+   */
+  ref: Schema.String,
+  /**
+   * Path within the repo to deploy (omit to use repo root).
+   */
+  path: optionalString,
+  /**
+   * Relative path to the application entrypoint within the selected path.
+   */
+  entrypoint: Schema.String,
+  /**
+   * Authentication for private repositories.
+   */
+  auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
-     * Source type identifier.
+     * Auth method
      */
-    type: /*#__PURE__*/ Schema.Literal("github"),
+    method: /*#__PURE__*/ Schema.Literal("github_token"),
     /**
-     * Base repository URL (without blob/tree suffixes).
+     * GitHub PAT or installation access token
      */
-    url: Schema.String,
-    /**
-     * Git ref (branch, tag, or commit SHA) to fetch.
-     */
-    ref: Schema.String,
-    /**
-     * Path within the repo to deploy (omit to use repo root).
-     */
-    path: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Relative path to the application entrypoint within the selected path.
-     */
-    entrypoint: Schema.String,
-    /**
-     * Authentication for private repositories.
-     */
-    auth: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Auth method
-       */
-      method: /*#__PURE__*/ Schema.Literal("github_token"),
-      /**
-       * GitHub PAT or installation access token
-       */
-      token: Schema.String
-    }))
-  }),
-  { identifier: "DeploymentSource" }
-)
+    token: Schema.String
+  }))
+})
 
 /**
  * The type of {@link DeploymentSource}.
@@ -113,6 +123,9 @@ export const DeploymentSource = /*#__PURE__*/ Schema.annotations(
  * @category Models
  */
 export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSource> {}
+
+const optionalLiteralAwsUsEast1a = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
 
 /**
  * App deployment request. Provide either file+entrypoint_rel_path or source.
@@ -126,7 +139,7 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Version of the application. Can be any string.
        */
-      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      version: optionalString,
       /**
        * ZIP file containing the application source directory
        */
@@ -139,21 +152,21 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Region for deployment. Currently we only support "aws.us-east-1a"
        */
-      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      region: optionalLiteralAwsUsEast1a,
       /**
        * Allow overwriting an existing app version
        */
-      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      force: optionalBoolean,
       /**
        * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
        */
-      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+      env_vars: optionalRecordKeyStringValueString
     }),
     /*#__PURE__*/ Schema.Struct({
       /**
        * Version of the application. Can be any string.
        */
-      version: /*#__PURE__*/ Schema.optional(Schema.String),
+      version: optionalString,
       /**
        * ZIP file containing the application source directory
        */
@@ -161,20 +174,20 @@ export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
       /**
        * Relative path to the entrypoint of the application
        */
-      entrypoint_rel_path: /*#__PURE__*/ Schema.optional(Schema.String),
+      entrypoint_rel_path: optionalString,
       source: DeploymentSource,
       /**
        * Region for deployment. Currently we only support "aws.us-east-1a"
        */
-      region: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a")),
+      region: optionalLiteralAwsUsEast1a,
       /**
        * Allow overwriting an existing app version
        */
-      force: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+      force: optionalBoolean,
       /**
        * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
        */
-      env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+      env_vars: optionalRecordKeyStringValueString
     })
   ),
   { identifier: "DeploymentRequest" }
@@ -194,20 +207,17 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "deployment_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("deployment_state"),
-    deployment: Deployment,
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "DeploymentStateEvent" }
-)
+export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", {
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("deployment_state"),
+  deployment: Deployment,
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link DeploymentStateEvent}.
@@ -223,43 +233,29 @@ export interface DeploymentStateEvent extends Schema.Schema.Type<typeof Deployme
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "app_version_summary").
-     */
-    event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp,
-    /**
-     * Unique identifier for the app version
-     */
-    id: Schema.String,
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version label for the application
-     */
-    version: Schema.String,
-    /**
-     * Deployment region code
-     */
-    region: /*#__PURE__*/ Schema.Literal("aws.us-east-1a"),
-    /**
-     * List of actions available on the app
-     */
-    actions: /*#__PURE__*/ Schema.Array(AppAction),
-    /**
-     * Environment variables configured for this app version
-     */
-    env_vars: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-  }),
-  { identifier: "AppVersionSummaryEvent" }
-)
+export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", {
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  event: /*#__PURE__*/ Schema.Literal("app_version_summary"),
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp,
+  ...deploymentFields,
+  /**
+   * Name of the application
+   */
+  app_name: Schema.String,
+  /**
+   * Version label for the application
+   */
+  version: Schema.String,
+  /**
+   * List of actions available on the app
+   */
+  actions: /*#__PURE__*/ Schema.Array(AppAction)
+})
 
 /**
  * The type of {@link AppVersionSummaryEvent}.

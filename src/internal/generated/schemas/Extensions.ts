@@ -5,6 +5,8 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -14,31 +16,28 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Extension = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the extension
-     */
-    id: Schema.String,
-    /**
-     * Optional, easier-to-reference name for the extension. Must be unique within the project.
-     */
-    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Timestamp when the extension was created
-     */
-    created_at: Timestamp,
-    /**
-     * Size of the extension archive in bytes
-     */
-    size_bytes: Schema.Int,
-    /**
-     * Timestamp when the extension was last used
-     */
-    last_used_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-  }),
-  { identifier: "Extension" }
-)
+export const Extension = /*#__PURE__*/ struct("Extension", {
+  /**
+   * Unique identifier for the extension
+   */
+  id: Schema.String,
+  /**
+   * Optional, easier-to-reference name for the extension. Must be unique within the project.
+   */
+  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * Timestamp when the extension was created
+   */
+  created_at: Timestamp,
+  /**
+   * Size of the extension archive in bytes
+   */
+  size_bytes: Schema.Int,
+  /**
+   * Timestamp when the extension was last used
+   */
+  last_used_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+})
 
 /**
  * The type of {@link Extension}.
@@ -72,19 +71,16 @@ export type ListExtensionsResponse = Schema.Schema.Type<typeof ListExtensionsRes
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadExtensionBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ZIP file containing the browser extension.
-     */
-    file: Upload,
-    /**
-     * Optional unique name within the project to reference this extension.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "UploadExtensionBody" }
-)
+export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", {
+  /**
+   * ZIP file containing the browser extension.
+   */
+  file: Upload,
+  /**
+   * Optional unique name within the project to reference this extension.
+   */
+  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[A-Za-z0-9._-]{1,255}$" }))
+})
 
 /**
  * The type of {@link UploadExtensionBody}.

@@ -5,6 +5,8 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -14,35 +16,32 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfo = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Base name of the file or directory.
-     */
-    name: Schema.String,
-    /**
-     * Absolute path.
-     */
-    path: Schema.String,
-    /**
-     * Size in bytes. 0 for directories.
-     */
-    size_bytes: Schema.Int,
-    /**
-     * Whether the path is a directory.
-     */
-    is_dir: Schema.Boolean,
-    /**
-     * Last modification time.
-     */
-    mod_time: Timestamp,
-    /**
-     * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
-     */
-    mode: Schema.String
-  }),
-  { identifier: "FileInfo" }
-)
+export const FileInfo = /*#__PURE__*/ struct("FileInfo", {
+  /**
+   * Base name of the file or directory.
+   */
+  name: Schema.String,
+  /**
+   * Absolute path.
+   */
+  path: Schema.String,
+  /**
+   * Size in bytes. 0 for directories.
+   */
+  size_bytes: Schema.Int,
+  /**
+   * Whether the path is a directory.
+   */
+  is_dir: Schema.Boolean,
+  /**
+   * Last modification time.
+   */
+  mod_time: Timestamp,
+  /**
+   * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
+   */
+  mode: Schema.String
+})
 
 /**
  * The type of {@link FileInfo}.
@@ -70,25 +69,24 @@ export const FileInfoList = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schem
  */
 export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
 
+const limitedStringPattern = /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+
 /**
  * The `CreateDirectoryRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateDirectoryRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Absolute directory path to create.
-     */
-    path: Schema.String,
-    /**
-     * Optional directory mode (octal string, e.g. 755). Defaults to 755.
-     */
-    mode: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "CreateDirectoryRequest" }
-)
+export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryRequest", {
+  /**
+   * Absolute directory path to create.
+   */
+  path: limitedStringPattern,
+  /**
+   * Optional directory mode (octal string, e.g. 755). Defaults to 755.
+   */
+  mode: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" }))
+})
 
 /**
  * The type of {@link CreateDirectoryRequest}.
@@ -104,15 +102,12 @@ export interface CreateDirectoryRequest extends Schema.Schema.Type<typeof Create
  * @since 0.2.0
  * @category Schemas
  */
-export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Absolute path to delete.
-     */
-    path: Schema.String
-  }),
-  { identifier: "DeletePathRequest" }
-)
+export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", {
+  /**
+   * Absolute path to delete.
+   */
+  path: limitedStringPattern
+})
 
 /**
  * The type of {@link DeletePathRequest}.
@@ -122,33 +117,32 @@ export const DeletePathRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface DeletePathRequest extends Schema.Schema.Type<typeof DeletePathRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * The `SetFilePermissionsRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const SetFilePermissionsRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Absolute path whose permissions are to be changed.
-     */
-    path: Schema.String,
-    /**
-     * New owner username or UID.
-     */
-    owner: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * New group name or GID.
-     */
-    group: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * File mode bits (octal string, e.g. 644).
-     */
-    mode: Schema.String
-  }),
-  { identifier: "SetFilePermissionsRequest" }
-)
+export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermissionsRequest", {
+  /**
+   * Absolute path whose permissions are to be changed.
+   */
+  path: limitedStringPattern,
+  /**
+   * New owner username or UID.
+   */
+  owner: optionalString,
+  /**
+   * New group name or GID.
+   */
+  group: optionalString,
+  /**
+   * File mode bits (octal string, e.g. 644).
+   */
+  mode: /*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" })
+})
 
 /**
  * The type of {@link SetFilePermissionsRequest}.
@@ -164,19 +158,16 @@ export interface SetFilePermissionsRequest extends Schema.Schema.Type<typeof Set
  * @since 0.2.0
  * @category Schemas
  */
-export const MovePathRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Absolute source path.
-     */
-    src_path: Schema.String,
-    /**
-     * Absolute destination path.
-     */
-    dest_path: Schema.String
-  }),
-  { identifier: "MovePathRequest" }
-)
+export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", {
+  /**
+   * Absolute source path.
+   */
+  src_path: limitedStringPattern,
+  /**
+   * Absolute destination path.
+   */
+  dest_path: limitedStringPattern
+})
 
 /**
  * The type of {@link MovePathRequest}.
@@ -192,18 +183,15 @@ export interface MovePathRequest extends Schema.Schema.Type<typeof MovePathReque
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadFilesBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-      file: Upload,
-      /**
-       * Absolute destination path to write the file.
-       */
-      dest_path: Schema.String
-    }))
-  }),
-  { identifier: "UploadFilesBody" }
-)
+export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", {
+  files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
+    file: Upload,
+    /**
+     * Absolute destination path to write the file.
+     */
+    dest_path: limitedStringPattern
+  }))
+})
 
 /**
  * The type of {@link UploadFilesBody}.
@@ -219,16 +207,13 @@ export interface UploadFilesBody extends Schema.Schema.Type<typeof UploadFilesBo
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadZipBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    zip_file: Upload,
-    /**
-     * Absolute destination directory to extract the archive to.
-     */
-    dest_path: Schema.String
-  }),
-  { identifier: "UploadZipBody" }
-)
+export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", {
+  zip_file: Upload,
+  /**
+   * Absolute destination directory to extract the archive to.
+   */
+  dest_path: limitedStringPattern
+})
 
 /**
  * The type of {@link UploadZipBody}.

@@ -5,6 +5,9 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
 
 /**
  * The `StartFsWatchRequest` schema of the API.
@@ -12,19 +15,16 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFsWatchRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Directory to watch.
-     */
-    path: Schema.String,
-    /**
-     * Whether to watch recursively.
-     */
-    recursive: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "StartFsWatchRequest" }
-)
+export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", {
+  /**
+   * Directory to watch.
+   */
+  path: Schema.String,
+  /**
+   * Whether to watch recursively.
+   */
+  recursive: optionalBoolean
+})
 
 /**
  * The type of {@link StartFsWatchRequest}.
@@ -34,21 +34,20 @@ export const StartFsWatchRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface StartFsWatchRequest extends Schema.Schema.Type<typeof StartFsWatchRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * The `StartFilesystemWatchResponse` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFilesystemWatchResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the directory watch
-     */
-    watch_id: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "StartFilesystemWatchResponse" }
-)
+export const StartFilesystemWatchResponse = /*#__PURE__*/ struct("StartFilesystemWatchResponse", {
+  /**
+   * Unique identifier for the directory watch
+   */
+  watch_id: optionalString
+})
 
 /**
  * The type of {@link StartFilesystemWatchResponse}.
@@ -64,27 +63,24 @@ export interface StartFilesystemWatchResponse extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const FileSystemEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type.
-     */
-    type: /*#__PURE__*/ Schema.Literal("CREATE", "WRITE", "DELETE", "RENAME"),
-    /**
-     * Base name of the file or directory affected.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Absolute path of the file or directory.
-     */
-    path: Schema.String,
-    /**
-     * Whether the affected path is a directory.
-     */
-    is_dir: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "FileSystemEvent" }
-)
+export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", {
+  /**
+   * Event type.
+   */
+  type: /*#__PURE__*/ Schema.Literal("CREATE", "WRITE", "DELETE", "RENAME"),
+  /**
+   * Base name of the file or directory affected.
+   */
+  name: optionalString,
+  /**
+   * Absolute path of the file or directory.
+   */
+  path: Schema.String,
+  /**
+   * Whether the affected path is a directory.
+   */
+  is_dir: optionalBoolean
+})
 
 /**
  * The type of {@link FileSystemEvent}.

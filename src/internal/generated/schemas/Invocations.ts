@@ -5,8 +5,58 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
+// the fields Invocation, InvokeResponse have alike
+const invocationFields = {
+  /**
+   * ID of the invocation
+   */
+  id: Schema.String,
+  /**
+   * Name of the action invoked
+   */
+  action_name: Schema.String,
+  /**
+   * {@link Invocation}: Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   *
+   * {@link InvokeResponse}: The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  output: optionalString,
+  /**
+   * Status of the invocation
+   */
+  status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
+  /**
+   * Status reason
+   */
+  status_reason: optionalString
+}
+
+// the fields Invocation, CreateInvocationBody have alike
+const invocationFields2 = {
+  /**
+   * Name of the application
+   */
+  app_name: Schema.String,
+  /**
+   * {@link Invocation}: Version label for the application
+   *
+   * {@link CreateInvocationBody}: Version of the application
+   */
+  version: Schema.String,
+  /**
+   * {@link Invocation}: Payload provided to the invocation. This is a string that can be parsed as JSON.
+   *
+   * {@link CreateInvocationBody}: Input data for the action, sent as a JSON string.
+   */
+  payload: optionalString
+}
 
 /**
  * The `Invocation` schema of the API.
@@ -14,51 +64,18 @@ import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ID of the invocation
-     */
-    id: Schema.String,
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version label for the application
-     */
-    version: Schema.String,
-    /**
-     * Name of the action invoked
-     */
-    action_name: Schema.String,
-    /**
-     * Payload provided to the invocation. This is a string that can be parsed as JSON.
-     */
-    payload: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-     */
-    output: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * RFC 3339 Nanoseconds timestamp when the invocation started
-     */
-    started_at: Timestamp,
-    /**
-     * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
-     */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * Status of the invocation
-     */
-    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
-    /**
-     * Status reason
-     */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "Invocation" }
-)
+export const Invocation = /*#__PURE__*/ struct("Invocation", {
+  ...invocationFields,
+  ...invocationFields2,
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation started
+   */
+  started_at: Timestamp,
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
+   */
+  finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+})
 
 /**
  * The type of {@link Invocation}.
@@ -74,35 +91,23 @@ export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Name of the application
-     */
-    app_name: Schema.String,
-    /**
-     * Version of the application
-     */
-    version: Schema.String,
-    /**
-     * Input data for the action, sent as a JSON string.
-     */
-    payload: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Name of the action to invoke
-     */
-    action_name: Schema.String,
-    /**
-     * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
-     */
-    async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
-     */
-    async_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "CreateInvocationBody" }
-)
+export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", {
+  ...invocationFields2,
+  /**
+   * Name of the action to invoke
+   */
+  action_name: Schema.String,
+  /**
+   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
+   */
+  async: /*#__PURE__*/ Schema.optional(Schema.Boolean),
+  /**
+   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
+   */
+  async_timeout_seconds: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 3600 })
+  )
+})
 
 /**
  * The type of {@link CreateInvocationBody}.
@@ -118,31 +123,9 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ID of the invocation
-     */
-    id: Schema.String,
-    /**
-     * Name of the action invoked
-     */
-    action_name: Schema.String,
-    /**
-     * Status of the invocation
-     */
-    status: /*#__PURE__*/ Schema.Literal("queued", "running", "succeeded", "failed"),
-    /**
-     * Status reason
-     */
-    status_reason: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-     */
-    output: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "InvokeResponse" }
-)
+export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", {
+  ...invocationFields
+})
 
 /**
  * The type of {@link InvokeResponse}.
@@ -158,19 +141,16 @@ export interface InvokeResponse extends Schema.Schema.Type<typeof InvokeResponse
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New status for the invocation.
-     */
-    status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
-    /**
-     * Updated output of the invocation rendered as JSON string.
-     */
-    output: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "InvocationUpdateRequest" }
-)
+export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", {
+  /**
+   * New status for the invocation.
+   */
+  status: /*#__PURE__*/ Schema.Literal("succeeded", "failed"),
+  /**
+   * Updated output of the invocation rendered as JSON string.
+   */
+  output: optionalString
+})
 
 /**
  * The type of {@link InvocationUpdateRequest}.
@@ -186,12 +166,9 @@ export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof Invoc
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    browsers: /*#__PURE__*/ Schema.Array(Browser)
-  }),
-  { identifier: "ListInvocationBrowsersResponse" }
-)
+export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", {
+  browsers: /*#__PURE__*/ Schema.Array(Browser)
+})
 
 /**
  * The type of {@link ListInvocationBrowsersResponse}.
@@ -207,20 +184,17 @@ export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event type identifier (always "invocation_state").
-     */
-    event: /*#__PURE__*/ Schema.Literal("invocation_state"),
-    invocation: Invocation,
-    /**
-     * Time the state was reported.
-     */
-    timestamp: Timestamp
-  }),
-  { identifier: "InvocationStateEvent" }
-)
+export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", {
+  /**
+   * Event type identifier (always "invocation_state").
+   */
+  event: /*#__PURE__*/ Schema.Literal("invocation_state"),
+  invocation: Invocation,
+  /**
+   * Time the state was reported.
+   */
+  timestamp: Timestamp
+})
 
 /**
  * The type of {@link InvocationStateEvent}.

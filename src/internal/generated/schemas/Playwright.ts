@@ -5,6 +5,8 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 
 /**
  * Request to execute Playwright code
@@ -12,22 +14,19 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
-     * It runs within a function, so you can use a return statement at the end to return a value.
-     * This value is returned as the `result` property in the response.
-     * Example: "await page.goto('https://example.com'); return await page.title();"
-     */
-    code: Schema.String,
-    /**
-     * Maximum execution time in seconds. Default is 60.
-     */
-    timeout_sec: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ExecutePlaywrightRequest" }
-)
+export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightRequest", {
+  /**
+   * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
+   * It runs within a function, so you can use a return statement at the end to return a value.
+   * This value is returned as the `result` property in the response.
+   * Example: "await page.goto('https://example.com'); return await page.title();"
+   */
+  code: Schema.String,
+  /**
+   * Maximum execution time in seconds. Default is 60.
+   */
+  timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 300 }))
+})
 
 /**
  * The type of {@link ExecutePlaywrightRequest}.
@@ -37,37 +36,36 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ExecutePlaywrightRequest extends Schema.Schema.Type<typeof ExecutePlaywrightRequest> {}
 
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Result of Playwright code execution
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Whether the code executed successfully
-     */
-    success: Schema.Boolean,
-    /**
-     * The value returned by the code (if any)
-     */
-    result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
-    /**
-     * Error message if execution failed
-     */
-    error: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Standard output from the execution
-     */
-    stdout: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Standard error from the execution
-     */
-    stderr: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "ExecutePlaywrightResult" }
-)
+export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightResult", {
+  /**
+   * Whether the code executed successfully
+   */
+  success: Schema.Boolean,
+  /**
+   * The value returned by the code (if any)
+   */
+  result: /*#__PURE__*/ Schema.optional(Schema.Unknown),
+  /**
+   * Error message if execution failed
+   */
+  error: optionalString,
+  /**
+   * Standard output from the execution
+   */
+  stdout: optionalString,
+  /**
+   * Standard error from the execution
+   */
+  stderr: optionalString
+})
 
 /**
  * The type of {@link ExecutePlaywrightResult}.

@@ -5,7 +5,12 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
 
 /**
  * Request to execute a command synchronously.
@@ -13,39 +18,38 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Executable or shell command to run.
-     */
-    command: Schema.String,
-    /**
-     * Command arguments.
-     */
-    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-    /**
-     * Working directory (absolute path) to run the command in.
-     */
-    cwd: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Environment variables to set for the process.
-     */
-    env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-    /**
-     * Run the process as this user.
-     */
-    as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-    /**
-     * Run the process with root privileges.
-     */
-    as_root: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Maximum execution time in seconds.
-     */
-    timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-  }),
-  { identifier: "ProcessExecRequest" }
-)
+export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", {
+  /**
+   * Executable or shell command to run.
+   */
+  command: Schema.String,
+  /**
+   * Command arguments.
+   */
+  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  cwd: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
+  ),
+  /**
+   * Environment variables to set for the process.
+   */
+  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+  /**
+   * Run the process as this user.
+   */
+  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+  /**
+   * Run the process with root privileges.
+   */
+  as_root: optionalBoolean,
+  /**
+   * Maximum execution time in seconds.
+   */
+  timeout_sec: optionalNullOrInt
+})
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -55,33 +59,33 @@ export const ProcessExecRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ProcessExecRequest extends Schema.Schema.Type<typeof ProcessExecRequest> {}
 
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+
 /**
  * Result of a synchronous command execution.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Process exit code.
-     */
-    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Base64-encoded stdout buffer.
-     */
-    stdout_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Base64-encoded stderr buffer.
-     */
-    stderr_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Execution duration in milliseconds.
-     */
-    duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ProcessExecResult" }
-)
+export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", {
+  /**
+   * Process exit code.
+   */
+  exit_code: optionalInt,
+  /**
+   * Base64-encoded stdout buffer.
+   */
+  stdout_b64: optionalString,
+  /**
+   * Base64-encoded stderr buffer.
+   */
+  stderr_b64: optionalString,
+  /**
+   * Execution duration in milliseconds.
+   */
+  duration_ms: optionalInt
+})
 
 /**
  * The type of {@link ProcessExecResult}.
@@ -91,30 +95,31 @@ export const ProcessExecResult = /*#__PURE__*/ Schema.annotations(
  */
 export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExecResult> {}
 
+const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ Schema.optional(
+  /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+)
+
 /**
  * The `ProcessSpawnRequest` schema of the API.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...ProcessExecRequest.fields,
-    /**
-     * Allocate a pseudo-terminal (PTY) for interactive shells.
-     */
-    allocate_tty: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-    /**
-     * Initial terminal rows. Only used when allocate_tty is true.
-     */
-    rows: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Initial terminal columns. Only used when allocate_tty is true.
-     */
-    cols: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ProcessSpawnRequest" }
-)
+export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", {
+  ...ProcessExecRequest.fields,
+  /**
+   * Allocate a pseudo-terminal (PTY) for interactive shells.
+   */
+  allocate_tty: optionalBoolean,
+  /**
+   * Initial terminal rows. Only used when allocate_tty is true.
+   */
+  rows: optionalLimitedIntMinimum1Maximum65535,
+  /**
+   * Initial terminal columns. Only used when allocate_tty is true.
+   */
+  cols: optionalLimitedIntMinimum1Maximum65535
+})
 
 /**
  * The type of {@link ProcessSpawnRequest}.
@@ -130,23 +135,20 @@ export interface ProcessSpawnRequest extends Schema.Schema.Type<typeof ProcessSp
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Server-assigned identifier for the process.
-     */
-    process_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * OS process ID.
-     */
-    pid: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Timestamp when the process started.
-     */
-    started_at: /*#__PURE__*/ Schema.optional(Timestamp)
-  }),
-  { identifier: "ProcessSpawnResult" }
-)
+export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", {
+  /**
+   * Server-assigned identifier for the process.
+   */
+  process_id: optionalString,
+  /**
+   * OS process ID.
+   */
+  pid: optionalInt,
+  /**
+   * Timestamp when the process started.
+   */
+  started_at: /*#__PURE__*/ Schema.optional(Timestamp)
+})
 
 /**
  * The type of {@link ProcessSpawnResult}.
@@ -162,27 +164,24 @@ export interface ProcessSpawnResult extends Schema.Schema.Type<typeof ProcessSpa
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStatus = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Process state.
-     */
-    state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
-    /**
-     * Exit code if the process has exited.
-     */
-    exit_code: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Estimated CPU usage percentage.
-     */
-    cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
-    /**
-     * Estimated resident memory usage in bytes.
-     */
-    mem_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ProcessStatus" }
-)
+export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", {
+  /**
+   * Process state.
+   */
+  state: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("running", "exited")),
+  /**
+   * Exit code if the process has exited.
+   */
+  exit_code: optionalNullOrInt,
+  /**
+   * Estimated CPU usage percentage.
+   */
+  cpu_pct: /*#__PURE__*/ Schema.optional(Schema.Number),
+  /**
+   * Estimated resident memory usage in bytes.
+   */
+  mem_bytes: optionalInt
+})
 
 /**
  * The type of {@link ProcessStatus}.
@@ -198,27 +197,24 @@ export interface ProcessStatus extends Schema.Schema.Type<typeof ProcessStatus> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStreamEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Source stream of the data chunk.
-     */
-    stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
-    /**
-     * Base64-encoded data from the process stream.
-     */
-    data_b64: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Lifecycle event type.
-     */
-    event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
-    /**
-     * Exit code when the event is "exit".
-     */
-    exit_code: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ProcessStreamEvent" }
-)
+export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", {
+  /**
+   * Source stream of the data chunk.
+   */
+  stream: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("stdout", "stderr")),
+  /**
+   * Base64-encoded data from the process stream.
+   */
+  data_b64: optionalString,
+  /**
+   * Lifecycle event type.
+   */
+  event: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("exit")),
+  /**
+   * Exit code when the event is "exit".
+   */
+  exit_code: optionalInt
+})
 
 /**
  * The type of {@link ProcessStreamEvent}.
@@ -234,15 +230,12 @@ export interface ProcessStreamEvent extends Schema.Schema.Type<typeof ProcessStr
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Base64-encoded data to write.
-     */
-    data_b64: Schema.String
-  }),
-  { identifier: "ProcessStdinRequest" }
-)
+export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", {
+  /**
+   * Base64-encoded data to write.
+   */
+  data_b64: Schema.String
+})
 
 /**
  * The type of {@link ProcessStdinRequest}.
@@ -258,15 +251,12 @@ export interface ProcessStdinRequest extends Schema.Schema.Type<typeof ProcessSt
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinResult = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Number of bytes written.
-     */
-    written_bytes: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "ProcessStdinResult" }
-)
+export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", {
+  /**
+   * Number of bytes written.
+   */
+  written_bytes: optionalInt
+})
 
 /**
  * The type of {@link ProcessStdinResult}.
@@ -282,15 +272,12 @@ export interface ProcessStdinResult extends Schema.Schema.Type<typeof ProcessStd
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessKillRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Signal to send.
-     */
-    signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
-  }),
-  { identifier: "ProcessKillRequest" }
-)
+export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", {
+  /**
+   * Signal to send.
+   */
+  signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
+})
 
 /**
  * The type of {@link ProcessKillRequest}.
@@ -300,25 +287,24 @@ export const ProcessKillRequest = /*#__PURE__*/ Schema.annotations(
  */
 export interface ProcessKillRequest extends Schema.Schema.Type<typeof ProcessKillRequest> {}
 
+const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+
 /**
  * Resize a PTY-backed process terminal.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessResizeRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New terminal rows.
-     */
-    rows: Schema.Int,
-    /**
-     * New terminal columns.
-     */
-    cols: Schema.Int
-  }),
-  { identifier: "ProcessResizeRequest" }
-)
+export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest", {
+  /**
+   * New terminal rows.
+   */
+  rows: limitedIntMinimum1Maximum65535,
+  /**
+   * New terminal columns.
+   */
+  cols: limitedIntMinimum1Maximum65535
+})
 
 /**
  * The type of {@link ProcessResizeRequest}.

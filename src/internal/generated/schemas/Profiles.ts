@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 
 /**
  * Request body for creating a profile.
@@ -12,15 +13,12 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProfileRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Optional name of the profile. Must be unique within the project.
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "ProfileRequest" }
-)
+export const ProfileRequest = /*#__PURE__*/ struct("ProfileRequest", {
+  /**
+   * Optional name of the profile. Must be unique within the project.
+   */
+  name: /*#__PURE__*/ Schema.optional(Schema.String)
+})
 
 /**
  * The type of {@link ProfileRequest}.

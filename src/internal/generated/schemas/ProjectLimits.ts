@@ -5,6 +5,31 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
+
+const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+
+// the fields ProjectLimits, UpdateProjectLimitsRequest have alike
+const projectLimitsFields = {
+  /**
+   * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_sessions: optionalNullOrInt,
+  /**
+   * {@link ProjectLimits}: Maximum concurrent app invocations for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_invocations: optionalNullOrInt,
+  /**
+   * {@link ProjectLimits}: Maximum pooled sessions capacity for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_pooled_sessions: optionalNullOrInt
+}
 
 /**
  * The `ProjectLimits` schema of the API.
@@ -12,23 +37,9 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProjectLimits = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Maximum concurrent browser sessions for this project. Null means no project-level cap.
-     */
-    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Maximum concurrent app invocations for this project. Null means no project-level cap.
-     */
-    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Maximum pooled sessions capacity for this project. Null means no project-level cap.
-     */
-    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-  }),
-  { identifier: "ProjectLimits" }
-)
+export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", {
+  ...projectLimitsFields
+})
 
 /**
  * The type of {@link ProjectLimits}.
@@ -44,23 +55,9 @@ export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectLimitsRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_concurrent_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_concurrent_invocations: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int)),
-    /**
-     * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
-     */
-    max_pooled_sessions: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
-  }),
-  { identifier: "UpdateProjectLimitsRequest" }
-)
+export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", {
+  ...projectLimitsFields
+})
 
 /**
  * The type of {@link UpdateProjectLimitsRequest}.

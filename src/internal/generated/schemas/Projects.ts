@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
 /**
@@ -13,31 +14,28 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Project = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique project identifier
-     */
-    id: Schema.String,
-    /**
-     * Project name
-     */
-    name: Schema.String,
-    /**
-     * Project status
-     */
-    status: /*#__PURE__*/ Schema.Literal("active", "archived"),
-    /**
-     * When the project was created
-     */
-    created_at: Timestamp,
-    /**
-     * When the project was last updated
-     */
-    updated_at: Timestamp
-  }),
-  { identifier: "Project" }
-)
+export const Project = /*#__PURE__*/ struct("Project", {
+  /**
+   * Unique project identifier
+   */
+  id: Schema.String,
+  /**
+   * Project name
+   */
+  name: Schema.String,
+  /**
+   * Project status
+   */
+  status: /*#__PURE__*/ Schema.Literal("active", "archived"),
+  /**
+   * When the project was created
+   */
+  created_at: Timestamp,
+  /**
+   * When the project was last updated
+   */
+  updated_at: Timestamp
+})
 
 /**
  * The type of {@link Project}.
@@ -53,15 +51,12 @@ export interface Project extends Schema.Schema.Type<typeof Project> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateProjectRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Project name (1-255 characters)
-     */
-    name: Schema.String
-  }),
-  { identifier: "CreateProjectRequest" }
-)
+export const CreateProjectRequest = /*#__PURE__*/ struct("CreateProjectRequest", {
+  /**
+   * Project name (1-255 characters)
+   */
+  name: Schema.String
+})
 
 /**
  * The type of {@link CreateProjectRequest}.
@@ -77,19 +72,16 @@ export interface CreateProjectRequest extends Schema.Schema.Type<typeof CreatePr
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * New project name
-     */
-    name: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * New project status
-     */
-    status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("active", "archived"))
-  }),
-  { identifier: "UpdateProjectRequest" }
-)
+export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest", {
+  /**
+   * New project name
+   */
+  name: /*#__PURE__*/ Schema.optional(Schema.String),
+  /**
+   * New project status
+   */
+  status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("active", "archived"))
+})
 
 /**
  * The type of {@link UpdateProjectRequest}.

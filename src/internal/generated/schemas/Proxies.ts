@@ -5,7 +5,10 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Configuration for a datacenter proxy.
@@ -13,15 +16,12 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const DatacenterProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code. Defaults to US if not provided.
-     */
-    country: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "DatacenterProxyConfig" }
-)
+export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig", {
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  country: optionalString
+})
 
 /**
  * The type of {@link DatacenterProxyConfig}.
@@ -37,15 +37,12 @@ export interface DatacenterProxyConfig extends Schema.Schema.Type<typeof Datacen
  * @since 0.2.0
  * @category Schemas
  */
-export const IspProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code. Defaults to US if not provided.
-     */
-    country: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "IspProxyConfig" }
-)
+export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", {
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  country: optionalString
+})
 
 /**
  * The type of {@link IspProxyConfig}.
@@ -58,21 +55,27 @@ export interface IspProxyConfig extends Schema.Schema.Type<typeof IspProxyConfig
 // the fields ResidentialProxyConfig, MobileProxyConfig have alike
 const residentialProxyConfigFields = {
   /**
+   * {@link ResidentialProxyConfig}: ISO 3166 country code.
+   *
+   * {@link MobileProxyConfig}: ISO 3166 country code
+   */
+  country: optionalString,
+  /**
    * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
    */
-  city: /*#__PURE__*/ Schema.optional(Schema.String),
+  city: optionalString,
   /**
    * Two-letter state code.
    */
-  state: /*#__PURE__*/ Schema.optional(Schema.String),
+  state: optionalString,
   /**
    * US ZIP code.
    */
-  zip: /*#__PURE__*/ Schema.optional(Schema.String),
+  zip: optionalString,
   /**
    * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
    */
-  asn: /*#__PURE__*/ Schema.optional(Schema.String)
+  asn: optionalString
 }
 
 /**
@@ -81,20 +84,13 @@ const residentialProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ResidentialProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code.
-     */
-    country: /*#__PURE__*/ Schema.optional(Schema.String),
-    ...residentialProxyConfigFields,
-    /**
-     * Operating system of the residential device.
-     */
-    os: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("windows", "macos", "android"))
-  }),
-  { identifier: "ResidentialProxyConfig" }
-)
+export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConfig", {
+  ...residentialProxyConfigFields,
+  /**
+   * Operating system of the residential device.
+   */
+  os: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("windows", "macos", "android"))
+})
 
 /**
  * The type of {@link ResidentialProxyConfig}.
@@ -110,81 +106,74 @@ export interface ResidentialProxyConfig extends Schema.Schema.Type<typeof Reside
  * @since 0.2.0
  * @category Schemas
  */
-export const MobileProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * ISO 3166 country code
-     */
-    country: /*#__PURE__*/ Schema.optional(Schema.String),
-    ...residentialProxyConfigFields,
-    /**
-     * Mobile carrier.
-     */
-    carrier: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Literal(
-        "a1",
-        "aircel",
-        "airtel",
-        "att",
-        "celcom",
-        "chinamobile",
-        "claro",
-        "comcast",
-        "cox",
-        "digi",
-        "dt",
-        "docomo",
-        "dtac",
-        "etisalat",
-        "idea",
-        "kyivstar",
-        "meo",
-        "megafon",
-        "mtn",
-        "mtnza",
-        "mts",
-        "optus",
-        "orange",
-        "qwest",
-        "reliance_jio",
-        "robi",
-        "sprint",
-        "telefonica",
-        "telstra",
-        "tmobile",
-        "tigo",
-        "tim",
-        "verizon",
-        "vimpelcom",
-        "vodacomza",
-        "vodafone",
-        "vivo",
-        "zain",
-        "vivabo",
-        "telenormyanmar",
-        "kcelljsc",
-        "swisscom",
-        "singtel",
-        "asiacell",
-        "windit",
-        "cellc",
-        "ooredoo",
-        "drei",
-        "umobile",
-        "cableone",
-        "proximus",
-        "tele2",
-        "mobitel",
-        "o2",
-        "bouygues",
-        "free",
-        "sfr",
-        "digicel"
-      )
+export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", {
+  ...residentialProxyConfigFields,
+  /**
+   * Mobile carrier.
+   */
+  carrier: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Literal(
+      "a1",
+      "aircel",
+      "airtel",
+      "att",
+      "celcom",
+      "chinamobile",
+      "claro",
+      "comcast",
+      "cox",
+      "digi",
+      "dt",
+      "docomo",
+      "dtac",
+      "etisalat",
+      "idea",
+      "kyivstar",
+      "meo",
+      "megafon",
+      "mtn",
+      "mtnza",
+      "mts",
+      "optus",
+      "orange",
+      "qwest",
+      "reliance_jio",
+      "robi",
+      "sprint",
+      "telefonica",
+      "telstra",
+      "tmobile",
+      "tigo",
+      "tim",
+      "verizon",
+      "vimpelcom",
+      "vodacomza",
+      "vodafone",
+      "vivo",
+      "zain",
+      "vivabo",
+      "telenormyanmar",
+      "kcelljsc",
+      "swisscom",
+      "singtel",
+      "asiacell",
+      "windit",
+      "cellc",
+      "ooredoo",
+      "drei",
+      "umobile",
+      "cableone",
+      "proximus",
+      "tele2",
+      "mobitel",
+      "o2",
+      "bouygues",
+      "free",
+      "sfr",
+      "digicel"
     )
-  }),
-  { identifier: "MobileProxyConfig" }
-)
+  )
+})
 
 /**
  * The type of {@link MobileProxyConfig}.
@@ -207,7 +196,7 @@ const customProxyConfigFields = {
   /**
    * Username for proxy authentication.
    */
-  username: /*#__PURE__*/ Schema.optional(Schema.String)
+  username: optionalString
 }
 
 /**
@@ -216,16 +205,13 @@ const customProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const CustomProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...customProxyConfigFields,
-    /**
-     * Whether the proxy has a password.
-     */
-    has_password: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-  }),
-  { identifier: "CustomProxyConfig" }
-)
+export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", {
+  ...customProxyConfigFields,
+  /**
+   * Whether the proxy has a password.
+   */
+  has_password: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+})
 
 /**
  * The type of {@link CustomProxyConfig}.
@@ -240,7 +226,7 @@ const proxyFields = {
   /**
    * Readable name of the proxy.
    */
-  name: /*#__PURE__*/ Schema.optional(Schema.String),
+  name: optionalString,
   /**
    * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
    */
@@ -261,42 +247,39 @@ const proxyFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    id: /*#__PURE__*/ Schema.optional(Schema.String),
-    ...proxyFields,
-    /**
-     * Current health status of the proxy.
-     */
-    status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("available", "unavailable")),
-    /**
-     * Timestamp of the last health check performed on this proxy.
-     */
-    last_checked: /*#__PURE__*/ Schema.optional(Timestamp),
-    /**
-     * IP address that the proxy uses when making requests.
-     */
-    ip_address: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Configuration specific to the selected proxy `type`.
-     */
-    config: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Union(
-        /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(CustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        DatacenterProxyConfig,
-        IspProxyConfig,
-        ResidentialProxyConfig,
-        MobileProxyConfig,
-        CustomProxyConfig
-      )
+export const Proxy = /*#__PURE__*/ struct("Proxy", {
+  id: optionalString,
+  ...proxyFields,
+  /**
+   * Current health status of the proxy.
+   */
+  status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("available", "unavailable")),
+  /**
+   * Timestamp of the last health check performed on this proxy.
+   */
+  last_checked: /*#__PURE__*/ Schema.optional(Timestamp),
+  /**
+   * IP address that the proxy uses when making requests.
+   */
+  ip_address: optionalString,
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(CustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      DatacenterProxyConfig,
+      IspProxyConfig,
+      ResidentialProxyConfig,
+      MobileProxyConfig,
+      CustomProxyConfig
     )
-  }),
-  { identifier: "Proxy" }
-)
+  )
+})
 
 /**
  * The type of {@link Proxy}.
@@ -330,16 +313,13 @@ export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCustomProxyConfig = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...customProxyConfigFields,
-    /**
-     * Password for proxy authentication.
-     */
-    password: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "CreateCustomProxyConfig" }
-)
+export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyConfig", {
+  ...customProxyConfigFields,
+  /**
+   * Password for proxy authentication.
+   */
+  password: optionalString
+})
 
 /**
  * The type of {@link CreateCustomProxyConfig}.
@@ -355,29 +335,26 @@ export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...proxyFields,
-    /**
-     * Configuration specific to the selected proxy `type`.
-     */
-    config: /*#__PURE__*/ Schema.optional(
-      /*#__PURE__*/ Schema.Union(
-        /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        /*#__PURE__*/ Schema.annotations(CreateCustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
-        DatacenterProxyConfig,
-        IspProxyConfig,
-        ResidentialProxyConfig,
-        MobileProxyConfig,
-        CreateCustomProxyConfig
-      )
+export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", {
+  ...proxyFields,
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.annotations(DatacenterProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(IspProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(ResidentialProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(MobileProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      /*#__PURE__*/ Schema.annotations(CreateCustomProxyConfig, { parseOptions: { onExcessProperty: "error" } }),
+      DatacenterProxyConfig,
+      IspProxyConfig,
+      ResidentialProxyConfig,
+      MobileProxyConfig,
+      CreateCustomProxyConfig
     )
-  }),
-  { identifier: "ProxyCreateRequest" }
-)
+  )
+})
 
 /**
  * The type of {@link ProxyCreateRequest}.
@@ -393,15 +370,12 @@ export interface ProxyCreateRequest extends Schema.Schema.Type<typeof ProxyCreat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCheckRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "ProxyCheckRequest" }
-)
+export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", {
+  /**
+   * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
+   */
+  url: optionalString
+})
 
 /**
  * The type of {@link ProxyCheckRequest}.

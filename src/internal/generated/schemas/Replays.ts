@@ -5,7 +5,11 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
+
+const optionalNullOrTimestamp = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
 
 /**
  * Information about a browser replay recording.
@@ -13,27 +17,24 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserReplay = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Unique identifier for the replay recording.
-     */
-    replay_id: Schema.String,
-    /**
-     * Timestamp when replay started
-     */
-    started_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * Timestamp when replay finished
-     */
-    finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp)),
-    /**
-     * URL for viewing the replay recording.
-     */
-    replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
-  }),
-  { identifier: "BrowserReplay" }
-)
+export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", {
+  /**
+   * Unique identifier for the replay recording.
+   */
+  replay_id: Schema.String,
+  /**
+   * Timestamp when replay started
+   */
+  started_at: optionalNullOrTimestamp,
+  /**
+   * Timestamp when replay finished
+   */
+  finished_at: optionalNullOrTimestamp,
+  /**
+   * URL for viewing the replay recording.
+   */
+  replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
+})
 
 /**
  * The type of {@link BrowserReplay}.
@@ -67,19 +68,16 @@ export type ListReplaysResponse = Schema.Schema.Type<typeof ListReplaysResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const StartReplayBody = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
-     */
-    framerate: /*#__PURE__*/ Schema.optional(Schema.Int),
-    /**
-     * Maximum recording duration in seconds.
-     */
-    max_duration_in_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "StartReplayBody" }
-)
+export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", {
+  /**
+   * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
+   */
+  framerate: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 60 })),
+  /**
+   * Maximum recording duration in seconds.
+   */
+  max_duration_in_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1 }))
+})
 
 /**
  * The type of {@link StartReplayBody}.

@@ -5,6 +5,10 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { limited } from "../../limits.js"
+import { struct } from "../../struct.js"
+
+const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
 
 /**
  * Provenance metadata identifying which producer emitted the event.
@@ -12,23 +16,20 @@ import * as Schema from "effect/Schema"
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventSource = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
-     */
-    kind: /*#__PURE__*/ Schema.Literal("cdp", "kernel_api", "extension", "local_process"),
-    /**
-     * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
-     */
-    event: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Producer-specific context (e.g. CDP target/session/frame IDs).
-     */
-    metadata: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-  }),
-  { identifier: "BrowserEventSource" }
-)
+export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", {
+  /**
+   * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
+   */
+  kind: /*#__PURE__*/ Schema.Literal("cdp", "kernel_api", "extension", "local_process"),
+  /**
+   * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
+   */
+  event: optionalString,
+  /**
+   * Producer-specific context (e.g. CDP target/session/frame IDs).
+   */
+  metadata: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
+})
 
 /**
  * The type of {@link BrowserEventSource}.
@@ -57,42 +58,42 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
 
+const optionalBrowserTargetType = /*#__PURE__*/ Schema.optional(BrowserTargetType)
+const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+
 /**
  * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventContext = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * CDP session identifier for the target connection.
-     */
-    session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-    /**
-     * CDP frame identifier within the target.
-     */
-    frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    url: /*#__PURE__*/ Schema.optional(Schema.String),
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    nav_seq: /*#__PURE__*/ Schema.optional(Schema.Int)
-  }),
-  { identifier: "BrowserEventContext" }
-)
+export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", {
+  /**
+   * CDP session identifier for the target connection.
+   */
+  session_id: optionalString,
+  /**
+   * Browser target identifier (stable across navigations within a tab).
+   */
+  target_id: optionalString,
+  target_type: optionalBrowserTargetType,
+  /**
+   * CDP frame identifier within the target.
+   */
+  frame_id: optionalString,
+  /**
+   * CDP document loader identifier, reset on each navigation.
+   */
+  loader_id: optionalString,
+  /**
+   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+   */
+  url: optionalString,
+  /**
+   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+   */
+  nav_seq: optionalInt
+})
 
 /**
  * The type of {@link BrowserEventContext}.
@@ -126,17 +127,7 @@ export interface BrowserCallStack {
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserCallStackEncoded {
-  readonly description?: string | undefined
-  readonly callFrames: ReadonlyArray<{
-    readonly functionName: string
-    readonly scriptId: string
-    readonly url: string
-    readonly lineNumber: number
-    readonly columnNumber: number
-  }>
-  readonly parent?: BrowserCallStackEncoded | undefined
-}
+export type BrowserCallStackEncoded = BrowserCallStack
 
 /**
  * CDP Runtime.StackTrace representing the JavaScript call stack at the time of an event. Fields use CDP naming conventions rather than snake_case to match the Chrome DevTools Protocol wire format.
@@ -144,47 +135,48 @@ export interface BrowserCallStackEncoded {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> = /*#__PURE__*/ Schema
-  .annotations(
-    /*#__PURE__*/ Schema.Struct({
+export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> = /*#__PURE__*/ struct(
+  "BrowserCallStack",
+  {
+    /**
+     * Optional label for the stack trace (e.g. async cause).
+     */
+    description: optionalString,
+    /**
+     * Ordered list of call frames, outermost first.
+     */
+    callFrames: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
       /**
-       * Optional label for the stack trace (e.g. async cause).
+       * JavaScript function name, or empty string for anonymous functions.
        */
-      description: /*#__PURE__*/ Schema.optional(Schema.String),
+      functionName: Schema.String,
       /**
-       * Ordered list of call frames, outermost first.
+       * CDP script identifier.
        */
-      callFrames: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
-        /**
-         * JavaScript function name, or empty string for anonymous functions.
-         */
-        functionName: Schema.String,
-        /**
-         * CDP script identifier.
-         */
-        scriptId: Schema.String,
-        /**
-         * URL or name of the script file.
-         */
-        url: Schema.String,
-        /**
-         * Zero-based line number within the script.
-         */
-        lineNumber: Schema.Int,
-        /**
-         * Zero-based column number within the line.
-         */
-        columnNumber: Schema.Int
-      })),
+      scriptId: Schema.String,
       /**
-       * Parent stack trace for async stacks.
+       * URL or name of the script file.
        */
-      parent: /*#__PURE__*/ Schema.optional(
-        /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
-      )
-    }),
-    { identifier: "BrowserCallStack" }
-  )
+      url: Schema.String,
+      /**
+       * Zero-based line number within the script.
+       */
+      lineNumber: Schema.Int,
+      /**
+       * Zero-based column number within the line.
+       */
+      columnNumber: Schema.Int
+    })),
+    /**
+     * Parent stack trace for async stacks.
+     */
+    parent: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
+    )
+  }
+)
+
+const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
 
 // the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
 const browserConsoleLogEventFields = {
@@ -196,8 +188,11 @@ const browserConsoleLogEventFields = {
   /**
    * True if the data field was truncated due to size limits.
    */
-  truncated: /*#__PURE__*/ Schema.optional(Schema.Boolean)
+  truncated: optionalBoolean
 }
+
+const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+const optionalBrowserCallStack = /*#__PURE__*/ Schema.optional(BrowserCallStack)
 
 /**
  * A browser console log event (console.log, console.info, console.warn, etc.).
@@ -205,29 +200,26 @@ const browserConsoleLogEventFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("console_log"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
-       */
-      level: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * First console argument coerced to string.
-       */
-      text: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * All console arguments coerced to strings.
-       */
-      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack)
-    }))
-  }),
-  { identifier: "BrowserConsoleLogEvent" }
-)
+export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("console_log"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+     */
+    level: optionalString,
+    /**
+     * First console argument coerced to string.
+     */
+    text: optionalString,
+    /**
+     * All console arguments coerced to strings.
+     */
+    args: optionalArrayString,
+    stack_trace: optionalBrowserCallStack
+  }))
+})
 
 /**
  * The type of {@link BrowserConsoleLogEvent}.
@@ -243,41 +235,38 @@ export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("console_error"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Error message text. Present in both source paths.
-       */
-      text: Schema.String,
-      stack_trace: /*#__PURE__*/ Schema.optional(BrowserCallStack),
-      /**
-       * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
-       */
-      level: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
-       */
-      args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-      /**
-       * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-       */
-      line: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-       */
-      column: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
-       */
-      source_url: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserConsoleErrorEvent" }
-)
+export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("console_error"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Error message text. Present in both source paths.
+     */
+    text: Schema.String,
+    stack_trace: optionalBrowserCallStack,
+    /**
+     * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+     */
+    level: optionalString,
+    /**
+     * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+     */
+    args: optionalArrayString,
+    /**
+     * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+     */
+    line: optionalInt,
+    /**
+     * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+     */
+    column: optionalInt,
+    /**
+     * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+     */
+    source_url: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserConsoleErrorEvent}.
@@ -306,58 +295,57 @@ export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
 
+const optionalBrowserHttpHeaders = /*#__PURE__*/ Schema.optional(BrowserHttpHeaders)
+
 /**
  * A browser network request sent event.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("network_request"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * CDP request identifier, unique within the session.
-       */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * HTTP method as sent on the wire (e.g. GET, POST).
-       */
-      method: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * URL of the document that initiated the request.
-       */
-      document_url: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Request headers.
-       */
-      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
-       */
-      initiator_type: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Request body for POST/PUT requests, if available.
-       */
-      post_data: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * True if this request is the result of a redirect.
-       */
-      is_redirect: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-      /**
-       * Original URL before the redirect, present when is_redirect is true.
-       */
-      redirect_url: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserNetworkRequestEvent" }
-)
+export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("network_request"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP request identifier, unique within the session.
+     */
+    request_id: optionalString,
+    /**
+     * HTTP method as sent on the wire (e.g. GET, POST).
+     */
+    method: optionalString,
+    /**
+     * URL of the document that initiated the request.
+     */
+    document_url: optionalString,
+    /**
+     * Request headers.
+     */
+    headers: optionalBrowserHttpHeaders,
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    resource_type: optionalString,
+    /**
+     * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+     */
+    initiator_type: optionalString,
+    /**
+     * Request body for POST/PUT requests, if available.
+     */
+    post_data: optionalString,
+    /**
+     * True if this request is the result of a redirect.
+     */
+    is_redirect: optionalBoolean,
+    /**
+     * Original URL before the redirect, present when is_redirect is true.
+     */
+    redirect_url: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserNetworkRequestEvent}.
@@ -373,48 +361,45 @@ export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("network_response"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * CDP request identifier matching the originating network_request event.
-       */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * HTTP method of the original request.
-       */
-      method: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * HTTP response status code.
-       */
-      status: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * HTTP response status text (e.g. OK, Not Found).
-       */
-      status_text: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Response headers.
-       */
-      headers: /*#__PURE__*/ Schema.optional(BrowserHttpHeaders),
-      /**
-       * MIME type of the response (e.g. text/html, application/json).
-       */
-      mime_type: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Truncated response body, present only for text MIME types.
-       */
-      body: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserNetworkResponseEvent" }
-)
+export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("network_response"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP request identifier matching the originating network_request event.
+     */
+    request_id: optionalString,
+    /**
+     * HTTP method of the original request.
+     */
+    method: optionalString,
+    /**
+     * HTTP response status code.
+     */
+    status: optionalInt,
+    /**
+     * HTTP response status text (e.g. OK, Not Found).
+     */
+    status_text: optionalString,
+    /**
+     * Response headers.
+     */
+    headers: optionalBrowserHttpHeaders,
+    /**
+     * MIME type of the response (e.g. text/html, application/json).
+     */
+    mime_type: optionalString,
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    resource_type: optionalString,
+    /**
+     * Truncated response body, present only for text MIME types.
+     */
+    body: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserNetworkResponseEvent}.
@@ -430,32 +415,29 @@ export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * CDP request identifier matching the originating network_request event.
-       */
-      request_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
-       */
-      error_text: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * True if the request was canceled by the browser or page script.
-       */
-      canceled: /*#__PURE__*/ Schema.optional(Schema.Boolean),
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserNetworkLoadingFailedEvent" }
-)
+export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP request identifier matching the originating network_request event.
+     */
+    request_id: optionalString,
+    /**
+     * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+     */
+    error_text: optionalString,
+    /**
+     * True if the request was canceled by the browser or page script.
+     */
+    canceled: optionalBoolean,
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    resource_type: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserNetworkLoadingFailedEvent}.
@@ -465,20 +447,19 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ Schema.annotations
  */
 export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typeof BrowserNetworkLoadingFailedEvent> {}
 
+const optionalBrowserEventContext = /*#__PURE__*/ Schema.optional(BrowserEventContext)
+
 /**
  * A browser network idle event emitted after a 500ms quiet period with no in-flight HTTP requests.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("network_idle"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-  }),
-  { identifier: "BrowserNetworkIdleEvent" }
-)
+export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("network_idle"),
+  data: optionalBrowserEventContext
+})
 
 /**
  * The type of {@link BrowserNetworkIdleEvent}.
@@ -494,40 +475,37 @@ export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof Brows
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_navigation"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * URL navigated to.
-       */
-      url: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CDP frame identifier of the navigated frame.
-       */
-      frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Parent frame identifier for subframe navigations; absent for top-level navigations.
-       */
-      parent_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * New CDP document loader identifier assigned for this navigation.
-       */
-      loader_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CDP session identifier.
-       */
-      session_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Browser target identifier.
-       */
-      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType)
-    }))
-  }),
-  { identifier: "BrowserPageNavigationEvent" }
-)
+export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavigationEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_navigation"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * URL navigated to.
+     */
+    url: optionalString,
+    /**
+     * CDP frame identifier of the navigated frame.
+     */
+    frame_id: optionalString,
+    /**
+     * Parent frame identifier for subframe navigations; absent for top-level navigations.
+     */
+    parent_frame_id: optionalString,
+    /**
+     * New CDP document loader identifier assigned for this navigation.
+     */
+    loader_id: optionalString,
+    /**
+     * CDP session identifier.
+     */
+    session_id: optionalString,
+    /**
+     * Browser target identifier.
+     */
+    target_id: optionalString,
+    target_type: optionalBrowserTargetType
+  }))
+})
 
 /**
  * The type of {@link BrowserPageNavigationEvent}.
@@ -537,26 +515,25 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ Schema.annotations(
  */
 export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof BrowserPageNavigationEvent> {}
 
+const optionalNumber = /*#__PURE__*/ Schema.optional(Schema.Number)
+
 /**
  * A browser DOMContentLoaded event (CDP Page.domContentEventFired).
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-       */
-      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-    }))
-  }),
-  { identifier: "BrowserPageDomContentLoadedEvent" }
-)
+export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+     */
+    cdp_timestamp: optionalNumber
+  }))
+})
 
 /**
  * The type of {@link BrowserPageDomContentLoadedEvent}.
@@ -572,20 +549,17 @@ export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_load"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-       */
-      cdp_timestamp: /*#__PURE__*/ Schema.optional(Schema.Number)
-    }))
-  }),
-  { identifier: "BrowserPageLoadEvent" }
-)
+export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_load"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+     */
+    cdp_timestamp: optionalNumber
+  }))
+})
 
 /**
  * The type of {@link BrowserPageLoadEvent}.
@@ -601,32 +575,29 @@ export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserP
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * CDP target identifier for the newly opened tab.
-       */
-      target_id: /*#__PURE__*/ Schema.optional(Schema.String),
-      target_type: /*#__PURE__*/ Schema.optional(BrowserTargetType),
-      /**
-       * Initial URL of the new tab.
-       */
-      url: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Initial page title of the new tab.
-       */
-      title: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Target identifier of the tab that opened this one, if any.
-       */
-      opener_id: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserPageTabOpenedEvent" }
-)
+export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * CDP target identifier for the newly opened tab.
+     */
+    target_id: optionalString,
+    target_type: optionalBrowserTargetType,
+    /**
+     * Initial URL of the new tab.
+     */
+    url: optionalString,
+    /**
+     * Initial page title of the new tab.
+     */
+    title: optionalString,
+    /**
+     * Target identifier of the tab that opened this one, if any.
+     */
+    opener_id: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserPageTabOpenedEvent}.
@@ -642,41 +613,38 @@ export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
+export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP frame identifier of the frame where the layout shift occurred.
+     */
+    source_frame_id: optionalString,
+    /**
+     * Performance Timeline timestamp of the layout shift in milliseconds.
+     */
+    time: optionalNumber,
+    /**
+     * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+     */
+    duration: optionalNumber,
+    /**
+     * PerformanceLayoutShift attributes from the Performance Timeline entry.
+     */
+    layout_shift_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
       /**
-       * CDP frame identifier of the frame where the layout shift occurred.
+       * Layout shift score for this entry (contribution to CLS).
        */
-      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      value: optionalNumber,
       /**
-       * Performance Timeline timestamp of the layout shift in milliseconds.
+       * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
        */
-      time: /*#__PURE__*/ Schema.optional(Schema.Number),
-      /**
-       * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
-       */
-      duration: /*#__PURE__*/ Schema.optional(Schema.Number),
-      /**
-       * PerformanceLayoutShift attributes from the Performance Timeline entry.
-       */
-      layout_shift_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-        /**
-         * Layout shift score for this entry (contribution to CLS).
-         */
-        value: /*#__PURE__*/ Schema.optional(Schema.Number),
-        /**
-         * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
-         */
-        had_recent_input: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-      }))
+      had_recent_input: optionalBoolean
     }))
-  }),
-  { identifier: "BrowserPageLayoutShiftEvent" }
-)
+  }))
+})
 
 /**
  * The type of {@link BrowserPageLayoutShiftEvent}.
@@ -692,53 +660,50 @@ export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_lcp"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
+export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_lcp"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * CDP frame identifier of the frame where the LCP element was rendered.
+     */
+    source_frame_id: optionalString,
+    /**
+     * Performance Timeline timestamp of the LCP entry in milliseconds.
+     */
+    time: optionalNumber,
+    /**
+     * LargestContentfulPaint attributes from the Performance Timeline entry.
+     */
+    lcp_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
       /**
-       * CDP frame identifier of the frame where the LCP element was rendered.
+       * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
        */
-      source_frame_id: /*#__PURE__*/ Schema.optional(Schema.String),
+      render_time: optionalNumber,
       /**
-       * Performance Timeline timestamp of the LCP entry in milliseconds.
+       * Load time of the LCP element in milliseconds.
        */
-      time: /*#__PURE__*/ Schema.optional(Schema.Number),
+      load_time: optionalNumber,
       /**
-       * LargestContentfulPaint attributes from the Performance Timeline entry.
+       * Visible area of the LCP element in pixels squared.
        */
-      lcp_details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-        /**
-         * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
-         */
-        render_time: /*#__PURE__*/ Schema.optional(Schema.Number),
-        /**
-         * Load time of the LCP element in milliseconds.
-         */
-        load_time: /*#__PURE__*/ Schema.optional(Schema.Number),
-        /**
-         * Visible area of the LCP element in pixels squared.
-         */
-        size: /*#__PURE__*/ Schema.optional(Schema.Number),
-        /**
-         * id attribute of the LCP element, if present.
-         */
-        element_id: /*#__PURE__*/ Schema.optional(Schema.String),
-        /**
-         * URL of the LCP element for image or video elements.
-         */
-        url: /*#__PURE__*/ Schema.optional(Schema.String),
-        /**
-         * CDP DOM node identifier of the LCP element.
-         */
-        node_id: /*#__PURE__*/ Schema.optional(Schema.Int)
-      }))
+      size: optionalNumber,
+      /**
+       * id attribute of the LCP element, if present.
+       */
+      element_id: optionalString,
+      /**
+       * URL of the LCP element for image or video elements.
+       */
+      url: optionalString,
+      /**
+       * CDP DOM node identifier of the LCP element.
+       */
+      node_id: optionalInt
     }))
-  }),
-  { identifier: "BrowserPageLcpEvent" }
-)
+  }))
+})
 
 /**
  * The type of {@link BrowserPageLcpEvent}.
@@ -754,14 +719,11 @@ export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-  }),
-  { identifier: "BrowserPageLayoutSettledEvent" }
-)
+export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
+  data: optionalBrowserEventContext
+})
 
 /**
  * The type of {@link BrowserPageLayoutSettledEvent}.
@@ -777,14 +739,11 @@ export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-    data: /*#__PURE__*/ Schema.optional(BrowserEventContext)
-  }),
-  { identifier: "BrowserPageNavigationSettledEvent" }
-)
+export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
+  data: optionalBrowserEventContext
+})
 
 /**
  * The type of {@link BrowserPageNavigationSettledEvent}.
@@ -802,36 +761,33 @@ export interface BrowserPageNavigationSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("interaction_click"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Viewport x-coordinate of the click in CSS pixels.
-       */
-      x: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * Viewport y-coordinate of the click in CSS pixels.
-       */
-      y: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * CSS selector path to the clicked element.
-       */
-      selector: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
-       */
-      tag: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * Visible text content of the clicked element, trimmed.
-       */
-      text: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserInteractionClickEvent" }
-)
+export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInteractionClickEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("interaction_click"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Viewport x-coordinate of the click in CSS pixels.
+     */
+    x: optionalInt,
+    /**
+     * Viewport y-coordinate of the click in CSS pixels.
+     */
+    y: optionalInt,
+    /**
+     * CSS selector path to the clicked element.
+     */
+    selector: optionalString,
+    /**
+     * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+     */
+    tag: optionalString,
+    /**
+     * Visible text content of the clicked element, trimmed.
+     */
+    text: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserInteractionClickEvent}.
@@ -847,28 +803,25 @@ export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("interaction_key"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
-       */
-      key: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * CSS selector path to the element that had focus when the key was pressed.
-       */
-      selector: /*#__PURE__*/ Schema.optional(Schema.String),
-      /**
-       * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
-       */
-      tag: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserInteractionKeyEvent" }
-)
+export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("interaction_key"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+     */
+    key: optionalString,
+    /**
+     * CSS selector path to the element that had focus when the key was pressed.
+     */
+    selector: optionalString,
+    /**
+     * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+     */
+    tag: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserInteractionKeyEvent}.
@@ -884,36 +837,33 @@ export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
-      /**
-       * Scroll x-position at the start of the scroll gesture in CSS pixels.
-       */
-      from_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * Scroll y-position at the start of the scroll gesture in CSS pixels.
-       */
-      from_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * Final scroll x-position after the gesture settled in CSS pixels.
-       */
-      to_x: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * Final scroll y-position after the gesture settled in CSS pixels.
-       */
-      to_y: /*#__PURE__*/ Schema.optional(Schema.Int),
-      /**
-       * CSS selector path to the scrolled element.
-       */
-      target_selector: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserInteractionScrollSettledEvent" }
-)
+export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Scroll x-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_x: optionalInt,
+    /**
+     * Scroll y-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_y: optionalInt,
+    /**
+     * Final scroll x-position after the gesture settled in CSS pixels.
+     */
+    to_x: optionalInt,
+    /**
+     * Final scroll y-position after the gesture settled in CSS pixels.
+     */
+    to_y: optionalInt,
+    /**
+     * CSS selector path to the scrolled element.
+     */
+    target_selector: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
@@ -931,19 +881,16 @@ export interface BrowserInteractionScrollSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Base64-encoded PNG screenshot of the browser viewport.
-       */
-      png: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserMonitorScreenshotEvent" }
-)
+export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * Base64-encoded PNG screenshot of the browser viewport.
+     */
+    png: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserMonitorScreenshotEvent}.
@@ -959,19 +906,16 @@ export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
-       */
-      reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
-    }))
-  }),
-  { identifier: "BrowserMonitorDisconnectedEvent" }
-)
+export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+     */
+    reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
+  }))
+})
 
 /**
  * The type of {@link BrowserMonitorDisconnectedEvent}.
@@ -987,19 +931,16 @@ export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
-       */
-      reconnect_duration_ms: /*#__PURE__*/ Schema.optional(Schema.Int)
-    }))
-  }),
-  { identifier: "BrowserMonitorReconnectedEvent" }
-)
+export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+     */
+    reconnect_duration_ms: optionalInt
+  }))
+})
 
 /**
  * The type of {@link BrowserMonitorReconnectedEvent}.
@@ -1015,19 +956,16 @@ export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
-       */
-      reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
-    }))
-  }),
-  { identifier: "BrowserMonitorReconnectFailedEvent" }
-)
+export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+     */
+    reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
+  }))
+})
 
 /**
  * The type of {@link BrowserMonitorReconnectFailedEvent}.
@@ -1045,19 +983,16 @@ export interface BrowserMonitorReconnectFailedEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    ...browserConsoleLogEventFields,
-    type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      /**
-       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
-       */
-      step: /*#__PURE__*/ Schema.optional(Schema.String)
-    }))
-  }),
-  { identifier: "BrowserMonitorInitFailedEvent" }
-)
+export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", {
+  ...browserConsoleLogEventFields,
+  type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    /**
+     * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+     */
+    step: optionalString
+  }))
+})
 
 /**
  * The type of {@link BrowserMonitorInitFailedEvent}.
@@ -1115,16 +1050,13 @@ export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEv
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Struct({
-    /**
-     * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
-     */
-    seq: Schema.Int,
-    event: BrowserTelemetryEvent
-  }),
-  { identifier: "BrowserTelemetryEventEnvelope" }
-)
+export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", {
+  /**
+   * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
+   */
+  seq: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
+  event: BrowserTelemetryEvent
+})
 
 /**
  * The type of {@link BrowserTelemetryEventEnvelope}.

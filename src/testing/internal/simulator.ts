@@ -3,15 +3,17 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Stream from "effect/Stream"
+import type { Operation } from "../../internal/definition.js"
+import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
-import type { Operation } from "./definition.js"
-import { operations } from "./generated/table.js"
-import * as behaviours from "./simulatorBehaviours.js"
-import * as engine from "./simulatorEngine.js"
-import * as mp4 from "./simulatorMp4.js"
-import * as redaction from "./simulatorRedact.js"
-import { isValidHeader } from "./simulatorSchema.js"
-import * as values from "./simulatorValues.js"
+import * as engine from "./engine.js"
+import * as behaviours from "./handlers/index.js"
+import { endBrowser } from "./handlers/shared.js"
+import * as mp4 from "./mp4.js"
+import * as redaction from "./redact.js"
+import { isValidHeader } from "./schema.js"
+import * as values from "./values.js"
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -61,6 +63,8 @@ export interface SimResponse {
     | { readonly _tag: "Text"; readonly text: string }
     | { readonly _tag: "Replay"; readonly size: number }
     | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+    /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
+    | { readonly _tag: "Live"; readonly frames: Stream.Stream<string> }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -96,6 +100,25 @@ const jsonResponse = (status: number, value: unknown, headers: Record<string, st
   body: { _tag: "Text", text: JSON.stringify(value) },
   network: normal
 })
+
+/**
+ * The documented error answers whose body is not the service's Error shape (spec/kernel-openapi.yml),
+ * by `<operation> <status>`: what a fault of that status injected on that operation answers.
+ */
+const otherErrorBodies: Readonly<Record<string, unknown>> = {
+  // BrowserCurlTransportError, with no other property (additionalProperties: false)
+  "curlBrowser 502": {
+    message: "the request could not reach its destination",
+    net_error: -105,
+    net_error_name: "ERR_NAME_NOT_RESOLVED"
+  },
+  // the Error fields and the id of the connection that already exists for the profile and domain
+  "createAuthConnection 409": {
+    code: "already_exists",
+    message: "Auth connection already exists for this profile and domain",
+    existing_id: "auth_existing"
+  }
+}
 
 /** An answer in the service's Error shape `{ code, message, details? }`. */
 export const errorResponse = (
@@ -189,12 +212,17 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       })
     }
     for (const pool of org.pools ?? []) {
-      engine.put(store, "/browser_pools", { id: pool.id, project: undefined, deleted: false, fields: encodePool(pool) })
+      engine.put(store, "/browser_pools", {
+        id: pool.id,
+        project: pool.project,
+        deleted: false,
+        fields: encodePool(pool)
+      })
     }
     for (const d of org.deployments ?? []) {
       engine.put(store, "/deployments", {
         id: d.id,
-        project: undefined,
+        project: d.project,
         deleted: false,
         fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
       })
@@ -222,7 +250,8 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       browsers,
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
-      )
+      ),
+      poolWaiters: new Map()
     })
   }
   return organizations
@@ -265,10 +294,11 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         network: normal
       }
     case "Events":
+    case "Live":
       return {
         status: reply.status,
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: { _tag: "Text", text: reply.text },
+        body: reply._tag === "Events" ? { _tag: "Text", text: reply.text } : { _tag: "Live", frames: reply.frames },
         network: normal
       }
     case "Error":
@@ -290,8 +320,8 @@ const queryValid = (schema: Operation["parameters"][number]["schema"], given: Re
     ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
     ...(v === "true" ? [true] : v === "false" ? [false] : [])
   ]
-  if (given.length === 1 && read(given[0]!).some((c) => values.decodes(schema.ast, c))) return true
-  return values.decodes(schema.ast, given.map((v) => read(v).at(-1)))
+  if (given.length === 1 && read(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
+  return values.accepts(schema.ast, given.map((v) => read(v).at(-1)))
 }
 
 const prefixOf = (template: string): string => {
@@ -311,9 +341,19 @@ const serve = (
   bytes: Uint8Array,
   project: string | undefined,
   now: number
-): engine.Reply => {
+): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
+  const templateParts = template.split("/").slice(1)
   for (const parameter of operation.parameters) {
+    if (parameter.in === "path" || parameter.in === "header") {
+      const given = parameter.in === "path"
+        ? segments[templateParts.indexOf(`{${parameter.name}}`)]
+        : request.headers[parameter.name.toLowerCase()]
+      if (given !== undefined && !queryValid(parameter.schema, [given])) {
+        return invalidInput(`${parameter.name}: is not valid`)
+      }
+      continue
+    }
     if (parameter.in !== "query") continue
     const given = query.getAll(parameter.name)
     if (given.length === 0) {
@@ -465,7 +505,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       return active.fault
     }
 
-    const faultAnswer = (fault: Sim.Fault, status: number): SimResponse => {
+    const faultAnswer = (fault: Sim.Fault, status: number, route: string): SimResponse => {
       const retryAfter: Record<string, string> = fault.retryAfter === undefined
         ? {}
         : { "retry-after": String(fault.retryAfter) }
@@ -485,11 +525,18 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           network: normal
         }
       }
-      const error = errorResponse(status, codeFor(status), messageFor(status))
+      const other = otherErrorBodies[`${route} ${status}`]
+      const error = other === undefined
+        ? errorResponse(status, codeFor(status), messageFor(status))
+        : jsonResponse(status, other)
       return { ...error, headers: { ...error.headers, ...retryAfter, ...fault.headers } }
     }
 
-    const applyFault = (fault: Sim.Fault, answer: Effect.Effect<SimResponse>): Effect.Effect<SimResponse> => {
+    const applyFault = (
+      fault: Sim.Fault,
+      route: string,
+      answer: Effect.Effect<SimResponse>
+    ): Effect.Effect<SimResponse> => {
       const delayed = fault.delay === undefined ? Effect.void : Effect.sleep(fault.delay)
       if (fault.reset === true) {
         return Effect.as(delayed, {
@@ -504,7 +551,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       const base: Effect.Effect<SimResponse> = status !== undefined && invalidHeaders
         ? Effect.succeed(errorResponse(500, "internal_error", "the injected headers are not valid HTTP"))
         : status !== undefined
-        ? Effect.succeed(faultAnswer(fault, status))
+        ? Effect.succeed(faultAnswer(fault, status, route))
         : answer
       return Effect.zipRight(
         delayed,
@@ -532,25 +579,34 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       project: string | undefined
     ) =>
       Effect.gen(function*() {
+        // the project header scopes these five as it does every other operation: a browser or a
+        // deployment of another project is not found
+        const browserOf = (id: string) =>
+          engine.find(org.store, "/browsers", id, project)?.id === id ? org.browsers.get(id) : undefined
         switch (route) {
           case "listBrowserPools": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include browser pools")
             return toResponse(engine.list(definitionOf(route), visibleItems(org, "/browser_pools", project), none))
           }
           case "deleteDeployment": {
-            const deployment = org.deployments.get(id)
-            if (deployment === undefined) return errorResponse(404, "not_found", "deployment not found")
+            const stored = engine.find(org.store, "/deployments", id, project)
+            const deployment = stored?.id === id ? org.deployments.get(id) : undefined
+            if (stored === undefined || deployment === undefined) {
+              return errorResponse(404, "not_found", "deployment not found")
+            }
             if (deployment.state !== "stopped" && deployment.state !== "failed") {
               deployment.state = "stopped"
               deployment.markedForDeletion = true
             }
-            const stored = engine.find(org.store, "/deployments", id, undefined)
-            if (stored !== undefined) stored.fields = { ...stored.fields, status: deployment.state }
+            stored.fields = { ...stored.fields, status: deployment.state }
+            stored.retired = true
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {
-            const browser = org.browsers.get(id)
-            if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
+            const browser = browserOf(id)
+            if (browser === undefined) {
+              return errorResponse(404, "not_found", "browser not found")
+            }
             return jsonResponse(200, { x: browser.mouse.x, y: browser.mouse.y })
           }
           case "setCursorVisibility": {
@@ -571,14 +627,14 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             if (typeof hidden !== "boolean") {
               return invalid("hidden", hidden === undefined ? "is required" : "must be a boolean")
             }
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             browser.cursorHidden = hidden
             return jsonResponse(200, { ok: true })
           }
           case "downloadReplay": {
             if (org.plan === "free") return errorResponse(403, "forbidden", "your plan does not include replays")
-            const browser = org.browsers.get(id)
+            const browser = browserOf(id)
             if (browser === undefined) return errorResponse(404, "not_found", "browser not found")
             const replay = browser.replays.get(sub)
             if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
@@ -672,14 +728,13 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           if (isLegacy(operation.name)) {
             return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
           }
-          return Effect.map(
-            Clock.currentTimeMillis,
-            (now) =>
-              toResponse(serve(org, operation, which.template, segments.value, request, read.bytes, project, now))
-          )
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, project, now)
+            return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
+          })
         })
       })
-      return fault === undefined ? real : applyFault(fault, real)
+      return fault === undefined || name === undefined ? real : applyFault(fault, name, real)
     }
 
     const handle = (request: SimRequest): Effect.Effect<SimResponse> =>
@@ -753,11 +808,27 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          // the old world's open streams end with it
+          for (const org of organizations.values()) for (const browser of org.browsers.values()) endBrowser(browser)
           organizations = build(next, now)
           faults.length = 0
           forget()
-        })
-    } satisfies Omit<Sim.Control, "reset"> & { readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void> }
+        }),
+      /** How many open event streams are subscribed to something (none once their clients are gone). */
+      liveSubscribers: Effect.sync(() => {
+        let count = 0
+        for (const org of organizations.values()) {
+          for (const browser of org.browsers.values()) {
+            count += browser.events.subscribers.size
+            for (const process of browser.processes.values()) count += process.output.subscribers.size
+          }
+        }
+        return count
+      })
+    } satisfies Omit<Sim.Control, "reset"> & {
+      readonly resetTo: (seed: Sim.Seed) => Effect.Effect<void>
+      readonly liveSubscribers: Effect.Effect<number>
+    }
     return { handle, control, limits }
   })
 

@@ -6,13 +6,14 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
 import type * as Sim from "../KernelSimulator.js"
+import * as mp4 from "./mp4.js"
+import * as schema from "./schema.js"
 import * as internal from "./simulator.js"
-import * as mp4 from "./simulatorMp4.js"
-import * as schema from "./simulatorSchema.js"
 
 /** What the server drives: the simulator's handler and control. */
 export interface Target {
@@ -234,6 +235,35 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
   pump()
 }
 
+/**
+ * Writes an open-ended event stream as it comes, each frame after the last one drained; it ends
+ * with its source, and stops (its subscription with it) when the client goes: the fiber running
+ * it is interrupted on `close`.
+ */
+const sendLive = (
+  response: Http.ServerResponse,
+  sim: internal.SimResponse,
+  frames: Stream.Stream<string>
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    response.writeHead(sim.status, sim.headers)
+    response.flushHeaders()
+    return Stream.runForEach(frames, (text) =>
+      Effect.async<void>((resume) => {
+        if (response.destroyed) return resume(Effect.interrupt)
+        if (response.write(text)) return resume(Effect.void)
+        const drained = () => resume(Effect.void)
+        response.once("drain", drained)
+        return Effect.sync(() => {
+          response.off("drain", drained)
+        })
+      })).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (!response.writableEnded) response.end()
+        }))
+      )
+  })
+
 const json = (
   response: Http.ServerResponse,
   status: number,
@@ -407,7 +437,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
       config.run(admin(target, config.adminToken, request, response, path))
       return
     }
-    config.run(
+    const fiber = config.run(
       Effect.flatMap(
         target.handle({
           method: request.method ?? "GET",
@@ -416,9 +446,17 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
           headers: headerRecord(request),
           readBody: (limit) => readBody(request, limit, response)
         }),
-        (sim) => Effect.sync(() => send(request, response, sim))
+        (sim) =>
+          sim.body._tag === "Live"
+            ? sendLive(response, sim, sim.body.frames)
+            : Effect.sync(() => send(request, response, sim))
       )
     )
+    // a client gone before its answer (an acquire waiting, an event stream open) stops the work
+    // for it: its waits and subscriptions end with the fiber
+    response.once("close", () => {
+      if (!response.writableFinished) fiber.unsafeInterruptAsFork(fiber.id())
+    })
   }
   server.on("request", onRequest)
   // an expectation other than 100-continue: the Error JSON, the same for every path

@@ -39,18 +39,18 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
-import type { BrowserPoolConfig } from "./BrowserPools.js"
-import type { operations as operationsTable } from "./internal/generated/table.js"
+import type { operations as operationsTable } from "../internal/generated/table.js"
+import * as KernelConfig from "../KernelConfig.js"
+import * as engine from "./internal/engine.js"
+import * as mp4 from "./internal/mp4.js"
+import * as schemas from "./internal/schema.js"
+import * as server from "./internal/server.js"
 import * as internal from "./internal/simulator.js"
-import * as engine from "./internal/simulatorEngine.js"
-import * as mp4 from "./internal/simulatorMp4.js"
-import * as schemas from "./internal/simulatorSchema.js"
-import * as server from "./internal/simulatorServer.js"
-import * as KernelConfig from "./KernelConfig.js"
 
 /**
  * The state a deployment can be in.
@@ -161,8 +161,19 @@ export interface PoolSeed {
   readonly acquired_count?: number | undefined
   readonly created_at?: string | undefined
   readonly browser_pool_config?:
-    | { readonly [K in keyof typeof BrowserPoolConfig.Encoded]?: (typeof BrowserPoolConfig.Encoded)[K] | undefined }
+    | {
+      readonly [K in keyof typeof schemas.PoolConfigSeed.Encoded]?:
+        | (typeof schemas.PoolConfigSeed.Encoded)[K]
+        | undefined
+    }
     | undefined
+  /**
+   * The project (`X-Kernel-Project-Id`) the pool belongs to: callers naming another project do not
+   * see it. Default: none (every caller sees it).
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
 }
 
 /**
@@ -174,6 +185,13 @@ export interface PoolSeed {
 export interface DeploymentSeed {
   readonly id: string
   readonly state: DeploymentState
+  /**
+   * The project (`X-Kernel-Project-Id`) the deployment belongs to: callers naming another project
+   * do not see it (nor delete it). Default: none.
+   *
+   * @since 0.2.0
+   */
+  readonly project?: string | undefined
 }
 
 /**
@@ -394,7 +412,8 @@ export interface Control {
 
 /**
  * The most resources one collection of an organization holds (browsers, profiles, the watches of
- * one browser...); creating more evicts the oldest, recorded in {@link Control.evictions}.
+ * one browser...); creating more evicts the oldest deleted one (deleted browsers are kept for
+ * `include_deleted`), else the oldest, recorded in {@link Control.evictions}.
  *
  * @since 0.2.0
  * @category Limits
@@ -490,7 +509,24 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
     onRight: Effect.succeed
   })
 
-const toWeb = (response: internal.SimResponse, signal: AbortSignal): Response => {
+const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Runtime.Runtime<never>): Response => {
+  if (response.body._tag === "Live") {
+    // run on the caller's runtime (its clock: the TestClock in tests); it stops when the reader
+    // cancels or the request is aborted, and leaves no listener on the signal either way
+    const aborted = Effect.async<void>((resume) => {
+      const abort = () => resume(Effect.void)
+      if (signal.aborted) return resume(Effect.void)
+      signal.addEventListener("abort", abort, { once: true })
+      return Effect.sync(() => signal.removeEventListener("abort", abort))
+    })
+    return new Response(
+      Stream.toReadableStreamRuntime(
+        Stream.encodeText(Stream.interruptWhen(response.body.frames, aborted)),
+        runtime
+      ),
+      { status: response.status, headers: response.headers }
+    )
+  }
   const ending = internal.bodyEnding(response.network)
   const iterator = server.limited(server.bodyChunks(response), ending?.at)
   const hasBody = response.body._tag !== "Empty" && response.status !== 204
@@ -606,6 +642,8 @@ export interface Simulator extends Control {
   readonly httpClient: HttpClient.HttpClient
   /** @internal */
   readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
+  /** @internal how many open event streams are subscribed (0 once their clients are gone) */
+  readonly liveSubscribers: Effect.Effect<number>
 }
 
 /**
@@ -641,7 +679,10 @@ export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effe
             ? Effect.fail(
               new HttpClientError.RequestError({ request, reason: "Transport", cause: new Error("socket hang up") })
             )
-            : Effect.succeed(HttpClientResponse.fromWeb(request, toWeb(response, signal)))
+            : Effect.map(
+              Effect.runtime<never>(),
+              (runtime) => HttpClientResponse.fromWeb(request, toWeb(response, signal, runtime))
+            )
       )
     )
   }))
@@ -723,6 +764,8 @@ export interface Served extends Control {
   readonly port: number
   /** How many TCP connections are open right now. */
   readonly openConnections: Effect.Effect<number>
+  /** @internal how many open event streams are subscribed (0 once their clients are gone) */
+  readonly liveSubscribers: Effect.Effect<number>
   /**
    * The control plane's bearer token.
    *

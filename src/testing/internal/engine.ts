@@ -9,9 +9,11 @@
  * @internal
  */
 import type * as SchemaAST from "effect/SchemaAST"
-import type { Answer, Operation } from "./definition.js"
-import { operations } from "./generated/table.js"
-import * as values from "./simulatorValues.js"
+import type * as Stream from "effect/Stream"
+import type { Answer, Operation } from "../../internal/definition.js"
+import { operations } from "../../internal/generated/table.js"
+import * as live from "./live.js"
+import * as values from "./values.js"
 
 /** A stored resource. */
 export interface Resource {
@@ -20,6 +22,11 @@ export interface Resource {
   readonly project: string | undefined
   fields: Record<string, unknown>
   deleted: boolean
+  /**
+   * Deleted on the service's side yet still shown (a deployment stopped and marked for deletion):
+   * evicted first, like a deleted one.
+   */
+  retired?: boolean
 }
 
 /** A node of a browser's filesystem. */
@@ -36,8 +43,31 @@ export interface Process {
   readonly pid: number
   state: "running" | "exited"
   exitCode: number | null
-  readonly output: string
+  /** Interactive (`cat` with no file): what is written to its stdin comes out of its stdout. */
+  readonly echoesStdin: boolean
+  /** `sleep N`: when it exits (0) on the simulator's clock, in epoch milliseconds. */
+  readonly endsAt: number | undefined
+  /** Its output as it comes, ending with its exit (the backlog bounded). */
+  readonly output: live.Hub<ProcessOutput>
 }
+
+/** A piece of a process's output, or its exit. */
+export type ProcessOutput =
+  | { readonly _tag: "Data"; readonly stream: "stdout" | "stderr"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Exit"; readonly code: number }
+
+/** What happens in a browser, for its open-ended event streams. */
+export type BrowserEvent =
+  | {
+    readonly _tag: "Fs"
+    readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
+    readonly path: string
+    readonly isDir: boolean
+  }
+  | { readonly _tag: "Log"; readonly at: number; readonly message: string }
+  | { readonly _tag: "WatchStopped"; readonly id: string }
+  /** A telemetry event (its `type`, `ts` and `data`), numbered by the browser's `seq`. */
+  | { readonly _tag: "Telemetry"; readonly seq: number; readonly event: Record<string, unknown> }
 
 /** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
@@ -50,6 +80,12 @@ export interface BrowserState {
   readonly typed: Array<string>
   readonly fs: Map<string, FsNode>
   readonly processes: Map<string, Process>
+  /** What happens in it (files changed, log lines), until it is deleted. */
+  readonly events: live.Hub<BrowserEvent>
+  /** The `seq` of its last telemetry event. */
+  telemetrySeq: number
+  /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
+  readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
 }
 
 /** What an organization holds: its resources in bounded collections, and the evictions. */
@@ -87,11 +123,25 @@ export const newBrowserState = (
   clipboard: "",
   typed: [],
   fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
-  processes: new Map()
+  processes: new Map(),
+  events: live.make(),
+  telemetrySeq: 0,
+  watches: new Map()
 })
 
-/** Adds a resource, evicting the oldest beyond the limit (recorded). */
-export const put = (store: Store, collection: string, resource: Resource): void => {
+/**
+ * Adds a resource, evicting beyond the limit (recorded) the oldest deleted or retired one (a
+ * deleted browser is kept for `include_deleted`, a deleted deployment stays, stopped), or the
+ * oldest when there is none: a long-lived resource is never dropped for the sake of deleted ones
+ * created after it.
+ */
+export const put = (
+  store: Store,
+  collection: string,
+  resource: Resource,
+  /** What else goes with an evicted resource (its live state). */
+  onEvict?: (id: string) => void
+): void => {
   let items = store.collections.get(collection)
   if (items === undefined) {
     items = new Map()
@@ -100,9 +150,17 @@ export const put = (store: Store, collection: string, resource: Resource): void 
   items.delete(resource.id)
   items.set(resource.id, resource)
   while (items.size > collectionLimit) {
-    const oldest = items.keys().next().value
+    let oldest: string | undefined = undefined
+    for (const item of items.values()) {
+      if (item.deleted || item.retired === true) {
+        oldest = item.id
+        break
+      }
+    }
+    oldest ??= items.keys().next().value
     if (oldest === undefined) break
     items.delete(oldest)
+    onEvict?.(oldest)
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }
@@ -194,6 +252,8 @@ export type Reply =
   | { readonly _tag: "Empty"; readonly status: number }
   | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
+  /** An open-ended event stream: its frames as things happen. */
+  | { readonly _tag: "Live"; readonly status: number; readonly frames: Stream.Stream<string> }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
 const notFound = (what: string): Reply => ({

@@ -6,8 +6,8 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as mp4 from "./simulatorMp4.js"
-import { names } from "./simulatorValues.js"
+import * as mp4 from "./mp4.js"
+import { names } from "./values.js"
 
 const Int = (min?: number, max?: number) => {
   let schema: Schema.Schema<number> = Schema.Int
@@ -122,14 +122,16 @@ export const PoolSeed = Schema.Struct({
   available_count: Schema.optional(Int(0)),
   acquired_count: Schema.optional(Int(0)),
   created_at: Schema.optional(IsoUtc),
-  browser_pool_config: Schema.optional(PoolConfigSeed)
+  browser_pool_config: Schema.optional(PoolConfigSeed),
+  project: Schema.optional(Id)
 }).annotations({ identifier: "PoolSeed" })
 
 export const DeploymentState = Schema.Literal("queued", "in_progress", "running", "stopped", "failed")
 
-export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState }).annotations({
-  identifier: "DeploymentSeed"
-})
+export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState, project: Schema.optional(Id) })
+  .annotations({
+    identifier: "DeploymentSeed"
+  })
 
 export const OrganizationSeed = Schema.Struct({
   id: Id,

@@ -1,0 +1,37 @@
+/**
+ * The simulator's apps: one per deployment, named by the deployment (or its entrypoint).
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Handlers } from "./shared.js"
+
+/** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
+const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.replace(/\.[^.]*$/, "") || "app"
+
+export const handlers: Handlers = {
+  listApps: ({ call, op, store }) => {
+    const apps = [...(store.collections.get("/deployments")?.values() ?? [])]
+      .flatMap((d) => {
+        // the service reads the app's name from its code, which the simulator does not run: a
+        // deployment that names no app is listed under its entrypoint's base name
+        const named = d.fields["app_name"]
+        const entrypoint = d.fields["entrypoint_rel_path"]
+        const appName = typeof named === "string"
+          ? named
+          : typeof entrypoint === "string"
+          ? appNameOf(entrypoint)
+          : undefined
+        return d.deleted || appName === undefined ? [] : [{ d, appName }]
+      })
+      .map(({ appName, d }) => ({
+        id: `app_${d.id}`,
+        app_name: appName,
+        version: d.fields["version"] ?? "latest",
+        region: d.fields["region"],
+        deployment: d.id,
+        actions: []
+      }))
+    return engine.list(op, apps, call.query)
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The simulator's browsers: ids and URLs, the status filter of the list, soft delete, viewport
+ * updates. A browser acquired from a pool is made here too (`BrowserPools.ts`).
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Reply } from "../engine.js"
+import * as values from "../values.js"
+import { saveProfile } from "./Profiles.js"
+import type { Context, Handlers } from "./shared.js"
+import { browserFields, endBrowser, error, num, obj, ok } from "./shared.js"
+
+/** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
+export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
+  const { body, call, op, org, stamp, store } = context
+  const config = obj(pool?.fields["browser_pool_config"])
+  const source = pool === undefined ? body : config
+  const id = engine.nextId(store, "browser")
+  const given = obj(source["viewport"])
+  const viewport = { ...given, width: num(given["width"], 1920), height: num(given["height"], 1080) }
+  const fields = browserFields(id, {
+    ...(pool === undefined ? body : {}),
+    headless: source["headless"] === true,
+    stealth: source["stealth"] === true,
+    timeout_seconds: num(source["timeout_seconds"], 60),
+    viewport,
+    created_at: stamp,
+    ...(pool === undefined
+      ? {}
+      : { pool: { id: pool.id, ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] }) } })
+  })
+  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields }, (evicted) => {
+    // its live state goes with it: its streams end, its processes, replays and files are gone
+    const gone = org.browsers.get(evicted)
+    if (gone !== undefined) endBrowser(gone)
+    org.browsers.delete(evicted)
+    for (const collection of [...store.collections.keys()]) {
+      if (collection.startsWith(`/browsers/${evicted}/`)) store.collections.delete(collection)
+    }
+  })
+  org.browsers.set(id, {
+    ...engine.newBrowserState(id, {
+      viewport: { width: num(viewport.width, 1920), height: num(viewport.height, 1080) }
+    }),
+    replays: new Map()
+  })
+  return ok(op, fields)
+}
+
+export const handlers: Handlers = {
+  createBrowser: (context) => makeBrowser(context, undefined),
+  listBrowsers: ({ call, op, store }) => {
+    const status = call.query.get("status") ?? (call.query.get("include_deleted") === "true" ? "all" : "active")
+    const items = [...(store.collections.get("/browsers")?.values() ?? [])].filter((r) =>
+      (r.project === undefined || call.project === undefined || r.project === call.project) &&
+      (status === "all" || (status === "deleted") === r.deleted)
+    )
+    return engine.list(op, items.map((r) => r.fields), call.query)
+  },
+  getBrowser: ({ call, op, store }) => {
+    const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
+    if (resource === undefined || (resource.deleted && call.query.get("include_deleted") !== "true")) {
+      return error(404, "not_found", "browser not found")
+    }
+    return ok(op, resource.fields)
+  },
+  deleteBrowser: ({ call, op, org, stamp, store }) => {
+    const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
+    if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
+    resource.deleted = true
+    resource.fields = { ...resource.fields, deleted_at: stamp }
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) endBrowser(browser)
+    org.browsers.delete(resource.id)
+    saveProfile(store, resource, stamp)
+    return ok(op)
+  },
+  updateBrowser: ({ body, call, op, org, store }) => {
+    const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
+    const browser = resource === undefined ? undefined : org.browsers.get(resource.id)
+    if (resource === undefined || resource.deleted || browser === undefined) {
+      return error(404, "not_found", "browser not found")
+    }
+    const viewport = values.isObject(body["viewport"]) ? body["viewport"] : undefined
+    if (viewport !== undefined) {
+      browser.viewport = {
+        width: num(viewport.width, browser.viewport.width),
+        height: num(viewport.height, browser.viewport.height)
+      }
+    }
+    const { force: _force, ...rest } = viewport ?? {}
+    resource.fields = {
+      ...resource.fields,
+      ...body,
+      ...(viewport === undefined ? {} : { viewport: rest })
+    }
+    return ok(op, resource.fields)
+  }
+}

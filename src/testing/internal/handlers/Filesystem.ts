@@ -1,0 +1,137 @@
+/**
+ * The simulator's per-browser filesystem: write, upload, read, stat, list, make directories,
+ * delete, chmod, move, and a (empty) zip of a directory.
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Reply } from "../engine.js"
+import * as live from "../live.js"
+import type { Browser, Handler, Handlers } from "./shared.js"
+import { baseName, error, normalize, ok, onBrowser, parentOf } from "./shared.js"
+
+const fileInfo = (path: string, node: engine.FsNode) => ({
+  name: baseName(path),
+  path,
+  size_bytes: node.bytes.length,
+  is_dir: node.dir,
+  mod_time: new Date(node.modTime).toISOString(),
+  mode: node.mode
+})
+
+/** Tells the browser's filesystem watches. */
+const changed = (browser: Browser, type: "CREATE" | "WRITE" | "DELETE" | "RENAME", path: string, isDir: boolean) =>
+  live.publish(browser.events, { _tag: "Fs", type, path, isDir })
+
+const makeDirs = (browser: Browser, path: string, now: number): void => {
+  let at = "/"
+  for (const part of path.split("/").filter((p) => p !== "")) {
+    at = at === "/" ? `/${part}` : `${at}/${part}`
+    if (!browser.fs.has(at)) {
+      browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
+      changed(browser, "CREATE", at, true)
+    }
+  }
+}
+
+const writeNode = (browser: Browser, path: string, bytes: Uint8Array, mode: string, now: number): Reply | undefined => {
+  const existing = browser.fs.get(path)
+  if (existing?.dir === true) return error(400, "bad_request", `${path} is a directory`)
+  if (existing === undefined && browser.fs.size >= engine.fsLimit) {
+    return error(400, "bad_request", `the simulated filesystem holds at most ${engine.fsLimit} entries`)
+  }
+  makeDirs(browser, parentOf(path), now)
+  browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
+  changed(browser, existing === undefined ? "CREATE" : "WRITE", path, false)
+  return undefined
+}
+
+const readNode: Handler = onBrowser(({ call, op }, browser) => {
+  const path = normalize(call.query.get("path") ?? "/")
+  const node = browser.fs.get(path)
+  if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
+  if (op.name === "getFileInfo") return ok(op, fileInfo(path, node))
+  if (op.name === "readFile") {
+    if (node.dir) return error(400, "bad_request", `${path} is a directory`)
+    return ok(op, node.bytes)
+  }
+  return ok(op, new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)]))
+})
+
+const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
+  const path = normalize(String(body["path"] ?? "/"))
+  const node = browser.fs.get(path)
+  if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
+  if (node.dir !== (op.name === "deleteDirectory")) {
+    return error(400, "bad_request", `${path} is ${node.dir ? "a directory" : "not a directory"}`)
+  }
+  for (const [p, gone] of [...browser.fs.entries()]) {
+    if (p === path || p.startsWith(`${path}/`)) {
+      browser.fs.delete(p)
+      changed(browser, "DELETE", p, gone.dir)
+    }
+  }
+  return ok(op)
+})
+
+export const handlers: Handlers = {
+  writeFile: onBrowser(({ call, op }, browser) => {
+    const path = normalize(call.query.get("path") ?? "/")
+    const failed = writeNode(browser, path, call.raw, call.query.get("mode") ?? "0644", call.now)
+    return failed ?? ok(op)
+  }),
+  uploadFiles: onBrowser(({ call, op }, browser) => {
+    const files = call.parts.filter((p) => p.filename !== undefined || /file\]?$/.test(p.name))
+    const destinations = call.parts.filter((p) => p.name.includes("dest_path"))
+    for (const [i, file] of files.entries()) {
+      const dest = destinations[i] === undefined
+        ? `/${file.filename ?? `upload_${i}`}`
+        : new TextDecoder().decode(destinations[i]!.bytes)
+      const failed = writeNode(browser, normalize(dest), file.bytes, "0644", call.now)
+      if (failed !== undefined) return failed
+    }
+    return ok(op)
+  }),
+  readFile: readNode,
+  getFileInfo: readNode,
+  downloadDirZip: readNode,
+  listFiles: onBrowser(({ call, op }, browser) => {
+    const path = normalize(call.query.get("path") ?? "/")
+    const node = browser.fs.get(path)
+    if (node === undefined || !node.dir) return error(404, "not_found", `${path}: no such directory`)
+    const entries = [...browser.fs.entries()].filter(([p]) => p !== path && parentOf(p) === path)
+    return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
+  }),
+  createDirectory: onBrowser(({ body, call, op }, browser) => {
+    const path = normalize(String(body["path"] ?? "/"))
+    if (browser.fs.get(path)?.dir === false) return error(400, "bad_request", `${path} is a file`)
+    makeDirs(browser, path, call.now)
+    if (typeof body["mode"] === "string") browser.fs.get(path)!.mode = body["mode"]
+    return ok(op)
+  }),
+  deleteFile: deleteNode,
+  deleteDirectory: deleteNode,
+  setFilePermissions: onBrowser(({ body, op }, browser) => {
+    const path = normalize(String(body["path"] ?? "/"))
+    const node = browser.fs.get(path)
+    if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
+    node.mode = String(body["mode"] ?? node.mode)
+    return ok(op)
+  }),
+  movePath: onBrowser(({ body, call, op }, browser) => {
+    const src = normalize(String(body["src_path"] ?? "/"))
+    const dest = normalize(String(body["dest_path"] ?? "/"))
+    if (!browser.fs.has(src) || src === "/") return error(404, "not_found", `${src}: no such file or directory`)
+    makeDirs(browser, parentOf(dest), call.now)
+    const moved = browser.fs.get(src)!
+    for (const [p, node] of [...browser.fs.entries()]) {
+      if (p === src || p.startsWith(`${src}/`)) {
+        browser.fs.delete(p)
+        browser.fs.set(dest + p.slice(src.length), node)
+      }
+    }
+    changed(browser, "RENAME", src, moved.dir)
+    changed(browser, "CREATE", dest, moved.dir)
+    return ok(op)
+  })
+}

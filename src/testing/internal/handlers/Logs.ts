@@ -1,0 +1,35 @@
+/**
+ * The simulator's browser logs: two lines when the stream opens, then (with `follow=true`) a line
+ * per operation done on the browser as it happens, until the browser is deleted.
+ *
+ * @internal
+ */
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as live from "../live.js"
+import type { Handlers } from "./shared.js"
+import { liveReply, onBrowser } from "./shared.js"
+
+export const handlers: Handlers = {
+  streamLogs: onBrowser(({ call, op, stamp }, browser) => {
+    const opening = [
+      { event: "log", timestamp: stamp, message: "browser started" },
+      { event: "log", timestamp: stamp, message: `session ${browser.id} ready` }
+    ]
+    if (call.query.get("follow") !== "true") return liveReply(op, Stream.fromIterable(opening))
+    return liveReply(
+      op,
+      Stream.concat(
+        Stream.fromIterable(opening),
+        Stream.filterMap(
+          live.subscribe(browser.events, { from: live.now(browser.events), follow: true }),
+          (event) =>
+            event._tag === "Log"
+              ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
+              : Option.none()
+        )
+      ),
+      browser.events
+    )
+  })
+}

@@ -1,0 +1,172 @@
+/**
+ * The simulator's processes: deterministic `echo`, `true`, `false`, `pwd`, `cat` and `ls` over the
+ * browser's filesystem; spawn, status, kill, stdin, resize, and the output stream.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as engine from "../engine.js"
+import * as live from "../live.js"
+import type { Browser, Handler, Handlers } from "./shared.js"
+import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings } from "./shared.js"
+
+/** The deterministic output of a command: `echo`, `cat <file of the tree>`, `ls [dir]`, `true`, `false`. */
+const run = (
+  browser: Browser,
+  command: string,
+  args: ReadonlyArray<string>
+): { out: string; err: string; code: number } => {
+  const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
+  const [program, ...rest] = words
+  switch (program) {
+    case "echo":
+      return { out: `${rest.join(" ")}\n`, err: "", code: 0 }
+    case "true":
+      return { out: "", err: "", code: 0 }
+    case "false":
+      return { out: "", err: "", code: 1 }
+    case "pwd":
+      return { out: "/\n", err: "", code: 0 }
+    case "cat": {
+      let out = ""
+      for (const file of rest) {
+        const node = browser.fs.get(normalize(file))
+        if (node === undefined || node.dir) return { out, err: `cat: ${file}: No such file or directory\n`, code: 1 }
+        out += new TextDecoder().decode(node.bytes)
+      }
+      return { out, err: "", code: 0 }
+    }
+    case "ls": {
+      const dir = normalize(rest.find((a) => !a.startsWith("-")) ?? "/")
+      const node = browser.fs.get(dir)
+      if (node === undefined) {
+        return { out: "", err: `ls: cannot access '${dir}': No such file or directory\n`, code: 2 }
+      }
+      const names = [...browser.fs.keys()].filter((p) => p !== dir && parentOf(p) === dir).map(baseName).sort()
+      return { out: names.map((n) => `${n}\n`).join(""), err: "", code: 0 }
+    }
+    default:
+      return { out: "", err: `${program ?? ""}: command not found\n`, code: 127 }
+  }
+}
+
+/** A behaviour of an operation on one process of the browser. */
+const onProcess = (f: (body: Record<string, unknown>, process: engine.Process) => unknown): Handler =>
+  onBrowser(({ body, call, op }, browser) => {
+    const process = browser.processes.get(call.segments[3]!)
+    if (process === undefined) return error(404, "not_found", "process not found")
+    settle(process, call.now)
+    return ok(op, f(body, process))
+  })
+
+/** A `sleep` whose time has come has exited. */
+const settle = (process: engine.Process, now: number): void => {
+  if (process.state === "running" && process.endsAt !== undefined && now >= process.endsAt) exit(process, 0)
+}
+
+export const handlers: Handlers = {
+  execProcess: onBrowser(({ body, op }, browser) => {
+    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]))
+    return ok(op, {
+      exit_code: result.code,
+      stdout_b64: b64(result.out),
+      stderr_b64: b64(result.err),
+      duration_ms: 1
+    })
+  }),
+  spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
+    const command = String(body["command"] ?? "")
+    const args = strings(body["args"])
+    // `cat` with no file runs until killed, echoing its stdin; `sleep N` runs N seconds of the
+    // simulator's clock; the others exit at once with their output
+    const words = args.length === 0 ? command.trim().split(/\s+/) : [command.trim(), ...args]
+    const seconds = words[0] === "sleep" && words.length === 2 ? Number(words[1]) : Number.NaN
+    const sleeps = Number.isFinite(seconds) && seconds > 0
+    const interactive = (words[0] === "cat" && words.length === 1) || sleeps
+    const result = run(browser, command, args)
+    // the document's process ids are UUIDs
+    store.counter++
+    const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
+    const process: engine.Process = {
+      id,
+      pid: 1000 + store.counter,
+      state: interactive ? "running" : "exited",
+      exitCode: interactive ? null : result.code,
+      echoesStdin: interactive && !sleeps,
+      endsAt: sleeps ? call.now + seconds * 1000 : undefined,
+      output: live.make()
+    }
+    if (!interactive) {
+      const encoder = new TextEncoder()
+      if (result.out !== "") {
+        live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: encoder.encode(result.out) })
+      }
+      if (result.err !== "") {
+        live.publish(process.output, { _tag: "Data", stream: "stderr", bytes: encoder.encode(result.err) })
+      }
+      exit(process, result.code)
+    }
+    browser.processes.set(id, process)
+    engine.put(store, `/browsers/${browser.id}/process`, {
+      id,
+      project: call.project,
+      deleted: false,
+      fields: { id }
+    }, (evicted) => {
+      const gone = browser.processes.get(evicted)
+      if (gone !== undefined) live.end(gone.output)
+      browser.processes.delete(evicted)
+    })
+    return ok(op, { process_id: id, pid: process.pid, started_at: stamp })
+  }),
+  getProcessStatus: onProcess((_, process) => ({
+    state: process.state,
+    exit_code: process.exitCode,
+    cpu_pct: 0,
+    mem_bytes: 1024 * 1024
+  })),
+  killProcess: onProcess((body, process) => {
+    if (process.state === "running") exit(process, body["signal"] === "KILL" ? 137 : 143)
+    return { ok: true }
+  }),
+  writeProcessStdin: onProcess((body, process) => {
+    const bytes = Buffer.from(String(body["data_b64"] ?? ""), "base64")
+    if (process.echoesStdin && process.state === "running" && bytes.length > 0) {
+      live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: new Uint8Array(bytes) })
+    }
+    return { written_bytes: bytes.length }
+  }),
+  resizeProcess: onProcess(() => ({ ok: true })),
+  // its output from the start, then as it comes, until it exits (or the browser is deleted)
+  streamProcessStdout: onBrowser(({ call, op }, browser) => {
+    const process = browser.processes.get(call.segments[3]!)
+    if (process === undefined) return error(404, "not_found", "process not found")
+    settle(process, call.now)
+    const endsAt = process.endsAt
+    // a `sleep` exits when its time comes, on the simulator's clock
+    const timer = endsAt === undefined || process.state === "exited"
+      ? Stream.empty
+      : Stream.drain(Stream.fromEffect(Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, endsAt - now))),
+        Effect.sync(() => exit(process, 0))
+      )))
+    const output = live.subscribe(process.output, { from: 0, follow: true })
+    return liveReply(
+      op,
+      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), (piece) =>
+        piece._tag === "Exit"
+          ? { event: "exit", exit_code: piece.code }
+          : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }),
+      process.output
+    )
+  })
+}
+
+const exit = (process: engine.Process, code: number): void => {
+  process.state = "exited"
+  process.exitCode = code
+  live.publish(process.output, { _tag: "Exit", code })
+  live.end(process.output)
+}

@@ -1,0 +1,40 @@
+/**
+ * The simulator's replays (recordings) of the new operations: start, list, stop. Their download
+ * and the original five operations' replay behaviour are in `simulator.ts`.
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Handlers } from "./shared.js"
+import { error, ok, onBrowser } from "./shared.js"
+
+export const handlers: Handlers = {
+  startReplay: onBrowser(({ call, op, stamp, store }, browser) => {
+    const id = engine.nextId(store, "replay")
+    engine.put(store, `/browsers/${browser.id}/replays`, {
+      id,
+      project: call.project,
+      deleted: false,
+      fields: { id }
+    }, (evicted) => browser.replays.delete(evicted))
+    browser.replays.set(id, {
+      id,
+      size: 64 * 1024,
+      retryAfter: 1,
+      pollsLeft: 0,
+      readyAt: call.now,
+      startedAt: stamp,
+      stopped: false
+    })
+    return ok(op, { replay_id: id, started_at: stamp })
+  }),
+  listReplays: onBrowser(({ op }, browser) =>
+    ok(op, [...browser.replays.values()].map((r) => ({ replay_id: r.id, started_at: r.startedAt })))
+  ),
+  stopReplay: onBrowser(({ call, op }, browser) => {
+    const replay = browser.replays.get(call.segments[3]!)
+    if (replay === undefined) return error(404, "not_found", "replay not found")
+    replay.stopped = true
+    return ok(op)
+  })
+}

@@ -1,0 +1,32 @@
+/**
+ * The simulator's browser telemetry: an event per interaction done through the computer controls
+ * (`interaction_click`, `interaction_key`, `interaction_scroll_settled`) as it happens, numbered by
+ * `seq` (the SSE id); `Last-Event-ID` resumes after that `seq` from what the browser still keeps.
+ * The stream ends when the browser does.
+ *
+ * @internal
+ */
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as live from "../live.js"
+import type { Handlers } from "./shared.js"
+import { liveReply, onBrowser } from "./shared.js"
+
+export const handlers: Handlers = {
+  streamTelemetry: onBrowser(({ call, op }, browser) => {
+    const given = call.headers["last-event-id"]
+    const last = given !== undefined && /^\d{1,15}$/.test(given.trim()) ? Number(given.trim()) : undefined
+    return liveReply(
+      op,
+      Stream.filterMap(
+        live.subscribe(browser.events, { from: last === undefined ? live.now(browser.events) : 0, follow: true }),
+        (event) =>
+          event._tag === "Telemetry" && (last === undefined || event.seq > last)
+            ? Option.some({ seq: event.seq, event: event.event })
+            : Option.none()
+      ),
+      browser.events,
+      (envelope) => String(envelope.seq)
+    )
+  })
+}

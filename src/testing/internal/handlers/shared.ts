@@ -1,0 +1,138 @@
+/**
+ * What the simulator's handler modules share: the organization's live state (browsers with their
+ * replays, deployments), the context a handler gets, and small readers of untyped bodies.
+ *
+ * @internal
+ */
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type * as Sim from "../../KernelSimulator.js"
+import * as engine from "../engine.js"
+import type { Call, Reply, Store } from "../engine.js"
+import * as live from "../live.js"
+import * as values from "../values.js"
+
+export interface Replay {
+  readonly id: string
+  readonly size: number
+  readonly retryAfter: number
+  pollsLeft: number
+  readonly readyAt: number
+  readonly startedAt: string
+  stopped: boolean
+}
+
+export interface Browser extends engine.BrowserState {
+  readonly replays: Map<string, Replay>
+}
+
+export interface Deployment {
+  readonly id: string
+  state: Sim.DeploymentState
+  markedForDeletion: boolean
+}
+
+export interface Organization {
+  readonly id: string
+  readonly token: string
+  readonly plan: Sim.Plan
+  readonly store: Store
+  readonly browsers: Map<string, Browser>
+  readonly deployments: Map<string, Deployment>
+  /** Per pool, the acquires waiting for a browser, oldest first (at most `engine.collectionLimit` in all). */
+  readonly poolWaiters: Map<string, Array<PoolWaiter>>
+}
+
+/** An acquire waiting for a browser: a release hands it the released browser's id. */
+export interface PoolWaiter {
+  readonly hand: (browserId: string) => void
+}
+
+/** What a handler is given: the organization, the call, and the call's browser when its path names one. */
+export interface Context {
+  readonly org: Organization
+  readonly call: Call
+  readonly op: Call["operation"]
+  readonly body: Record<string, unknown>
+  readonly store: Store
+  /** The call's time as an ISO date. */
+  readonly stamp: string
+  /** The browser of a `/browsers/{id}/...` path (the dispatcher answers 404 when it does not exist). */
+  readonly browser: Browser | undefined
+}
+
+/** A behaviour of one operation: its reply, or an effect that waits for it (on the simulator's clock). */
+export type Handler = (context: Context) => Reply | Effect.Effect<Reply>
+
+/** An area's behaviours, by operation name. */
+export type Handlers = { readonly [name: string]: Handler }
+
+/** A behaviour of an operation under `/browsers/{id}/`: given the browser, which exists. */
+export const onBrowser = (f: (context: Context, browser: Browser) => ReturnType<Handler>): Handler => (context) =>
+  context.browser === undefined ? error(404, "not_found", "browser not found") : f(context, context.browser)
+
+/** A browser's stored fields: ids, URLs and what it was created with. */
+export const browserFields = (id: string, given: Record<string, unknown>): Record<string, unknown> => ({
+  ...given,
+  id,
+  session_id: id,
+  cdp_ws_url: `wss://sim.kernel.local/browsers/${id}/cdp`,
+  webdriver_ws_url: `wss://sim.kernel.local/browsers/${id}/webdriver`,
+  base_url: `https://sim.kernel.local/browsers/${id}`,
+  ...(given["headless"] === true ? {} : { browser_live_view_url: `https://sim.kernel.local/browsers/${id}/live` })
+})
+
+export const ok = (operation: Call["operation"], fields?: unknown): Reply => engine.reply(operation, fields)
+export const error = (status: number, code: string, message: string): Reply => ({
+  _tag: "Error",
+  status,
+  code,
+  message
+})
+
+export const obj = (u: unknown): Record<string, unknown> => values.isObject(u) ? u : {}
+export const strings = (u: unknown): ReadonlyArray<string> =>
+  Array.isArray(u) ? u.filter((s): s is string => typeof s === "string") : []
+
+export const num = (u: unknown, fallback: number): number => typeof u === "number" && Number.isFinite(u) ? u : fallback
+
+export const normalize = (path: string): string => {
+  const parts: Array<string> = []
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue
+    if (part === "..") parts.pop()
+    else parts.push(part)
+  }
+  return `/${parts.join("/")}`
+}
+export const parentOf = (path: string): string =>
+  path === "/" ? "/" : normalize(path.slice(0, path.lastIndexOf("/")) || "/")
+export const baseName = (path: string): string => path === "/" ? "/" : path.slice(path.lastIndexOf("/") + 1)
+
+export const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64")
+
+/** The last resource put in a collection (the one a generic create just made). */
+export const lastOf = (store: Store, collection: string): engine.Resource | undefined =>
+  [...(store.collections.get(collection)?.values() ?? [])].at(-1)
+
+/** An open-ended event stream of the operation: the events as they come, with keep-alives. */
+export const liveReply = <A, S>(
+  operation: Call["operation"],
+  events: Stream.Stream<A>,
+  source?: live.Hub<S>,
+  idOf?: (event: A, index: number) => string
+): Reply => {
+  if (source !== undefined && source.subscribers.size >= live.subscriberLimit) {
+    return error(429, "rate_limited", `at most ${live.subscriberLimit} streams may be open on one source`)
+  }
+  const [status, answer] = engine.mainAnswer(operation)
+  return answer.kind === "sse"
+    ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
+    : error(500, "internal_error", `${operation.name} is not an event stream`)
+}
+
+/** The browser is gone: its open streams, and its processes', end. */
+export const endBrowser = (browser: Browser): void => {
+  live.end(browser.events)
+  for (const process of browser.processes.values()) live.end(process.output)
+}

@@ -1,0 +1,130 @@
+/**
+ * What happens in the simulator, as it happens: a hub per source (a browser's events, a process's
+ * output) that open-ended event streams subscribe to, and the `text/event-stream` frames of such a
+ * stream with keep-alives on the simulator's clock. Every subscription ends with its stream (the
+ * client gone, or the source ended) and leaves nothing behind; every buffer is bounded.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as Stream from "effect/Stream"
+import * as values from "./values.js"
+
+type Item<A> = { readonly _tag: "Event"; readonly value: A } | { readonly _tag: "End" }
+
+/** A source of events: its recent past (bounded), its live subscribers, and whether it has ended. */
+export interface Hub<A> {
+  /** How many events were ever published: the position of the next one. */
+  published: number
+  readonly backlog: Array<A>
+  readonly subscribers: Set<Queue.Queue<Item<A>>>
+  ended: boolean
+}
+
+/** How many past events a hub keeps for a stream that starts late. */
+export const backlogLimit = 256
+
+/** How many events a slow subscriber may fall behind: beyond, its oldest are dropped. */
+export const subscriberBuffer = 1024
+
+/** How many streams may be open on one source at once. */
+export const subscriberLimit = 100
+
+/** How often an open stream says it is alive when nothing happens. */
+export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
+
+export const make = <A>(): Hub<A> => ({ published: 0, backlog: [], subscribers: new Set(), ended: false })
+
+/** Tells every subscriber; kept in the (bounded) backlog. */
+export const publish = <A>(hub: Hub<A>, value: A): void => {
+  if (hub.ended) return
+  hub.published++
+  hub.backlog.push(value)
+  if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
+  for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "Event", value })
+}
+
+/** The source is gone: every stream on it ends, and new ones end after the backlog. */
+export const end = <A>(hub: Hub<A>): void => {
+  if (hub.ended) return
+  hub.ended = true
+  for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "End" })
+}
+
+/**
+ * The hub's events from position `from` (what the backlog still holds of them: a stream answered
+ * now and read later misses nothing in between), then what happens, until the hub ends or the
+ * stream is stopped; `follow: false` is the past alone.
+ */
+export const subscribe = <A>(
+  hub: Hub<A>,
+  options: { readonly from: number; readonly follow: boolean }
+): Stream.Stream<A> =>
+  Stream.unwrapScoped(
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.flatMap(Queue.sliding<Item<A>>(subscriberBuffer), (queue) =>
+          Effect.sync(() => {
+            // the past and the subscription are taken at once: nothing is lost or told twice
+            const following = options.follow && !hub.ended
+            if (following) hub.subscribers.add(queue)
+            const first = hub.published - hub.backlog.length
+            return { queue, following, past: hub.backlog.slice(Math.max(0, options.from - first)) }
+          })),
+        ({ queue }) =>
+          Effect.zipRight(
+            Effect.sync(() => hub.subscribers.delete(queue)),
+            Queue.shutdown(queue)
+          )
+      ),
+      ({ following, past, queue }) =>
+        following
+          ? Stream.concat(
+            Stream.fromIterable(past),
+            Stream.fromQueue(queue).pipe(
+              Stream.takeWhile((item) => item._tag === "Event"),
+              Stream.filterMap((item) => item._tag === "Event" ? Option.some(item.value) : Option.none())
+            )
+          )
+          : Stream.fromIterable(past)
+    )
+  )
+
+/** From now on: the position a stream answered now starts at. */
+export const now = <A>(hub: Hub<A>): number => hub.published
+
+/**
+ * The frames of an open-ended event stream: each event (filled to the schema) with its id, and
+ * while nothing happens, every {@link keepAliveInterval} on the simulator's clock, an
+ * `sse_heartbeat` event where the schema has one, or else an SSE comment.
+ */
+export const frames = <A>(
+  ast: SchemaAST.AST,
+  events: Stream.Stream<A>,
+  idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
+): Stream.Stream<string> => {
+  const heartbeat = values.members(ast).map((kind) => values.sample(kind)).find((v) =>
+    values.isObject(v) && v["event"] === "sse_heartbeat"
+  )
+  const data = Stream.map(
+    Stream.zipWithIndex(events),
+    ([event, index]) => `id: ${idOf(event, index)}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`
+  )
+  const beats = Stream.tick(keepAliveInterval).pipe(
+    Stream.drop(1),
+    Stream.mapEffect(() => Clock.currentTimeMillis),
+    Stream.map((now) =>
+      heartbeat === undefined
+        ? ": keep-alive\n\n"
+        : `data: ${
+          JSON.stringify(values.fill(ast, { ...Object(heartbeat), timestamp: new Date(now).toISOString() }))
+        }\n\n`
+    )
+  )
+  return Stream.merge(data, beats, { haltStrategy: "left" })
+}

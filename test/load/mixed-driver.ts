@@ -1,0 +1,532 @@
+/**
+ * The simulator bin under a mixed load (issue #20's target): starts the bin (one process, so its
+ * RSS is the server's), then runs `clients` keep-alive clients for `seconds`, each repeating a
+ * realistic flow that issues every one of the table's operations (valid requests, built from the
+ * generated definitions: path / query / header parameters, JSON / multipart / raw bodies) on
+ * resources it creates and deletes itself; then, in the same run, the same clients on the five
+ * original routes for as long. Every answer must be a documented 2xx (an event stream: 200
+ * `text/event-stream` with a first `data:` frame, then closed). Prints the figures and the target
+ * rows, and (last line) a JSON summary that test/load/mixed.test.ts reads.
+ *
+ *   npm run load                                    the full target: 200 clients, 60 s + 60 s
+ *   node --import tsx test/load/mixed-driver.ts --seconds 12 --clients 200
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { parseArgs } from "node:util"
+import { Agent, FormData, request } from "undici"
+import type { Operation } from "../../src/internal/definition.js"
+import { operations } from "../../src/internal/generated/table.js"
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "60" },
+    "baseline-seconds": { type: "string" },
+    clients: { type: "string", default: "200" },
+    // seconds of the mixed load before the measured one (errors counted, RSS and rate not): a short
+    // run's quarters would otherwise be V8's heap growing to its working size
+    warmup: { type: "string", default: "0" },
+    "rss-growth": { type: "string", default: "0.05" },
+    // a directory: the bin writes a CPU profile there (node --cpu-prof) when it stops
+    profile: { type: "string" },
+    // more options of the bin's node (e.g. "--trace-gc"); its output then goes to stderr
+    "bin-node-options": { type: "string" }
+  }
+})
+const seconds = Number(args.seconds)
+const baselineSeconds = Number(args["baseline-seconds"] ?? args.seconds)
+const clients = Number(args.clients)
+const warmup = Number(args.warmup)
+/** The RSS rule: the last quarter's median at most this fraction above the second quarter's. */
+const rssGrowthAllowed = Number(args["rss-growth"])
+
+const token = "sk_load_0123456789"
+const admin = "adm_load"
+const seed = {
+  organizations: [{
+    id: "org_load",
+    token,
+    plan: "paid",
+    browsers: [{
+      id: "browser_1",
+      mouse: { x: 5, y: 6 },
+      // ready at once and small (4 KiB), so the five-route load is as fast as those routes go: the
+      // mixed load is compared with per-request costs, not with a big download's
+      replays: [{ id: "replay_1", size: 4096, pendingPolls: 0 }]
+    }],
+    pools: [{
+      id: "pool_small",
+      name: "small",
+      available_count: 2,
+      acquired_count: 0,
+      browser_pool_config: { size: 2 }
+    }],
+    deployments: [{ id: "dep_stopped", state: "stopped" }]
+  }]
+}
+
+const byName = new Map<string, Operation>(operations.map((o) => [o.name, o]))
+
+// ---------------------------------------------------------------------------------------------
+// one request of an operation, built from its definition
+
+type Params = Record<string, unknown>
+
+interface Answer {
+  readonly status: number
+  readonly json: unknown
+}
+
+class LoadError extends Error {}
+
+const agent = new Agent({ connections: clients, pipelining: 1, keepAliveTimeout: 30_000 })
+let origin = ""
+
+const counts = new Map<string, number>()
+/** Milliseconds spent waiting on each operation, summed over the clients (where the time goes). */
+const waited = new Map<string, number>()
+let requests = 0
+let errors = 0
+const errorSamples: Array<string> = []
+
+const fail = (name: string, text: string): never => {
+  errors++
+  if (errorSamples.length < 20) errorSamples.push(`${name}: ${text.slice(0, 300)}`)
+  throw new LoadError(text)
+}
+
+const multipart = (params: Params): FormData => {
+  const form = new FormData()
+  const part = (key: string, value: unknown) => {
+    if (value instanceof Uint8Array) {
+      form.append(key, new Blob([new Uint8Array(value)]), `${key.replace(/\W/g, "_")}.bin`)
+    } else form.append(key, typeof value === "string" ? value : JSON.stringify(value))
+  }
+  for (const [key, value] of Object.entries(params)) {
+    if (Array.isArray(value) && value.some((v) => typeof v === "object" && !(v instanceof Uint8Array))) {
+      value.forEach((item: Params, i) => {
+        for (const [k, v] of Object.entries(item)) part(`${key}[${i}][${k}]`, v)
+      })
+    } else part(key, value)
+  }
+  return form
+}
+
+/**
+ * Sends `name` with `params` (path parameters by field, query / header parameters and body
+ * fields by wire name, as the SDK's params object). Resolves the answer (JSON parsed when JSON);
+ * an undocumented status is an error. An event stream is read to its first `data:` frame (or, with
+ * `whole`, to its end) and closed.
+ */
+const call = async (
+  name: string,
+  params: Params = {},
+  options: {
+    readonly whole?: boolean
+    /** For a stream that tells what happens while it is open: done once it is answered, before reading. */
+    readonly onOpen?: () => Promise<unknown>
+  } = {}
+): Promise<Answer> => {
+  const definition = byName.get(name)
+  if (definition === undefined) throw new Error(`no operation ${name}`)
+  const rest: Params = { ...params }
+  let pathname = definition.path
+  const query = new URLSearchParams()
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+  for (const p of definition.parameters) {
+    const value = rest[p.field]
+    delete rest[p.field]
+    if (value === undefined) continue
+    if (p.in === "path") pathname = pathname.replace(`{${p.field}}`, encodeURIComponent(String(value)))
+    else if (p.in === "query") {
+      for (const v of Array.isArray(value) ? value : [value]) query.append(p.name, String(v))
+    } else headers[p.name.toLowerCase()] = String(value)
+  }
+  let body: string | Uint8Array | FormData | undefined
+  const kind = definition.body?.kind
+  if (definition.body?.kind === "bytes") {
+    body = rest[definition.body.field] as Uint8Array
+    headers["content-type"] = definition.body.contentType
+  } else if (kind === "json" && Object.keys(rest).length > 0) {
+    body = JSON.stringify(rest)
+    headers["content-type"] = "application/json"
+  } else if (kind === "multipart") body = multipart(rest)
+  counts.set(name, (counts.get(name) ?? 0) + 1)
+  requests++
+  const started = performance.now()
+  try {
+    return await send(name, definition, pathname, query, headers, body, options)
+  } finally {
+    waited.set(name, (waited.get(name) ?? 0) + performance.now() - started)
+  }
+}
+
+const send = async (
+  name: string,
+  definition: Operation,
+  pathname: string,
+  query: URLSearchParams,
+  headers: Record<string, string>,
+  body: string | Uint8Array | FormData | undefined,
+  options: { readonly whole?: boolean; readonly onOpen?: () => Promise<unknown> }
+): Promise<Answer> => {
+  const search = query.toString()
+  let response
+  try {
+    response = await request(`${origin}${pathname}${search === "" ? "" : `?${search}`}`, {
+      method: definition.method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      dispatcher: agent,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000
+    })
+  } catch (error) {
+    return fail(name, `transport: ${String(error)}`)
+  }
+  const status = response.statusCode
+  const type = String(response.headers["content-type"] ?? "")
+  if (!(status in definition.answers)) {
+    const text = await response.body.text().catch(() => "")
+    return fail(name, `${status} ${text}`)
+  }
+  if (type.startsWith("text/event-stream")) {
+    let text = ""
+    try {
+      await options.onOpen?.()
+      for await (const chunk of response.body) {
+        text += chunk.toString()
+        if (!options.whole && /(^|\n)data:[^\n]*\n\n/.test(text)) break
+      }
+    } finally {
+      response.body.destroy()
+    }
+    if (!/(^|\n)data:/.test(text)) return fail(name, `event stream without a data frame: ${text}`)
+    return { status, json: text }
+  }
+  if (type.startsWith("application/json")) return { status, json: await response.body.json() }
+  await response.body.dump({ limit: Number.MAX_SAFE_INTEGER })
+  return { status, json: undefined }
+}
+
+const field = (answer: Answer, key: string): string => {
+  const value = (answer.json as Record<string, unknown> | undefined)?.[key]
+  if (typeof value !== "string") throw new LoadError(`no ${key} in ${JSON.stringify(answer.json).slice(0, 200)}`)
+  return value
+}
+
+// ---------------------------------------------------------------------------------------------
+// the flows
+
+const emptyZip = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
+const text = (s: string) => new TextEncoder().encode(s)
+
+/** One client's realistic flow, touching every operation of the table once. */
+const mixedFlow = async (client: number, round: number): Promise<void> => {
+  const tag = `c${client}r${round}`
+  // a browser and everything done with it
+  const id = field(await call("createBrowser", { timeout_seconds: 3600 }), "session_id")
+  await call("getBrowser", { id })
+  await call("updateBrowser", { id, viewport: { width: 1280, height: 800 } })
+  await call("listBrowsers", { limit: 5 })
+  await call("moveMouse", { id, x: 10, y: 20 })
+  await call("clickMouse", { id, x: 11, y: 21 })
+  await call("dragMouse", { id, path: [[11, 21], [30, 40]] })
+  await call("scrollMouseWheel", { id, x: 30, y: 40, delta_y: 3 })
+  await call("typeText", { id, text: "hello" })
+  await call("pressKey", { id, keys: ["Return"] })
+  await call("getMousePosition", { id })
+  await call("setCursorVisibility", { id, hidden: true })
+  await call("batchComputerActions", { id, actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 2 } }] })
+  await call("writeClipboard", { id, text: "copied" })
+  await call("readClipboard", { id })
+  await call("captureScreenshot", { id })
+  await call("createDirectory", { id, path: "/w" })
+  await call("startFilesystemWatch", { id, path: "/w", recursive: true }).then(async (watch) => {
+    const watchId = field(watch, "watch_id")
+    await call("streamFilesystemEvents", { id, watchId }, {
+      onOpen: () => call("writeFile", { id, path: "/w/a.txt", contents: text("first draft") })
+    })
+    await call("stopFilesystemWatch", { id, watchId })
+  })
+  await call("readFile", { id, path: "/w/a.txt" })
+  await call("getFileInfo", { id, path: "/w/a.txt" })
+  await call("setFilePermissions", { id, path: "/w/a.txt", mode: "0600" })
+  await call("movePath", { id, src_path: "/w/a.txt", dest_path: "/w/b.txt" })
+  await call("uploadFiles", { id, files: [{ dest_path: "/w/up.txt", file: text("uploaded") }] })
+  await call("listFiles", { id, path: "/w" })
+  await call("downloadDirZip", { id, path: "/w" })
+  await call("uploadZip", { id, dest_path: "/copy", zip_file: emptyZip })
+  await call("deleteFile", { id, path: "/w/b.txt" })
+  await call("deleteDirectory", { id, path: "/w" })
+  await call("execProcess", { id, command: "echo", args: ["hi"] })
+  const processId = field(await call("spawnProcess", { id, command: "echo", args: ["out"] }), "process_id")
+  await call("getProcessStatus", { id, processId })
+  await call("writeProcessStdin", { id, processId, data_b64: "eAo=" })
+  await call("resizeProcess", { id, processId, rows: 40, cols: 120 })
+  await call("streamProcessStdout", { id, processId })
+  await call("killProcess", { id, processId, signal: "TERM" })
+  await call("executePlaywrightCode", { id, code: "return 1 + 1" })
+  await call("streamLogs", { id, source: "supervisor", supervisor_process: "chromium" })
+  await call("streamTelemetry", { id }, { onOpen: () => call("clickMouse", { id, x: 12, y: 22 }) })
+  await call("curlBrowser", { id, url: "https://example.com/" })
+  await call("loadBrowserExtensions", { id, extensions: [{ name: `ext-${tag}`, zip_file: emptyZip }] })
+  const replayId = field(await call("startReplay", { id }), "replay_id")
+  await call("listReplays", { id })
+  await call("stopReplay", { id, replayId })
+  await call("downloadReplay", { id, replayId })
+
+  // a pool lease
+  const pool = field(await call("createBrowserPool", { name: `pool-${tag}`, size: 1 }), "id")
+  await call("getBrowserPool", { idOrName: pool })
+  await call("listBrowserPools")
+  await call("updateBrowserPool", { idOrName: pool, size: 2 })
+  const lease = await call("acquireBrowser", { idOrName: pool, acquire_timeout_seconds: 1 })
+  if (lease.status === 200) await call("releaseBrowser", { idOrName: pool, session_id: field(lease, "session_id") })
+  await call("flushBrowserPool", { idOrName: pool })
+  await call("deleteBrowserPool", { idOrName: pool, force: true })
+
+  // the account
+  const profile = field(await call("createProfile", { name: `profile-${tag}` }), "id")
+  await call("getProfile", { idOrName: profile })
+  await call("listProfiles", { limit: 5 })
+  await call("downloadProfile", { idOrName: profile })
+  await call("deleteProfile", { idOrName: profile })
+  const extension = field(await call("uploadExtension", { name: `ext-${tag}`, file: emptyZip }), "id")
+  await call("listExtensions")
+  await call("downloadExtension", { idOrName: extension })
+  await call("downloadChromeStoreExtension", { url: "https://chromewebstore.google.com/detail/x/abc" })
+  await call("deleteExtension", { idOrName: extension })
+  const proxy = field(await call("createProxy", { type: "datacenter", name: `proxy-${tag}` }), "id")
+  await call("getProxy", { id: proxy })
+  await call("listProxies")
+  await call("checkProxy", { id: proxy })
+  await call("deleteProxy", { id: proxy })
+  const credential = await call("createCredential", {
+    name: `cred-${tag}`,
+    domain: "example.com",
+    values: { username: "u", password: "p" },
+    totp_secret: "JBSWY3DPEHPK3PXP"
+  })
+  const credentialId = field(credential, "id")
+  await call("getCredential", { idOrName: credentialId })
+  await call("updateCredential", { idOrName: credentialId, values: { username: "u2", password: "p2" } })
+  await call("listCredentials", { limit: 5 })
+  await call("getCredentialTotpCode", { idOrName: credentialId })
+  const provider = field(
+    await call("createCredentialProvider", { name: `provider-${tag}`, provider_type: "onepassword", token: "t" }),
+    "id"
+  )
+  await call("getCredentialProvider", { id: provider })
+  await call("updateCredentialProvider", { id: provider, cache_ttl_seconds: 60 })
+  await call("listCredentialProviders")
+  await call("testCredentialProvider", { id: provider })
+  await call("listCredentialProviderItems", { id: provider })
+  await call("deleteCredentialProvider", { id: provider })
+  const connection = field(
+    await call("createAuthConnection", {
+      domain: "example.com",
+      profile_name: `auth-${tag}`,
+      credential: { name: `cred-${tag}` }
+    }),
+    "id"
+  )
+  await call("updateAuthConnection", { id: connection, auto_reauth: true })
+  await call("loginAuthConnection", { id: connection })
+  await call("followAuthConnection", { id: connection })
+  await call("submitAuthConnection", { id: connection, fields: { username: "u2", password: "p2" } })
+  await call("exchangeAuthConnection", { id: connection, code: "abc123xyz" }).catch(() => undefined)
+  await call("getAuthConnection", { id: connection })
+  await call("listAuthConnections", { limit: 5 })
+  await call("deleteAuthConnection", { id: connection })
+  await call("deleteCredential", { idOrName: credentialId })
+  const project = field(await call("createProject", { name: `project-${tag}` }), "id")
+  await call("getProject", { id: project })
+  await call("updateProject", { id: project, name: `project-${tag}-2` })
+  await call("listProjects", { limit: 5 })
+  await call("updateProjectLimits", { id: project, max_concurrent_sessions: 5 })
+  await call("getProjectLimits", { id: project })
+  const key = field(await call("createApiKey", { name: `key-${tag}`, project_id: project }), "id")
+  await call("getApiKey", { id: key })
+  await call("updateApiKey", { id: key, name: `key-${tag}-2` })
+  await call("listApiKeys", { limit: 5 })
+  await call("deleteApiKey", { id: key })
+  await call("deleteProject", { id: project })
+
+  // an app: deploy, follow, invoke, follow
+  const deployment = field(
+    await call("createDeployment", { entrypoint_rel_path: "index.ts", version: "1.0.0", file: emptyZip }),
+    "id"
+  )
+  await call("followDeployment", { id: deployment }, { whole: true })
+  await call("getDeployment", { id: deployment })
+  await call("listDeployments", { limit: 5 })
+  await call("listApps", { limit: 5 })
+  const invocation = field(
+    await call("createInvocation", { app_name: "my-app", action_name: "analyze", version: "1.0.0", async: true }),
+    "id"
+  )
+  const followed = call("followInvocation", { id: invocation }, { whole: true })
+  await call("updateInvocation", { id: invocation, status: "succeeded", output: "{}" })
+  await followed
+  await call("getInvocation", { id: invocation })
+  await call("listInvocations", { limit: 5 })
+  await call("listInvocationBrowsers", { id: invocation })
+  await call("deleteInvocationBrowsers", { id: invocation })
+  await call("deleteDeployment", { id: deployment })
+
+  await call("deleteBrowser", { id })
+}
+
+/** The five original routes, in turn. */
+const baselineFlow = async (): Promise<void> => {
+  await call("listBrowserPools")
+  await call("downloadReplay", { id: "browser_1", replayId: "replay_1" })
+  await call("getMousePosition", { id: "browser_1" })
+  await call("setCursorVisibility", { id: "browser_1", hidden: true })
+  await call("deleteDeployment", { id: "dep_stopped" })
+}
+
+// ---------------------------------------------------------------------------------------------
+// the run
+
+const rssMiB = (pid: number): number => {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
+}
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? 0
+}
+
+interface Phase {
+  readonly requests: number
+  readonly errors: number
+  readonly seconds: number
+  readonly perSecond: number
+  readonly rss: ReadonlyArray<number>
+}
+
+const runPhase = async (pid: number, duration: number, flow: (client: number, round: number) => Promise<void>) => {
+  requests = 0
+  errors = 0
+  const rss: Array<number> = []
+  const sampler = setInterval(() => rss.push(rssMiB(pid)), 250)
+  const started = performance.now()
+  const until = Date.now() + duration * 1000
+  await Promise.all(Array.from({ length: clients }, async (_, client) => {
+    for (let round = 0; Date.now() < until; round++) {
+      try {
+        await flow(client, round)
+      } catch (error) {
+        if (!(error instanceof LoadError)) {
+          errors++
+          if (errorSamples.length < 20) errorSamples.push(String(error).slice(0, 300))
+        }
+      }
+    }
+  }))
+  clearInterval(sampler)
+  const elapsed = (performance.now() - started) / 1000
+  return { requests, errors, seconds: elapsed, perSecond: requests / elapsed, rss } satisfies Phase
+}
+
+const main = async () => {
+  const seedFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernel-load-")), "seed.json")
+  fs.writeFileSync(seedFile, JSON.stringify(seed))
+  const bin = spawn(
+    process.execPath,
+    [
+      ...(args.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", args.profile]),
+      ...(args["bin-node-options"]?.split(" ").filter((o) => o !== "") ?? []),
+      "--import",
+      "tsx",
+      new URL("../../src/bin/simulator.ts", import.meta.url).pathname,
+      "--port",
+      "0",
+      "--seed",
+      seedFile,
+      "--admin-token",
+      admin
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] }
+  )
+  try {
+    origin = await new Promise<string>((resolve, reject) => {
+      let out = ""
+      bin.stdout.on("data", (d: Buffer) => {
+        out += d.toString()
+        if (args["bin-node-options"] !== undefined) process.stderr.write(d)
+        const match = /listening on (http:\/\/\S+)/.exec(out)
+        if (match) resolve(match[1]!)
+      })
+      bin.on("exit", (code) => reject(new Error(`bin exited ${code}: ${out}`)))
+    })
+    const pid = bin.pid!
+    const rssStart = rssMiB(pid)
+    const warm = warmup > 0 ? await runPhase(pid, warmup, mixedFlow) : undefined
+    const mixedRun = await runPhase(pid, seconds, mixedFlow)
+    const mixed = { ...mixedRun, errors: mixedRun.errors + (warm?.errors ?? 0) }
+    const mixedCounts = new Map(counts)
+    const total = [...waited.values()].reduce((a, b) => a + b, 0)
+    const slowest = [...waited].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, ms]) =>
+      `${name} ${(100 * ms / total).toFixed(1)} % (${(ms / (mixedCounts.get(name) ?? 1)).toFixed(1)} ms each)`
+    )
+    const baseline = await runPhase(pid, baselineSeconds, baselineFlow)
+    const rssEnd = rssMiB(pid)
+
+    const quarter = Math.floor(mixed.rss.length / 4)
+    const q2 = median(mixed.rss.slice(quarter, 2 * quarter))
+    const q4 = median(mixed.rss.slice(3 * quarter))
+    const ratio = mixed.perSecond / baseline.perSecond
+    const missing = operations.map((o) => o.name).filter((n) => !mixedCounts.has(n))
+    const row = (label: string, value: number, bound: string, met: boolean) =>
+      `  ${label.padEnd(74)} ${value.toFixed(2).padStart(9)}  ${bound}  ${met ? "met" : "NOT MET"}`
+    console.log(
+      [
+        `bin under load: ${clients} keep-alive clients, every operation (${
+          operations.length - missing.length
+        } of ${operations.length} issued) for ${mixed.seconds.toFixed(1)} s${
+          warm === undefined ? "" : ` (after ${warm.seconds.toFixed(1)} s of warm-up, ${warm.requests} requests)`
+        }, then the five original routes for ${baseline.seconds.toFixed(1)} s (same run)`,
+        `  mixed:    ${mixed.requests} requests, ${mixed.perSecond.toFixed(0)}/s, ${mixed.errors} errors`,
+        `  mixed, where the clients wait most: ${slowest.join(", ")}`,
+        `  5 routes: ${baseline.requests} requests, ${baseline.perSecond.toFixed(0)}/s, ${baseline.errors} errors`,
+        `  bin RSS (MiB): start ${rssStart.toFixed(1)}, mixed quarters (median) ${
+          [0, 1, 2, 3].map((q) =>
+            median(mixed.rss.slice(q * quarter, q === 3 ? undefined : (q + 1) * quarter)).toFixed(1)
+          ).join(" / ")
+        }, peak ${Math.max(...mixed.rss).toFixed(1)}, end ${rssEnd.toFixed(1)}`,
+        ...(errorSamples.length > 0 ? ["  errors (first 20):", ...errorSamples.map((e) => `    ${e}`)] : []),
+        row("bin, mixed load: errors", mixed.errors + baseline.errors, "== 0", mixed.errors + baseline.errors === 0),
+        row(
+          "bin, mixed load: RSS last quarter / second quarter (median)",
+          q4 / q2,
+          `<= ${(1 + rssGrowthAllowed).toFixed(2)}`,
+          q4 / q2 <= 1 + rssGrowthAllowed
+        ),
+        row("bin, mixed load: requests/s / the five original routes' (same run)", ratio, ">= 0.7", ratio >= 0.7)
+      ].join("\n")
+    )
+    console.log(JSON.stringify({
+      clients,
+      operations: operations.length,
+      missing,
+      mixed: { ...mixed, rss: undefined },
+      baseline: { ...baseline, rss: undefined },
+      rss: { start: rssStart, q2, q4, end: rssEnd, peak: Math.max(...mixed.rss) },
+      ratio,
+      errorSamples
+    }))
+  } finally {
+    const exited = new Promise((resolve) => bin.once("exit", resolve))
+    bin.kill("SIGTERM")
+    await exited
+    await agent.close()
+  }
+}
+
+await main()

@@ -1,0 +1,250 @@
+/**
+ * The simulator's open-ended event streams stay open and tell what happens as it happens, with
+ * keep-alives on the simulator's clock; they end when their source ends (the process exits, the
+ * watch stops, the browser is deleted) or when the client goes, leaving no timer or subscription.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+
+const token = "sk_sim_live"
+const seed: KernelSimulator.Seed = { organizations: [{ id: "org_live", token, browsers: [{ id: "b1" }] }] }
+
+const request = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown) =>
+  HttpClientRequest.make(method)(`http://localhost${path}`).pipe(
+    HttpClientRequest.bearerToken(token),
+    body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
+  )
+
+/** A JSON call; its decoded answer. */
+const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) =>
+    Effect.flatMap(
+      client.execute(request(method, path, body)),
+      (response) =>
+        Effect.map(
+          response.text,
+          (text) => ({ status: response.status, json: text === "" ? undefined : JSON.parse(text) })
+        )
+    ))
+
+/** An event stream's text, chunk by chunk, as it arrives. */
+const open = (path: string) =>
+  Effect.map(
+    Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(request("GET", path))),
+    (response) => ({ status: response.status, text: Stream.decodeText(response.stream) })
+  )
+
+const collect = (text: Stream.Stream<string, unknown>) =>
+  Effect.map(Stream.runCollect(text), (chunks) => Chunk.join(chunks, ""))
+
+const b64 = (text: string) => Buffer.from(text).toString("base64")
+
+const simulator = KernelSimulator.layer(seed, { token })
+
+describe("open-ended event streams", () => {
+  it.effect("a process's stdout stays open until it exits, with its output as it comes and keep-alives", () =>
+    Effect.gen(function*() {
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      const id = spawned.json.process_id
+      const stream = yield* open(`/browsers/b1/process/${id}/stdout/stream`)
+      expect(stream.status).toBe(200)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* call("POST", `/browsers/b1/process/${id}/stdin`, { data_b64: b64("hello\n") })
+      yield* TestClock.adjust("15 seconds")
+      yield* call("POST", `/browsers/b1/process/${id}/stdin`, { data_b64: b64("again\n") })
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({ state: "running" })
+      yield* call("POST", `/browsers/b1/process/${id}/kill`, { signal: "TERM" })
+      const text = yield* Fiber.join(reader)
+      const data = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!))
+      expect(data).toEqual([
+        { stream: "stdout", data_b64: b64("hello\n") },
+        { stream: "stdout", data_b64: b64("again\n") },
+        { event: "exit", exit_code: 143 }
+      ])
+      // nothing happened for 15 s: a keep-alive (the process events have no heartbeat kind)
+      expect(text).toContain(": keep-alive\n\n")
+      expect(text.indexOf(": keep-alive")).toBeLessThan(text.indexOf(b64("again\n")))
+      // a process that exits at once: its whole output, then the stream ends
+      const echo = yield* call("POST", "/browsers/b1/process/spawn", { command: "echo", args: ["hi"] })
+      const done = yield* open(`/browsers/b1/process/${echo.json.process_id}/stdout/stream`)
+      expect(yield* collect(done.text)).toContain(`"exit_code":0`)
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("`sleep N` runs N seconds of the simulator's clock, then its stream ends with exit 0", () =>
+    Effect.gen(function*() {
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["30"] })
+      const id = spawned.json.process_id
+      const reader = yield* Effect.fork(collect((yield* open(`/browsers/b1/process/${id}/stdout/stream`)).text))
+      yield* TestClock.adjust("29 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({ state: "running" })
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(reader)).toContain(`data: {"event":"exit","exit_code":0}`)
+      expect((yield* call("GET", `/browsers/b1/process/${id}/status`)).json).toMatchObject({
+        state: "exited",
+        exit_code: 0
+      })
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("a client gone leaves no subscription and no timer behind", () =>
+    Effect.gen(function*() {
+      const sim = yield* KernelSimulator.KernelSimulator
+      const spawned = yield* call("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      const id = spawned.json.process_id
+      const stream = yield* open(`/browsers/b1/process/${id}/stdout/stream`)
+      const reader = yield* Effect.fork(Stream.runDrain(stream.text))
+      yield* TestClock.adjust("16 seconds")
+      expect(
+        yield* Effect.flatMap(KernelSimulator.KernelSimulator, (s) => (s as KernelSimulator.Simulator).liveSubscribers)
+      ).toBe(1)
+      expect((yield* TestClock.sleeps()).length).toBeGreaterThan(0)
+      yield* Fiber.interrupt(reader)
+      // the stream's fiber ends on its own schedule: give it the turns it needs
+      for (let i = 0; i < 20 && (yield* (sim as KernelSimulator.Simulator).liveSubscribers) > 0; i++) {
+        yield* Effect.yieldNow()
+      }
+      expect(yield* (sim as KernelSimulator.Simulator).liveSubscribers).toBe(0)
+      // the keep-alive timer went with it: once the clock passes its last sleep, none is left
+      // (a live one would have slept again)
+      yield* TestClock.adjust("1 minute")
+      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([])
+    }).pipe(Effect.provide(simulator)))
+})
+
+describe("filesystem watches and logs as things happen", () => {
+  const events = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!))
+  const write = (path: string, text: string) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      client.execute(
+        HttpClientRequest.put(`http://localhost/browsers/b1/fs/write_file?path=${encodeURIComponent(path)}`).pipe(
+          HttpClientRequest.bearerToken(token),
+          HttpClientRequest.bodyUint8Array(new TextEncoder().encode(text), "application/octet-stream")
+        )
+      ))
+
+  it.effect("a watch tells the changes under its path as they happen, until it is stopped", () =>
+    Effect.gen(function*() {
+      const started = yield* call("POST", "/browsers/b1/fs/watch", { path: "/data", recursive: true })
+      expect(started.status).toBe(201)
+      const watch = started.json.watch_id
+      const stream = yield* open(`/browsers/b1/fs/watch/${watch}/events`)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* write("/data/a.txt", "one")
+      yield* write("/data/a.txt", "two")
+      yield* write("/elsewhere.txt", "not watched")
+      yield* call("PUT", "/browsers/b1/fs/move", { src_path: "/data/a.txt", dest_path: "/data/sub/b.txt" })
+      yield* call("PUT", "/browsers/b1/fs/delete_file", { path: "/data/sub/b.txt" })
+      yield* TestClock.adjust("20 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      expect((yield* call("DELETE", `/browsers/b1/fs/watch/${watch}`)).status).toBe(204)
+      const text = yield* Fiber.join(reader)
+      expect(events(text).map((e) => [e.type, e.path])).toEqual([
+        ["CREATE", "/data"],
+        ["CREATE", "/data/a.txt"],
+        ["WRITE", "/data/a.txt"],
+        ["CREATE", "/data/sub"],
+        ["RENAME", "/data/a.txt"],
+        ["CREATE", "/data/sub/b.txt"],
+        ["DELETE", "/data/sub/b.txt"]
+      ])
+      expect(text).toContain(": keep-alive")
+      // a stopped watch has no events
+      expect((yield* open(`/browsers/b1/fs/watch/${watch}/events`)).status).toBe(404)
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("logs with follow tell what is done on the browser, until it is deleted", () =>
+    Effect.gen(function*() {
+      const stream = yield* open("/browsers/b1/logs/stream?source=supervisor&follow=true")
+      expect(stream.status).toBe(200)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 1, y: 2 })
+      yield* TestClock.adjust("15 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      yield* call("DELETE", "/browsers/b1")
+      const text = yield* Fiber.join(reader)
+      const messages = events(text).filter((e) => e.event === "log").map((e) => e.message)
+      expect(messages).toEqual(["browser started", "session b1 ready", "POST /browsers/b1/computer/click_mouse"])
+      // the log events have no heartbeat kind: a comment keeps the stream alive
+      expect(text).toContain(": keep-alive")
+      // without follow: what is there, then the end
+      const once = yield* open("/browsers/b2/logs/stream?source=supervisor")
+      expect(once.status).toBe(404)
+    }).pipe(Effect.provide(simulator)))
+})
+
+describe("telemetry as it happens", () => {
+  const frames = (text: string) =>
+    [...text.matchAll(/^id: (\d+)\ndata: (.*)$/gm)].map((m) => ({ id: m[1], ...JSON.parse(m[2]!) }))
+  const openFrom = (lastEventId?: string) =>
+    Effect.map(
+      Effect.flatMap(HttpClient.HttpClient, (client) =>
+        client.execute(
+          request("GET", "/browsers/b1/telemetry").pipe(
+            lastEventId === undefined ? (r) => r : HttpClientRequest.setHeader("last-event-id", lastEventId)
+          )
+        )),
+      (response) => Stream.decodeText(response.stream)
+    )
+
+  it.effect("an event per interaction, numbered by seq; Last-Event-ID resumes after it; the end with the browser", () =>
+    Effect.gen(function*() {
+      const first = yield* Effect.fork(collect(yield* openFrom()))
+      yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 10, y: 20 })
+      yield* call("POST", "/browsers/b1/computer/type", { text: "hi" })
+      const resumed = yield* Effect.fork(collect(yield* openFrom("1")))
+      yield* TestClock.adjust("15 seconds")
+      yield* call("POST", "/browsers/b1/computer/scroll", { x: 0, y: 0, delta_y: 100 })
+      expect((yield* Fiber.poll(first))._tag).toBe("None")
+      yield* call("DELETE", "/browsers/b1")
+      const all = yield* Fiber.join(first)
+      expect(frames(all).map((f) => [f.id, f.seq, f.event.type])).toEqual([
+        ["1", 1, "interaction_click"],
+        ["2", 2, "interaction_key"],
+        ["3", 3, "interaction_scroll_settled"]
+      ])
+      expect(frames(all)[0]!.event.data).toMatchObject({ x: 10, y: 20 })
+      expect(all).toContain(": keep-alive")
+      expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3])
+    }).pipe(Effect.provide(simulator)))
+})
+
+describe("open-ended event streams over HTTP", () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+
+  it.scopedLive("a client that disconnects ends its stream on the server: no subscription, no timer left", () =>
+    Effect.gen(function*() {
+      const served = yield* KernelSimulator.serve({ seed })
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.promise(() =>
+          fetch(`${served.url}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          }).then((r) => r.json())
+        )
+      const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "cat" })
+      yield* send("POST", `/browsers/b1/process/${process_id}/stdin`, { data_b64: b64("first\n") })
+      const before = timers()
+      const controller = new AbortController()
+      const first = yield* Effect.promise(async () => {
+        const response = await fetch(`${served.url}/browsers/b1/process/${process_id}/stdout/stream`, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: controller.signal
+        })
+        const reader = response.body!.getReader()
+        const chunk = await reader.read()
+        return new TextDecoder().decode(chunk.value)
+      })
+      expect(first).toContain(b64("first\n"))
+      expect(yield* served.liveSubscribers).toBe(1)
+      controller.abort()
+      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
+      expect(yield* served.liveSubscribers).toBe(0)
+      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
+      expect(timers()).toBeLessThanOrEqual(before)
+    }))
+})
