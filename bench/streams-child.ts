@@ -97,9 +97,9 @@ const downloadRequest = (kind: Kind, size: number): { method: "GET" | "POST"; pa
     case "download-chrome-store":
       return { method: "GET", path: `/extensions/from_chrome_store?url=${size}` }
     case "download-read-file":
-      return { method: "GET", path: `/browsers/b1/fs/read_file?path=${size}` }
+      return { method: "GET", path: `/browsers/b1/fs/read_file?path=%2F${size}` }
     case "download-dir-zip":
-      return { method: "GET", path: `/browsers/b1/fs/download_dir_zip?path=${size}` }
+      return { method: "GET", path: `/browsers/b1/fs/download_dir_zip?path=%2F${size}` }
     default:
       return { method: "POST", path: `/browsers/${size}/computer/screenshot` }
   }
@@ -232,9 +232,9 @@ const sdkJob = (job: Job, onEvent: (count: number) => void) => {
     case "download-chrome-store":
       return Effect.flatMap(Extensions.downloadFromChromeStore({ url: String(job.size) }), count)
     case "download-read-file":
-      return Effect.flatMap(Filesystem.readFile({ id, path: String(job.size) }), count)
+      return Effect.flatMap(Filesystem.readFile({ id, path: `/${job.size}` }), count)
     case "download-dir-zip":
-      return Effect.flatMap(Filesystem.downloadDirZip({ id, path: String(job.size) }), count)
+      return Effect.flatMap(Filesystem.downloadDirZip({ id, path: `/${job.size}` }), count)
     case "download-screenshot":
       return Effect.flatMap(Computer.captureScreenshot({ id: String(job.size) }), count)
   }

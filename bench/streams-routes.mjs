@@ -6,7 +6,7 @@
 //                                                   -> 201 once the body is read (discarded, counted)
 //   GET  /_bench/received                           -> {"bytes":N}: the size of the last upload's body
 //   GET  /profiles/N/download, /extensions/N, /extensions/from_chrome_store?url=N,
-//        /browsers/:id/fs/read_file?path=N, /browsers/:id/fs/download_dir_zip?path=N
+//        /browsers/:id/fs/read_file?path=/N, /browsers/:id/fs/download_dir_zip?path=/N
 //   POST /browsers/N/computer/screenshot            -> N bytes (octet-stream, zip or png), with back-pressure
 // (the replay download is bench/server.mjs's own route).
 
@@ -78,7 +78,8 @@ export const streamsRoute = (req, res) => {
     const match = pattern.exec(path)
     if (match === null) continue
     req.resume()
-    const size = Number(match[1] ?? url.searchParams.get(param))
+    // a file's path is absolute (`/N`, the API's pattern for `path`): its size is the number
+    const size = Number(match[1] ?? url.searchParams.get(param)?.replace(/^\//, ""))
     res.writeHead(200, { "content-type": contentType, "content-length": size })
     pump(res, size, chunk.length, chunk, (n) => chunk.subarray(0, n))
     return true

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Either, Option, Schema } from "effect"
+import { fastDecoder } from "../src/internal/events.js"
+import { ErrorEvent, LogEvent } from "../src/internal/generated/schemas/Common.js"
+import { parseTimestamp, Timestamp } from "../src/internal/timestamp.js"
+
+// The event streams decode a flat schema (LogEvent) without the schema's machinery: what it gives
+// must be what `Schema.decodeUnknownEither` gives, and it must give nothing where the schema fails.
+
+const timestamps = [
+  "2026-01-02T03:04:05Z",
+  "2026-01-02T03:04:05.123Z",
+  "2026-01-02T03:04:05.123456789Z",
+  "2026-01-02T05:04:05+02:00",
+  "2026-01-02T01:04:05-02:00",
+  "0000-01-01T00:00:00Z",
+  "9999-12-31T23:59:59.999Z",
+  "2024-02-29T00:00:00Z",
+  "2026-02-30T00:00:00Z",
+  "2026-13-02T03:04:05Z",
+  "2026-01-02T24:00:00Z",
+  "2026-01-02T23:60:00Z",
+  "2026-01-02T03:04:05+25:00",
+  "0",
+  "yesterday",
+  "2026-01-02",
+  "2026-01-02T03:04:05",
+  "1700000000",
+  "",
+  "2026-01-02 03:04:05Z",
+  "2026-01-02t03:04:05z",
+  "2026-01-02T03:04:05.Z",
+  " 2026-01-02T03:04:05Z"
+]
+
+const decodeLog = Schema.decodeUnknownEither(LogEvent, { onExcessProperty: "ignore" })
+const fastLog = fastDecoder(LogEvent.ast)!
+
+const inputs: Array<unknown> = [
+  ...timestamps.map((timestamp) => ({ event: "log", timestamp, message: "m" })),
+  { timestamp: "2026-01-02T03:04:05Z", message: "keys in another order", event: "log", extra: [1, 2] },
+  { event: "log", timestamp: "2026-01-02T03:04:05Z" },
+  { event: "log", timestamp: "2026-01-02T03:04:05Z", message: undefined },
+  { event: "log", timestamp: "2026-01-02T03:04:05Z", message: 1 },
+  { event: "error", timestamp: "2026-01-02T03:04:05Z", message: "m" },
+  { event: "log", timestamp: 1700000000, message: "m" },
+  { event: "log", timestamp: null, message: "m" },
+  Object.assign(Object.create({ message: "inherited" }), { event: "log", timestamp: "2026-01-02T03:04:05Z" }),
+  [],
+  ["log"],
+  null,
+  "log",
+  42
+]
+
+describe("events: the fast path of a flat schema", () => {
+  it("parseTimestamp gives what DateTime.make gave (behind the RFC 3339 pattern)", () => {
+    for (const text of timestamps) {
+      const fast = parseTimestamp(text)
+      const decoded = Schema.decodeUnknownEither(Timestamp)(text)
+      expect(decoded._tag, text).toBe(fast === undefined ? "Left" : "Right")
+      if (fast === undefined) continue
+      const made = DateTime.make(text)
+      expect(Option.isSome(made), text).toBe(true)
+      expect(fast.epochMillis, text).toBe(Option.getOrThrow(made).epochMillis)
+      expect(DateTime.isUtc(fast)).toBe(true)
+    }
+    expect(parseTimestamp("2026-01-02T05:04:05+02:00")?.epochMillis).toBe(Date.UTC(2026, 0, 2, 3, 4, 5))
+  })
+
+  it("LogEvent: the same value as the schema where it decodes, nothing where the schema fails", () => {
+    let fastCount = 0
+    let schemaCount = 0
+    for (const input of inputs) {
+      const expected = decodeLog(input)
+      const fast = fastLog(input)
+      if (Either.isLeft(expected)) {
+        expect(fast, JSON.stringify(input)).toBeUndefined()
+        continue
+      }
+      schemaCount++
+      // the fast path may leave an input to the schema (a field inherited from a prototype)
+      if (fast === undefined) continue
+      fastCount++
+      expect(Object.keys(fast!)).toEqual(Object.keys(expected.right))
+      expect(fast).toStrictEqual(expected.right)
+    }
+    // every one but the inherited field
+    expect(fastCount).toBe(schemaCount - 1)
+    expect(fastCount).toBeGreaterThan(8)
+    expect(fastLog({ event: "log", timestamp: "2026-01-02T03:04:05Z", message: "m", extra: 1 })).toStrictEqual({
+      event: "log",
+      timestamp: DateTime.unsafeMake("2026-01-02T03:04:05Z"),
+      message: "m"
+    })
+  })
+
+  it("only flat structs of required literal, string, number, boolean or Timestamp fields have one", () => {
+    expect(fastDecoder(ErrorEvent.ast)).toBeUndefined()
+    expect(fastDecoder(Schema.Union(LogEvent, ErrorEvent).ast)).toBeUndefined()
+    expect(fastDecoder(Schema.Struct({ a: Schema.optional(Schema.String) }).ast)).toBeUndefined()
+    expect(fastDecoder(Schema.Struct({ a: Schema.String.pipe(Schema.minLength(1)) }).ast)).toBeUndefined()
+    expect(
+      fastDecoder(Schema.Struct({ a: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.String })).ast)
+    )
+      .toBeUndefined()
+    expect(fastDecoder(Schema.Struct({}).ast)).toBeUndefined()
+    const flat = fastDecoder(Schema.Struct({ n: Schema.Number, b: Schema.Boolean, l: Schema.Literal(1) }).ast)!
+    expect(flat({ n: 1, b: false, l: 1 })).toStrictEqual({ n: 1, b: false, l: 1 })
+    expect(flat({ n: "1", b: false, l: 1 })).toBeUndefined()
+    expect(flat({ n: 1, b: 0, l: 1 })).toBeUndefined()
+    expect(flat({ n: 1, b: false, l: 2 })).toBeUndefined()
+  })
+})
