@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { Filesystem } from "effect-kernel"
 import type * as Http from "node:http"
-import { httpServer, loopbackLayer } from "./utils/loopback.js"
+import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 // A `Stream` body is pulled as the socket drains, never ahead of it: a server that reads nothing for
@@ -67,6 +67,68 @@ describe("a Stream upload is pulled no faster than the server reads", () => {
           expect(ahead).toBeLessThan(bound)
         }),
       60_000
+    )
+  }
+})
+
+describe("a Stream upload that ends early", () => {
+  for (const transport of transports.filter((transport) => transport.name !== "fetch")) {
+    const layerOf = (port: number) =>
+      loopbackLayer(port, transport.layer, { timeout: "30 seconds", idleTimeout: "30 seconds" })
+    // reads what it is sent and never answers
+    const silent: Http.RequestListener = (req) => req.resume()
+
+    it.live(
+      `over '${transport.name}': a failing source fails the call, once, and its socket is closed`,
+      () =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const served = yield* Scope.extend(httpServer(silent), scope)
+          let released = 0
+          const contents = Stream.fromIterable([new Uint8Array(chunkSize), new Uint8Array(chunkSize)]).pipe(
+            Stream.concat(Stream.fail(new Error("the source broke"))),
+            Stream.ensuring(Effect.sync(() => released++))
+          )
+          const exit = yield* Filesystem.writeFile({ id: "b1", path: "/tmp/broken", contents }).pipe(
+            Effect.provide(layerOf(Number(new URL(served.url).port))),
+            Effect.exit
+          )
+          expect(Exit.isFailure(exit)).toBe(true)
+          if (Exit.isFailure(exit)) expect(String(Cause.squash(exit.cause))).toMatch(/TransportError|the source broke/)
+          expect(released).toBe(1)
+          expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+          yield* Scope.close(scope, Exit.void)
+        }),
+      30_000
+    )
+
+    it.live(
+      `over '${transport.name}': interrupted mid-body, the source is stopped and the socket closed`,
+      () =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const served = yield* Scope.extend(httpServer(silent), scope)
+          let pulled = 0
+          let released = 0
+          const bytes = new Uint8Array(chunkSize)
+          const contents = Stream.repeatEffect(Effect.sync(() => {
+            pulled += chunkSize
+            return bytes
+          })).pipe(Stream.ensuring(Effect.sync(() => released++)))
+          const fiber = yield* Filesystem.writeFile({ id: "b1", path: "/tmp/endless", contents }).pipe(
+            Effect.provide(layerOf(Number(new URL(served.url).port))),
+            Effect.fork
+          )
+          expect(yield* waitUntil(() => pulled > 1024 * 1024)).toBe(true)
+          yield* Fiber.interrupt(fiber)
+          expect(yield* waitUntil(() => released === 1)).toBe(true)
+          const stopped = pulled
+          yield* Effect.sleep("100 millis")
+          expect(pulled).toBe(stopped)
+          expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
+          yield* Scope.close(scope, Exit.void)
+        }),
+      30_000
     )
   }
 })
