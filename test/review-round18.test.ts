@@ -48,3 +48,22 @@ describe("review round 18: the simulator enforces the document's limits over HTT
       expect((await post(url, drag, { path: [[1, 2], [3, 4]] })).status).toBeLessThan(300)
     }))
 })
+
+describe("review round 18: a pool's release takes back only its own browsers", () => {
+  it("releasing a browser the pool did not hand out is 400, and neither the browser nor the counts change", () =>
+    withServed({}, async ({ url }) => {
+      const pool = JSON.parse((await post(url, "/browser_pools", { size: 1 })).body)
+      const standalone = JSON.parse((await post(url, "/browsers", {})).body)
+      const answer = await post(url, `/browser_pools/${pool.id}/release`, { session_id: standalone.session_id })
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.body)).toMatchObject({ code: "bad_request" })
+      // the user's own browser is still there, and the pool does not count a slot it never had
+      expect((await raw(url, { path: `/browsers/${standalone.session_id}`, headers: auth })).status).toBe(200)
+      const after = JSON.parse((await raw(url, { path: `/browser_pools/${pool.id}`, headers: auth })).body)
+      expect(after).toMatchObject({ available_count: 1, acquired_count: 0 })
+      // a browser it did hand out goes back as before
+      const acquired = JSON.parse((await post(url, `/browser_pools/${pool.id}/acquire`, {})).body)
+      expect((await post(url, `/browser_pools/${pool.id}/release`, { session_id: acquired.session_id })).status)
+        .toBe(204)
+    }))
+})
