@@ -4,7 +4,10 @@
  * naming the field, and a request within the limits still served.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Schedule, Stream } from "effect"
+import { KernelEvents, Telemetry } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
+import { mockLayer } from "./utils/mock.js"
 import { raw, withServed } from "./utils/served.js"
 
 const auth = { authorization: `Bearer ${KernelSimulator.defaultToken}` }
@@ -65,5 +68,42 @@ describe("review round 18: a pool's release takes back only its own browsers", (
       const acquired = JSON.parse((await post(url, `/browser_pools/${pool.id}/acquire`, {})).body)
       expect((await post(url, `/browser_pools/${pool.id}/release`, { session_id: acquired.session_id })).status)
         .toBe(204)
+    }))
+})
+
+describe("review round 18: a server that ignores Last-Event-ID cannot make telemetry reconnect forever", () => {
+  it.live("replayed events only (all duplicates) do not start the schedule over: the stream fails, typed", () =>
+    Effect.gen(function*() {
+      // every connection sends seq 1..3 from the start, then ends: no progress after the first
+      const { layer, requests } = mockLayer(() =>
+        new Response(
+          [1, 2, 3].map((seq) =>
+            `id: ${seq}\ndata: ${
+              JSON.stringify({
+                seq,
+                event: { type: "console_log", ts: seq, source: { kind: "cdp" }, category: "console" }
+              })
+            }\n\n`
+          ).join(""),
+          { status: 200, headers: { "content-type": "text/event-stream" } }
+        )
+      )
+      const exit = yield* Telemetry.stream({ id: "b1" }).pipe(
+        Effect.flatMap((events) =>
+          events.pipe(
+            Stream.provideService(
+              KernelEvents.ResumeSchedule,
+              Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+            ),
+            Stream.runCollect
+          )
+        ),
+        Effect.timeout("5 seconds"),
+        Effect.provide(layer),
+        Effect.exit
+      )
+      expect(Exit.isFailure(exit) ? Cause.squash(exit.cause) : exit).toMatchObject({ _tag: "TransportError" })
+      // the first connection, then the schedule's 3 attempts: none of them started it over
+      expect(requests).toHaveLength(4)
     }))
 })
