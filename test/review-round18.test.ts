@@ -4,7 +4,7 @@
  * naming the field, and a request within the limits still served.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Schedule, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Schedule, Stream } from "effect"
 import { KernelEvents, Telemetry } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { mockLayer } from "./utils/mock.js"
@@ -105,5 +105,57 @@ describe("review round 18: a server that ignores Last-Event-ID cannot make telem
       expect(Exit.isFailure(exit) ? Cause.squash(exit.cause) : exit).toMatchObject({ _tag: "TransportError" })
       // the first connection, then the schedule's 3 attempts: none of them started it over
       expect(requests).toHaveLength(4)
+    }))
+})
+
+describe("review round 18: a pool's waiting acquires end with the world they wait in", () => {
+  const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
+    Effect.map(
+      simulator.handle({
+        method,
+        path,
+        headers: { ...json },
+        readBody: () =>
+          Effect.succeed({
+            _tag: "Read" as const,
+            bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+          })
+      }),
+      (response) => ({
+        status: response.status,
+        json: response.body._tag === "Text" && response.body.text !== "" ? JSON.parse(response.body.text) : undefined
+      })
+    )
+
+  // the TestClock never moves here: a waiter still waiting would never end (the test times out)
+  it.effect("a reset answers every waiting acquire 204 at once, and the new world's pools are untouched", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make()
+      const send = sendTo(simulator)
+      const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
+      expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
+      const waiters = yield* Effect.forkAll(
+        Array.from(
+          { length: 3 },
+          () => send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
+        )
+      )
+      yield* Effect.yieldNow()
+      yield* simulator.reset()
+      expect((yield* Fiber.join(waiters)).map((answer) => answer.status)).toEqual([204, 204, 204])
+    }))
+
+  it.effect("deleting the pool answers its waiting acquires 204 at once", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make()
+      const send = sendTo(simulator)
+      const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
+      expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
+      const waiter = yield* Effect.fork(
+        send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
+      )
+      yield* Effect.yieldNow()
+      expect((yield* send("DELETE", `/browser_pools/${pool.id}`)).status).toBeLessThan(300)
+      expect((yield* Fiber.join(waiter)).status).toBe(204)
     }))
 })

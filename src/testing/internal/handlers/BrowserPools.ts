@@ -14,7 +14,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { endBrowser, error, lastOf, num, obj, ok } from "./shared.js"
+import { endBrowser, endPoolWaiters, error, lastOf, num, obj, ok } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -47,14 +47,15 @@ const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: b
 }
 
 const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effect.Effect<Reply> =>
-  Effect.flatMap(Deferred.make<string>(), (handed) => {
+  Effect.flatMap(Deferred.make<void>(), (handed) => {
     const { op, org, store } = context
     let given: string | undefined
     const waiter: PoolWaiter = {
       hand: (id) => {
         given = id
-        Deferred.unsafeDone(handed, Exit.succeed(id))
-      }
+        Deferred.unsafeDone(handed, Exit.void)
+      },
+      end: () => Deferred.unsafeDone(handed, Exit.void)
     }
     const queue = org.poolWaiters.get(pool.id) ?? []
     queue.push(waiter)
@@ -116,6 +117,13 @@ export const handlers: Handlers = {
     if (pool === undefined) return poolNotFound
     pool.fields = { ...pool.fields, available_count: 0 }
     return ok(context.op)
+  },
+  deleteBrowserPool: (context) => {
+    const pool = poolOf(context)
+    const reply = engine.generic(context.store, context.call, () => "pool")
+    // the acquires waiting on it get their 204 now, not at the end of their wait
+    if (pool !== undefined && reply._tag !== "Error") endPoolWaiters(context.org, pool.id)
+    return reply
   },
   createBrowserPool: ({ body, call, op, store }) => {
     const reply = engine.generic(store, call, () => "pool")
