@@ -88,16 +88,9 @@ describe("review round 18: a server that ignores Last-Event-ID cannot make telem
           { status: 200, headers: { "content-type": "text/event-stream" } }
         )
       )
-      const exit = yield* Telemetry.stream({ id: "b1" }).pipe(
-        Effect.flatMap((events) =>
-          events.pipe(
-            Stream.provideService(
-              KernelEvents.ResumeSchedule,
-              Schedule.spaced("1 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
-            ),
-            Stream.runCollect
-          )
-        ),
+      // the schedule provided around the program (the documented alternative to Stream.provideService)
+      const exit = yield* Effect.flatMap(Telemetry.stream({ id: "b1" }), Stream.runCollect).pipe(
+        Effect.provideService(KernelEvents.ResumeSchedule, Schedule.recurs(3)),
         Effect.timeout("5 seconds"),
         Effect.provide(layer),
         Effect.exit
