@@ -152,3 +152,36 @@ describe("review round 18: a pool's waiting acquires end with the world they wai
       expect((yield* Fiber.join(waiter)).status).toBe(204)
     }))
 })
+
+describe("review round 18: the simulator holds multipart text fields to the document's limits", () => {
+  const multipart = (fields: ReadonlyArray<readonly [string, string, string?]>) => {
+    const boundary = "review18boundary"
+    const body =
+      fields.map(([name, value, filename]) =>
+        `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${
+          filename === undefined ? "" : `; filename="${filename}"\r\ncontent-type: application/zip`
+        }\r\n\r\n${value}\r\n`
+      ).join("") + `--${boundary}--\r\n`
+    return { headers: { ...auth, "content-type": `multipart/form-data; boundary=${boundary}` }, body }
+  }
+
+  it("an extension name breaking its pattern is 400 naming it; a good one is created", () =>
+    withServed({}, async ({ url }) => {
+      const bad = multipart([["file", "PK", "x.zip"], ["name", "bad name!"]])
+      refused(await raw(url, { method: "POST", path: "/extensions", ...bad }), "name: must match the pattern")
+      const good = multipart([["file", "PK", "x.zip"], ["name", "good-name_1.0"]])
+      expect((await raw(url, { method: "POST", path: "/extensions", ...good })).status).toBe(201)
+    }))
+
+  it("a nested field of an array of parts (files[0][dest_path]) breaking its pattern is 400 naming its path", () =>
+    withServed({}, async ({ url }) => {
+      const bad = multipart([["files[0][file]", "hello", "a.txt"], ["files[0][dest_path]", "relative/a.txt"]])
+      refused(
+        await raw(url, { method: "POST", path: "/browsers/browser_1/fs/upload", ...bad }),
+        "files.0.dest_path: must match the pattern"
+      )
+      const good = multipart([["files[0][file]", "hello", "a.txt"], ["files[0][dest_path]", "/tmp/a.txt"]])
+      expect((await raw(url, { method: "POST", path: "/browsers/browser_1/fs/upload", ...good })).status)
+        .toBeLessThan(300)
+    }))
+})

@@ -385,9 +385,15 @@ const serve = (
       !read.some((part) => part.name === name || part.name.startsWith(`${name}[`) || part.name.startsWith(`${name}.`))
     )
     if (missing !== undefined) return invalidInput(`${missing}: is required`)
+    // the text parts are held to the document's limits on their fields, as a JSON body is
+    const decoder = new TextDecoder()
+    for (const part of read) {
+      if (part.filename !== undefined) continue
+      const issue = values.partIssue(operation.body.schema, part.name, decoder.decode(part.bytes))
+      if (issue !== undefined) return invalidInput(issue)
+    }
     parts = read
     // the text parts are the fields; the first file is kept (an extension's download answers it)
-    const decoder = new TextDecoder()
     const file = read.find((part) => part.filename !== undefined)
     body = Object.fromEntries(
       read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
