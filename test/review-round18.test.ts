@@ -138,6 +138,21 @@ describe("review round 18: a pool's waiting acquires end with the world they wai
       expect((yield* Fiber.join(waiters)).map((answer) => answer.status)).toEqual([204, 204, 204])
     }))
 
+  it.effect("a pool evicted from its bounded store answers its waiting acquires 204 at once", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make()
+      const send = sendTo(simulator)
+      const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
+      expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
+      const waiter = yield* Effect.fork(
+        send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
+      )
+      yield* Effect.yieldNow()
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* send("POST", "/browser_pools", { size: 1 })
+      expect(yield* simulator.evictions).toContainEqual(expect.objectContaining({ id: pool.id }))
+      expect((yield* Fiber.join(waiter)).status).toBe(204)
+    }))
+
   it.effect("deleting the pool answers its waiting acquires 204 at once", () =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.make()

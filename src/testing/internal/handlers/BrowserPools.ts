@@ -125,8 +125,9 @@ export const handlers: Handlers = {
     if (pool !== undefined && reply._tag !== "Error") endPoolWaiters(context.org, pool.id)
     return reply
   },
-  createBrowserPool: ({ body, call, op, store }) => {
-    const reply = engine.generic(store, call, () => "pool")
+  createBrowserPool: ({ body, call, op, org, store }) => {
+    // a pool evicted from the bounded store takes its waiting acquires with it (204 now)
+    const reply = engine.generic(store, call, () => "pool", (evicted) => endPoolWaiters(org, evicted))
     const created = lastOf(store, "/browser_pools")
     if (created === undefined) return reply
     const size = num(body["size"], 1)
