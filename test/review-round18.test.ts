@@ -120,51 +120,41 @@ describe("review round 18: a pool's waiting acquires end with the world they wai
       })
     )
 
-  // the TestClock never moves here: a waiter still waiting would never end (the test times out)
-  it.effect("a reset answers every waiting acquire 204 at once, and the new world's pools are untouched", () =>
+  /** A fresh simulator with a pool of 1 whose browser is taken, and `count` acquires waiting an hour on it. */
+  const waitingOn = (count: number) =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.make()
       const send = sendTo(simulator)
       const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
       expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
-      const waiters = yield* Effect.forkAll(
-        Array.from(
-          { length: 3 },
-          () => send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
-        )
-      )
+      const acquire = send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
+      const waiters = yield* Effect.forkAll(Array.from({ length: count }, () => acquire))
       yield* Effect.yieldNow()
+      const statuses = Effect.map(Fiber.join(waiters), (answers) => answers.map((answer) => answer.status))
+      return { simulator, send, id: String(pool.id), statuses }
+    })
+
+  // the TestClock never moves here: a waiter still waiting would never end (the test times out)
+  it.effect("a reset answers every waiting acquire 204 at once", () =>
+    Effect.gen(function*() {
+      const { simulator, statuses } = yield* waitingOn(3)
       yield* simulator.reset()
-      expect((yield* Fiber.join(waiters)).map((answer) => answer.status)).toEqual([204, 204, 204])
+      expect(yield* statuses).toEqual([204, 204, 204])
     }))
 
   it.effect("a pool evicted from its bounded store answers its waiting acquires 204 at once", () =>
     Effect.gen(function*() {
-      const simulator = yield* KernelSimulator.make()
-      const send = sendTo(simulator)
-      const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
-      expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
-      const waiter = yield* Effect.fork(
-        send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
-      )
-      yield* Effect.yieldNow()
+      const { id, send, simulator, statuses } = yield* waitingOn(1)
       for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* send("POST", "/browser_pools", { size: 1 })
-      expect(yield* simulator.evictions).toContainEqual(expect.objectContaining({ id: pool.id }))
-      expect((yield* Fiber.join(waiter)).status).toBe(204)
+      expect(yield* simulator.evictions).toContainEqual(expect.objectContaining({ id }))
+      expect(yield* statuses).toEqual([204])
     }))
 
   it.effect("deleting the pool answers its waiting acquires 204 at once", () =>
     Effect.gen(function*() {
-      const simulator = yield* KernelSimulator.make()
-      const send = sendTo(simulator)
-      const pool = (yield* send("POST", "/browser_pools", { size: 1 })).json
-      expect((yield* send("POST", `/browser_pools/${pool.id}/acquire`, {})).status).toBe(200)
-      const waiter = yield* Effect.fork(
-        send("POST", `/browser_pools/${pool.id}/acquire`, { acquire_timeout_seconds: 3600 })
-      )
-      yield* Effect.yieldNow()
-      expect((yield* send("DELETE", `/browser_pools/${pool.id}`)).status).toBeLessThan(300)
-      expect((yield* Fiber.join(waiter)).status).toBe(204)
+      const { id, send, statuses } = yield* waitingOn(2)
+      expect((yield* send("DELETE", `/browser_pools/${id}`)).status).toBeLessThan(300)
+      expect(yield* statuses).toEqual([204, 204])
     }))
 })
 
