@@ -387,7 +387,13 @@ export const missingParent = (store: Store, call: Call): Reply | undefined => {
 }
 
 /** The generic answer of an operation, by its kind. */
-export const generic = (store: Store, call: Call, prefix: (collection: string) => string): Reply => {
+export const generic = (
+  store: Store,
+  call: Call,
+  prefix: (collection: string) => string,
+  /** What else goes with a resource a create evicts (see {@link put}). */
+  onEvict?: (id: string) => void
+): Reply => {
   const operation = call.operation
   const kind = kindOf(operation)
   const [status] = mainAnswer(operation)
@@ -415,7 +421,7 @@ export const generic = (store: Store, call: Call, prefix: (collection: string) =
         fields: isObject(built) ? { ...fields, ...built, id } : fields,
         deleted: false
       }
-      put(store, collection, resource)
+      put(store, collection, resource, onEvict)
       return reply(operation, resource.fields, status)
     }
     case "list": {

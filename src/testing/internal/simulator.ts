@@ -9,7 +9,7 @@ import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
-import { endBrowser } from "./handlers/shared.js"
+import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -404,9 +404,15 @@ const serve = (
       !read.some((part) => part.name === name || part.name.startsWith(`${name}[`) || part.name.startsWith(`${name}.`))
     )
     if (missing !== undefined) return invalidInput(`${missing}: is required`)
+    // the text parts are held to the document's limits on their fields, as a JSON body is
+    const decoder = new TextDecoder()
+    for (const part of read) {
+      if (part.filename !== undefined) continue
+      const issue = values.partIssue(operation.body.schema, part.name, decoder.decode(part.bytes))
+      if (issue !== undefined) return invalidInput(issue)
+    }
     parts = read
     // the text parts are the fields; the first file is kept (an extension's download answers it)
-    const decoder = new TextDecoder()
     const file = read.find((part) => part.filename !== undefined)
     body = Object.fromEntries(
       read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
@@ -808,8 +814,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       /** Back to `next` (a validated seed): a new world, no faults, an empty log. */
       resetTo: (next: Sim.Seed) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          // the old world's open streams end with it
-          for (const org of organizations.values()) for (const browser of org.browsers.values()) endBrowser(browser)
+          // the old world's open streams end with it, and its waiting acquires get their 204
+          for (const org of organizations.values()) {
+            for (const browser of org.browsers.values()) endBrowser(browser)
+            endPoolWaiters(org)
+          }
           organizations = build(next, now)
           faults.length = 0
           forget()

@@ -350,6 +350,53 @@ export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
 }
 
 /** The issue of an invalid value as `field: message`, the field its path in the value. */
+/**
+ * The schema of the field at `path` (a multipart part's name, `files[0][dest_path]`, split:
+ * `["files", "0", "dest_path"]`) in a body schema, or `undefined` when there is none.
+ */
+export const fieldAt = (ast: SchemaAST.AST, path: ReadonlyArray<string>): SchemaAST.AST | undefined => {
+  const [head, ...rest] = path
+  if (head === undefined) return ast
+  switch (ast._tag) {
+    case "Transformation":
+    case "Refinement":
+      return fieldAt(ast.from, path)
+    case "Suspend":
+      return fieldAt(ast.f(), path)
+    case "TypeLiteral": {
+      const property = ast.propertySignatures.find((p) => p.name === head)
+      return property === undefined ? undefined : fieldAt(property.type, rest)
+    }
+    case "TupleType": {
+      if (!/^\d+$/.test(head)) return undefined
+      const item = ast.elements[Number(head)]?.type ?? ast.rest[0]?.type
+      return item === undefined ? undefined : fieldAt(item, rest)
+    }
+    case "Union": {
+      for (const member of ast.types) {
+        const found = fieldAt(member, path)
+        if (found !== undefined) return found
+      }
+      return undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Why a multipart text part breaks the document's limits on its field (`undefined`: it keeps them,
+ * or its field is not a text field, or is not in the schema): `files.0.dest_path: must match ...`.
+ */
+export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text: string): string | undefined => {
+  const path = name.replace(/\]/g, "").split(/[[.]/)
+  const field = fieldAt(schema.ast, path)
+  // only a field whose type a text is (a number or a boolean sent as text is not judged here)
+  if (field === undefined || !decodes(field, text)) return undefined
+  const issue = firstIssue(Schema.make(field), text)
+  return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
+}
+
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends

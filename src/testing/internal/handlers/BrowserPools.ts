@@ -14,7 +14,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { endBrowser, error, lastOf, num, obj, ok } from "./shared.js"
+import { endBrowser, endPoolWaiters, error, lastOf, num, obj, ok } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -47,14 +47,15 @@ const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: b
 }
 
 const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effect.Effect<Reply> =>
-  Effect.flatMap(Deferred.make<string>(), (handed) => {
+  Effect.flatMap(Deferred.make<void>(), (handed) => {
     const { op, org, store } = context
     let given: string | undefined
     const waiter: PoolWaiter = {
       hand: (id) => {
         given = id
-        Deferred.unsafeDone(handed, Exit.succeed(id))
-      }
+        Deferred.unsafeDone(handed, Exit.void)
+      },
+      end: () => Deferred.unsafeDone(handed, Exit.void)
     }
     const queue = org.poolWaiters.get(pool.id) ?? []
     queue.push(waiter)
@@ -104,6 +105,10 @@ export const handlers: Handlers = {
     const sessionId = String(body["session_id"] ?? "")
     const resource = engine.find(store, "/browsers", sessionId, call.project)
     if (resource === undefined) return error(404, "not_found", "browser not found")
+    // only a browser this pool handed out goes back to it (a standalone browser is not ended)
+    if (obj(resource.fields["pool"])["id"] !== pool.id) {
+      return error(400, "bad_request", "the browser was not acquired from this pool")
+    }
     giveBack(org, pool, resource.id, body["reuse"] !== false)
     return ok(op)
   },
@@ -113,8 +118,16 @@ export const handlers: Handlers = {
     pool.fields = { ...pool.fields, available_count: 0 }
     return ok(context.op)
   },
-  createBrowserPool: ({ body, call, op, store }) => {
-    const reply = engine.generic(store, call, () => "pool")
+  deleteBrowserPool: (context) => {
+    const pool = poolOf(context)
+    const reply = engine.generic(context.store, context.call, () => "pool")
+    // the acquires waiting on it get their 204 now, not at the end of their wait
+    if (pool !== undefined && reply._tag !== "Error") endPoolWaiters(context.org, pool.id)
+    return reply
+  },
+  createBrowserPool: ({ body, call, op, org, store }) => {
+    // a pool evicted from the bounded store takes its waiting acquires with it (204 now)
+    const reply = engine.generic(store, call, () => "pool", (evicted) => endPoolWaiters(org, evicted))
     const created = lastOf(store, "/browser_pools")
     if (created === undefined) return reply
     const size = num(body["size"], 1)

@@ -43,9 +43,22 @@ export interface Organization {
   readonly poolWaiters: Map<string, Array<PoolWaiter>>
 }
 
-/** An acquire waiting for a browser: a release hands it the released browser's id. */
+/**
+ * An acquire waiting for a browser: a release hands it the released browser's id; `end` answers
+ * it 204 at once (its pool is gone, or the simulator was reset).
+ */
 export interface PoolWaiter {
   readonly hand: (browserId: string) => void
+  readonly end: () => void
+}
+
+/** Every acquire waiting on the pool `poolId` (every pool: `undefined`) of `org` gets its 204 now. */
+export const endPoolWaiters = (org: Organization, poolId?: string): void => {
+  for (const [id, queue] of [...org.poolWaiters]) {
+    if (poolId !== undefined && id !== poolId) continue
+    org.poolWaiters.delete(id)
+    for (const waiter of queue.splice(0)) waiter.end()
+  }
 }
 
 /** What a handler is given: the organization, the call, and the call's browser when its path names one. */
