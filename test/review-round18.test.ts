@@ -38,8 +38,14 @@ describe("review round 18: the simulator enforces the document's limits over HTT
 
   it("a query parameter out of its range is 400 naming it", () =>
     withServed({}, async ({ url }) => {
-      refused(await raw(url, { path: "/invocations?limit=1000", headers: auth }), "limit")
-      refused(await raw(url, { path: "/invocations?offset=-1", headers: auth }), "offset")
+      refused(
+        await raw(url, { path: "/invocations?limit=1000", headers: auth }),
+        "limit: \"1000\" is not valid (must be <= 100, got 1000)"
+      )
+      refused(
+        await raw(url, { path: "/invocations?offset=-1", headers: auth }),
+        "offset: \"-1\" is not valid (must be >= 0, got -1)"
+      )
       expect((await raw(url, { path: "/invocations?limit=100&offset=0", headers: auth })).status).toBe(200)
     }))
 

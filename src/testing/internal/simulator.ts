@@ -314,14 +314,28 @@ const invalidInput = (message: string): engine.Reply => ({
 })
 
 /** Whether query values (strings) are valid for the parameter's schema, read as their JSON types. */
+const readParameter = (v: string): ReadonlyArray<unknown> => [
+  v,
+  ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
+  ...(v === "true" ? [true] : v === "false" ? [false] : [])
+]
+
 const queryValid = (schema: Operation["parameters"][number]["schema"], given: ReadonlyArray<string>): boolean => {
-  const read = (v: string): ReadonlyArray<unknown> => [
-    v,
-    ...(v !== "" && Number.isFinite(Number(v)) ? [Number(v)] : []),
-    ...(v === "true" ? [true] : v === "false" ? [false] : [])
-  ]
-  if (given.length === 1 && read(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
-  return values.accepts(schema.ast, given.map((v) => read(v).at(-1)))
+  if (given.length === 1 && readParameter(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
+  return values.accepts(schema.ast, given.map((v) => readParameter(v).at(-1)))
+}
+
+/** Why a parameter's text is refused (`must be <= 100, got 1000`), read as its most specific type. */
+const parameterIssue = (
+  name: string,
+  schema: Operation["parameters"][number]["schema"],
+  given: ReadonlyArray<string>
+): string => {
+  const value = given.length === 1 ? readParameter(given[0]!).at(-1) : given.map((v) => readParameter(v).at(-1))
+  const why = values.firstIssue(schema, value)?.replace(/^body(?=[.:])/, "")
+  return `${name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid${
+    why === undefined ? "" : ` (${why.replace(/^: /, "")})`
+  }`
 }
 
 const prefixOf = (template: string): string => {
@@ -350,7 +364,7 @@ const serve = (
         ? segments[templateParts.indexOf(`{${parameter.name}}`)]
         : request.headers[parameter.name.toLowerCase()]
       if (given !== undefined && !queryValid(parameter.schema, [given])) {
-        return invalidInput(`${parameter.name}: is not valid`)
+        return invalidInput(parameterIssue(parameter.name, parameter.schema, [given]))
       }
       continue
     }
@@ -361,7 +375,7 @@ const serve = (
       continue
     }
     if (!queryValid(parameter.schema, given)) {
-      return invalidInput(`${parameter.name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid`)
+      return invalidInput(parameterIssue(parameter.name, parameter.schema, given))
     }
   }
   const contentType = request.headers["content-type"]
