@@ -25,6 +25,14 @@ const pure = (callee: string, args: string): string => `/*#__PURE__*/ ${callee}(
 
 const key = (name: string): string => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
 
+/** A builder of src/internal/struct.ts (see {@link Uses.builders}). */
+export type Builder = "array" | "once" | "struct" | "union"
+
+const useBuilder = (uses: Uses, builder: Builder): string => {
+  ;(uses.builders ??= new Set()).add(builder)
+  return builder
+}
+
 /** What a schema file uses, collected while emitting. */
 export interface Uses {
   readonly refs: Set<string>
@@ -35,8 +43,11 @@ export interface Uses {
   upload?: boolean
   /** A value with the document's limits (`limited`, src/internal/limits.ts). */
   limited?: boolean
-  /** A named struct (`struct`, src/internal/struct.ts). */
-  struct?: boolean
+  /**
+   * The builders of src/internal/struct.ts a file uses: `struct`, `union` and `array` (a named schema
+   * built on first use), `once` (a file constant built on first use).
+   */
+  builders?: Set<Builder>
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
   /**
@@ -138,7 +149,10 @@ export const schemaExpression = (
   }
 }
 
-/** Fields several structs of a file have alike, written once (`const <name> = { ... }`) and spread. */
+/**
+ * Fields several structs of a file have alike, written once (`const <name> = once(() => ({ ... }))`)
+ * and spread (`...<name>()`).
+ */
 export interface SharedFields {
   readonly name: string
   readonly keys: ReadonlySet<string>
@@ -164,7 +178,7 @@ const fieldsExpression = (
   properties.forEach((property, i) => {
     const group = groups.find((candidate) => candidate.keys.has(keys[i]!))
     if (group !== undefined) {
-      if (!written.has(group)) lines.push(`...${group.name}`)
+      if (!written.has(group)) lines.push(`...${group.name}()`)
       written.add(group)
       return
     }
@@ -189,7 +203,7 @@ const fieldValue = (value: string, uses: Uses): string => {
   const name = values.hoisted.get(value)
   if (name === undefined) return value
   values.used.add(name)
-  return name
+  return `${name}()`
 }
 
 /** The name of a file constant for a field value: its words (`optionalNullOrInt`), numbered when taken. */
@@ -330,15 +344,20 @@ export const placeSchemas = (api: Ir.Api, operationRoots: (operation: Ir.Operati
   return area
 }
 
-// a named schema carries its name (parse errors and docs say `Browser`, not the whole struct): a
-// struct through `struct` (src/internal/struct.ts), anything else annotated
+// a named schema carries its name (parse errors and docs say `Browser`, not the whole struct). A
+// struct, a union or an array is built on first use, not on import (`struct`, `union`, `array`:
+// src/internal/struct.ts); anything else (a literal, a record) is annotated as it is
 const identified = (id: string, expression: string, uses: Uses): string => {
-  const struct = `${pure("Schema.Struct", "")}`.slice(0, -1)
-  if (!expression.startsWith(struct)) {
-    return pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+  const opening = (callee: string) => `${pure(callee, "")}`.slice(0, -1)
+  if (expression.startsWith(opening("Schema.Struct"))) {
+    const fields = expression.slice(opening("Schema.Struct").length, -1)
+    return pure(useBuilder(uses, "struct"), `${JSON.stringify(id)}, () => (${fields})`)
   }
-  uses.struct = true
-  return pure("struct", `${JSON.stringify(id)}, ${expression.slice(struct.length, -1)}`)
+  const annotated = pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+  const builder = (["union", "array"] as const).find((kind) =>
+    expression.startsWith(opening(kind === "union" ? "Schema.Union" : "Schema.Array"))
+  )
+  return builder === undefined ? annotated : pure(useBuilder(uses, builder), `() => ${annotated}`)
 }
 
 const isObject = (schema: Ir.Schema): boolean =>
@@ -389,7 +408,10 @@ export const schemaFile = (
       const fresh = [...values.used].filter((name) => !declared.has(name))
       for (const name of fresh) declared.add(name)
       values.used.clear()
-      const constants = fresh.map((name) => `const ${name} = ${hoistedValue.get(name)!}`)
+      // built with the first schema that uses it (src/internal/struct.ts)
+      const constants = fresh.map((name) =>
+        `const ${name} = ${pure(useBuilder(uses, "once"), `() => ${hoistedValue.get(name)!}`)}`
+      )
       blocks.push(constants.length === 0 ? block : `${constants.join("\n")}\n\n${block}`)
     }
     const pending = new Set(shared)
@@ -418,7 +440,7 @@ export const schemaFile = (
         })
         push(
           `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
-            fieldsExpression(properties, uses, cyclic, [])
+            pure(useBuilder(uses, "once"), `() => (${fieldsExpression(properties, uses, cyclic, [])})`)
           }\n`
         )
       }
@@ -482,7 +504,9 @@ export const schemaFile = (
   imports.push(`import * as Schema from "effect/Schema"`)
   if (uses.timestamp) imports.push(`import { Timestamp } from "../../timestamp.js"`)
   if (uses.limited) imports.push(`import { limited } from "../../limits.js"`)
-  if (uses.struct) imports.push(`import { struct } from "../../struct.js"`)
+  if (uses.builders !== undefined) {
+    imports.push(`import { ${[...uses.builders].sort().join(", ")} } from "../../struct.js"`)
+  }
   if (uses.upload) imports.push(`import { Upload } from "../../upload.js"`)
   const common = [...uses.refs].filter((name) => !here.has(name)).sort()
   for (const name of common) {

@@ -1,17 +1,138 @@
 /**
- * The helper the generated schemas (scripts/generate) write their named structs with.
+ * The helpers the generated schemas (scripts/generate) are written with: each named schema is
+ * built on first use, not when its module is imported.
+ *
+ * Constructing a schema costs: its AST, one class per `Schema.Struct` / `annotations`, its fields'
+ * property signatures, its filters. The SDK has 167 named schemas and importing the whole package
+ * built every one of them (a profile put ~35 ms of the package's cold start there), when a program
+ * uses a few. Here a named schema is a small class whose members (`ast`, `fields`, `members`,
+ * `annotations`, `make`, `pipe`, ...) build the real schema the first time one of them is read, and
+ * answer from it after: it is a schema for every `Schema` function (they read `ast`), and it has the
+ * type and the members of the schema it stands for (`Schema.Struct<Fields>`, `Schema.Union<Members>`,
+ * `Schema.Array$<Value>`).
  *
  * @internal
  */
 import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 
 /**
- * A named struct: `Schema.Struct(fields)` carrying its identifier (parse errors and docs say
- * `Browser`, not the whole struct). The same schema and type as the two written out.
+ * `make()` the first time, then the same value. For the generated schemas' shared field values and
+ * field groups (`optionalString()`), built when the first schema that uses one is.
+ *
+ * @internal
+ */
+export const once = /* @__NO_SIDE_EFFECTS__ */ <A>(make: () => A): () => A => {
+  let built: { readonly value: A } | undefined
+  return () => (built ??= { value: make() }).value
+}
+
+const variance = {
+  _A: <A>(a: A): A => a,
+  _I: <I>(i: I): I => i,
+  _R: (r: never): never => r
+}
+
+/** The members every schema has, answered by the schema `schema()` builds on first use. */
+const lazySchema = <S extends Schema.Schema.All>(schema: () => S) =>
+  class {
+    static get [Schema.TypeId]() {
+      return variance
+    }
+    static get ast(): AST.AST {
+      return schema().ast
+    }
+    static pipe(...fns: ReadonlyArray<(a: unknown) => unknown>): unknown {
+      return fns.reduce<unknown>((a, f) => f(a), this)
+    }
+    static toString() {
+      return String(schema())
+    }
+    declare static readonly Type: Schema.Schema.Type<S>
+    declare static readonly Encoded: Schema.Schema.Encoded<S>
+    declare static readonly Context: Schema.Schema.Context<S>
+    declare readonly [Schema.TypeId]: Schema.Schema.Variance<
+      Schema.Schema.Type<S>,
+      Schema.Schema.Encoded<S>,
+      Schema.Schema.Context<S>
+    >[Schema.TypeId]
+  }
+
+/**
+ * A named struct, built on first use: `Schema.Struct(fields()).annotations({ identifier })` (parse
+ * errors and docs say `Browser`, not the whole struct). The same type and members as that struct.
  *
  * @internal
  */
 export const struct = /* @__NO_SIDE_EFFECTS__ */ <Fields extends Schema.Struct.Fields>(
   identifier: string,
-  fields: Fields
-): Schema.Struct<Fields> => Schema.Struct(fields).annotations({ identifier })
+  fields: () => Fields
+): Schema.Struct<Fields> => {
+  const schema = once(() => Schema.Struct(fields()).annotations({ identifier }))
+  return class extends lazySchema(schema) {
+    static get fields() {
+      return schema().fields
+    }
+    static get records() {
+      return schema().records
+    }
+    static annotations(annotations: Schema.Annotations.Schema<Schema.Simplify<Schema.Struct.Type<Fields>>>) {
+      return schema().annotations(annotations)
+    }
+    static make(...args: Parameters<Schema.Struct<Fields>["make"]>) {
+      return schema().make(...args)
+    }
+    static pick<Keys extends ReadonlyArray<keyof Fields>>(...keys: Keys) {
+      return schema().pick(...keys)
+    }
+    static omit<Keys extends ReadonlyArray<keyof Fields>>(...keys: Keys) {
+      return schema().omit(...keys)
+    }
+  }
+}
+
+/**
+ * A named union, built on first use (`union(() => Schema.Union(...).annotations(...))`). The same
+ * type and members as that union.
+ *
+ * @internal
+ */
+export const union = /* @__NO_SIDE_EFFECTS__ */ <Members extends ReadonlyArray<Schema.Schema.All>>(
+  make: () => Schema.Union<Members>
+): Schema.Union<Members> => {
+  const schema = once(make)
+  return class extends lazySchema(schema) {
+    static get members() {
+      return schema().members
+    }
+    static annotations(annotations: Schema.Annotations.Schema<Schema.Schema.Type<Members[number]>>) {
+      return schema().annotations(annotations)
+    }
+  }
+}
+
+/**
+ * A named array, built on first use (`array(() => Schema.Array(...).annotations(...))`). The same
+ * type and members as that array.
+ *
+ * @internal
+ */
+export const array = /* @__NO_SIDE_EFFECTS__ */ <Value extends Schema.Schema.Any>(
+  make: () => Schema.Array$<Value>
+): Schema.Array$<Value> => {
+  const schema = once(make)
+  return class extends lazySchema(schema) {
+    static get value() {
+      return schema().value
+    }
+    static get elements() {
+      return schema().elements
+    }
+    static get rest() {
+      return schema().rest
+    }
+    static annotations(annotations: Schema.Annotations.Schema<ReadonlyArray<Schema.Schema.Type<Value>>>) {
+      return schema().annotations(annotations)
+    }
+  }
+}

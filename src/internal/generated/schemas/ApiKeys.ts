@@ -6,10 +6,10 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const nullOrString = /*#__PURE__*/ Schema.NullOr(Schema.String)
+const nullOrString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.NullOr(Schema.String))
 
 /**
  * The `ApiKeyCreator` schema of the API.
@@ -17,7 +17,7 @@ const nullOrString = /*#__PURE__*/ Schema.NullOr(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", {
+export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
   /**
    * Kernel user ID of the creator.
    */
@@ -29,8 +29,8 @@ export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", {
   /**
    * Display name of the creator, if available.
    */
-  name: nullOrString
-})
+  name: nullOrString()
+}))
 
 /**
  * The type of {@link ApiKeyCreator}.
@@ -46,7 +46,7 @@ export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKey = /*#__PURE__*/ struct("ApiKey", {
+export const ApiKey = /*#__PURE__*/ struct("ApiKey", () => ({
   /**
    * Unique API key identifier
    */
@@ -67,16 +67,16 @@ export const ApiKey = /*#__PURE__*/ struct("ApiKey", {
   /**
    * Project identifier for project-scoped API keys. Null means org-wide.
    */
-  project_id: nullOrString,
+  project_id: nullOrString(),
   /**
    * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
    */
-  project_name: nullOrString,
+  project_name: nullOrString(),
   /**
    * Masked version of the API key
    */
   masked_key: Schema.String
-})
+}))
 
 /**
  * The type of {@link ApiKey}.
@@ -86,7 +86,9 @@ export const ApiKey = /*#__PURE__*/ struct("ApiKey", {
  */
 export interface ApiKey extends Schema.Schema.Type<typeof ApiKey> {}
 
-const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
+const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
+)
 
 /**
  * The `CreateApiKeyRequest` schema of the API.
@@ -94,11 +96,11 @@ const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ limited(Schema.String,
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", {
+export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", () => ({
   /**
    * API key name (1-255 characters)
    */
-  name: limitedStringMinLength1MaxLength255,
+  name: limitedStringMinLength1MaxLength255(),
   /**
    * Number of days until expiry, up to 3650. Use null for never.
    */
@@ -109,7 +111,7 @@ export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", {
    * Unique project identifier
    */
   project_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-})
+}))
 
 /**
  * The type of {@link CreateApiKeyRequest}.
@@ -125,13 +127,13 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", {
+export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", () => ({
   ...ApiKey.fields,
   /**
    * Plaintext API key. Only returned once when the key is created.
    */
   key: /*#__PURE__*/ Schema.Redacted(Schema.String)
-})
+}))
 
 /**
  * The type of {@link CreatedApiKey}.
@@ -147,12 +149,12 @@ export interface CreatedApiKey extends Schema.Schema.Type<typeof CreatedApiKey> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", {
+export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", () => ({
   /**
    * New API key name
    */
-  name: limitedStringMinLength1MaxLength255
-})
+  name: limitedStringMinLength1MaxLength255()
+}))
 
 /**
  * The type of {@link UpdateApiKeyRequest}.

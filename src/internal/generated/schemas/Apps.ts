@@ -14,7 +14,7 @@ import { AppAction } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", {
+export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", () => ({
   /**
    * Unique identifier for the app version
    */
@@ -43,7 +43,7 @@ export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", {
    * Environment variables configured for this app version
    */
   env_vars: /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
-})
+}))
 
 /**
  * The type of {@link AppVersionSummary}.

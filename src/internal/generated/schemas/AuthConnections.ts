@@ -6,12 +6,12 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 /**
  * Reference to credentials for the auth connection. Use one of:
@@ -22,24 +22,24 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", {
+export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", () => ({
   /**
    * Kernel credential name
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * External provider name (e.g., "my-1p")
    */
-  provider: optionalString,
+  provider: optionalString(),
   /**
    * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
    */
-  path: optionalString,
+  path: optionalString(),
   /**
    * If true, lookup by domain from the specified provider
    */
-  auto: optionalBoolean
-})
+  auto: optionalBoolean()
+}))
 
 /**
  * The type of {@link CredentialReference}.
@@ -74,7 +74,7 @@ export type MFAType = Schema.Schema.Type<typeof MFAType>
  * @since 0.2.0
  * @category Schemas
  */
-export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
+export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", () => ({
   /**
    * Field name
    */
@@ -90,11 +90,11 @@ export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
   /**
    * Field placeholder
    */
-  placeholder: optionalString,
+  placeholder: optionalString(),
   /**
    * Whether field is required
    */
-  required: optionalBoolean,
+  required: optionalBoolean(),
   /**
    * CSS selector for the field
    */
@@ -106,8 +106,8 @@ export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
   /**
    * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
    */
-  hint: optionalString
-})
+  hint: optionalString()
+}))
 
 /**
  * The type of {@link DiscoveredField}.
@@ -117,7 +117,9 @@ export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", {
  */
 export interface DiscoveredField extends Schema.Schema.Type<typeof DiscoveredField> {}
 
-const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+const optionalNullOrString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+)
 
 /**
  * An MFA method option for verification
@@ -125,7 +127,7 @@ const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.
  * @since 0.2.0
  * @category Schemas
  */
-export const MFAOption = /*#__PURE__*/ struct("MFAOption", {
+export const MFAOption = /*#__PURE__*/ struct("MFAOption", () => ({
   type: MFAType,
   /**
    * The visible option text
@@ -134,12 +136,12 @@ export const MFAOption = /*#__PURE__*/ struct("MFAOption", {
   /**
    * The masked destination (phone/email) if shown
    */
-  target: optionalNullOrString,
+  target: optionalNullOrString(),
   /**
    * Additional instructions from the site
    */
-  description: optionalNullOrString
-})
+  description: optionalNullOrString()
+}))
 
 /**
  * The type of {@link MFAOption}.
@@ -155,7 +157,7 @@ export interface MFAOption extends Schema.Schema.Type<typeof MFAOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SignInOption = /*#__PURE__*/ struct("SignInOption", {
+export const SignInOption = /*#__PURE__*/ struct("SignInOption", () => ({
   /**
    * Unique identifier for this option (used to submit selection back)
    */
@@ -167,8 +169,8 @@ export const SignInOption = /*#__PURE__*/ struct("SignInOption", {
   /**
    * Additional context such as email address or org name
    */
-  description: optionalNullOrString
-})
+  description: optionalNullOrString()
+}))
 
 /**
  * The type of {@link SignInOption}.
@@ -184,7 +186,7 @@ export interface SignInOption extends Schema.Schema.Type<typeof SignInOption> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSOButton = /*#__PURE__*/ struct("SSOButton", {
+export const SSOButton = /*#__PURE__*/ struct("SSOButton", () => ({
   /**
    * XPath selector for the button
    */
@@ -197,7 +199,7 @@ export const SSOButton = /*#__PURE__*/ struct("SSOButton", {
    * Visible button text
    */
   label: Schema.String
-})
+}))
 
 /**
  * The type of {@link SSOButton}.
@@ -208,7 +210,7 @@ export const SSOButton = /*#__PURE__*/ struct("SSOButton", {
 export interface SSOButton extends Schema.Schema.Type<typeof SSOButton> {}
 
 // the fields ManagedAuth, ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
-const managedAuthFields = {
+const managedAuthFields = /*#__PURE__*/ once(() => ({
   credential: /*#__PURE__*/ Schema.optional(CredentialReference),
   /**
    * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
@@ -249,7 +251,7 @@ const managedAuthFields = {
    *
    * {@link ManagedAuthUpdateRequest}: Login page URL. Set to empty string to clear.
    */
-  login_url: optionalString,
+  login_url: optionalString(),
   /**
    * {@link ManagedAuth}: Whether periodic health checks are enabled for this connection. When false, the system
    * will not automatically verify authentication status, and `auto_reauth` has no effect on
@@ -264,7 +266,7 @@ const managedAuthFields = {
    * automatically verify authentication status, and `auto_reauth` has no effect on the
    * automatic flow (since re-auth is only triggered by a failed scheduled health check).
    */
-  health_checks: optionalBoolean,
+  health_checks: optionalBoolean(),
   /**
    * {@link ManagedAuth}, {@link ManagedAuthUpdateRequest}: Whether automatic re-authentication is permitted for this connection. This is an opt-in
    * flag only — it does not check whether re-auth is actually feasible. Even when true,
@@ -282,10 +284,10 @@ const managedAuthFields = {
    * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
    * instead of attempting re-auth. Defaults to true.
    */
-  auto_reauth: optionalBoolean
-}
+  auto_reauth: optionalBoolean()
+}))
 
-const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
+const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
 
 /**
  * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
@@ -293,7 +295,7 @@ const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
+export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", () => ({
   /**
    * Unique identifier for the auth connection
    */
@@ -313,16 +315,16 @@ export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
   /**
    * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
    */
-  last_auth_check_at: optionalTimestamp,
+  last_auth_check_at: optionalTimestamp(),
   /**
    * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
    */
-  last_auth_at: optionalTimestamp,
-  ...managedAuthFields,
+  last_auth_at: optionalTimestamp(),
+  ...managedAuthFields(),
   /**
    * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
    */
-  can_reauth: optionalBoolean,
+  can_reauth: optionalBoolean(),
   /**
    * Machine-readable reason for the current value of `can_reauth`.
    * Affirmative values (re-auth is possible):
@@ -364,11 +366,11 @@ export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
   /**
    * ID of the proxy associated with this connection, if any.
    */
-  proxy_id: optionalString,
+  proxy_id: optionalString(),
   /**
    * URL where the browser landed after successful login
    */
-  post_login_url: optionalString,
+  post_login_url: optionalString(),
   /**
    * Current flow status (null when no flow in progress)
    */
@@ -422,36 +424,36 @@ export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
   /**
    * Instructions for external action (present when flow_step=awaiting_external_action)
    */
-  external_action_message: optionalNullOrString,
+  external_action_message: optionalNullOrString(),
   /**
    * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
    */
-  website_error: optionalNullOrString,
+  website_error: optionalNullOrString(),
   /**
    * SSO provider being used (e.g., google, github, microsoft)
    */
-  sso_provider: optionalNullOrString,
+  sso_provider: optionalNullOrString(),
   /**
    * Error message (present when flow_status=failed)
    */
-  error_message: optionalNullOrString,
+  error_message: optionalNullOrString(),
   /**
    * Machine-readable error code (present when flow_status=failed)
    */
-  error_code: optionalNullOrString,
+  error_code: optionalNullOrString(),
   /**
    * URL to redirect user to for hosted login (present when flow in progress)
    */
-  hosted_url: optionalNullOrString,
+  hosted_url: optionalNullOrString(),
   /**
    * Browser live view URL for debugging (present when flow in progress)
    */
-  live_view_url: optionalNullOrString,
+  live_view_url: optionalNullOrString(),
   /**
    * ID of the underlying browser session driving the current flow (present when flow in progress).
    * Use this to inspect or terminate the browser session via the `/browsers` API.
    */
-  browser_session_id: optionalNullOrString,
+  browser_session_id: optionalNullOrString(),
   /**
    * Interval in seconds between automatic health checks. When set, the system periodically
    * verifies the authentication status and triggers re-authentication if needed.
@@ -469,7 +471,7 @@ export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", {
    * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
    */
   record_session: Schema.Boolean
-})
+}))
 
 /**
  * The type of {@link ManagedAuth}.
@@ -485,30 +487,32 @@ export interface ManagedAuth extends Schema.Schema.Type<typeof ManagedAuth> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyRef = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Proxy ID
-       */
-      id: Schema.String,
-      /**
-       * Proxy name
-       */
-      name: optionalString
-    }),
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Proxy ID
-       */
-      id: optionalString,
-      /**
-       * Proxy name
-       */
-      name: Schema.String
-    })
-  ),
-  { identifier: "ProxyRef" }
+export const ProxyRef = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Proxy ID
+         */
+        id: Schema.String,
+        /**
+         * Proxy name
+         */
+        name: optionalString()
+      }),
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Proxy ID
+         */
+        id: optionalString(),
+        /**
+         * Proxy name
+         */
+        name: Schema.String
+      })
+    ),
+    { identifier: "ProxyRef" }
+  )
 )
 
 /**
@@ -519,11 +523,11 @@ export const ProxyRef = /*#__PURE__*/ Schema.annotations(
  */
 export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
 
-const optionalProxyRef = /*#__PURE__*/ Schema.optional(ProxyRef)
+const optionalProxyRef = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(ProxyRef))
 
 // the fields ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
-const managedAuthCreateRequestFields = {
-  proxy: optionalProxyRef,
+const managedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
+  proxy: optionalProxyRef(),
   /**
    * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
    * verifies the authentication status and triggers re-authentication if needed.
@@ -540,14 +544,14 @@ const managedAuthCreateRequestFields = {
    *
    * {@link ManagedAuthUpdateRequest}: Whether to save credentials after every successful login
    */
-  save_credentials: optionalBoolean,
+  save_credentials: optionalBoolean(),
   /**
    * {@link ManagedAuthCreateRequest}: Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
    *
    * {@link ManagedAuthUpdateRequest}: Whether to record browser sessions for this connection by default
    */
-  record_session: optionalBoolean
-}
+  record_session: optionalBoolean()
+}))
 
 /**
  * Request to create an auth connection for a profile and domain
@@ -555,7 +559,7 @@ const managedAuthCreateRequestFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", {
+export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
   /**
    * Domain for authentication
    */
@@ -564,9 +568,9 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateR
    * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
    */
   profile_name: Schema.String,
-  ...managedAuthFields,
-  ...managedAuthCreateRequestFields
-})
+  ...managedAuthFields(),
+  ...managedAuthCreateRequestFields()
+}))
 
 /**
  * The type of {@link ManagedAuthCreateRequest}.
@@ -582,10 +586,10 @@ export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", {
-  ...managedAuthFields,
-  ...managedAuthCreateRequestFields
-})
+export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
+  ...managedAuthFields(),
+  ...managedAuthCreateRequestFields()
+}))
 
 /**
  * The type of {@link ManagedAuthUpdateRequest}.
@@ -601,13 +605,13 @@ export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", {
-  proxy: optionalProxyRef,
+export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", () => ({
+  proxy: optionalProxyRef(),
   /**
    * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
    */
-  record_session: optionalBoolean
-})
+  record_session: optionalBoolean()
+}))
 
 /**
  * The type of {@link LoginRequest}.
@@ -623,7 +627,7 @@ export interface LoginRequest extends Schema.Schema.Type<typeof LoginRequest> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", {
+export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * Auth connection ID
    */
@@ -643,12 +647,12 @@ export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", {
   /**
    * One-time code for handoff (internal use)
    */
-  handoff_code: optionalString,
+  handoff_code: optionalString(),
   /**
    * Browser live view URL for watching the login flow
    */
-  live_view_url: optionalString
-})
+  live_view_url: optionalString()
+}))
 
 /**
  * The type of {@link LoginResponse}.
@@ -664,7 +668,7 @@ export interface LoginResponse extends Schema.Schema.Type<typeof LoginResponse> 
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", {
+export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", () => ({
   /**
    * Map of field name to value
    */
@@ -674,20 +678,20 @@ export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", {
   /**
    * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
    */
-  sso_button_selector: optionalString,
+  sso_button_selector: optionalString(),
   /**
    * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
    */
-  sso_provider: optionalString,
+  sso_provider: optionalString(),
   /**
    * The MFA method type to select (when mfa_options were returned)
    */
-  mfa_option_id: optionalString,
+  mfa_option_id: optionalString(),
   /**
    * The sign-in option ID to select (when sign_in_options were returned)
    */
-  sign_in_option_id: optionalString
-})
+  sign_in_option_id: optionalString()
+}))
 
 /**
  * The type of {@link SubmitFieldsRequest}.
@@ -703,12 +707,12 @@ export interface SubmitFieldsRequest extends Schema.Schema.Type<typeof SubmitFie
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", {
+export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", () => ({
   /**
    * Whether the submission was accepted for processing
    */
   accepted: Schema.Boolean
-})
+}))
 
 /**
  * The type of {@link SubmitFieldsResponse}.
@@ -724,7 +728,7 @@ export interface SubmitFieldsResponse extends Schema.Schema.Type<typeof SubmitFi
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", {
+export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
   /**
    * Event type identifier (always "managed_auth_state").
    */
@@ -770,32 +774,32 @@ export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent
   /**
    * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
    */
-  external_action_message: optionalString,
+  external_action_message: optionalString(),
   /**
    * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
    */
-  website_error: optionalString,
+  website_error: optionalString(),
   /**
    * Error message (present when flow_status=FAILED).
    */
-  error_message: optionalString,
+  error_message: optionalString(),
   /**
    * Machine-readable error code (present when flow_status=FAILED).
    */
-  error_code: optionalString,
+  error_code: optionalString(),
   /**
    * URL where the browser landed after successful login.
    */
-  post_login_url: optionalString,
+  post_login_url: optionalString(),
   /**
    * Browser live view URL for debugging.
    */
-  live_view_url: optionalString,
+  live_view_url: optionalString(),
   /**
    * URL to redirect user to for hosted login.
    */
-  hosted_url: optionalString
-})
+  hosted_url: optionalString()
+}))
 
 /**
  * The type of {@link ManagedAuthStateEvent}.
@@ -811,9 +815,10 @@ export interface ManagedAuthStateEvent extends Schema.Schema.Type<typeof Managed
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(ManagedAuthStateEvent, ErrorEvent, SSEHeartbeatEvent),
-  { identifier: "ManagedAuthEvent" }
+export const ManagedAuthEvent = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Union(ManagedAuthStateEvent, ErrorEvent, SSEHeartbeatEvent), {
+    identifier: "ManagedAuthEvent"
+  })
 )
 
 /**
@@ -830,12 +835,12 @@ export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", {
+export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", () => ({
   /**
    * Handoff code from start endpoint
    */
   code: Schema.String
-})
+}))
 
 /**
  * The type of {@link ManagedAuthExchangeRequest}.
@@ -851,7 +856,7 @@ export interface ManagedAuthExchangeRequest extends Schema.Schema.Type<typeof Ma
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", {
+export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", () => ({
   /**
    * Invocation ID
    */
@@ -860,7 +865,7 @@ export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExch
    * JWT token with invocation_id claim (30 minute TTL)
    */
   jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
-})
+}))
 
 /**
  * The type of {@link ManagedAuthExchangeResponse}.

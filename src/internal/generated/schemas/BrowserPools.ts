@@ -6,12 +6,12 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
@@ -19,7 +19,7 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", {
+export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -40,11 +40,11 @@ export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", {
   /**
    * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
    */
-  stealth: optionalBoolean,
+  stealth: optionalBoolean(),
   /**
    * If true, launches the browser using a headless image. Defaults to false.
    */
-  headless: optionalBoolean,
+  headless: optionalBoolean(),
   profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
   /**
    * List of browser extensions to load into the session. Provide each by id or name.
@@ -55,12 +55,12 @@ export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", {
   /**
    * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
    */
-  proxy_id: optionalString,
+  proxy_id: optionalString(),
   viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
   /**
    * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
    */
-  kiosk_mode: optionalBoolean,
+  kiosk_mode: optionalBoolean(),
   /**
    * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
    */
@@ -70,8 +70,8 @@ export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", {
   /**
    * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
    */
-  start_url: optionalString
-})
+  start_url: optionalString()
+}))
 
 /**
  * The type of {@link BrowserPoolRequest}.
@@ -87,7 +87,7 @@ export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", {
+export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", () => ({
   /**
    * Unique identifier for the browser pool
    */
@@ -95,7 +95,7 @@ export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", {
   /**
    * Browser pool name, if set
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * Number of browsers currently available in the pool
    */
@@ -112,7 +112,7 @@ export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", {
    * Configuration used to create all browsers in this pool
    */
   browser_pool_config: BrowserPoolRequest
-})
+}))
 
 /**
  * The type of {@link BrowserPool}.
@@ -128,9 +128,9 @@ export interface BrowserPool extends Schema.Schema.Type<typeof BrowserPool> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListBrowserPoolsResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserPool), {
-  identifier: "ListBrowserPoolsResponse"
-})
+export const ListBrowserPoolsResponse = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserPool), { identifier: "ListBrowserPoolsResponse" })
+)
 
 /**
  * The type of {@link ListBrowserPoolsResponse}.
@@ -146,13 +146,13 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", {
+export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
   ...BrowserPoolRequest.fields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
    */
-  discard_all_idle: optionalBoolean
-})
+  discard_all_idle: optionalBoolean()
+}))
 
 /**
  * The type of {@link BrowserPoolUpdateRequest}.
@@ -168,12 +168,12 @@ export interface BrowserPoolUpdateRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", {
+export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", () => ({
   /**
    * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
    */
-  force: optionalBoolean
-})
+  force: optionalBoolean()
+}))
 
 /**
  * The type of {@link BrowserPoolDeleteRequest}.
@@ -189,12 +189,12 @@ export interface BrowserPoolDeleteRequest extends Schema.Schema.Type<typeof Brow
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", {
+export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", () => ({
   /**
    * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
    */
   acquire_timeout_seconds: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+}))
 
 /**
  * The type of {@link BrowserPoolAcquireRequest}.
@@ -210,7 +210,7 @@ export interface BrowserPoolAcquireRequest extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", {
+export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", () => ({
   /**
    * Browser session ID to release back to the pool
    */
@@ -218,8 +218,8 @@ export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleas
   /**
    * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
    */
-  reuse: optionalBoolean
-})
+  reuse: optionalBoolean()
+}))
 
 /**
  * The type of {@link BrowserPoolReleaseRequest}.

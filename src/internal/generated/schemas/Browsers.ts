@@ -6,15 +6,15 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 import { Upload } from "../../upload.js"
 import { BrowserExtension, BrowserProfile, BrowserTelemetryConfig, BrowserViewport } from "./Common.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
-const optionalBrowserProfile = /*#__PURE__*/ Schema.optional(BrowserProfile)
-const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ Schema.optional(
-  /*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
+const optionalBrowserProfile = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserProfile))
+const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
 )
 
 /**
@@ -23,28 +23,28 @@ const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ Schema.optional(
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", {
+export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", () => ({
   /**
    * action invocation ID
    */
-  invocation_id: optionalString,
+  invocation_id: optionalString(),
   /**
    * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
    */
-  stealth: optionalBoolean,
+  stealth: optionalBoolean(),
   /**
    * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
    */
-  headless: optionalBoolean,
+  headless: optionalBoolean(),
   /**
    * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
    */
-  gpu: optionalBoolean,
+  gpu: optionalBoolean(),
   /**
    * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
    */
   timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 259200 })),
-  profile: optionalBrowserProfile,
+  profile: optionalBrowserProfile(),
   /**
    * List of browser extensions to load into the session. Provide each by id or name.
    */
@@ -54,16 +54,16 @@ export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", {
   /**
    * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
    */
-  proxy_id: optionalString,
+  proxy_id: optionalString(),
   viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
   /**
    * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
    */
-  kiosk_mode: optionalBoolean,
+  kiosk_mode: optionalBoolean(),
   /**
    * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
    */
-  start_url: optionalString,
+  start_url: optionalString(),
   /**
    * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
    */
@@ -73,8 +73,8 @@ export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", {
   /**
    * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
    */
-  telemetry: optionalNullOrBrowserTelemetryConfig
-})
+  telemetry: optionalNullOrBrowserTelemetryConfig()
+}))
 
 /**
  * The type of {@link BrowserRequest}.
@@ -90,15 +90,15 @@ export interface BrowserRequest extends Schema.Schema.Type<typeof BrowserRequest
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate", {
+export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
   ...BrowserViewport.fields,
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
    * Active recordings will be gracefully stopped and restarted at the new resolution as
    * separate segments. If false (default), the resize is refused when a live view or recording is active.
    */
-  force: optionalBoolean
-})
+  force: optionalBoolean()
+}))
 
 /**
  * The type of {@link BrowserViewportUpdate}.
@@ -114,7 +114,7 @@ export interface BrowserViewportUpdate extends Schema.Schema.Type<typeof Browser
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest", {
+export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest", () => ({
   /**
    * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
    */
@@ -122,11 +122,11 @@ export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest",
   /**
    * If true, stealth browsers connect directly instead of using the default stealth proxy.
    */
-  disable_default_proxy: optionalBoolean,
+  disable_default_proxy: optionalBoolean(),
   /**
    * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
    */
-  profile: optionalBrowserProfile,
+  profile: optionalBrowserProfile(),
   /**
    * Viewport configuration to apply to the browser session.
    */
@@ -134,8 +134,8 @@ export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest",
   /**
    * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
    */
-  telemetry: optionalNullOrBrowserTelemetryConfig
-})
+  telemetry: optionalNullOrBrowserTelemetryConfig()
+}))
 
 /**
  * The type of {@link BrowserUpdateRequest}.
@@ -151,7 +151,7 @@ export interface BrowserUpdateRequest extends Schema.Schema.Type<typeof BrowserU
  * @since 0.2.0
  * @category Schemas
  */
-export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", {
+export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", () => ({
   /**
    * List of extensions to upload and activate
    */
@@ -165,7 +165,7 @@ export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtens
      */
     name: /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
   }))
-})
+}))
 
 /**
  * The type of {@link LoadBrowserExtensionsBody}.
@@ -181,7 +181,7 @@ export interface LoadBrowserExtensionsBody extends Schema.Schema.Type<typeof Loa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", {
+export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", () => ({
   /**
    * Target URL (must be http or https).
    */
@@ -199,7 +199,7 @@ export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", {
   /**
    * Request body (for POST/PUT/PATCH).
    */
-  body: optionalString,
+  body: optionalString(),
   /**
    * Request timeout in milliseconds.
    */
@@ -208,7 +208,7 @@ export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", {
    * Encoding for the response body. Use base64 for binary content.
    */
   response_encoding: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("utf8", "base64"))
-})
+}))
 
 /**
  * The type of {@link BrowserCurlRequest}.
@@ -224,7 +224,7 @@ export interface BrowserCurlRequest extends Schema.Schema.Type<typeof BrowserCur
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", {
+export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", () => ({
   /**
    * HTTP status code from target.
    */
@@ -241,7 +241,7 @@ export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", {
    * Total request duration in milliseconds.
    */
   duration_ms: Schema.Int
-})
+}))
 
 /**
  * The type of {@link BrowserCurlResult}.

@@ -6,10 +6,10 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
+const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
 
 /**
  * Browser profile metadata.
@@ -17,7 +17,7 @@ const optionalTimestamp = /*#__PURE__*/ Schema.optional(Timestamp)
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile = /*#__PURE__*/ struct("Profile", {
+export const Profile = /*#__PURE__*/ struct("Profile", () => ({
   /**
    * Unique identifier for the profile
    */
@@ -33,12 +33,12 @@ export const Profile = /*#__PURE__*/ struct("Profile", {
   /**
    * Timestamp when the profile was last updated
    */
-  updated_at: optionalTimestamp,
+  updated_at: optionalTimestamp(),
   /**
    * Timestamp when the profile was last used
    */
-  last_used_at: optionalTimestamp
-})
+  last_used_at: optionalTimestamp()
+}))
 
 /**
  * The type of {@link Profile}.
@@ -48,7 +48,7 @@ export const Profile = /*#__PURE__*/ struct("Profile", {
  */
 export interface Profile extends Schema.Schema.Type<typeof Profile> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Browser pool this session was acquired from, if any.
@@ -56,7 +56,7 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", {
+export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
   /**
    * Browser pool ID
    */
@@ -64,8 +64,8 @@ export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", {
   /**
    * Browser pool name, if set
    */
-  name: optionalString
-})
+  name: optionalString()
+}))
 
 /**
  * The type of {@link BrowserPoolRef}.
@@ -91,7 +91,7 @@ export interface BrowserPoolRef extends Schema.Schema.Type<typeof BrowserPoolRef
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {
+export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({
   /**
    * Browser window width in pixels.
    */
@@ -104,7 +104,7 @@ export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {
    * Display refresh rate in Hz. If omitted, automatically determined from width and height.
    */
   refresh_rate: /*#__PURE__*/ Schema.optional(Schema.Int)
-})
+}))
 
 /**
  * The type of {@link BrowserViewport}.
@@ -120,12 +120,12 @@ export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewpo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", {
+export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", () => ({
   /**
    * Time in milliseconds the session was actively running.
    */
   uptime_ms: Schema.Int
-})
+}))
 
 /**
  * The type of {@link BrowserUsage}.
@@ -135,7 +135,7 @@ export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", {
  */
 export interface BrowserUsage extends Schema.Schema.Type<typeof BrowserUsage> {}
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 /**
  * Per-category telemetry configuration.
@@ -143,12 +143,12 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", {
+export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", () => ({
   /**
    * Whether this category is captured. Defaults to true if omitted.
    */
-  enabled: optionalBoolean
-})
+  enabled: optionalBoolean()
+}))
 
 /**
  * The type of {@link BrowserTelemetryCategoryConfig}.
@@ -158,7 +158,9 @@ export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelem
  */
 export interface BrowserTelemetryCategoryConfig extends Schema.Schema.Type<typeof BrowserTelemetryCategoryConfig> {}
 
-const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
+)
 
 /**
  * Per-category telemetry capture settings.
@@ -166,24 +168,24 @@ const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ Schema.optional(Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", {
+export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", () => ({
   /**
    * Console output (log, warn, error) and uncaught exceptions.
    */
-  console: optionalBrowserTelemetryCategoryConfig,
+  console: optionalBrowserTelemetryCategoryConfig(),
   /**
    * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
    */
-  page: optionalBrowserTelemetryCategoryConfig,
+  page: optionalBrowserTelemetryCategoryConfig(),
   /**
    * User interaction events including clicks, keydowns, and scroll-settled events.
    */
-  interaction: optionalBrowserTelemetryCategoryConfig,
+  interaction: optionalBrowserTelemetryCategoryConfig(),
   /**
    * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
    */
-  network: optionalBrowserTelemetryCategoryConfig
-})
+  network: optionalBrowserTelemetryCategoryConfig()
+}))
 
 /**
  * The type of {@link BrowserTelemetryCategoriesConfig}.
@@ -199,12 +201,12 @@ export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", {
+export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", () => ({
   /**
    * Per-category enable/disable flags. If omitted, all categories are captured.
    */
   browser: /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoriesConfig)
-})
+}))
 
 /**
  * The type of {@link BrowserTelemetryConfig}.
@@ -220,7 +222,7 @@ export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ struct("Browser", {
+export const Browser = /*#__PURE__*/ struct("Browser", () => ({
   /**
    * When the browser session was created.
    */
@@ -240,7 +242,7 @@ export const Browser = /*#__PURE__*/ struct("Browser", {
   /**
    * Metro-API HTTP base URL for this browser session.
    */
-  base_url: optionalString,
+  base_url: optionalString(),
   /**
    * Whether the browser session is running in headless mode.
    */
@@ -252,7 +254,7 @@ export const Browser = /*#__PURE__*/ struct("Browser", {
   /**
    * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
    */
-  gpu: optionalBoolean,
+  gpu: optionalBoolean(),
   /**
    * Unique identifier for the browser session
    */
@@ -265,17 +267,17 @@ export const Browser = /*#__PURE__*/ struct("Browser", {
   /**
    * ID of the proxy associated with this browser session, if any.
    */
-  proxy_id: optionalString,
+  proxy_id: optionalString(),
   pool: /*#__PURE__*/ Schema.optional(BrowserPoolRef),
   viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
   /**
    * Whether the browser session is running in kiosk mode.
    */
-  kiosk_mode: optionalBoolean,
+  kiosk_mode: optionalBoolean(),
   /**
    * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
    */
-  start_url: optionalString,
+  start_url: optionalString(),
   /**
    * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
    */
@@ -285,13 +287,13 @@ export const Browser = /*#__PURE__*/ struct("Browser", {
   /**
    * When the browser session was soft-deleted. Only present for deleted sessions.
    */
-  deleted_at: optionalTimestamp,
+  deleted_at: optionalTimestamp(),
   usage: /*#__PURE__*/ Schema.optional(BrowserUsage),
   /**
    * Active telemetry configuration for the session, if any.
    */
   telemetry: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserTelemetryConfig))
-})
+}))
 
 /**
  * The type of {@link Browser}.
@@ -307,7 +309,7 @@ export interface Browser extends Schema.Schema.Type<typeof Browser> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent = /*#__PURE__*/ struct("LogEvent", {
+export const LogEvent = /*#__PURE__*/ struct("LogEvent", () => ({
   /**
    * Event type identifier (always "log").
    */
@@ -320,7 +322,7 @@ export const LogEvent = /*#__PURE__*/ struct("LogEvent", {
    * Log message text.
    */
   message: Schema.String
-})
+}))
 
 /**
  * The type of {@link LogEvent}.
@@ -336,16 +338,16 @@ export interface LogEvent extends Schema.Schema.Type<typeof LogEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", {
+export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", () => ({
   /**
    * Lower-level error code providing more specific detail
    */
-  code: optionalString,
+  code: optionalString(),
   /**
    * Further detail about the error
    */
-  message: optionalString
-})
+  message: optionalString()
+}))
 
 /**
  * The type of {@link ErrorDetail}.
@@ -361,7 +363,7 @@ export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ struct("Error", {
+export const Error = /*#__PURE__*/ struct("Error", () => ({
   /**
    * Application-specific error code (machine-readable)
    */
@@ -375,7 +377,7 @@ export const Error = /*#__PURE__*/ struct("Error", {
    */
   details: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(ErrorDetail)),
   inner_error: /*#__PURE__*/ Schema.optional(ErrorDetail)
-})
+}))
 
 /**
  * The type of {@link Error}.
@@ -391,7 +393,7 @@ export interface Error extends Schema.Schema.Type<typeof Error> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", {
+export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", () => ({
   /**
    * Event type identifier (always "error").
    */
@@ -401,7 +403,7 @@ export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", {
    */
   timestamp: Timestamp,
   error: Error
-})
+}))
 
 /**
  * The type of {@link ErrorEvent}.
@@ -417,7 +419,7 @@ export interface ErrorEvent extends Schema.Schema.Type<typeof ErrorEvent> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", {
+export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", () => ({
   /**
    * Event type identifier (always "sse_heartbeat").
    */
@@ -426,7 +428,7 @@ export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", {
    * Time the heartbeat was sent.
    */
   timestamp: Timestamp
-})
+}))
 
 /**
  * The type of {@link SSEHeartbeatEvent}.
@@ -436,14 +438,14 @@ export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", {
  */
 export interface SSEHeartbeatEvent extends Schema.Schema.Type<typeof SSEHeartbeatEvent> {}
 
-const optionalLimitedStringMinLength1Value = /*#__PURE__*/ Schema.optional(
+const optionalLimitedStringMinLength1Value = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
+  )
+)
+const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255, pattern: "^[a-zA-Z0-9._-]{1,255}$" })
 )
-const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ limited(Schema.String, {
-  minLength: 1,
-  maxLength: 255,
-  pattern: "^[a-zA-Z0-9._-]{1,255}$"
-})
 
 /**
  * Profile selection for the browser session. Provide either id or name. If specified, the
@@ -452,38 +454,40 @@ const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ limited(Schema.String
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserProfile = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Profile ID to load for this browser session
-       */
-      id: Schema.String,
-      /**
-       * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-       */
-      name: optionalLimitedStringMinLength1Value,
-      /**
-       * If true, save changes made during the session back to the profile when the session ends.
-       */
-      save_changes: optionalBoolean
-    }),
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Profile ID to load for this browser session
-       */
-      id: optionalString,
-      /**
-       * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-       */
-      name: limitedStringMinLength1MaxLengtValue,
-      /**
-       * If true, save changes made during the session back to the profile when the session ends.
-       */
-      save_changes: optionalBoolean
-    })
-  ),
-  { identifier: "BrowserProfile" }
+export const BrowserProfile = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Profile ID to load for this browser session
+         */
+        id: Schema.String,
+        /**
+         * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+         */
+        name: optionalLimitedStringMinLength1Value(),
+        /**
+         * If true, save changes made during the session back to the profile when the session ends.
+         */
+        save_changes: optionalBoolean()
+      }),
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Profile ID to load for this browser session
+         */
+        id: optionalString(),
+        /**
+         * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+         */
+        name: limitedStringMinLength1MaxLengtValue(),
+        /**
+         * If true, save changes made during the session back to the profile when the session ends.
+         */
+        save_changes: optionalBoolean()
+      })
+    ),
+    { identifier: "BrowserProfile" }
+  )
 )
 
 /**
@@ -500,30 +504,32 @@ export type BrowserProfile = Schema.Schema.Type<typeof BrowserProfile>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserExtension = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Extension ID to load for this browser session
-       */
-      id: Schema.String,
-      /**
-       * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-       */
-      name: optionalLimitedStringMinLength1Value
-    }),
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Extension ID to load for this browser session
-       */
-      id: optionalString,
-      /**
-       * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-       */
-      name: limitedStringMinLength1MaxLengtValue
-    })
-  ),
-  { identifier: "BrowserExtension" }
+export const BrowserExtension = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Extension ID to load for this browser session
+         */
+        id: Schema.String,
+        /**
+         * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+         */
+        name: optionalLimitedStringMinLength1Value()
+      }),
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Extension ID to load for this browser session
+         */
+        id: optionalString(),
+        /**
+         * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+         */
+        name: limitedStringMinLength1MaxLengtValue()
+      })
+    ),
+    { identifier: "BrowserExtension" }
+  )
 )
 
 /**
@@ -540,12 +546,12 @@ export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse = /*#__PURE__*/ struct("OkResponse", {
+export const OkResponse = /*#__PURE__*/ struct("OkResponse", () => ({
   /**
    * Indicates success.
    */
   ok: Schema.Boolean
-})
+}))
 
 /**
  * The type of {@link OkResponse}.
@@ -555,8 +561,10 @@ export const OkResponse = /*#__PURE__*/ struct("OkResponse", {
  */
 export interface OkResponse extends Schema.Schema.Type<typeof OkResponse> {}
 
-const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ Schema.optional(
-  /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  )
 )
 
 /**
@@ -565,7 +573,7 @@ const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ Schema.optional(
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction = /*#__PURE__*/ struct("AppAction", {
+export const AppAction = /*#__PURE__*/ struct("AppAction", () => ({
   /**
    * Name of the action
    */
@@ -573,12 +581,12 @@ export const AppAction = /*#__PURE__*/ struct("AppAction", {
   /**
    * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
    */
-  input_schema: optionalNullOrRecordKeyStringValueUnknown,
+  input_schema: optionalNullOrRecordKeyStringValueUnknown(),
   /**
    * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
    */
-  output_schema: optionalNullOrRecordKeyStringValueUnknown
-})
+  output_schema: optionalNullOrRecordKeyStringValueUnknown()
+}))
 
 /**
  * The type of {@link AppAction}.

@@ -6,12 +6,14 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 
-const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+const optionalArrayString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+)
 
 // the fields ClickMouseRequest, MoveMouseRequest, ScrollRequest have alike
-const clickMouseRequestFields = {
+const clickMouseRequestFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ClickMouseRequest}: X coordinate of the click position
    *
@@ -35,10 +37,10 @@ const clickMouseRequestFields = {
    *
    * {@link ScrollRequest}: Modifier keys to hold during the scroll
    */
-  hold_keys: optionalArrayString
-}
+  hold_keys: optionalArrayString()
+}))
 
-const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
 /**
  * The `ClickMouseRequest` schema of the API.
@@ -46,7 +48,7 @@ const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
  * @since 0.2.0
  * @category Schemas
  */
-export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", {
+export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", () => ({
   /**
    * Mouse button to interact with
    */
@@ -55,12 +57,12 @@ export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", {
    * Type of click action
    */
   click_type: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("down", "up", "click")),
-  ...clickMouseRequestFields,
+  ...clickMouseRequestFields(),
   /**
    * Number of times to repeat the click
    */
-  num_clicks: optionalInt
-})
+  num_clicks: optionalInt()
+}))
 
 /**
  * The type of {@link ClickMouseRequest}.
@@ -70,7 +72,7 @@ export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", {
  */
 export interface ClickMouseRequest extends Schema.Schema.Type<typeof ClickMouseRequest> {}
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 /**
  * The `MoveMouseRequest` schema of the API.
@@ -78,17 +80,17 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", {
-  ...clickMouseRequestFields,
+export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", () => ({
+  ...clickMouseRequestFields(),
   /**
    * Use human-like Bezier curve path instead of instant mouse movement.
    */
-  smooth: optionalBoolean,
+  smooth: optionalBoolean(),
   /**
    * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
    */
   duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 5000 }))
-})
+}))
 
 /**
  * The type of {@link MoveMouseRequest}.
@@ -104,7 +106,7 @@ export interface MoveMouseRequest extends Schema.Schema.Type<typeof MoveMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", {
+export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", () => ({
   /**
    * X coordinate of the region's top-left corner
    */
@@ -121,7 +123,7 @@ export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", {
    * Height of the region in pixels
    */
   height: Schema.Int
-})
+}))
 
 /**
  * The type of {@link ScreenshotRegion}.
@@ -137,9 +139,9 @@ export interface ScreenshotRegion extends Schema.Schema.Type<typeof ScreenshotRe
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", {
+export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", () => ({
   region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
-})
+}))
 
 /**
  * The type of {@link ScreenshotRequest}.
@@ -149,7 +151,9 @@ export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", {
  */
 export interface ScreenshotRequest extends Schema.Schema.Type<typeof ScreenshotRequest> {}
 
-const optionalLimitedIntMinimum0 = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
+const optionalLimitedIntMinimum0 = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
+)
 
 /**
  * The `TypeTextRequest` schema of the API.
@@ -157,7 +161,7 @@ const optionalLimitedIntMinimum0 = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ l
  * @since 0.2.0
  * @category Schemas
  */
-export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", {
+export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", () => ({
   /**
    * Text to type on the browser instance
    */
@@ -165,8 +169,8 @@ export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", {
   /**
    * Delay in milliseconds between keystrokes
    */
-  delay: optionalLimitedIntMinimum0
-})
+  delay: optionalLimitedIntMinimum0()
+}))
 
 /**
  * The type of {@link TypeTextRequest}.
@@ -182,7 +186,7 @@ export interface TypeTextRequest extends Schema.Schema.Type<typeof TypeTextReque
  * @since 0.2.0
  * @category Schemas
  */
-export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", {
+export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", () => ({
   /**
    * List of key symbols to press. Each item should be a key symbol supported by xdotool
    * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
@@ -192,12 +196,12 @@ export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", {
   /**
    * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
    */
-  duration: optionalLimitedIntMinimum0,
+  duration: optionalLimitedIntMinimum0(),
   /**
    * Optional modifier keys to hold during the key press sequence.
    */
-  hold_keys: optionalArrayString
-})
+  hold_keys: optionalArrayString()
+}))
 
 /**
  * The type of {@link PressKeyRequest}.
@@ -213,17 +217,17 @@ export interface PressKeyRequest extends Schema.Schema.Type<typeof PressKeyReque
  * @since 0.2.0
  * @category Schemas
  */
-export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", {
-  ...clickMouseRequestFields,
+export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", () => ({
+  ...clickMouseRequestFields(),
   /**
    * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
    */
-  delta_x: optionalInt,
+  delta_x: optionalInt(),
   /**
    * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
    */
-  delta_y: optionalInt
-})
+  delta_y: optionalInt()
+}))
 
 /**
  * The type of {@link ScrollRequest}.
@@ -239,7 +243,7 @@ export interface ScrollRequest extends Schema.Schema.Type<typeof ScrollRequest> 
  * @since 0.2.0
  * @category Schemas
  */
-export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", {
+export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", () => ({
   /**
    * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
    */
@@ -256,7 +260,7 @@ export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", {
   /**
    * Delay in milliseconds between button down and starting to move along the path.
    */
-  delay: optionalLimitedIntMinimum0,
+  delay: optionalLimitedIntMinimum0(),
   /**
    * Number of relative move steps per segment in the path. Minimum 1.
    */
@@ -264,20 +268,20 @@ export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", {
   /**
    * Delay in milliseconds between relative steps while dragging (not the initial delay).
    */
-  step_delay_ms: optionalLimitedIntMinimum0,
+  step_delay_ms: optionalLimitedIntMinimum0(),
   /**
    * Modifier keys to hold during the drag
    */
-  hold_keys: optionalArrayString,
+  hold_keys: optionalArrayString(),
   /**
    * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
    */
-  smooth: optionalBoolean,
+  smooth: optionalBoolean(),
   /**
    * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
    */
   duration_ms: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 50, maximum: 10000 }))
-})
+}))
 
 /**
  * The type of {@link DragMouseRequest}.
@@ -293,12 +297,12 @@ export interface DragMouseRequest extends Schema.Schema.Type<typeof DragMouseReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", {
+export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", () => ({
   /**
    * Whether the cursor should be hidden or visible
    */
   hidden: Schema.Boolean
-})
+}))
 
 /**
  * The type of {@link SetCursorRequest}.
@@ -314,12 +318,12 @@ export interface SetCursorRequest extends Schema.Schema.Type<typeof SetCursorReq
  * @since 0.2.0
  * @category Schemas
  */
-export const SleepAction = /*#__PURE__*/ struct("SleepAction", {
+export const SleepAction = /*#__PURE__*/ struct("SleepAction", () => ({
   /**
    * Duration to sleep in milliseconds.
    */
   duration_ms: /*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 30000 })
-})
+}))
 
 /**
  * The type of {@link SleepAction}.
@@ -337,7 +341,7 @@ export interface SleepAction extends Schema.Schema.Type<typeof SleepAction> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", {
+export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", () => ({
   /**
    * The type of action to perform.
    */
@@ -359,7 +363,7 @@ export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", {
   drag_mouse: /*#__PURE__*/ Schema.optional(DragMouseRequest),
   set_cursor: /*#__PURE__*/ Schema.optional(SetCursorRequest),
   sleep: /*#__PURE__*/ Schema.optional(SleepAction)
-})
+}))
 
 /**
  * The type of {@link ComputerAction}.
@@ -375,12 +379,12 @@ export interface ComputerAction extends Schema.Schema.Type<typeof ComputerAction
  * @since 0.2.0
  * @category Schemas
  */
-export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerActionRequest", {
+export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerActionRequest", () => ({
   /**
    * Ordered list of actions to execute. Execution stops on the first error.
    */
   actions: /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(ComputerAction), { minItems: 1, maxItems: 100 })
-})
+}))
 
 /**
  * The type of {@link BatchComputerActionRequest}.
@@ -396,7 +400,7 @@ export interface BatchComputerActionRequest extends Schema.Schema.Type<typeof Ba
  * @since 0.2.0
  * @category Schemas
  */
-export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse", {
+export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse", () => ({
   /**
    * X coordinate of the cursor
    */
@@ -405,7 +409,7 @@ export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse
    * Y coordinate of the cursor
    */
   y: Schema.Int
-})
+}))
 
 /**
  * The type of {@link MousePositionResponse}.
@@ -421,12 +425,12 @@ export interface MousePositionResponse extends Schema.Schema.Type<typeof MousePo
  * @since 0.2.0
  * @category Schemas
  */
-export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", {
+export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", () => ({
   /**
    * Current clipboard text content
    */
   text: Schema.String
-})
+}))
 
 /**
  * The type of {@link ClipboardContent}.
@@ -442,12 +446,12 @@ export interface ClipboardContent extends Schema.Schema.Type<typeof ClipboardCon
  * @since 0.2.0
  * @category Schemas
  */
-export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest", {
+export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest", () => ({
   /**
    * Text to write to the system clipboard
    */
   text: Schema.String
-})
+}))
 
 /**
  * The type of {@link WriteClipboardRequest}.

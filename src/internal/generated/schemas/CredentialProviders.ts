@@ -5,10 +5,10 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const literalOnepassword = /*#__PURE__*/ Schema.Literal("onepassword")
+const literalOnepassword = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.Literal("onepassword"))
 
 /**
  * An external credential provider (e.g., 1Password) for automatic credential lookup
@@ -16,7 +16,7 @@ const literalOnepassword = /*#__PURE__*/ Schema.Literal("onepassword")
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", {
+export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", () => ({
   /**
    * Unique identifier for the credential provider
    */
@@ -24,7 +24,7 @@ export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", {
   /**
    * Type of credential provider
    */
-  provider_type: literalOnepassword,
+  provider_type: literalOnepassword(),
   /**
    * Human-readable name for this provider instance
    */
@@ -45,7 +45,7 @@ export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", {
    * When the credential provider was last updated
    */
   updated_at: Timestamp
-})
+}))
 
 /**
  * The type of {@link CredentialProvider}.
@@ -61,9 +61,10 @@ export interface CredentialProvider extends Schema.Schema.Type<typeof Credential
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Array(CredentialProvider),
-  { identifier: "ListCredentialProvidersResponse" }
+export const ListCredentialProvidersResponse = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(CredentialProvider), {
+    identifier: "ListCredentialProvidersResponse"
+  })
 )
 
 /**
@@ -74,7 +75,7 @@ export const ListCredentialProvidersResponse = /*#__PURE__*/ Schema.annotations(
  */
 export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCredentialProvidersResponse>
 
-const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
 /**
  * Request to create an external credential provider
@@ -82,11 +83,11 @@ const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCredentialProviderRequest", {
+export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCredentialProviderRequest", () => ({
   /**
    * Type of credential provider
    */
-  provider_type: literalOnepassword,
+  provider_type: literalOnepassword(),
   /**
    * Human-readable name for this provider instance (unique per org)
    */
@@ -98,8 +99,8 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCrede
   /**
    * How long to cache credential lists (default 300 seconds)
    */
-  cache_ttl_seconds: optionalInt
-})
+  cache_ttl_seconds: optionalInt()
+}))
 
 /**
  * The type of {@link CreateCredentialProviderRequest}.
@@ -109,7 +110,7 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCrede
  */
 export interface CreateCredentialProviderRequest extends Schema.Schema.Type<typeof CreateCredentialProviderRequest> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Request to update a credential provider
@@ -117,11 +118,11 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCredentialProviderRequest", {
+export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCredentialProviderRequest", () => ({
   /**
    * Human-readable name for this provider instance
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * Whether the provider is enabled for credential lookups
    */
@@ -129,7 +130,7 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCrede
   /**
    * Priority order for credential lookups (lower numbers are checked first)
    */
-  priority: optionalInt,
+  priority: optionalInt(),
   /**
    * New service account token (to rotate credentials)
    */
@@ -137,8 +138,8 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCrede
   /**
    * How long to cache credential lists
    */
-  cache_ttl_seconds: optionalInt
-})
+  cache_ttl_seconds: optionalInt()
+}))
 
 /**
  * The type of {@link UpdateCredentialProviderRequest}.
@@ -154,7 +155,7 @@ export interface UpdateCredentialProviderRequest extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProviderTestResult", {
+export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProviderTestResult", () => ({
   /**
    * Whether the connection test was successful
    */
@@ -175,8 +176,8 @@ export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProv
   /**
    * Error message if the test failed
    */
-  error: optionalString
-})
+  error: optionalString()
+}))
 
 /**
  * The type of {@link CredentialProviderTestResult}.
@@ -192,7 +193,7 @@ export interface CredentialProviderTestResult extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderItem", {
+export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderItem", () => ({
   /**
    * Unique identifier for the item within the provider
    */
@@ -217,7 +218,7 @@ export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderIt
    * URLs associated with this credential
    */
   urls: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-})
+}))
 
 /**
  * The type of {@link CredentialProviderItem}.
@@ -233,9 +234,9 @@ export interface CredentialProviderItem extends Schema.Schema.Type<typeof Creden
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProviderItemsResponse = /*#__PURE__*/ struct("ListCredentialProviderItemsResponse", {
+export const ListCredentialProviderItemsResponse = /*#__PURE__*/ struct("ListCredentialProviderItemsResponse", () => ({
   items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
-})
+}))
 
 /**
  * The type of {@link ListCredentialProviderItemsResponse}.

@@ -5,12 +5,16 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
-const optionalNullOrString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
-const optionalRedactedString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
+const optionalNullOrString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
+)
+const optionalRedactedString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
+)
 
 /**
  * A stored credential for automatic re-authentication
@@ -18,7 +22,7 @@ const optionalRedactedString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const Credential = /*#__PURE__*/ struct("Credential", {
+export const Credential = /*#__PURE__*/ struct("Credential", () => ({
   /**
    * Unique identifier for the credential
    */
@@ -42,24 +46,24 @@ export const Credential = /*#__PURE__*/ struct("Credential", {
   /**
    * Whether this credential has stored values (email, password, etc.)
    */
-  has_values: optionalBoolean,
+  has_values: optionalBoolean(),
   /**
    * Whether this credential has a TOTP secret configured for automatic 2FA
    */
-  has_totp_secret: optionalBoolean,
+  has_totp_secret: optionalBoolean(),
   /**
    * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
    */
-  sso_provider: optionalNullOrString,
+  sso_provider: optionalNullOrString(),
   /**
    * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
    */
-  totp_code: optionalRedactedString,
+  totp_code: optionalRedactedString(),
   /**
    * When the totp_code expires. Only included when totp_code is present.
    */
   totp_code_expires_at: /*#__PURE__*/ Schema.optional(Timestamp)
-})
+}))
 
 /**
  * The type of {@link Credential}.
@@ -69,7 +73,7 @@ export const Credential = /*#__PURE__*/ struct("Credential", {
  */
 export interface Credential extends Schema.Schema.Type<typeof Credential> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Request to create a new credential
@@ -77,7 +81,7 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialRequest", {
+export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialRequest", () => ({
   /**
    * Unique name for the credential within the project
    */
@@ -93,12 +97,12 @@ export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialReq
   /**
    * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
    */
-  totp_secret: optionalRedactedString,
+  totp_secret: optionalRedactedString(),
   /**
    * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
    */
-  sso_provider: optionalString
-})
+  sso_provider: optionalString()
+}))
 
 /**
  * The type of {@link CreateCredentialRequest}.
@@ -114,11 +118,11 @@ export interface CreateCredentialRequest extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialRequest", {
+export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialRequest", () => ({
   /**
    * New name for the credential
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
    */
@@ -128,12 +132,12 @@ export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialReq
   /**
    * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
    */
-  totp_secret: optionalRedactedString,
+  totp_secret: optionalRedactedString(),
   /**
    * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
    */
-  sso_provider: optionalNullOrString
-})
+  sso_provider: optionalNullOrString()
+}))
 
 /**
  * The type of {@link UpdateCredentialRequest}.
@@ -149,7 +153,7 @@ export interface UpdateCredentialRequest extends Schema.Schema.Type<typeof Updat
  * @since 0.2.0
  * @category Schemas
  */
-export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredentialTotpCodeResponse", {
+export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredentialTotpCodeResponse", () => ({
   /**
    * Current 6-digit TOTP code
    */
@@ -158,7 +162,7 @@ export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredential
    * When this code expires (ISO 8601 timestamp)
    */
   expires_at: Timestamp
-})
+}))
 
 /**
  * The type of {@link GetCredentialTotpCodeResponse}.

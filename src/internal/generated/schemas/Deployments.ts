@@ -5,17 +5,17 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
-const optionalRecordKeyStringValueString = /*#__PURE__*/ Schema.optional(
-  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })
+const optionalRecordKeyStringValueString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
 )
 
 // the fields Deployment, AppVersionSummaryEvent have alike
-const deploymentFields = {
+const deploymentFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link Deployment}: Unique identifier for the deployment
    *
@@ -31,10 +31,10 @@ const deploymentFields = {
    *
    * {@link AppVersionSummaryEvent}: Environment variables configured for this app version
    */
-  env_vars: optionalRecordKeyStringValueString
-}
+  env_vars: optionalRecordKeyStringValueString()
+}))
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Deployment record information.
@@ -42,8 +42,8 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment = /*#__PURE__*/ struct("Deployment", {
-  ...deploymentFields,
+export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
+  ...deploymentFields(),
   /**
    * Current status of the deployment
    */
@@ -51,11 +51,11 @@ export const Deployment = /*#__PURE__*/ struct("Deployment", {
   /**
    * Status reason
    */
-  status_reason: optionalString,
+  status_reason: optionalString(),
   /**
    * Relative path to the application entrypoint
    */
-  entrypoint_rel_path: optionalString,
+  entrypoint_rel_path: optionalString(),
   /**
    * Timestamp when the deployment was created
    */
@@ -64,7 +64,7 @@ export const Deployment = /*#__PURE__*/ struct("Deployment", {
    * Timestamp when the deployment was last updated
    */
   updated_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+}))
 
 /**
  * The type of {@link Deployment}.
@@ -80,7 +80,7 @@ export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
+export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => ({
   /**
    * Source type identifier.
    */
@@ -96,7 +96,7 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
   /**
    * Path within the repo to deploy (omit to use repo root).
    */
-  path: optionalString,
+  path: optionalString(),
   /**
    * Relative path to the application entrypoint within the selected path.
    */
@@ -114,7 +114,7 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
      */
     token: Schema.String
   }))
-})
+}))
 
 /**
  * The type of {@link DeploymentSource}.
@@ -124,8 +124,10 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", {
  */
 export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSource> {}
 
-const optionalLiteralAwsUsEast1a = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalLiteralAwsUsEast1a = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
+)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 /**
  * App deployment request. Provide either file+entrypoint_rel_path or source.
@@ -133,64 +135,66 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Version of the application. Can be any string.
-       */
-      version: optionalString,
-      /**
-       * ZIP file containing the application source directory
-       */
-      file: Upload,
-      /**
-       * Relative path to the entrypoint of the application
-       */
-      entrypoint_rel_path: Schema.String,
-      source: /*#__PURE__*/ Schema.optional(DeploymentSource),
-      /**
-       * Region for deployment. Currently we only support "aws.us-east-1a"
-       */
-      region: optionalLiteralAwsUsEast1a,
-      /**
-       * Allow overwriting an existing app version
-       */
-      force: optionalBoolean,
-      /**
-       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-       */
-      env_vars: optionalRecordKeyStringValueString
-    }),
-    /*#__PURE__*/ Schema.Struct({
-      /**
-       * Version of the application. Can be any string.
-       */
-      version: optionalString,
-      /**
-       * ZIP file containing the application source directory
-       */
-      file: /*#__PURE__*/ Schema.optional(Upload),
-      /**
-       * Relative path to the entrypoint of the application
-       */
-      entrypoint_rel_path: optionalString,
-      source: DeploymentSource,
-      /**
-       * Region for deployment. Currently we only support "aws.us-east-1a"
-       */
-      region: optionalLiteralAwsUsEast1a,
-      /**
-       * Allow overwriting an existing app version
-       */
-      force: optionalBoolean,
-      /**
-       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-       */
-      env_vars: optionalRecordKeyStringValueString
-    })
-  ),
-  { identifier: "DeploymentRequest" }
+export const DeploymentRequest = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Version of the application. Can be any string.
+         */
+        version: optionalString(),
+        /**
+         * ZIP file containing the application source directory
+         */
+        file: Upload,
+        /**
+         * Relative path to the entrypoint of the application
+         */
+        entrypoint_rel_path: Schema.String,
+        source: /*#__PURE__*/ Schema.optional(DeploymentSource),
+        /**
+         * Region for deployment. Currently we only support "aws.us-east-1a"
+         */
+        region: optionalLiteralAwsUsEast1a(),
+        /**
+         * Allow overwriting an existing app version
+         */
+        force: optionalBoolean(),
+        /**
+         * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+         */
+        env_vars: optionalRecordKeyStringValueString()
+      }),
+      /*#__PURE__*/ Schema.Struct({
+        /**
+         * Version of the application. Can be any string.
+         */
+        version: optionalString(),
+        /**
+         * ZIP file containing the application source directory
+         */
+        file: /*#__PURE__*/ Schema.optional(Upload),
+        /**
+         * Relative path to the entrypoint of the application
+         */
+        entrypoint_rel_path: optionalString(),
+        source: DeploymentSource,
+        /**
+         * Region for deployment. Currently we only support "aws.us-east-1a"
+         */
+        region: optionalLiteralAwsUsEast1a(),
+        /**
+         * Allow overwriting an existing app version
+         */
+        force: optionalBoolean(),
+        /**
+         * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+         */
+        env_vars: optionalRecordKeyStringValueString()
+      })
+    ),
+    { identifier: "DeploymentRequest" }
+  )
 )
 
 /**
@@ -207,7 +211,7 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", {
+export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", () => ({
   /**
    * Event type identifier (always "deployment_state").
    */
@@ -217,7 +221,7 @@ export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent",
    * Time the state was reported.
    */
   timestamp: Timestamp
-})
+}))
 
 /**
  * The type of {@link DeploymentStateEvent}.
@@ -233,7 +237,7 @@ export interface DeploymentStateEvent extends Schema.Schema.Type<typeof Deployme
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", {
+export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
   /**
    * Event type identifier (always "app_version_summary").
    */
@@ -242,7 +246,7 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEve
    * Time the state was reported.
    */
   timestamp: Timestamp,
-  ...deploymentFields,
+  ...deploymentFields(),
   /**
    * Name of the application
    */
@@ -255,7 +259,7 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEve
    * List of actions available on the app
    */
   actions: /*#__PURE__*/ Schema.Array(AppAction)
-})
+}))
 
 /**
  * The type of {@link AppVersionSummaryEvent}.
@@ -271,9 +275,11 @@ export interface AppVersionSummaryEvent extends Schema.Schema.Type<typeof AppVer
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(LogEvent, DeploymentStateEvent, AppVersionSummaryEvent, ErrorEvent, SSEHeartbeatEvent),
-  { identifier: "DeploymentEvent" }
+export const DeploymentEvent = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(LogEvent, DeploymentStateEvent, AppVersionSummaryEvent, ErrorEvent, SSEHeartbeatEvent),
+    { identifier: "DeploymentEvent" }
+  )
 )
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { array, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -16,7 +16,7 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Extension = /*#__PURE__*/ struct("Extension", {
+export const Extension = /*#__PURE__*/ struct("Extension", () => ({
   /**
    * Unique identifier for the extension
    */
@@ -37,7 +37,7 @@ export const Extension = /*#__PURE__*/ struct("Extension", {
    * Timestamp when the extension was last used
    */
   last_used_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+}))
 
 /**
  * The type of {@link Extension}.
@@ -53,9 +53,9 @@ export interface Extension extends Schema.Schema.Type<typeof Extension> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListExtensionsResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Extension), {
-  identifier: "ListExtensionsResponse"
-})
+export const ListExtensionsResponse = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Extension), { identifier: "ListExtensionsResponse" })
+)
 
 /**
  * The type of {@link ListExtensionsResponse}.
@@ -71,7 +71,7 @@ export type ListExtensionsResponse = Schema.Schema.Type<typeof ListExtensionsRes
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", {
+export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", () => ({
   /**
    * ZIP file containing the browser extension.
    */
@@ -80,7 +80,7 @@ export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", {
    * Optional unique name within the project to reference this extension.
    */
   name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[A-Za-z0-9._-]{1,255}$" }))
-})
+}))
 
 /**
  * The type of {@link UploadExtensionBody}.

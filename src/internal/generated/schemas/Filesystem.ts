@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 
@@ -16,7 +16,7 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfo = /*#__PURE__*/ struct("FileInfo", {
+export const FileInfo = /*#__PURE__*/ struct("FileInfo", () => ({
   /**
    * Base name of the file or directory.
    */
@@ -41,7 +41,7 @@ export const FileInfo = /*#__PURE__*/ struct("FileInfo", {
    * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
    */
   mode: Schema.String
-})
+}))
 
 /**
  * The type of {@link FileInfo}.
@@ -57,9 +57,9 @@ export interface FileInfo extends Schema.Schema.Type<typeof FileInfo> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfoList = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(FileInfo), {
-  identifier: "FileInfoList"
-})
+export const FileInfoList = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(FileInfo), { identifier: "FileInfoList" })
+)
 
 /**
  * The type of {@link FileInfoList}.
@@ -69,7 +69,7 @@ export const FileInfoList = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schem
  */
 export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
 
-const limitedStringPattern = /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" })
+const limitedStringPattern = /*#__PURE__*/ once(() => /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
 
 /**
  * The `CreateDirectoryRequest` schema of the API.
@@ -77,16 +77,16 @@ const limitedStringPattern = /*#__PURE__*/ limited(Schema.String, { pattern: "^/
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryRequest", {
+export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryRequest", () => ({
   /**
    * Absolute directory path to create.
    */
-  path: limitedStringPattern,
+  path: limitedStringPattern(),
   /**
    * Optional directory mode (octal string, e.g. 755). Defaults to 755.
    */
   mode: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" }))
-})
+}))
 
 /**
  * The type of {@link CreateDirectoryRequest}.
@@ -102,12 +102,12 @@ export interface CreateDirectoryRequest extends Schema.Schema.Type<typeof Create
  * @since 0.2.0
  * @category Schemas
  */
-export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", {
+export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", () => ({
   /**
    * Absolute path to delete.
    */
-  path: limitedStringPattern
-})
+  path: limitedStringPattern()
+}))
 
 /**
  * The type of {@link DeletePathRequest}.
@@ -117,7 +117,7 @@ export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", {
  */
 export interface DeletePathRequest extends Schema.Schema.Type<typeof DeletePathRequest> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * The `SetFilePermissionsRequest` schema of the API.
@@ -125,24 +125,24 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermissionsRequest", {
+export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermissionsRequest", () => ({
   /**
    * Absolute path whose permissions are to be changed.
    */
-  path: limitedStringPattern,
+  path: limitedStringPattern(),
   /**
    * New owner username or UID.
    */
-  owner: optionalString,
+  owner: optionalString(),
   /**
    * New group name or GID.
    */
-  group: optionalString,
+  group: optionalString(),
   /**
    * File mode bits (octal string, e.g. 644).
    */
   mode: /*#__PURE__*/ limited(Schema.String, { pattern: "^[0-7]{3,4}$" })
-})
+}))
 
 /**
  * The type of {@link SetFilePermissionsRequest}.
@@ -158,16 +158,16 @@ export interface SetFilePermissionsRequest extends Schema.Schema.Type<typeof Set
  * @since 0.2.0
  * @category Schemas
  */
-export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", {
+export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", () => ({
   /**
    * Absolute source path.
    */
-  src_path: limitedStringPattern,
+  src_path: limitedStringPattern(),
   /**
    * Absolute destination path.
    */
-  dest_path: limitedStringPattern
-})
+  dest_path: limitedStringPattern()
+}))
 
 /**
  * The type of {@link MovePathRequest}.
@@ -183,15 +183,15 @@ export interface MovePathRequest extends Schema.Schema.Type<typeof MovePathReque
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", {
+export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", () => ({
   files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
     file: Upload,
     /**
      * Absolute destination path to write the file.
      */
-    dest_path: limitedStringPattern
+    dest_path: limitedStringPattern()
   }))
-})
+}))
 
 /**
  * The type of {@link UploadFilesBody}.
@@ -207,13 +207,13 @@ export interface UploadFilesBody extends Schema.Schema.Type<typeof UploadFilesBo
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", {
+export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", () => ({
   zip_file: Upload,
   /**
    * Absolute destination directory to extract the archive to.
    */
-  dest_path: limitedStringPattern
-})
+  dest_path: limitedStringPattern()
+}))
 
 /**
  * The type of {@link UploadZipBody}.

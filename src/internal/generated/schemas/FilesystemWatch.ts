@@ -5,9 +5,9 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 /**
  * The `StartFsWatchRequest` schema of the API.
@@ -15,7 +15,7 @@ const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", {
+export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", () => ({
   /**
    * Directory to watch.
    */
@@ -23,8 +23,8 @@ export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", {
   /**
    * Whether to watch recursively.
    */
-  recursive: optionalBoolean
-})
+  recursive: optionalBoolean()
+}))
 
 /**
  * The type of {@link StartFsWatchRequest}.
@@ -34,7 +34,7 @@ export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", {
  */
 export interface StartFsWatchRequest extends Schema.Schema.Type<typeof StartFsWatchRequest> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * The `StartFilesystemWatchResponse` schema of the API.
@@ -42,12 +42,12 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFilesystemWatchResponse = /*#__PURE__*/ struct("StartFilesystemWatchResponse", {
+export const StartFilesystemWatchResponse = /*#__PURE__*/ struct("StartFilesystemWatchResponse", () => ({
   /**
    * Unique identifier for the directory watch
    */
-  watch_id: optionalString
-})
+  watch_id: optionalString()
+}))
 
 /**
  * The type of {@link StartFilesystemWatchResponse}.
@@ -63,7 +63,7 @@ export interface StartFilesystemWatchResponse extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", {
+export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", () => ({
   /**
    * Event type.
    */
@@ -71,7 +71,7 @@ export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", {
   /**
    * Base name of the file or directory affected.
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * Absolute path of the file or directory.
    */
@@ -79,8 +79,8 @@ export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", {
   /**
    * Whether the affected path is a directory.
    */
-  is_dir: optionalBoolean
-})
+  is_dir: optionalBoolean()
+}))
 
 /**
  * The type of {@link FileSystemEvent}.

@@ -6,14 +6,14 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 // the fields Invocation, InvokeResponse have alike
-const invocationFields = {
+const invocationFields = /*#__PURE__*/ once(() => ({
   /**
    * ID of the invocation
    */
@@ -27,7 +27,7 @@ const invocationFields = {
    *
    * {@link InvokeResponse}: The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
    */
-  output: optionalString,
+  output: optionalString(),
   /**
    * Status of the invocation
    */
@@ -35,11 +35,11 @@ const invocationFields = {
   /**
    * Status reason
    */
-  status_reason: optionalString
-}
+  status_reason: optionalString()
+}))
 
 // the fields Invocation, CreateInvocationBody have alike
-const invocationFields2 = {
+const invocationFields2 = /*#__PURE__*/ once(() => ({
   /**
    * Name of the application
    */
@@ -55,8 +55,8 @@ const invocationFields2 = {
    *
    * {@link CreateInvocationBody}: Input data for the action, sent as a JSON string.
    */
-  payload: optionalString
-}
+  payload: optionalString()
+}))
 
 /**
  * The `Invocation` schema of the API.
@@ -64,9 +64,9 @@ const invocationFields2 = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation = /*#__PURE__*/ struct("Invocation", {
-  ...invocationFields,
-  ...invocationFields2,
+export const Invocation = /*#__PURE__*/ struct("Invocation", () => ({
+  ...invocationFields(),
+  ...invocationFields2(),
   /**
    * RFC 3339 Nanoseconds timestamp when the invocation started
    */
@@ -75,7 +75,7 @@ export const Invocation = /*#__PURE__*/ struct("Invocation", {
    * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
    */
   finished_at: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
-})
+}))
 
 /**
  * The type of {@link Invocation}.
@@ -91,8 +91,8 @@ export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", {
-  ...invocationFields2,
+export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", () => ({
+  ...invocationFields2(),
   /**
    * Name of the action to invoke
    */
@@ -107,7 +107,7 @@ export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody",
   async_timeout_seconds: /*#__PURE__*/ Schema.optional(
     /*#__PURE__*/ limited(Schema.Int, { minimum: 10, maximum: 3600 })
   )
-})
+}))
 
 /**
  * The type of {@link CreateInvocationBody}.
@@ -123,9 +123,9 @@ export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateIn
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", {
-  ...invocationFields
-})
+export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", () => ({
+  ...invocationFields()
+}))
 
 /**
  * The type of {@link InvokeResponse}.
@@ -141,7 +141,7 @@ export interface InvokeResponse extends Schema.Schema.Type<typeof InvokeResponse
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", {
+export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", () => ({
   /**
    * New status for the invocation.
    */
@@ -149,8 +149,8 @@ export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateReq
   /**
    * Updated output of the invocation rendered as JSON string.
    */
-  output: optionalString
-})
+  output: optionalString()
+}))
 
 /**
  * The type of {@link InvocationUpdateRequest}.
@@ -166,9 +166,9 @@ export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof Invoc
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", {
+export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", () => ({
   browsers: /*#__PURE__*/ Schema.Array(Browser)
-})
+}))
 
 /**
  * The type of {@link ListInvocationBrowsersResponse}.
@@ -184,7 +184,7 @@ export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", {
+export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", () => ({
   /**
    * Event type identifier (always "invocation_state").
    */
@@ -194,7 +194,7 @@ export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent",
    * Time the state was reported.
    */
   timestamp: Timestamp
-})
+}))
 
 /**
  * The type of {@link InvocationStateEvent}.
@@ -210,9 +210,11 @@ export interface InvocationStateEvent extends Schema.Schema.Type<typeof Invocati
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent),
-  { identifier: "InvocationEvent" }
+export const InvocationEvent = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent),
+    { identifier: "InvocationEvent" }
+  )
 )
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 
 /**
  * Request to execute Playwright code
@@ -14,7 +14,7 @@ import { struct } from "../../struct.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightRequest", {
+export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightRequest", () => ({
   /**
    * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
    * It runs within a function, so you can use a return statement at the end to return a value.
@@ -26,7 +26,7 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightR
    * Maximum execution time in seconds. Default is 60.
    */
   timeout_sec: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 300 }))
-})
+}))
 
 /**
  * The type of {@link ExecutePlaywrightRequest}.
@@ -36,7 +36,7 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightR
  */
 export interface ExecutePlaywrightRequest extends Schema.Schema.Type<typeof ExecutePlaywrightRequest> {}
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Result of Playwright code execution
@@ -44,7 +44,7 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightResult", {
+export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightResult", () => ({
   /**
    * Whether the code executed successfully
    */
@@ -56,16 +56,16 @@ export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightRe
   /**
    * Error message if execution failed
    */
-  error: optionalString,
+  error: optionalString(),
   /**
    * Standard output from the execution
    */
-  stdout: optionalString,
+  stdout: optionalString(),
   /**
    * Standard error from the execution
    */
-  stderr: optionalString
-})
+  stderr: optionalString()
+}))
 
 /**
  * The type of {@link ExecutePlaywrightResult}.

@@ -6,11 +6,13 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
-const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
+const optionalNullOrInt = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+)
 
 /**
  * Request to execute a command synchronously.
@@ -18,7 +20,7 @@ const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Nul
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", {
+export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", () => ({
   /**
    * Executable or shell command to run.
    */
@@ -44,12 +46,12 @@ export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", {
   /**
    * Run the process with root privileges.
    */
-  as_root: optionalBoolean,
+  as_root: optionalBoolean(),
   /**
    * Maximum execution time in seconds.
    */
-  timeout_sec: optionalNullOrInt
-})
+  timeout_sec: optionalNullOrInt()
+}))
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -59,8 +61,8 @@ export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", {
  */
 export interface ProcessExecRequest extends Schema.Schema.Type<typeof ProcessExecRequest> {}
 
-const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Result of a synchronous command execution.
@@ -68,24 +70,24 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", {
+export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", () => ({
   /**
    * Process exit code.
    */
-  exit_code: optionalInt,
+  exit_code: optionalInt(),
   /**
    * Base64-encoded stdout buffer.
    */
-  stdout_b64: optionalString,
+  stdout_b64: optionalString(),
   /**
    * Base64-encoded stderr buffer.
    */
-  stderr_b64: optionalString,
+  stderr_b64: optionalString(),
   /**
    * Execution duration in milliseconds.
    */
-  duration_ms: optionalInt
-})
+  duration_ms: optionalInt()
+}))
 
 /**
  * The type of {@link ProcessExecResult}.
@@ -95,8 +97,8 @@ export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", {
  */
 export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExecResult> {}
 
-const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ Schema.optional(
-  /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }))
 )
 
 /**
@@ -105,21 +107,21 @@ const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ Schema.optional(
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", {
+export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", () => ({
   ...ProcessExecRequest.fields,
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
    */
-  allocate_tty: optionalBoolean,
+  allocate_tty: optionalBoolean(),
   /**
    * Initial terminal rows. Only used when allocate_tty is true.
    */
-  rows: optionalLimitedIntMinimum1Maximum65535,
+  rows: optionalLimitedIntMinimum1Maximum65535(),
   /**
    * Initial terminal columns. Only used when allocate_tty is true.
    */
-  cols: optionalLimitedIntMinimum1Maximum65535
-})
+  cols: optionalLimitedIntMinimum1Maximum65535()
+}))
 
 /**
  * The type of {@link ProcessSpawnRequest}.
@@ -135,20 +137,20 @@ export interface ProcessSpawnRequest extends Schema.Schema.Type<typeof ProcessSp
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", {
+export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", () => ({
   /**
    * Server-assigned identifier for the process.
    */
-  process_id: optionalString,
+  process_id: optionalString(),
   /**
    * OS process ID.
    */
-  pid: optionalInt,
+  pid: optionalInt(),
   /**
    * Timestamp when the process started.
    */
   started_at: /*#__PURE__*/ Schema.optional(Timestamp)
-})
+}))
 
 /**
  * The type of {@link ProcessSpawnResult}.
@@ -164,7 +166,7 @@ export interface ProcessSpawnResult extends Schema.Schema.Type<typeof ProcessSpa
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", {
+export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", () => ({
   /**
    * Process state.
    */
@@ -172,7 +174,7 @@ export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", {
   /**
    * Exit code if the process has exited.
    */
-  exit_code: optionalNullOrInt,
+  exit_code: optionalNullOrInt(),
   /**
    * Estimated CPU usage percentage.
    */
@@ -180,8 +182,8 @@ export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", {
   /**
    * Estimated resident memory usage in bytes.
    */
-  mem_bytes: optionalInt
-})
+  mem_bytes: optionalInt()
+}))
 
 /**
  * The type of {@link ProcessStatus}.
@@ -197,7 +199,7 @@ export interface ProcessStatus extends Schema.Schema.Type<typeof ProcessStatus> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", {
+export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", () => ({
   /**
    * Source stream of the data chunk.
    */
@@ -205,7 +207,7 @@ export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", {
   /**
    * Base64-encoded data from the process stream.
    */
-  data_b64: optionalString,
+  data_b64: optionalString(),
   /**
    * Lifecycle event type.
    */
@@ -213,8 +215,8 @@ export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", {
   /**
    * Exit code when the event is "exit".
    */
-  exit_code: optionalInt
-})
+  exit_code: optionalInt()
+}))
 
 /**
  * The type of {@link ProcessStreamEvent}.
@@ -230,12 +232,12 @@ export interface ProcessStreamEvent extends Schema.Schema.Type<typeof ProcessStr
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", {
+export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", () => ({
   /**
    * Base64-encoded data to write.
    */
   data_b64: Schema.String
-})
+}))
 
 /**
  * The type of {@link ProcessStdinRequest}.
@@ -251,12 +253,12 @@ export interface ProcessStdinRequest extends Schema.Schema.Type<typeof ProcessSt
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", {
+export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", () => ({
   /**
    * Number of bytes written.
    */
-  written_bytes: optionalInt
-})
+  written_bytes: optionalInt()
+}))
 
 /**
  * The type of {@link ProcessStdinResult}.
@@ -272,12 +274,12 @@ export interface ProcessStdinResult extends Schema.Schema.Type<typeof ProcessStd
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", {
+export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", () => ({
   /**
    * Signal to send.
    */
   signal: /*#__PURE__*/ Schema.Literal("TERM", "KILL", "INT", "HUP")
-})
+}))
 
 /**
  * The type of {@link ProcessKillRequest}.
@@ -287,7 +289,9 @@ export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", {
  */
 export interface ProcessKillRequest extends Schema.Schema.Type<typeof ProcessKillRequest> {}
 
-const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
+)
 
 /**
  * Resize a PTY-backed process terminal.
@@ -295,16 +299,16 @@ const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ limited(Schema.Int, { minim
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest", {
+export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest", () => ({
   /**
    * New terminal rows.
    */
-  rows: limitedIntMinimum1Maximum65535,
+  rows: limitedIntMinimum1Maximum65535(),
   /**
    * New terminal columns.
    */
-  cols: limitedIntMinimum1Maximum65535
-})
+  cols: limitedIntMinimum1Maximum65535()
+}))
 
 /**
  * The type of {@link ProcessResizeRequest}.

@@ -13,12 +13,12 @@ import { struct } from "../../struct.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProfileRequest = /*#__PURE__*/ struct("ProfileRequest", {
+export const ProfileRequest = /*#__PURE__*/ struct("ProfileRequest", () => ({
   /**
    * Optional name of the profile. Must be unique within the project.
    */
   name: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+}))
 
 /**
  * The type of {@link ProfileRequest}.

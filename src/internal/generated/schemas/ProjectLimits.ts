@@ -5,31 +5,33 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { once, struct } from "../../struct.js"
 
-const optionalNullOrInt = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+const optionalNullOrInt = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
+)
 
 // the fields ProjectLimits, UpdateProjectLimitsRequest have alike
-const projectLimitsFields = {
+const projectLimitsFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
    *
    * {@link UpdateProjectLimitsRequest}: Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
    */
-  max_concurrent_sessions: optionalNullOrInt,
+  max_concurrent_sessions: optionalNullOrInt(),
   /**
    * {@link ProjectLimits}: Maximum concurrent app invocations for this project. Null means no project-level cap.
    *
    * {@link UpdateProjectLimitsRequest}: Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
    */
-  max_concurrent_invocations: optionalNullOrInt,
+  max_concurrent_invocations: optionalNullOrInt(),
   /**
    * {@link ProjectLimits}: Maximum pooled sessions capacity for this project. Null means no project-level cap.
    *
    * {@link UpdateProjectLimitsRequest}: Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
    */
-  max_pooled_sessions: optionalNullOrInt
-}
+  max_pooled_sessions: optionalNullOrInt()
+}))
 
 /**
  * The `ProjectLimits` schema of the API.
@@ -37,9 +39,9 @@ const projectLimitsFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", {
-  ...projectLimitsFields
-})
+export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", () => ({
+  ...projectLimitsFields()
+}))
 
 /**
  * The type of {@link ProjectLimits}.
@@ -55,9 +57,9 @@ export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> 
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", {
-  ...projectLimitsFields
-})
+export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", () => ({
+  ...projectLimitsFields()
+}))
 
 /**
  * The type of {@link UpdateProjectLimitsRequest}.

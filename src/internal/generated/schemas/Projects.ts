@@ -14,7 +14,7 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Project = /*#__PURE__*/ struct("Project", {
+export const Project = /*#__PURE__*/ struct("Project", () => ({
   /**
    * Unique project identifier
    */
@@ -35,7 +35,7 @@ export const Project = /*#__PURE__*/ struct("Project", {
    * When the project was last updated
    */
   updated_at: Timestamp
-})
+}))
 
 /**
  * The type of {@link Project}.
@@ -51,12 +51,12 @@ export interface Project extends Schema.Schema.Type<typeof Project> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateProjectRequest = /*#__PURE__*/ struct("CreateProjectRequest", {
+export const CreateProjectRequest = /*#__PURE__*/ struct("CreateProjectRequest", () => ({
   /**
    * Project name (1-255 characters)
    */
   name: Schema.String
-})
+}))
 
 /**
  * The type of {@link CreateProjectRequest}.
@@ -72,7 +72,7 @@ export interface CreateProjectRequest extends Schema.Schema.Type<typeof CreatePr
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest", {
+export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest", () => ({
   /**
    * New project name
    */
@@ -81,7 +81,7 @@ export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest",
    * New project status
    */
   status: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("active", "archived"))
-})
+}))
 
 /**
  * The type of {@link UpdateProjectRequest}.

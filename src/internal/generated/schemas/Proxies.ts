@@ -5,10 +5,10 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
-import { struct } from "../../struct.js"
+import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Configuration for a datacenter proxy.
@@ -16,12 +16,12 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig", {
+export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
-  country: optionalString
-})
+  country: optionalString()
+}))
 
 /**
  * The type of {@link DatacenterProxyConfig}.
@@ -37,12 +37,12 @@ export interface DatacenterProxyConfig extends Schema.Schema.Type<typeof Datacen
  * @since 0.2.0
  * @category Schemas
  */
-export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", {
+export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
-  country: optionalString
-})
+  country: optionalString()
+}))
 
 /**
  * The type of {@link IspProxyConfig}.
@@ -53,30 +53,30 @@ export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", {
 export interface IspProxyConfig extends Schema.Schema.Type<typeof IspProxyConfig> {}
 
 // the fields ResidentialProxyConfig, MobileProxyConfig have alike
-const residentialProxyConfigFields = {
+const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ResidentialProxyConfig}: ISO 3166 country code.
    *
    * {@link MobileProxyConfig}: ISO 3166 country code
    */
-  country: optionalString,
+  country: optionalString(),
   /**
    * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
    */
-  city: optionalString,
+  city: optionalString(),
   /**
    * Two-letter state code.
    */
-  state: optionalString,
+  state: optionalString(),
   /**
    * US ZIP code.
    */
-  zip: optionalString,
+  zip: optionalString(),
   /**
    * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
    */
-  asn: optionalString
-}
+  asn: optionalString()
+}))
 
 /**
  * Configuration for residential proxies.
@@ -84,13 +84,13 @@ const residentialProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConfig", {
-  ...residentialProxyConfigFields,
+export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConfig", () => ({
+  ...residentialProxyConfigFields(),
   /**
    * Operating system of the residential device.
    */
   os: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("windows", "macos", "android"))
-})
+}))
 
 /**
  * The type of {@link ResidentialProxyConfig}.
@@ -106,8 +106,8 @@ export interface ResidentialProxyConfig extends Schema.Schema.Type<typeof Reside
  * @since 0.2.0
  * @category Schemas
  */
-export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", {
-  ...residentialProxyConfigFields,
+export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", () => ({
+  ...residentialProxyConfigFields(),
   /**
    * Mobile carrier.
    */
@@ -173,7 +173,7 @@ export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", {
       "digicel"
     )
   )
-})
+}))
 
 /**
  * The type of {@link MobileProxyConfig}.
@@ -184,7 +184,7 @@ export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", {
 export interface MobileProxyConfig extends Schema.Schema.Type<typeof MobileProxyConfig> {}
 
 // the fields CustomProxyConfig, CreateCustomProxyConfig have alike
-const customProxyConfigFields = {
+const customProxyConfigFields = /*#__PURE__*/ once(() => ({
   /**
    * Proxy host address or IP.
    */
@@ -196,8 +196,8 @@ const customProxyConfigFields = {
   /**
    * Username for proxy authentication.
    */
-  username: optionalString
-}
+  username: optionalString()
+}))
 
 /**
  * Configuration for a custom proxy (e.g., private proxy server).
@@ -205,13 +205,13 @@ const customProxyConfigFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", {
-  ...customProxyConfigFields,
+export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", () => ({
+  ...customProxyConfigFields(),
   /**
    * Whether the proxy has a password.
    */
   has_password: /*#__PURE__*/ Schema.optional(Schema.Boolean)
-})
+}))
 
 /**
  * The type of {@link CustomProxyConfig}.
@@ -222,11 +222,11 @@ export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", {
 export interface CustomProxyConfig extends Schema.Schema.Type<typeof CustomProxyConfig> {}
 
 // the fields Proxy, ProxyCreateRequest have alike
-const proxyFields = {
+const proxyFields = /*#__PURE__*/ once(() => ({
   /**
    * Readable name of the proxy.
    */
-  name: optionalString,
+  name: optionalString(),
   /**
    * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
    */
@@ -239,7 +239,7 @@ const proxyFields = {
    * Hostnames that should bypass the parent proxy and connect directly.
    */
   bypass_hosts: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-}
+}))
 
 /**
  * Configuration for routing traffic through a proxy.
@@ -247,9 +247,9 @@ const proxyFields = {
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy = /*#__PURE__*/ struct("Proxy", {
-  id: optionalString,
-  ...proxyFields,
+export const Proxy = /*#__PURE__*/ struct("Proxy", () => ({
+  id: optionalString(),
+  ...proxyFields(),
   /**
    * Current health status of the proxy.
    */
@@ -261,7 +261,7 @@ export const Proxy = /*#__PURE__*/ struct("Proxy", {
   /**
    * IP address that the proxy uses when making requests.
    */
-  ip_address: optionalString,
+  ip_address: optionalString(),
   /**
    * Configuration specific to the selected proxy `type`.
    */
@@ -279,7 +279,7 @@ export const Proxy = /*#__PURE__*/ struct("Proxy", {
       CustomProxyConfig
     )
   )
-})
+}))
 
 /**
  * The type of {@link Proxy}.
@@ -295,9 +295,9 @@ export interface Proxy extends Schema.Schema.Type<typeof Proxy> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListProxiesResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Proxy), {
-  identifier: "ListProxiesResponse"
-})
+export const ListProxiesResponse = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Proxy), { identifier: "ListProxiesResponse" })
+)
 
 /**
  * The type of {@link ListProxiesResponse}.
@@ -313,13 +313,13 @@ export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyConfig", {
-  ...customProxyConfigFields,
+export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyConfig", () => ({
+  ...customProxyConfigFields(),
   /**
    * Password for proxy authentication.
    */
-  password: optionalString
-})
+  password: optionalString()
+}))
 
 /**
  * The type of {@link CreateCustomProxyConfig}.
@@ -335,8 +335,8 @@ export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", {
-  ...proxyFields,
+export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
+  ...proxyFields(),
   /**
    * Configuration specific to the selected proxy `type`.
    */
@@ -354,7 +354,7 @@ export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", {
       CreateCustomProxyConfig
     )
   )
-})
+}))
 
 /**
  * The type of {@link ProxyCreateRequest}.
@@ -370,12 +370,12 @@ export interface ProxyCreateRequest extends Schema.Schema.Type<typeof ProxyCreat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", {
+export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", () => ({
   /**
    * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
    */
-  url: optionalString
-})
+  url: optionalString()
+}))
 
 /**
  * The type of {@link ProxyCheckRequest}.

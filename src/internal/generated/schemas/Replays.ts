@@ -6,10 +6,12 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
-const optionalNullOrTimestamp = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+const optionalNullOrTimestamp = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Timestamp))
+)
 
 /**
  * Information about a browser replay recording.
@@ -17,7 +19,7 @@ const optionalNullOrTimestamp = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Sche
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", {
+export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", () => ({
   /**
    * Unique identifier for the replay recording.
    */
@@ -25,16 +27,16 @@ export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", {
   /**
    * Timestamp when replay started
    */
-  started_at: optionalNullOrTimestamp,
+  started_at: optionalNullOrTimestamp(),
   /**
    * Timestamp when replay finished
    */
-  finished_at: optionalNullOrTimestamp,
+  finished_at: optionalNullOrTimestamp(),
   /**
    * URL for viewing the replay recording.
    */
   replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
-})
+}))
 
 /**
  * The type of {@link BrowserReplay}.
@@ -50,9 +52,9 @@ export interface BrowserReplay extends Schema.Schema.Type<typeof BrowserReplay> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ListReplaysResponse = /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserReplay), {
-  identifier: "ListReplaysResponse"
-})
+export const ListReplaysResponse = /*#__PURE__*/ array(() =>
+  /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserReplay), { identifier: "ListReplaysResponse" })
+)
 
 /**
  * The type of {@link ListReplaysResponse}.
@@ -68,7 +70,7 @@ export type ListReplaysResponse = Schema.Schema.Type<typeof ListReplaysResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", {
+export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", () => ({
   /**
    * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
    */
@@ -77,7 +79,7 @@ export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", {
    * Maximum recording duration in seconds.
    */
   max_duration_in_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1 }))
-})
+}))
 
 /**
  * The type of {@link StartReplayBody}.

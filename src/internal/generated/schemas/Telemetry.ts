@@ -6,9 +6,9 @@
  */
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { struct } from "../../struct.js"
+import { once, struct, union } from "../../struct.js"
 
-const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
+const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 /**
  * Provenance metadata identifying which producer emitted the event.
@@ -16,7 +16,7 @@ const optionalString = /*#__PURE__*/ Schema.optional(Schema.String)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", {
+export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", () => ({
   /**
    * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
    */
@@ -24,12 +24,12 @@ export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", {
   /**
    * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
    */
-  event: optionalString,
+  event: optionalString(),
   /**
    * Producer-specific context (e.g. CDP target/session/frame IDs).
    */
   metadata: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String }))
-})
+}))
 
 /**
  * The type of {@link BrowserEventSource}.
@@ -58,8 +58,8 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
 
-const optionalBrowserTargetType = /*#__PURE__*/ Schema.optional(BrowserTargetType)
-const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
+const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
+const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
 /**
  * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
@@ -67,33 +67,33 @@ const optionalInt = /*#__PURE__*/ Schema.optional(Schema.Int)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", {
+export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", () => ({
   /**
    * CDP session identifier for the target connection.
    */
-  session_id: optionalString,
+  session_id: optionalString(),
   /**
    * Browser target identifier (stable across navigations within a tab).
    */
-  target_id: optionalString,
-  target_type: optionalBrowserTargetType,
+  target_id: optionalString(),
+  target_type: optionalBrowserTargetType(),
   /**
    * CDP frame identifier within the target.
    */
-  frame_id: optionalString,
+  frame_id: optionalString(),
   /**
    * CDP document loader identifier, reset on each navigation.
    */
-  loader_id: optionalString,
+  loader_id: optionalString(),
   /**
    * URL relevant to this event — page URL for navigation and page events, request URL for network events.
    */
-  url: optionalString,
+  url: optionalString(),
   /**
    * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
    */
-  nav_seq: optionalInt
-})
+  nav_seq: optionalInt()
+}))
 
 /**
  * The type of {@link BrowserEventContext}.
@@ -137,11 +137,11 @@ export type BrowserCallStackEncoded = BrowserCallStack
  */
 export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> = /*#__PURE__*/ struct(
   "BrowserCallStack",
-  {
+  () => ({
     /**
      * Optional label for the stack trace (e.g. async cause).
      */
-    description: optionalString,
+    description: optionalString(),
     /**
      * Ordered list of call frames, outermost first.
      */
@@ -173,13 +173,13 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
     parent: /*#__PURE__*/ Schema.optional(
       /*#__PURE__*/ Schema.suspend((): Schema.Schema<BrowserCallStack, BrowserCallStackEncoded> => BrowserCallStack)
     )
-  }
+  })
 )
 
-const optionalBoolean = /*#__PURE__*/ Schema.optional(Schema.Boolean)
+const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 // the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
-const browserConsoleLogEventFields = {
+const browserConsoleLogEventFields = /*#__PURE__*/ once(() => ({
   /**
    * Event timestamp in Unix microseconds.
    */
@@ -188,11 +188,13 @@ const browserConsoleLogEventFields = {
   /**
    * True if the data field was truncated due to size limits.
    */
-  truncated: optionalBoolean
-}
+  truncated: optionalBoolean()
+}))
 
-const optionalArrayString = /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
-const optionalBrowserCallStack = /*#__PURE__*/ Schema.optional(BrowserCallStack)
+const optionalArrayString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
+)
+const optionalBrowserCallStack = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserCallStack))
 
 /**
  * A browser console log event (console.log, console.info, console.warn, etc.).
@@ -200,26 +202,26 @@ const optionalBrowserCallStack = /*#__PURE__*/ Schema.optional(BrowserCallStack)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_log"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
      */
-    level: optionalString,
+    level: optionalString(),
     /**
      * First console argument coerced to string.
      */
-    text: optionalString,
+    text: optionalString(),
     /**
      * All console arguments coerced to strings.
      */
-    args: optionalArrayString,
-    stack_trace: optionalBrowserCallStack
+    args: optionalArrayString(),
+    stack_trace: optionalBrowserCallStack()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserConsoleLogEvent}.
@@ -235,8 +237,8 @@ export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_error"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
@@ -244,29 +246,29 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErro
      * Error message text. Present in both source paths.
      */
     text: Schema.String,
-    stack_trace: optionalBrowserCallStack,
+    stack_trace: optionalBrowserCallStack(),
     /**
      * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
      */
-    level: optionalString,
+    level: optionalString(),
     /**
      * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
      */
-    args: optionalArrayString,
+    args: optionalArrayString(),
     /**
      * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
      */
-    line: optionalInt,
+    line: optionalInt(),
     /**
      * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
      */
-    column: optionalInt,
+    column: optionalInt(),
     /**
      * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
      */
-    source_url: optionalString
+    source_url: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserConsoleErrorEvent}.
@@ -295,7 +297,7 @@ export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
  */
 export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
 
-const optionalBrowserHttpHeaders = /*#__PURE__*/ Schema.optional(BrowserHttpHeaders)
+const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserHttpHeaders))
 
 /**
  * A browser network request sent event.
@@ -303,49 +305,49 @@ const optionalBrowserHttpHeaders = /*#__PURE__*/ Schema.optional(BrowserHttpHead
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_request"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier, unique within the session.
      */
-    request_id: optionalString,
+    request_id: optionalString(),
     /**
      * HTTP method as sent on the wire (e.g. GET, POST).
      */
-    method: optionalString,
+    method: optionalString(),
     /**
      * URL of the document that initiated the request.
      */
-    document_url: optionalString,
+    document_url: optionalString(),
     /**
      * Request headers.
      */
-    headers: optionalBrowserHttpHeaders,
+    headers: optionalBrowserHttpHeaders(),
     /**
      * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
      */
-    resource_type: optionalString,
+    resource_type: optionalString(),
     /**
      * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
      */
-    initiator_type: optionalString,
+    initiator_type: optionalString(),
     /**
      * Request body for POST/PUT requests, if available.
      */
-    post_data: optionalString,
+    post_data: optionalString(),
     /**
      * True if this request is the result of a redirect.
      */
-    is_redirect: optionalBoolean,
+    is_redirect: optionalBoolean(),
     /**
      * Original URL before the redirect, present when is_redirect is true.
      */
-    redirect_url: optionalString
+    redirect_url: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserNetworkRequestEvent}.
@@ -361,45 +363,45 @@ export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_response"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
      */
-    request_id: optionalString,
+    request_id: optionalString(),
     /**
      * HTTP method of the original request.
      */
-    method: optionalString,
+    method: optionalString(),
     /**
      * HTTP response status code.
      */
-    status: optionalInt,
+    status: optionalInt(),
     /**
      * HTTP response status text (e.g. OK, Not Found).
      */
-    status_text: optionalString,
+    status_text: optionalString(),
     /**
      * Response headers.
      */
-    headers: optionalBrowserHttpHeaders,
+    headers: optionalBrowserHttpHeaders(),
     /**
      * MIME type of the response (e.g. text/html, application/json).
      */
-    mime_type: optionalString,
+    mime_type: optionalString(),
     /**
      * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
      */
-    resource_type: optionalString,
+    resource_type: optionalString(),
     /**
      * Truncated response body, present only for text MIME types.
      */
-    body: optionalString
+    body: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserNetworkResponseEvent}.
@@ -415,29 +417,29 @@ export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
      */
-    request_id: optionalString,
+    request_id: optionalString(),
     /**
      * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
      */
-    error_text: optionalString,
+    error_text: optionalString(),
     /**
      * True if the request was canceled by the browser or page script.
      */
-    canceled: optionalBoolean,
+    canceled: optionalBoolean(),
     /**
      * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
      */
-    resource_type: optionalString
+    resource_type: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserNetworkLoadingFailedEvent}.
@@ -447,7 +449,7 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNet
  */
 export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typeof BrowserNetworkLoadingFailedEvent> {}
 
-const optionalBrowserEventContext = /*#__PURE__*/ Schema.optional(BrowserEventContext)
+const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserEventContext))
 
 /**
  * A browser network idle event emitted after a 500ms quiet period with no in-flight HTTP requests.
@@ -455,11 +457,11 @@ const optionalBrowserEventContext = /*#__PURE__*/ Schema.optional(BrowserEventCo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
-  data: optionalBrowserEventContext
-})
+  data: optionalBrowserEventContext()
+}))
 
 /**
  * The type of {@link BrowserNetworkIdleEvent}.
@@ -475,37 +477,37 @@ export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof Brows
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavigationEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * URL navigated to.
      */
-    url: optionalString,
+    url: optionalString(),
     /**
      * CDP frame identifier of the navigated frame.
      */
-    frame_id: optionalString,
+    frame_id: optionalString(),
     /**
      * Parent frame identifier for subframe navigations; absent for top-level navigations.
      */
-    parent_frame_id: optionalString,
+    parent_frame_id: optionalString(),
     /**
      * New CDP document loader identifier assigned for this navigation.
      */
-    loader_id: optionalString,
+    loader_id: optionalString(),
     /**
      * CDP session identifier.
      */
-    session_id: optionalString,
+    session_id: optionalString(),
     /**
      * Browser target identifier.
      */
-    target_id: optionalString,
-    target_type: optionalBrowserTargetType
+    target_id: optionalString(),
+    target_type: optionalBrowserTargetType()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageNavigationEvent}.
@@ -515,7 +517,7 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavig
  */
 export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof BrowserPageNavigationEvent> {}
 
-const optionalNumber = /*#__PURE__*/ Schema.optional(Schema.Number)
+const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Number))
 
 /**
  * A browser DOMContentLoaded event (CDP Page.domContentEventFired).
@@ -523,17 +525,17 @@ const optionalNumber = /*#__PURE__*/ Schema.optional(Schema.Number)
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
-    cdp_timestamp: optionalNumber
+    cdp_timestamp: optionalNumber()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageDomContentLoadedEvent}.
@@ -549,17 +551,17 @@ export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_load"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
-    cdp_timestamp: optionalNumber
+    cdp_timestamp: optionalNumber()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageLoadEvent}.
@@ -575,29 +577,29 @@ export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserP
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP target identifier for the newly opened tab.
      */
-    target_id: optionalString,
-    target_type: optionalBrowserTargetType,
+    target_id: optionalString(),
+    target_type: optionalBrowserTargetType(),
     /**
      * Initial URL of the new tab.
      */
-    url: optionalString,
+    url: optionalString(),
     /**
      * Initial page title of the new tab.
      */
-    title: optionalString,
+    title: optionalString(),
     /**
      * Target identifier of the tab that opened this one, if any.
      */
-    opener_id: optionalString
+    opener_id: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageTabOpenedEvent}.
@@ -613,23 +615,23 @@ export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the layout shift occurred.
      */
-    source_frame_id: optionalString,
+    source_frame_id: optionalString(),
     /**
      * Performance Timeline timestamp of the layout shift in milliseconds.
      */
-    time: optionalNumber,
+    time: optionalNumber(),
     /**
      * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
      */
-    duration: optionalNumber,
+    duration: optionalNumber(),
     /**
      * PerformanceLayoutShift attributes from the Performance Timeline entry.
      */
@@ -637,14 +639,14 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayo
       /**
        * Layout shift score for this entry (contribution to CLS).
        */
-      value: optionalNumber,
+      value: optionalNumber(),
       /**
        * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
        */
-      had_recent_input: optionalBoolean
+      had_recent_input: optionalBoolean()
     }))
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageLayoutShiftEvent}.
@@ -660,19 +662,19 @@ export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the LCP element was rendered.
      */
-    source_frame_id: optionalString,
+    source_frame_id: optionalString(),
     /**
      * Performance Timeline timestamp of the LCP entry in milliseconds.
      */
-    time: optionalNumber,
+    time: optionalNumber(),
     /**
      * LargestContentfulPaint attributes from the Performance Timeline entry.
      */
@@ -680,30 +682,30 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", {
       /**
        * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
        */
-      render_time: optionalNumber,
+      render_time: optionalNumber(),
       /**
        * Load time of the LCP element in milliseconds.
        */
-      load_time: optionalNumber,
+      load_time: optionalNumber(),
       /**
        * Visible area of the LCP element in pixels squared.
        */
-      size: optionalNumber,
+      size: optionalNumber(),
       /**
        * id attribute of the LCP element, if present.
        */
-      element_id: optionalString,
+      element_id: optionalString(),
       /**
        * URL of the LCP element for image or video elements.
        */
-      url: optionalString,
+      url: optionalString(),
       /**
        * CDP DOM node identifier of the LCP element.
        */
-      node_id: optionalInt
+      node_id: optionalInt()
     }))
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserPageLcpEvent}.
@@ -719,11 +721,11 @@ export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-  data: optionalBrowserEventContext
-})
+  data: optionalBrowserEventContext()
+}))
 
 /**
  * The type of {@link BrowserPageLayoutSettledEvent}.
@@ -739,11 +741,11 @@ export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-  data: optionalBrowserEventContext
-})
+  data: optionalBrowserEventContext()
+}))
 
 /**
  * The type of {@link BrowserPageNavigationSettledEvent}.
@@ -761,33 +763,33 @@ export interface BrowserPageNavigationSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInteractionClickEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Viewport x-coordinate of the click in CSS pixels.
      */
-    x: optionalInt,
+    x: optionalInt(),
     /**
      * Viewport y-coordinate of the click in CSS pixels.
      */
-    y: optionalInt,
+    y: optionalInt(),
     /**
      * CSS selector path to the clicked element.
      */
-    selector: optionalString,
+    selector: optionalString(),
     /**
      * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
      */
-    tag: optionalString,
+    tag: optionalString(),
     /**
      * Visible text content of the clicked element, trimmed.
      */
-    text: optionalString
+    text: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserInteractionClickEvent}.
@@ -803,25 +805,25 @@ export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
      */
-    key: optionalString,
+    key: optionalString(),
     /**
      * CSS selector path to the element that had focus when the key was pressed.
      */
-    selector: optionalString,
+    selector: optionalString(),
     /**
      * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
      */
-    tag: optionalString
+    tag: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserInteractionKeyEvent}.
@@ -837,33 +839,36 @@ export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", {
-  ...browserConsoleLogEventFields,
-  type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-    ...BrowserEventContext.fields,
-    /**
-     * Scroll x-position at the start of the scroll gesture in CSS pixels.
-     */
-    from_x: optionalInt,
-    /**
-     * Scroll y-position at the start of the scroll gesture in CSS pixels.
-     */
-    from_y: optionalInt,
-    /**
-     * Final scroll x-position after the gesture settled in CSS pixels.
-     */
-    to_x: optionalInt,
-    /**
-     * Final scroll y-position after the gesture settled in CSS pixels.
-     */
-    to_y: optionalInt,
-    /**
-     * CSS selector path to the scrolled element.
-     */
-    target_selector: optionalString
-  }))
-})
+export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct(
+  "BrowserInteractionScrollSettledEvent",
+  () => ({
+    ...browserConsoleLogEventFields(),
+    type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
+    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+      ...BrowserEventContext.fields,
+      /**
+       * Scroll x-position at the start of the scroll gesture in CSS pixels.
+       */
+      from_x: optionalInt(),
+      /**
+       * Scroll y-position at the start of the scroll gesture in CSS pixels.
+       */
+      from_y: optionalInt(),
+      /**
+       * Final scroll x-position after the gesture settled in CSS pixels.
+       */
+      to_x: optionalInt(),
+      /**
+       * Final scroll y-position after the gesture settled in CSS pixels.
+       */
+      to_y: optionalInt(),
+      /**
+       * CSS selector path to the scrolled element.
+       */
+      target_selector: optionalString()
+    }))
+  })
+)
 
 /**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
@@ -881,16 +886,16 @@ export interface BrowserInteractionScrollSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Base64-encoded PNG screenshot of the browser viewport.
      */
-    png: optionalString
+    png: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserMonitorScreenshotEvent}.
@@ -906,8 +911,8 @@ export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
@@ -915,7 +920,7 @@ export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMoni
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserMonitorDisconnectedEvent}.
@@ -931,16 +936,16 @@ export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * Wall-clock time in milliseconds taken to reconnect after the disconnection.
      */
-    reconnect_duration_ms: optionalInt
+    reconnect_duration_ms: optionalInt()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserMonitorReconnectedEvent}.
@@ -956,8 +961,8 @@ export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
@@ -965,7 +970,7 @@ export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserM
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserMonitorReconnectFailedEvent}.
@@ -983,16 +988,16 @@ export interface BrowserMonitorReconnectFailedEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", {
-  ...browserConsoleLogEventFields,
+export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
+  ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
     /**
      * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
      */
-    step: optionalString
+    step: optionalString()
   }))
-})
+}))
 
 /**
  * The type of {@link BrowserMonitorInitFailedEvent}.
@@ -1008,32 +1013,34 @@ export interface BrowserMonitorInitFailedEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEvent = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Union(
-    BrowserConsoleLogEvent,
-    BrowserConsoleErrorEvent,
-    BrowserNetworkRequestEvent,
-    BrowserNetworkResponseEvent,
-    BrowserNetworkLoadingFailedEvent,
-    BrowserNetworkIdleEvent,
-    BrowserPageNavigationEvent,
-    BrowserPageDomContentLoadedEvent,
-    BrowserPageLoadEvent,
-    BrowserPageTabOpenedEvent,
-    BrowserPageLayoutShiftEvent,
-    BrowserPageLcpEvent,
-    BrowserPageLayoutSettledEvent,
-    BrowserPageNavigationSettledEvent,
-    BrowserInteractionClickEvent,
-    BrowserInteractionKeyEvent,
-    BrowserInteractionScrollSettledEvent,
-    BrowserMonitorScreenshotEvent,
-    BrowserMonitorDisconnectedEvent,
-    BrowserMonitorReconnectedEvent,
-    BrowserMonitorReconnectFailedEvent,
-    BrowserMonitorInitFailedEvent
-  ),
-  { identifier: "BrowserTelemetryEvent" }
+export const BrowserTelemetryEvent = /*#__PURE__*/ union(() =>
+  /*#__PURE__*/ Schema.annotations(
+    /*#__PURE__*/ Schema.Union(
+      BrowserConsoleLogEvent,
+      BrowserConsoleErrorEvent,
+      BrowserNetworkRequestEvent,
+      BrowserNetworkResponseEvent,
+      BrowserNetworkLoadingFailedEvent,
+      BrowserNetworkIdleEvent,
+      BrowserPageNavigationEvent,
+      BrowserPageDomContentLoadedEvent,
+      BrowserPageLoadEvent,
+      BrowserPageTabOpenedEvent,
+      BrowserPageLayoutShiftEvent,
+      BrowserPageLcpEvent,
+      BrowserPageLayoutSettledEvent,
+      BrowserPageNavigationSettledEvent,
+      BrowserInteractionClickEvent,
+      BrowserInteractionKeyEvent,
+      BrowserInteractionScrollSettledEvent,
+      BrowserMonitorScreenshotEvent,
+      BrowserMonitorDisconnectedEvent,
+      BrowserMonitorReconnectedEvent,
+      BrowserMonitorReconnectFailedEvent,
+      BrowserMonitorInitFailedEvent
+    ),
+    { identifier: "BrowserTelemetryEvent" }
+  )
 )
 
 /**
@@ -1050,13 +1057,13 @@ export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEv
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", {
+export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", () => ({
   /**
    * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
    */
   seq: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
   event: BrowserTelemetryEvent
-})
+}))
 
 /**
  * The type of {@link BrowserTelemetryEventEnvelope}.
