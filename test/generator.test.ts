@@ -417,10 +417,26 @@ describe("the emitted schema files write nothing twice", () => {
     expect(twice).toEqual([])
   })
 
-  it("a struct is written with struct(identifier, fields), its type beside it", () => {
+  it("a struct is written with struct(identifier, () => fields), its type beside it", () => {
     const [, common] = schemaFiles.find(([file]) => file.endsWith("/Common.ts"))!
-    expect(common).toContain(`export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", {`)
+    expect(common).toContain(`export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({`)
     expect(common).toContain("export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewport> {}")
+  })
+
+  it.each(schemaFiles.map(([file, text]) => [file, text]))("%s: importing it builds no schema", (_, text) => {
+    // each top-level statement: an import, a named struct / union / array built on first use
+    // (src/internal/struct.ts), a file constant built on first use (`once`), a type, or a schema
+    // without references (a literal, a record of strings): nothing that reads another schema's AST
+    const statements = text.split(/\n(?=\S)/).filter((statement) => !/^(\/\/|\/\*\*| \*|\)|}|{}|import )/.test(statement))
+    const eager = statements.filter((statement) =>
+      !/^export (interface|type) /.test(statement) &&
+      !/^(export )?const \w+(: [^=]+)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/.test(
+        statement
+      ) &&
+      !/^export const \w+ = \/\*#__PURE__\*\/ Schema\.annotations\(\s*\/\*#__PURE__\*\/ Schema\.(Literal\("[^)]*\)|Record\(\{ key: Schema\.String, value: Schema\.\w+ \}\)),\s*\{ identifier: "\w+" \}(\s*\))?$/
+        .test(statement)
+    )
+    expect(eager).toEqual([])
   })
 
   it("the identifier is the struct's (parse errors name it)", () => {
