@@ -427,12 +427,15 @@ describe("the emitted schema files write nothing twice", () => {
     // each top-level statement: an import, a named struct / union / array built on first use
     // (src/internal/struct.ts), a file constant built on first use (`once`), a type, or a schema
     // without references (a literal, a record of strings): nothing that reads another schema's AST
-    const statements = text.split(/\n(?=\S)/).filter((statement) => !/^(\/\/|\/\*\*| \*|\)|}|{}|import )/.test(statement))
+    const statements = text.split(/\n(?=\S)/).filter((statement) =>
+      !/^(\/\/|\/\*\*| \*|\)|}|{}|import )/.test(statement)
+    )
     const eager = statements.filter((statement) =>
       !/^export (interface|type) /.test(statement) &&
-      !/^(export )?const \w+(: [^=]+)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/.test(
-        statement
-      ) &&
+      !/^(export )?const \w+(: [^=]+)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
+        .test(
+          statement
+        ) &&
       !/^export const \w+ = \/\*#__PURE__\*\/ Schema\.annotations\(\s*\/\*#__PURE__\*\/ Schema\.(Literal\("[^)]*\)|Record\(\{ key: Schema\.String, value: Schema\.\w+ \}\)),\s*\{ identifier: "\w+" \}(\s*\))?$/
         .test(statement)
     )
