@@ -12,11 +12,13 @@ import { BrowserPools, Computer, Kernel, KernelConfig } from "effect-kernel"
 /** A transport answering every request with `answer()`, keeping the abort signal of each request. */
 const transport = (answer: () => Response) => {
   const signals: Array<AbortSignal> = []
+  const headers: Array<Readonly<Record<string, string>>> = []
   const http = Layer.succeed(
     HttpClient.HttpClient,
     HttpClient.make((request, _url, signal) =>
       Effect.sync(() => {
         signals.push(signal)
+        headers.push(request.headers)
         return HttpClientResponse.fromWeb(request, answer())
       })
     )
@@ -25,7 +27,7 @@ const transport = (answer: () => Response) => {
     Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_attempt"), baseUrl: "https://kernel.test" })),
     Layer.provide(http)
   )
-  return { layer, signals }
+  return { headers, layer, signals }
 }
 
 describe("an attempt's request", () => {
@@ -68,5 +70,13 @@ describe("an attempt's request", () => {
       const refused = yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(huge.layer), Effect.either)
       expect(Either.isLeft(refused) && refused.left._tag).toBe("DecodeError")
       expect(huge.signals.map((signal) => signal.aborted)).toEqual([true])
+    }))
+
+  it.effect("without a tracer, the platform makes no span for it: no trace headers are sent", () =>
+    Effect.gen(function*() {
+      const { headers, layer } = transport(() => Response.json({ x: 1, y: 2 }))
+      yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(layer))
+      expect(Object.keys(headers[0]!).filter((name) => name === "traceparent" || name === "b3")).toEqual([])
+      expect(headers[0]!["authorization"]).toBe("Bearer sk_attempt")
     }))
 })

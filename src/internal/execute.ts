@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -83,14 +84,17 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   // request is over): the abort (an `AbortController`'s event and its `DOMException`) is skipped.
   // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
   // and then its scope is the caller's to close.
-  const run = (attempts: number) =>
+  // without a tracer, the platform's `http.client` span of a direct request would be seen by
+  // nothing (as the SDK's own spans, made only when tracing): not made
+  const send = direct ? untraced(scoped.execute(request)) : scoped.execute(request)
+  const run = (attempts: number, tracing: boolean) =>
     Effect.acquireUseRelease(
       Effect.map(Scope.make(), (scope) => new Attempt(scope)),
       (attempt) =>
         answer(
           op,
           request,
-          nth(attempts, scoped.execute(request)).pipe(
+          nth(attempts, tracing || !direct ? scoped.execute(request) : send).pipe(
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
           (response) => onSuccess(new Watched(response, attempt), attempt.scope)
@@ -100,8 +104,17 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           ? Effect.void
           : Scope.close(attempt.scope, Exit.void)
     )
-  return runOperation(config, op, request, (attempts) => Timeout.timeoutFail(run(attempts), config.timeout, timeout))
+  return runOperation(
+    config,
+    op,
+    request,
+    (attempts, _millis, tracing) => Timeout.timeoutFail(run(attempts, tracing), config.timeout, timeout)
+  )
 }
+
+/** The transport's request without the platform's span (`HttpClient`'s tracer turned off for it). */
+const untraced = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, FiberRef.currentTracerEnabled, false)
 
 /** One attempt: the scope that owns its request, and whether its 2xx body was read to the end. */
 class Attempt {
@@ -235,13 +248,14 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
   config: KernelConfig.Service,
   op: Operation<unknown>,
   request: HttpClientRequest.HttpClientRequest,
-  attempt: (attempts: number, millis: number | undefined) => Effect.Effect<A, E, R>
+  attempt: (attempts: number, millis: number | undefined, tracing: boolean) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
   Effect.withFiberRuntime((fiber) => {
     const invalid = credentialsFailure(config)
     const millis = Timeout.timerMillis(Context.get(fiber.currentDefaultServices, Clock.Clock), config.timeout)
     // the count of attempts belongs to one run of the operation, not to the effect value
     let attempts = 1
+    const tracing = isTracing(fiber)
     const onTransient = (error: E) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
@@ -249,11 +263,11 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
     const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
       ? Effect.fail(invalid)
       : retry(
-        attempt(1, millis),
-        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis)), onTransient),
+        attempt(1, millis, tracing),
+        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
         { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
       )
-    if (!isTracing(fiber)) {
+    if (!tracing) {
       return self
     }
     const info = describe(request)
