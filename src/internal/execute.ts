@@ -1,4 +1,5 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -168,6 +169,7 @@ const manualRedirects = (init: Option.Option<globalThis.RequestInit>): globalThi
 class Watched implements HttpClientResponse.HttpClientResponse {
   readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  #headers: Headers.Headers | undefined
   constructor(readonly original: HttpClientResponse.HttpClientResponse, private readonly attempt: Attempt) {}
   get source(): unknown {
     return Reflect.get(this.original, "source")
@@ -178,8 +180,9 @@ class Watched implements HttpClientResponse.HttpClientResponse {
   get status() {
     return this.original.status
   }
+  /** Read once: a transport may build its record of every header at each read (the platform's undici client does). */
   get headers() {
-    return this.original.headers
+    return this.#headers ??= this.original.headers
   }
   get cookies() {
     return this.original.cookies
