@@ -81,8 +81,9 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   // time-out, an interruption, a body not read to its end), the request is aborted, which
   // destroys an unread body and closes its connection if the body was not complete. No body is
   // ever left paused and unowned (undici 7 can crash the process on such a body when the peer
-  // closes: nodejs/undici#5360). A 2xx body its handler read to the end needs no abort (the
-  // request is over): the abort (an `AbortController`'s event and its `DOMException`) is skipped.
+  // closes: nodejs/undici#5360). On the direct path, a 2xx body its handler read to the end
+  // needs no abort (the request is over): the abort (an `AbortController`'s event and its
+  // `DOMException`) is skipped.
   // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
   // and then its scope is the caller's to close.
   // without a tracer, the platform's `http.client` span of a direct request would be seen by
@@ -98,7 +99,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           nth(attempts, tracing || !direct ? scoped.execute(request) : send).pipe(
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
-          (response) => onSuccess(new Watched(response, attempt), attempt.scope)
+          (response) => onSuccess(direct ? new Watched(response, attempt) : response, attempt.scope)
         ),
       (attempt, exit) =>
         Exit.isSuccess(exit) && (attempt.complete || keep(exit.value))
