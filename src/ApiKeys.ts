@@ -403,15 +403,7 @@ export const make: Effect.Effect<
   Context.Context<ListApiKeys | CreateApiKey | GetApiKey | UpdateApiKey | DeleteApiKey>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListApiKeys, { listApiKeys: call(Operations.listApiKeys) }),
-    Context.add(CreateApiKey, { createApiKey: call(Operations.createApiKey) }),
-    Context.add(GetApiKey, { getApiKey: call(Operations.getApiKey) }),
-    Context.add(UpdateApiKey, { updateApiKey: call(Operations.updateApiKey) }),
-    Context.add(DeleteApiKey, { deleteApiKey: call(Operations.deleteApiKey) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every ApiKeys operation as one layer over the shared client.

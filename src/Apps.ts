@@ -141,10 +141,8 @@ export const listAll = Surface.pagedAllOptional(ListApps, "listApps", Operations
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListApps, { listApps: call(Operations.listApps) })
-  )
+export const make: Effect.Effect<Context.Context<ListApps>, never, KernelClient> = /*#__PURE__*/ Surface.make(
+  Operations.operations
 )
 
 /**

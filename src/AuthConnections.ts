@@ -815,19 +815,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListAuthConnections, { listAuthConnections: call(Operations.listAuthConnections) }),
-    Context.add(CreateAuthConnection, { createAuthConnection: call(Operations.createAuthConnection) }),
-    Context.add(GetAuthConnection, { getAuthConnection: call(Operations.getAuthConnection) }),
-    Context.add(UpdateAuthConnection, { updateAuthConnection: call(Operations.updateAuthConnection) }),
-    Context.add(DeleteAuthConnection, { deleteAuthConnection: call(Operations.deleteAuthConnection) }),
-    Context.add(LoginAuthConnection, { loginAuthConnection: call(Operations.loginAuthConnection) }),
-    Context.add(SubmitAuthConnection, { submitAuthConnection: call(Operations.submitAuthConnection) }),
-    Context.add(FollowAuthConnection, { followAuthConnection: call(Operations.followAuthConnection) }),
-    Context.add(ExchangeAuthConnection, { exchangeAuthConnection: call(Operations.exchangeAuthConnection) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every AuthConnections operation as one layer over the shared client.

@@ -664,17 +664,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListBrowsers, { listBrowsers: call(Operations.listBrowsers) }),
-    Context.add(CreateBrowser, { createBrowser: call(Operations.createBrowser) }),
-    Context.add(GetBrowser, { getBrowser: call(Operations.getBrowser) }),
-    Context.add(UpdateBrowser, { updateBrowser: call(Operations.updateBrowser) }),
-    Context.add(DeleteBrowser, { deleteBrowser: call(Operations.deleteBrowser) }),
-    Context.add(LoadBrowserExtensions, { loadBrowserExtensions: call(Operations.loadBrowserExtensions) }),
-    Context.add(CurlBrowser, { curlBrowser: call(Operations.curlBrowser) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Browsers operation as one layer over the shared client.

@@ -567,19 +567,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListCredentialProviders, { listCredentialProviders: call(Operations.listCredentialProviders) }),
-    Context.add(CreateCredentialProvider, { createCredentialProvider: call(Operations.createCredentialProvider) }),
-    Context.add(GetCredentialProvider, { getCredentialProvider: call(Operations.getCredentialProvider) }),
-    Context.add(UpdateCredentialProvider, { updateCredentialProvider: call(Operations.updateCredentialProvider) }),
-    Context.add(DeleteCredentialProvider, { deleteCredentialProvider: call(Operations.deleteCredentialProvider) }),
-    Context.add(TestCredentialProvider, { testCredentialProvider: call(Operations.testCredentialProvider) }),
-    Context.add(ListCredentialProviderItems, {
-      listCredentialProviderItems: call(Operations.listCredentialProviderItems)
-    })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every CredentialProviders operation as one layer over the shared client.

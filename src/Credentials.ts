@@ -497,16 +497,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListCredentials, { listCredentials: call(Operations.listCredentials) }),
-    Context.add(CreateCredential, { createCredential: call(Operations.createCredential) }),
-    Context.add(GetCredential, { getCredential: call(Operations.getCredential) }),
-    Context.add(UpdateCredential, { updateCredential: call(Operations.updateCredential) }),
-    Context.add(DeleteCredential, { deleteCredential: call(Operations.deleteCredential) }),
-    Context.add(GetCredentialTotpCode, { getCredentialTotpCode: call(Operations.getCredentialTotpCode) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Credentials operation as one layer over the shared client.

@@ -422,17 +422,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListExtensions, { listExtensions: call(Operations.listExtensions) }),
-    Context.add(UploadExtension, { uploadExtension: call(Operations.uploadExtension) }),
-    Context.add(DownloadExtension, { downloadExtension: call(Operations.downloadExtension) }),
-    Context.add(DeleteExtension, { deleteExtension: call(Operations.deleteExtension) }),
-    Context.add(DownloadChromeStoreExtension, {
-      downloadChromeStoreExtension: call(Operations.downloadChromeStoreExtension)
-    })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Extensions operation as one layer over the shared client.

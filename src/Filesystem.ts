@@ -948,22 +948,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ReadFile, { readFile: call(Operations.readFile) }),
-    Context.add(WriteFile, { writeFile: call(Operations.writeFile) }),
-    Context.add(ListFiles, { listFiles: call(Operations.listFiles) }),
-    Context.add(CreateDirectory, { createDirectory: call(Operations.createDirectory) }),
-    Context.add(DeleteFile, { deleteFile: call(Operations.deleteFile) }),
-    Context.add(DeleteDirectory, { deleteDirectory: call(Operations.deleteDirectory) }),
-    Context.add(SetFilePermissions, { setFilePermissions: call(Operations.setFilePermissions) }),
-    Context.add(GetFileInfo, { getFileInfo: call(Operations.getFileInfo) }),
-    Context.add(MovePath, { movePath: call(Operations.movePath) }),
-    Context.add(DownloadDirZip, { downloadDirZip: call(Operations.downloadDirZip) }),
-    Context.add(UploadFiles, { uploadFiles: call(Operations.uploadFiles) }),
-    Context.add(UploadZip, { uploadZip: call(Operations.uploadZip) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Filesystem operation as one layer over the shared client.

@@ -271,13 +271,7 @@ export const make: Effect.Effect<
   Context.Context<StartFilesystemWatch | StreamFilesystemEvents | StopFilesystemWatch>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(StartFilesystemWatch, { startFilesystemWatch: call(Operations.startFilesystemWatch) }),
-    Context.add(StreamFilesystemEvents, { streamFilesystemEvents: call(Operations.streamFilesystemEvents) }),
-    Context.add(StopFilesystemWatch, { stopFilesystemWatch: call(Operations.stopFilesystemWatch) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every FilesystemWatch operation as one layer over the shared client.

@@ -711,17 +711,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListInvocations, { listInvocations: call(Operations.listInvocations) }),
-    Context.add(CreateInvocation, { createInvocation: call(Operations.createInvocation) }),
-    Context.add(GetInvocation, { getInvocation: call(Operations.getInvocation) }),
-    Context.add(UpdateInvocation, { updateInvocation: call(Operations.updateInvocation) }),
-    Context.add(ListInvocationBrowsers, { listInvocationBrowsers: call(Operations.listInvocationBrowsers) }),
-    Context.add(DeleteInvocationBrowsers, { deleteInvocationBrowsers: call(Operations.deleteInvocationBrowsers) }),
-    Context.add(FollowInvocation, { followInvocation: call(Operations.followInvocation) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Invocations operation as one layer over the shared client.

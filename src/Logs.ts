@@ -111,12 +111,8 @@ export const stream = Surface.accessor(StreamLogs, "streamLogs")
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = /*#__PURE__*/ Surface.make((
-  call
-) =>
-  Context.empty().pipe(
-    Context.add(StreamLogs, { streamLogs: call(Operations.streamLogs) })
-  )
+export const make: Effect.Effect<Context.Context<StreamLogs>, never, KernelClient> = /*#__PURE__*/ Surface.make(
+  Operations.operations
 )
 
 /**

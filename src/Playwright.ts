@@ -107,11 +107,7 @@ export const execute = Surface.accessor(ExecutePlaywrightCode, "executePlaywrigh
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<ExecutePlaywrightCode>, never, KernelClient> = /*#__PURE__*/ Surface
-  .make((call) =>
-    Context.empty().pipe(
-      Context.add(ExecutePlaywrightCode, { executePlaywrightCode: call(Operations.executePlaywrightCode) })
-    )
-  )
+  .make(Operations.operations)
 
 /**
  * Every Playwright operation as one layer over the shared client.

@@ -551,17 +551,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ExecProcess, { execProcess: call(Operations.execProcess) }),
-    Context.add(SpawnProcess, { spawnProcess: call(Operations.spawnProcess) }),
-    Context.add(GetProcessStatus, { getProcessStatus: call(Operations.getProcessStatus) }),
-    Context.add(StreamProcessStdout, { streamProcessStdout: call(Operations.streamProcessStdout) }),
-    Context.add(WriteProcessStdin, { writeProcessStdin: call(Operations.writeProcessStdin) }),
-    Context.add(KillProcess, { killProcess: call(Operations.killProcess) }),
-    Context.add(ResizeProcess, { resizeProcess: call(Operations.resizeProcess) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Processes operation as one layer over the shared client.

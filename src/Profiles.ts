@@ -424,15 +424,7 @@ export const make: Effect.Effect<
   Context.Context<ListProfiles | CreateProfile | GetProfile | DeleteProfile | DownloadProfile>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListProfiles, { listProfiles: call(Operations.listProfiles) }),
-    Context.add(CreateProfile, { createProfile: call(Operations.createProfile) }),
-    Context.add(GetProfile, { getProfile: call(Operations.getProfile) }),
-    Context.add(DeleteProfile, { deleteProfile: call(Operations.deleteProfile) }),
-    Context.add(DownloadProfile, { downloadProfile: call(Operations.downloadProfile) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Profiles operation as one layer over the shared client.

@@ -175,12 +175,7 @@ export const update = Surface.accessor(UpdateProjectLimits, "updateProjectLimits
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<GetProjectLimits | UpdateProjectLimits>, never, KernelClient> =
-  /*#__PURE__*/ Surface.make((call) =>
-    Context.empty().pipe(
-      Context.add(GetProjectLimits, { getProjectLimits: call(Operations.getProjectLimits) }),
-      Context.add(UpdateProjectLimits, { updateProjectLimits: call(Operations.updateProjectLimits) })
-    )
-  )
+  /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every ProjectLimits operation as one layer over the shared client.

@@ -404,15 +404,7 @@ export const make: Effect.Effect<
   Context.Context<ListProjects | CreateProject | GetProject | UpdateProject | DeleteProject>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListProjects, { listProjects: call(Operations.listProjects) }),
-    Context.add(CreateProject, { createProject: call(Operations.createProject) }),
-    Context.add(GetProject, { getProject: call(Operations.getProject) }),
-    Context.add(UpdateProject, { updateProject: call(Operations.updateProject) }),
-    Context.add(DeleteProject, { deleteProject: call(Operations.deleteProject) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Projects operation as one layer over the shared client.

@@ -360,15 +360,7 @@ export const make: Effect.Effect<
   Context.Context<ListProxies | CreateProxy | GetProxy | DeleteProxy | CheckProxy>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListProxies, { listProxies: call(Operations.listProxies) }),
-    Context.add(CreateProxy, { createProxy: call(Operations.createProxy) }),
-    Context.add(GetProxy, { getProxy: call(Operations.getProxy) }),
-    Context.add(DeleteProxy, { deleteProxy: call(Operations.deleteProxy) }),
-    Context.add(CheckProxy, { checkProxy: call(Operations.checkProxy) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations)
 
 /**
  * Every Proxies operation as one layer over the shared client.

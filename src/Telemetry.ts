@@ -108,12 +108,8 @@ export const stream = Surface.accessor(StreamTelemetry, "streamTelemetry")
  * @since 0.2.0
  * @category Constructors
  */
-export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = /*#__PURE__*/ Surface.make((
-  call
-) =>
-  Context.empty().pipe(
-    Context.add(StreamTelemetry, { streamTelemetry: call(Operations.streamTelemetry) })
-  )
+export const make: Effect.Effect<Context.Context<StreamTelemetry>, never, KernelClient> = /*#__PURE__*/ Surface.make(
+  Operations.operations
 )
 
 /**

@@ -2,9 +2,12 @@
  * The shared pattern of the generated operations (src/internal/surface.ts): what a module would
  * prepare when imported, or a layer when built, is made on first use, once.
  */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Either, Layer, Stream } from "effect"
-import { Computer, Filesystem, KernelError, Replays } from "effect-kernel"
+import { Chunk, Context, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Computer, Filesystem, KernelClient, KernelConfig, KernelError, Replays } from "effect-kernel"
+import * as ComputerOperations from "../src/internal/generated/operations/Computer.js"
 import * as Surface from "../src/internal/surface.js"
 
 describe("surface", () => {
@@ -68,4 +71,57 @@ describe("surface", () => {
       expect(Replays.downloadStream).toBe(Replays.download)
       expect(typeof Computer.captureScreenshotStream).toBe("function")
     }))
+
+  it.effect("make: one service per operation but the hand-written ones, under its Tag, calling the operation", () =>
+    Effect.gen(function*() {
+      const sent: Array<string> = []
+      const http = Layer.succeed(
+        HttpClient.HttpClient,
+        HttpClient.make((request) =>
+          Effect.sync(
+            () => (sent.push(`${request.method} ${request.url}`),
+              HttpClientResponse.fromWeb(request, new Response(null, { status: 200 })))
+          )
+        )
+      )
+      const client = KernelClient.layer.pipe(
+        Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_surface"), baseUrl: "https://kernel.test" })),
+        Layer.provide(http)
+      )
+      const make: Effect.Effect<
+        Context.Context<Computer.ClickMouse | Computer.PressKey>,
+        never,
+        KernelClient.KernelClient
+      > = Surface.make(ComputerOperations.operations, ["getMousePosition"])
+      const context = yield* make.pipe(Effect.provide(client))
+      const keys = [...context.unsafeMap.keys()]
+      expect(keys).toContain("effect-kernel/ClickMouse")
+      expect(keys).toContain("effect-kernel/SetCursorVisibility")
+      expect(keys).not.toContain("effect-kernel/GetMousePosition")
+      expect(keys).toHaveLength(ComputerOperations.operations.length - 1)
+      yield* Context.get(context, Computer.ClickMouse).clickMouse({ id: "b 1", x: 1, y: 2 })
+      expect(sent).toEqual(["POST https://kernel.test/browsers/b%201/computer/click_mouse"])
+    }))
+
+  it("make is checked against the services it is declared to build", () => {
+    class Elsewhere extends Context.Tag("effect-kernel/Elsewhere")<
+      Elsewhere,
+      Surface.Service<"elsewhere", { readonly id: string }, void, never>
+    >() {}
+    class OtherParams extends Context.Tag("effect-kernel/ClickMouse")<
+      OtherParams,
+      Surface.Service<"clickMouse", { readonly id: number }, void, never>
+    >() {}
+    type Make<I> = Effect.Effect<Context.Context<I>, never, KernelClient.KernelClient>
+    const declared: Make<Computer.ClickMouse | Computer.GetMousePosition> = Surface.make(ComputerOperations.operations)
+    // @ts-expect-error no operation of the list is Elsewhere
+    const absent: Make<Computer.ClickMouse | Elsewhere> = Surface.make(ComputerOperations.operations)
+    // @ts-expect-error the operation named clickMouse does not take these params
+    const mismatched: Make<OtherParams> = Surface.make(ComputerOperations.operations)
+    // @ts-expect-error getMousePosition is left to its hand-written service
+    const handWritten: Make<Computer.GetMousePosition> = Surface.make(ComputerOperations.operations, [
+      "getMousePosition"
+    ])
+    expect([declared, absent, mismatched, handWritten].every(Effect.isEffect)).toBe(true)
+  })
 })

@@ -87,7 +87,6 @@ interface Emitted {
   readonly paged: readonly [string, string] | undefined
   readonly declarations: string
   readonly tag: string
-  readonly service: string
 }
 
 /**
@@ -122,6 +121,10 @@ const operationBlock = (
   typeUses: Set<string>
 ): Emitted => {
   const Name = pascalCase(operation.name)
+  // Surface.make finds each service's Tag by this rule (Surface.tagKey)
+  if (Name !== operation.name.charAt(0).toUpperCase() + operation.name.slice(1)) {
+    throw new Error(`${operation.name}: its Tag ${Name} is not its name with a capital (Surface.tagKey)`)
+  }
   const fields: Array<string> = []
   for (const parameter of operation.parameters) {
     const doc = parameter.description === undefined ? "" : jsdoc([parameter.description])
@@ -307,8 +310,7 @@ const operationBlock = (
   return {
     paged: paged ? [operation.accessor, allName(operation)] : undefined,
     declarations,
-    tag: Name,
-    service: `Context.add(${Name}, { ${operation.name}: call(Operations.${operation.name}) })`
+    tag: Name
   }
 }
 
@@ -374,6 +376,7 @@ export const moduleFile = (
     : { root: "./", generated: "./internal/generated/" }
   const uses = newUses()
   const typeUses = new Set<string>()
+  const handWritten = operations.filter((operation) => Config.handWrittenOperations.has(operation.name))
   const emitted = operations
     .filter((operation) => !Config.handWrittenOperations.has(operation.name))
     .map((operation) => operationBlock(api, operation, area, uses, typeUses))
@@ -388,9 +391,9 @@ export const moduleFile = (
         `@since ${since}`,
         "@category Constructors"
       ])
-    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(\n${emitted.map((block) => block.service).join(",\n")}\n)
-)
+    }export const make: Effect.Effect<Context.Context<${servicesType}>, never, KernelClient> = /*#__PURE__*/ Surface.make(Operations.operations${
+      handWritten.length === 0 ? "" : `, [${handWritten.map((operation) => str(operation.name)).join(", ")}]`
+    })
 
 ${
       jsdoc([

@@ -232,9 +232,10 @@ export const authenticate =
     )
     if (tokenOk && projectOk) {
       directClients.set(authenticated, {
-        // fetch must not follow redirects for the operations either (see manualRedirects); the
-        // SDK's own transport never follows them
-        transport: Transport.isOwnable(client) ? client : HttpClient.transformResponse(client, manualRedirects),
+        // fetch must not follow redirects for the operations either: `execute` turns them off
+        // (as manualRedirects does) in the step that gives an attempt its scope; the SDK's own
+        // transport never follows them
+        transport: client,
         owned: Transport.isOwnable(client),
         base: base.href,
         headers: Headers.fromInput({

@@ -1,16 +1,23 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import { ownedByAttempt } from "./authenticate.js"
@@ -48,6 +55,11 @@ const nth = <A, E, R>(attempts: number, send: Effect.Effect<A, E, R>): Effect.Ef
  * within the time-out; non-2xx answers become typed errors; transient failures are retried by
  * the configured policy; the whole runs in the span `Kernel.<operation>`.
  *
+ * `client` is the authenticated client, or (`direct`) the transport under it, which an operation's
+ * own request (its URL and headers already those `authenticate` applies) is sent on as is: then
+ * the request does not pass through `authenticate`'s pipeline, and fetch's redirects are turned
+ * off here, in the same step that gives the attempt its scope.
+ *
  * @internal
  */
 export const execute = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError, R = never>(
@@ -56,7 +68,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
   onSuccess: (response: HttpClientResponse.HttpClientResponse, scope: Scope.CloseableScope) => Effect.Effect<A, E2>,
-  keep: (a: A) => boolean = () => false
+  keep: (a: A) => boolean = () => false,
+  direct = false
 ): Effect.Effect<
   A,
   E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
@@ -64,25 +77,160 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
 > => {
   const scoped = HttpClient.withScope(client)
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
-  // Every attempt owns its request: when the attempt ends (its body read, an error body read in
-  // part, a time-out, an interruption), the request is aborted, which destroys an unread body and
-  // closes its connection if the body was not complete. No body is ever left paused and unowned
-  // (undici 7 can crash the process on such a body when the peer closes: nodejs/undici#5360).
+  // Every attempt owns its request: when the attempt ends (an error body read in part, a
+  // time-out, an interruption, a body not read to its end), the request is aborted, which
+  // destroys an unread body and closes its connection if the body was not complete. No body is
+  // ever left paused and unowned (undici 7 can crash the process on such a body when the peer
+  // closes: nodejs/undici#5360). On the direct path, a 2xx body its handler read to the end
+  // needs no abort (the request is over): the abort (an `AbortController`'s event and its
+  // `DOMException`) is skipped.
   // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
   // and then its scope is the caller's to close.
-  const run = (attempts: number) =>
+  // without a tracer, the platform's `http.client` span of a direct request would be seen by
+  // nothing (as the SDK's own spans, made only when tracing): not made
+  const send = direct ? untraced(scoped.execute(request)) : scoped.execute(request)
+  const run = (attempts: number, tracing: boolean) =>
     Effect.acquireUseRelease(
-      Scope.make(),
-      (scope) =>
+      Effect.map(Scope.make(), (scope) => new Attempt(scope)),
+      (attempt) =>
         answer(
           op,
           request,
-          nth(attempts, scoped.execute(request)).pipe(Effect.locally(ownedByAttempt, true), Scope.extend(scope)),
-          (response) => onSuccess(response, scope)
+          nth(attempts, tracing || !direct ? scoped.execute(request) : send).pipe(
+            direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
+          ),
+          (response) => onSuccess(direct ? new Watched(response, attempt) : response, attempt.scope)
         ),
-      (scope, exit) => Exit.isSuccess(exit) && keep(exit.value) ? Effect.void : Scope.close(scope, Exit.void)
+      (attempt, exit) =>
+        Exit.isSuccess(exit) && (attempt.complete || keep(exit.value))
+          ? Effect.void
+          : Scope.close(attempt.scope, Exit.void)
     )
-  return runOperation(config, op, request, (attempts) => Timeout.timeoutFail(run(attempts), config.timeout, timeout))
+  return runOperation(
+    config,
+    op,
+    request,
+    (attempts, _millis, tracing) => Timeout.timeoutFail(run(attempts, tracing), config.timeout, timeout)
+  )
+}
+
+/** The transport's request without the platform's span (`HttpClient`'s tracer turned off for it). */
+const untraced = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, FiberRef.currentTracerEnabled, false)
+
+/** One attempt: the scope that owns its request, and whether its 2xx body was read to the end. */
+class Attempt {
+  complete = false
+  constructor(readonly scope: Scope.CloseableScope) {}
+}
+
+/** The attempt's scope (its request's owner) for the authenticated client, whose responses it then owns. */
+const ownedAuthenticated =
+  (scope: Scope.CloseableScope) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+    self.pipe(Effect.locally(ownedByAttempt, true), Scope.extend(scope))
+
+/**
+ * The attempt's scope (its request's owner) and, for fetch, redirects not followed (as
+ * `authenticate` does for its own requests: a redirect comes back as its 3xx), in one copy of the
+ * caller's context.
+ */
+const ownedDirect =
+  (scope: Scope.CloseableScope) => <A, E, R>(self: Effect.Effect<A, E, R | Scope.Scope>): Effect.Effect<A, E, R> =>
+    Effect.mapInputContext(self, (context: Context.Context<R>) =>
+      Context.merge(
+        context,
+        Context.make(Scope.Scope, scope).pipe(
+          Context.add(
+            FetchHttpClient.RequestInit,
+            manualRedirects(Context.getOption(context, FetchHttpClient.RequestInit))
+          )
+        )
+      ))
+
+const manualInits = new WeakMap<globalThis.RequestInit, globalThis.RequestInit>()
+const manualInit: globalThis.RequestInit = { redirect: "manual" }
+
+/** The caller's `RequestInit` with `redirect: "manual"` (made once per `RequestInit`). */
+const manualRedirects = (init: Option.Option<globalThis.RequestInit>): globalThis.RequestInit => {
+  if (Option.isNone(init)) return manualInit
+  let manual = manualInits.get(init.value)
+  if (manual === undefined) {
+    manual = { ...init.value, redirect: "manual" }
+    manualInits.set(init.value, manual)
+  }
+  return manual
+}
+
+/**
+ * A 2xx response as its handler sees it: the transport's, which notes on its attempt when its
+ * body was read to the end (its text, JSON, bytes, form, or its stream to its last chunk).
+ * `source` is the transport's own (fetch's `Response`: see `responseBody.ts`).
+ */
+class Watched implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpClientResponseNs.TypeId]: HttpClientResponse.TypeId = HttpClientResponseNs.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  #headers: Headers.Headers | undefined
+  constructor(readonly original: HttpClientResponse.HttpClientResponse, private readonly attempt: Attempt) {}
+  get source(): unknown {
+    return Reflect.get(this.original, "source")
+  }
+  get request() {
+    return this.original.request
+  }
+  get status() {
+    return this.original.status
+  }
+  /** Read once: a transport may build its record of every header at each read (the platform's undici client does). */
+  get headers() {
+    return this.#headers ??= this.original.headers
+  }
+  get cookies() {
+    return this.original.cookies
+  }
+  get remoteAddress() {
+    return this.original.remoteAddress
+  }
+  private whole<A>(
+    read: Effect.Effect<A, HttpClientError.ResponseError>
+  ): Effect.Effect<A, HttpClientError.ResponseError> {
+    return Effect.map(read, (value) => {
+      this.attempt.complete = true
+      return value
+    })
+  }
+  get text() {
+    return this.whole(this.original.text)
+  }
+  get json() {
+    return this.whole(this.original.json)
+  }
+  get arrayBuffer() {
+    return this.whole(this.original.arrayBuffer)
+  }
+  get formData() {
+    return this.whole(this.original.formData)
+  }
+  get urlParamsBody() {
+    return this.whole(this.original.urlParamsBody)
+  }
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    return Stream.concat(
+      this.original.stream,
+      Stream.execute(Effect.sync(() => {
+        this.attempt.complete = true
+      }))
+    )
+  }
+  toJSON(): unknown {
+    return this.original.toJSON()
+  }
+  toString(): string {
+    return this.original.toString()
+  }
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.original[Inspectable.NodeInspectSymbol]()
+  }
 }
 
 /**
@@ -104,13 +252,14 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
   config: KernelConfig.Service,
   op: Operation<unknown>,
   request: HttpClientRequest.HttpClientRequest,
-  attempt: (attempts: number, millis: number | undefined) => Effect.Effect<A, E, R>
+  attempt: (attempts: number, millis: number | undefined, tracing: boolean) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | KernelError.InvalidInput, R> =>
   Effect.withFiberRuntime((fiber) => {
     const invalid = credentialsFailure(config)
     const millis = Timeout.timerMillis(Context.get(fiber.currentDefaultServices, Clock.Clock), config.timeout)
     // the count of attempts belongs to one run of the operation, not to the effect value
     let attempts = 1
+    const tracing = isTracing(fiber)
     const onTransient = (error: E) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
@@ -118,11 +267,11 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
     const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
       ? Effect.fail(invalid)
       : retry(
-        attempt(1, millis),
-        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis)), onTransient),
+        attempt(1, millis, tracing),
+        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
         { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
       )
-    if (!isTracing(fiber)) {
+    if (!tracing) {
       return self
     }
     const info = describe(request)

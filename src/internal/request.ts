@@ -128,7 +128,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         const own = forContent(config, content)
         return direct.owned
           ? executeOwned(direct.transport, own, op, request, onSuccess(request))
-          : execute(direct.transport, own, op, request, onSuccess(request))
+          : execute(direct.transport, own, op, request, onSuccess(request), () => false, true)
       })
     }
   }

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as KernelClient from "../KernelClient.js"
@@ -132,12 +132,48 @@ export const streamed = <Args extends ReadonlyArray<unknown>, A, E1, E2, R>(
 (...args: Args): Stream.Stream<A, E1 | E2, R> => Stream.unwrap(accessor(...args))
 
 /**
- * An area's `make`: its services built by `build` on the shared client, each operation's call
- * prepared on its first call (`call(definition)`: {@link lazyCall} on that client).
+ * The Tag key of an operation's service: `effect-kernel/<Name>`, its name with a capital (the
+ * generator names each Tag so, and checks it).
  *
  * @internal
  */
-export const make = <I>(
-  build: (call: <const D extends Operation>(definition: D) => ReturnType<typeof lazyCall<D>>) => Context.Context<I>
-): Effect.Effect<Context.Context<I>, never, KernelClient.KernelClient> =>
-  Effect.map(KernelClient.KernelClient, (client) => build((definition) => lazyCall(definition, client)))
+export const tagKey = (name: string): string => `effect-kernel/${name.charAt(0).toUpperCase()}${name.slice(1)}`
+
+/** The operation name of a service's Tag: its key's `<Name>`, without the capital. */
+type TagName<S> = S extends { readonly Id: `effect-kernel/${infer Name}` } ? Uncapitalize<Name> : never
+
+/** The service {@link make} builds for the operation `D`: its one method, the operation's call. */
+type Built<D extends Operation> = {
+  readonly [K in D["name"]]: (params: Call.Params<D>) => Effect.Effect<Call.Success<D>, Call.Failure<D>>
+}
+
+/** The services of `I` that none of the operations `D` implements with its own call. */
+type Missing<I, D extends Operation> = I extends { readonly Type: infer Shape } ?
+  Built<Extract<D, { readonly name: TagName<I> }>> extends Shape ? never : I :
+  I
+
+/**
+ * An area's `make`: one context of a service per operation of `operations` but those named in
+ * `handWritten` (whose services their area writes by hand), keyed by {@link tagKey}, each call
+ * prepared on its first call ({@link lazyCall} on the shared client). The services `I` it is
+ * declared to build are checked: each one's Tag must be an operation's, and that operation's call
+ * its method (a Tag with no such operation is a type error naming it).
+ *
+ * @internal
+ */
+export const make = <I, const Ds extends ReadonlyArray<Operation>, const H extends string = never>(
+  operations:
+    & Ds
+    & NoInfer<
+      [Missing<I, Exclude<Ds[number], { readonly name: H }>>] extends [never] ? unknown : {
+        readonly missing: Missing<I, Exclude<Ds[number], { readonly name: H }>>
+      }
+    >,
+  handWritten: ReadonlyArray<H> = []
+): Effect.Effect<Context.Context<I>, never, KernelClient.KernelClient> => {
+  const built = operations.filter((definition) => !handWritten.some((name) => name === definition.name))
+  return Effect.map(KernelClient.KernelClient, (client) =>
+    Context.unsafeMake<I>(
+      new Map(built.map((definition) => [tagKey(definition.name), { [definition.name]: lazyCall(definition, client) }]))
+    ))
+}

@@ -640,17 +640,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(CreateBrowserPool, { createBrowserPool: call(Operations.createBrowserPool) }),
-    Context.add(GetBrowserPool, { getBrowserPool: call(Operations.getBrowserPool) }),
-    Context.add(UpdateBrowserPool, { updateBrowserPool: call(Operations.updateBrowserPool) }),
-    Context.add(DeleteBrowserPool, { deleteBrowserPool: call(Operations.deleteBrowserPool) }),
-    Context.add(AcquireBrowser, { acquireBrowser: call(Operations.acquireBrowser) }),
-    Context.add(ReleaseBrowser, { releaseBrowser: call(Operations.releaseBrowser) }),
-    Context.add(FlushBrowserPool, { flushBrowserPool: call(Operations.flushBrowserPool) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations, ["listBrowserPools"])
 
 /**
  * Every BrowserPools operation generated here as one layer over the shared client.

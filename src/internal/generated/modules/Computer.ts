@@ -767,20 +767,7 @@ export const make: Effect.Effect<
   >,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ClickMouse, { clickMouse: call(Operations.clickMouse) }),
-    Context.add(MoveMouse, { moveMouse: call(Operations.moveMouse) }),
-    Context.add(CaptureScreenshot, { captureScreenshot: call(Operations.captureScreenshot) }),
-    Context.add(TypeText, { typeText: call(Operations.typeText) }),
-    Context.add(PressKey, { pressKey: call(Operations.pressKey) }),
-    Context.add(ScrollMouseWheel, { scrollMouseWheel: call(Operations.scrollMouseWheel) }),
-    Context.add(DragMouse, { dragMouse: call(Operations.dragMouse) }),
-    Context.add(BatchComputerActions, { batchComputerActions: call(Operations.batchComputerActions) }),
-    Context.add(ReadClipboard, { readClipboard: call(Operations.readClipboard) }),
-    Context.add(WriteClipboard, { writeClipboard: call(Operations.writeClipboard) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations, ["setCursorVisibility", "getMousePosition"])
 
 /**
  * Every Computer operation generated here as one layer over the shared client.

@@ -393,14 +393,7 @@ export const make: Effect.Effect<
   Context.Context<ListDeployments | CreateDeployment | GetDeployment | FollowDeployment>,
   never,
   KernelClient
-> = /*#__PURE__*/ Surface.make((call) =>
-  Context.empty().pipe(
-    Context.add(ListDeployments, { listDeployments: call(Operations.listDeployments) }),
-    Context.add(CreateDeployment, { createDeployment: call(Operations.createDeployment) }),
-    Context.add(GetDeployment, { getDeployment: call(Operations.getDeployment) }),
-    Context.add(FollowDeployment, { followDeployment: call(Operations.followDeployment) })
-  )
-)
+> = /*#__PURE__*/ Surface.make(Operations.operations, ["deleteDeployment"])
 
 /**
  * Every Deployments operation generated here as one layer over the shared client.

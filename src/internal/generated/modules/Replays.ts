@@ -241,13 +241,7 @@ export const stop = Surface.accessor(StopReplay, "stopReplay")
  * @category Constructors
  */
 export const make: Effect.Effect<Context.Context<ListReplays | StartReplay | StopReplay>, never, KernelClient> =
-  /*#__PURE__*/ Surface.make((call) =>
-    Context.empty().pipe(
-      Context.add(ListReplays, { listReplays: call(Operations.listReplays) }),
-      Context.add(StartReplay, { startReplay: call(Operations.startReplay) }),
-      Context.add(StopReplay, { stopReplay: call(Operations.stopReplay) })
-    )
-  )
+  /*#__PURE__*/ Surface.make(Operations.operations, ["downloadReplay"])
 
 /**
  * Every Replays operation generated here as one layer over the shared client.
