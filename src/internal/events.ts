@@ -19,16 +19,15 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
-import type * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
+import * as FastDecode from "./fastDecode.js"
 import * as Sse from "./sse.js"
-import { parseTimestamp, Timestamp } from "./timestamp.js"
 
 /** How an operation's events end, map and resume. @internal */
 export interface Policy {
@@ -188,67 +187,6 @@ const mapChunksThenFail = <A, B, E2>(
     return error === undefined ? values : Stream.concat(values, Stream.fail(error))
   })
 
-// ---------------------------------------------------------------------------------------------
-// the fast path of a flat schema
-// ---------------------------------------------------------------------------------------------
-
-/** One field's check and decoding: its value, or `undefined` when it does not fit. */
-type FieldDecoder = (value: unknown) => unknown
-
-const fieldDecoder = (ast: AST.AST): FieldDecoder | undefined => {
-  if (ast === Timestamp.ast) return (value) => typeof value === "string" ? parseTimestamp(value) : undefined
-  switch (ast._tag) {
-    case "Literal": {
-      const literal = ast.literal
-      return (value) => value === literal ? value : undefined
-    }
-    case "StringKeyword":
-      return (value) => typeof value === "string" ? value : undefined
-    case "NumberKeyword":
-      return (value) => typeof value === "number" ? value : undefined
-    case "BooleanKeyword":
-      return (value) => typeof value === "boolean" ? value : undefined
-    default:
-      return undefined
-  }
-}
-
-/**
- * A fast path for the events of a flat schema (a struct of required fields, each a literal, a
- * string, a number, a boolean or a `Timestamp`, as `LogEvent`): the decoded event, built as
- * `Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })` builds it (the fields in the
- * schema's order, excess ones dropped), or `undefined` when the input does not fit, and then the
- * schema decodes it (for its error or for what the fast path does not know). `undefined` for any
- * other schema.
- *
- * @internal
- */
-export const fastDecoder = (ast: AST.AST): ((input: unknown) => object | undefined) | undefined => {
-  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) {
-    return undefined
-  }
-  const names: Array<string> = []
-  const fields: Array<FieldDecoder> = []
-  for (const property of ast.propertySignatures) {
-    const field = fieldDecoder(property.type)
-    if (property.isOptional || typeof property.name !== "string" || field === undefined) return undefined
-    names.push(property.name)
-    fields.push(field)
-  }
-  return (input) => {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
-    const out: Record<string, unknown> = {}
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i]!
-      if (!Object.prototype.hasOwnProperty.call(input, name)) return undefined
-      const value = fields[i]!(Reflect.get(input, name))
-      if (value === undefined) return undefined
-      out[name] = value
-    }
-    return out
-  }
-}
-
 /** The bound of a line and of an event (1 MiB). @internal */
 export const maxLine = Sse.defaultMaxLine
 
@@ -259,15 +197,8 @@ export const maxLine = Sse.defaultMaxLine
  */
 export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
   const policy: Policy = policies[name] ?? {}
-  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  let fast: ((u: unknown) => object | undefined) | undefined | null = null
-  const decode = (u: unknown): Either.Either<unknown, ParseResult.ParseError> => {
-    if (fast === null) fast = fastDecoder(schema.ast)
-    const quick = fast?.(u)
-    return quick !== undefined
-      ? Either.right(quick)
-      : (made ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(u)
-  }
+  // the compiled decoder (src/internal/fastDecode.ts), built on the first event
+  const decode = FastDecode.decoder(schema)
   let tags: Tags | undefined | null = null
   const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
   return <E>(
