@@ -4,7 +4,7 @@ import * as BrowserPools from "../src/BrowserPools.js"
 import * as Computer from "../src/Computer.js"
 import * as FastDecode from "../src/internal/fastDecode.js"
 import { operations } from "../src/internal/generated/table.js"
-import { makeUtc, Timestamp } from "../src/internal/timestamp.js"
+import { makeUtc, parseTimestamp, Timestamp } from "../src/internal/timestamp.js"
 
 // The compiled decoder of the answers (src/internal/fastDecode.ts) must give exactly what
 // `Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })` gives: for every answer schema
@@ -317,5 +317,41 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
       expect(made).toStrictEqual(expected)
     }
     expect(Equal.equals(makeUtc(1), DateTime.unsafeMake(2))).toBe(false)
+  })
+
+  it("parseTimestamp reads the digits as Date.parse does, out-of-range fields included", () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
+    const text = fc.tuple(
+      fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")),
+      two(13),
+      two(32),
+      two(25),
+      two(61),
+      two(61),
+      fc.option(fc.stringMatching(/^[0-9]{1,9}$/), { nil: undefined }),
+      fc.option(fc.tuple(fc.constantFrom("+", "-"), two(25), two(61)), { nil: undefined })
+    ).map(([year, month, day, hours, minutes, seconds, fraction, zone]) =>
+      `${year}-${month}-${day}T${hours}:${minutes}:${seconds}${fraction === undefined ? "" : `.${fraction}`}${
+        zone === undefined ? "Z" : `${zone[0]}${zone[1]}:${zone[2]}`
+      }`
+    )
+    fc.assert(
+      fc.property(text, (input) => {
+        const expected = Date.parse(input)
+        const parsed = parseTimestamp(input)
+        expect(parsed?.epochMillis ?? NaN, input).toBe(expected)
+      }),
+      { numRuns: 20_000, seed: 18 }
+    )
+    for (
+      const input of [
+        "2026-02-30T00:00:00Z",
+        "2026-01-02T24:00:00Z",
+        "2026-01-02T23:59:60Z",
+        "2024-02-29T12:00:00.9999Z"
+      ]
+    ) {
+      expect(parseTimestamp(input)?.epochMillis ?? NaN, input).toBe(Date.parse(input))
+    }
   })
 })

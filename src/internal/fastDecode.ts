@@ -78,22 +78,22 @@ const make = (ast: AST.AST): Node => {
     case "AnyKeyword":
     case "VoidKeyword":
       return (input) => input
-    case "Literal": {
-      const literal = ast.literal
-      return is((input) => input === literal)
-    }
-    case "Enums": {
-      const values = ast.enums.map(([, value]) => value)
-      return is((input) => values.some((value) => value === input))
-    }
     case "Refinement":
       return refinement(ast)
     case "Transformation":
       return transformation(ast)
+    case "Literal": {
+      const literal = ast.literal
+      return is((input) => input === literal)
+    }
     case "Declaration":
       return declaration(ast)
     case "TupleType":
       return tuple(ast)
+    case "Enums": {
+      const values = ast.enums.map(([, value]) => value)
+      return is((input) => values.some((value) => value === input))
+    }
     case "TypeLiteral":
       return typeLiteral(ast)
     case "Union":
