@@ -15,6 +15,7 @@
  * @internal
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -174,18 +175,25 @@ const tagsOf = (ast: AST.AST, depth = 0): Tags | undefined => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Each chunk mapped by `f` to its values and maybe an error: the values are emitted, then the
- * stream fails with the error (the events before a bad one are not lost with it).
+ * Each chunk mapped by `f` to its values and maybe an error: the values are emitted as one chunk
+ * (none when there are none), then the stream fails with the error (the events before a bad one are
+ * not lost with it). One channel reading the chunks in turn: no stream made per chunk.
  */
 const mapChunksThenFail = <A, B, E2>(
   f: (chunk: Chunk.Chunk<A>) => readonly [Array<B>, E2 | undefined]
 ) =>
-<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> =>
-  Stream.flatMap(Stream.chunks(self), (chunk) => {
-    const [out, error] = f(chunk)
-    const values = Stream.fromChunk(Chunk.unsafeFromArray(out))
-    return error === undefined ? values : Stream.concat(values, Stream.fail(error))
+<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> => {
+  const loop: Channel.Channel<Chunk.Chunk<B>, Chunk.Chunk<A>, E | E2, E, unknown, unknown> = Channel.readWithCause({
+    onInput: (chunk: Chunk.Chunk<A>) => {
+      const [out, error] = f(chunk)
+      const next = error === undefined ? loop : Channel.fail(error)
+      return out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
+    },
+    onFailure: Channel.failCause,
+    onDone: () => Channel.void
   })
+  return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(self), loop))
+}
 
 /** The bound of a line and of an event (1 MiB). @internal */
 export const maxLine = Sse.defaultMaxLine
@@ -197,8 +205,10 @@ export const maxLine = Sse.defaultMaxLine
  */
 export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
   const policy: Policy = policies[name] ?? {}
-  // the compiled decoder (src/internal/fastDecode.ts), built on the first event
-  const decode = FastDecode.decoder(schema)
+  // the compiled decoder (src/internal/fastDecode.ts), built on the first event; the schema's own
+  // for an event it leaves (for the error, or an unknown event)
+  const fast = FastDecode.compile(schema)
+  const slow = FastDecode.decoder(schema)
   let tags: Tags | undefined | null = null
   const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
   return <E>(
@@ -214,6 +224,13 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
       const raw: Array<Sse.ServerSentEvent> = []
       let ended = false
       let terminal: unknown = undefined
+      // each decoded event through the policy's mapping, if it has one
+      const map = policy.map
+      const mapped = (event: unknown): unknown | KernelError.DecodeError => {
+        if (map === undefined) return event
+        const result = map(event)
+        return Either.isLeft(result) ? failed(`event: ${result.left}`) : result.right
+      }
       const handle = (frame: Sse.ServerSentEvent): unknown | KernelError.DecodeError | undefined => {
         let json: unknown
         try {
@@ -228,16 +245,16 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         const known = tagsNow()
         const tag = known === undefined ? undefined : tagAt(json, known.path)
         if (tag === "sse_heartbeat") return undefined
-        const decoded = decode(json)
+        const quick = fast(json)
+        if (quick !== FastDecode.Fail) return mapped(quick)
+        const decoded = slow(json)
         if (Either.isLeft(decoded)) {
           if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
             return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
           }
           return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
         }
-        if (policy.map === undefined) return decoded.right
-        const mapped = policy.map(decoded.right)
-        return Either.isLeft(mapped) ? failed(`event: ${mapped.left}`) : mapped.right
+        return mapped(decoded.right)
       }
       const events = bytes.pipe(
         mapChunksThenFail((chunks) => {

@@ -24,8 +24,12 @@ import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { parseTimestamp, Timestamp } from "./timestamp.js"
 
-/** What a node's decoder returns when its input does not fit (the schema then decodes it again). */
-const Fail: unique symbol = Symbol.for("effect-kernel/fastDecode/Fail")
+/**
+ * What the fast path returns when its input does not fit (the schema then decodes it again).
+ *
+ * @internal
+ */
+export const Fail: unique symbol = Symbol.for("effect-kernel/fastDecode/Fail")
 type Fail = typeof Fail
 
 /** A node's decoder: its decoded value, or {@link Fail}. */
@@ -326,17 +330,27 @@ const union = (ast: AST.Union): Node => {
 }
 
 /**
+ * A schema's fast path alone, built on first use: the decoded value, or {@link Fail} when the input
+ * does not fit (the schema then decodes it, for its error). The event streams use it without an
+ * `Either` per event.
+ *
+ * @internal
+ */
+export const compile = (schema: Schema.Schema.AnyNoContext): (input: unknown) => unknown => {
+  let node: Node | undefined
+  return (input) => (node ??= nodeOf(schema.ast))(input)
+}
+
+/**
  * The value of a schema's fast path for an input, or `undefined` when the input does not fit (the
  * schema then decodes it, for its error). Tests compare it with the schema's own decoding.
  *
  * @internal
  */
-export const fastPath = (
-  schema: Schema.Schema.AnyNoContext
-): (input: unknown) => { readonly value: unknown } | undefined => {
-  const node = nodeOf(schema.ast)
-  return (input) => {
-    const value = node(input)
+export const fastPath = (schema: Schema.Schema.AnyNoContext) => {
+  const fast = compile(schema)
+  return (input: unknown): { readonly value: unknown } | undefined => {
+    const value = fast(input)
     return value === Fail ? undefined : { value }
   }
 }
@@ -358,10 +372,10 @@ export function decoder<A, I>(
 export function decoder(
   schema: Schema.Schema.AnyNoContext
 ): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> {
-  let node: Node | undefined
+  const fast = compile(schema)
   let slow: ((input: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
   return (input) => {
-    const value = (node ??= nodeOf(schema.ast))(input)
+    const value = fast(input)
     return value !== Fail
       ? Either.right(value)
       : (slow ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(input)
