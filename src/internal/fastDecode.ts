@@ -199,8 +199,7 @@ const typeLiteral = (ast: AST.TypeLiteral): Node => {
     for (let i = 0; i < count; i++) {
       const property = properties[i]!
       const name = property.name
-      const has = Object.prototype.hasOwnProperty.call(input, name)
-      if (!has && property.optional) continue
+      if (property.optional && !Object.prototype.hasOwnProperty.call(input, name)) continue
       // an absent required property is decoded as what reading it gives (`undefined`, or a value the
       // input inherits), as `ParseResult` does
       const value = property.decode(Reflect.get(input, name))

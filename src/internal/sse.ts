@@ -168,41 +168,38 @@ export class Parser {
       this.comments++
       return undefined
     }
-    let field: string
-    let value: string
-    if (colon < 0) {
-      field = line
-      value = ""
-    } else {
-      field = line.slice(0, colon)
-      value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1)
-    }
-    switch (field) {
-      case "data":
-        if (this.hasData) {
-          if (this.data.length + value.length + 1 > this.maxEvent) {
-            return `an event of the event stream is larger than ${this.maxEvent} characters`
-          }
-          this.data += "\n" + value
-        } else {
-          this.data = value
-          this.hasData = true
+    // the field compared in place (no string made for it), the value taken only for a known one
+    const end = colon < 0 ? line.length : colon
+    if (isField(line, end, "data")) {
+      const data = valueOf(line, colon)
+      if (this.hasData) {
+        if (this.data.length + data.length + 1 > this.maxEvent) {
+          return `an event of the event stream is larger than ${this.maxEvent} characters`
         }
-        return undefined
-      case "event":
-        this.type = value
-        return undefined
-      case "id":
-        if (value.indexOf("\u0000") < 0) this.lastEventId = value
-        return undefined
-      case "retry":
-        if (/^\d+$/.test(value)) this.retry = Number(value)
-        return undefined
-      default:
-        return undefined
+        this.data += "\n" + data
+      } else {
+        this.data = data
+        this.hasData = true
+      }
+    } else if (isField(line, end, "event")) {
+      this.type = valueOf(line, colon)
+    } else if (isField(line, end, "id")) {
+      const id = valueOf(line, colon)
+      if (id.indexOf("\u0000") < 0) this.lastEventId = id
+    } else if (isField(line, end, "retry")) {
+      const retry = valueOf(line, colon)
+      if (/^\d+$/.test(retry)) this.retry = Number(retry)
     }
+    return undefined
   }
 }
+
+/** The value of a line whose colon is at `colon` (none: ""), one space after the colon dropped. */
+const valueOf = (line: string, colon: number): string =>
+  colon < 0 ? "" : line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1)
+
+/** Whether the field of `line` (its first `end` characters) is `name`. */
+const isField = (line: string, end: number, name: string): boolean => end === name.length && line.startsWith(name)
 
 const concat = (
   pieces: ReadonlyArray<Uint8Array>,
