@@ -29,8 +29,7 @@ import { parseTimestamp, Timestamp } from "./timestamp.js"
  *
  * @internal
  */
-export const Fail: unique symbol = Symbol.for("effect-kernel/fastDecode/Fail")
-type Fail = typeof Fail
+export const Fail: unique symbol = Symbol("effect-kernel/fastDecode/Fail")
 
 /** A node's decoder: its decoded value, or {@link Fail}. */
 type Node = (input: unknown) => unknown
