@@ -1,5 +1,7 @@
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Either, Option, Schema } from "effect"
+import { Chunk, DateTime, Effect, Either, Option, Schema, Stream } from "effect"
+import * as Events from "../src/internal/events.js"
 import * as FastDecode from "../src/internal/fastDecode.js"
 import { ErrorEvent, LogEvent } from "../src/internal/generated/schemas/Common.js"
 import { parseTimestamp, Timestamp } from "../src/internal/timestamp.js"
@@ -125,5 +127,36 @@ describe("events: the fast path of a flat schema", () => {
     expect(flat({ n: "1", b: false, l: 1 })).toBeUndefined()
     expect(flat({ n: 1, b: 0, l: 1 })).toBeUndefined()
     expect(flat({ n: 1, b: false, l: 2 })).toBeUndefined()
+  })
+
+  it("the events of one network read come as one chunk, a bad one after the good ones of its chunk", () => {
+    const line = (i: number) => `data: {"event":"log","timestamp":"2026-01-02T03:04:05Z","message":"${i}"}\n\n`
+    const bytes = (text: string) => new TextEncoder().encode(text)
+    const decode = Events.decoder("streamLogs", LogEvent)
+    const request = HttpClientRequest.get("http://localhost/browsers/b1/logs/stream")
+    const reads = [bytes(line(1) + line(2) + line(3)), bytes(line(4) + line(5))]
+    const chunks = Effect.runSync(
+      Stream.runCollect(
+        Stream.chunks(
+          decode(request, 200, { follow: false }, Stream.fromChunks(...reads.map((read) => Chunk.of(read))))
+        )
+      )
+    )
+    expect(Chunk.toReadonlyArray(chunks).map((chunk) => chunk.length)).toStrictEqual([3, 2])
+    const broken = [bytes(line(1) + "data: {\"event\":\"log\"}\n\n" + line(3))]
+    const result = Effect.runSync(
+      Effect.either(Stream.runCollect(decode(request, 200, { follow: false }, Stream.fromIterable(broken))))
+    )
+    expect(Either.isLeft(result) && result.left._tag).toBe("DecodeError")
+    const before: Array<unknown> = []
+    Effect.runSync(
+      Effect.either(
+        Stream.runForEach(
+          decode(request, 200, { follow: false }, Stream.fromIterable(broken)),
+          (event) => Effect.sync(() => before.push(event))
+        )
+      )
+    )
+    expect(before).toHaveLength(1)
   })
 })
