@@ -46,6 +46,11 @@ const cases: ReadonlyArray<{
     text: "id: 1\ndata: a\n\nid: x\u0000y\ndata: b\n\n",
     events: [{ id: "1" }, { id: "1" }]
   },
+  {
+    name: "fields read in place: empty values, near names, a colonless line before a colon",
+    text: "data:\ndata: \ndatax: no\ndat: no\nevent:tick\ndata\ndata: b:c\n\n",
+    events: [{ event: "tick", data: "\n\n\nb:c" }]
+  },
   { name: "UTF-8 across chunks", text: "data: héllo ✓ 😀\n\n", events: [{ data: "héllo ✓ 😀" }] }
 ]
 

@@ -15,20 +15,20 @@
  * @internal
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
-import type * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
+import * as FastDecode from "./fastDecode.js"
 import * as Sse from "./sse.js"
-import { parseTimestamp, Timestamp } from "./timestamp.js"
 
 /** How an operation's events end, map and resume. @internal */
 export interface Policy {
@@ -175,78 +175,24 @@ const tagsOf = (ast: AST.AST, depth = 0): Tags | undefined => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Each chunk mapped by `f` to its values and maybe an error: the values are emitted, then the
- * stream fails with the error (the events before a bad one are not lost with it).
+ * Each chunk mapped by `f` to its values and maybe an error: the values are emitted as one chunk
+ * (none when there are none), then the stream fails with the error (the events before a bad one are
+ * not lost with it). One channel reading the chunks in turn: no stream made per chunk.
  */
 const mapChunksThenFail = <A, B, E2>(
   f: (chunk: Chunk.Chunk<A>) => readonly [Array<B>, E2 | undefined]
 ) =>
-<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> =>
-  Stream.flatMap(Stream.chunks(self), (chunk) => {
-    const [out, error] = f(chunk)
-    const values = Stream.fromChunk(Chunk.unsafeFromArray(out))
-    return error === undefined ? values : Stream.concat(values, Stream.fail(error))
+<E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> => {
+  const loop: Channel.Channel<Chunk.Chunk<B>, Chunk.Chunk<A>, E | E2, E, unknown, unknown> = Channel.readWithCause({
+    onInput: (chunk: Chunk.Chunk<A>) => {
+      const [out, error] = f(chunk)
+      const next = error === undefined ? loop : Channel.fail(error)
+      return out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
+    },
+    onFailure: Channel.failCause,
+    onDone: () => Channel.void
   })
-
-// ---------------------------------------------------------------------------------------------
-// the fast path of a flat schema
-// ---------------------------------------------------------------------------------------------
-
-/** One field's check and decoding: its value, or `undefined` when it does not fit. */
-type FieldDecoder = (value: unknown) => unknown
-
-const fieldDecoder = (ast: AST.AST): FieldDecoder | undefined => {
-  if (ast === Timestamp.ast) return (value) => typeof value === "string" ? parseTimestamp(value) : undefined
-  switch (ast._tag) {
-    case "Literal": {
-      const literal = ast.literal
-      return (value) => value === literal ? value : undefined
-    }
-    case "StringKeyword":
-      return (value) => typeof value === "string" ? value : undefined
-    case "NumberKeyword":
-      return (value) => typeof value === "number" ? value : undefined
-    case "BooleanKeyword":
-      return (value) => typeof value === "boolean" ? value : undefined
-    default:
-      return undefined
-  }
-}
-
-/**
- * A fast path for the events of a flat schema (a struct of required fields, each a literal, a
- * string, a number, a boolean or a `Timestamp`, as `LogEvent`): the decoded event, built as
- * `Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })` builds it (the fields in the
- * schema's order, excess ones dropped), or `undefined` when the input does not fit, and then the
- * schema decodes it (for its error or for what the fast path does not know). `undefined` for any
- * other schema.
- *
- * @internal
- */
-export const fastDecoder = (ast: AST.AST): ((input: unknown) => object | undefined) | undefined => {
-  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) {
-    return undefined
-  }
-  const names: Array<string> = []
-  const fields: Array<FieldDecoder> = []
-  for (const property of ast.propertySignatures) {
-    const field = fieldDecoder(property.type)
-    if (property.isOptional || typeof property.name !== "string" || field === undefined) return undefined
-    names.push(property.name)
-    fields.push(field)
-  }
-  return (input) => {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
-    const out: Record<string, unknown> = {}
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i]!
-      if (!Object.prototype.hasOwnProperty.call(input, name)) return undefined
-      const value = fields[i]!(Reflect.get(input, name))
-      if (value === undefined) return undefined
-      out[name] = value
-    }
-    return out
-  }
+  return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(self), loop))
 }
 
 /** The bound of a line and of an event (1 MiB). @internal */
@@ -259,15 +205,10 @@ export const maxLine = Sse.defaultMaxLine
  */
 export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
   const policy: Policy = policies[name] ?? {}
-  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  let fast: ((u: unknown) => object | undefined) | undefined | null = null
-  const decode = (u: unknown): Either.Either<unknown, ParseResult.ParseError> => {
-    if (fast === null) fast = fastDecoder(schema.ast)
-    const quick = fast?.(u)
-    return quick !== undefined
-      ? Either.right(quick)
-      : (made ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(u)
-  }
+  // the compiled decoder (src/internal/fastDecode.ts), built on the first event; the schema's own
+  // for an event it leaves (for the error, or an unknown event)
+  const fast = FastDecode.compile(schema)
+  const slow = FastDecode.decoder(schema)
   let tags: Tags | undefined | null = null
   const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
   return <E>(
@@ -283,6 +224,13 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
       const raw: Array<Sse.ServerSentEvent> = []
       let ended = false
       let terminal: unknown = undefined
+      // each decoded event through the policy's mapping, if it has one
+      const map = policy.map
+      const mapped = (event: unknown): unknown | KernelError.DecodeError => {
+        if (map === undefined) return event
+        const result = map(event)
+        return Either.isLeft(result) ? failed(`event: ${result.left}`) : result.right
+      }
       const handle = (frame: Sse.ServerSentEvent): unknown | KernelError.DecodeError | undefined => {
         let json: unknown
         try {
@@ -297,16 +245,16 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         const known = tagsNow()
         const tag = known === undefined ? undefined : tagAt(json, known.path)
         if (tag === "sse_heartbeat") return undefined
-        const decoded = decode(json)
+        const quick = fast(json)
+        if (quick !== FastDecode.Fail) return mapped(quick)
+        const decoded = slow(json)
         if (Either.isLeft(decoded)) {
           if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
             return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
           }
           return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
         }
-        if (policy.map === undefined) return decoded.right
-        const mapped = policy.map(decoded.right)
-        return Either.isLeft(mapped) ? failed(`event: ${mapped.left}`) : mapped.right
+        return mapped(decoded.right)
       }
       const events = bytes.pipe(
         mapChunksThenFail((chunks) => {

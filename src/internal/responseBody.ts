@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import { bound, concatBytes } from "./bounded.js"
 import { decodeError, describe, transportError } from "./errors.js"
+import * as FastDecode from "./fastDecode.js"
 import { RedactedResponse } from "./redact.js"
 import * as Transport from "./transport.js"
 
@@ -355,7 +356,8 @@ const readJsonBody = <A>(
  * @internal
  */
 export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decoder = lazy(() => Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))
+  // the compiled decoder (the schema's own where the body does not fit): built on first use
+  const decoder = lazy(() => FastDecode.decoder(schema))
   return (
     request: HttpClientRequest.HttpClientRequest
   ) =>

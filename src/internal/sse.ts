@@ -118,7 +118,7 @@ export class Parser {
         this.pending = []
         this.pendingBytes = 0
       }
-      const refused = this.line(line, out)
+      const refused = this.line(line, 0, line.length, out)
       if (refused !== undefined) return refused
       i++
       if (byte === CR) {
@@ -142,19 +142,20 @@ export class Parser {
     return `a line of the event stream is longer than ${this.maxLine} bytes`
   }
 
-  /** The lines of `text` (separated by LF), each handled in turn. */
+  /** The lines of `text` (separated by LF), each handled in turn, in place. */
   private lines(text: string, out: Array<ServerSentEvent>): string | undefined {
     let from = 0
     while (true) {
       const end = text.indexOf("\n", from)
-      const refused = this.line(end < 0 ? text.slice(from) : text.slice(from, end), out)
+      const refused = this.line(text, from, end < 0 ? text.length : end, out)
       if (refused !== undefined || end < 0) return refused
       from = end + 1
     }
   }
 
-  private line(line: string, out: Array<ServerSentEvent>): string | undefined {
-    if (line.length === 0) {
+  /** The line `text[start, end)`: read in place, only a known field's value is taken out of it. */
+  private line(text: string, start: number, end: number, out: Array<ServerSentEvent>): string | undefined {
+    if (start === end) {
       if (this.hasData) {
         out.push({ event: this.type === "" ? "message" : this.type, data: this.data, id: this.lastEventId })
       }
@@ -163,46 +164,55 @@ export class Parser {
       this.type = ""
       return undefined
     }
-    const colon = line.indexOf(":")
-    if (colon === 0) {
+    // the colon looked for within the line only (a search of the rest of the text for each line
+    // without one would make a body of such lines quadratic)
+    let colon = -1
+    for (let i = start; i < end; i++) {
+      if (text.charCodeAt(i) === 0x3a) {
+        colon = i
+        break
+      }
+    }
+    if (colon === start) {
       this.comments++
       return undefined
     }
-    let field: string
-    let value: string
-    if (colon < 0) {
-      field = line
-      value = ""
-    } else {
-      field = line.slice(0, colon)
-      value = line.charCodeAt(colon + 1) === 0x20 ? line.slice(colon + 2) : line.slice(colon + 1)
-    }
-    switch (field) {
-      case "data":
-        if (this.hasData) {
-          if (this.data.length + value.length + 1 > this.maxEvent) {
-            return `an event of the event stream is larger than ${this.maxEvent} characters`
-          }
-          this.data += "\n" + value
-        } else {
-          this.data = value
-          this.hasData = true
+    // the field compared in place (no string made for it), the value taken only for a known one
+    const fieldEnd = colon < 0 ? end : colon
+    if (isField(text, start, fieldEnd, "data")) {
+      const data = valueOf(text, colon, end)
+      if (this.hasData) {
+        if (this.data.length + data.length + 1 > this.maxEvent) {
+          return `an event of the event stream is larger than ${this.maxEvent} characters`
         }
-        return undefined
-      case "event":
-        this.type = value
-        return undefined
-      case "id":
-        if (value.indexOf("\u0000") < 0) this.lastEventId = value
-        return undefined
-      case "retry":
-        if (/^\d+$/.test(value)) this.retry = Number(value)
-        return undefined
-      default:
-        return undefined
+        this.data += "\n" + data
+      } else {
+        this.data = data
+        this.hasData = true
+      }
+    } else if (isField(text, start, fieldEnd, "event")) {
+      this.type = valueOf(text, colon, end)
+    } else if (isField(text, start, fieldEnd, "id")) {
+      const id = valueOf(text, colon, end)
+      if (id.indexOf("\u0000") < 0) this.lastEventId = id
+    } else if (isField(text, start, fieldEnd, "retry")) {
+      const retry = valueOf(text, colon, end)
+      if (/^\d+$/.test(retry)) this.retry = Number(retry)
     }
+    return undefined
   }
 }
+
+/**
+ * The value of a line ending at `end` whose colon is at `colon` (none: ""), one space after the colon
+ * dropped.
+ */
+const valueOf = (text: string, colon: number, end: number): string =>
+  colon < 0 ? "" : text.slice(colon + 1 < end && text.charCodeAt(colon + 1) === 0x20 ? colon + 2 : colon + 1, end)
+
+/** Whether the field `text[start, end)` is `name`. */
+const isField = (text: string, start: number, end: number, name: string): boolean =>
+  end - start === name.length && text.startsWith(name, start)
 
 const concat = (
   pieces: ReadonlyArray<Uint8Array>,

@@ -1,0 +1,357 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Arbitrary, DateTime, Effect, Either, Equal, FastCheck as fc, ParseResult, Redacted, Schema } from "effect"
+import * as BrowserPools from "../src/BrowserPools.js"
+import * as Computer from "../src/Computer.js"
+import * as FastDecode from "../src/internal/fastDecode.js"
+import { operations } from "../src/internal/generated/table.js"
+import { makeUtc, parseTimestamp, Timestamp } from "../src/internal/timestamp.js"
+
+// The compiled decoder of the answers (src/internal/fastDecode.ts) must give exactly what
+// `Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })` gives: for every answer schema
+// of the table (json, page, sse), on valid bodies (the schema's own values, encoded), on the same
+// bodies broken one place at a time (a value replaced, a key removed, a key added) and on random
+// JSON. The fast path must succeed exactly where the schema does (a failure is then the schema's own).
+
+/** A value with everything equality could hide made visible: key order, prototypes, Redacted's value, DateTime. */
+const canonical = (value: unknown): unknown => {
+  if (DateTime.isDateTime(value)) {
+    return { dateTime: value.epochMillis, utc: DateTime.isUtc(value), keys: Object.keys(value) }
+  }
+  if (Redacted.isRedacted(value)) {
+    // (an object whose prototype is a Redacted, as a record's `__proto__` key makes it, is not one)
+    const secret = Either.try(() => Redacted.value(value))
+    if (Either.isRight(secret)) return { redacted: canonical(secret.right), text: String(value) }
+  }
+  if (Array.isArray(value)) return { array: value.map(canonical) }
+  if (typeof value === "object" && value !== null) {
+    const prototype = Object.getPrototypeOf(value)
+    return {
+      prototype: prototype === Object.prototype ? "Object" : prototype === null ? "null" : canonical(prototype),
+      entries: Reflect.ownKeys(value).map((key) => [String(key), canonical(Reflect.get(value, key))])
+    }
+  }
+  return { primitive: value, type: typeof value }
+}
+
+const schemasOfTable = (): Array<readonly [string, Schema.Schema.AnyNoContext]> => {
+  const out: Array<readonly [string, Schema.Schema.AnyNoContext]> = []
+  for (const operation of operations) {
+    for (const [status, answer] of Object.entries(operation.answers)) {
+      if (answer.kind === "json" || answer.kind === "sse") out.push([`${operation.name} ${status}`, answer.schema])
+      if (answer.kind === "page") {
+        out.push([`${operation.name} ${status} page`, Schema.make(Schema.Array(answer.schema).ast)])
+      }
+    }
+  }
+  return out
+}
+
+const handWritten: Array<readonly [string, Schema.Schema.AnyNoContext]> = [
+  ["BrowserPools.BrowserPoolList", BrowserPools.BrowserPoolList],
+  ["Computer.MousePosition", Computer.MousePosition]
+]
+
+/** Every path into a JSON value (`[]` the value itself). */
+const pathsOf = (value: unknown, path: Array<string | number> = []): Array<Array<string | number>> => {
+  const out = [path]
+  if (Array.isArray(value)) value.forEach((item, i) => out.push(...pathsOf(item, [...path, i])))
+  else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) out.push(...pathsOf(item, [...path, key]))
+  }
+  return out
+}
+
+/** `value` with the thing at `path` replaced by `f(thing)` (`undefined`: removed). */
+const edit = (value: unknown, path: ReadonlyArray<string | number>, f: (at: unknown) => unknown): unknown => {
+  if (path.length === 0) return f(value)
+  const [head, ...rest] = path
+  if (Array.isArray(value)) return value.map((item, i) => i === head ? edit(item, rest, f) : item)
+  if (typeof value !== "object" || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    if (key !== head) out[key] = item
+    else {
+      const edited = edit(item, rest, f)
+      if (edited !== undefined || rest.length > 0) out[key] = edited
+    }
+  }
+  return out
+}
+
+const odd: ReadonlyArray<unknown> = [
+  null,
+  undefined,
+  0,
+  -1.5,
+  "",
+  "x",
+  "2026-01-02T03:04:05Z",
+  "2026-13-02T03:04:05Z",
+  true,
+  [],
+  [1],
+  {},
+  { extra: 1 }
+]
+
+/** Inputs for a schema: valid bodies, each broken in a few places, and random JSON. */
+const inputsOf = (schema: Schema.Schema.AnyNoContext, seed: number): Array<unknown> => {
+  const values = fc.sample(Arbitrary.make(schema), { seed, numRuns: 12 })
+  const encode = ParseResult.encodeUnknownEither(schema)
+  const inputs: Array<unknown> = fc.sample(fc.jsonValue(), { seed, numRuns: 8 })
+  let k = seed
+  for (const value of values) {
+    const encoded = encode(value)
+    if (Either.isLeft(encoded)) continue
+    // through JSON, as a body arrives (`undefined` fields dropped)
+    const body: unknown = JSON.parse(JSON.stringify(encoded.right) ?? "null")
+    inputs.push(body)
+    const paths = pathsOf(body)
+    for (let i = 0; i < 6; i++) {
+      const path = paths[(k = (k * 1103515245 + 12345) % 2147483648) % paths.length]!
+      const replacement = odd[k % odd.length]
+      inputs.push(edit(body, path, () => replacement))
+      inputs.push(edit(body, path, () => undefined))
+      inputs.push(edit(body, path, (at) =>
+        (typeof at === "object" && at !== null && !Array.isArray(at))
+          // an unknown key, an inherited one, and `__proto__` as JSON.parse makes it (an own key)
+          ? Object.assign(Object.create({ injected: true }), at, JSON.parse(`{"unknown_key":1,"__proto__":{"p":1}}`))
+          : at))
+    }
+  }
+  return inputs
+}
+
+const check = (name: string, schema: Schema.Schema.AnyNoContext, inputs: ReadonlyArray<unknown>) => {
+  const slow = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })
+  const fast = FastDecode.fastPath(schema)
+  const decode = FastDecode.decoder(schema)
+  let valid = 0
+  let invalid = 0
+  for (const input of inputs) {
+    const expected = slow(input)
+    const got = fast(input)
+    const label = `${name}: ${JSON.stringify(input)?.slice(0, 300)}`
+    expect(got !== undefined, label).toBe(Either.isRight(expected))
+    const both = decode(input)
+    if (Either.isLeft(expected)) {
+      invalid++
+      expect(Either.isLeft(both), label).toBe(true)
+      if (Either.isLeft(both)) expect(both.left.message, label).toBe(expected.left.message)
+      continue
+    }
+    valid++
+    expect(canonical(got!.value), label).toStrictEqual(canonical(expected.right))
+    expect(got!.value, label).toStrictEqual(expected.right)
+    expect(Either.isRight(both), label).toBe(true)
+    if (Either.isRight(both)) expect(canonical(both.right), label).toStrictEqual(canonical(expected.right))
+  }
+  return { valid, invalid }
+}
+
+describe("fastDecode: the compiled decoder gives what the schema gives", () => {
+  it("every answer schema of the table: valid bodies, broken ones, random JSON", () => {
+    const schemas = [...schemasOfTable(), ...handWritten]
+    expect(schemas.length).toBeGreaterThan(70)
+    let valid = 0
+    let invalid = 0
+    schemas.forEach(([name, schema], i) => {
+      const counts = check(name, schema, inputsOf(schema, 1000 + i))
+      valid += counts.valid
+      invalid += counts.invalid
+    })
+    // both sides exercised widely
+    expect(valid).toBeGreaterThan(1000)
+    expect(invalid).toBeGreaterThan(1000)
+  })
+
+  it("unknown keys dropped, fields in the schema's order, nullable, optional, absent required ones", () => {
+    const schema = Schema.Struct({
+      a: Schema.String,
+      b: Schema.optional(Schema.NullOr(Schema.Number)),
+      c: Schema.Unknown,
+      d: Schema.optionalWith(Schema.Int, { exact: true })
+    })
+    const inputs = [
+      { z: 1, d: 2, c: 3, b: null, a: "x" },
+      { a: "x" },
+      { a: "x", b: undefined },
+      { a: "x", b: 1.5, d: 1.5 },
+      { a: "x", b: "1" },
+      { a: 1 },
+      Object.assign(Object.create({ a: "inherited" }), { c: 1 }),
+      [],
+      null
+    ]
+    expect(check("struct", schema, inputs)).toStrictEqual({ valid: 4, invalid: 4 + 1 })
+    const decoded = FastDecode.fastPath(schema)({ z: 1, d: 2, c: 3, b: null, a: "x" })!.value
+    expect(Object.keys(decoded as object)).toStrictEqual(["a", "b", "c", "d"])
+    // an index signature: every own key's value decoded, a property's key written once (by the property)
+    const both = Schema.Struct(
+      { a: Schema.NumberFromString },
+      Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    )
+    expect(check("index", both, [{ a: "1", b: "2" }, { b: 1 }, { a: 1 }])).toStrictEqual({ valid: 1, invalid: 2 })
+    expect(FastDecode.fastPath(both)({ a: "1", b: "2" })!.value).toStrictEqual({ a: 1, b: "2" })
+  })
+
+  it("unions take the first member that fits, chosen by their literal fields as the schema does", () => {
+    const A = Schema.Struct({ type: Schema.Literal("a"), n: Schema.Number })
+    const A2 = Schema.Struct({ type: Schema.Literal("a"), n: Schema.String })
+    const B = Schema.Struct({ type: Schema.Literal("b"), n: Schema.Number })
+    const Loose = Schema.Struct({ n: Schema.Unknown })
+    const schema = Schema.Union(A, A2, B, Loose)
+    const inputs = [
+      { type: "a", n: 1 },
+      { type: "a", n: "1" },
+      { type: "a", n: true },
+      { type: "b", n: 1 },
+      { type: "b", n: "1" },
+      { type: "c", n: 1 },
+      { n: 1 },
+      "a",
+      null
+    ]
+    expect(check("union", schema, inputs)).toStrictEqual({ valid: 7, invalid: 2 })
+    expect(FastDecode.fastPath(schema)({ type: "b", n: "1", x: 1 })!.value).toStrictEqual({ n: "1" })
+    // a literal field that is optional does not choose; a class's fields do (through its surrogate)
+    const C = Schema.Struct({
+      type: Schema.optionalWith(Schema.Literal("c"), { exact: true }),
+      n: Schema.NumberFromString
+    })
+    const Loose2 = Schema.Struct({ n: Schema.Unknown })
+    expect(check("optional literal", Schema.Union(Loose2, C), [{ n: "1" }, { type: "c", n: "1" }])).toStrictEqual({
+      valid: 2,
+      invalid: 0
+    })
+    expect(FastDecode.fastPath(Schema.Union(C, Loose2))({ n: "1" })!.value).toStrictEqual({ n: 1 })
+    class K extends Schema.Class<K>("K")({ type: Schema.Literal("k"), n: Schema.NumberFromString }) {}
+    const classes = Schema.Union(Loose2, K)
+    expect(check("class", classes, [{ type: "k", n: "1" }, { type: "k", n: 1 }, { n: 1 }])).toStrictEqual({
+      valid: 3,
+      invalid: 0
+    })
+    expect(FastDecode.fastPath(classes)({ type: "k", n: "1" })!.value).toBeInstanceOf(K)
+    const instances = Schema.Union(Loose2, Schema.typeSchema(K))
+    const instance = new K({ type: "k", n: 1 })
+    expect(check("class type", instances, [instance, { type: "k", n: 1 }])).toStrictEqual({ valid: 2, invalid: 0 })
+    expect(FastDecode.fastPath(instances)(instance)!.value).toBe(instance)
+    const plain = Schema.Union(Schema.Number, Schema.NumberFromString, Schema.String)
+    expect(check("plain union", plain, [1, "2", "x", null])).toStrictEqual({ valid: 3, invalid: 1 })
+  })
+
+  it("Redacted fields decode as Redacted; timestamps as DateTime.Utc", () => {
+    const schema = Schema.Struct({
+      url: Schema.Redacted(Schema.String),
+      at: Timestamp,
+      map: Schema.Record({ key: Schema.String, value: Schema.Redacted(Schema.String) })
+    })
+    const input = {
+      url: "wss://x?token=sentinel",
+      at: "2026-01-02T03:04:05.5+01:00",
+      map: JSON.parse(`{"k":"v","__proto__":"p"}`)
+    }
+    expect(check("redacted", schema, [input, { ...input, url: 1 }, { ...input, at: "0" }])).toStrictEqual({
+      valid: 1,
+      invalid: 2
+    })
+    const decoded = FastDecode.decoder(schema)(input)
+    expect(Either.isRight(decoded)).toBe(true)
+    if (Either.isRight(decoded)) {
+      expect(Redacted.isRedacted(decoded.right.url)).toBe(true)
+      expect(String(decoded.right.url)).not.toContain("sentinel")
+      expect(Redacted.value(decoded.right.url)).toBe("wss://x?token=sentinel")
+      expect(DateTime.isUtc(decoded.right.at)).toBe(true)
+      expect(decoded.right.at.epochMillis).toBe(Date.UTC(2026, 0, 2, 2, 4, 5, 500))
+      expect(Redacted.value(decoded.right.map.k!)).toBe("v")
+    }
+  })
+
+  it("a recursive schema, a transformation and a declaration it does not know are the schema's", () => {
+    interface Tree {
+      readonly value: number
+      readonly children: ReadonlyArray<Tree>
+    }
+    const Tree: Schema.Schema<Tree> = Schema.Struct({
+      value: Schema.Number,
+      children: Schema.Array(Schema.suspend(() => Tree))
+    })
+    const tree = {
+      value: 1,
+      children: [{ value: 2, children: [] }, { value: 3, children: [{ value: 4, children: [] }] }]
+    }
+    expect(check("tree", Tree, [tree, { ...tree, children: [{ value: "2", children: [] }] }])).toStrictEqual({
+      valid: 1,
+      invalid: 1
+    })
+    const renamed = Schema.Struct({ a: Schema.propertySignature(Schema.Number).pipe(Schema.fromKey("A")) })
+    expect(check("renamed", renamed, [{ A: 1 }, { a: 1 }])).toStrictEqual({ valid: 1, invalid: 1 })
+    const tuple = Schema.Tuple(Schema.String, Schema.optionalElement(Schema.Number))
+    expect(check("tuple", tuple, [["a"], ["a", 1], ["a", "b"], []])).toStrictEqual({ valid: 2, invalid: 2 })
+    const effectful = Schema.transformOrFail(Schema.String, Schema.Number, {
+      strict: true,
+      // not an Either: an effect the schema runs
+      decode: (text) => Effect.suspend(() => ParseResult.succeed(text.length)),
+      encode: (n) => ParseResult.succeed("x".repeat(n))
+    })
+    expect(check("transformOrFail", effectful, ["abc", 1])).toStrictEqual({ valid: 1, invalid: 1 })
+  })
+
+  it("makeUtc makes a DateTime.Utc like DateTime.unsafeMake's", () => {
+    for (const millis of [0, 1, -1, Date.UTC(2026, 10, 24, 14, 0, 0, 123), 8.64e15, -8.64e15]) {
+      const made = makeUtc(millis)
+      const expected = DateTime.unsafeMake(millis)
+      expect(DateTime.isDateTime(made)).toBe(true)
+      expect(DateTime.isUtc(made)).toBe(true)
+      expect(Equal.equals(made, expected)).toBe(true)
+      expect(Equal.equals(expected, made)).toBe(true)
+      expect(made).toStrictEqual(expected)
+      expect(String(made)).toBe(String(expected))
+      expect(JSON.stringify(made)).toBe(JSON.stringify(expected))
+      expect(DateTime.toParts(made)).toStrictEqual(DateTime.toParts(expected))
+      // the parts cached by formatting stay hidden, as on effect's own
+      expect(Object.keys(made)).toStrictEqual(["epochMillis"])
+      expect(DateTime.formatIso(DateTime.setZone(made, DateTime.zoneMakeOffset(60 * 60 * 1000)))).toBe(
+        DateTime.formatIso(DateTime.setZone(expected, DateTime.zoneMakeOffset(60 * 60 * 1000)))
+      )
+      expect(made).toStrictEqual(expected)
+    }
+    expect(Equal.equals(makeUtc(1), DateTime.unsafeMake(2))).toBe(false)
+  })
+
+  it("parseTimestamp reads the digits as Date.parse does, out-of-range fields included", () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
+    const text = fc.tuple(
+      fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")),
+      two(13),
+      two(32),
+      two(25),
+      two(61),
+      two(61),
+      fc.option(fc.stringMatching(/^[0-9]{1,9}$/), { nil: undefined }),
+      fc.option(fc.tuple(fc.constantFrom("+", "-"), two(25), two(61)), { nil: undefined })
+    ).map(([year, month, day, hours, minutes, seconds, fraction, zone]) =>
+      `${year}-${month}-${day}T${hours}:${minutes}:${seconds}${fraction === undefined ? "" : `.${fraction}`}${
+        zone === undefined ? "Z" : `${zone[0]}${zone[1]}:${zone[2]}`
+      }`
+    )
+    fc.assert(
+      fc.property(text, (input) => {
+        const expected = Date.parse(input)
+        const parsed = parseTimestamp(input)
+        expect(parsed?.epochMillis ?? NaN, input).toBe(expected)
+      }),
+      { numRuns: 20_000, seed: 18 }
+    )
+    for (
+      const input of [
+        "2026-02-30T00:00:00Z",
+        "2026-01-02T24:00:00Z",
+        "2026-01-02T23:59:60Z",
+        "2024-02-29T12:00:00.9999Z"
+      ]
+    ) {
+      expect(parseTimestamp(input)?.epochMillis ?? NaN, input).toBe(Date.parse(input))
+    }
+  })
+})
