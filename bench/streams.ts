@@ -4,8 +4,10 @@
  * of the same file) and the seven downloads, effect-kernel on `KernelTransport.layerUndici` against
  * raw undici (a hand-written SSE reader with `JSON.parse` for the events) on bench/server.mjs. Each
  * group runs in a fresh child (bench/streams-child.ts, with --expose-gc), the raw and SDK measurement
- * of each kind next to each other (so a ratio is of the same minute on a shared machine), for each
- * round. `run.ts --streams` runs only these rows.
+ * of each kind next to each other (so a ratio is of the same minute on a shared machine), several
+ * alternating pairs of each upload and download a round ({@link streamsSizes}). A ratio target is the
+ * median of the pairs' own ratios (the `…, each adjacent pair` rows); the MB/s rows are the medians
+ * of every sample. `run.ts --streams` runs only these rows.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -17,13 +19,19 @@ import type { Job, Kind, Result } from "./streams-child.js"
 export const rawName = "raw undici.request"
 export const sdkName = "effect-kernel (KernelTransport.layerUndici)"
 
-/** The sizes of a run: events of the event stream, bytes of an upload and of a download. */
+/**
+ * The sizes of a run: events of the event stream, bytes of an upload and of a download, and how many
+ * alternating raw/SDK pairs a round measures of each upload and download (a full run: 3 rounds, so 6
+ * upload pairs of 1 GiB and 9 download pairs of 256 MiB; `--quick`: 5 and 9 in its one round). One
+ * pair is a fraction of a second to a few seconds, shorter than the load swings of a shared machine
+ * (a single pair measured 0.57× to 1.2× in one hour): the targets read the median of the pairs.
+ */
 export const streamsSizes = (quick: boolean) => ({
   events: quick ? 400_000 : 10_000_000,
   upload: quick ? 64 * 1024 * 1024 : 1024 * 1024 * 1024,
   download: quick ? 32 * 1024 * 1024 : 256 * 1024 * 1024,
-  /** How many times a round measures each download (each one a sample). */
-  downloadReps: quick ? 1 : 3
+  uploadPairs: quick ? 5 : 2,
+  downloadPairs: quick ? 9 : 3
 })
 
 const label = (bytes: number) =>
@@ -55,6 +63,11 @@ export const streamsMetrics = (quick: boolean) => {
     uploadHeap: (what: string) => `upload ${upload}, ${what}: peak JS heap + buffers growth (MiB)`,
     download: (name: string) => `download ${download}, ${name} (MB/s)`,
     downloadHeap: (name: string) => `download ${download}, ${name}: peak JS heap + buffers growth (MiB)`,
+    /** The ratio of one adjacent pair (SDK / raw MB/s; multipart / raw body time): a sample each. */
+    uploadPair: (what: string) => `upload ${upload}, ${what}: KernelTransport / raw undici MB/s, each adjacent pair`,
+    multipartPair: `upload ${upload}, multipart / raw body time on KernelTransport, each adjacent pair`,
+    downloadPair: (name: string) =>
+      `download ${download}, ${name}: KernelTransport / raw undici MB/s, each adjacent pair`,
     uploadSize: upload,
     downloadSize: download
   }
@@ -91,7 +104,7 @@ export const runStreams = (options: {
   const sizes = streamsSizes(quick)
   const metrics = streamsMetrics(quick)
   const here = new URL(".", import.meta.url).pathname
-  const file = makeFile(sizes.upload)
+  const path = makeFile(sizes.upload)
   const child = (jobs: ReadonlyArray<Job>): ReadonlyArray<Result> => {
     const out = execFileSync(
       process.execPath,
@@ -101,47 +114,94 @@ export const runStreams = (options: {
     return JSON.parse(out.trim().split("\n").at(-1)!)
   }
   const nameOf = (result: Result) => result.client === "raw" ? rawName : sdkName
+  /** The seconds of the result of `jobs[i]` that matches (its client and kind), by the jobs' order. */
+  const secondsOf = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>, client: Job["client"], kind: Kind) => {
+    const index = jobs.findIndex((job) => job.client === client && job.kind === kind)
+    return results[index]!.seconds
+  }
   try {
     for (let round = 0; round < options.rounds; round++) {
-      // raw and SDK next to each other, the one first in one round second in the next
-      const pair = (job: Omit<Job, "client">): Array<Job> =>
-        round % 2 === 0
+      // raw and SDK next to each other, the one first in one pair second in the next
+      const pair = (job: Omit<Job, "client">, flip: number): Array<Job> =>
+        flip % 2 === 0
           ? [{ ...job, client: "raw" }, { ...job, client: "sdk" }]
           : [{ ...job, client: "sdk" }, { ...job, client: "raw" }]
-      for (const sse of child(pair({ kind: "sse", size: sizes.events }))) {
+      for (const sse of child(pair({ kind: "sse", size: sizes.events }, round))) {
         record(metrics.sse, nameOf(sse), sse.count / sse.seconds)
         const quarters = sse.quarters!
         record(metrics.sseHeap, nameOf(sse), quarters[3]!.heapMiB - quarters[1]!.heapMiB)
         record(metrics.sseRss, nameOf(sse), quarters[3]!.rssMiB - quarters[1]!.rssMiB)
       }
-      const uploads = child([
-        ...pair({ kind: "upload-file", size: sizes.upload, file }),
-        ...pair({ kind: "upload-stream", size: sizes.upload }),
-        { client: "sdk", kind: "upload-multipart", size: sizes.upload, file }
-      ])
-      for (const result of uploads) {
-        const [metric, what] = result.kind === "upload-file"
-          ? [metrics.uploadFile, "writeFile from a file"]
-          : result.kind === "upload-stream"
-          ? [metrics.uploadStream, "writeFile from a Stream"]
-          : [metrics.uploadMultipart, "multipart from a file"]
-        // MB/s of the file's bytes (a multipart body adds its framing)
-        record(metric, nameOf(result), sizes.upload / 1e6 / result.seconds)
-        record(metrics.uploadHeap(what), nameOf(result), result.heapGrowthMiB)
-      }
-      // each download `downloadReps` times a round (raw and SDK next to each other each time): a 256 MiB
-      // download takes a fraction of a second, shorter than the load swings of a shared machine
-      const jobs = downloads.flatMap(([kind]) =>
-        Array.from({ length: sizes.downloadReps }, () => pair({ kind, size: sizes.download })).flat()
+      // `uploadPairs` sets of: a file on raw undici and on the SDK, the same file as a multipart body
+      // on the SDK next to the SDK's raw body (the multipart overhead is their ratio, one minute's), a
+      // Stream on raw undici and on the SDK; each set in the other order from the one before
+      const uploadSets = Array.from({ length: sizes.uploadPairs }, (_, set): Array<Job> => {
+        const flip = round * sizes.uploadPairs + set
+        const file: Array<Job> = [
+          { client: "raw", kind: "upload-file", size: sizes.upload, file: path },
+          { client: "sdk", kind: "upload-file", size: sizes.upload, file: path },
+          { client: "sdk", kind: "upload-multipart", size: sizes.upload, file: path }
+        ]
+        return [
+          ...(flip % 2 === 0 ? file : file.reverse()),
+          ...pair({ kind: "upload-stream", size: sizes.upload }, flip)
+        ]
+      })
+      const uploads = child(uploadSets.flat())
+      uploadSets.forEach((jobs, set) => {
+        const results = uploads.slice(set * jobs.length, (set + 1) * jobs.length)
+        for (const result of results) {
+          const [metric, what] = result.kind === "upload-file"
+            ? [metrics.uploadFile, "writeFile from a file"]
+            : result.kind === "upload-stream"
+            ? [metrics.uploadStream, "writeFile from a Stream"]
+            : [metrics.uploadMultipart, "multipart from a file"]
+          // MB/s of the file's bytes (a multipart body adds its framing)
+          record(metric, nameOf(result), sizes.upload / 1e6 / result.seconds)
+          record(metrics.uploadHeap(what), nameOf(result), result.heapGrowthMiB)
+        }
+        for (
+          const [kind, what] of [["upload-file", "writeFile from a file"], [
+            "upload-stream",
+            "writeFile from a Stream"
+          ]] as const
+        ) {
+          // MB/s over MB/s of the same bytes: the raw one's time over the SDK's
+          record(
+            metrics.uploadPair(what),
+            sdkName,
+            secondsOf(jobs, results, "raw", kind) / secondsOf(jobs, results, "sdk", kind)
+          )
+        }
+        record(
+          metrics.multipartPair,
+          sdkName,
+          secondsOf(jobs, results, "sdk", "upload-multipart") / secondsOf(jobs, results, "sdk", "upload-file")
+        )
+      })
+      // `downloadPairs` pairs of each download a round, raw and SDK next to each other: a 256 MiB download
+      // takes a fraction of a second, shorter than the load swings of a shared machine
+      const downloadPairs = downloads.flatMap(([kind]) =>
+        Array.from({ length: sizes.downloadPairs }, (_, n) => pair({ kind, size: sizes.download }, round + n))
       )
-      for (const result of child(jobs)) {
-        const operation = downloads.find(([kind]) => kind === result.kind)![1]
-        record(metrics.download(operation), nameOf(result), result.count / 1e6 / result.seconds)
-        record(metrics.downloadHeap(operation), nameOf(result), result.heapGrowthMiB)
-      }
+      const results = child(downloadPairs.flat())
+      downloadPairs.forEach((jobs, n) => {
+        const both = results.slice(n * 2, n * 2 + 2)
+        const operation = downloads.find(([kind]) => kind === jobs[0]!.kind)![1]
+        for (const result of both) {
+          record(metrics.download(operation), nameOf(result), result.count / 1e6 / result.seconds)
+          record(metrics.downloadHeap(operation), nameOf(result), result.heapGrowthMiB)
+        }
+        const kind = jobs[0]!.kind
+        record(
+          metrics.downloadPair(operation),
+          sdkName,
+          secondsOf(jobs, both, "raw", kind) / secondsOf(jobs, both, "sdk", kind)
+        )
+      })
     }
   } finally {
-    fs.rmSync(nodePath.dirname(file), { recursive: true, force: true })
+    fs.rmSync(nodePath.dirname(path), { recursive: true, force: true })
   }
 }
 
@@ -163,15 +223,11 @@ export const streamsTargets = (
     ["SSE: JS heap + buffers (after GC), growth 2nd → 4th quarter (MiB)", med(metrics.sseHeap, sdkName), "<=", 1],
     ["SSE: RSS, growth 2nd → 4th quarter (MiB)", med(metrics.sseRss, sdkName), "<=", 8]
   ]
-  for (
-    const [metric, what] of [
-      [metrics.uploadFile, "writeFile from a file"],
-      [metrics.uploadStream, "writeFile from a Stream"]
-    ] as const
-  ) {
+  // the median of the adjacent pairs' ratios (the ratio of the MB/s medians is in the table's rows)
+  for (const what of ["writeFile from a file", "writeFile from a Stream"]) {
     targets.push([
       `upload ${metrics.uploadSize} MB/s, ${what}, KernelTransport / raw undici`,
-      ratio(med(metric, sdkName), med(metric, rawName)),
+      med(metrics.uploadPair(what), sdkName),
       ">=",
       0.9
     ])
@@ -184,8 +240,9 @@ export const streamsTargets = (
       48
     ])
   }
-  // the multipart body's time over the raw body's (same file, same transport), minus one
-  const multipart = ratio(med(metrics.uploadFile, sdkName), med(metrics.uploadMultipart, sdkName))
+  // the multipart body's time over the raw body's (same file, same transport, next to each other), minus
+  // one: the median of the sets
+  const multipart = med(metrics.multipartPair, sdkName)
   targets.push([
     `upload ${metrics.uploadSize}: multipart overhead, share of the raw body's time`,
     multipart === undefined ? undefined : multipart - 1,
@@ -195,7 +252,7 @@ export const streamsTargets = (
   for (const [, operation] of downloads) {
     targets.push([
       `download ${metrics.downloadSize} MB/s, ${operation}, KernelTransport / raw undici`,
-      ratio(med(metrics.download(operation), sdkName), med(metrics.download(operation), rawName)),
+      med(metrics.downloadPair(operation), sdkName),
       ">=",
       0.95
     ])

@@ -7,10 +7,12 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeFs from "node:fs"
+import * as NodeFsPromises from "node:fs/promises"
 
 const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSource")
 
@@ -77,28 +79,58 @@ export const sizeOf = (source: FileSource): number | string => {
 }
 
 /**
- * A file on disk as it is read (64 KiB at a time; opened again by each run, so a retry re-reads
- * it; closed when the run ends, however it ends).
+ * How much of a file one read takes: the chunk the transport sends. 256 KiB, read straight from a
+ * `FileHandle` (before: `fs.createReadStream`'s 64 KiB through an async iterator and
+ * `Stream.fromAsyncIterable`): a quarter of the reads, effects and socket writes per byte, and no
+ * `Readable` in between. Measured alone (issue 19, alternated in one process) it is about as fast
+ * as the old reader (1.00–1.08×); the gain is with {@link readAhead}.
+ *
+ * @internal
+ */
+export const readChunkSize = 256 * 1024
+
+/**
+ * A file on disk as it is read, {@link readChunkSize} bytes at a time into a fresh buffer each (the
+ * transport may still hold the previous one), {@link readAhead} chunks ahead of the consumer (at most
+ * 1 MiB, plus the chunk being read): opened again by each run, so a retry re-reads it;
+ * closed when the run ends, however it ends (a `FileHandle` closes after a read in flight, so an
+ * interruption never closes a descriptor a read still uses).
  *
  * @internal
  */
 export const read = (source: FileSource): Stream.Stream<Uint8Array, Error> =>
-  Stream.suspend(() =>
-    Stream.fromAsyncIterable(
-      chunksOf(NodeFs.createReadStream(source.path, { highWaterMark: 64 * 1024 })),
-      (cause) => cause instanceof Error ? cause : new Error(String(cause))
-    )
-  )
+  Stream.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
+      Effect.tryPromise({ try: () => NodeFsPromises.open(source.path, "r"), catch: asError }),
+      (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+    ),
+    (handle) =>
+      Stream.repeatEffectOption(Effect.flatMap(
+        Effect.mapError(
+          Effect.tryPromise({
+            try: () => handle.read(Buffer.allocUnsafeSlow(readChunkSize), 0, readChunkSize, null),
+            catch: asError
+          }),
+          Option.some
+        ),
+        ({ buffer, bytesRead }) =>
+          bytesRead === 0
+            ? Effect.fail(Option.none())
+            : Effect.succeed(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
+      ))
+  )).pipe(Stream.buffer({ capacity: readAhead }))
 
-async function* chunksOf(readable: NodeFs.ReadStream): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const chunk of readable) {
-      if (chunk instanceof Uint8Array) yield chunk
-    }
-  } finally {
-    readable.destroy()
-  }
-}
+/**
+ * How many chunks a file upload reads ahead of the socket (a fiber reads while the last chunk is
+ * being sent): without it each read waits for the send before it and the send for the read, and the
+ * socket sits idle during every read. Alternated in one process (256 MiB, 6 times, `KernelTransport`,
+ * the reader as a `Stream` body): 1.87× the same reader without read-ahead (median of the pairs).
+ *
+ * @internal
+ */
+export const readAhead = 4
+
+const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
 
 /**
  * A caller's stream, sent once: a second run (a retry of a request whose body was already sent)
