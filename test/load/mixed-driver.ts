@@ -32,7 +32,10 @@ const { values: args } = parseArgs({
     // a directory: the bin writes a CPU profile there (node --cpu-prof) when it stops
     profile: { type: "string" },
     // more options of the bin's node (e.g. "--trace-gc"); its output then goes to stderr
-    "bin-node-options": { type: "string" }
+    "bin-node-options": { type: "string" },
+    // a JavaScript build of the bin to run instead of its TypeScript source (e.g. an esbuild bundle,
+    // whose CPU profile then names functions and lines as written)
+    "bin-entry": { type: "string" }
   }
 })
 const seconds = Number(args.seconds)
@@ -397,6 +400,12 @@ const rssMiB = (pid: number): number => {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
 }
 
+/** The CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+const cpuSeconds = (pid: number): number => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 const median = (xs: ReadonlyArray<number>): number => {
   const sorted = [...xs].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? 0
@@ -408,6 +417,9 @@ interface Phase {
   readonly seconds: number
   readonly perSecond: number
   readonly rss: ReadonlyArray<number>
+  /** CPU seconds the bin and this driver used during the phase. */
+  readonly binCpu: number
+  readonly driverCpu: number
 }
 
 const runPhase = async (pid: number, duration: number, flow: (client: number, round: number) => Promise<void>) => {
@@ -415,6 +427,8 @@ const runPhase = async (pid: number, duration: number, flow: (client: number, ro
   errors = 0
   const rss: Array<number> = []
   const sampler = setInterval(() => rss.push(rssMiB(pid)), 250)
+  const binCpuBefore = cpuSeconds(pid)
+  const driverCpuBefore = process.cpuUsage()
   const started = performance.now()
   const until = Date.now() + duration * 1000
   await Promise.all(Array.from({ length: clients }, async (_, client) => {
@@ -431,7 +445,16 @@ const runPhase = async (pid: number, duration: number, flow: (client: number, ro
   }))
   clearInterval(sampler)
   const elapsed = (performance.now() - started) / 1000
-  return { requests, errors, seconds: elapsed, perSecond: requests / elapsed, rss } satisfies Phase
+  const driverCpu = process.cpuUsage(driverCpuBefore)
+  return {
+    requests,
+    errors,
+    seconds: elapsed,
+    perSecond: requests / elapsed,
+    rss,
+    binCpu: cpuSeconds(pid) - binCpuBefore,
+    driverCpu: (driverCpu.user + driverCpu.system) / 1e6
+  } satisfies Phase
 }
 
 const main = async () => {
@@ -442,9 +465,9 @@ const main = async () => {
     [
       ...(args.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", args.profile]),
       ...(args["bin-node-options"]?.split(" ").filter((o) => o !== "") ?? []),
-      "--import",
-      "tsx",
-      new URL("../../src/bin/simulator.ts", import.meta.url).pathname,
+      ...(args["bin-entry"] === undefined
+        ? ["--import", "tsx", new URL("../../src/bin/simulator.ts", import.meta.url).pathname]
+        : [args["bin-entry"]]),
       "--port",
       "0",
       "--seed",
@@ -483,6 +506,13 @@ const main = async () => {
     const q4 = median(mixed.rss.slice(3 * quarter))
     const ratio = mixed.perSecond / baseline.perSecond
     const missing = operations.map((o) => o.name).filter((n) => !mixedCounts.has(n))
+    // CPU per request: what each side costs, whatever else the machine is doing
+    const cpu = (phase: Phase) =>
+      `CPU per request: bin ${(1e6 * phase.binCpu / phase.requests).toFixed(0)} µs (${
+        (100 * phase.binCpu / phase.seconds).toFixed(0)
+      } % of a core), driver ${(1e6 * phase.driverCpu / phase.requests).toFixed(0)} µs (${
+        (100 * phase.driverCpu / phase.seconds).toFixed(0)
+      } %)`
     const row = (label: string, value: number, bound: string, met: boolean) =>
       `  ${label.padEnd(74)} ${value.toFixed(2).padStart(9)}  ${bound}  ${met ? "met" : "NOT MET"}`
     console.log(
@@ -492,9 +522,13 @@ const main = async () => {
         } of ${operations.length} issued) for ${mixed.seconds.toFixed(1)} s${
           warm === undefined ? "" : ` (after ${warm.seconds.toFixed(1)} s of warm-up, ${warm.requests} requests)`
         }, then the five original routes for ${baseline.seconds.toFixed(1)} s (same run)`,
-        `  mixed:    ${mixed.requests} requests, ${mixed.perSecond.toFixed(0)}/s, ${mixed.errors} errors`,
+        `  mixed:    ${mixed.requests} requests, ${mixed.perSecond.toFixed(0)}/s, ${mixed.errors} errors, ${
+          cpu(mixed)
+        }`,
         `  mixed, where the clients wait most: ${slowest.join(", ")}`,
-        `  5 routes: ${baseline.requests} requests, ${baseline.perSecond.toFixed(0)}/s, ${baseline.errors} errors`,
+        `  5 routes: ${baseline.requests} requests, ${baseline.perSecond.toFixed(0)}/s, ${baseline.errors} errors, ${
+          cpu(baseline)
+        }`,
         `  bin RSS (MiB): start ${rssStart.toFixed(1)}, mixed quarters (median) ${
           [0, 1, 2, 3].map((q) =>
             median(mixed.rss.slice(q * quarter, q === 3 ? undefined : (q + 1) * quarter)).toFixed(1)

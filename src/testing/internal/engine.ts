@@ -97,6 +97,8 @@ export interface Store {
   /** The resources dropped to keep a collection under its limit, oldest first (bounded too). */
   readonly evictions: Array<{ readonly collection: string; readonly id: string }>
   counter: number
+  /** The resource put last, and where (what a create just made, without scanning its collection). */
+  lastPut: { readonly collection: string; readonly resource: Resource } | undefined
 }
 
 /** The most resources a collection holds; creating more evicts the oldest. */
@@ -109,7 +111,8 @@ export const emptyStore = (): Store => ({
   collections: new Map(),
   singletons: new Map(),
   evictions: [],
-  counter: 0
+  counter: 0,
+  lastPut: undefined
 })
 
 export const newBrowserState = (
@@ -149,6 +152,7 @@ export const put = (
   }
   items.delete(resource.id)
   items.set(resource.id, resource)
+  store.lastPut = { collection, resource }
   while (items.size > collectionLimit) {
     let oldest: string | undefined = undefined
     for (const item of items.values()) {
@@ -294,9 +298,19 @@ const singular = (collectionTemplate: string): string => {
 
 /** The first documented 2xx answer (preferring a body, and not the 202 of "not ready yet"). */
 export const mainAnswer = (operation: Operation): readonly [number, Answer] => {
-  const entries = Object.entries(operation.answers).map(([s, a]) => [Number(s), a] as const).sort((a, b) => a[0] - b[0])
-  return entries.find(([s]) => s !== 202) ?? entries[0]!
+  let main = mainAnswers.get(operation)
+  if (main === undefined) {
+    const entries = Object.entries(operation.answers).map(([s, a]) => [Number(s), a] as const).sort((a, b) =>
+      a[0] - b[0]
+    )
+    main = entries.find(([s]) => s !== 202) ?? entries[0]!
+    mainAnswers.set(operation, main)
+  }
+  return main
 }
+
+/** Each operation's main answer, worked out once (it is asked several times per request). */
+const mainAnswers = new WeakMap<Operation, readonly [number, Answer]>()
 
 const answerSchema = (answer: Answer): SchemaAST.AST | undefined =>
   answer.kind === "json" || answer.kind === "page" || answer.kind === "sse" ? answer.schema.ast : undefined
@@ -437,7 +451,7 @@ export const generic = (
       if (query !== null && query !== "") {
         items = items.filter((r) => JSON.stringify(r.fields).toLowerCase().includes(query.toLowerCase()))
       }
-      return list(operation, items.map((r) => r.fields), call.query)
+      return list(operation, items, call.query, (r) => r.fields)
     }
     case "retrieve":
     case "update":
@@ -476,12 +490,18 @@ export const generic = (
 }
 
 /** A list answer: paged (`limit`, `offset`, `X-Has-More`, `X-Next-Offset`) or whole. */
-export const list = (operation: Operation, items: ReadonlyArray<unknown>, query: URLSearchParams): Reply => {
+export const list = <A>(
+  operation: Operation,
+  items: ReadonlyArray<A>,
+  query: URLSearchParams,
+  /** What an item is in the answer, made only for the items of the page. */
+  toItem: (item: A) => unknown = (item) => item
+): Reply => {
   const [status, answer] = mainAnswer(operation)
   if (answer.kind === "page") {
     const limit = Math.max(1, Math.min(100, Number(query.get("limit") ?? 20) || 20))
     const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0)
-    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, item))
+    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, toItem(item)))
     const more = offset + limit < items.length
     return {
       _tag: "Json",
@@ -494,9 +514,9 @@ export const list = (operation: Operation, items: ReadonlyArray<unknown>, query:
   }
   if (answer.kind === "json") {
     const item = itemOf(answer.schema.ast)
-    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, i)) }
+    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, toItem(i))) }
   }
-  return reply(operation, items, status)
+  return reply(operation, items.map(toItem), status)
 }
 
 export { badRequest, notFound }

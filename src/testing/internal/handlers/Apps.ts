@@ -24,14 +24,14 @@ export const handlers: Handlers = {
           : undefined
         return d.deleted || appName === undefined ? [] : [{ d, appName }]
       })
-      .map(({ appName, d }) => ({
-        id: `app_${d.id}`,
-        app_name: appName,
-        version: d.fields["version"] ?? "latest",
-        region: d.fields["region"],
-        deployment: d.id,
-        actions: []
-      }))
-    return engine.list(op, apps, call.query)
+    // only the page's apps are made
+    return engine.list(op, apps, call.query, ({ appName, d }) => ({
+      id: `app_${d.id}`,
+      app_name: appName,
+      version: d.fields["version"] ?? "latest",
+      region: d.fields["region"],
+      deployment: d.id,
+      actions: []
+    }))
   }
 }

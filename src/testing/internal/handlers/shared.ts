@@ -125,8 +125,17 @@ export const baseName = (path: string): string => path === "/" ? "/" : path.slic
 export const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64")
 
 /** The last resource put in a collection (the one a generic create just made). */
-export const lastOf = (store: Store, collection: string): engine.Resource | undefined =>
-  [...(store.collections.get(collection)?.values() ?? [])].at(-1)
+export const lastOf = (store: Store, collection: string): engine.Resource | undefined => {
+  const last = store.lastPut
+  // the one put last, when it is still there (not evicted since)
+  if (last !== undefined && last.collection === collection) {
+    const items = store.collections.get(collection)
+    if (items?.get(last.resource.id) === last.resource) return last.resource
+  }
+  let found: engine.Resource | undefined = undefined
+  for (const resource of store.collections.get(collection)?.values() ?? []) found = resource
+  return found
+}
 
 /** An open-ended event stream of the operation: the events as they come, with keep-alives. */
 export const liveReply = <A, S>(
