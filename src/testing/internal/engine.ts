@@ -353,8 +353,7 @@ export const reply = (operation: Operation, fields: unknown, status?: number): R
  */
 export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): string => {
   const frames: Array<unknown> = []
-  const kinds = values.members(ast)
-  const heartbeat = kinds.map((k) => values.sample(k)).find((v) => values.isObject(v) && v["event"] === "sse_heartbeat")
+  const heartbeat = values.heartbeatOf(ast)
   if (heartbeat !== undefined) {
     // at the time of the first event given, when it has one
     const first: unknown = given[0]
@@ -363,8 +362,7 @@ export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): strin
   }
   if (given.length > 0) { for (const event of given) frames.push(values.fill(ast, event)) }
   else {
-    for (const kind of kinds) {
-      const v = values.sample(kind)
+    for (const v of values.memberSamples(ast)) {
       if (v !== heartbeat && values.decodes(ast, v)) frames.push(v)
     }
   }

@@ -108,9 +108,7 @@ export const frames = <A>(
   events: Stream.Stream<A>,
   idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
 ): Stream.Stream<string> => {
-  const heartbeat = values.members(ast).map((kind) => values.sample(kind)).find((v) =>
-    values.isObject(v) && v["event"] === "sse_heartbeat"
-  )
+  const heartbeat = values.heartbeatOf(ast)
   const data = Stream.map(
     Stream.zipWithIndex(events),
     ([event, index]) => `id: ${idOf(event, index)}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`

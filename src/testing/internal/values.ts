@@ -386,6 +386,25 @@ export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
   return base._tag === "Union" ? base.types.filter((t) => !isNullish(t)) : [ast]
 }
 
+const memberSampleCache = new WeakMap<SchemaAST.AST, ReadonlyArray<unknown>>()
+
+/**
+ * What each member of an event schema samples to (see {@link members}), worked out once per schema:
+ * every event stream opened asks. Read-only: the values are shared.
+ */
+export const memberSamples = (ast: SchemaAST.AST): ReadonlyArray<unknown> => {
+  let made = memberSampleCache.get(ast)
+  if (made === undefined) {
+    made = members(ast).map((kind) => sample(kind))
+    memberSampleCache.set(ast, made)
+  }
+  return made
+}
+
+/** The `sse_heartbeat` event of an event schema that has one (read-only: it is shared). */
+export const heartbeatOf = (ast: SchemaAST.AST): unknown =>
+  memberSamples(ast).find((v) => isObject(v) && v["event"] === "sse_heartbeat")
+
 /** The issue of an invalid value as `field: message`, the field its path in the value. */
 /**
  * The schema of the field at `path` (a multipart part's name, `files[0][dest_path]`, split:
