@@ -158,7 +158,7 @@ describe("filesystem watches and logs as things happen", () => {
 
   it.effect("logs with follow tell what is done on the browser, until it is deleted", () =>
     Effect.gen(function*() {
-      const stream = yield* open("/browsers/b1/logs/stream?source=supervisor&follow=true")
+      const stream = yield* open("/browsers/b1/logs/stream?source=supervisor&supervisor_process=chromium&follow=true")
       expect(stream.status).toBe(200)
       const reader = yield* Effect.fork(collect(stream.text))
       yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 1, y: 2 })
@@ -171,7 +171,7 @@ describe("filesystem watches and logs as things happen", () => {
       // the log events have no heartbeat kind: a comment keeps the stream alive
       expect(text).toContain(": keep-alive")
       // without follow: what is there, then the end
-      const once = yield* open("/browsers/b2/logs/stream?source=supervisor")
+      const once = yield* open("/browsers/b2/logs/stream?source=supervisor&supervisor_process=chromium")
       expect(once.status).toBe(404)
     }).pipe(Effect.provide(simulator)))
 })

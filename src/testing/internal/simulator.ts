@@ -345,6 +345,20 @@ const prefixOf = (template: string): string => {
 
 const freeForbidden = new Set(["BrowserPools", "Replays"])
 
+/**
+ * Query parameters the document requires in prose only, by operation: the logs stream's `path`
+ * ("only required if source is path") and `supervisor_process` ("only required if source is
+ * supervisor").
+ */
+const requiredWhen: Readonly<
+  Record<string, ReadonlyArray<{ readonly parameter: string; readonly value: string; readonly required: string }>>
+> = {
+  streamLogs: [
+    { parameter: "source", value: "path", required: "path" },
+    { parameter: "source", value: "supervisor", required: "supervisor_process" }
+  ]
+}
+
 /** Validates a request by its definition, then answers it: a behaviour, or by convention. */
 const serve = (
   org: Organization,
@@ -376,6 +390,11 @@ const serve = (
     }
     if (!queryValid(parameter.schema, given)) {
       return invalidInput(parameterIssue(parameter.name, parameter.schema, given))
+    }
+  }
+  for (const rule of requiredWhen[operation.name] ?? []) {
+    if (query.get(rule.parameter) === rule.value && (query.get(rule.required) ?? "") === "") {
+      return invalidInput(`${rule.required}: is required when ${rule.parameter} is ${rule.value}`)
     }
   }
   const contentType = request.headers["content-type"]
