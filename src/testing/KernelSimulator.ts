@@ -841,7 +841,7 @@ export const serve = (
       // a request without Host (a hand-written client) reaches the routes and their token check, not a bare 400
       requireHostHeader: false
     })
-    server.attach(
+    const attached = server.attach(
       httpServer,
       {
         ...simulator.control,
@@ -861,11 +861,8 @@ export const serve = (
           resume(Effect.void)
         })
       }),
-      () =>
-        Effect.async<void>((resume) => {
-          httpServer.close(() => resume(Effect.void))
-          for (const socket of sockets) socket.destroy()
-        })
+      // open event streams are ended, every other connection closed: nothing waits for a client
+      () => attached.close
     )
     const address = httpServer.address()
     const port = typeof address === "object" && address !== null ? address.port : 0

@@ -243,14 +243,17 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
 const sendLive = (
   response: Http.ServerResponse,
   sim: internal.SimResponse,
-  frames: Stream.Stream<string>
+  frames: Stream.Stream<string>,
+  open: Set<Http.ServerResponse>
 ): Effect.Effect<void> =>
   Effect.suspend(() => {
     response.writeHead(sim.status, sim.headers)
     response.flushHeaders()
+    open.add(response)
     return Stream.runForEach(frames, (text) =>
       Effect.async<void>((resume) => {
-        if (response.destroyed) return resume(Effect.interrupt)
+        // ended by the server's shutdown, or the client gone
+        if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
         if (response.write(text)) return resume(Effect.void)
         const drained = () => resume(Effect.void)
         response.once("drain", drained)
@@ -259,10 +262,14 @@ const sendLive = (
         })
       })).pipe(
         Effect.ensuring(Effect.sync(() => {
+          open.delete(response)
           if (!response.writableEnded) response.end()
         }))
       )
   })
+
+/** How long a stream ended at shutdown has to reach its client before its connection is dropped. */
+const endGraceMillis = 250
 
 const json = (
   response: Http.ServerResponse,
@@ -410,8 +417,18 @@ export interface ServerConfig {
   readonly maxHeaderBytes: number
 }
 
-/** Wires a `node:http` server to the simulator. */
-export const attach = (server: Http.Server, target: Target, config: ServerConfig, sockets: Set<Net.Socket>) => {
+/**
+ * Wires a `node:http` server to the simulator. Returns how to stop serving: every open event stream
+ * is ended (its client reads it to its end, not a cut connection), every other connection closed,
+ * without waiting for the streams to end by themselves.
+ */
+export const attach = (
+  server: Http.Server,
+  target: Target,
+  config: ServerConfig,
+  sockets: Set<Net.Socket>
+): { readonly close: Effect.Effect<void> } => {
+  const open = new Set<Http.ServerResponse>()
   server.on("connection", (socket: Net.Socket) => {
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
@@ -448,7 +465,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames)
+            ? sendLive(response, sim, sim.body.frames, open)
             : Effect.sync(() => send(request, response, sim))
       )
     )
@@ -467,6 +484,22 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
   })
   // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
   server.on("checkContinue", onRequest)
+  const close = Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+    const ending = new Set<Net.Socket>()
+    for (const response of open) {
+      const socket = response.socket
+      open.delete(response)
+      if (socket === null || response.writableEnded) continue
+      ending.add(socket)
+      // the stream's last chunk, then the connection half closed; dropped if the client lingers
+      response.end()
+      socket.end()
+      setTimeout(() => socket.destroy(), endGraceMillis).unref()
+    }
+    for (const socket of sockets) if (!ending.has(socket)) socket.destroy()
+  })
+  return { close }
 }
 
 /** The query of a request target, without `?`. */
