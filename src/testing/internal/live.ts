@@ -29,7 +29,10 @@ export interface Hub<A> {
 /** How many past events a hub keeps for a stream that starts late. */
 export const backlogLimit = 256
 
-/** How many events a slow subscriber may fall behind: beyond, its oldest are dropped. */
+/**
+ * How many events a slow subscriber may fall behind: one more, and its stream ends after those it
+ * holds (a client resumes from there: telemetry with `Last-Event-ID`, from the backlog).
+ */
 export const subscriberBuffer = 1024
 
 /** How many streams may be open on one source at once. */
@@ -40,13 +43,22 @@ export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
 
 export const make = <A>(): Hub<A> => ({ published: 0, backlog: [], subscribers: new Set(), ended: false })
 
-/** Tells every subscriber; kept in the (bounded) backlog. */
+/**
+ * Tells every subscriber; kept in the (bounded) backlog. A subscriber already `subscriberBuffer`
+ * events behind is not told: its stream ends after what it holds, rather than going on with a hole
+ * in it (nothing would say so until its next event).
+ */
 export const publish = <A>(hub: Hub<A>, value: A): void => {
   if (hub.ended) return
   hub.published++
   hub.backlog.push(value)
   if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
-  for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "Event", value })
+  for (const queue of hub.subscribers) {
+    if (Option.getOrElse(queue.unsafeSize(), () => 0) >= subscriberBuffer) {
+      hub.subscribers.delete(queue)
+      Queue.unsafeOffer(queue, { _tag: "End" })
+    } else Queue.unsafeOffer(queue, { _tag: "Event", value })
+  }
 }
 
 /** The source is gone: every stream on it ends, and new ones end after the backlog. */
@@ -68,7 +80,8 @@ export const subscribe = <A>(
   Stream.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
-        Effect.flatMap(Queue.sliding<Item<A>>(subscriberBuffer), (queue) =>
+        // room for the events a subscriber may fall behind, and its end
+        Effect.flatMap(Queue.bounded<Item<A>>(subscriberBuffer + 1), (queue) =>
           Effect.sync(() => {
             // the past and the subscription are taken at once: nothing is lost or told twice
             const following = options.follow && !hub.ended
