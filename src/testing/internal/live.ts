@@ -111,6 +111,17 @@ export const subscribe = <A>(
 /** From now on: the position a stream answered now starts at. */
 export const now = <A>(hub: Hub<A>): number => hub.published
 
+/** The `text/event-stream` frame of an event: its id, and its data filled to the schema. */
+export const frameOf = (ast: SchemaAST.AST, event: unknown, id: string): string =>
+  `id: ${id}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`
+
+/** The frames of events all known at once, as one text, with the ids {@link frames} gives them. */
+export const framesText = <A>(
+  ast: SchemaAST.AST,
+  events: ReadonlyArray<A>,
+  idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
+): string => events.map((event, index) => frameOf(ast, event, idOf(event, index))).join("")
+
 /**
  * The frames of an open-ended event stream: each event (filled to the schema) with its id, and
  * while nothing happens, every {@link keepAliveInterval} on the simulator's clock, an
@@ -124,7 +135,7 @@ export const frames = <A>(
   const heartbeat = values.heartbeatOf(ast)
   const data = Stream.map(
     Stream.zipWithIndex(events),
-    ([event, index]) => `id: ${idOf(event, index)}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`
+    ([event, index]) => frameOf(ast, event, idOf(event, index))
   )
   const beats = Stream.tick(keepAliveInterval).pipe(
     Stream.drop(1),

@@ -153,6 +153,22 @@ export const liveReply = <A, S>(
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
 
+/**
+ * An event stream of the operation whose every event is known when it is answered (logs without
+ * `follow`, the output of a process that has exited): its frames sent whole and ended, as
+ * {@link liveReply} would send them, without a subscription, a timer or a fiber per frame.
+ */
+export const wholeReply = <A>(
+  operation: Call["operation"],
+  events: ReadonlyArray<A>,
+  idOf?: (event: A, index: number) => string
+): Reply => {
+  const [status, answer] = engine.mainAnswer(operation)
+  return answer.kind === "sse"
+    ? { _tag: "Events", status, text: live.framesText(answer.schema.ast, events, idOf) }
+    : error(500, "internal_error", `${operation.name} is not an event stream`)
+}
+
 /** The browser is gone: its open streams, and its processes', end. */
 export const endBrowser = (browser: Browser): void => {
   live.end(browser.events)
