@@ -47,6 +47,7 @@ import type * as Net from "node:net"
 import type { operations as operationsTable } from "../internal/generated/table.js"
 import * as KernelConfig from "../KernelConfig.js"
 import * as engine from "./internal/engine.js"
+import * as live from "./internal/live.js"
 import * as mp4 from "./internal/mp4.js"
 import * as schemas from "./internal/schema.js"
 import * as server from "./internal/server.js"
@@ -521,7 +522,9 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
     })
     return new Response(
       Stream.toReadableStreamRuntime(
-        Stream.encodeText(Stream.interruptWhen(response.body.frames, aborted)),
+        Stream.encodeText(
+          Stream.interruptWhen(live.withKeepAlives(response.body.frames, response.body.keepAlive), aborted)
+        ),
         runtime
       ),
       { status: response.status, headers: response.headers }

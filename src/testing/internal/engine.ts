@@ -257,7 +257,13 @@ export type Reply =
   | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
   /** An open-ended event stream: its frames as things happen. */
-  | { readonly _tag: "Live"; readonly status: number; readonly frames: Stream.Stream<string> }
+  | {
+    readonly _tag: "Live"
+    readonly status: number
+    readonly frames: Stream.Stream<string>
+    /** Its keep-alive frame at a time (epoch milliseconds), sent every 15 s while nothing happens. */
+    readonly keepAlive: (now: number) => string
+  }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
 const notFound = (what: string): Reply => ({

@@ -123,30 +123,42 @@ export const framesText = <A>(
 ): string => events.map((event, index) => frameOf(ast, event, idOf(event, index))).join("")
 
 /**
- * The frames of an open-ended event stream: each event (filled to the schema) with its id, and
- * while nothing happens, every {@link keepAliveInterval} on the simulator's clock, an
+ * The keep-alive frame of an event stream of the schema at `now` (epoch milliseconds): an
  * `sse_heartbeat` event where the schema has one, or else an SSE comment.
+ */
+export const keepAlive = (ast: SchemaAST.AST): (now: number) => string => {
+  const heartbeat = values.heartbeatOf(ast)
+  return (now) =>
+    heartbeat === undefined
+      ? ": keep-alive\n\n"
+      : `data: ${
+        JSON.stringify(values.fill(ast, { ...Object(heartbeat), timestamp: new Date(now).toISOString() }))
+      }\n\n`
+}
+
+/**
+ * The frames of an open-ended event stream: each event (filled to the schema) with its id. The
+ * keep-alives are the transport's: {@link withKeepAlives} in memory, a timer of the connection over
+ * HTTP (a `Stream.merge` with a `Stream.tick` per stream cost about a millisecond of CPU each).
  */
 export const frames = <A>(
   ast: SchemaAST.AST,
   events: Stream.Stream<A>,
   idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
-): Stream.Stream<string> => {
-  const heartbeat = values.heartbeatOf(ast)
-  const data = Stream.map(
-    Stream.zipWithIndex(events),
-    ([event, index]) => frameOf(ast, event, idOf(event, index))
+): Stream.Stream<string> =>
+  Stream.map(Stream.zipWithIndex(events), ([event, index]) => frameOf(ast, event, idOf(event, index)))
+
+/**
+ * The frames with, while nothing happens, a keep-alive every {@link keepAliveInterval} on the
+ * simulator's clock (the `TestClock` in tests).
+ */
+export const withKeepAlives = (frames: Stream.Stream<string>, keepAlive: (now: number) => string) =>
+  Stream.merge(
+    frames,
+    Stream.tick(keepAliveInterval).pipe(
+      Stream.drop(1),
+      Stream.mapEffect(() => Clock.currentTimeMillis),
+      Stream.map(keepAlive)
+    ),
+    { haltStrategy: "left" }
   )
-  const beats = Stream.tick(keepAliveInterval).pipe(
-    Stream.drop(1),
-    Stream.mapEffect(() => Clock.currentTimeMillis),
-    Stream.map((now) =>
-      heartbeat === undefined
-        ? ": keep-alive\n\n"
-        : `data: ${
-          JSON.stringify(values.fill(ast, { ...Object(heartbeat), timestamp: new Date(now).toISOString() }))
-        }\n\n`
-    )
-  )
-  return Stream.merge(data, beats, { haltStrategy: "left" })
-}

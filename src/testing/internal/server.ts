@@ -3,6 +3,7 @@
  * `/_simulator/`, bounded request bodies, backpressure on every response, lingering close when a
  * request body is left unread.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
@@ -11,6 +12,7 @@ import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
 import type * as Sim from "../KernelSimulator.js"
+import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as schema from "./schema.js"
 import * as internal from "./simulator.js"
@@ -244,29 +246,50 @@ const sendLive = (
   response: Http.ServerResponse,
   sim: internal.SimResponse,
   frames: Stream.Stream<string>,
+  keepAlive: (now: number) => string,
   open: Set<Http.ServerResponse>
-): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    response.writeHead(sim.status, sim.headers)
-    response.flushHeaders()
-    open.add(response)
-    return Stream.runForEach(frames, (text) =>
-      Effect.async<void>((resume) => {
-        // ended by the server's shutdown, or the client gone
-        if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
-        if (response.write(text)) return resume(Effect.void)
-        const drained = () => resume(Effect.void)
-        response.once("drain", drained)
-        return Effect.sync(() => {
-          response.off("drain", drained)
-        })
-      })).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          open.delete(response)
-          if (!response.writableEnded) response.end()
-        }))
-      )
-  })
+): Effect.Effect<void> => {
+  let written = 0
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      response.writeHead(sim.status, sim.headers)
+      response.flushHeaders()
+      open.add(response)
+      written = Date.now()
+      // while nothing happens, a keep-alive every 15 s, to the second (none while the client is not reading: the
+      // stream is alive, and nothing is buffered up for it)
+      const timer = setInterval(() => {
+        if (response.writableEnded || response.destroyed || response.writableNeedDrain) return
+        if (Date.now() - written < keepAliveMillis) return
+        written = Date.now()
+        response.write(keepAlive(written))
+      }, 1000)
+      timer.unref()
+      return timer
+    }),
+    () =>
+      Stream.runForEach(frames, (text) =>
+        Effect.async<void>((resume) => {
+          // ended by the server's shutdown, or the client gone
+          if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+          written = Date.now()
+          if (response.write(text)) return resume(Effect.void)
+          const drained = () => resume(Effect.void)
+          response.once("drain", drained)
+          return Effect.sync(() => {
+            response.off("drain", drained)
+          })
+        })),
+    (timer) =>
+      Effect.sync(() => {
+        clearInterval(timer)
+        open.delete(response)
+        if (!response.writableEnded) response.end()
+      })
+  )
+}
+
+const keepAliveMillis = Duration.toMillis(live.keepAliveInterval)
 
 /** How long a stream ended at shutdown has to reach its client before its connection is dropped. */
 const endGraceMillis = 250
@@ -465,7 +488,7 @@ export const attach = (
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames, open)
+            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open)
             : Effect.sync(() => send(request, response, sim))
       )
     )

@@ -64,7 +64,12 @@ export interface SimResponse {
     | { readonly _tag: "Replay"; readonly size: number }
     | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
     /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
-    | { readonly _tag: "Live"; readonly frames: Stream.Stream<string> }
+    | {
+      readonly _tag: "Live"
+      readonly frames: Stream.Stream<string>
+      /** Its keep-alive frame at a time (epoch milliseconds): the transport sends one every 15 s while nothing happens. */
+      readonly keepAlive: (now: number) => string
+    }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -298,7 +303,9 @@ const toResponse = (reply: engine.Reply): SimResponse => {
       return {
         status: reply.status,
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: reply._tag === "Events" ? { _tag: "Text", text: reply.text } : { _tag: "Live", frames: reply.frames },
+        body: reply._tag === "Events"
+          ? { _tag: "Text", text: reply.text }
+          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive },
         network: normal
       }
     case "Error":

@@ -149,7 +149,12 @@ export const liveReply = <A, S>(
   }
   const [status, answer] = engine.mainAnswer(operation)
   return answer.kind === "sse"
-    ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
+    ? {
+      _tag: "Live",
+      status,
+      frames: live.frames(answer.schema.ast, events, idOf),
+      keepAlive: live.keepAlive(answer.schema.ast)
+    }
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
 
