@@ -209,6 +209,11 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
     return
   }
   const cut = internal.bodyEnding(sim.network)
+  if (cut === undefined && sim.body._tag === "Text") {
+    // the head and the text in one write (no encoding to bytes first, no second write)
+    response.end(sim.body.text)
+    return
+  }
   const iterator = limited(bodyChunks(sim), cut?.at)
   let closed = false
   response.once("close", () => {
