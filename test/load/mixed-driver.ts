@@ -618,6 +618,7 @@ const main = async () => {
     const q2 = median(mixed.rss.slice(quarter, 2 * quarter))
     const q4 = median(mixed.rss.slice(3 * quarter))
     const ratio = mixed.perSecond / baseline.perSecond
+    const cpuRatio = (baseline.binCpu / baseline.requests) / (mixed.binCpu / mixed.requests)
     const missing = operations.map((o) => o.name).filter((n) => !mixedCounts.has(n))
     // CPU per request: what each side costs, whatever else the machine is doing
     const cpu = (phase: Phase) =>
@@ -655,7 +656,10 @@ const main = async () => {
           `<= ${(1 + rssGrowthAllowed).toFixed(2)}`,
           q4 / q2 <= 1 + rssGrowthAllowed
         ),
-        row("bin, mixed load: requests/s / the five original routes' (same run)", ratio, ">= 0.7", ratio >= 0.7)
+        row("bin, mixed load: requests/s / the five original routes' (same run)", ratio, ">= 0.7", ratio >= 0.7),
+        // not a target: what the rate ratio would be were the bin alone on its core (the rates move
+        // with what else the machine runs during each phase; the CPU a request costs moves less)
+        `  (information) bin CPU per request, the five routes' / mixed: ${cpuRatio.toFixed(2)}`
       ].join("\n")
     )
     console.log(JSON.stringify({
@@ -666,6 +670,7 @@ const main = async () => {
       baseline: { ...baseline, rss: undefined },
       rss: { start: rssStart, q2, q4, end: rssEnd, peak: Math.max(...mixed.rss) },
       ratio,
+      cpuRatio,
       errorSamples
     }))
   } finally {
