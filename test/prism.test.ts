@@ -306,7 +306,9 @@ const fileQueries: Record<string, Record<string, string>> = {
   listFiles: { path: "/" },
   downloadDirZip: { path: "/" },
   writeFile: { path: "/hello.txt" },
-  downloadChromeStoreExtension: { url: "https://chromewebstore.google.com/detail/x" }
+  downloadChromeStoreExtension: { url: "https://chromewebstore.google.com/detail/x" },
+  // "only required if source is path" (the sampled source)
+  streamLogs: { path: "/var/log/x.log" }
 }
 
 const fileBodies: Record<string, Record<string, unknown>> = {

@@ -196,3 +196,29 @@ describe("review round 18: the simulator holds multipart text fields to the docu
         .toBeLessThan(300)
     }))
 })
+
+describe("review round 19: a query parameter the document requires in prose", () => {
+  const logs = "/browsers/browser_1/logs/stream"
+
+  it("source=path without path is 400 naming path; source=supervisor without supervisor_process names it", () =>
+    withServed({}, async ({ url }) => {
+      refused(await raw(url, { path: `${logs}?source=path`, headers: auth }), "path: is required when source is path")
+      refused(
+        await raw(url, { path: `${logs}?source=path&path=`, headers: auth }),
+        "path: is required when source is path"
+      )
+      refused(
+        await raw(url, { path: `${logs}?source=supervisor`, headers: auth }),
+        "supervisor_process: is required when source is supervisor"
+      )
+      // with it, the stream is served
+      const served = await raw(url, { path: `${logs}?source=path&path=/var/log/x.log&follow=false`, headers: auth })
+      expect(served.status).toBe(200)
+      expect(served.headers["content-type"]).toMatch(/^text\/event-stream/)
+      const supervised = await raw(url, {
+        path: `${logs}?source=supervisor&supervisor_process=chromium&follow=false`,
+        headers: auth
+      })
+      expect(supervised.status).toBe(200)
+    }))
+})

@@ -137,7 +137,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   // the document's limits, which the sampled values do not keep (the SDK refuses them before sending)
   dragMouse: { path: [[1, 1], [2, 2]] },
   batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
-  uploadZip: { dest_path: "/" }
+  uploadZip: { dest_path: "/" },
+  // "only required if source is path" (the sampled source)
+  streamLogs: { path: "/var/log/x.log" }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { KernelSimulator } from "effect-kernel/testing"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as Http from "node:http"
 import { createRequire } from "node:module"
 import * as Net from "node:net"
 import * as os from "node:os"
@@ -289,6 +290,44 @@ describe("effect-kernel-simulator bin explains itself", () => {
       } finally {
         for (const pid of [npmChild, directChild, otherChild]) if (isRunning(pid)) process.kill(pid, "SIGTERM")
       }
+    },
+    60_000
+  )
+
+  it(
+    "SIGTERM with event streams open: each stream is ended (not cut), and the bin exits 0 before a heartbeat",
+    async () => {
+      const { child, exit, out } = await start(["--port", "0"])
+      const url = new URL(/listening on (\S+)/.exec(out)![1]!)
+      const auth = { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      const open = (path: string) =>
+        new Promise<{ readonly status: number; readonly ended: Promise<"ended" | "cut"> }>((resolve, reject) => {
+          const request = Http.get({ host: url.hostname, port: url.port, path, headers: auth }, (response) => {
+            response.on("data", () => {})
+            resolve({
+              status: response.statusCode ?? 0,
+              // a stream ended by the server reads to its end; one whose connection is dropped is cut
+              ended: new Promise((done) => {
+                response.on("end", () => done("ended"))
+                response.on("close", () => done(response.complete ? "ended" : "cut"))
+                response.on("error", () => done("cut"))
+              })
+            })
+          })
+          request.on("error", reject)
+        })
+      const streams = await Promise.all([
+        open("/browsers/browser_1/telemetry"),
+        open("/browsers/browser_1/logs/stream?source=supervisor&supervisor_process=chromium&follow=true")
+      ])
+      expect(streams.map((s) => s.status)).toEqual([200, 200])
+      const signalled = Date.now()
+      child.kill("SIGTERM")
+      expect(await exit).toEqual({ code: 0, signal: null })
+      // the server did not wait for the streams to end by themselves: it exits long before the next
+      // heartbeat (15 s), however loaded the machine
+      expect(Date.now() - signalled).toBeLessThan(10_000)
+      expect(await Promise.all(streams.map((s) => s.ended))).toEqual(["ended", "ended"])
     },
     60_000
   )

@@ -5,7 +5,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Option, Stream, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 
 const token = "sk_sim_live"
@@ -158,7 +158,7 @@ describe("filesystem watches and logs as things happen", () => {
 
   it.effect("logs with follow tell what is done on the browser, until it is deleted", () =>
     Effect.gen(function*() {
-      const stream = yield* open("/browsers/b1/logs/stream?source=supervisor&follow=true")
+      const stream = yield* open("/browsers/b1/logs/stream?source=supervisor&supervisor_process=chromium&follow=true")
       expect(stream.status).toBe(200)
       const reader = yield* Effect.fork(collect(stream.text))
       yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 1, y: 2 })
@@ -171,7 +171,7 @@ describe("filesystem watches and logs as things happen", () => {
       // the log events have no heartbeat kind: a comment keeps the stream alive
       expect(text).toContain(": keep-alive")
       // without follow: what is there, then the end
-      const once = yield* open("/browsers/b2/logs/stream?source=supervisor")
+      const once = yield* open("/browsers/b2/logs/stream?source=supervisor&supervisor_process=chromium")
       expect(once.status).toBe(404)
     }).pipe(Effect.provide(simulator)))
 })
@@ -210,6 +210,75 @@ describe("telemetry as it happens", () => {
       expect(all).toContain(": keep-alive")
       expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3])
     }).pipe(Effect.provide(simulator)))
+})
+
+describe("telemetry: a reader more than 1,024 events behind", () => {
+  /** A fresh simulator; its telemetry stream opened and read to its first event; then `clicks` more clicks. */
+  const behind = (clicks: number) =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make()
+      const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+        simulator.handle({
+          method,
+          path,
+          headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, ...headers },
+          readBody: () =>
+            Effect.succeed({
+              _tag: "Read" as const,
+              bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+            })
+        })
+      const click = send("POST", "/browsers/browser_1/computer/click_mouse", { x: 1, y: 2 }, {
+        "content-type": "application/json"
+      })
+      const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))
+      const opened = yield* send("GET", "/browsers/browser_1/telemetry")
+      if (opened.body._tag !== "Live") throw new Error(`not a live stream: ${opened.body._tag}`)
+      const pull = yield* Stream.toPull(opened.body.frames)
+      // the stream subscribes on its first pull: clicks until one reaches it
+      const first = yield* Effect.fork(pull)
+      let before = 0
+      while ((yield* Fiber.poll(first))._tag === "None" && before < 50) {
+        yield* click
+        before++
+        yield* Effect.yieldNow()
+      }
+      let text = Chunk.join(yield* Fiber.join(first), "")
+      // the reader reads nothing while these happen: two events of the browser each (a log line
+      // and a telemetry event)
+      yield* Effect.repeatN(click, clicks - 1)
+      const end = yield* Effect.flip(Effect.forever(Effect.map(pull, (chunk) => {
+        text += Chunk.join(chunk, "")
+      })))
+      const read = ids(text)
+      const resumed = yield* send("GET", "/browsers/browser_1/telemetry", undefined, {
+        "last-event-id": String(read.at(-1))
+      })
+      if (resumed.body._tag !== "Live") throw new Error(`not a live stream: ${resumed.body._tag}`)
+      const next = ids(Chunk.join(yield* Stream.runCollect(Stream.take(resumed.body.frames, 1)), ""))[0]
+      return { ended: Option.isNone(end), read, next, lastSeq: before + clicks }
+    })
+
+  it.scoped("its stream ends after the events it holds (no hole); a resume with Last-Event-ID loses none", () =>
+    Effect.gen(function*() {
+      const { ended, lastSeq, next, read } = yield* behind(520)
+      // 1,040 events: the stream ends, cleanly, after the 1,024 it held; every seq once, in order
+      expect(ended).toBe(true)
+      expect(read).toEqual(read.map((_, i) => i + 1))
+      expect(read.length).toBeLessThan(lastSeq)
+      // the rest are still in the browser's last 256 events: the resume goes on where it stopped
+      expect(next).toBe(read.at(-1)! + 1)
+    }))
+
+  it.scoped("too far behind for the last 256 events: the resume starts past a gap (the SDK's DecodeError)", () =>
+    Effect.gen(function*() {
+      const { ended, lastSeq, next, read } = yield* behind(1100)
+      expect(ended).toBe(true)
+      expect(read).toEqual(read.map((_, i) => i + 1))
+      // Telemetry.stream fails on this with DecodeError "telemetry gap: expected seq N, got M"
+      expect(next).toBeGreaterThan(read.at(-1)! + 1)
+      expect(next).toBeLessThanOrEqual(lastSeq)
+    }))
 })
 
 describe("open-ended event streams over HTTP", () => {

@@ -47,6 +47,7 @@ import type * as Net from "node:net"
 import type { operations as operationsTable } from "../internal/generated/table.js"
 import * as KernelConfig from "../KernelConfig.js"
 import * as engine from "./internal/engine.js"
+import * as live from "./internal/live.js"
 import * as mp4 from "./internal/mp4.js"
 import * as schemas from "./internal/schema.js"
 import * as server from "./internal/server.js"
@@ -521,7 +522,9 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
     })
     return new Response(
       Stream.toReadableStreamRuntime(
-        Stream.encodeText(Stream.interruptWhen(response.body.frames, aborted)),
+        Stream.encodeText(
+          Stream.interruptWhen(live.withKeepAlives(response.body.frames, response.body.keepAlive), aborted)
+        ),
         runtime
       ),
       { status: response.status, headers: response.headers }
@@ -841,7 +844,7 @@ export const serve = (
       // a request without Host (a hand-written client) reaches the routes and their token check, not a bare 400
       requireHostHeader: false
     })
-    server.attach(
+    const attached = server.attach(
       httpServer,
       {
         ...simulator.control,
@@ -861,11 +864,8 @@ export const serve = (
           resume(Effect.void)
         })
       }),
-      () =>
-        Effect.async<void>((resume) => {
-          httpServer.close(() => resume(Effect.void))
-          for (const socket of sockets) socket.destroy()
-        })
+      // open event streams are ended, every other connection closed: nothing waits for a client
+      () => attached.close
     )
     const address = httpServer.address()
     const port = typeof address === "object" && address !== null ? address.port : 0

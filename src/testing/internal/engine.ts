@@ -97,6 +97,8 @@ export interface Store {
   /** The resources dropped to keep a collection under its limit, oldest first (bounded too). */
   readonly evictions: Array<{ readonly collection: string; readonly id: string }>
   counter: number
+  /** The resource put last, and where (what a create just made, without scanning its collection). */
+  lastPut: { readonly collection: string; readonly resource: Resource } | undefined
 }
 
 /** The most resources a collection holds; creating more evicts the oldest. */
@@ -109,7 +111,8 @@ export const emptyStore = (): Store => ({
   collections: new Map(),
   singletons: new Map(),
   evictions: [],
-  counter: 0
+  counter: 0,
+  lastPut: undefined
 })
 
 export const newBrowserState = (
@@ -149,6 +152,7 @@ export const put = (
   }
   items.delete(resource.id)
   items.set(resource.id, resource)
+  store.lastPut = { collection, resource }
   while (items.size > collectionLimit) {
     let oldest: string | undefined = undefined
     for (const item of items.values()) {
@@ -253,7 +257,13 @@ export type Reply =
   | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
   /** An open-ended event stream: its frames as things happen. */
-  | { readonly _tag: "Live"; readonly status: number; readonly frames: Stream.Stream<string> }
+  | {
+    readonly _tag: "Live"
+    readonly status: number
+    readonly frames: Stream.Stream<string>
+    /** Its keep-alive frame at a time (epoch milliseconds), sent every 15 s while nothing happens. */
+    readonly keepAlive: (now: number) => string
+  }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
 const notFound = (what: string): Reply => ({
@@ -294,9 +304,19 @@ const singular = (collectionTemplate: string): string => {
 
 /** The first documented 2xx answer (preferring a body, and not the 202 of "not ready yet"). */
 export const mainAnswer = (operation: Operation): readonly [number, Answer] => {
-  const entries = Object.entries(operation.answers).map(([s, a]) => [Number(s), a] as const).sort((a, b) => a[0] - b[0])
-  return entries.find(([s]) => s !== 202) ?? entries[0]!
+  let main = mainAnswers.get(operation)
+  if (main === undefined) {
+    const entries = Object.entries(operation.answers).map(([s, a]) => [Number(s), a] as const).sort((a, b) =>
+      a[0] - b[0]
+    )
+    main = entries.find(([s]) => s !== 202) ?? entries[0]!
+    mainAnswers.set(operation, main)
+  }
+  return main
 }
+
+/** Each operation's main answer, worked out once (it is asked several times per request). */
+const mainAnswers = new WeakMap<Operation, readonly [number, Answer]>()
 
 const answerSchema = (answer: Answer): SchemaAST.AST | undefined =>
   answer.kind === "json" || answer.kind === "page" || answer.kind === "sse" ? answer.schema.ast : undefined
@@ -339,8 +359,7 @@ export const reply = (operation: Operation, fields: unknown, status?: number): R
  */
 export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): string => {
   const frames: Array<unknown> = []
-  const kinds = values.members(ast)
-  const heartbeat = kinds.map((k) => values.sample(k)).find((v) => values.isObject(v) && v["event"] === "sse_heartbeat")
+  const heartbeat = values.heartbeatOf(ast)
   if (heartbeat !== undefined) {
     // at the time of the first event given, when it has one
     const first: unknown = given[0]
@@ -349,8 +368,7 @@ export const events = (ast: SchemaAST.AST, given: ReadonlyArray<unknown>): strin
   }
   if (given.length > 0) { for (const event of given) frames.push(values.fill(ast, event)) }
   else {
-    for (const kind of kinds) {
-      const v = values.sample(kind)
+    for (const v of values.memberSamples(ast)) {
       if (v !== heartbeat && values.decodes(ast, v)) frames.push(v)
     }
   }
@@ -437,7 +455,7 @@ export const generic = (
       if (query !== null && query !== "") {
         items = items.filter((r) => JSON.stringify(r.fields).toLowerCase().includes(query.toLowerCase()))
       }
-      return list(operation, items.map((r) => r.fields), call.query)
+      return list(operation, items, call.query, (r) => r.fields)
     }
     case "retrieve":
     case "update":
@@ -476,12 +494,18 @@ export const generic = (
 }
 
 /** A list answer: paged (`limit`, `offset`, `X-Has-More`, `X-Next-Offset`) or whole. */
-export const list = (operation: Operation, items: ReadonlyArray<unknown>, query: URLSearchParams): Reply => {
+export const list = <A>(
+  operation: Operation,
+  items: ReadonlyArray<A>,
+  query: URLSearchParams,
+  /** What an item is in the answer, made only for the items of the page. */
+  toItem: (item: A) => unknown = (item) => item
+): Reply => {
   const [status, answer] = mainAnswer(operation)
   if (answer.kind === "page") {
     const limit = Math.max(1, Math.min(100, Number(query.get("limit") ?? 20) || 20))
     const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0)
-    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, item))
+    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, toItem(item)))
     const more = offset + limit < items.length
     return {
       _tag: "Json",
@@ -494,9 +518,9 @@ export const list = (operation: Operation, items: ReadonlyArray<unknown>, query:
   }
   if (answer.kind === "json") {
     const item = itemOf(answer.schema.ast)
-    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, i)) }
+    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, toItem(i))) }
   }
-  return reply(operation, items, status)
+  return reply(operation, items.map(toItem), status)
 }
 
 export { badRequest, notFound }

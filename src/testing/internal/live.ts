@@ -29,7 +29,10 @@ export interface Hub<A> {
 /** How many past events a hub keeps for a stream that starts late. */
 export const backlogLimit = 256
 
-/** How many events a slow subscriber may fall behind: beyond, its oldest are dropped. */
+/**
+ * How many events a slow subscriber may fall behind: one more, and its stream ends after those it
+ * holds (a client resumes from there: telemetry with `Last-Event-ID`, from the backlog).
+ */
 export const subscriberBuffer = 1024
 
 /** How many streams may be open on one source at once. */
@@ -40,13 +43,22 @@ export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
 
 export const make = <A>(): Hub<A> => ({ published: 0, backlog: [], subscribers: new Set(), ended: false })
 
-/** Tells every subscriber; kept in the (bounded) backlog. */
+/**
+ * Tells every subscriber; kept in the (bounded) backlog. A subscriber already `subscriberBuffer`
+ * events behind is not told: its stream ends after what it holds, rather than going on with a hole
+ * in it (nothing would say so until its next event).
+ */
 export const publish = <A>(hub: Hub<A>, value: A): void => {
   if (hub.ended) return
   hub.published++
   hub.backlog.push(value)
   if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
-  for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "Event", value })
+  for (const queue of hub.subscribers) {
+    if (Option.getOrElse(queue.unsafeSize(), () => 0) >= subscriberBuffer) {
+      hub.subscribers.delete(queue)
+      Queue.unsafeOffer(queue, { _tag: "End" })
+    } else Queue.unsafeOffer(queue, { _tag: "Event", value })
+  }
 }
 
 /** The source is gone: every stream on it ends, and new ones end after the backlog. */
@@ -68,7 +80,8 @@ export const subscribe = <A>(
   Stream.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
-        Effect.flatMap(Queue.sliding<Item<A>>(subscriberBuffer), (queue) =>
+        // room for the events a subscriber may fall behind, and its end
+        Effect.flatMap(Queue.bounded<Item<A>>(subscriberBuffer + 1), (queue) =>
           Effect.sync(() => {
             // the past and the subscription are taken at once: nothing is lost or told twice
             const following = options.follow && !hub.ended
@@ -98,33 +111,54 @@ export const subscribe = <A>(
 /** From now on: the position a stream answered now starts at. */
 export const now = <A>(hub: Hub<A>): number => hub.published
 
+/** The `text/event-stream` frame of an event: its id, and its data filled to the schema. */
+export const frameOf = (ast: SchemaAST.AST, event: unknown, id: string): string =>
+  `id: ${id}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`
+
+/** The frames of events all known at once, as one text, with the ids {@link frames} gives them. */
+export const framesText = <A>(
+  ast: SchemaAST.AST,
+  events: ReadonlyArray<A>,
+  idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
+): string => events.map((event, index) => frameOf(ast, event, idOf(event, index))).join("")
+
 /**
- * The frames of an open-ended event stream: each event (filled to the schema) with its id, and
- * while nothing happens, every {@link keepAliveInterval} on the simulator's clock, an
+ * The keep-alive frame of an event stream of the schema at `now` (epoch milliseconds): an
  * `sse_heartbeat` event where the schema has one, or else an SSE comment.
+ */
+export const keepAlive = (ast: SchemaAST.AST): (now: number) => string => {
+  const heartbeat = values.heartbeatOf(ast)
+  return (now) =>
+    heartbeat === undefined
+      ? ": keep-alive\n\n"
+      : `data: ${
+        JSON.stringify(values.fill(ast, { ...Object(heartbeat), timestamp: new Date(now).toISOString() }))
+      }\n\n`
+}
+
+/**
+ * The frames of an open-ended event stream: each event (filled to the schema) with its id. The
+ * keep-alives are the transport's: {@link withKeepAlives} in memory, a timer of the connection over
+ * HTTP (a `Stream.merge` with a `Stream.tick` per stream cost about a millisecond of CPU each).
  */
 export const frames = <A>(
   ast: SchemaAST.AST,
   events: Stream.Stream<A>,
   idOf: (event: A, index: number) => string = (_, index) => String(index + 1)
-): Stream.Stream<string> => {
-  const heartbeat = values.members(ast).map((kind) => values.sample(kind)).find((v) =>
-    values.isObject(v) && v["event"] === "sse_heartbeat"
+): Stream.Stream<string> =>
+  Stream.map(Stream.zipWithIndex(events), ([event, index]) => frameOf(ast, event, idOf(event, index)))
+
+/**
+ * The frames with, while nothing happens, a keep-alive every {@link keepAliveInterval} on the
+ * simulator's clock (the `TestClock` in tests).
+ */
+export const withKeepAlives = (frames: Stream.Stream<string>, keepAlive: (now: number) => string) =>
+  Stream.merge(
+    frames,
+    Stream.tick(keepAliveInterval).pipe(
+      Stream.drop(1),
+      Stream.mapEffect(() => Clock.currentTimeMillis),
+      Stream.map(keepAlive)
+    ),
+    { haltStrategy: "left" }
   )
-  const data = Stream.map(
-    Stream.zipWithIndex(events),
-    ([event, index]) => `id: ${idOf(event, index)}\ndata: ${JSON.stringify(values.fill(ast, event))}\n\n`
-  )
-  const beats = Stream.tick(keepAliveInterval).pipe(
-    Stream.drop(1),
-    Stream.mapEffect(() => Clock.currentTimeMillis),
-    Stream.map((now) =>
-      heartbeat === undefined
-        ? ": keep-alive\n\n"
-        : `data: ${
-          JSON.stringify(values.fill(ast, { ...Object(heartbeat), timestamp: new Date(now).toISOString() }))
-        }\n\n`
-    )
-  )
-  return Stream.merge(data, beats, { haltStrategy: "left" })
-}

@@ -3,6 +3,7 @@
  * `/_simulator/`, bounded request bodies, backpressure on every response, lingering close when a
  * request body is left unread.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
@@ -11,6 +12,7 @@ import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
 import type * as Sim from "../KernelSimulator.js"
+import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as schema from "./schema.js"
 import * as internal from "./simulator.js"
@@ -207,6 +209,11 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
     return
   }
   const cut = internal.bodyEnding(sim.network)
+  if (cut === undefined && sim.body._tag === "Text") {
+    // the head and the text in one write (no encoding to bytes first, no second write)
+    response.end(sim.body.text)
+    return
+  }
   const iterator = limited(bodyChunks(sim), cut?.at)
   let closed = false
   response.once("close", () => {
@@ -243,26 +250,54 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
 const sendLive = (
   response: Http.ServerResponse,
   sim: internal.SimResponse,
-  frames: Stream.Stream<string>
-): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    response.writeHead(sim.status, sim.headers)
-    response.flushHeaders()
-    return Stream.runForEach(frames, (text) =>
-      Effect.async<void>((resume) => {
-        if (response.destroyed) return resume(Effect.interrupt)
-        if (response.write(text)) return resume(Effect.void)
-        const drained = () => resume(Effect.void)
-        response.once("drain", drained)
-        return Effect.sync(() => {
-          response.off("drain", drained)
-        })
-      })).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          if (!response.writableEnded) response.end()
-        }))
-      )
-  })
+  frames: Stream.Stream<string>,
+  keepAlive: (now: number) => string,
+  open: Set<Http.ServerResponse>
+): Effect.Effect<void> => {
+  let written = 0
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      response.writeHead(sim.status, sim.headers)
+      response.flushHeaders()
+      open.add(response)
+      written = Date.now()
+      // while nothing happens, a keep-alive every 15 s, to the second (none while the client is not reading: the
+      // stream is alive, and nothing is buffered up for it)
+      const timer = setInterval(() => {
+        if (response.writableEnded || response.destroyed || response.writableNeedDrain) return
+        if (Date.now() - written < keepAliveMillis) return
+        written = Date.now()
+        response.write(keepAlive(written))
+      }, 1000)
+      timer.unref()
+      return timer
+    }),
+    () =>
+      Stream.runForEach(frames, (text) =>
+        Effect.async<void>((resume) => {
+          // ended by the server's shutdown, or the client gone
+          if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+          written = Date.now()
+          if (response.write(text)) return resume(Effect.void)
+          const drained = () => resume(Effect.void)
+          response.once("drain", drained)
+          return Effect.sync(() => {
+            response.off("drain", drained)
+          })
+        })),
+    (timer) =>
+      Effect.sync(() => {
+        clearInterval(timer)
+        open.delete(response)
+        if (!response.writableEnded) response.end()
+      })
+  )
+}
+
+const keepAliveMillis = Duration.toMillis(live.keepAliveInterval)
+
+/** How long a stream ended at shutdown has to reach its client before its connection is dropped. */
+const endGraceMillis = 250
 
 const json = (
   response: Http.ServerResponse,
@@ -410,8 +445,18 @@ export interface ServerConfig {
   readonly maxHeaderBytes: number
 }
 
-/** Wires a `node:http` server to the simulator. */
-export const attach = (server: Http.Server, target: Target, config: ServerConfig, sockets: Set<Net.Socket>) => {
+/**
+ * Wires a `node:http` server to the simulator. Returns how to stop serving: every open event stream
+ * is ended (its client reads it to its end, not a cut connection), every other connection closed,
+ * without waiting for the streams to end by themselves.
+ */
+export const attach = (
+  server: Http.Server,
+  target: Target,
+  config: ServerConfig,
+  sockets: Set<Net.Socket>
+): { readonly close: Effect.Effect<void> } => {
+  const open = new Set<Http.ServerResponse>()
   server.on("connection", (socket: Net.Socket) => {
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
@@ -448,7 +493,7 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames)
+            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open)
             : Effect.sync(() => send(request, response, sim))
       )
     )
@@ -467,6 +512,22 @@ export const attach = (server: Http.Server, target: Target, config: ServerConfig
   })
   // `100 Continue` is sent only when the body is read (after authentication and routing), never up front
   server.on("checkContinue", onRequest)
+  const close = Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+    const ending = new Set<Net.Socket>()
+    for (const response of open) {
+      const socket = response.socket
+      open.delete(response)
+      if (socket === null || response.writableEnded) continue
+      ending.add(socket)
+      // the stream's last chunk, then the connection half closed; dropped if the client lingers
+      response.end()
+      socket.end()
+      setTimeout(() => socket.destroy(), endGraceMillis).unref()
+    }
+    for (const socket of sockets) if (!ending.has(socket)) socket.destroy()
+  })
+  return { close }
 }
 
 /** The query of a request target, without `?`. */

@@ -64,7 +64,12 @@ export interface SimResponse {
     | { readonly _tag: "Replay"; readonly size: number }
     | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
     /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
-    | { readonly _tag: "Live"; readonly frames: Stream.Stream<string> }
+    | {
+      readonly _tag: "Live"
+      readonly frames: Stream.Stream<string>
+      /** Its keep-alive frame at a time (epoch milliseconds): the transport sends one every 15 s while nothing happens. */
+      readonly keepAlive: (now: number) => string
+    }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
     readonly reset: boolean
@@ -298,7 +303,9 @@ const toResponse = (reply: engine.Reply): SimResponse => {
       return {
         status: reply.status,
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        body: reply._tag === "Events" ? { _tag: "Text", text: reply.text } : { _tag: "Live", frames: reply.frames },
+        body: reply._tag === "Events"
+          ? { _tag: "Text", text: reply.text }
+          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive },
         network: normal
       }
     case "Error":
@@ -345,6 +352,20 @@ const prefixOf = (template: string): string => {
 
 const freeForbidden = new Set(["BrowserPools", "Replays"])
 
+/**
+ * Query parameters the document requires in prose only, by operation: the logs stream's `path`
+ * ("only required if source is path") and `supervisor_process` ("only required if source is
+ * supervisor").
+ */
+const requiredWhen: Readonly<
+  Record<string, ReadonlyArray<{ readonly parameter: string; readonly value: string; readonly required: string }>>
+> = {
+  streamLogs: [
+    { parameter: "source", value: "path", required: "path" },
+    { parameter: "source", value: "supervisor", required: "supervisor_process" }
+  ]
+}
+
 /** Validates a request by its definition, then answers it: a behaviour, or by convention. */
 const serve = (
   org: Organization,
@@ -376,6 +397,11 @@ const serve = (
     }
     if (!queryValid(parameter.schema, given)) {
       return invalidInput(parameterIssue(parameter.name, parameter.schema, given))
+    }
+  }
+  for (const rule of requiredWhen[operation.name] ?? []) {
+    if (query.get(rule.parameter) === rule.value && (query.get(rule.required) ?? "") === "") {
+      return invalidInput(`${rule.required}: is required when ${rule.parameter} is ${rule.value}`)
     }
   }
   const contentType = request.headers["content-type"]

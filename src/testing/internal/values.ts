@@ -267,30 +267,56 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * The encoded value of `ast` made of `value` where it fits (field by field for structs), the rest
  * sampled: it decodes with the schema whenever a value can be found.
  */
-export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): unknown => {
-  if (value === undefined) return sample(ast, key, depth)
-  if (depth > 12) return value
-  if (decodes(ast, value) && !isRecord(value)) return value
+export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): unknown =>
+  filled(ast, value, key, depth).value
+
+/**
+ * {@link fill}, telling whether the value is known to decode with `ast` (so that no caller decodes
+ * it again: an answer used to be decoded once per level of nesting above each of its fields).
+ */
+const filled = (
+  ast: SchemaAST.AST,
+  value: unknown,
+  key: string,
+  depth: number
+): { readonly value: unknown; readonly valid: boolean } => {
+  if (value === undefined) return sampled(ast, key, depth)
+  if (depth > 12) return { value, valid: false }
+  // a record is rebuilt field by field (its extra fields dropped), whether or not it decodes as it is
+  if (!isRecord(value) && decodes(ast, value)) return { value, valid: true }
   const base = unwrap(ast)
   if (base._tag === "TypeLiteral" && isRecord(value)) {
-    if (base.propertySignatures.length === 0) return decodes(ast, value) ? value : sample(ast, key, depth)
+    if (base.propertySignatures.length === 0) {
+      return decodes(ast, value)
+        ? { value, valid: true }
+        : sampled(ast, key, depth)
+    }
     const out: Record<string, unknown> = {}
+    // a plain struct (no refinement, no index signature) whose every field decodes decodes itself
+    let fieldsValid = ast === base && base.indexSignatures.length === 0
     for (const ps of base.propertySignatures) {
-      if (typeof ps.name !== "string") continue
+      if (typeof ps.name !== "string") {
+        fieldsValid = false
+        continue
+      }
       const given = value[ps.name]
       if (given !== undefined) {
-        const filled = fill(ps.type, given, ps.name, depth + 1)
-        if (decodes(ps.type, filled)) {
-          out[ps.name] = filled
+        const field = filled(ps.type, given, ps.name, depth + 1)
+        if (field.valid || decodes(ps.type, field.value)) {
+          out[ps.name] = field.value
           continue
         }
       }
-      if (!ps.isOptional) out[ps.name] = sample(ps.type, ps.name, depth + 1)
+      if (!ps.isOptional) {
+        const made = sample(ps.type, ps.name, depth + 1)
+        out[ps.name] = made
+        fieldsValid &&= decodes(ps.type, made)
+      }
     }
-    return decodes(ast, out) ? out : sample(ast, key, depth)
+    return fieldsValid || decodes(ast, out) ? { value: out, valid: true } : sampled(ast, key, depth)
   }
   if (base._tag === "Union") {
-    if (decodes(ast, value)) return value
+    if (decodes(ast, value)) return { value, valid: true }
     // the member the value names (its literal tags), then the one sharing most of its fields
     const ranked = base.types
       .map((member) => [member, isRecord(value) ? score(member, value) : 0] as const)
@@ -298,14 +324,25 @@ export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): u
       .sort((a, b) => b[1] - a[1])
       .map(([member]) => member)
     for (const member of ranked.length > 0 ? ranked : base.types) {
-      const filled = fill(member, value, key, depth + 1)
-      if (decodes(member, filled) && decodes(ast, filled)) return filled
+      const made = filled(member, value, key, depth + 1)
+      if ((made.valid || decodes(member, made.value)) && decodes(ast, made.value)) {
+        return { value: made.value, valid: true }
+      }
     }
-    return sample(ast, key, depth)
+    return sampled(ast, key, depth)
   }
-  if (base._tag === "Suspend") return fill(base.f(), value, key, depth + 1)
-  return decodes(ast, value) ? value : sample(ast, key, depth)
+  if (base._tag === "Suspend") return filled(base.f(), value, key, depth + 1)
+  return decodes(ast, value) ? { value, valid: true } : sampled(ast, key, depth)
 }
+
+const sampled = (
+  ast: SchemaAST.AST,
+  key: string,
+  depth: number
+): { readonly value: unknown; readonly valid: boolean } => ({
+  value: sample(ast, key, depth),
+  valid: false
+})
 
 /** How well a record fits a struct member of a union: -1 when a literal tag differs. */
 const score = (member: SchemaAST.AST, value: Record<string, unknown>): number => {
@@ -348,6 +385,25 @@ export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
   const base = unwrap(ast)
   return base._tag === "Union" ? base.types.filter((t) => !isNullish(t)) : [ast]
 }
+
+const memberSampleCache = new WeakMap<SchemaAST.AST, ReadonlyArray<unknown>>()
+
+/**
+ * What each member of an event schema samples to (see {@link members}), worked out once per schema:
+ * every event stream opened asks. Read-only: the values are shared.
+ */
+export const memberSamples = (ast: SchemaAST.AST): ReadonlyArray<unknown> => {
+  let made = memberSampleCache.get(ast)
+  if (made === undefined) {
+    made = members(ast).map((kind) => sample(kind))
+    memberSampleCache.set(ast, made)
+  }
+  return made
+}
+
+/** The `sse_heartbeat` event of an event schema that has one (read-only: it is shared). */
+export const heartbeatOf = (ast: SchemaAST.AST): unknown =>
+  memberSamples(ast).find((v) => isObject(v) && v["event"] === "sse_heartbeat")
 
 /** The issue of an invalid value as `field: message`, the field its path in the value. */
 /**

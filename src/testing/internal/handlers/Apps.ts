@@ -11,27 +11,24 @@ const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.
 
 export const handlers: Handlers = {
   listApps: ({ call, op, store }) => {
-    const apps = [...(store.collections.get("/deployments")?.values() ?? [])]
-      .flatMap((d) => {
-        // the service reads the app's name from its code, which the simulator does not run: a
-        // deployment that names no app is listed under its entrypoint's base name
-        const named = d.fields["app_name"]
-        const entrypoint = d.fields["entrypoint_rel_path"]
-        const appName = typeof named === "string"
-          ? named
-          : typeof entrypoint === "string"
-          ? appNameOf(entrypoint)
-          : undefined
-        return d.deleted || appName === undefined ? [] : [{ d, appName }]
-      })
-      .map(({ appName, d }) => ({
-        id: `app_${d.id}`,
-        app_name: appName,
-        version: d.fields["version"] ?? "latest",
-        region: d.fields["region"],
-        deployment: d.id,
-        actions: []
-      }))
-    return engine.list(op, apps, call.query)
+    // the service reads the app's name from its code, which the simulator does not run: a
+    // deployment that names no app is listed under its entrypoint's base name
+    const appName = (d: engine.Resource): string | undefined => {
+      const named = d.fields["app_name"]
+      const entrypoint = d.fields["entrypoint_rel_path"]
+      return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
+    }
+    const listed = (d: engine.Resource): boolean =>
+      !d.deleted && (typeof d.fields["app_name"] === "string" || typeof d.fields["entrypoint_rel_path"] === "string")
+    const deployments = [...(store.collections.get("/deployments")?.values() ?? [])].filter(listed)
+    // only the page's apps are made
+    return engine.list(op, deployments, call.query, (d) => ({
+      id: `app_${d.id}`,
+      app_name: appName(d),
+      version: d.fields["version"] ?? "latest",
+      region: d.fields["region"],
+      deployment: d.id,
+      actions: []
+    }))
   }
 }

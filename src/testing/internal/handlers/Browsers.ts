@@ -56,7 +56,7 @@ export const handlers: Handlers = {
       (r.project === undefined || call.project === undefined || r.project === call.project) &&
       (status === "all" || (status === "deleted") === r.deleted)
     )
-    return engine.list(op, items.map((r) => r.fields), call.query)
+    return engine.list(op, items, call.query, (r) => r.fields)
   },
   getBrowser: ({ call, op, store }) => {
     const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)

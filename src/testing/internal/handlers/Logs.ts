@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as live from "../live.js"
 import type { Handlers } from "./shared.js"
-import { liveReply, onBrowser } from "./shared.js"
+import { liveReply, onBrowser, wholeReply } from "./shared.js"
 
 export const handlers: Handlers = {
   streamLogs: onBrowser(({ call, op, stamp }, browser) => {
@@ -16,7 +16,7 @@ export const handlers: Handlers = {
       { event: "log", timestamp: stamp, message: "browser started" },
       { event: "log", timestamp: stamp, message: `session ${browser.id} ready` }
     ]
-    if (call.query.get("follow") !== "true") return liveReply(op, Stream.fromIterable(opening))
+    if (call.query.get("follow") !== "true") return wholeReply(op, opening)
     return liveReply(
       op,
       Stream.concat(

@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
-import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings } from "./shared.js"
+import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings, wholeReply } from "./shared.js"
 
 /** The deterministic output of a command: `echo`, `cat <file of the tree>`, `ls [dir]`, `true`, `false`. */
 const run = (
@@ -144,6 +144,12 @@ export const handlers: Handlers = {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
     settle(process, call.now)
+    const toEvent = (piece: engine.ProcessOutput) =>
+      piece._tag === "Exit"
+        ? { event: "exit", exit_code: piece.code }
+        : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }
+    // exited: all its output (what the backlog keeps of it) is known
+    if (process.output.ended) return wholeReply(op, process.output.backlog.map(toEvent))
     const endsAt = process.endsAt
     // a `sleep` exits when its time comes, on the simulator's clock
     const timer = endsAt === undefined || process.state === "exited"
@@ -155,10 +161,7 @@ export const handlers: Handlers = {
     const output = live.subscribe(process.output, { from: 0, follow: true })
     return liveReply(
       op,
-      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), (piece) =>
-        piece._tag === "Exit"
-          ? { event: "exit", exit_code: piece.code }
-          : { stream: piece.stream, data_b64: Buffer.from(piece.bytes).toString("base64") }),
+      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), toEvent),
       process.output
     )
   })

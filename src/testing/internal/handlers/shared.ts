@@ -125,8 +125,17 @@ export const baseName = (path: string): string => path === "/" ? "/" : path.slic
 export const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64")
 
 /** The last resource put in a collection (the one a generic create just made). */
-export const lastOf = (store: Store, collection: string): engine.Resource | undefined =>
-  [...(store.collections.get(collection)?.values() ?? [])].at(-1)
+export const lastOf = (store: Store, collection: string): engine.Resource | undefined => {
+  const last = store.lastPut
+  // the one put last, when it is still there (not evicted since)
+  if (last !== undefined && last.collection === collection) {
+    const items = store.collections.get(collection)
+    if (items?.get(last.resource.id) === last.resource) return last.resource
+  }
+  let found: engine.Resource | undefined = undefined
+  for (const resource of store.collections.get(collection)?.values() ?? []) found = resource
+  return found
+}
 
 /** An open-ended event stream of the operation: the events as they come, with keep-alives. */
 export const liveReply = <A, S>(
@@ -140,7 +149,28 @@ export const liveReply = <A, S>(
   }
   const [status, answer] = engine.mainAnswer(operation)
   return answer.kind === "sse"
-    ? { _tag: "Live", status, frames: live.frames(answer.schema.ast, events, idOf) }
+    ? {
+      _tag: "Live",
+      status,
+      frames: live.frames(answer.schema.ast, events, idOf),
+      keepAlive: live.keepAlive(answer.schema.ast)
+    }
+    : error(500, "internal_error", `${operation.name} is not an event stream`)
+}
+
+/**
+ * An event stream of the operation whose every event is known when it is answered (logs without
+ * `follow`, the output of a process that has exited): its frames sent whole and ended, as
+ * {@link liveReply} would send them, without a subscription, a timer or a fiber per frame.
+ */
+export const wholeReply = <A>(
+  operation: Call["operation"],
+  events: ReadonlyArray<A>,
+  idOf?: (event: A, index: number) => string
+): Reply => {
+  const [status, answer] = engine.mainAnswer(operation)
+  return answer.kind === "sse"
+    ? { _tag: "Events", status, text: live.framesText(answer.schema.ast, events, idOf) }
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
 
