@@ -69,11 +69,19 @@ describe.each(transports)("a file that changes while it is sent over $name", (tr
         loopbackLayer(port, transport.layer, { timeout: "10 seconds" })
       )
     )
-    if (Exit.isSuccess(exit)) throw new Error(`the call succeeded: the server received ${JSON.stringify(received)}`)
+    if (Exit.isSuccess(exit)) {
+      // only a file that grew after its measured length was sent whole may still succeed (the
+      // transport had its declared bytes, the answer came before the read past them): the server
+      // then has exactly those bytes
+      expect(name).toBe("grows")
+      expect(received.filter((r) => r.complete)).toEqual([{ bytes: size, complete: true }])
+      return
+    }
     const failure = Cause.failureOption(exit.cause)
     expect(Option.isSome(failure)).toBe(true)
     expect(Option.getOrThrow(failure)).toMatchObject({ _tag: "TransportError", method: "PUT" })
     expect(Option.getOrThrow(failure).message).toContain(`${nodePath.basename(path)} changed while it was being sent`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
     expect(received.filter((r) => r.complete && r.bytes !== size)).toEqual([])
   })
 })

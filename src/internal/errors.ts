@@ -93,7 +93,15 @@ const scrub = (message: string, request: HttpClientRequest.HttpClientRequest): s
 const causeMessage = (cause: unknown): string => {
   if (cause instanceof Error) {
     const inner: unknown = "cause" in cause ? cause.cause : undefined
-    const code = inner instanceof Error && "code" in inner ? ` (${String(inner.code)})` : ""
+    // fetch says only "fetch failed": what failed is its cause (a code, or else its message: a
+    // request body's stream that failed, ...)
+    const code = !(inner instanceof Error)
+      ? ""
+      : "code" in inner
+      ? ` (${String(inner.code)})`
+      : inner.message === "" || inner.message === cause.message
+      ? ""
+      : `: ${inner.message}`
     return `${cause.message}${code}`
   }
   return String(cause)

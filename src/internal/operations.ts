@@ -366,12 +366,15 @@ const multipartOf = (fields: unknown): Content | string => {
 const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | string => {
   let length: number | undefined = 0
   let oneShot = false
+  // each file's size as measured now: what its read must find (see `Upload.read`)
+  const sizes = new Map<Upload.FileSource, number>()
   for (const piece of pieces) {
     if (piece instanceof Uint8Array) {
       if (length !== undefined) length += piece.length
     } else if (Upload.isFileSource(piece)) {
       const size = Upload.sizeOf(piece)
       if (typeof size === "string") return size
+      sizes.set(piece, size)
       if (length !== undefined) length += size
     } else {
       length = undefined
@@ -384,7 +387,7 @@ const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | 
       piece instanceof Uint8Array
         ? Stream.succeed(piece)
         : Upload.isFileSource(piece)
-        ? Upload.read(piece)
+        ? Upload.read(piece, sizes.get(piece) ?? 0)
         : piece,
     { concurrency: 1 }
   )

@@ -96,16 +96,23 @@ export const readChunkSize = 256 * 1024
  * closed when the run ends, however it ends (a `FileHandle` closes after a read in flight, so an
  * interruption never closes a descriptor a read still uses).
  *
+ * `size` is the file's size as measured (its declared length): a file that ends before it, or goes
+ * on after it, changed while it was being sent, and the stream fails saying so (the request is then
+ * aborted on every transport) rather than sending another file than the one measured (fetch sends
+ * a stream body without its length: no transport check would catch it).
+ *
  * @internal
  */
-export const read = (source: FileSource): Stream.Stream<Uint8Array, Error> =>
+export const read = (source: FileSource, size: number): Stream.Stream<Uint8Array, Error> =>
   Stream.unwrapScoped(Effect.map(
     Effect.acquireRelease(
       Effect.tryPromise({ try: () => NodeFsPromises.open(source.path, "r"), catch: asError }),
       (handle) => Effect.promise(() => handle.close().catch(() => undefined))
     ),
-    (handle) =>
-      Stream.repeatEffectOption(Effect.flatMap(
+    (handle) => {
+      // per run (a retry opens the file again)
+      let sent = 0
+      return Stream.repeatEffectOption(Effect.flatMap(
         Effect.mapError(
           Effect.tryPromise({
             try: () => handle.read(Buffer.allocUnsafeSlow(readChunkSize), 0, readChunkSize, null),
@@ -113,12 +120,25 @@ export const read = (source: FileSource): Stream.Stream<Uint8Array, Error> =>
           }),
           Option.some
         ),
-        ({ buffer, bytesRead }) =>
-          bytesRead === 0
-            ? Effect.fail(Option.none())
+        ({ buffer, bytesRead }) => {
+          if (bytesRead === 0) {
+            return sent === size ? Effect.fail(Option.none()) : Effect.fail(Option.some(changed(source, size, sent)))
+          }
+          sent += bytesRead
+          return sent > size
+            ? Effect.fail(Option.some(changed(source, size, sent)))
             : Effect.succeed(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
+        }
       ))
+    }
   )).pipe(Stream.buffer({ capacity: readAhead }))
+
+const changed = (source: FileSource, size: number, read: number): Error =>
+  new Error(
+    `${source.path} changed while it was being sent: ${size} bytes when measured, ${
+      read < size ? `only ${read}` : `more than ${size}`
+    } read`
+  )
 
 /**
  * How many chunks a file upload reads ahead of the socket (a fiber reads while the last chunk is
