@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { Filesystem, KernelFiles } from "effect-kernel"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import type * as Http from "node:http"
 import * as os from "node:os"
@@ -88,6 +89,34 @@ describe.each(transports)("a file on disk sent over $name", (transport) => {
           expect(complete.filter((bytes) => bytes !== size)).toEqual([])
         }
         expect(yield* waitUntil(() => openOn(path) === 0)).toBe(true)
+      })))
+  )
+})
+
+describe("a path that is not a regular file", () => {
+  const fifo = nodePath.join(dir, "fifo")
+  execFileSync("mkfifo", [fifo])
+  const paths: ReadonlyArray<{ readonly name: string; readonly path: string }> = [
+    { name: "a directory", path: dir },
+    { name: "a FIFO (never opened: it would block)", path: fifo },
+    { name: "a character device", path: "/dev/zero" },
+    { name: "a missing file", path: nodePath.join(dir, "missing") }
+  ]
+  it.each(paths)(
+    "$name: InvalidInput naming the field, nothing sent",
+    ({ path }) =>
+      Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        let requests = 0
+        const served = yield* httpServer((_req, res) => {
+          requests++
+          res.writeHead(201, { "content-length": "0" }).end()
+        })
+        const error = yield* Effect.flip(Effect.provide(
+          Filesystem.writeFile({ id: "b1", path: "/x", contents: KernelFiles.file(path) }),
+          loopbackLayer(Number(new URL(served.url).port), transports[0]!.layer)
+        ))
+        expect(error).toMatchObject({ _tag: "InvalidInput", field: "contents" })
+        expect(requests).toBe(0)
       })))
   )
 })
