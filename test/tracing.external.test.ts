@@ -35,7 +35,8 @@ describe.each(transports)("trace context over $name, no tracer installed", (tran
     Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const sent: Array<string | undefined> = []
       const handler: Http.RequestListener = (req, res) => {
-        sent.push(req.headers["traceparent"]?.split("-")[1])
+        const traceparent = req.headers["traceparent"]
+        sent.push(typeof traceparent === "string" ? traceparent.split("-")[1] : undefined)
         const body = JSON.stringify({ x: 1, y: 2 })
         res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
         res.end(body)
