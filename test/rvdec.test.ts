@@ -1,0 +1,67 @@
+/**
+ * A hostile review of the compiled decoder, the timestamps, the SSE parser and the lazy schemas
+ * (round 20): what a hostile server or a demanding Effect user could do that the code did not expect.
+ */
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Chunk, Effect, Exit, Stream } from "effect"
+import { KernelError } from "effect-kernel"
+import * as Events from "../src/internal/events.js"
+import { operations } from "../src/internal/generated/table.js"
+
+const encoder = new TextEncoder()
+
+/** A stack trace nested `depth` times through `parent` (the schema is recursive). */
+const deepStack = (depth: number, leaf = `{"callFrames":[]}`): string => {
+  let text = leaf
+  for (let i = 0; i < depth; i++) text = `{"callFrames":[],"parent":${text}}`
+  return text
+}
+const consoleLog = (stack: string, seq = 1) =>
+  `{"seq":${seq},"event":{"type":"console_log","ts":1,"source":{"kind":"cdp"},"category":"console",` +
+  `"data":{"stack_trace":${stack}}}}`
+
+const telemetry = operations.find((operation) => operation.name === "streamTelemetry")!
+const telemetrySchema = (() => {
+  const answer = telemetry.answers[200]
+  if (answer?.kind !== "sse") throw new Error("streamTelemetry answers an event stream")
+  return answer.schema
+})()
+
+const streamOf = (frames: ReadonlyArray<string>) =>
+  Events.decoder("streamTelemetry", telemetrySchema)(
+    HttpClientRequest.get("http://localhost/browsers/b/telemetry"),
+    200,
+    {},
+    Stream.fromIterable(frames.map((frame) => encoder.encode(`data: ${frame}\n\n`)))
+  )
+
+describe("event streams: a hostile event", () => {
+  it.effect.each([
+    ["valid and deep (recursive schema)", deepStack(20_000)],
+    ["invalid and deep (the schema's own error)", deepStack(20_000, `{"callFrames":1}`)],
+    ["invalid, deep enough for the error's text only", deepStack(1_200, `{"callFrames":1}`)]
+  ])("%s: a DecodeError, never a defect", ([, stack]) =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        Stream.runCollect(streamOf([consoleLog(`{"callFrames":[]}`), consoleLog(stack, 2)]))
+      )
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit)).toBe(false)
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) {
+        const failure = Cause.failureOption(exit.cause)
+        expect(failure._tag === "Some" && failure.value instanceof KernelError.DecodeError).toBe(true)
+      }
+    }))
+
+  it.effect("a shallow event before the deep one is still delivered", () =>
+    Effect.gen(function*() {
+      const values = yield* Stream.runCollect(
+        Stream.catchAll(
+          streamOf([consoleLog(`{"callFrames":[]}`), consoleLog(deepStack(20_000), 2)]),
+          () => Stream.empty
+        )
+      )
+      expect(Chunk.size(values)).toBe(1)
+    }))
+})
