@@ -245,16 +245,27 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         const known = tagsNow()
         const tag = known === undefined ? undefined : tagAt(json, known.path)
         if (tag === "sse_heartbeat") return undefined
-        const quick = fast(json)
-        if (quick !== FastDecode.Fail) return mapped(quick)
-        const decoded = slow(json)
-        if (Either.isLeft(decoded)) {
-          if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
-            return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
+        // decoding (and the text of its error) walks the data: an event nested deeper than the stack
+        // (a recursive schema such as a call stack's `parent`) throws a RangeError, which must be the
+        // stream's typed failure, not a defect
+        try {
+          const quick = fast(json)
+          if (quick !== FastDecode.Fail) return mapped(quick)
+          const decoded = slow(json)
+          if (Either.isLeft(decoded)) {
+            if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
+              return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
+            }
+            return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
           }
-          return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
+          return mapped(decoded.right)
+        } catch (cause) {
+          return failed(
+            `event could not be decoded (${cause instanceof Error ? cause.message : String(cause)}): ${
+              JSON.stringify(frame.data.slice(0, 200))
+            }`
+          )
         }
-        return mapped(decoded.right)
       }
       const events = bytes.pipe(
         mapChunksThenFail((chunks) => {
