@@ -3,11 +3,15 @@
  * (round 20): what a hostile server or a demanding Effect user could do that the code did not expect.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, Stream } from "effect"
-import { KernelError } from "effect-kernel"
+import { Cause, Chunk, Effect, Exit, Schema, Stream } from "effect"
+import { KernelError, Telemetry } from "effect-kernel"
+import { inspect } from "node:util"
 import * as Events from "../src/internal/events.js"
 import { operations } from "../src/internal/generated/table.js"
+import { decodeJson } from "../src/internal/responseBody.js"
+import { array, struct, union } from "../src/internal/struct.js"
 
 const encoder = new TextEncoder()
 
@@ -64,4 +68,34 @@ describe("event streams: a hostile event", () => {
       )
       expect(Chunk.size(values)).toBe(1)
     }))
+})
+
+describe("JSON answers: a hostile body", () => {
+  const request = HttpClientRequest.get("http://localhost/x")
+  it.effect.each([
+    ["valid and deep", deepStack(20_000)],
+    ["invalid and deep", deepStack(20_000, `{"callFrames":1}`)],
+    ["invalid, shallower", deepStack(1_200, `{"callFrames":1}`)]
+  ])("%s: a DecodeError, never a defect", ([, stack]) =>
+    Effect.gen(function*() {
+      const response = HttpClientResponse.fromWeb(request, new Response(`[${stack}]`))
+      const exit = yield* Effect.exit(decodeJson(Schema.Array(Telemetry.BrowserCallStack))(request)(response))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit)).toBe(false)
+      expect(Exit.isFailure(exit)).toBe(true)
+    }))
+})
+
+describe("lazy schemas print as the schemas they stand for", () => {
+  const fields = () => ({ id: Schema.String, size: Schema.optional(Schema.Int) })
+  const A = struct("A", () => ({ kind: Schema.Literal("a") }))
+  it.each(
+    [
+      ["struct", () => struct("Thing", fields), () => Schema.Struct(fields()).annotations({ identifier: "Thing" })],
+      ["union", () => union(() => Schema.Union(A, Schema.Null)), () => Schema.Union(A, Schema.Null)],
+      ["array", () => array(() => Schema.Array(A)), () => Schema.Array(A)]
+    ] as const
+  )("%s: util.inspect and String", (_, lazy, eager) => {
+    expect(inspect(lazy())).toBe(inspect(eager()))
+    expect(String(lazy())).toBe(String(eager()))
+  })
 })
