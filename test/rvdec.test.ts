@@ -6,7 +6,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Schema, Stream } from "effect"
-import { KernelError, Telemetry } from "effect-kernel"
+import { KernelError, KernelEvents, Telemetry } from "effect-kernel"
 import { inspect } from "node:util"
 import * as Events from "../src/internal/events.js"
 import { operations } from "../src/internal/generated/table.js"
@@ -98,4 +98,26 @@ describe("lazy schemas print as the schemas they stand for", () => {
     expect(inspect(lazy())).toBe(inspect(eager()))
     expect(String(lazy())).toBe(String(eager()))
   })
+})
+
+describe("telemetry resumption: an unknown event's seq", () => {
+  const info = { method: "GET", path: "/browsers/b/telemetry" }
+  const unknown = (seq: unknown) => new KernelEvents.UnknownEvent({ event: "future_kind", data: { seq }, id: "" })
+  it.effect.each([
+    ["far past the others", 1e300],
+    ["not an integer", 1.5],
+    ["zero", 0],
+    ["negative", -7],
+    ["past the safe integers", 2 ** 60]
+  ])("%s: neither counted nor silencing the events after it", ([, seq]) =>
+    Effect.gen(function*() {
+      const values = yield* Stream.runCollect(
+        Events.resumable(info, () => Stream.fromIterable([{ seq: 1 }, unknown(seq), { seq: 2 }, { seq: 3 }]))
+      )
+      expect(Chunk.toReadonlyArray(values).filter((value) => !KernelEvents.isUnknownEvent(value))).toStrictEqual([
+        { seq: 1 },
+        { seq: 2 },
+        { seq: 3 }
+      ])
+    }))
 })
