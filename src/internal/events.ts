@@ -335,14 +335,18 @@ export const resumable = <E extends KernelError.KernelError>(
   Stream.suspend(() => {
     let last: number | undefined
     let fatal: E | KernelError.DecodeError | undefined
-    const seqOf = (value: unknown): unknown =>
-      KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
+    // a seq as the envelope's schema has it (a safe integer, at least 1): an unknown event's data is
+    // not checked, and a seq of 1e300 there would otherwise make every later event "already received"
+    const seqOf = (value: unknown): number | undefined => {
+      const seq = KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
+      return Number.isSafeInteger(seq) && typeof seq === "number" && seq >= 1 ? seq : undefined
+    }
     const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
       mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []
         for (const value of chunk) {
           const seq = seqOf(value)
-          if (typeof seq !== "number") {
+          if (seq === undefined) {
             out.push(value)
             continue
           }
