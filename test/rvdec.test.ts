@@ -40,23 +40,25 @@ const streamOf = (frames: ReadonlyArray<string>) =>
     Stream.fromIterable(frames.map((frame) => encoder.encode(`data: ${frame}\n\n`)))
   )
 
+/** Nested deeper than the stack (valid or not), and just deep enough for the error's text. */
+const deepCases = [
+  ["valid and deep (recursive schema)", deepStack(20_000)],
+  ["invalid and deep (the schema's own error)", deepStack(20_000, `{"callFrames":1}`)],
+  ["invalid, deep enough for the error's text only", deepStack(1_200, `{"callFrames":1}`)]
+] as const
+
+const expectDecodeError = (exit: Exit.Exit<unknown, unknown>) => {
+  expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit)).toBe(false)
+  const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+  expect(failure?._tag === "Some" && failure.value instanceof KernelError.DecodeError).toBe(true)
+}
+
 describe("event streams: a hostile event", () => {
-  it.effect.each([
-    ["valid and deep (recursive schema)", deepStack(20_000)],
-    ["invalid and deep (the schema's own error)", deepStack(20_000, `{"callFrames":1}`)],
-    ["invalid, deep enough for the error's text only", deepStack(1_200, `{"callFrames":1}`)]
-  ])("%s: a DecodeError, never a defect", ([, stack]) =>
-    Effect.gen(function*() {
-      const exit = yield* Effect.exit(
-        Stream.runCollect(streamOf([consoleLog(`{"callFrames":[]}`), consoleLog(stack, 2)]))
-      )
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit)).toBe(false)
-      expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit)) {
-        const failure = Cause.failureOption(exit.cause)
-        expect(failure._tag === "Some" && failure.value instanceof KernelError.DecodeError).toBe(true)
-      }
-    }))
+  it.effect.each(deepCases)("%s: a DecodeError, never a defect", ([, stack]) =>
+    Effect.map(
+      Effect.exit(Stream.runCollect(streamOf([consoleLog(`{"callFrames":[]}`), consoleLog(stack, 2)]))),
+      expectDecodeError
+    ))
 
   it.effect("a shallow event before the deep one is still delivered", () =>
     Effect.gen(function*() {
@@ -72,17 +74,15 @@ describe("event streams: a hostile event", () => {
 
 describe("JSON answers: a hostile body", () => {
   const request = HttpClientRequest.get("http://localhost/x")
-  it.effect.each([
-    ["valid and deep", deepStack(20_000)],
-    ["invalid and deep", deepStack(20_000, `{"callFrames":1}`)],
-    ["invalid, shallower", deepStack(1_200, `{"callFrames":1}`)]
-  ])("%s: a DecodeError, never a defect", ([, stack]) =>
-    Effect.gen(function*() {
-      const response = HttpClientResponse.fromWeb(request, new Response(`[${stack}]`))
-      const exit = yield* Effect.exit(decodeJson(Schema.Array(Telemetry.BrowserCallStack))(request)(response))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit)).toBe(false)
-      expect(Exit.isFailure(exit)).toBe(true)
-    }))
+  it.effect.each(deepCases)("%s: a DecodeError, never a defect", ([, stack]) =>
+    Effect.map(
+      Effect.exit(
+        decodeJson(Schema.Array(Telemetry.BrowserCallStack))(request)(
+          HttpClientResponse.fromWeb(request, new Response(`[${stack}]`))
+        )
+      ),
+      expectDecodeError
+    ))
 })
 
 describe("lazy schemas print as the schemas they stand for", () => {
