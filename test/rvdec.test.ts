@@ -5,12 +5,13 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, Schema, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, FastCheck as fc, Schema, Stream } from "effect"
 import { KernelError, KernelEvents, Telemetry } from "effect-kernel"
 import { inspect } from "node:util"
 import * as Events from "../src/internal/events.js"
 import { operations } from "../src/internal/generated/table.js"
 import { decodeJson } from "../src/internal/responseBody.js"
+import { parseAll } from "../src/internal/sse.js"
 import { array, struct, union } from "../src/internal/struct.js"
 
 const encoder = new TextEncoder()
@@ -120,4 +121,81 @@ describe("telemetry resumption: an unknown event's seq", () => {
         { seq: 3 }
       ])
     }))
+})
+
+/** The WHATWG interpretation of a whole body, written plainly (lines of the decoded text, then fields). */
+const referenceEvents = (bytes: Uint8Array) => {
+  const text = new TextDecoder("utf-8", { ignoreBOM: false }).decode(bytes)
+  const lines: Array<string> = []
+  let start = 0
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== "\r" && text[i] !== "\n") continue
+    lines.push(text.slice(start, i))
+    if (text[i] === "\r" && text[i + 1] === "\n") i++
+    start = i + 1
+  }
+  const events: Array<{ event: string; data: string; id: string }> = []
+  let data: string | undefined
+  let type = ""
+  let id = ""
+  for (const line of lines) {
+    if (line === "") {
+      if (data !== undefined) events.push({ event: type === "" ? "message" : type, data, id })
+      data = undefined
+      type = ""
+      continue
+    }
+    const colon = line.indexOf(":")
+    if (colon === 0) continue
+    const field = colon < 0 ? line : line.slice(0, colon)
+    const raw = colon < 0 ? "" : line.slice(colon + 1)
+    const value = raw.startsWith(" ") ? raw.slice(1) : raw
+    if (field === "data") data = data === undefined ? value : `${data}\n${value}`
+    else if (field === "event") type = value
+    else if (field === "id" && !value.includes("\u0000")) id = value
+  }
+  return events
+}
+
+describe("SSE: any body, cut anywhere, reads as the WHATWG rules say", () => {
+  it("random bodies of fields, line ends (CR, LF, CRLF), BOMs and multi-byte characters, at random and every-byte cuts", () => {
+    const piece = fc.constantFrom(
+      "data",
+      "data:",
+      "data: ",
+      "event: x",
+      "id: 1",
+      "id",
+      ": c",
+      ":",
+      "\r",
+      "\n",
+      "\r\n",
+      "\uFEFF",
+      "é",
+      "😀",
+      "x",
+      " ",
+      "retry: 5",
+      "\u0000",
+      "da",
+      "ta"
+    )
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(piece, { maxLength: 40 }),
+        fc.array(fc.nat(200), { maxLength: 8 }),
+        (bom, pieces, cuts) => {
+          const bytes = new TextEncoder().encode((bom ? "\uFEFF" : "") + pieces.join(""))
+          const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
+          const chunks = [0, ...points].map((from, i) => bytes.slice(from, [...points, bytes.length][i]))
+          const expected = referenceEvents(bytes)
+          expect(parseAll(chunks).events).toStrictEqual(expected)
+          expect(parseAll([...bytes].map((byte) => Uint8Array.of(byte))).events).toStrictEqual(expected)
+        }
+      ),
+      { numRuns: 3_000, seed: 20 }
+    )
+  })
 })
