@@ -8,10 +8,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, Schema, Stream } from "effect"
 import { KernelError, KernelEvents, Telemetry } from "effect-kernel"
 import { inspect } from "node:util"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import * as Events from "../src/internal/events.js"
 import { operations } from "../src/internal/generated/table.js"
 import { decodeJson } from "../src/internal/responseBody.js"
-import { parseAll } from "../src/internal/sse.js"
+import { parseAll, Parser } from "../src/internal/sse.js"
 import { array, struct, union } from "../src/internal/struct.js"
 
 const encoder = new TextEncoder()
@@ -197,5 +199,26 @@ describe("SSE: any body, cut anywhere, reads as the WHATWG rules say", () => {
       ),
       { numRuns: 3_000, seed: 20 }
     )
+  })
+})
+
+describe("SSE: a line dripped one byte per read", () => {
+  it("holds about its bytes, not an object per read, until the bound refuses it", () => {
+    setFlagsFromString("--expose_gc")
+    const gc: unknown = runInNewContext("gc")
+    const collect = () => typeof gc === "function" && gc()
+    const parser = new Parser(1024 * 1024, 1024 * 1024)
+    const byte = Uint8Array.of(0x61)
+    collect()
+    const before = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers
+    for (let i = 0; i < 200_000; i++) expect(parser.push(byte, [])).toBeUndefined()
+    collect()
+    const held = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - before
+    // 200 kB of line: a piece per read held about 40 MB here
+    expect(held).toBeLessThan(8_000_000)
+    expect(parser.push(new Uint8Array(1024 * 1024), [])).toContain("longer than")
+    expect(parseAll([encoder.encode("da"), encoder.encode("ta: x"), encoder.encode("y\n\n")]).events).toStrictEqual([
+      { event: "message", data: "xy", id: "" }
+    ])
   })
 })
