@@ -245,16 +245,27 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         const known = tagsNow()
         const tag = known === undefined ? undefined : tagAt(json, known.path)
         if (tag === "sse_heartbeat") return undefined
-        const quick = fast(json)
-        if (quick !== FastDecode.Fail) return mapped(quick)
-        const decoded = slow(json)
-        if (Either.isLeft(decoded)) {
-          if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
-            return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
+        // decoding (and the text of its error) walks the data: an event nested deeper than the stack
+        // (a recursive schema such as a call stack's `parent`) throws a RangeError, which must be the
+        // stream's typed failure, not a defect
+        try {
+          const quick = fast(json)
+          if (quick !== FastDecode.Fail) return mapped(quick)
+          const decoded = slow(json)
+          if (Either.isLeft(decoded)) {
+            if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
+              return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
+            }
+            return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
           }
-          return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
+          return mapped(decoded.right)
+        } catch (cause) {
+          return failed(
+            `event could not be decoded (${cause instanceof Error ? cause.message : String(cause)}): ${
+              JSON.stringify(frame.data.slice(0, 200))
+            }`
+          )
         }
-        return mapped(decoded.right)
       }
       const events = bytes.pipe(
         mapChunksThenFail((chunks) => {
@@ -324,14 +335,18 @@ export const resumable = <E extends KernelError.KernelError>(
   Stream.suspend(() => {
     let last: number | undefined
     let fatal: E | KernelError.DecodeError | undefined
-    const seqOf = (value: unknown): unknown =>
-      KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
+    // a seq as the envelope's schema has it (a safe integer, at least 1): an unknown event's data is
+    // not checked, and a seq of 1e300 there would otherwise make every later event "already received"
+    const seqOf = (value: unknown): number | undefined => {
+      const seq = KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
+      return Number.isSafeInteger(seq) && typeof seq === "number" && seq >= 1 ? seq : undefined
+    }
     const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
       mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []
         for (const value of chunk) {
           const seq = seqOf(value)
-          if (typeof seq !== "number") {
+          if (seq === undefined) {
             out.push(value)
             continue
           }

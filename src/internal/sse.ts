@@ -48,8 +48,12 @@ export class Parser {
   private data = ""
   private hasData = false
   private type = ""
-  /** The pieces of a line not ended yet (from earlier chunks) and their length in bytes. */
-  private pending: Array<Uint8Array> = []
+  /**
+   * The bytes of a line not ended yet (from earlier chunks): `pending[0, pendingBytes)`, in one
+   * buffer that grows by doubling (a server dripping one byte per read costs a byte each, not an
+   * object each).
+   */
+  private pending: Uint8Array = new Uint8Array(0)
   private pendingBytes = 0
   private skipLF = false
   private started = false
@@ -66,16 +70,11 @@ export class Parser {
   push(chunk: Uint8Array, out: Array<ServerSentEvent>): string | undefined {
     const length = chunk.length
     if (!this.started && length > 0) {
-      let head = chunk
-      if (this.pending.length > 0) {
-        head = concat(this.pending, this.pendingBytes, chunk, 0, length)
-        this.pending = []
-        this.pendingBytes = 0
-      }
+      // (a copy: the pending buffer is written again while `head` is read)
+      const head = this.pendingBytes > 0 ? this.take(chunk, 0, length).slice() : chunk
       // the BOM may itself be split across chunks: wait for 3 bytes (or a line end)
       if (head.length < 3 && head.indexOf(LF) < 0 && head.indexOf(CR) < 0) {
-        this.pending.push(head.slice())
-        this.pendingBytes = head.length
+        this.keep(head, 0, head.length)
         return undefined
       }
       this.started = true
@@ -92,7 +91,7 @@ export class Parser {
       // the fast path, once a line starts with nothing pending: the chunk's whole lines decoded at once
       // (one decode for the chunk, not one per line) when they end with LF only and the span of them
       // is within the bound (so each line is)
-      if (fast && this.pending.length === 0) {
+      if (fast && this.pendingBytes === 0) {
         fast = false
         const last = chunk.lastIndexOf(LF)
         if (last >= i && last - i <= this.maxLine && chunk.indexOf(CR, i) < 0) {
@@ -109,14 +108,12 @@ export class Parser {
       }
       // a whole line: [start, i) after any pending pieces
       let line: string
-      if (this.pending.length === 0) {
+      if (this.pendingBytes === 0) {
         if (i - start > this.maxLine) return this.tooLong()
         line = i === start ? "" : this.decoder.decode(chunk.subarray(start, i))
       } else {
         if (this.pendingBytes + i - start > this.maxLine) return this.tooLong()
-        line = this.decoder.decode(concat(this.pending, this.pendingBytes, chunk, start, i))
-        this.pending = []
-        this.pendingBytes = 0
+        line = this.decoder.decode(this.take(chunk, start, i))
       }
       const refused = this.line(line, 0, line.length, out)
       if (refused !== undefined) return refused
@@ -132,10 +129,33 @@ export class Parser {
       const rest = length - start
       if (this.pendingBytes + rest > this.maxLine) return this.tooLong()
       // a copy: the transport may reuse its buffers
-      this.pending.push(chunk.slice(start))
-      this.pendingBytes += rest
+      this.keep(chunk, start, length)
     }
     return undefined
+  }
+
+  /** Appends `chunk[from, to)` to the pending line. */
+  private keep(chunk: Uint8Array, from: number, to: number): void {
+    const needed = this.pendingBytes + to - from
+    if (needed > this.pending.length) {
+      const grown = new Uint8Array(Math.max(needed, this.pending.length * 2, 64))
+      grown.set(this.pending.subarray(0, this.pendingBytes))
+      this.pending = grown
+    }
+    this.pending.set(chunk.subarray(from, to), this.pendingBytes)
+    this.pendingBytes = needed
+  }
+
+  /**
+   * The pending line followed by `chunk[from, to)` (a view of the pending buffer: read it before the
+   * next chunk), the pending line emptied; a buffer grown past 64 KiB is let go.
+   */
+  private take(chunk: Uint8Array, from: number, to: number): Uint8Array {
+    this.keep(chunk, from, to)
+    const whole = this.pending.subarray(0, this.pendingBytes)
+    this.pendingBytes = 0
+    if (this.pending.length > 65536) this.pending = new Uint8Array(0)
+    return whole
   }
 
   private tooLong(): string {
@@ -213,23 +233,6 @@ const valueOf = (text: string, colon: number, end: number): string =>
 /** Whether the field `text[start, end)` is `name`. */
 const isField = (text: string, start: number, end: number, name: string): boolean =>
   end - start === name.length && text.startsWith(name, start)
-
-const concat = (
-  pieces: ReadonlyArray<Uint8Array>,
-  bytes: number,
-  chunk: Uint8Array,
-  from: number,
-  to: number
-): Uint8Array => {
-  const out = new Uint8Array(bytes + to - from)
-  let offset = 0
-  for (const piece of pieces) {
-    out.set(piece, offset)
-    offset += piece.length
-  }
-  out.set(chunk.subarray(from, to), offset)
-  return out
-}
 
 /**
  * Parses a whole body at once (tests, small bodies): its events, or why it was refused.

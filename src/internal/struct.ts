@@ -13,6 +13,7 @@
  *
  * @internal
  */
+import { NodeInspectSymbol } from "effect/Inspectable"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 
@@ -47,6 +48,10 @@ const lazySchema = <S extends Schema.Schema.All>(schema: () => S) =>
     }
     static toString() {
       return String(schema())
+    }
+    /** `util.inspect` / `console.log` show the schema it stands for (its class and members). */
+    static [NodeInspectSymbol]() {
+      return schema()
     }
     declare static readonly Type: Schema.Schema.Type<S>
     declare static readonly Encoded: Schema.Schema.Encoded<S>
