@@ -1,0 +1,130 @@
+/**
+ * A JSON answer dripped one byte per read (a hostile server that never trips the idle time-out):
+ * while it is read the client holds about its bytes, not an object per read (a Uint8Array kept per
+ * chunk, or a cons-string node per decoded piece), on every transport, plain and gzip-encoded.
+ */
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { KernelTransport } from "effect-kernel"
+import { spawn } from "node:child_process"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
+import { decodeJson } from "../src/internal/responseBody.js"
+
+/** How many bytes of the body are dripped before the client's memory is measured. */
+const dripped = 300_000
+
+/**
+ * A loopback server in a child process (its write queues are not this process's memory): it answers
+ * `/plain` or `/gzip` with `{"a":"<letters>"}`, the first `dripped` bytes (as sent) written one per
+ * HTTP chunk with back-pressure, prints "held" and waits for a line on stdin before the rest.
+ */
+const serverSource = `
+const http = require("node:http"), zlib = require("node:zlib")
+const letters = Array.from({ length: ${
+  dripped + 1000
+} }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join("")
+const json = Buffer.from(JSON.stringify({ a: letters }))
+let release
+process.stdin.on("data", () => release && release())
+const server = http.createServer((req, res) => {
+  const gzip = req.url === "/gzip"
+  const body = gzip ? zlib.gzipSync(json, { level: 0 }) : json
+  req.socket.setNoDelay(true)
+  res.writeHead(200, gzip ? { "content-type": "application/json", "content-encoding": "gzip" } : { "content-type": "application/json" })
+  let i = 0
+  const pump = () => {
+    while (i < ${dripped}) {
+      if (!res.write(body.subarray(i, i + 1))) { i++; res.once("drain", pump); return }
+      i++
+    }
+    release = () => { release = undefined; res.end(body.subarray(i)) }
+    res.write(body.subarray(i, i + 1), () => process.stdout.write("held\\n"))
+    i++
+  }
+  pump()
+})
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"))
+`
+
+const letters = Array.from({ length: dripped + 1000 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join("")
+
+const server = Effect.acquireRelease(
+  Effect.async<{ port: number; held: Effect.Effect<void>; release: () => void; kill: () => void }>((resume) => {
+    const child = spawn(process.execPath, ["-e", serverSource], { stdio: ["pipe", "pipe", "inherit"] })
+    let port = 0
+    let isHeld = false
+    let onHeld: (() => void) | undefined
+    let buffered = ""
+    child.stdout.on("data", (data: Buffer) => {
+      buffered += data.toString()
+      const lines = buffered.split("\n")
+      buffered = lines.pop() ?? ""
+      for (const line of lines) {
+        if (line === "held") {
+          isHeld = true
+          onHeld?.()
+        } else {
+          port = Number(line)
+          resume(Effect.succeed({
+            port,
+            held: Effect.async<void>((done) => {
+              if (isHeld) done(Effect.void)
+              else onHeld = () => done(Effect.void)
+            }),
+            release: () => child.stdin.write("go\n"),
+            kill: () => child.kill()
+          }))
+        }
+      }
+    })
+  }),
+  (s) => Effect.sync(() => s.kill())
+)
+
+setFlagsFromString("--expose_gc")
+const gc: unknown = runInNewContext("gc")
+const collect = () => {
+  if (typeof gc === "function") gc()
+}
+const used = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers
+
+const transports: ReadonlyArray<readonly [string, Layer.Layer<HttpClient.HttpClient>]> = [
+  ["KernelTransport", KernelTransport.layerUndici],
+  ["NodeHttpClient.layerUndici", NodeHttpClient.layerUndici],
+  ["FetchHttpClient", FetchHttpClient.layer]
+]
+const cases = transports.flatMap(([name, layer]) =>
+  (["plain", "gzip"] as const).map((coding) => [`${name}, ${coding}`, layer, coding] as const)
+)
+
+describe("a JSON answer dripped one byte per read", () => {
+  it.live.each(cases)("%s: holds about its bytes while it is read", ([name, layer, coding]) =>
+    Effect.gen(function*() {
+      const { held, port, release } = yield* server
+      const client = yield* HttpClient.HttpClient
+      const request = HttpClientRequest.get(`http://127.0.0.1:${port}/${coding}`)
+      const started = yield* Deferred.make<void>()
+      collect()
+      const before = used()
+      const fiber = yield* Effect.fork(Effect.scoped(Effect.gen(function*() {
+        const response = yield* client.execute(request)
+        yield* Deferred.succeed(started, undefined)
+        return yield* decodeJson(Schema.Struct({ a: Schema.String }))(request)(response)
+      })))
+      yield* Deferred.await(started)
+      yield* held
+      // the client's reads of what the server wrote
+      yield* Effect.sleep("400 millis")
+      collect()
+      const heldBytes = used() - before
+      console.log(`${name}: ${dripped} bytes dripped, ${(heldBytes / 1e6).toFixed(1)} MB held`)
+      release()
+      const answer = yield* Fiber.join(fiber)
+      expect(answer.a).toBe(letters)
+      // a buffer that doubles holds at most about twice the bytes read: ~0.6 MB here
+      expect(heldBytes).toBeLessThan(4_000_000)
+    }).pipe(Effect.scoped, Effect.provide(layer)), { timeout: 20_000 })
+})
