@@ -167,3 +167,40 @@ export const concatBytes = (chunks: Iterable<Uint8Array>): Uint8Array<ArrayBuffe
   }
   return out
 }
+
+/**
+ * Bytes gathered a chunk at a time in one buffer that doubles as it grows: a server dripping one
+ * byte per read costs a byte each, not an object each (a `Uint8Array` kept per chunk, or a
+ * cons-string node per decoded piece, is ~100 bytes of heap for one byte of body). The buffer is
+ * at most twice its bytes, and never more than the largest power of two times 64 that they need.
+ *
+ * @internal
+ */
+export class GrowableBytes {
+  private buffer: Uint8Array<ArrayBuffer> = new Uint8Array(0)
+  /** How many bytes it holds: `buffer[0, length)`. */
+  length = 0
+
+  /** Appends `chunk[from, to)` (a copy: the transport may reuse its buffers). */
+  append(chunk: Uint8Array, from = 0, to = chunk.length): void {
+    const needed = this.length + to - from
+    if (needed > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(needed, this.buffer.length * 2, 64))
+      grown.set(this.buffer.subarray(0, this.length))
+      this.buffer = grown
+    }
+    this.buffer.set(chunk.subarray(from, to), this.length)
+    this.length = needed
+  }
+
+  /** The bytes held: a view of the buffer (read it before the next `append`). */
+  view(): Uint8Array<ArrayBuffer> {
+    return this.buffer.subarray(0, this.length)
+  }
+
+  /** Emptied; a buffer grown past `keep` bytes is let go. */
+  clear(keep = 0): void {
+    this.length = 0
+    if (this.buffer.length > keep) this.buffer = new Uint8Array(0)
+  }
+}

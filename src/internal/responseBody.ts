@@ -7,7 +7,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
-import { bound, concatBytes } from "./bounded.js"
+import { bound, concatBytes, GrowableBytes } from "./bounded.js"
 import { decodeError, describe, transportError } from "./errors.js"
 import * as FastDecode from "./fastDecode.js"
 import { RedactedResponse } from "./redact.js"
@@ -208,10 +208,11 @@ const readEncodedJson = (
   codings: ReadonlyArray<string>
 ): Effect.Effect<string, KernelError.DecodeError | KernelError.TransportError> =>
   Effect.suspend(() => {
-    const parts: Array<Uint8Array> = []
-    return forEachBounded(request, response, (chunk) => parts.push(chunk)).pipe(
+    // one buffer that doubles, not a chunk kept per read (a body dripped a byte per read)
+    const bytes = new GrowableBytes()
+    return forEachBounded(request, response, (chunk) => bytes.append(chunk)).pipe(
       Effect.flatMap(() =>
-        Effect.mapError(inflateAll(codings, concatBytes(parts), maxJsonBytes), (cause) =>
+        Effect.mapError(inflateAll(codings, bytes.view(), maxJsonBytes), (cause) =>
           Predicate.hasProperty(cause, "code") && cause.code === "ERR_BUFFER_TOO_LARGE"
             ? tooLarge(request, response.status)
             : new KernelError.DecodeError({
@@ -338,13 +339,12 @@ const readJsonBody = <A>(
     return Effect.flatMap(Effect.mapError(response.text, (error) => transportError(request, error)), onText)
   }
   return Effect.suspend(() => {
-    const decoder = new TextDecoder()
-    let text = ""
+    // the bytes in one buffer that doubles, decoded once at the end (the same text as decoding
+    // each chunk as a stream), not a string grown a read at a time (a node per read)
+    const bytes = new GrowableBytes()
     return Effect.flatMap(
-      forEachBounded(request, response, (chunk) => {
-        text += decoder.decode(chunk, { stream: true })
-      }),
-      () => onText(text + decoder.decode())
+      forEachBounded(request, response, (chunk) => bytes.append(chunk)),
+      () => onText(new TextDecoder().decode(bytes.view()))
     )
   })
 }

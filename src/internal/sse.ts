@@ -19,6 +19,8 @@
  * @internal
  */
 
+import { GrowableBytes } from "./bounded.js"
+
 /** One dispatched event. @internal */
 export interface ServerSentEvent {
   /** The `event:` field, `message` when none was given. */
@@ -48,13 +50,8 @@ export class Parser {
   private data = ""
   private hasData = false
   private type = ""
-  /**
-   * The bytes of a line not ended yet (from earlier chunks): `pending[0, pendingBytes)`, in one
-   * buffer that grows by doubling (a server dripping one byte per read costs a byte each, not an
-   * object each).
-   */
-  private pending: Uint8Array = new Uint8Array(0)
-  private pendingBytes = 0
+  /** The bytes of a line not ended yet (from earlier chunks), in one buffer that grows by doubling. */
+  private readonly pending = new GrowableBytes()
   private skipLF = false
   private started = false
 
@@ -71,7 +68,7 @@ export class Parser {
     const length = chunk.length
     if (!this.started && length > 0) {
       // (a copy: the pending buffer is written again while `head` is read)
-      const head = this.pendingBytes > 0 ? this.take(chunk, 0, length).slice() : chunk
+      const head = this.pending.length > 0 ? this.take(chunk, 0, length).slice() : chunk
       // the BOM may itself be split across chunks: wait for 3 bytes (or a line end)
       if (head.length < 3 && head.indexOf(LF) < 0 && head.indexOf(CR) < 0) {
         this.keep(head, 0, head.length)
@@ -91,7 +88,7 @@ export class Parser {
       // the fast path, once a line starts with nothing pending: the chunk's whole lines decoded at once
       // (one decode for the chunk, not one per line) when they end with LF only and the span of them
       // is within the bound (so each line is)
-      if (fast && this.pendingBytes === 0) {
+      if (fast && this.pending.length === 0) {
         fast = false
         const last = chunk.lastIndexOf(LF)
         if (last >= i && last - i <= this.maxLine && chunk.indexOf(CR, i) < 0) {
@@ -108,11 +105,11 @@ export class Parser {
       }
       // a whole line: [start, i) after any pending pieces
       let line: string
-      if (this.pendingBytes === 0) {
+      if (this.pending.length === 0) {
         if (i - start > this.maxLine) return this.tooLong()
         line = i === start ? "" : this.decoder.decode(chunk.subarray(start, i))
       } else {
-        if (this.pendingBytes + i - start > this.maxLine) return this.tooLong()
+        if (this.pending.length + i - start > this.maxLine) return this.tooLong()
         line = this.decoder.decode(this.take(chunk, start, i))
       }
       const refused = this.line(line, 0, line.length, out)
@@ -127,7 +124,7 @@ export class Parser {
     }
     if (start < length) {
       const rest = length - start
-      if (this.pendingBytes + rest > this.maxLine) return this.tooLong()
+      if (this.pending.length + rest > this.maxLine) return this.tooLong()
       // a copy: the transport may reuse its buffers
       this.keep(chunk, start, length)
     }
@@ -136,14 +133,7 @@ export class Parser {
 
   /** Appends `chunk[from, to)` to the pending line. */
   private keep(chunk: Uint8Array, from: number, to: number): void {
-    const needed = this.pendingBytes + to - from
-    if (needed > this.pending.length) {
-      const grown = new Uint8Array(Math.max(needed, this.pending.length * 2, 64))
-      grown.set(this.pending.subarray(0, this.pendingBytes))
-      this.pending = grown
-    }
-    this.pending.set(chunk.subarray(from, to), this.pendingBytes)
-    this.pendingBytes = needed
+    this.pending.append(chunk, from, to)
   }
 
   /**
@@ -152,9 +142,8 @@ export class Parser {
    */
   private take(chunk: Uint8Array, from: number, to: number): Uint8Array {
     this.keep(chunk, from, to)
-    const whole = this.pending.subarray(0, this.pendingBytes)
-    this.pendingBytes = 0
-    if (this.pending.length > 65536) this.pending = new Uint8Array(0)
+    const whole = this.pending.view()
+    this.pending.clear(65536)
     return whole
   }
 

@@ -51,6 +51,7 @@ import { ReadableStream as WebReadableStream } from "node:stream/web"
 import type * as Tls from "node:tls"
 import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
+import { GrowableBytes } from "./bounded.js"
 import { isTracing } from "./tracing.js"
 
 /**
@@ -342,6 +343,11 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   error: unknown = undefined
   chunks: Array<Buffer> = []
   buffered = 0
+  /**
+   * The body of a whole-body read ({@link collect}), gathered in one buffer that doubles rather than
+   * a chunk kept per read (a body dripped a byte per read would cost an object per byte).
+   */
+  whole: GrowableBytes | undefined = undefined
   /** Read to the end: no bound (text, json, arrayBuffer, or the socket has ended). */
   unbounded = false
   paused = false
@@ -389,18 +395,20 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.cancelled || this.overLimit) return true
-    this.chunks.push(chunk)
     this.buffered += chunk.length
     if (this.buffered > this.limit) {
       // more than a whole-body read may hold: dropped, the waiting read fails, and the request is
       // released outside undici's callback
       this.overLimit = true
       this.chunks = []
+      this.whole = undefined
       this.buffered = 0
       this.wake()
       queueMicrotask(() => this.cancel())
       return true
     }
+    if (this.whole !== undefined) this.whole.append(chunk)
+    else this.chunks.push(chunk)
     // A waiting reader gets the chunks in batches: at once when the buffer is full (it would pause
     // otherwise), else after the event loop's I/O phase (every chunk the sockets delivered in it),
     // so a fast body costs one pull per batch rather than one per socket read.
@@ -425,6 +433,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     this.error = error
     this.state = State.Failed
     this.chunks = []
+    this.whole = undefined
     this.buffered = 0
     const onHead = this.onHead
     this.onHead = undefined
@@ -527,6 +536,11 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
    * `limit`); at once if the body is already over. {@link stopCollecting} cancels it.
    */
   collect(done: (error: unknown, buffer: Buffer | undefined) => void): void {
+    if (this.whole === undefined && this.state === State.Body) {
+      this.whole = new GrowableBytes()
+      for (const chunk of this.chunks) this.whole.append(chunk)
+      this.chunks = []
+    }
     this.unbounded = true
     this.reading = true
     this.clearIdleTimer()
@@ -552,6 +566,13 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   }
 
   private takeAll(): Buffer {
+    const whole = this.whole
+    if (whole !== undefined) {
+      this.whole = undefined
+      this.buffered = 0
+      const bytes = whole.view()
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+    }
     const chunks = this.chunks
     this.chunks = []
     const size = this.buffered
