@@ -3,7 +3,7 @@
  * while it is read the client holds about its bytes, not an object per read (a Uint8Array kept per
  * chunk, or a cons-string node per decoded piece), on every transport, plain and gzip-encoded.
  */
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
@@ -96,12 +96,8 @@ const transports: ReadonlyArray<readonly [string, Layer.Layer<HttpClient.HttpCli
   ["NodeHttpClient.layerUndici", NodeHttpClient.layerUndici],
   ["FetchHttpClient", FetchHttpClient.layer]
 ]
-// FetchHttpClient, gzip is left out: the platform's fetch layer used bare (not through the SDK's
-// client) fails that body with "incorrect header check" before this change too (to look into)
 const cases = transports.flatMap(([name, layer]) =>
-  (["plain", "gzip"] as const).filter((coding) => name !== "FetchHttpClient" || coding === "plain").map((
-    coding
-  ) => [`${name}, ${coding}`, layer, coding] as const)
+  (["plain", "gzip"] as const).map((coding) => [`${name}, ${coding}`, layer, coding] as const)
 )
 
 describe("a JSON answer dripped one byte per read", () => {
@@ -114,7 +110,12 @@ describe("a JSON answer dripped one byte per read", () => {
       collect()
       const before = used()
       const fiber = yield* Effect.fork(Effect.scoped(Effect.gen(function*() {
-        const response = yield* client.execute(request)
+        const wrapped = yield* client.execute(request)
+        // the platform's response for fetch is wrapped (interruption); the SDK's own client hands
+        // decodeJson the transport's, whose `source` says fetch decoded the body itself
+        const response = "original" in wrapped && "controller" in wrapped
+          ? (wrapped.original as HttpClientResponse.HttpClientResponse)
+          : wrapped
         yield* Deferred.succeed(started, undefined)
         return yield* decodeJson(Schema.Struct({ a: Schema.String }))(request)(response)
       })))
