@@ -133,6 +133,8 @@ describe("a JSON answer dripped one byte per read", () => {
       // decodes the body itself (npm undici on Node 20, Node's bundled undici on 22 and 24), and what
       // its stream queues varies with the runtime and the machine's load (2.8 MB alone, 16.3 MB in a
       // CI run on Node 22): not the SDK's memory, so only its answer is checked above
-      if (name !== "FetchHttpClient, gzip") expect(heldBytes).toBeLessThan(4_000_000)
+      // The bound leaves room for the platform's own pieces (3.6 MB seen on Node 24): one object per
+      // read, as before the fix, held 34 MB here
+      if (name !== "FetchHttpClient, gzip") expect(heldBytes).toBeLessThan(8_000_000)
     }).pipe(Effect.scoped, Effect.provide(layer)), { timeout: 20_000 })
 })
