@@ -28,7 +28,7 @@ const run = (mode, dist) =>
       (error, out, err) => error ? reject(new Error(err)) : resolve(JSON.parse(out))
     )
   )
-const modes = ["sdk", "area:Browsers", "area:BrowserPools", "area:Computer", "layer"]
+const modes = ["sdk", "area:Browsers", "area:BrowserPools", "area:Computer", "area:Browsers,Computer", "layer"]
 const builds = [["old", oldDist], ["new", newDist]]
 const rows = new Map()
 for (let round = 0; round < Number(rounds); round++) {

@@ -14,9 +14,8 @@
 //   - internal/runtime.js: the code every area shares (the client, the call pipeline, errors, events,
 //     retry, config, the common schemas) and the public modules that code imports (KernelError,
 //     KernelEvents, KernelRetry, KernelClient, KernelConfig: their entry files re-export it from there);
-//   - an area's own code (its generated schemas, operations, module, hand-written part) lives in its
-//     public entry file, or in an area chunk when the simulator shares it (the simulator's table of every
-//     operation), internal/<Area>.js;
+//   - internal/<Area>.js: an area's internal code (its generated schemas, operations, module, hand-written
+//     part), which its public entry file (<Area>.js) and the simulator (its table of every operation) share;
 //   - the simulator's own code (testing/**) in chunk(s) that only testing.js and the bin load.
 // No cycle between chunks (checked below, the build fails on one): the runtime never imports area code.
 // Source maps chain tsc's through rollup's, so stack traces and debuggers still point into src/.
@@ -122,7 +121,8 @@ await bundle.write({
   manualChunks(id, { getModuleIds, getModuleInfo }) {
     runtime ??= runtimeModules(getModuleIds, getModuleInfo)
     if (runtime.has(id)) return "runtime"
-    return process.env.AREA_CHUNKS && id.startsWith(tscEsm) ? areaOf(relative(id)) : undefined
+    // an area's internal modules, one chunk per area: the simulator's table of every operation shares them
+    return id.startsWith(tscEsm) ? areaOf(relative(id)) : undefined
   },
   plugins: [{
     name: "no-chunk-cycles",
