@@ -5,6 +5,7 @@
 //             so that TypeScript reads them as CommonJS for `require` consumers (node16, node10)
 //   dist/dts  declarations for `import` consumers (node16 ESM, bundler)
 // Usage: npm run build (also run by prepack, so a packed or published tarball always has dist)
+//        node scripts/build.mjs --esm-only=DIR: only the chunked ES modules, into DIR/esm (test/build.test.ts)
 //
 // dist/esm, chunked: importing the package is mostly Node *loading* modules (resolving each file's bare
 // specifiers, reading, compiling), not evaluating them, so fewer files is faster. The layout:
@@ -14,8 +15,9 @@
 //   - internal/runtime.js: the code every area shares (the client, the call pipeline, errors, events,
 //     retry, config, the common schemas) and the public modules that code imports (KernelError,
 //     KernelEvents, KernelRetry, KernelClient, KernelConfig: their entry files re-export it from there);
-//   - internal/<Area>.js: an area's internal code (its generated schemas, operations, module, hand-written
-//     part), which its public entry file (<Area>.js) and the simulator (its table of every operation) share;
+//   - internal/<Area>.js: an area's code (its public module, generated schemas, operations, module,
+//     hand-written part), which its entry file <Area>.js re-exports and the simulator (its table of every
+//     operation) shares;
 //   - the simulator's own code (testing/**) in chunk(s) that only testing.js and the bin load.
 // No cycle between chunks (checked below, the build fails on one): the runtime never imports area code.
 // Source maps chain tsc's through rollup's, so stack traces and debuggers still point into src/.
@@ -25,18 +27,22 @@ import * as path from "node:path"
 import { rollup } from "rollup"
 
 const root = path.resolve(import.meta.dirname, "..")
-const dist = path.join(root, "dist")
+const esmOnly = process.argv.find((arg) => arg.startsWith("--esm-only="))?.slice("--esm-only=".length)
+const dist = esmOnly === undefined ? path.join(root, "dist") : path.resolve(esmOnly)
 const tsc = path.join(root, "node_modules/typescript/bin/tsc")
-// tsc's ES modules, before rollup: the same depth as dist/esm, so tsc's relative source paths stay right
+// tsc's ES modules, before rollup (then removed): the same depth as dist/esm, so that the relative paths
+// of tsc's source maps are right from either
 const tscEsm = path.join(dist, "esm-tsc")
 const esm = path.join(dist, "esm")
 
-fs.rmSync(dist, { recursive: true, force: true })
+for (const dir of esmOnly === undefined ? [dist] : [esm, tscEsm]) fs.rmSync(dir, { recursive: true, force: true })
 const runTsc = (...args) => execFileSync(process.execPath, [tsc, ...args], { cwd: root, stdio: "inherit" })
 runTsc("-p", "tsconfig.build.json", "--outDir", tscEsm)
-runTsc("-p", "tsconfig.build.cjs.json")
-runTsc("-p", "tsconfig.build.dts.json")
-fs.writeFileSync(path.join(dist, "cjs/package.json"), JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+if (esmOnly === undefined) {
+  runTsc("-p", "tsconfig.build.cjs.json")
+  runTsc("-p", "tsconfig.build.dts.json")
+  fs.writeFileSync(path.join(dist, "cjs/package.json"), JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+}
 
 /** The module's path inside tsc's output, e.g. "internal/call.js". */
 const relative = (id) => path.relative(tscEsm, id).split(path.sep).join("/")
@@ -121,8 +127,11 @@ await bundle.write({
   manualChunks(id, { getModuleIds, getModuleInfo }) {
     runtime ??= runtimeModules(getModuleIds, getModuleInfo)
     if (runtime.has(id)) return "runtime"
-    // an area's internal modules, one chunk per area: the simulator's table of every operation shares them
-    return id.startsWith(tscEsm) ? areaOf(relative(id)) : undefined
+    // one chunk per area, its public module with its internal ones: the simulator's table of every operation
+    // shares the internal ones, and a hand-written part imports the public module (Browsers)
+    if (!id.startsWith(tscEsm)) return undefined
+    const rel = relative(id)
+    return rel !== "Kernel.js" && isAreaModule(rel) ? rel.slice(0, -3) : areaOf(rel)
   },
   plugins: [{
     name: "no-chunk-cycles",
