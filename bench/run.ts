@@ -9,7 +9,8 @@
  * NodeHttpClient.layerUndici; 256 MiB, 1 GiB, and 8 GiB in the first round unless `--no-huge`) and
  * writes bench/results-replays.json; `--rounds=N` sets the number of interleaved rounds.
  * `--footprint` runs only the footprint rows of issue 18 (every run has them): cold start (the whole
- * package, one area above the shared client, building Kernel.layer) in fresh processes, the bundle sizes
+ * package, one area above the shared client, a second area above the first, building Kernel.layer) in fresh
+ * processes (the shared client, KernelClient.js, loads the runtime chunk every area shares), the bundle sizes
  * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
  * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, 10,000
  * pools: no replay, cold start, bundle or type-check row) and writes bench/results-calls.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
