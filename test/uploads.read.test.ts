@@ -5,6 +5,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import { afterAll } from "vitest"
 import * as Upload from "../src/internal/upload.js"
+import { openOn } from "./utils/descriptors.js"
 
 // The reader of a file on disk (`KernelFiles.file(path)`, issue 19): the exact bytes of the file as
 // measured, read ahead of the consumer by at most `readAhead` chunks, one read at a time, with no
@@ -22,16 +23,6 @@ const makeFile = (name: string, size: number): { readonly path: string; readonly
   fs.writeFileSync(path, bytes)
   return { path, bytes }
 }
-
-/** How many of this process's descriptors are open on `path`. */
-const openOn = (path: string): number =>
-  fs.readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return fs.readlinkSync(`/proc/self/fd/${fd}`) === path
-    } catch {
-      return false
-    }
-  }).length
 
 const collect = (stream: Stream.Stream<Uint8Array, Error>) =>
   Effect.map(Stream.runCollect(stream), (chunks) => Buffer.concat(Chunk.toArray(chunks)))
