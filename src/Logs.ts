@@ -97,7 +97,7 @@ export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLo
  * import { Logs } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Logs.stream({ id: "id", source: "path" })
+ *   const result = yield* Logs.stream({ id: "id", source: "path", path: "/var/log/app.log" })
  *   // the events arrive as a stream: here the first ten
  *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })

@@ -253,6 +253,23 @@ describe("the operations", () => {
     expect(write.body).toEqual({ kind: "bytes", field: "contents", contentType: "application/octet-stream" })
   })
 
+  it("a requirement the document states in prose only is in the table (logs: path when source is path)", () => {
+    const logs = emittedOperations.find((operation) => operation.name === "streamLogs")!
+    expect(logs.parameters.flatMap((p) => p.requiredWhen === undefined ? [] : [[p.name, p.requiredWhen]])).toEqual([
+      ["path", { field: "source", value: "path" }],
+      ["supervisor_process", { field: "source", value: "supervisor" }]
+    ])
+    // only there: every other parameter has none
+    expect(emittedOperations.flatMap((o) => o.parameters).filter((p) => p.requiredWhen !== undefined)).toHaveLength(2)
+    // a prose condition on a value the parameter cannot have stops the generator
+    const copy = structuredClone(document) as unknown as {
+      paths: Record<string, Record<string, { parameters: Array<{ name: string; description?: string }> }>>
+    }
+    const parameter = copy.paths["/browsers/{id}/logs/stream"]!["get"]!.parameters.find((p) => p.name === "path")!
+    parameter.description = "only required if source is file"
+    expect(() => Ir.build(copy as unknown as OpenApi.Document)).toThrow(/path is required if source is file/)
+  })
+
   it("idempotent: GET, PUT and DELETE, and the listed POSTs only", () => {
     for (const operation of emittedOperations) {
       const expected = operation.method === "GET" || operation.method === "PUT" || operation.method === "DELETE" ||

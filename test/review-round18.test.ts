@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Schedule, Stream } from "effect"
-import { KernelEvents, Telemetry } from "effect-kernel"
+import { KernelEvents, Logs, Telemetry } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { mockLayer } from "./utils/mock.js"
 import { raw, withServed } from "./utils/served.js"
@@ -220,5 +220,33 @@ describe("review round 19: a query parameter the document requires in prose", ()
         headers: auth
       })
       expect(supervised.status).toBe(200)
+    }))
+
+  it.effect("the SDK refuses the same calls with InvalidInput naming the field, before sending anything", () =>
+    Effect.gen(function*() {
+      const { layer, requests } = mockLayer(() =>
+        new Response("data: {}\n\n", { status: 200, headers: { "content-type": "text/event-stream" } })
+      )
+      const refusedWith = (params: Logs.StreamLogsParams) =>
+        Logs.stream(params).pipe(Effect.flip, Effect.provide(layer))
+      for (
+        const [params, field, message] of [
+          [{ id: "b", source: "path" }, "path", `path is required when source is "path"`],
+          [{ id: "b", source: "path", path: "" }, "path", `path is required when source is "path"`],
+          [{ id: "b", source: "supervisor", path: "/x" }, "supervisor_process", "supervisor_process is required"]
+        ] as const
+      ) {
+        const error = yield* refusedWith(params)
+        expect(error._tag).toBe("InvalidInput")
+        expect(error).toMatchObject({ field, message: expect.stringContaining(message) })
+      }
+      expect(requests).toHaveLength(0)
+      // given, the call is sent with it
+      yield* Logs.stream({ id: "b", source: "supervisor", supervisor_process: "chromium" }).pipe(
+        Effect.flatMap(Stream.runDrain),
+        Effect.ignore,
+        Effect.provide(layer)
+      )
+      expect(requests.map((request) => request.url.search)).toEqual(["?source=supervisor&supervisor_process=chromium"])
     }))
 })

@@ -274,3 +274,12 @@ export const bytesBodyField = "contents"
 export const schemaRenames: Readonly<Record<string, string>> = {
   ListFiles: "FileInfoList"
 }
+
+/**
+ * Example values of parameters the document gives none for, where its type's sample (`"text"`)
+ * would read as nonsense in an accessor's example: by `<operation name>.<parameter>`.
+ */
+export const parameterExamples: Readonly<Record<string, string>> = {
+  "streamLogs.path": "/var/log/app.log",
+  "streamLogs.supervisor_process": "chromium"
+}

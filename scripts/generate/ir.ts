@@ -116,6 +116,16 @@ export interface Parameter {
   readonly required: boolean
   readonly schema: Schema
   readonly description: string | undefined
+  /**
+   * A condition the document states in prose only ("only required if source is path"): the
+   * parameter is required when the query parameter `field` has the value `value`.
+   */
+  readonly requiredWhen: RequiredWhen | undefined
+}
+
+export interface RequiredWhen {
+  readonly field: string
+  readonly value: string
 }
 
 export type Body =
@@ -151,6 +161,30 @@ export interface Api {
   readonly schemas: ReadonlyMap<string, Named>
   /** The operationIds left out as deprecated. */
   readonly deprecated: ReadonlyArray<string>
+}
+
+/**
+ * A query parameter's prose requirement ("only required if source is path"), checked against the
+ * operation: the named parameter must be a query parameter that can have that value.
+ */
+const requiredWhenOf = (
+  operationId: string,
+  parameter: Parameter,
+  parameters: ReadonlyArray<Parameter>
+): RequiredWhen | undefined => {
+  const match = /^only required if (\w+) is (\w+)$/i.exec(parameter.description?.trim() ?? "")
+  if (match === null) return undefined
+  const [, field, value] = match
+  const on = parameters.find((other) => other.in === "query" && other.name === field)
+  if (
+    parameter.in !== "query" || parameter.required || on === undefined || field === undefined || value === undefined
+  ) {
+    throw new Error(`${operationId}: "${parameter.description}" of ${parameter.name}: no such optional query condition`)
+  }
+  if (on.schema.kind === "literal" && !on.schema.values.includes(value)) {
+    throw new Error(`${operationId}: ${parameter.name} is required if ${field} is ${value}, not one of its values`)
+  }
+  return { field, value }
 }
 
 export const camelCase = (name: string): string => name.replace(/[_-]([a-z0-9])/g, (_, c: string) => c.toUpperCase())
@@ -433,9 +467,14 @@ export const build = (document: OpenApi.Document): Api => {
           required: parameter.required === true,
           // a parameter's value is what is sent: dates as their text
           schema: schema.kind === "timestamp" ? simple("string") : schema,
-          description: parameter.description
+          description: parameter.description,
+          requiredWhen: undefined
         }
       })
+      for (const [index, parameter] of parameters.entries()) {
+        const requiredWhen = requiredWhenOf(source.operationId, parameter, parameters)
+        if (requiredWhen !== undefined) parameters[index] = { ...parameter, requiredWhen }
+      }
       const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => `{${camelCase(name)}}`)
       let body: Body | undefined
       let example: unknown

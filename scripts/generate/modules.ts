@@ -342,13 +342,16 @@ const accessorIdent = (operation: Ir.Operation): string =>
 
 const sampleInput = (api: Ir.Api, operation: Ir.Operation, uses: Set<string>): string => {
   const parts: Array<string> = []
+  const given = new Map<string, string>()
   for (const parameter of operation.parameters) {
-    if (!parameter.required) continue
-    parts.push(
-      `${key(parameter.field)}: ${
-        parameter.in === "path" ? `"${parameter.field}"` : sample(api, parameter.schema, uses)
-      }`
-    )
+    // a parameter required in prose under a condition is given when the example meets it
+    const when = parameter.requiredWhen
+    if (!parameter.required && (when === undefined || given.get(when.field) !== JSON.stringify(when.value))) continue
+    const value = parameter.in === "path"
+      ? `"${parameter.field}"`
+      : sample(api, parameter.schema, uses, 0, Config.parameterExamples[`${operation.name}.${parameter.name}`])
+    given.set(parameter.field, value)
+    parts.push(`${key(parameter.field)}: ${value}`)
   }
   const body = operation.body
   if (body?.kind === "bytes") parts.push(`${body.field}: new TextEncoder().encode("hello")`)

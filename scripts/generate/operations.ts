@@ -42,7 +42,11 @@ export const operationsFile = (
         ? `${use("path")}(${str(parameter.field)}, ${str(parameter.name)})`
         : `${use(parameter.in)}(${str(parameter.name)}, ${
           schemaExpression(parameter.schema, uses)
-        }, ${parameter.required})`
+        }, ${parameter.required}${
+          parameter.requiredWhen === undefined
+            ? ""
+            : `, { field: ${str(parameter.requiredWhen.field)}, value: ${str(parameter.requiredWhen.value)} }`
+        })`
     )
     const body = operation.body === undefined
       ? "undefined"

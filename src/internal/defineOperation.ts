@@ -7,7 +7,7 @@
  */
 import * as Schema from "effect/Schema"
 import type * as KernelError from "../KernelError.js"
-import type { Operation } from "./definition.js"
+import type { Operation, RequiredWhen } from "./definition.js"
 
 /** @internal */
 export const define = /* @__NO_SIDE_EFFECTS__ */ <const D extends Operation>(definition: D): D => definition
@@ -18,12 +18,16 @@ export const path = /* @__NO_SIDE_EFFECTS__ */ <const Field extends string, cons
   name: Name
 ) => ({ field, name, in: "path", required: true, schema: Schema.String }) as const
 
-/** A query parameter (the input field is its name). @internal */
+/**
+ * A query parameter (the input field is its name), required when the document says so in prose
+ * (`requiredWhen`: when the query parameter `field` is `value`). @internal
+ */
 export const query = /* @__NO_SIDE_EFFECTS__ */ <
   const Name extends string,
   S extends Schema.Schema.AnyNoContext,
   const Required extends boolean
->(name: Name, schema: S, required: Required) => ({ field: name, name, in: "query", required, schema }) as const
+>(name: Name, schema: S, required: Required, requiredWhen?: RequiredWhen) =>
+  ({ field: name, name, in: "query", required, schema, requiredWhen }) as const
 
 /** A header parameter (the input field is its name). @internal */
 export const header = /* @__NO_SIDE_EFFECTS__ */ <

@@ -40,6 +40,19 @@ export interface Parameter {
   readonly in: "path" | "query" | "header"
   readonly required: boolean
   readonly schema: Schema.Schema.AnyNoContext
+  /** A query parameter the document requires in prose only, under a condition (see {@link RequiredWhen}). */
+  readonly requiredWhen?: RequiredWhen | undefined
+}
+
+/**
+ * The document's "only required if source is path": the parameter must be given (non-empty) when
+ * the query parameter `field` is `value`.
+ *
+ * @internal
+ */
+export interface RequiredWhen {
+  readonly field: string
+  readonly value: string
 }
 
 /**

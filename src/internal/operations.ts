@@ -469,7 +469,8 @@ const hasRequiredFields = (schema: Schema.Schema.AnyNoContext): boolean => {
  * Checks an input against a definition and builds what the call sends. Refused before any request:
  * an input that is not an object, a body field of the wrong type, a path parameter that is not a
  * non-empty well-formed string (or is `.` / `..`), a query or header parameter its schema refuses,
- * a missing required parameter.
+ * a missing required parameter (or one the document requires in prose under a condition: `path` when
+ * `source` is `"path"`).
  *
  * @internal
  */
@@ -581,6 +582,12 @@ export const preparer = (
     for (const compiled of query) {
       const { field, name, required } = compiled.parameter
       const value: unknown = Reflect.get(input, field)
+      const when = compiled.parameter.requiredWhen
+      if (
+        (value === undefined || value === "") && when !== undefined && Reflect.get(input, when.field) === when.value
+      ) {
+        return invalid(field, `${field} is required when ${when.field} is ${JSON.stringify(when.value)}`)
+      }
       if (value === undefined) {
         if (required) return invalid(field, `${field} is required`)
         continue

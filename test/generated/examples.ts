@@ -638,7 +638,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/logs/stream",
     answers: ["sse"],
     body: undefined,
-    params: { id: "id", source: "path" }
+    params: { id: "id", source: "path", path: "/var/log/app.log" }
   },
   {
     name: "downloadDirZip",

@@ -352,20 +352,6 @@ const prefixOf = (template: string): string => {
 
 const freeForbidden = new Set(["BrowserPools", "Replays"])
 
-/**
- * Query parameters the document requires in prose only, by operation: the logs stream's `path`
- * ("only required if source is path") and `supervisor_process` ("only required if source is
- * supervisor").
- */
-const requiredWhen: Readonly<
-  Record<string, ReadonlyArray<{ readonly parameter: string; readonly value: string; readonly required: string }>>
-> = {
-  streamLogs: [
-    { parameter: "source", value: "path", required: "path" },
-    { parameter: "source", value: "supervisor", required: "supervisor_process" }
-  ]
-}
-
 /** Validates a request by its definition, then answers it: a behaviour, or by convention. */
 const serve = (
   org: Organization,
@@ -391,17 +377,17 @@ const serve = (
     }
     if (parameter.in !== "query") continue
     const given = query.getAll(parameter.name)
+    // what the document requires in prose only: `path` when `source` is `path` (logs)
+    const when = parameter.requiredWhen
+    if (when !== undefined && (given[0] ?? "") === "" && query.get(when.field) === when.value) {
+      return invalidInput(`${parameter.name}: is required when ${when.field} is ${when.value}`)
+    }
     if (given.length === 0) {
       if (parameter.required) return invalidInput(`${parameter.name}: is required`)
       continue
     }
     if (!queryValid(parameter.schema, given)) {
       return invalidInput(parameterIssue(parameter.name, parameter.schema, given))
-    }
-  }
-  for (const rule of requiredWhen[operation.name] ?? []) {
-    if (query.get(rule.parameter) === rule.value && (query.get(rule.required) ?? "") === "") {
-      return invalidInput(`${rule.required}: is required when ${rule.parameter} is ${rule.value}`)
     }
   }
   const contentType = request.headers["content-type"]

@@ -25,8 +25,8 @@ export const streamLogs = /*#__PURE__*/ define({
     path("id", "id"),
     query("source", /*#__PURE__*/ Schema.Literal("path", "supervisor"), true),
     query("follow", Schema.Boolean, false),
-    query("path", Schema.String, false),
-    query("supervisor_process", Schema.String, false)
+    query("path", Schema.String, false, { field: "source", value: "path" }),
+    query("supervisor_process", Schema.String, false, { field: "source", value: "supervisor" })
   ],
   body: undefined,
   answers: { 200: sse(Common.LogEvent) },
