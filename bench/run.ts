@@ -58,7 +58,7 @@ const sizes = {
   streamLarge: quick ? 32 * 1024 * 1024 : 1024 * 1024 * 1024,
   // once, in the first round of a full run: memory must not grow with the size
   streamHuge: quick || noHuge ? 0 : 8 * 1024 * 1024 * 1024,
-  coldRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 1 : 5,
+  coldRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 3 : 5,
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4)
   tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 1 : 3
 }
