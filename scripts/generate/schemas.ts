@@ -257,9 +257,11 @@ export const typeExpression = (
   schema: Ir.Schema,
   side: "Type" | "Encoded",
   uses: Uses,
-  cyclic: ReadonlySet<string>
+  cyclic: ReadonlySet<string>,
+  /** When given, an object's bases are written out as fields (a flat object type, not `Base & { ... }`). */
+  flatten?: (name: string) => Ir.Schema | undefined
 ): string => {
-  const go = (s: Ir.Schema): string => typeExpression(s, side, uses, cyclic)
+  const go = (s: Ir.Schema): string => typeExpression(s, side, uses, cyclic, flatten)
   switch (schema.kind) {
     case "ref": {
       uses.refs.add(schema.name)
@@ -298,6 +300,9 @@ export const typeExpression = (
     case "union":
       return schema.members.map(go).join(" | ")
     case "object":
+      if ((schema.bases ?? []).length > 0 && flatten !== undefined) {
+        return go({ ...schema, bases: [], properties: Ir.propertiesOf(flatten, schema) })
+      }
       if ((schema.bases ?? []).length > 0) {
         const bases = (schema.bases ?? []).map((base) => go({ kind: "ref", name: base }))
         return [...bases, go({ ...schema, bases: [] })].join(" & ")
@@ -307,9 +312,9 @@ export const typeExpression = (
       }
       return `{\n${
         schema.properties.map((property) =>
-          `readonly ${key(property.name)}${property.required ? "" : "?"}: ${go(property.schema)}${
-            property.required ? "" : " | undefined"
-          }`
+          `${property.description === undefined ? "" : jsdoc([property.description])}readonly ${
+            key(property.name)
+          }${property.required ? "" : "?"}: ${go(property.schema)}${property.required ? "" : " | undefined"}`
         ).join("\n")
       }\n}`
   }
@@ -358,6 +363,17 @@ const identified = (id: string, expression: string, uses: Uses): string => {
     expression.startsWith(opening(kind === "union" ? "Schema.Union" : "Schema.Array"))
   )
   return builder === undefined ? annotated : pure(useBuilder(uses, builder), `() => ${annotated}`)
+}
+
+/**
+ * The decoded side of a named struct as an interface's body, every field (its bases' too) written
+ * out: the same type as `Schema.Schema.Type<typeof Name>` (test/generated/types.ts checks each one),
+ * which a program's type-check would otherwise compute from the struct's declared type
+ * (`Schema.Struct<{ ... }>`, mapped over its fields) wherever it meets the name.
+ */
+const interfaceOf = (api: Ir.Api, schema: Ir.Schema, uses: Uses): string => {
+  if (schema.kind !== "object") throw new Error(`interfaceOf: a ${schema.kind}, not an object`)
+  return typeExpression(schema, "Type", uses, new Set(), (name) => api.schemas.get(name)?.schema)
 }
 
 const isObject = (schema: Ir.Schema): boolean =>
@@ -480,7 +496,7 @@ export const schemaFile = (
           `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           (isObject(named.schema)
-            ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`
+            ? `export interface ${id} ${interfaceOf(api, named.schema, uses)}\n`
             : `export type ${id} = Schema.Schema.Type<typeof ${id}>\n`)
       )
     }
@@ -519,4 +535,44 @@ export const schemaFile = (
     "@internal"
   ])
   return `${header}\n${moduleDoc}${imports.join("\n")}\n\n${blocks.join("\n")}`
+}
+
+/**
+ * `test/generated/types.ts`: for every named struct, its interface (written out by {@link interfaceOf})
+ * is the very type of its schema's decoded side, `Schema.Schema.Type<typeof Name>` — not only
+ * assignable both ways — so `npm run typecheck` fails when the two drift apart.
+ */
+export const typesFile = (
+  api: Ir.Api,
+  names: ReadonlyArray<string>,
+  placement: ReadonlyMap<string, string>
+): string => {
+  const structs = names.filter((name) => isObject(api.schemas.get(name)!.schema))
+  const areas = [...new Set(structs.map((name) => placement.get(name)!))].sort()
+  return `${header}
+/**
+ * Every generated struct's interface is its schema's decoded type, written out: checked by the
+ * type-checker (\`npm run typecheck\`), nothing runs.
+ */
+import type * as Schema from "effect/Schema"
+${
+    areas.map((area) => `import type * as ${area} from "../../src/internal/generated/schemas/${area}.js"`).join("\n")
+  }
+
+/** \`true\` when \`A\` and \`B\` are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+
+/** Compiles only for \`true\`. */
+type Expect<T extends true> = T
+
+/** One check per struct. */
+export type Checks = [
+${
+    structs.map((name) => {
+      const id = `${placement.get(name)!}.${ident(name)}`
+      return `  Expect<Same<${id}, Schema.Schema.Type<typeof ${id}>>>`
+    }).join(",\n")
+  }
+]
+`
 }

@@ -51,4 +51,33 @@ export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface AppVersionSummary extends Schema.Schema.Type<typeof AppVersionSummary> {}
+export interface AppVersionSummary {
+  /**
+   * Unique identifier for the app version
+   */
+  readonly id: string
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version label for the application
+   */
+  readonly version: string
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * Deployment ID
+   */
+  readonly deployment: string
+  /**
+   * List of actions available on the app
+   */
+  readonly actions: ReadonlyArray<AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  readonly env_vars: { readonly [key: string]: string }
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, once, struct } from "../../struct.js"
@@ -79,7 +80,55 @@ export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoolRequest> {}
+export interface BrowserPoolRequest {
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  readonly size: number
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  readonly fill_rate_per_minute?: number | undefined
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  readonly timeout_seconds?: number | undefined
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  readonly stealth?: boolean | undefined
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  readonly headless?: boolean | undefined
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  readonly proxy_id?: string | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  readonly start_url?: string | undefined
+}
 
 /**
  * A browser pool containing multiple identically configured browsers.
@@ -120,7 +169,32 @@ export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPool extends Schema.Schema.Type<typeof BrowserPool> {}
+export interface BrowserPool {
+  /**
+   * Unique identifier for the browser pool
+   */
+  readonly id: string
+  /**
+   * Browser pool name, if set
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers currently available in the pool
+   */
+  readonly available_count: number
+  /**
+   * Number of browsers currently acquired from the pool
+   */
+  readonly acquired_count: number
+  /**
+   * Timestamp when the browser pool was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Configuration used to create all browsers in this pool
+   */
+  readonly browser_pool_config: BrowserPoolRequest
+}
 
 /**
  * The `ListBrowserPoolsResponse` schema of the API.
@@ -160,7 +234,59 @@ export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateR
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolUpdateRequest extends Schema.Schema.Type<typeof BrowserPoolUpdateRequest> {}
+export interface BrowserPoolUpdateRequest {
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  readonly size: number
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  readonly fill_rate_per_minute?: number | undefined
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  readonly timeout_seconds?: number | undefined
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  readonly stealth?: boolean | undefined
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  readonly headless?: boolean | undefined
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  readonly proxy_id?: string | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  readonly start_url?: string | undefined
+  /**
+   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+   */
+  readonly discard_all_idle?: boolean | undefined
+}
 
 /**
  * Parameters for deleting a browser pool.
@@ -181,7 +307,12 @@ export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteR
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolDeleteRequest extends Schema.Schema.Type<typeof BrowserPoolDeleteRequest> {}
+export interface BrowserPoolDeleteRequest {
+  /**
+   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
+   */
+  readonly force?: boolean | undefined
+}
 
 /**
  * Request body for acquiring a browser from the pool.
@@ -202,7 +333,12 @@ export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquir
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolAcquireRequest extends Schema.Schema.Type<typeof BrowserPoolAcquireRequest> {}
+export interface BrowserPoolAcquireRequest {
+  /**
+   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
+   */
+  readonly acquire_timeout_seconds?: number | undefined
+}
 
 /**
  * Request body for releasing a browser back to the pool.
@@ -227,4 +363,13 @@ export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleas
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolReleaseRequest extends Schema.Schema.Type<typeof BrowserPoolReleaseRequest> {}
+export interface BrowserPoolReleaseRequest {
+  /**
+   * Browser session ID to release back to the pool
+   */
+  readonly session_id: string
+  /**
+   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
+   */
+  readonly reuse?: boolean | undefined
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -72,7 +73,40 @@ export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
+export interface Deployment {
+  /**
+   * Unique identifier for the deployment
+   */
+  readonly id: string
+  /**
+   * Current status of the deployment
+   */
+  readonly status: "queued" | "in_progress" | "running" | "failed" | "stopped"
+  /**
+   * Status reason
+   */
+  readonly status_reason?: string | undefined
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * Relative path to the application entrypoint
+   */
+  readonly entrypoint_rel_path?: string | undefined
+  /**
+   * Environment variables configured for this deployment
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+  /**
+   * Timestamp when the deployment was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Timestamp when the deployment was last updated
+   */
+  readonly updated_at?: DateTime.Utc | null | undefined
+}
 
 /**
  * Source from which to fetch application code.
@@ -122,7 +156,41 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSource> {}
+export interface DeploymentSource {
+  /**
+   * Source type identifier.
+   */
+  readonly type: "github"
+  /**
+   * Base repository URL (without blob/tree suffixes).
+   */
+  readonly url: string
+  /**
+   * Git ref (branch, tag, or commit SHA) to fetch.
+   */
+  readonly ref: string
+  /**
+   * Path within the repo to deploy (omit to use repo root).
+   */
+  readonly path?: string | undefined
+  /**
+   * Relative path to the application entrypoint within the selected path.
+   */
+  readonly entrypoint: string
+  /**
+   * Authentication for private repositories.
+   */
+  readonly auth?: {
+    /**
+     * Auth method
+     */
+    readonly method: "github_token"
+    /**
+     * GitHub PAT or installation access token
+     */
+    readonly token: string
+  } | undefined
+}
 
 const optionalLiteralAwsUsEast1a = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
@@ -229,7 +297,17 @@ export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent",
  * @since 0.2.0
  * @category Models
  */
-export interface DeploymentStateEvent extends Schema.Schema.Type<typeof DeploymentStateEvent> {}
+export interface DeploymentStateEvent {
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  readonly event: "deployment_state"
+  readonly deployment: Deployment
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+}
 
 /**
  * Summary of an application version.
@@ -267,7 +345,40 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEve
  * @since 0.2.0
  * @category Models
  */
-export interface AppVersionSummaryEvent extends Schema.Schema.Type<typeof AppVersionSummaryEvent> {}
+export interface AppVersionSummaryEvent {
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  readonly event: "app_version_summary"
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+  /**
+   * Unique identifier for the app version
+   */
+  readonly id: string
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version label for the application
+   */
+  readonly version: string
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * List of actions available on the app
+   */
+  readonly actions: ReadonlyArray<AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * Union type representing any deployment event.
