@@ -312,9 +312,9 @@ export const typeExpression = (
       }
       return `{\n${
         schema.properties.map((property) =>
-          `${property.description === undefined ? "" : jsdoc([property.description])}readonly ${
-            key(property.name)
-          }${property.required ? "" : "?"}: ${go(property.schema)}${property.required ? "" : " | undefined"}`
+          `${property.description === undefined ? "" : jsdoc([property.description])}readonly ${key(property.name)}${
+            property.required ? "" : "?"
+          }: ${go(property.schema)}${property.required ? "" : " | undefined"}`
         ).join("\n")
       }\n}`
   }
@@ -555,9 +555,7 @@ export const typesFile = (
  * type-checker (\`npm run typecheck\`), nothing runs.
  */
 import type * as Schema from "effect/Schema"
-${
-    areas.map((area) => `import type * as ${area} from "../../src/internal/generated/schemas/${area}.js"`).join("\n")
-  }
+${areas.map((area) => `import type * as ${area} from "../../src/internal/generated/schemas/${area}.js"`).join("\n")}
 
 /** \`true\` when \`A\` and \`B\` are the same type. */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
