@@ -150,6 +150,82 @@ export const schemaExpression = (
 }
 
 /**
+ * The type of the value {@link schemaExpression} writes for a schema that references no cycle,
+ * spelled as TypeScript infers it but naming every named schema (`typeof Browser`) where the
+ * inferred type, printed in the declarations, would repeat its whole structure: the declared type
+ * of a named schema, so that `dist/dts` states each struct once (the union of the telemetry events
+ * printed its 27 members' fields again in every schema that uses it). `fields` gives a base's schema
+ * (`...Base.fields` is the base's fields, each written here as in the base).
+ */
+export const declaredType = (
+  schema: Ir.Schema,
+  uses: Uses,
+  fields: (name: string) => Ir.Schema | undefined
+): string => {
+  const go = (s: Ir.Schema): string => declaredType(s, uses, fields)
+  if ("limits" in schema && schema.limits !== undefined) {
+    // limited(schema, limits): Schema.Schema<A, I> of the schema's two sides
+    const { limits: _, ...unlimited } = schema
+    return `Schema.Schema<${typeExpression(unlimited, "Type", uses, new Set(), fields)}, ${
+      typeExpression(unlimited, "Encoded", uses, new Set(), fields)
+    }>`
+  }
+  switch (schema.kind) {
+    case "ref": {
+      uses.refs.add(schema.name)
+      return `typeof ${uses.qualify?.(schema.name) ?? ident(schema.name)}`
+    }
+    case "string":
+      return "typeof Schema.String"
+    case "timestamp":
+      uses.timestamp = true
+      return "typeof Timestamp"
+    case "binary":
+      uses.upload = true
+      return "typeof Upload"
+    case "redacted":
+      return "Schema.Redacted<typeof Schema.String>"
+    case "number":
+      return "typeof Schema.Number"
+    case "integer":
+      return "typeof Schema.Int"
+    case "boolean":
+      return "typeof Schema.Boolean"
+    case "null":
+      return "typeof Schema.Null"
+    case "unknown":
+      return "typeof Schema.Unknown"
+    case "literal":
+      return `Schema.Literal<[${schema.values.map((value) => JSON.stringify(value)).join(", ")}]>`
+    case "array":
+      return `Schema.Array$<${go(schema.items)}>`
+    case "nullable":
+      return `Schema.NullOr<${go(schema.schema)}>`
+    case "union": {
+      // as schemaExpression: named members told apart by their fields come twice (the exact fit
+      // first; `Schema.annotations` keeps a schema's type)
+      const members = schema.members.map(go)
+      if (members.length === 1) return members[0]!
+      const twice = schema.discriminator === undefined && schema.members.every((member) => member.kind === "ref")
+      return `Schema.Union<[${(twice ? [...members, ...members] : members).join(", ")}]>`
+    }
+    case "object": {
+      const properties = Ir.propertiesOf(fields, schema)
+      if (properties.length === 0) {
+        return `Schema.Record$<typeof Schema.String, ${go(schema.additional ?? { kind: "unknown" })}>`
+      }
+      return `Schema.Struct<{\n${
+        properties.map((property) =>
+          `${property.description === undefined ? "" : jsdoc([property.description])}${key(property.name)}: ${
+            property.required ? go(property.schema) : `Schema.optional<${go(property.schema)}>`
+          }`
+        ).join("\n")
+      }\n}>`
+    }
+  }
+}
+
+/**
  * Fields several structs of a file have alike, written once (`const <name> = once(() => ({ ... }))`)
  * and spread (`...<name>()`).
  */
@@ -376,6 +452,14 @@ const interfaceOf = (api: Ir.Api, schema: Ir.Schema, uses: Uses): string => {
   return typeExpression(schema, "Type", uses, new Set(), (name) => api.schemas.get(name)?.schema)
 }
 
+/**
+ * A named schema written with a declared type ({@link declaredType}): a struct, a union, an array or
+ * a record, the kinds whose type (kept by `identifier`'s annotation) names other schemas.
+ */
+const hasDeclaredType = (schema: Ir.Schema): boolean =>
+  !("limits" in schema && schema.limits !== undefined) &&
+  (schema.kind === "object" || schema.kind === "array" || (schema.kind === "union" && schema.members.length > 1))
+
 const isObject = (schema: Ir.Schema): boolean =>
   schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)
 
@@ -493,7 +577,11 @@ export const schemaFile = (
       }
       push(
         jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-          `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
+          `export const ${id}${
+            hasDeclaredType(named.schema)
+              ? `: ${declaredType(named.schema, uses, (other) => api.schemas.get(other)?.schema)}`
+              : ""
+          } = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           (isObject(named.schema)
             ? `export interface ${id} ${interfaceOf(api, named.schema, uses)}\n`

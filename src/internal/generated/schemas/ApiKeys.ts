@@ -19,7 +19,20 @@ const nullOrString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.NullOr(Schema
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
+export const ApiKeyCreator: Schema.Struct<{
+  /**
+   * Kernel user ID of the creator.
+   */
+  id: typeof Schema.String
+  /**
+   * Email address of the creator.
+   */
+  email: typeof Schema.String
+  /**
+   * Display name of the creator, if available.
+   */
+  name: Schema.NullOr<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
   /**
    * Kernel user ID of the creator.
    */
@@ -61,7 +74,37 @@ export interface ApiKeyCreator {
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKey = /*#__PURE__*/ struct("ApiKey", () => ({
+export const ApiKey: Schema.Struct<{
+  /**
+   * Unique API key identifier
+   */
+  id: typeof Schema.String
+  /**
+   * API key name
+   */
+  name: typeof Schema.String
+  /**
+   * When the API key was created
+   */
+  created_at: typeof Timestamp
+  created_by: typeof ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  expires_at: Schema.NullOr<typeof Timestamp>
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  project_id: Schema.NullOr<typeof Schema.String>
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  project_name: Schema.NullOr<typeof Schema.String>
+  /**
+   * Masked version of the API key
+   */
+  masked_key: typeof Schema.String
+}> = /*#__PURE__*/ struct("ApiKey", () => ({
   /**
    * Unique API key identifier
    */
@@ -141,7 +184,20 @@ const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", () => ({
+export const CreateApiKeyRequest: Schema.Struct<{
+  /**
+   * API key name (1-255 characters)
+   */
+  name: Schema.Schema<string, string>
+  /**
+   * Number of days until expiry, up to 3650. Use null for never.
+   */
+  days_to_expire: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
+  /**
+   * Unique project identifier
+   */
+  project_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("CreateApiKeyRequest", () => ({
   /**
    * API key name (1-255 characters)
    */
@@ -185,7 +241,41 @@ export interface CreateApiKeyRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", () => ({
+export const CreatedApiKey: Schema.Struct<{
+  /**
+   * Unique API key identifier
+   */
+  id: typeof Schema.String
+  /**
+   * API key name
+   */
+  name: typeof Schema.String
+  /**
+   * When the API key was created
+   */
+  created_at: typeof Timestamp
+  created_by: typeof ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  expires_at: Schema.NullOr<typeof Timestamp>
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  project_id: Schema.NullOr<typeof Schema.String>
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  project_name: Schema.NullOr<typeof Schema.String>
+  /**
+   * Masked version of the API key
+   */
+  masked_key: typeof Schema.String
+  /**
+   * Plaintext API key. Only returned once when the key is created.
+   */
+  key: Schema.Redacted<typeof Schema.String>
+}> = /*#__PURE__*/ struct("CreatedApiKey", () => ({
   ...ApiKey.fields,
   /**
    * Plaintext API key. Only returned once when the key is created.
@@ -241,7 +331,12 @@ export interface CreatedApiKey {
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", () => ({
+export const UpdateApiKeyRequest: Schema.Struct<{
+  /**
+   * New API key name
+   */
+  name: Schema.Schema<string, string>
+}> = /*#__PURE__*/ struct("UpdateApiKeyRequest", () => ({
   /**
    * New API key name
    */

@@ -14,7 +14,36 @@ import { AppAction } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", () => ({
+export const AppVersionSummary: Schema.Struct<{
+  /**
+   * Unique identifier for the app version
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version label for the application
+   */
+  version: typeof Schema.String
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * Deployment ID
+   */
+  deployment: typeof Schema.String
+  /**
+   * List of actions available on the app
+   */
+  actions: Schema.Array$<typeof AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  env_vars: Schema.Record$<typeof Schema.String, typeof Schema.String>
+}> = /*#__PURE__*/ struct("AppVersionSummary", () => ({
   /**
    * Unique identifier for the app version
    */

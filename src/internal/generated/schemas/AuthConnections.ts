@@ -24,7 +24,24 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", () => ({
+export const CredentialReference: Schema.Struct<{
+  /**
+   * Kernel credential name
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * External provider name (e.g., "my-1p")
+   */
+  provider: Schema.optional<typeof Schema.String>
+  /**
+   * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
+   */
+  path: Schema.optional<typeof Schema.String>
+  /**
+   * If true, lookup by domain from the specified provider
+   */
+  auto: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("CredentialReference", () => ({
   /**
    * Kernel credential name
    */
@@ -93,7 +110,40 @@ export type MFAType = Schema.Schema.Type<typeof MFAType>
  * @since 0.2.0
  * @category Schemas
  */
-export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", () => ({
+export const DiscoveredField: Schema.Struct<{
+  /**
+   * Field name
+   */
+  name: typeof Schema.String
+  /**
+   * Field type
+   */
+  type: Schema.Literal<["text", "email", "password", "tel", "number", "url", "code", "totp"]>
+  /**
+   * Field label
+   */
+  label: typeof Schema.String
+  /**
+   * Field placeholder
+   */
+  placeholder: Schema.optional<typeof Schema.String>
+  /**
+   * Whether field is required
+   */
+  required: Schema.optional<typeof Schema.Boolean>
+  /**
+   * CSS selector for the field
+   */
+  selector: typeof Schema.String
+  /**
+   * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
+   */
+  linked_mfa_type: Schema.optional<Schema.NullOr<typeof MFAType>>
+  /**
+   * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
+   */
+  hint: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("DiscoveredField", () => ({
   /**
    * Field name
    */
@@ -179,7 +229,21 @@ const optionalNullOrString = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const MFAOption = /*#__PURE__*/ struct("MFAOption", () => ({
+export const MFAOption: Schema.Struct<{
+  type: typeof MFAType
+  /**
+   * The visible option text
+   */
+  label: typeof Schema.String
+  /**
+   * The masked destination (phone/email) if shown
+   */
+  target: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Additional instructions from the site
+   */
+  description: Schema.optional<Schema.NullOr<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("MFAOption", () => ({
   type: MFAType,
   /**
    * The visible option text
@@ -223,7 +287,20 @@ export interface MFAOption {
  * @since 0.2.0
  * @category Schemas
  */
-export const SignInOption = /*#__PURE__*/ struct("SignInOption", () => ({
+export const SignInOption: Schema.Struct<{
+  /**
+   * Unique identifier for this option (used to submit selection back)
+   */
+  id: typeof Schema.String
+  /**
+   * Display text for the option
+   */
+  label: typeof Schema.String
+  /**
+   * Additional context such as email address or org name
+   */
+  description: Schema.optional<Schema.NullOr<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("SignInOption", () => ({
   /**
    * Unique identifier for this option (used to submit selection back)
    */
@@ -265,7 +342,20 @@ export interface SignInOption {
  * @since 0.2.0
  * @category Schemas
  */
-export const SSOButton = /*#__PURE__*/ struct("SSOButton", () => ({
+export const SSOButton: Schema.Struct<{
+  /**
+   * XPath selector for the button
+   */
+  selector: typeof Schema.String
+  /**
+   * Identity provider name
+   */
+  provider: typeof Schema.String
+  /**
+   * Visible button text
+   */
+  label: typeof Schema.String
+}> = /*#__PURE__*/ struct("SSOButton", () => ({
   /**
    * XPath selector for the button
    */
@@ -387,7 +477,209 @@ const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", () => ({
+export const ManagedAuth: Schema.Struct<{
+  /**
+   * Unique identifier for the auth connection
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the profile associated with this auth connection
+   */
+  profile_name: typeof Schema.String
+  /**
+   * Target domain for authentication
+   */
+  domain: typeof Schema.String
+  /**
+   * Current authentication status of the managed profile
+   */
+  status: Schema.Literal<["AUTHENTICATED", "NEEDS_AUTH"]>
+  /**
+   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+   */
+  last_auth_check_at: Schema.optional<typeof Timestamp>
+  /**
+   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+   */
+  last_auth_at: Schema.optional<typeof Timestamp>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+   */
+  can_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Machine-readable reason for the current value of `can_reauth`.
+   * Affirmative values (re-auth is possible):
+   *   - `external_credential` — an external credential provider is attached
+   *   - `cua_has_credential` — CUA flow with a stored credential
+   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+   *   - `viable_plans_found` — at least one stored login plan can be replayed
+   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+   *
+   * Negative values (a human must complete the login flow):
+   *   - `no_prior_successful_login` — connection has never completed a successful login
+   *   - `no_credential` — no Kernel or external credential attached
+   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+   *   - `requires_external_action` — recorded requirements include an external step
+   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+   */
+  can_reauth_reason: Schema.optional<
+    Schema.Literal<
+      [
+        "external_credential",
+        "cua_has_credential",
+        "has_credential",
+        "viable_plans_found",
+        "no_requirements_recorded",
+        "requirements_satisfiable",
+        "no_prior_successful_login",
+        "no_credential",
+        "no_viable_plans",
+        "viable_plans_require_external_action",
+        "requires_external_action",
+        "requires_totp_without_secret",
+        "requires_sms_code",
+        "requires_email_code"
+      ]
+    >
+  >
+  /**
+   * ID of the proxy associated with this connection, if any.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  /**
+   * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Optional login page URL to skip discovery
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  /**
+   * URL where the browser landed after successful login
+   */
+  post_login_url: Schema.optional<typeof Schema.String>
+  /**
+   * Current flow status (null when no flow in progress)
+   */
+  flow_status: Schema.optional<
+    Schema.NullOr<Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>>
+  >
+  /**
+   * Current step in the flow (null when no flow in progress)
+   */
+  flow_step: Schema.optional<
+    Schema.NullOr<
+      Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
+    >
+  >
+  /**
+   * Type of the current flow (null when no flow in progress)
+   */
+  flow_type: Schema.optional<Schema.NullOr<Schema.Literal<["LOGIN", "REAUTH"]>>>
+  /**
+   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+   */
+  flow_expires_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
+  /**
+   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  discovered_fields: Schema.optional<Schema.NullOr<Schema.Array$<typeof DiscoveredField>>>
+  /**
+   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  mfa_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof MFAOption>>>
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+   */
+  sign_in_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof SignInOption>>>
+  /**
+   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  pending_sso_buttons: Schema.optional<Schema.NullOr<Schema.Array$<typeof SSOButton>>>
+  /**
+   * Instructions for external action (present when flow_step=awaiting_external_action)
+   */
+  external_action_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * SSO provider being used (e.g., google, github, microsoft)
+   */
+  sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Error message (present when flow_status=failed)
+   */
+  error_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Machine-readable error code (present when flow_status=failed)
+   */
+  error_code: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * URL to redirect user to for hosted login (present when flow in progress)
+   */
+  hosted_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Browser live view URL for debugging (present when flow in progress)
+   */
+  live_view_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * ID of the underlying browser session driving the current flow (present when flow in progress).
+   * Use this to inspect or terminate the browser session via the `/browsers` API.
+   */
+  browser_session_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
+  /**
+   * Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: typeof Schema.Boolean
+  /**
+   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+   */
+  record_session: typeof Schema.Boolean
+}> = /*#__PURE__*/ struct("ManagedAuth", () => ({
   /**
    * Unique identifier for the auth connection
    */
@@ -778,7 +1070,28 @@ export interface ManagedAuth {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyRef = /*#__PURE__*/ union(() =>
+export const ProxyRef: Schema.Union<[
+  Schema.Struct<{
+    /**
+     * Proxy ID
+     */
+    id: typeof Schema.String
+    /**
+     * Proxy name
+     */
+    name: Schema.optional<typeof Schema.String>
+  }>,
+  Schema.Struct<{
+    /**
+     * Proxy ID
+     */
+    id: Schema.optional<typeof Schema.String>
+    /**
+     * Proxy name
+     */
+    name: typeof Schema.String
+  }>
+]> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -850,7 +1163,70 @@ const managedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
+export const ManagedAuthCreateRequest: Schema.Struct<{
+  /**
+   * Domain for authentication
+   */
+  domain: typeof Schema.String
+  /**
+   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+   */
+  profile_name: typeof Schema.String
+  /**
+   * Optional login page URL to skip discovery
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  proxy: Schema.optional<typeof ProxyRef>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
   /**
    * Domain for authentication
    */
@@ -940,7 +1316,46 @@ export interface ManagedAuthCreateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
+export const ManagedAuthUpdateRequest: Schema.Struct<{
+  /**
+   * Login page URL. Set to empty string to clear.
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Additional domains valid for this auth flow (replaces existing list)
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks
+   */
+  health_check_interval: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to save credentials after every successful login
+   */
+  save_credentials: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to record browser sessions for this connection by default
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+  proxy: Schema.optional<typeof ProxyRef>
+}> = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
   ...managedAuthFields(),
   ...managedAuthCreateRequestFields()
 }))
@@ -998,7 +1413,13 @@ export interface ManagedAuthUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", () => ({
+export const LoginRequest: Schema.Struct<{
+  proxy: Schema.optional<typeof ProxyRef>
+  /**
+   * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("LoginRequest", () => ({
   proxy: optionalProxyRef(),
   /**
    * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
@@ -1026,7 +1447,32 @@ export interface LoginRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
+export const LoginResponse: Schema.Struct<{
+  /**
+   * Auth connection ID
+   */
+  id: typeof Schema.String
+  /**
+   * Type of login flow started
+   */
+  flow_type: Schema.Literal<["LOGIN", "REAUTH"]>
+  /**
+   * URL to redirect user to for login
+   */
+  hosted_url: typeof Schema.String
+  /**
+   * When the login flow expires
+   */
+  flow_expires_at: typeof Timestamp
+  /**
+   * One-time code for handoff (internal use)
+   */
+  handoff_code: Schema.optional<typeof Schema.String>
+  /**
+   * Browser live view URL for watching the login flow
+   */
+  live_view_url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * Auth connection ID
    */
@@ -1092,7 +1538,28 @@ export interface LoginResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", () => ({
+export const SubmitFieldsRequest: Schema.Struct<{
+  /**
+   * Map of field name to value
+   */
+  fields: Schema.optional<Schema.Record$<typeof Schema.String, Schema.Redacted<typeof Schema.String>>>
+  /**
+   * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
+   */
+  sso_button_selector: Schema.optional<typeof Schema.String>
+  /**
+   * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
+   */
+  sso_provider: Schema.optional<typeof Schema.String>
+  /**
+   * The MFA method type to select (when mfa_options were returned)
+   */
+  mfa_option_id: Schema.optional<typeof Schema.String>
+  /**
+   * The sign-in option ID to select (when sign_in_options were returned)
+   */
+  sign_in_option_id: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("SubmitFieldsRequest", () => ({
   /**
    * Map of field name to value
    */
@@ -1152,7 +1619,12 @@ export interface SubmitFieldsRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", () => ({
+export const SubmitFieldsResponse: Schema.Struct<{
+  /**
+   * Whether the submission was accepted for processing
+   */
+  accepted: typeof Schema.Boolean
+}> = /*#__PURE__*/ struct("SubmitFieldsResponse", () => ({
   /**
    * Whether the submission was accepted for processing
    */
@@ -1178,7 +1650,72 @@ export interface SubmitFieldsResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
+export const ManagedAuthStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "managed_auth_state").
+   */
+  event: Schema.Literal<["managed_auth_state"]>
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+  /**
+   * Current flow status.
+   */
+  flow_status: Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>
+  /**
+   * Current step in the flow.
+   */
+  flow_step: Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
+  /**
+   * Type of the current flow.
+   */
+  flow_type: Schema.optional<Schema.Literal<["LOGIN", "REAUTH"]>>
+  /**
+   * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  discovered_fields: Schema.optional<Schema.Array$<typeof DiscoveredField>>
+  /**
+   * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  mfa_options: Schema.optional<Schema.Array$<typeof MFAOption>>
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  sign_in_options: Schema.optional<Schema.Array$<typeof SignInOption>>
+  /**
+   * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  pending_sso_buttons: Schema.optional<Schema.Array$<typeof SSOButton>>
+  /**
+   * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
+   */
+  external_action_message: Schema.optional<typeof Schema.String>
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: Schema.optional<typeof Schema.String>
+  /**
+   * Error message (present when flow_status=FAILED).
+   */
+  error_message: Schema.optional<typeof Schema.String>
+  /**
+   * Machine-readable error code (present when flow_status=FAILED).
+   */
+  error_code: Schema.optional<typeof Schema.String>
+  /**
+   * URL where the browser landed after successful login.
+   */
+  post_login_url: Schema.optional<typeof Schema.String>
+  /**
+   * Browser live view URL for debugging.
+   */
+  live_view_url: Schema.optional<typeof Schema.String>
+  /**
+   * URL to redirect user to for hosted login.
+   */
+  hosted_url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
   /**
    * Event type identifier (always "managed_auth_state").
    */
@@ -1330,7 +1867,9 @@ export interface ManagedAuthStateEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthEvent = /*#__PURE__*/ union(() =>
+export const ManagedAuthEvent: Schema.Union<
+  [typeof ManagedAuthStateEvent, typeof ErrorEvent, typeof SSEHeartbeatEvent]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Union(ManagedAuthStateEvent, ErrorEvent, SSEHeartbeatEvent), {
     identifier: "ManagedAuthEvent"
   })
@@ -1350,7 +1889,12 @@ export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", () => ({
+export const ManagedAuthExchangeRequest: Schema.Struct<{
+  /**
+   * Handoff code from start endpoint
+   */
+  code: typeof Schema.String
+}> = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", () => ({
   /**
    * Handoff code from start endpoint
    */
@@ -1376,7 +1920,16 @@ export interface ManagedAuthExchangeRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", () => ({
+export const ManagedAuthExchangeResponse: Schema.Struct<{
+  /**
+   * Invocation ID
+   */
+  invocation_id: typeof Schema.String
+  /**
+   * JWT token with invocation_id claim (30 minute TTL)
+   */
+  jwt: Schema.Redacted<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", () => ({
   /**
    * Invocation ID
    */

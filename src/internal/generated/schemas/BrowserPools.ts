@@ -20,7 +20,57 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
+export const BrowserPoolRequest: Schema.Struct<{
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  name: Schema.optional<Schema.Schema<string, string>>
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  size: Schema.Schema<number, number>
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  fill_rate_per_minute: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -136,7 +186,32 @@ export interface BrowserPoolRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", () => ({
+export const BrowserPool: Schema.Struct<{
+  /**
+   * Unique identifier for the browser pool
+   */
+  id: typeof Schema.String
+  /**
+   * Browser pool name, if set
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Number of browsers currently available in the pool
+   */
+  available_count: typeof Schema.Int
+  /**
+   * Number of browsers currently acquired from the pool
+   */
+  acquired_count: typeof Schema.Int
+  /**
+   * Timestamp when the browser pool was created
+   */
+  created_at: typeof Timestamp
+  /**
+   * Configuration used to create all browsers in this pool
+   */
+  browser_pool_config: typeof BrowserPoolRequest
+}> = /*#__PURE__*/ struct("BrowserPool", () => ({
   /**
    * Unique identifier for the browser pool
    */
@@ -202,7 +277,7 @@ export interface BrowserPool {
  * @since 0.2.0
  * @category Schemas
  */
-export const ListBrowserPoolsResponse = /*#__PURE__*/ array(() =>
+export const ListBrowserPoolsResponse: Schema.Array$<typeof BrowserPool> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserPool), { identifier: "ListBrowserPoolsResponse" })
 )
 
@@ -220,7 +295,61 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
+export const BrowserPoolUpdateRequest: Schema.Struct<{
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  name: Schema.optional<Schema.Schema<string, string>>
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  size: Schema.Schema<number, number>
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  fill_rate_per_minute: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+   */
+  discard_all_idle: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
   ...BrowserPoolRequest.fields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
@@ -294,7 +423,12 @@ export interface BrowserPoolUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", () => ({
+export const BrowserPoolDeleteRequest: Schema.Struct<{
+  /**
+   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
+   */
+  force: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", () => ({
   /**
    * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
    */
@@ -320,7 +454,12 @@ export interface BrowserPoolDeleteRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", () => ({
+export const BrowserPoolAcquireRequest: Schema.Struct<{
+  /**
+   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
+   */
+  acquire_timeout_seconds: Schema.optional<typeof Schema.Int>
+}> = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", () => ({
   /**
    * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
    */
@@ -346,7 +485,16 @@ export interface BrowserPoolAcquireRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", () => ({
+export const BrowserPoolReleaseRequest: Schema.Struct<{
+  /**
+   * Browser session ID to release back to the pool
+   */
+  session_id: typeof Schema.String
+  /**
+   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
+   */
+  reuse: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", () => ({
   /**
    * Browser session ID to release back to the pool
    */

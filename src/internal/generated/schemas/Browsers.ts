@@ -23,7 +23,56 @@ const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", () => ({
+export const BrowserRequest: Schema.Struct<{
+  /**
+   * action invocation ID
+   */
+  invocation_id: Schema.optional<typeof Schema.String>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
+   */
+  gpu: Schema.optional<typeof Schema.Boolean>
+  /**
+   * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("BrowserRequest", () => ({
   /**
    * action invocation ID
    */
@@ -137,7 +186,26 @@ export interface BrowserRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
+export const BrowserViewportUpdate: Schema.Struct<{
+  /**
+   * Browser window width in pixels.
+   */
+  width: Schema.Schema<number, number>
+  /**
+   * Browser window height in pixels.
+   */
+  height: Schema.Schema<number, number>
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  refresh_rate: Schema.optional<typeof Schema.Int>
+  /**
+   * If true, allow the viewport change even when a live view or recording/replay is active.
+   * Active recordings will be gracefully stopped and restarted at the new resolution as
+   * separate segments. If false (default), the resize is refused when a live view or recording is active.
+   */
+  force: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
   ...BrowserViewport.fields,
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
@@ -180,7 +248,28 @@ export interface BrowserViewportUpdate {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest", () => ({
+export const BrowserUpdateRequest: Schema.Struct<{
+  /**
+   * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
+   */
+  proxy_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * If true, stealth browsers connect directly instead of using the default stealth proxy.
+   */
+  disable_default_proxy: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
+   */
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * Viewport configuration to apply to the browser session.
+   */
+  viewport: Schema.optional<typeof BrowserViewportUpdate>
+  /**
+   * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("BrowserUpdateRequest", () => ({
   /**
    * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
    */
@@ -238,7 +327,23 @@ export interface BrowserUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", () => ({
+export const LoadBrowserExtensionsBody: Schema.Struct<{
+  /**
+   * List of extensions to upload and activate
+   */
+  extensions: Schema.Array$<
+    Schema.Struct<{
+      /**
+       * Zip archive containing an unpacked Chromium extension (must include manifest.json)
+       */
+      zip_file: typeof Upload
+      /**
+       * Folder name to place the extension under /home/kernel/extensions/<name>
+       */
+      name: Schema.Schema<string, string>
+    }>
+  >
+}> = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", () => ({
   /**
    * List of extensions to upload and activate
    */
@@ -282,7 +387,32 @@ export interface LoadBrowserExtensionsBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", () => ({
+export const BrowserCurlRequest: Schema.Struct<{
+  /**
+   * Target URL (must be http or https).
+   */
+  url: typeof Schema.String
+  /**
+   * HTTP method.
+   */
+  method: Schema.optional<Schema.Literal<["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]>>
+  /**
+   * Custom headers merged with browser defaults.
+   */
+  headers: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  /**
+   * Request body (for POST/PUT/PATCH).
+   */
+  body: Schema.optional<typeof Schema.String>
+  /**
+   * Request timeout in milliseconds.
+   */
+  timeout_ms: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Encoding for the response body. Use base64 for binary content.
+   */
+  response_encoding: Schema.optional<Schema.Literal<["utf8", "base64"]>>
+}> = /*#__PURE__*/ struct("BrowserCurlRequest", () => ({
   /**
    * Target URL (must be http or https).
    */
@@ -350,7 +480,24 @@ export interface BrowserCurlRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", () => ({
+export const BrowserCurlResult: Schema.Struct<{
+  /**
+   * HTTP status code from target.
+   */
+  status: typeof Schema.Int
+  /**
+   * Response headers (multi-value).
+   */
+  headers: Schema.Record$<typeof Schema.String, Schema.Array$<typeof Schema.String>>
+  /**
+   * Response body (UTF-8 string or base64 depending on request).
+   */
+  body: typeof Schema.String
+  /**
+   * Total request duration in milliseconds.
+   */
+  duration_ms: typeof Schema.Int
+}> = /*#__PURE__*/ struct("BrowserCurlResult", () => ({
   /**
    * HTTP status code from target.
    */

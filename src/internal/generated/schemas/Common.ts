@@ -19,7 +19,28 @@ const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile = /*#__PURE__*/ struct("Profile", () => ({
+export const Profile: Schema.Struct<{
+  /**
+   * Unique identifier for the profile
+   */
+  id: typeof Schema.String
+  /**
+   * Optional, easier-to-reference name for the profile
+   */
+  name: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Timestamp when the profile was created
+   */
+  created_at: typeof Timestamp
+  /**
+   * Timestamp when the profile was last updated
+   */
+  updated_at: Schema.optional<typeof Timestamp>
+  /**
+   * Timestamp when the profile was last used
+   */
+  last_used_at: Schema.optional<typeof Timestamp>
+}> = /*#__PURE__*/ struct("Profile", () => ({
   /**
    * Unique identifier for the profile
    */
@@ -79,7 +100,16 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
+export const BrowserPoolRef: Schema.Struct<{
+  /**
+   * Browser pool ID
+   */
+  id: typeof Schema.String
+  /**
+   * Browser pool name, if set
+   */
+  name: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
   /**
    * Browser pool ID
    */
@@ -123,7 +153,20 @@ export interface BrowserPoolRef {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({
+export const BrowserViewport: Schema.Struct<{
+  /**
+   * Browser window width in pixels.
+   */
+  width: Schema.Schema<number, number>
+  /**
+   * Browser window height in pixels.
+   */
+  height: Schema.Schema<number, number>
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  refresh_rate: Schema.optional<typeof Schema.Int>
+}> = /*#__PURE__*/ struct("BrowserViewport", () => ({
   /**
    * Browser window width in pixels.
    */
@@ -165,7 +208,12 @@ export interface BrowserViewport {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", () => ({
+export const BrowserUsage: Schema.Struct<{
+  /**
+   * Time in milliseconds the session was actively running.
+   */
+  uptime_ms: typeof Schema.Int
+}> = /*#__PURE__*/ struct("BrowserUsage", () => ({
   /**
    * Time in milliseconds the session was actively running.
    */
@@ -193,7 +241,12 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", () => ({
+export const BrowserTelemetryCategoryConfig: Schema.Struct<{
+  /**
+   * Whether this category is captured. Defaults to true if omitted.
+   */
+  enabled: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", () => ({
   /**
    * Whether this category is captured. Defaults to true if omitted.
    */
@@ -223,7 +276,24 @@ const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", () => ({
+export const BrowserTelemetryCategoriesConfig: Schema.Struct<{
+  /**
+   * Console output (log, warn, error) and uncaught exceptions.
+   */
+  console: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+   */
+  page: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * User interaction events including clicks, keydowns, and scroll-settled events.
+   */
+  interaction: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+   */
+  network: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+}> = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", () => ({
   /**
    * Console output (log, warn, error) and uncaught exceptions.
    */
@@ -273,7 +343,12 @@ export interface BrowserTelemetryCategoriesConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", () => ({
+export const BrowserTelemetryConfig: Schema.Struct<{
+  /**
+   * Per-category enable/disable flags. If omitted, all categories are captured.
+   */
+  browser: Schema.optional<typeof BrowserTelemetryCategoriesConfig>
+}> = /*#__PURE__*/ struct("BrowserTelemetryConfig", () => ({
   /**
    * Per-category enable/disable flags. If omitted, all categories are captured.
    */
@@ -299,7 +374,76 @@ export interface BrowserTelemetryConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ struct("Browser", () => ({
+export const Browser: Schema.Struct<{
+  /**
+   * When the browser session was created.
+   */
+  created_at: typeof Timestamp
+  /**
+   * Websocket URL for Chrome DevTools Protocol connections to the browser session
+   */
+  cdp_ws_url: Schema.Redacted<typeof Schema.String>
+  /**
+   * Websocket URL for WebDriver BiDi connections to the browser session
+   */
+  webdriver_ws_url: typeof Schema.String
+  /**
+   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+   */
+  browser_live_view_url: Schema.optional<Schema.Redacted<typeof Schema.String>>
+  /**
+   * Metro-API HTTP base URL for this browser session.
+   */
+  base_url: Schema.optional<typeof Schema.String>
+  /**
+   * Whether the browser session is running in headless mode.
+   */
+  headless: typeof Schema.Boolean
+  /**
+   * Whether the browser session is running in stealth mode.
+   */
+  stealth: typeof Schema.Boolean
+  /**
+   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+   */
+  gpu: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Unique identifier for the browser session
+   */
+  session_id: typeof Schema.String
+  /**
+   * The number of seconds of inactivity before the browser session is terminated.
+   */
+  timeout_seconds: typeof Schema.Int
+  profile: Schema.optional<typeof Profile>
+  /**
+   * ID of the proxy associated with this browser session, if any.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  pool: Schema.optional<typeof BrowserPoolRef>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * Whether the browser session is running in kiosk mode.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * When the browser session was soft-deleted. Only present for deleted sessions.
+   */
+  deleted_at: Schema.optional<typeof Timestamp>
+  usage: Schema.optional<typeof BrowserUsage>
+  /**
+   * Active telemetry configuration for the session, if any.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("Browser", () => ({
   /**
    * When the browser session was created.
    */
@@ -455,7 +599,20 @@ export interface Browser {
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent = /*#__PURE__*/ struct("LogEvent", () => ({
+export const LogEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "log").
+   */
+  event: Schema.Literal<["log"]>
+  /**
+   * Time the log entry was produced.
+   */
+  timestamp: typeof Timestamp
+  /**
+   * Log message text.
+   */
+  message: typeof Schema.String
+}> = /*#__PURE__*/ struct("LogEvent", () => ({
   /**
    * Event type identifier (always "log").
    */
@@ -497,7 +654,16 @@ export interface LogEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", () => ({
+export const ErrorDetail: Schema.Struct<{
+  /**
+   * Lower-level error code providing more specific detail
+   */
+  code: Schema.optional<typeof Schema.String>
+  /**
+   * Further detail about the error
+   */
+  message: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ErrorDetail", () => ({
   /**
    * Lower-level error code providing more specific detail
    */
@@ -531,7 +697,21 @@ export interface ErrorDetail {
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ struct("Error", () => ({
+export const Error: Schema.Struct<{
+  /**
+   * Application-specific error code (machine-readable)
+   */
+  code: typeof Schema.String
+  /**
+   * Human-readable error description for debugging
+   */
+  message: typeof Schema.String
+  /**
+   * Additional error details (for multiple errors)
+   */
+  details: Schema.optional<Schema.Array$<typeof ErrorDetail>>
+  inner_error: Schema.optional<typeof ErrorDetail>
+}> = /*#__PURE__*/ struct("Error", () => ({
   /**
    * Application-specific error code (machine-readable)
    */
@@ -575,7 +755,17 @@ export interface Error {
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", () => ({
+export const ErrorEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "error").
+   */
+  event: Schema.Literal<["error"]>
+  /**
+   * Time the error occurred.
+   */
+  timestamp: typeof Timestamp
+  error: typeof Error
+}> = /*#__PURE__*/ struct("ErrorEvent", () => ({
   /**
    * Event type identifier (always "error").
    */
@@ -611,7 +801,16 @@ export interface ErrorEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", () => ({
+export const SSEHeartbeatEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "sse_heartbeat").
+   */
+  event: Schema.Literal<["sse_heartbeat"]>
+  /**
+   * Time the heartbeat was sent.
+   */
+  timestamp: typeof Timestamp
+}> = /*#__PURE__*/ struct("SSEHeartbeatEvent", () => ({
   /**
    * Event type identifier (always "sse_heartbeat").
    */
@@ -655,7 +854,36 @@ const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserProfile = /*#__PURE__*/ union(() =>
+export const BrowserProfile: Schema.Union<[
+  Schema.Struct<{
+    /**
+     * Profile ID to load for this browser session
+     */
+    id: typeof Schema.String
+    /**
+     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+     */
+    name: Schema.optional<Schema.Schema<string, string>>
+    /**
+     * If true, save changes made during the session back to the profile when the session ends.
+     */
+    save_changes: Schema.optional<typeof Schema.Boolean>
+  }>,
+  Schema.Struct<{
+    /**
+     * Profile ID to load for this browser session
+     */
+    id: Schema.optional<typeof Schema.String>
+    /**
+     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+     */
+    name: Schema.Schema<string, string>
+    /**
+     * If true, save changes made during the session back to the profile when the session ends.
+     */
+    save_changes: Schema.optional<typeof Schema.Boolean>
+  }>
+]> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -705,7 +933,28 @@ export type BrowserProfile = Schema.Schema.Type<typeof BrowserProfile>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserExtension = /*#__PURE__*/ union(() =>
+export const BrowserExtension: Schema.Union<[
+  Schema.Struct<{
+    /**
+     * Extension ID to load for this browser session
+     */
+    id: typeof Schema.String
+    /**
+     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+     */
+    name: Schema.optional<Schema.Schema<string, string>>
+  }>,
+  Schema.Struct<{
+    /**
+     * Extension ID to load for this browser session
+     */
+    id: Schema.optional<typeof Schema.String>
+    /**
+     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+     */
+    name: Schema.Schema<string, string>
+  }>
+]> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -747,7 +996,12 @@ export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse = /*#__PURE__*/ struct("OkResponse", () => ({
+export const OkResponse: Schema.Struct<{
+  /**
+   * Indicates success.
+   */
+  ok: typeof Schema.Boolean
+}> = /*#__PURE__*/ struct("OkResponse", () => ({
   /**
    * Indicates success.
    */
@@ -779,7 +1033,20 @@ const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction = /*#__PURE__*/ struct("AppAction", () => ({
+export const AppAction: Schema.Struct<{
+  /**
+   * Name of the action
+   */
+  name: typeof Schema.String
+  /**
+   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
+   */
+  input_schema: Schema.optional<Schema.NullOr<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>>
+  /**
+   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
+   */
+  output_schema: Schema.optional<Schema.NullOr<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>>
+}> = /*#__PURE__*/ struct("AppAction", () => ({
   /**
    * Name of the action
    */

@@ -48,7 +48,32 @@ const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", () => ({
+export const ClickMouseRequest: Schema.Struct<{
+  /**
+   * Mouse button to interact with
+   */
+  button: Schema.optional<Schema.Literal<["left", "right", "middle", "back", "forward"]>>
+  /**
+   * Type of click action
+   */
+  click_type: Schema.optional<Schema.Literal<["down", "up", "click"]>>
+  /**
+   * X coordinate of the click position
+   */
+  x: typeof Schema.Int
+  /**
+   * Y coordinate of the click position
+   */
+  y: typeof Schema.Int
+  /**
+   * Modifier keys to hold during the click
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Number of times to repeat the click
+   */
+  num_clicks: Schema.optional<typeof Schema.Int>
+}> = /*#__PURE__*/ struct("ClickMouseRequest", () => ({
   /**
    * Mouse button to interact with
    */
@@ -105,7 +130,28 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", () => ({
+export const MoveMouseRequest: Schema.Struct<{
+  /**
+   * X coordinate to move the cursor to
+   */
+  x: typeof Schema.Int
+  /**
+   * Y coordinate to move the cursor to
+   */
+  y: typeof Schema.Int
+  /**
+   * Modifier keys to hold during the move
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Use human-like Bezier curve path instead of instant mouse movement.
+   */
+  smooth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
+   */
+  duration_ms: Schema.optional<Schema.Schema<number, number>>
+}> = /*#__PURE__*/ struct("MoveMouseRequest", () => ({
   ...clickMouseRequestFields(),
   /**
    * Use human-like Bezier curve path instead of instant mouse movement.
@@ -152,7 +198,24 @@ export interface MoveMouseRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", () => ({
+export const ScreenshotRegion: Schema.Struct<{
+  /**
+   * X coordinate of the region's top-left corner
+   */
+  x: typeof Schema.Int
+  /**
+   * Y coordinate of the region's top-left corner
+   */
+  y: typeof Schema.Int
+  /**
+   * Width of the region in pixels
+   */
+  width: typeof Schema.Int
+  /**
+   * Height of the region in pixels
+   */
+  height: typeof Schema.Int
+}> = /*#__PURE__*/ struct("ScreenshotRegion", () => ({
   /**
    * X coordinate of the region's top-left corner
    */
@@ -202,7 +265,9 @@ export interface ScreenshotRegion {
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", () => ({
+export const ScreenshotRequest: Schema.Struct<{
+  region: Schema.optional<typeof ScreenshotRegion>
+}> = /*#__PURE__*/ struct("ScreenshotRequest", () => ({
   region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
 }))
 
@@ -226,7 +291,16 @@ const optionalLimitedIntMinimum0 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", () => ({
+export const TypeTextRequest: Schema.Struct<{
+  /**
+   * Text to type on the browser instance
+   */
+  text: typeof Schema.String
+  /**
+   * Delay in milliseconds between keystrokes
+   */
+  delay: Schema.optional<Schema.Schema<number, number>>
+}> = /*#__PURE__*/ struct("TypeTextRequest", () => ({
   /**
    * Text to type on the browser instance
    */
@@ -260,7 +334,22 @@ export interface TypeTextRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", () => ({
+export const PressKeyRequest: Schema.Struct<{
+  /**
+   * List of key symbols to press. Each item should be a key symbol supported by xdotool
+   * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
+   * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
+   */
+  keys: Schema.Array$<typeof Schema.String>
+  /**
+   * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
+   */
+  duration: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Optional modifier keys to hold during the key press sequence.
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("PressKeyRequest", () => ({
   /**
    * List of key symbols to press. Each item should be a key symbol supported by xdotool
    * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
@@ -306,7 +395,28 @@ export interface PressKeyRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", () => ({
+export const ScrollRequest: Schema.Struct<{
+  /**
+   * X coordinate at which to perform the scroll
+   */
+  x: typeof Schema.Int
+  /**
+   * Y coordinate at which to perform the scroll
+   */
+  y: typeof Schema.Int
+  /**
+   * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
+   */
+  delta_x: Schema.optional<typeof Schema.Int>
+  /**
+   * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
+   */
+  delta_y: Schema.optional<typeof Schema.Int>
+  /**
+   * Modifier keys to hold during the scroll
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("ScrollRequest", () => ({
   ...clickMouseRequestFields(),
   /**
    * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
@@ -353,7 +463,40 @@ export interface ScrollRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", () => ({
+export const DragMouseRequest: Schema.Struct<{
+  /**
+   * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
+   */
+  path: Schema.Schema<ReadonlyArray<ReadonlyArray<number>>, ReadonlyArray<ReadonlyArray<number>>>
+  /**
+   * Mouse button to drag with
+   */
+  button: Schema.optional<Schema.Literal<["left", "middle", "right"]>>
+  /**
+   * Delay in milliseconds between button down and starting to move along the path.
+   */
+  delay: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Number of relative move steps per segment in the path. Minimum 1.
+   */
+  steps_per_segment: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Delay in milliseconds between relative steps while dragging (not the initial delay).
+   */
+  step_delay_ms: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Modifier keys to hold during the drag
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
+   */
+  smooth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
+   */
+  duration_ms: Schema.optional<Schema.Schema<number, number>>
+}> = /*#__PURE__*/ struct("DragMouseRequest", () => ({
   /**
    * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
    */
@@ -440,7 +583,12 @@ export interface DragMouseRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", () => ({
+export const SetCursorRequest: Schema.Struct<{
+  /**
+   * Whether the cursor should be hidden or visible
+   */
+  hidden: typeof Schema.Boolean
+}> = /*#__PURE__*/ struct("SetCursorRequest", () => ({
   /**
    * Whether the cursor should be hidden or visible
    */
@@ -466,7 +614,12 @@ export interface SetCursorRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SleepAction = /*#__PURE__*/ struct("SleepAction", () => ({
+export const SleepAction: Schema.Struct<{
+  /**
+   * Duration to sleep in milliseconds.
+   */
+  duration_ms: Schema.Schema<number, number>
+}> = /*#__PURE__*/ struct("SleepAction", () => ({
   /**
    * Duration to sleep in milliseconds.
    */
@@ -494,7 +647,22 @@ export interface SleepAction {
  * @since 0.2.0
  * @category Schemas
  */
-export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", () => ({
+export const ComputerAction: Schema.Struct<{
+  /**
+   * The type of action to perform.
+   */
+  type: Schema.Literal<
+    ["click_mouse", "move_mouse", "type_text", "press_key", "scroll", "drag_mouse", "set_cursor", "sleep"]
+  >
+  click_mouse: Schema.optional<typeof ClickMouseRequest>
+  move_mouse: Schema.optional<typeof MoveMouseRequest>
+  type_text: Schema.optional<typeof TypeTextRequest>
+  press_key: Schema.optional<typeof PressKeyRequest>
+  scroll: Schema.optional<typeof ScrollRequest>
+  drag_mouse: Schema.optional<typeof DragMouseRequest>
+  set_cursor: Schema.optional<typeof SetCursorRequest>
+  sleep: Schema.optional<typeof SleepAction>
+}> = /*#__PURE__*/ struct("ComputerAction", () => ({
   /**
    * The type of action to perform.
    */
@@ -553,7 +721,12 @@ export interface ComputerAction {
  * @since 0.2.0
  * @category Schemas
  */
-export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerActionRequest", () => ({
+export const BatchComputerActionRequest: Schema.Struct<{
+  /**
+   * Ordered list of actions to execute. Execution stops on the first error.
+   */
+  actions: Schema.Schema<ReadonlyArray<ComputerAction>, ReadonlyArray<Schema.Schema.Encoded<typeof ComputerAction>>>
+}> = /*#__PURE__*/ struct("BatchComputerActionRequest", () => ({
   /**
    * Ordered list of actions to execute. Execution stops on the first error.
    */
@@ -579,7 +752,16 @@ export interface BatchComputerActionRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse", () => ({
+export const MousePositionResponse: Schema.Struct<{
+  /**
+   * X coordinate of the cursor
+   */
+  x: typeof Schema.Int
+  /**
+   * Y coordinate of the cursor
+   */
+  y: typeof Schema.Int
+}> = /*#__PURE__*/ struct("MousePositionResponse", () => ({
   /**
    * X coordinate of the cursor
    */
@@ -613,7 +795,12 @@ export interface MousePositionResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", () => ({
+export const ClipboardContent: Schema.Struct<{
+  /**
+   * Current clipboard text content
+   */
+  text: typeof Schema.String
+}> = /*#__PURE__*/ struct("ClipboardContent", () => ({
   /**
    * Current clipboard text content
    */
@@ -639,7 +826,12 @@ export interface ClipboardContent {
  * @since 0.2.0
  * @category Schemas
  */
-export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest", () => ({
+export const WriteClipboardRequest: Schema.Struct<{
+  /**
+   * Text to write to the system clipboard
+   */
+  text: typeof Schema.String
+}> = /*#__PURE__*/ struct("WriteClipboardRequest", () => ({
   /**
    * Text to write to the system clipboard
    */

@@ -43,7 +43,40 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
+export const Deployment: Schema.Struct<{
+  /**
+   * Unique identifier for the deployment
+   */
+  id: typeof Schema.String
+  /**
+   * Current status of the deployment
+   */
+  status: Schema.Literal<["queued", "in_progress", "running", "failed", "stopped"]>
+  /**
+   * Status reason
+   */
+  status_reason: Schema.optional<typeof Schema.String>
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * Relative path to the application entrypoint
+   */
+  entrypoint_rel_path: Schema.optional<typeof Schema.String>
+  /**
+   * Environment variables configured for this deployment
+   */
+  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  /**
+   * Timestamp when the deployment was created
+   */
+  created_at: typeof Timestamp
+  /**
+   * Timestamp when the deployment was last updated
+   */
+  updated_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
+}> = /*#__PURE__*/ struct("Deployment", () => ({
   ...deploymentFields(),
   /**
    * Current status of the deployment
@@ -114,7 +147,43 @@ export interface Deployment {
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => ({
+export const DeploymentSource: Schema.Struct<{
+  /**
+   * Source type identifier.
+   */
+  type: Schema.Literal<["github"]>
+  /**
+   * Base repository URL (without blob/tree suffixes).
+   */
+  url: typeof Schema.String
+  /**
+   * Git ref (branch, tag, or commit SHA) to fetch.
+   */
+  ref: typeof Schema.String
+  /**
+   * Path within the repo to deploy (omit to use repo root).
+   */
+  path: Schema.optional<typeof Schema.String>
+  /**
+   * Relative path to the application entrypoint within the selected path.
+   */
+  entrypoint: typeof Schema.String
+  /**
+   * Authentication for private repositories.
+   */
+  auth: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Auth method
+       */
+      method: Schema.Literal<["github_token"]>
+      /**
+       * GitHub PAT or installation access token
+       */
+      token: typeof Schema.String
+    }>
+  >
+}> = /*#__PURE__*/ struct("DeploymentSource", () => ({
   /**
    * Source type identifier.
    */
@@ -203,7 +272,62 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest = /*#__PURE__*/ union(() =>
+export const DeploymentRequest: Schema.Union<[
+  Schema.Struct<{
+    /**
+     * Version of the application. Can be any string.
+     */
+    version: Schema.optional<typeof Schema.String>
+    /**
+     * ZIP file containing the application source directory
+     */
+    file: typeof Upload
+    /**
+     * Relative path to the entrypoint of the application
+     */
+    entrypoint_rel_path: typeof Schema.String
+    source: Schema.optional<typeof DeploymentSource>
+    /**
+     * Region for deployment. Currently we only support "aws.us-east-1a"
+     */
+    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+    /**
+     * Allow overwriting an existing app version
+     */
+    force: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+     */
+    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  }>,
+  Schema.Struct<{
+    /**
+     * Version of the application. Can be any string.
+     */
+    version: Schema.optional<typeof Schema.String>
+    /**
+     * ZIP file containing the application source directory
+     */
+    file: Schema.optional<typeof Upload>
+    /**
+     * Relative path to the entrypoint of the application
+     */
+    entrypoint_rel_path: Schema.optional<typeof Schema.String>
+    source: typeof DeploymentSource
+    /**
+     * Region for deployment. Currently we only support "aws.us-east-1a"
+     */
+    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+    /**
+     * Allow overwriting an existing app version
+     */
+    force: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+     */
+    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  }>
+]> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -279,7 +403,17 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", () => ({
+export const DeploymentStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  event: Schema.Literal<["deployment_state"]>
+  deployment: typeof Deployment
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+}> = /*#__PURE__*/ struct("DeploymentStateEvent", () => ({
   /**
    * Event type identifier (always "deployment_state").
    */
@@ -315,7 +449,40 @@ export interface DeploymentStateEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
+export const AppVersionSummaryEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  event: Schema.Literal<["app_version_summary"]>
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+  /**
+   * Unique identifier for the app version
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version label for the application
+   */
+  version: typeof Schema.String
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * List of actions available on the app
+   */
+  actions: Schema.Array$<typeof AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+}> = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
   /**
    * Event type identifier (always "app_version_summary").
    */
@@ -386,7 +553,15 @@ export interface AppVersionSummaryEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentEvent = /*#__PURE__*/ union(() =>
+export const DeploymentEvent: Schema.Union<
+  [
+    typeof LogEvent,
+    typeof DeploymentStateEvent,
+    typeof AppVersionSummaryEvent,
+    typeof ErrorEvent,
+    typeof SSEHeartbeatEvent
+  ]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(LogEvent, DeploymentStateEvent, AppVersionSummaryEvent, ErrorEvent, SSEHeartbeatEvent),
     { identifier: "DeploymentEvent" }

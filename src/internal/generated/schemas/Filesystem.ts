@@ -17,7 +17,32 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfo = /*#__PURE__*/ struct("FileInfo", () => ({
+export const FileInfo: Schema.Struct<{
+  /**
+   * Base name of the file or directory.
+   */
+  name: typeof Schema.String
+  /**
+   * Absolute path.
+   */
+  path: typeof Schema.String
+  /**
+   * Size in bytes. 0 for directories.
+   */
+  size_bytes: typeof Schema.Int
+  /**
+   * Whether the path is a directory.
+   */
+  is_dir: typeof Schema.Boolean
+  /**
+   * Last modification time.
+   */
+  mod_time: typeof Timestamp
+  /**
+   * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
+   */
+  mode: typeof Schema.String
+}> = /*#__PURE__*/ struct("FileInfo", () => ({
   /**
    * Base name of the file or directory.
    */
@@ -83,7 +108,7 @@ export interface FileInfo {
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfoList = /*#__PURE__*/ array(() =>
+export const FileInfoList: Schema.Array$<typeof FileInfo> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(FileInfo), { identifier: "FileInfoList" })
 )
 
@@ -103,7 +128,16 @@ const limitedStringPattern = /*#__PURE__*/ once(() => /*#__PURE__*/ limited(Sche
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryRequest", () => ({
+export const CreateDirectoryRequest: Schema.Struct<{
+  /**
+   * Absolute directory path to create.
+   */
+  path: Schema.Schema<string, string>
+  /**
+   * Optional directory mode (octal string, e.g. 755). Defaults to 755.
+   */
+  mode: Schema.optional<Schema.Schema<string, string>>
+}> = /*#__PURE__*/ struct("CreateDirectoryRequest", () => ({
   /**
    * Absolute directory path to create.
    */
@@ -137,7 +171,12 @@ export interface CreateDirectoryRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", () => ({
+export const DeletePathRequest: Schema.Struct<{
+  /**
+   * Absolute path to delete.
+   */
+  path: Schema.Schema<string, string>
+}> = /*#__PURE__*/ struct("DeletePathRequest", () => ({
   /**
    * Absolute path to delete.
    */
@@ -165,7 +204,24 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermissionsRequest", () => ({
+export const SetFilePermissionsRequest: Schema.Struct<{
+  /**
+   * Absolute path whose permissions are to be changed.
+   */
+  path: Schema.Schema<string, string>
+  /**
+   * New owner username or UID.
+   */
+  owner: Schema.optional<typeof Schema.String>
+  /**
+   * New group name or GID.
+   */
+  group: Schema.optional<typeof Schema.String>
+  /**
+   * File mode bits (octal string, e.g. 644).
+   */
+  mode: Schema.Schema<string, string>
+}> = /*#__PURE__*/ struct("SetFilePermissionsRequest", () => ({
   /**
    * Absolute path whose permissions are to be changed.
    */
@@ -215,7 +271,16 @@ export interface SetFilePermissionsRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", () => ({
+export const MovePathRequest: Schema.Struct<{
+  /**
+   * Absolute source path.
+   */
+  src_path: Schema.Schema<string, string>
+  /**
+   * Absolute destination path.
+   */
+  dest_path: Schema.Schema<string, string>
+}> = /*#__PURE__*/ struct("MovePathRequest", () => ({
   /**
    * Absolute source path.
    */
@@ -249,7 +314,17 @@ export interface MovePathRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", () => ({
+export const UploadFilesBody: Schema.Struct<{
+  files: Schema.Array$<
+    Schema.Struct<{
+      file: typeof Upload
+      /**
+       * Absolute destination path to write the file.
+       */
+      dest_path: Schema.Schema<string, string>
+    }>
+  >
+}> = /*#__PURE__*/ struct("UploadFilesBody", () => ({
   files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
     file: Upload,
     /**
@@ -281,7 +356,13 @@ export interface UploadFilesBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", () => ({
+export const UploadZipBody: Schema.Struct<{
+  zip_file: typeof Upload
+  /**
+   * Absolute destination directory to extract the archive to.
+   */
+  dest_path: Schema.Schema<string, string>
+}> = /*#__PURE__*/ struct("UploadZipBody", () => ({
   zip_file: Upload,
   /**
    * Absolute destination directory to extract the archive to.

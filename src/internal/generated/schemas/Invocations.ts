@@ -65,7 +65,48 @@ const invocationFields2 = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation = /*#__PURE__*/ struct("Invocation", () => ({
+export const Invocation: Schema.Struct<{
+  /**
+   * ID of the invocation
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version label for the application
+   */
+  version: typeof Schema.String
+  /**
+   * Name of the action invoked
+   */
+  action_name: typeof Schema.String
+  /**
+   * Payload provided to the invocation. This is a string that can be parsed as JSON.
+   */
+  payload: Schema.optional<typeof Schema.String>
+  /**
+   * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  output: Schema.optional<typeof Schema.String>
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation started
+   */
+  started_at: typeof Timestamp
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
+   */
+  finished_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
+  /**
+   * Status of the invocation
+   */
+  status: Schema.Literal<["queued", "running", "succeeded", "failed"]>
+  /**
+   * Status reason
+   */
+  status_reason: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("Invocation", () => ({
   ...invocationFields(),
   ...invocationFields2(),
   /**
@@ -133,7 +174,32 @@ export interface Invocation {
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", () => ({
+export const CreateInvocationBody: Schema.Struct<{
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version of the application
+   */
+  version: typeof Schema.String
+  /**
+   * Input data for the action, sent as a JSON string.
+   */
+  payload: Schema.optional<typeof Schema.String>
+  /**
+   * Name of the action to invoke
+   */
+  action_name: typeof Schema.String
+  /**
+   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
+   */
+  async: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
+   */
+  async_timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+}> = /*#__PURE__*/ struct("CreateInvocationBody", () => ({
   ...invocationFields2(),
   /**
    * Name of the action to invoke
@@ -190,7 +256,28 @@ export interface CreateInvocationBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", () => ({
+export const InvokeResponse: Schema.Struct<{
+  /**
+   * ID of the invocation
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the action invoked
+   */
+  action_name: typeof Schema.String
+  /**
+   * Status of the invocation
+   */
+  status: Schema.Literal<["queued", "running", "succeeded", "failed"]>
+  /**
+   * Status reason
+   */
+  status_reason: Schema.optional<typeof Schema.String>
+  /**
+   * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  output: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("InvokeResponse", () => ({
   ...invocationFields()
 }))
 
@@ -229,7 +316,16 @@ export interface InvokeResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", () => ({
+export const InvocationUpdateRequest: Schema.Struct<{
+  /**
+   * New status for the invocation.
+   */
+  status: Schema.Literal<["succeeded", "failed"]>
+  /**
+   * Updated output of the invocation rendered as JSON string.
+   */
+  output: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("InvocationUpdateRequest", () => ({
   /**
    * New status for the invocation.
    */
@@ -263,7 +359,9 @@ export interface InvocationUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", () => ({
+export const ListInvocationBrowsersResponse: Schema.Struct<{
+  browsers: Schema.Array$<typeof Browser>
+}> = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", () => ({
   browsers: /*#__PURE__*/ Schema.Array(Browser)
 }))
 
@@ -283,7 +381,17 @@ export interface ListInvocationBrowsersResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", () => ({
+export const InvocationStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "invocation_state").
+   */
+  event: Schema.Literal<["invocation_state"]>
+  invocation: typeof Invocation
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+}> = /*#__PURE__*/ struct("InvocationStateEvent", () => ({
   /**
    * Event type identifier (always "invocation_state").
    */
@@ -319,7 +427,9 @@ export interface InvocationStateEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationEvent = /*#__PURE__*/ union(() =>
+export const InvocationEvent: Schema.Union<
+  [typeof LogEvent, typeof InvocationStateEvent, typeof ErrorEvent, typeof SSEHeartbeatEvent]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent),
     { identifier: "InvocationEvent" }

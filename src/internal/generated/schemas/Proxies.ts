@@ -17,7 +17,12 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig", () => ({
+export const DatacenterProxyConfig: Schema.Struct<{
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  country: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("DatacenterProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
@@ -43,7 +48,12 @@ export interface DatacenterProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", () => ({
+export const IspProxyConfig: Schema.Struct<{
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  country: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("IspProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
@@ -95,7 +105,32 @@ const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConfig", () => ({
+export const ResidentialProxyConfig: Schema.Struct<{
+  /**
+   * ISO 3166 country code.
+   */
+  country: Schema.optional<typeof Schema.String>
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  city: Schema.optional<typeof Schema.String>
+  /**
+   * Two-letter state code.
+   */
+  state: Schema.optional<typeof Schema.String>
+  /**
+   * US ZIP code.
+   */
+  zip: Schema.optional<typeof Schema.String>
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  asn: Schema.optional<typeof Schema.String>
+  /**
+   * Operating system of the residential device.
+   */
+  os: Schema.optional<Schema.Literal<["windows", "macos", "android"]>>
+}> = /*#__PURE__*/ struct("ResidentialProxyConfig", () => ({
   ...residentialProxyConfigFields(),
   /**
    * Operating system of the residential device.
@@ -142,7 +177,95 @@ export interface ResidentialProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", () => ({
+export const MobileProxyConfig: Schema.Struct<{
+  /**
+   * ISO 3166 country code
+   */
+  country: Schema.optional<typeof Schema.String>
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  city: Schema.optional<typeof Schema.String>
+  /**
+   * Two-letter state code.
+   */
+  state: Schema.optional<typeof Schema.String>
+  /**
+   * US ZIP code.
+   */
+  zip: Schema.optional<typeof Schema.String>
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  asn: Schema.optional<typeof Schema.String>
+  /**
+   * Mobile carrier.
+   */
+  carrier: Schema.optional<
+    Schema.Literal<
+      [
+        "a1",
+        "aircel",
+        "airtel",
+        "att",
+        "celcom",
+        "chinamobile",
+        "claro",
+        "comcast",
+        "cox",
+        "digi",
+        "dt",
+        "docomo",
+        "dtac",
+        "etisalat",
+        "idea",
+        "kyivstar",
+        "meo",
+        "megafon",
+        "mtn",
+        "mtnza",
+        "mts",
+        "optus",
+        "orange",
+        "qwest",
+        "reliance_jio",
+        "robi",
+        "sprint",
+        "telefonica",
+        "telstra",
+        "tmobile",
+        "tigo",
+        "tim",
+        "verizon",
+        "vimpelcom",
+        "vodacomza",
+        "vodafone",
+        "vivo",
+        "zain",
+        "vivabo",
+        "telenormyanmar",
+        "kcelljsc",
+        "swisscom",
+        "singtel",
+        "asiacell",
+        "windit",
+        "cellc",
+        "ooredoo",
+        "drei",
+        "umobile",
+        "cableone",
+        "proximus",
+        "tele2",
+        "mobitel",
+        "o2",
+        "bouygues",
+        "free",
+        "sfr",
+        "digicel"
+      ]
+    >
+  >
+}> = /*#__PURE__*/ struct("MobileProxyConfig", () => ({
   ...residentialProxyConfigFields(),
   /**
    * Mobile carrier.
@@ -325,7 +448,24 @@ const customProxyConfigFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", () => ({
+export const CustomProxyConfig: Schema.Struct<{
+  /**
+   * Proxy host address or IP.
+   */
+  host: typeof Schema.String
+  /**
+   * Proxy port.
+   */
+  port: typeof Schema.Int
+  /**
+   * Username for proxy authentication.
+   */
+  username: Schema.optional<typeof Schema.String>
+  /**
+   * Whether the proxy has a password.
+   */
+  has_password: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("CustomProxyConfig", () => ({
   ...customProxyConfigFields(),
   /**
    * Whether the proxy has a password.
@@ -384,7 +524,56 @@ const proxyFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy = /*#__PURE__*/ struct("Proxy", () => ({
+export const Proxy: Schema.Struct<{
+  id: Schema.optional<typeof Schema.String>
+  /**
+   * Readable name of the proxy.
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Current health status of the proxy.
+   */
+  status: Schema.optional<Schema.Literal<["available", "unavailable"]>>
+  /**
+   * Timestamp of the last health check performed on this proxy.
+   */
+  last_checked: Schema.optional<typeof Timestamp>
+  /**
+   * IP address that the proxy uses when making requests.
+   */
+  ip_address: Schema.optional<typeof Schema.String>
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: Schema.optional<
+    Schema.Union<
+      [
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CustomProxyConfig,
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CustomProxyConfig
+      ]
+    >
+  >
+}> = /*#__PURE__*/ struct("Proxy", () => ({
   id: optionalString(),
   ...proxyFields(),
   /**
@@ -472,7 +661,7 @@ export interface Proxy {
  * @since 0.2.0
  * @category Schemas
  */
-export const ListProxiesResponse = /*#__PURE__*/ array(() =>
+export const ListProxiesResponse: Schema.Array$<typeof Proxy> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Proxy), { identifier: "ListProxiesResponse" })
 )
 
@@ -490,7 +679,24 @@ export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyConfig", () => ({
+export const CreateCustomProxyConfig: Schema.Struct<{
+  /**
+   * Proxy host address or IP.
+   */
+  host: typeof Schema.String
+  /**
+   * Proxy port.
+   */
+  port: typeof Schema.Int
+  /**
+   * Username for proxy authentication.
+   */
+  username: Schema.optional<typeof Schema.String>
+  /**
+   * Password for proxy authentication.
+   */
+  password: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("CreateCustomProxyConfig", () => ({
   ...customProxyConfigFields(),
   /**
    * Password for proxy authentication.
@@ -529,7 +735,43 @@ export interface CreateCustomProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
+export const ProxyCreateRequest: Schema.Struct<{
+  /**
+   * Readable name of the proxy.
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: Schema.optional<
+    Schema.Union<
+      [
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CreateCustomProxyConfig,
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CreateCustomProxyConfig
+      ]
+    >
+  >
+}> = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
   ...proxyFields(),
   /**
    * Configuration specific to the selected proxy `type`.
@@ -591,7 +833,12 @@ export interface ProxyCreateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", () => ({
+export const ProxyCheckRequest: Schema.Struct<{
+  /**
+   * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
+   */
+  url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ProxyCheckRequest", () => ({
   /**
    * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
    */

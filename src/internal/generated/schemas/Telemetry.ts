@@ -16,7 +16,20 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", () => ({
+export const BrowserEventSource: Schema.Struct<{
+  /**
+   * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
+   */
+  kind: Schema.Literal<["cdp", "kernel_api", "extension", "local_process"]>
+  /**
+   * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
+   */
+  event: Schema.optional<typeof Schema.String>
+  /**
+   * Producer-specific context (e.g. CDP target/session/frame IDs).
+   */
+  metadata: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+}> = /*#__PURE__*/ struct("BrowserEventSource", () => ({
   /**
    * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
    */
@@ -80,7 +93,33 @@ const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", () => ({
+export const BrowserEventContext: Schema.Struct<{
+  /**
+   * CDP session identifier for the target connection.
+   */
+  session_id: Schema.optional<typeof Schema.String>
+  /**
+   * Browser target identifier (stable across navigations within a tab).
+   */
+  target_id: Schema.optional<typeof Schema.String>
+  target_type: Schema.optional<typeof BrowserTargetType>
+  /**
+   * CDP frame identifier within the target.
+   */
+  frame_id: Schema.optional<typeof Schema.String>
+  /**
+   * CDP document loader identifier, reset on each navigation.
+   */
+  loader_id: Schema.optional<typeof Schema.String>
+  /**
+   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+   */
+  url: Schema.optional<typeof Schema.String>
+  /**
+   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+   */
+  nav_seq: Schema.optional<typeof Schema.Int>
+}> = /*#__PURE__*/ struct("BrowserEventContext", () => ({
   /**
    * CDP session identifier for the target connection.
    */
@@ -265,7 +304,60 @@ const optionalBrowserCallStack = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.o
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
+export const BrowserConsoleLogEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["console_log"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+       */
+      level: Schema.optional<typeof Schema.String>
+      /**
+       * First console argument coerced to string.
+       */
+      text: Schema.optional<typeof Schema.String>
+      /**
+       * All console arguments coerced to strings.
+       */
+      args: Schema.optional<Schema.Array$<typeof Schema.String>>
+      stack_trace: Schema.optional<typeof BrowserCallStack>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_log"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -351,7 +443,72 @@ export interface BrowserConsoleLogEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
+export const BrowserConsoleErrorEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["console_error"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Error message text. Present in both source paths.
+       */
+      text: typeof Schema.String
+      stack_trace: Schema.optional<typeof BrowserCallStack>
+      /**
+       * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+       */
+      level: Schema.optional<typeof Schema.String>
+      /**
+       * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+       */
+      args: Schema.optional<Schema.Array$<typeof Schema.String>>
+      /**
+       * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      line: Schema.optional<typeof Schema.Int>
+      /**
+       * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      column: Schema.optional<typeof Schema.Int>
+      /**
+       * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+       */
+      source_url: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_error"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -461,10 +618,10 @@ export interface BrowserConsoleErrorEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  { identifier: "BrowserHttpHeaders" }
-)
+export const BrowserHttpHeaders: Schema.Record$<typeof Schema.String, typeof Schema.Unknown> = /*#__PURE__*/ Schema
+  .annotations(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }), {
+    identifier: "BrowserHttpHeaders"
+  })
 
 /**
  * The type of {@link BrowserHttpHeaders}.
@@ -482,7 +639,83 @@ const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
+export const BrowserNetworkRequestEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_request"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier, unique within the session.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP method as sent on the wire (e.g. GET, POST).
+       */
+      method: Schema.optional<typeof Schema.String>
+      /**
+       * URL of the document that initiated the request.
+       */
+      document_url: Schema.optional<typeof Schema.String>
+      /**
+       * Request headers.
+       */
+      headers: Schema.optional<typeof BrowserHttpHeaders>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+      /**
+       * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+       */
+      initiator_type: Schema.optional<typeof Schema.String>
+      /**
+       * Request body for POST/PUT requests, if available.
+       */
+      post_data: Schema.optional<typeof Schema.String>
+      /**
+       * True if this request is the result of a redirect.
+       */
+      is_redirect: Schema.optional<typeof Schema.Boolean>
+      /**
+       * Original URL before the redirect, present when is_redirect is true.
+       */
+      redirect_url: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_request"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -614,7 +847,79 @@ export interface BrowserNetworkRequestEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
+export const BrowserNetworkResponseEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_response"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP method of the original request.
+       */
+      method: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP response status code.
+       */
+      status: Schema.optional<typeof Schema.Int>
+      /**
+       * HTTP response status text (e.g. OK, Not Found).
+       */
+      status_text: Schema.optional<typeof Schema.String>
+      /**
+       * Response headers.
+       */
+      headers: Schema.optional<typeof BrowserHttpHeaders>
+      /**
+       * MIME type of the response (e.g. text/html, application/json).
+       */
+      mime_type: Schema.optional<typeof Schema.String>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+      /**
+       * Truncated response body, present only for text MIME types.
+       */
+      body: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_response"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -738,7 +1043,63 @@ export interface BrowserNetworkResponseEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
+export const BrowserNetworkLoadingFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_loading_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+       */
+      error_text: Schema.optional<typeof Schema.String>
+      /**
+       * True if the request was canceled by the browser or page script.
+       */
+      canceled: Schema.optional<typeof Schema.Boolean>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -832,7 +1193,19 @@ const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
+export const BrowserNetworkIdleEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_idle"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
   data: optionalBrowserEventContext()
@@ -864,7 +1237,47 @@ export interface BrowserNetworkIdleEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
+export const BrowserPageNavigationEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_navigation"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * URL navigated to.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * CDP frame identifier of the navigated frame.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Parent frame identifier for subframe navigations; absent for top-level navigations.
+       */
+      parent_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * New CDP document loader identifier assigned for this navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP session identifier.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier.
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -950,7 +1363,51 @@ const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
+export const BrowserPageDomContentLoadedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_dom_content_loaded"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: Schema.optional<typeof Schema.Number>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1018,7 +1475,51 @@ export interface BrowserPageDomContentLoadedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
+export const BrowserPageLoadEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_load"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: Schema.optional<typeof Schema.Number>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_load"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1086,7 +1587,39 @@ export interface BrowserPageLoadEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
+export const BrowserPageTabOpenedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_tab_opened"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP target identifier for the newly opened tab.
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * Initial URL of the new tab.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Initial page title of the new tab.
+       */
+      title: Schema.optional<typeof Schema.String>
+      /**
+       * Target identifier of the tab that opened this one, if any.
+       */
+      opener_id: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1154,7 +1687,74 @@ export interface BrowserPageTabOpenedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
+export const BrowserPageLayoutShiftEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_layout_shift"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP frame identifier of the frame where the layout shift occurred.
+       */
+      source_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Performance Timeline timestamp of the layout shift in milliseconds.
+       */
+      time: Schema.optional<typeof Schema.Number>
+      /**
+       * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+       */
+      duration: Schema.optional<typeof Schema.Number>
+      /**
+       * PerformanceLayoutShift attributes from the Performance Timeline entry.
+       */
+      layout_shift_details: Schema.optional<
+        Schema.Struct<{
+          /**
+           * Layout shift score for this entry (contribution to CLS).
+           */
+          value: Schema.optional<typeof Schema.Number>
+          /**
+           * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+           */
+          had_recent_input: Schema.optional<typeof Schema.Boolean>
+        }>
+      >
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1264,7 +1864,86 @@ export interface BrowserPageLayoutShiftEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
+export const BrowserPageLcpEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_lcp"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP frame identifier of the frame where the LCP element was rendered.
+       */
+      source_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Performance Timeline timestamp of the LCP entry in milliseconds.
+       */
+      time: Schema.optional<typeof Schema.Number>
+      /**
+       * LargestContentfulPaint attributes from the Performance Timeline entry.
+       */
+      lcp_details: Schema.optional<
+        Schema.Struct<{
+          /**
+           * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+           */
+          render_time: Schema.optional<typeof Schema.Number>
+          /**
+           * Load time of the LCP element in milliseconds.
+           */
+          load_time: Schema.optional<typeof Schema.Number>
+          /**
+           * Visible area of the LCP element in pixels squared.
+           */
+          size: Schema.optional<typeof Schema.Number>
+          /**
+           * id attribute of the LCP element, if present.
+           */
+          element_id: Schema.optional<typeof Schema.String>
+          /**
+           * URL of the LCP element for image or video elements.
+           */
+          url: Schema.optional<typeof Schema.String>
+          /**
+           * CDP DOM node identifier of the LCP element.
+           */
+          node_id: Schema.optional<typeof Schema.Int>
+        }>
+      >
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1398,7 +2077,19 @@ export interface BrowserPageLcpEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
+export const BrowserPageLayoutSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_layout_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
   data: optionalBrowserEventContext()
@@ -1430,7 +2121,19 @@ export interface BrowserPageLayoutSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
+export const BrowserPageNavigationSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_navigation_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
   data: optionalBrowserEventContext()
@@ -1462,7 +2165,67 @@ export interface BrowserPageNavigationSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
+export const BrowserInteractionClickEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_click"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Viewport x-coordinate of the click in CSS pixels.
+       */
+      x: Schema.optional<typeof Schema.Int>
+      /**
+       * Viewport y-coordinate of the click in CSS pixels.
+       */
+      y: Schema.optional<typeof Schema.Int>
+      /**
+       * CSS selector path to the clicked element.
+       */
+      selector: Schema.optional<typeof Schema.String>
+      /**
+       * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+       */
+      tag: Schema.optional<typeof Schema.String>
+      /**
+       * Visible text content of the clicked element, trimmed.
+       */
+      text: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1562,7 +2325,59 @@ export interface BrowserInteractionClickEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
+export const BrowserInteractionKeyEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_key"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+       */
+      key: Schema.optional<typeof Schema.String>
+      /**
+       * CSS selector path to the element that had focus when the key was pressed.
+       */
+      selector: Schema.optional<typeof Schema.String>
+      /**
+       * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+       */
+      tag: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1646,36 +2461,93 @@ export interface BrowserInteractionKeyEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct(
-  "BrowserInteractionScrollSettledEvent",
-  () => ({
-    ...browserConsoleLogEventFields(),
-    type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
+export const BrowserInteractionScrollSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_scroll_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
       /**
        * Scroll x-position at the start of the scroll gesture in CSS pixels.
        */
-      from_x: optionalInt(),
+      from_x: Schema.optional<typeof Schema.Int>
       /**
        * Scroll y-position at the start of the scroll gesture in CSS pixels.
        */
-      from_y: optionalInt(),
+      from_y: Schema.optional<typeof Schema.Int>
       /**
        * Final scroll x-position after the gesture settled in CSS pixels.
        */
-      to_x: optionalInt(),
+      to_x: Schema.optional<typeof Schema.Int>
       /**
        * Final scroll y-position after the gesture settled in CSS pixels.
        */
-      to_y: optionalInt(),
+      to_y: Schema.optional<typeof Schema.Int>
       /**
        * CSS selector path to the scrolled element.
        */
-      target_selector: optionalString()
-    }))
-  })
-)
+      target_selector: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", () => ({
+  ...browserConsoleLogEventFields(),
+  type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Scroll x-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_x: optionalInt(),
+    /**
+     * Scroll y-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_y: optionalInt(),
+    /**
+     * Final scroll x-position after the gesture settled in CSS pixels.
+     */
+    to_x: optionalInt(),
+    /**
+     * Final scroll y-position after the gesture settled in CSS pixels.
+     */
+    to_y: optionalInt(),
+    /**
+     * CSS selector path to the scrolled element.
+     */
+    target_selector: optionalString()
+  }))
+}))
 
 /**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
@@ -1749,7 +2621,26 @@ export interface BrowserInteractionScrollSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
+export const BrowserMonitorScreenshotEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_screenshot"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Base64-encoded PNG screenshot of the browser viewport.
+       */
+      png: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1791,7 +2682,26 @@ export interface BrowserMonitorScreenshotEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
+export const BrowserMonitorDisconnectedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_disconnected"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+       */
+      reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1833,7 +2743,26 @@ export interface BrowserMonitorDisconnectedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
+export const BrowserMonitorReconnectedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_reconnected"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+       */
+      reconnect_duration_ms: Schema.optional<typeof Schema.Int>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1875,7 +2804,26 @@ export interface BrowserMonitorReconnectedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
+export const BrowserMonitorReconnectFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_reconnect_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+       */
+      reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1917,7 +2865,26 @@ export interface BrowserMonitorReconnectFailedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
+export const BrowserMonitorInitFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_init_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+       */
+      step: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1959,7 +2926,32 @@ export interface BrowserMonitorInitFailedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEvent = /*#__PURE__*/ union(() =>
+export const BrowserTelemetryEvent: Schema.Union<
+  [
+    typeof BrowserConsoleLogEvent,
+    typeof BrowserConsoleErrorEvent,
+    typeof BrowserNetworkRequestEvent,
+    typeof BrowserNetworkResponseEvent,
+    typeof BrowserNetworkLoadingFailedEvent,
+    typeof BrowserNetworkIdleEvent,
+    typeof BrowserPageNavigationEvent,
+    typeof BrowserPageDomContentLoadedEvent,
+    typeof BrowserPageLoadEvent,
+    typeof BrowserPageTabOpenedEvent,
+    typeof BrowserPageLayoutShiftEvent,
+    typeof BrowserPageLcpEvent,
+    typeof BrowserPageLayoutSettledEvent,
+    typeof BrowserPageNavigationSettledEvent,
+    typeof BrowserInteractionClickEvent,
+    typeof BrowserInteractionKeyEvent,
+    typeof BrowserInteractionScrollSettledEvent,
+    typeof BrowserMonitorScreenshotEvent,
+    typeof BrowserMonitorDisconnectedEvent,
+    typeof BrowserMonitorReconnectedEvent,
+    typeof BrowserMonitorReconnectFailedEvent,
+    typeof BrowserMonitorInitFailedEvent
+  ]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       BrowserConsoleLogEvent,
@@ -2003,7 +2995,13 @@ export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEv
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", () => ({
+export const BrowserTelemetryEventEnvelope: Schema.Struct<{
+  /**
+   * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
+   */
+  seq: Schema.Schema<number, number>
+  event: typeof BrowserTelemetryEvent
+}> = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", () => ({
   /**
    * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
    */
