@@ -21,7 +21,7 @@ export const specFile = "spec/kernel-openapi.yml"
 export const generatedDir = "src/internal/generated"
 /** The contract test's params per operation (`test/contract-prism.test.ts`). */
 export const examplesFile_ = "test/generated/examples.ts"
-/** Every generated struct's interface checked against its schema (type-checked, not run). */
+/** Every generated schema's type checked against the schema (type-checked, not run). */
 export const typesFile_ = "test/generated/types.ts"
 
 /** The patched document and its IR. */
@@ -79,7 +79,7 @@ export const operations = [${Config.modules.map((area) => `...${area}`).join(", 
 `
   )
   add(examplesFile_, examplesFile(api))
-  add(typesFile_, typesFile(api, names, placement))
+  add(typesFile_, typesFile(names, placement))
   for (const module of api.operations.map((operation) => operation.module)) {
     if (!Config.modules.includes(module)) throw new Error(`module ${module} is not in config.modules`)
   }

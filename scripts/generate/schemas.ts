@@ -585,7 +585,9 @@ export const schemaFile = (
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           (isObject(named.schema)
             ? `export interface ${id} ${interfaceOf(api, named.schema, uses)}\n`
-            : `export type ${id} = Schema.Schema.Type<typeof ${id}>\n`)
+            : `export type ${id} = ${
+              typeExpression(named.schema, "Type", uses, new Set(), (other) => api.schemas.get(other)?.schema)
+            }\n`)
       )
     }
     return { blocks, uses }
@@ -626,20 +628,18 @@ export const schemaFile = (
 }
 
 /**
- * `test/generated/types.ts`: for every named struct, its interface (written out by {@link interfaceOf})
- * is the very type of its schema's decoded side, `Schema.Schema.Type<typeof Name>` — not only
- * assignable both ways — so `npm run typecheck` fails when the two drift apart.
+ * `test/generated/types.ts`: for every named schema, its type (written out by {@link typeExpression},
+ * an interface for a struct) is the very type of its decoded side, `Schema.Schema.Type<typeof Name>`
+ * — not only assignable both ways — so `npm run typecheck` fails when the two drift apart.
  */
 export const typesFile = (
-  api: Ir.Api,
   names: ReadonlyArray<string>,
   placement: ReadonlyMap<string, string>
 ): string => {
-  const structs = names.filter((name) => isObject(api.schemas.get(name)!.schema))
-  const areas = [...new Set(structs.map((name) => placement.get(name)!))].sort()
+  const areas = [...new Set(names.map((name) => placement.get(name)!))].sort()
   return `${header}
 /**
- * Every generated struct's interface is its schema's decoded type, written out: checked by the
+ * Every generated schema's type is its decoded side, written out: checked by the
  * type-checker (\`npm run typecheck\`), nothing runs.
  */
 import type * as Schema from "effect/Schema"
@@ -651,10 +651,10 @@ type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ?
 /** Compiles only for \`true\`. */
 type Expect<T extends true> = T
 
-/** One check per struct. */
+/** One check per named schema. */
 export type Checks = [
 ${
-    structs.map((name) => {
+    names.map((name) => {
       const id = `${placement.get(name)!}.${ident(name)}`
       return `  Expect<Same<${id}, Schema.Schema.Type<typeof ${id}>>>`
     }).join(",\n")

@@ -102,7 +102,7 @@ export const MFAType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type MFAType = Schema.Schema.Type<typeof MFAType>
+export type MFAType = "sms" | "call" | "email" | "totp" | "push" | "password" | "switch"
 
 /**
  * A discovered form field
@@ -1125,7 +1125,25 @@ export const ProxyRef: Schema.Union<[
  * @since 0.2.0
  * @category Models
  */
-export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
+export type ProxyRef = {
+  /**
+   * Proxy ID
+   */
+  readonly id: string
+  /**
+   * Proxy name
+   */
+  readonly name?: string | undefined
+} | {
+  /**
+   * Proxy ID
+   */
+  readonly id?: string | undefined
+  /**
+   * Proxy name
+   */
+  readonly name: string
+}
 
 const optionalProxyRef = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(ProxyRef))
 
@@ -1881,7 +1899,7 @@ export const ManagedAuthEvent: Schema.Union<
  * @since 0.2.0
  * @category Models
  */
-export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
+export type ManagedAuthEvent = ManagedAuthStateEvent | ErrorEvent | SSEHeartbeatEvent
 
 /**
  * Request to exchange handoff code for JWT

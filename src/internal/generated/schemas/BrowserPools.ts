@@ -287,7 +287,7 @@ export const ListBrowserPoolsResponse: Schema.Array$<typeof BrowserPool> = /*#__
  * @since 0.2.0
  * @category Models
  */
-export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPoolsResponse>
+export type ListBrowserPoolsResponse = ReadonlyArray<BrowserPool>
 
 /**
  * Parameters for updating a browser pool. All browsers in the pool will be created with the same configuration.

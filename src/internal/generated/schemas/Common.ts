@@ -925,7 +925,33 @@ export const BrowserProfile: Schema.Union<[
  * @since 0.2.0
  * @category Models
  */
-export type BrowserProfile = Schema.Schema.Type<typeof BrowserProfile>
+export type BrowserProfile = {
+  /**
+   * Profile ID to load for this browser session
+   */
+  readonly id: string
+  /**
+   * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name?: string | undefined
+  /**
+   * If true, save changes made during the session back to the profile when the session ends.
+   */
+  readonly save_changes?: boolean | undefined
+} | {
+  /**
+   * Profile ID to load for this browser session
+   */
+  readonly id?: string | undefined
+  /**
+   * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name: string
+  /**
+   * If true, save changes made during the session back to the profile when the session ends.
+   */
+  readonly save_changes?: boolean | undefined
+}
 
 /**
  * Extension selection for the browser session. Provide either id or name of an extension uploaded to Kernel.
@@ -988,7 +1014,25 @@ export const BrowserExtension: Schema.Union<[
  * @since 0.2.0
  * @category Models
  */
-export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
+export type BrowserExtension = {
+  /**
+   * Extension ID to load for this browser session
+   */
+  readonly id: string
+  /**
+   * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name?: string | undefined
+} | {
+  /**
+   * Extension ID to load for this browser session
+   */
+  readonly id?: string | undefined
+  /**
+   * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name: string
+}
 
 /**
  * Generic OK response.

@@ -133,7 +133,7 @@ export const ListCredentialProvidersResponse: Schema.Array$<typeof CredentialPro
  * @since 0.2.0
  * @category Models
  */
-export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCredentialProvidersResponse>
+export type ListCredentialProvidersResponse = ReadonlyArray<CredentialProvider>
 
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 

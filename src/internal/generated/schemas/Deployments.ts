@@ -395,7 +395,59 @@ export const DeploymentRequest: Schema.Union<[
  * @since 0.2.0
  * @category Models
  */
-export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
+export type DeploymentRequest = {
+  /**
+   * Version of the application. Can be any string.
+   */
+  readonly version?: string | undefined
+  /**
+   * ZIP file containing the application source directory
+   */
+  readonly file: Upload
+  /**
+   * Relative path to the entrypoint of the application
+   */
+  readonly entrypoint_rel_path: string
+  readonly source?: DeploymentSource | undefined
+  /**
+   * Region for deployment. Currently we only support "aws.us-east-1a"
+   */
+  readonly region?: "aws.us-east-1a" | undefined
+  /**
+   * Allow overwriting an existing app version
+   */
+  readonly force?: boolean | undefined
+  /**
+   * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+} | {
+  /**
+   * Version of the application. Can be any string.
+   */
+  readonly version?: string | undefined
+  /**
+   * ZIP file containing the application source directory
+   */
+  readonly file?: Upload | undefined
+  /**
+   * Relative path to the entrypoint of the application
+   */
+  readonly entrypoint_rel_path?: string | undefined
+  readonly source: DeploymentSource
+  /**
+   * Region for deployment. Currently we only support "aws.us-east-1a"
+   */
+  readonly region?: "aws.us-east-1a" | undefined
+  /**
+   * Allow overwriting an existing app version
+   */
+  readonly force?: boolean | undefined
+  /**
+   * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * An event representing the current state of a deployment.
@@ -574,4 +626,4 @@ export const DeploymentEvent: Schema.Union<
  * @since 0.2.0
  * @category Models
  */
-export type DeploymentEvent = Schema.Schema.Type<typeof DeploymentEvent>
+export type DeploymentEvent = LogEvent | DeploymentStateEvent | AppVersionSummaryEvent | ErrorEvent | SSEHeartbeatEvent

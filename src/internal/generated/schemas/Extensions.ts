@@ -106,7 +106,7 @@ export const ListExtensionsResponse: Schema.Array$<typeof Extension> = /*#__PURE
  * @since 0.2.0
  * @category Models
  */
-export type ListExtensionsResponse = Schema.Schema.Type<typeof ListExtensionsResponse>
+export type ListExtensionsResponse = ReadonlyArray<Extension>
 
 /**
  * The `UploadExtensionBody` schema of the API.

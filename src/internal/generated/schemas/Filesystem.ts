@@ -118,7 +118,7 @@ export const FileInfoList: Schema.Array$<typeof FileInfo> = /*#__PURE__*/ array(
  * @since 0.2.0
  * @category Models
  */
-export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
+export type FileInfoList = ReadonlyArray<FileInfo>
 
 const limitedStringPattern = /*#__PURE__*/ once(() => /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
 

@@ -442,4 +442,4 @@ export const InvocationEvent: Schema.Union<
  * @since 0.2.0
  * @category Models
  */
-export type InvocationEvent = Schema.Schema.Type<typeof InvocationEvent>
+export type InvocationEvent = LogEvent | InvocationStateEvent | ErrorEvent | SSEHeartbeatEvent

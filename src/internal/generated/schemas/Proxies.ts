@@ -671,7 +671,7 @@ export const ListProxiesResponse: Schema.Array$<typeof Proxy> = /*#__PURE__*/ ar
  * @since 0.2.0
  * @category Models
  */
-export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
+export type ListProxiesResponse = ReadonlyArray<Proxy>
 
 /**
  * Configuration for a custom proxy (e.g., private proxy server).

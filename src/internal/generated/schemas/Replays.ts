@@ -97,7 +97,7 @@ export const ListReplaysResponse: Schema.Array$<typeof BrowserReplay> = /*#__PUR
  * @since 0.2.0
  * @category Models
  */
-export type ListReplaysResponse = Schema.Schema.Type<typeof ListReplaysResponse>
+export type ListReplaysResponse = ReadonlyArray<BrowserReplay>
 
 /**
  * The `StartReplayBody` schema of the API.

@@ -82,7 +82,7 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
+export type BrowserTargetType = "page" | "background_page" | "service_worker" | "shared_worker" | "other"
 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
@@ -629,7 +629,7 @@ export const BrowserHttpHeaders: Schema.Record$<typeof Schema.String, typeof Sch
  * @since 0.2.0
  * @category Models
  */
-export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
+export type BrowserHttpHeaders = { readonly [key: string]: unknown }
 
 const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserHttpHeaders))
 
@@ -2987,7 +2987,29 @@ export const BrowserTelemetryEvent: Schema.Union<
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEvent>
+export type BrowserTelemetryEvent =
+  | BrowserConsoleLogEvent
+  | BrowserConsoleErrorEvent
+  | BrowserNetworkRequestEvent
+  | BrowserNetworkResponseEvent
+  | BrowserNetworkLoadingFailedEvent
+  | BrowserNetworkIdleEvent
+  | BrowserPageNavigationEvent
+  | BrowserPageDomContentLoadedEvent
+  | BrowserPageLoadEvent
+  | BrowserPageTabOpenedEvent
+  | BrowserPageLayoutShiftEvent
+  | BrowserPageLcpEvent
+  | BrowserPageLayoutSettledEvent
+  | BrowserPageNavigationSettledEvent
+  | BrowserInteractionClickEvent
+  | BrowserInteractionKeyEvent
+  | BrowserInteractionScrollSettledEvent
+  | BrowserMonitorScreenshotEvent
+  | BrowserMonitorDisconnectedEvent
+  | BrowserMonitorReconnectedEvent
+  | BrowserMonitorReconnectFailedEvent
+  | BrowserMonitorInitFailedEvent
 
 /**
  * Envelope wrapping a browser telemetry event with its monotonic sequence number. Each SSE data: frame carries one envelope as JSON. The seq value is also emitted as the SSE id: field so clients can pass it as Last-Event-ID on reconnect.
