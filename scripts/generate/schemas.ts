@@ -453,12 +453,14 @@ const interfaceOf = (api: Ir.Api, schema: Ir.Schema, uses: Uses): string => {
 }
 
 /**
- * A named schema written with a declared type ({@link declaredType}): a struct, a union, an array or
- * a record, the kinds whose type (kept by `identifier`'s annotation) names other schemas.
+ * A named schema written with a declared type ({@link declaredType}): a struct, a union or an array
+ * that uses other named schemas (whose inferred type, printed in the declarations, would repeat
+ * theirs).
  */
 const hasDeclaredType = (schema: Ir.Schema): boolean =>
   !("limits" in schema && schema.limits !== undefined) &&
-  (schema.kind === "object" || schema.kind === "array" || (schema.kind === "union" && schema.members.length > 1))
+  (schema.kind === "object" || schema.kind === "array" || (schema.kind === "union" && schema.members.length > 1)) &&
+  [...Ir.references(schema)].length > 0
 
 const isObject = (schema: Ir.Schema): boolean =>
   schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)

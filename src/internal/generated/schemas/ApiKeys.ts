@@ -19,20 +19,7 @@ const nullOrString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.NullOr(Schema
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKeyCreator: Schema.Struct<{
-  /**
-   * Kernel user ID of the creator.
-   */
-  id: typeof Schema.String
-  /**
-   * Email address of the creator.
-   */
-  email: typeof Schema.String
-  /**
-   * Display name of the creator, if available.
-   */
-  name: Schema.NullOr<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
+export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
   /**
    * Kernel user ID of the creator.
    */
@@ -184,20 +171,7 @@ const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateApiKeyRequest: Schema.Struct<{
-  /**
-   * API key name (1-255 characters)
-   */
-  name: Schema.Schema<string, string>
-  /**
-   * Number of days until expiry, up to 3650. Use null for never.
-   */
-  days_to_expire: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
-  /**
-   * Unique project identifier
-   */
-  project_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("CreateApiKeyRequest", () => ({
+export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", () => ({
   /**
    * API key name (1-255 characters)
    */
@@ -331,12 +305,7 @@ export interface CreatedApiKey {
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateApiKeyRequest: Schema.Struct<{
-  /**
-   * New API key name
-   */
-  name: Schema.Schema<string, string>
-}> = /*#__PURE__*/ struct("UpdateApiKeyRequest", () => ({
+export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", () => ({
   /**
    * New API key name
    */

@@ -24,24 +24,7 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialReference: Schema.Struct<{
-  /**
-   * Kernel credential name
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * External provider name (e.g., "my-1p")
-   */
-  provider: Schema.optional<typeof Schema.String>
-  /**
-   * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
-   */
-  path: Schema.optional<typeof Schema.String>
-  /**
-   * If true, lookup by domain from the specified provider
-   */
-  auto: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("CredentialReference", () => ({
+export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", () => ({
   /**
    * Kernel credential name
    */
@@ -287,20 +270,7 @@ export interface MFAOption {
  * @since 0.2.0
  * @category Schemas
  */
-export const SignInOption: Schema.Struct<{
-  /**
-   * Unique identifier for this option (used to submit selection back)
-   */
-  id: typeof Schema.String
-  /**
-   * Display text for the option
-   */
-  label: typeof Schema.String
-  /**
-   * Additional context such as email address or org name
-   */
-  description: Schema.optional<Schema.NullOr<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("SignInOption", () => ({
+export const SignInOption = /*#__PURE__*/ struct("SignInOption", () => ({
   /**
    * Unique identifier for this option (used to submit selection back)
    */
@@ -342,20 +312,7 @@ export interface SignInOption {
  * @since 0.2.0
  * @category Schemas
  */
-export const SSOButton: Schema.Struct<{
-  /**
-   * XPath selector for the button
-   */
-  selector: typeof Schema.String
-  /**
-   * Identity provider name
-   */
-  provider: typeof Schema.String
-  /**
-   * Visible button text
-   */
-  label: typeof Schema.String
-}> = /*#__PURE__*/ struct("SSOButton", () => ({
+export const SSOButton = /*#__PURE__*/ struct("SSOButton", () => ({
   /**
    * XPath selector for the button
    */
@@ -1070,28 +1027,7 @@ export interface ManagedAuth {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyRef: Schema.Union<[
-  Schema.Struct<{
-    /**
-     * Proxy ID
-     */
-    id: typeof Schema.String
-    /**
-     * Proxy name
-     */
-    name: Schema.optional<typeof Schema.String>
-  }>,
-  Schema.Struct<{
-    /**
-     * Proxy ID
-     */
-    id: Schema.optional<typeof Schema.String>
-    /**
-     * Proxy name
-     */
-    name: typeof Schema.String
-  }>
-]> = /*#__PURE__*/ union(() =>
+export const ProxyRef = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -1465,32 +1401,7 @@ export interface LoginRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginResponse: Schema.Struct<{
-  /**
-   * Auth connection ID
-   */
-  id: typeof Schema.String
-  /**
-   * Type of login flow started
-   */
-  flow_type: Schema.Literal<["LOGIN", "REAUTH"]>
-  /**
-   * URL to redirect user to for login
-   */
-  hosted_url: typeof Schema.String
-  /**
-   * When the login flow expires
-   */
-  flow_expires_at: typeof Timestamp
-  /**
-   * One-time code for handoff (internal use)
-   */
-  handoff_code: Schema.optional<typeof Schema.String>
-  /**
-   * Browser live view URL for watching the login flow
-   */
-  live_view_url: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("LoginResponse", () => ({
+export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * Auth connection ID
    */
@@ -1556,28 +1467,7 @@ export interface LoginResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsRequest: Schema.Struct<{
-  /**
-   * Map of field name to value
-   */
-  fields: Schema.optional<Schema.Record$<typeof Schema.String, Schema.Redacted<typeof Schema.String>>>
-  /**
-   * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
-   */
-  sso_button_selector: Schema.optional<typeof Schema.String>
-  /**
-   * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
-   */
-  sso_provider: Schema.optional<typeof Schema.String>
-  /**
-   * The MFA method type to select (when mfa_options were returned)
-   */
-  mfa_option_id: Schema.optional<typeof Schema.String>
-  /**
-   * The sign-in option ID to select (when sign_in_options were returned)
-   */
-  sign_in_option_id: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("SubmitFieldsRequest", () => ({
+export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", () => ({
   /**
    * Map of field name to value
    */
@@ -1637,12 +1527,7 @@ export interface SubmitFieldsRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SubmitFieldsResponse: Schema.Struct<{
-  /**
-   * Whether the submission was accepted for processing
-   */
-  accepted: typeof Schema.Boolean
-}> = /*#__PURE__*/ struct("SubmitFieldsResponse", () => ({
+export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse", () => ({
   /**
    * Whether the submission was accepted for processing
    */
@@ -1907,12 +1792,7 @@ export type ManagedAuthEvent = ManagedAuthStateEvent | ErrorEvent | SSEHeartbeat
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeRequest: Schema.Struct<{
-  /**
-   * Handoff code from start endpoint
-   */
-  code: typeof Schema.String
-}> = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", () => ({
+export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExchangeRequest", () => ({
   /**
    * Handoff code from start endpoint
    */
@@ -1938,16 +1818,7 @@ export interface ManagedAuthExchangeRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthExchangeResponse: Schema.Struct<{
-  /**
-   * Invocation ID
-   */
-  invocation_id: typeof Schema.String
-  /**
-   * JWT token with invocation_id claim (30 minute TTL)
-   */
-  jwt: Schema.Redacted<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", () => ({
+export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExchangeResponse", () => ({
   /**
    * Invocation ID
    */

@@ -423,12 +423,7 @@ export interface BrowserPoolUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolDeleteRequest: Schema.Struct<{
-  /**
-   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
-   */
-  force: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", () => ({
+export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteRequest", () => ({
   /**
    * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
    */
@@ -454,12 +449,7 @@ export interface BrowserPoolDeleteRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolAcquireRequest: Schema.Struct<{
-  /**
-   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
-   */
-  acquire_timeout_seconds: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", () => ({
+export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquireRequest", () => ({
   /**
    * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
    */
@@ -485,16 +475,7 @@ export interface BrowserPoolAcquireRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolReleaseRequest: Schema.Struct<{
-  /**
-   * Browser session ID to release back to the pool
-   */
-  session_id: typeof Schema.String
-  /**
-   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
-   */
-  reuse: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", () => ({
+export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleaseRequest", () => ({
   /**
    * Browser session ID to release back to the pool
    */

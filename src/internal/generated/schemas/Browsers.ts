@@ -327,23 +327,7 @@ export interface BrowserUpdateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const LoadBrowserExtensionsBody: Schema.Struct<{
-  /**
-   * List of extensions to upload and activate
-   */
-  extensions: Schema.Array$<
-    Schema.Struct<{
-      /**
-       * Zip archive containing an unpacked Chromium extension (must include manifest.json)
-       */
-      zip_file: typeof Upload
-      /**
-       * Folder name to place the extension under /home/kernel/extensions/<name>
-       */
-      name: Schema.Schema<string, string>
-    }>
-  >
-}> = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", () => ({
+export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtensionsBody", () => ({
   /**
    * List of extensions to upload and activate
    */
@@ -387,32 +371,7 @@ export interface LoadBrowserExtensionsBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlRequest: Schema.Struct<{
-  /**
-   * Target URL (must be http or https).
-   */
-  url: typeof Schema.String
-  /**
-   * HTTP method.
-   */
-  method: Schema.optional<Schema.Literal<["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]>>
-  /**
-   * Custom headers merged with browser defaults.
-   */
-  headers: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  /**
-   * Request body (for POST/PUT/PATCH).
-   */
-  body: Schema.optional<typeof Schema.String>
-  /**
-   * Request timeout in milliseconds.
-   */
-  timeout_ms: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Encoding for the response body. Use base64 for binary content.
-   */
-  response_encoding: Schema.optional<Schema.Literal<["utf8", "base64"]>>
-}> = /*#__PURE__*/ struct("BrowserCurlRequest", () => ({
+export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", () => ({
   /**
    * Target URL (must be http or https).
    */
@@ -480,24 +439,7 @@ export interface BrowserCurlRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserCurlResult: Schema.Struct<{
-  /**
-   * HTTP status code from target.
-   */
-  status: typeof Schema.Int
-  /**
-   * Response headers (multi-value).
-   */
-  headers: Schema.Record$<typeof Schema.String, Schema.Array$<typeof Schema.String>>
-  /**
-   * Response body (UTF-8 string or base64 depending on request).
-   */
-  body: typeof Schema.String
-  /**
-   * Total request duration in milliseconds.
-   */
-  duration_ms: typeof Schema.Int
-}> = /*#__PURE__*/ struct("BrowserCurlResult", () => ({
+export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", () => ({
   /**
    * HTTP status code from target.
    */

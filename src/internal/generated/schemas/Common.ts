@@ -19,28 +19,7 @@ const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional
  * @since 0.2.0
  * @category Schemas
  */
-export const Profile: Schema.Struct<{
-  /**
-   * Unique identifier for the profile
-   */
-  id: typeof Schema.String
-  /**
-   * Optional, easier-to-reference name for the profile
-   */
-  name: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Timestamp when the profile was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * Timestamp when the profile was last updated
-   */
-  updated_at: Schema.optional<typeof Timestamp>
-  /**
-   * Timestamp when the profile was last used
-   */
-  last_used_at: Schema.optional<typeof Timestamp>
-}> = /*#__PURE__*/ struct("Profile", () => ({
+export const Profile = /*#__PURE__*/ struct("Profile", () => ({
   /**
    * Unique identifier for the profile
    */
@@ -100,16 +79,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRef: Schema.Struct<{
-  /**
-   * Browser pool ID
-   */
-  id: typeof Schema.String
-  /**
-   * Browser pool name, if set
-   */
-  name: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
+export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
   /**
    * Browser pool ID
    */
@@ -153,20 +123,7 @@ export interface BrowserPoolRef {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewport: Schema.Struct<{
-  /**
-   * Browser window width in pixels.
-   */
-  width: Schema.Schema<number, number>
-  /**
-   * Browser window height in pixels.
-   */
-  height: Schema.Schema<number, number>
-  /**
-   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-   */
-  refresh_rate: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("BrowserViewport", () => ({
+export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({
   /**
    * Browser window width in pixels.
    */
@@ -208,12 +165,7 @@ export interface BrowserViewport {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUsage: Schema.Struct<{
-  /**
-   * Time in milliseconds the session was actively running.
-   */
-  uptime_ms: typeof Schema.Int
-}> = /*#__PURE__*/ struct("BrowserUsage", () => ({
+export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", () => ({
   /**
    * Time in milliseconds the session was actively running.
    */
@@ -241,12 +193,7 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoryConfig: Schema.Struct<{
-  /**
-   * Whether this category is captured. Defaults to true if omitted.
-   */
-  enabled: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", () => ({
+export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoryConfig", () => ({
   /**
    * Whether this category is captured. Defaults to true if omitted.
    */
@@ -599,20 +546,7 @@ export interface Browser {
  * @since 0.2.0
  * @category Schemas
  */
-export const LogEvent: Schema.Struct<{
-  /**
-   * Event type identifier (always "log").
-   */
-  event: Schema.Literal<["log"]>
-  /**
-   * Time the log entry was produced.
-   */
-  timestamp: typeof Timestamp
-  /**
-   * Log message text.
-   */
-  message: typeof Schema.String
-}> = /*#__PURE__*/ struct("LogEvent", () => ({
+export const LogEvent = /*#__PURE__*/ struct("LogEvent", () => ({
   /**
    * Event type identifier (always "log").
    */
@@ -654,16 +588,7 @@ export interface LogEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorDetail: Schema.Struct<{
-  /**
-   * Lower-level error code providing more specific detail
-   */
-  code: Schema.optional<typeof Schema.String>
-  /**
-   * Further detail about the error
-   */
-  message: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ErrorDetail", () => ({
+export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", () => ({
   /**
    * Lower-level error code providing more specific detail
    */
@@ -801,16 +726,7 @@ export interface ErrorEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const SSEHeartbeatEvent: Schema.Struct<{
-  /**
-   * Event type identifier (always "sse_heartbeat").
-   */
-  event: Schema.Literal<["sse_heartbeat"]>
-  /**
-   * Time the heartbeat was sent.
-   */
-  timestamp: typeof Timestamp
-}> = /*#__PURE__*/ struct("SSEHeartbeatEvent", () => ({
+export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", () => ({
   /**
    * Event type identifier (always "sse_heartbeat").
    */
@@ -854,36 +770,7 @@ const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserProfile: Schema.Union<[
-  Schema.Struct<{
-    /**
-     * Profile ID to load for this browser session
-     */
-    id: typeof Schema.String
-    /**
-     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.optional<Schema.Schema<string, string>>
-    /**
-     * If true, save changes made during the session back to the profile when the session ends.
-     */
-    save_changes: Schema.optional<typeof Schema.Boolean>
-  }>,
-  Schema.Struct<{
-    /**
-     * Profile ID to load for this browser session
-     */
-    id: Schema.optional<typeof Schema.String>
-    /**
-     * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.Schema<string, string>
-    /**
-     * If true, save changes made during the session back to the profile when the session ends.
-     */
-    save_changes: Schema.optional<typeof Schema.Boolean>
-  }>
-]> = /*#__PURE__*/ union(() =>
+export const BrowserProfile = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -959,28 +846,7 @@ export type BrowserProfile = {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserExtension: Schema.Union<[
-  Schema.Struct<{
-    /**
-     * Extension ID to load for this browser session
-     */
-    id: typeof Schema.String
-    /**
-     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.optional<Schema.Schema<string, string>>
-  }>,
-  Schema.Struct<{
-    /**
-     * Extension ID to load for this browser session
-     */
-    id: Schema.optional<typeof Schema.String>
-    /**
-     * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-     */
-    name: Schema.Schema<string, string>
-  }>
-]> = /*#__PURE__*/ union(() =>
+export const BrowserExtension = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -1040,12 +906,7 @@ export type BrowserExtension = {
  * @since 0.2.0
  * @category Schemas
  */
-export const OkResponse: Schema.Struct<{
-  /**
-   * Indicates success.
-   */
-  ok: typeof Schema.Boolean
-}> = /*#__PURE__*/ struct("OkResponse", () => ({
+export const OkResponse = /*#__PURE__*/ struct("OkResponse", () => ({
   /**
    * Indicates success.
    */
@@ -1077,20 +938,7 @@ const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const AppAction: Schema.Struct<{
-  /**
-   * Name of the action
-   */
-  name: typeof Schema.String
-  /**
-   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
-   */
-  input_schema: Schema.optional<Schema.NullOr<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>>
-  /**
-   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
-   */
-  output_schema: Schema.optional<Schema.NullOr<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>>
-}> = /*#__PURE__*/ struct("AppAction", () => ({
+export const AppAction = /*#__PURE__*/ struct("AppAction", () => ({
   /**
    * Name of the action
    */

@@ -48,32 +48,7 @@ const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const ClickMouseRequest: Schema.Struct<{
-  /**
-   * Mouse button to interact with
-   */
-  button: Schema.optional<Schema.Literal<["left", "right", "middle", "back", "forward"]>>
-  /**
-   * Type of click action
-   */
-  click_type: Schema.optional<Schema.Literal<["down", "up", "click"]>>
-  /**
-   * X coordinate of the click position
-   */
-  x: typeof Schema.Int
-  /**
-   * Y coordinate of the click position
-   */
-  y: typeof Schema.Int
-  /**
-   * Modifier keys to hold during the click
-   */
-  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Number of times to repeat the click
-   */
-  num_clicks: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("ClickMouseRequest", () => ({
+export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", () => ({
   /**
    * Mouse button to interact with
    */
@@ -130,28 +105,7 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const MoveMouseRequest: Schema.Struct<{
-  /**
-   * X coordinate to move the cursor to
-   */
-  x: typeof Schema.Int
-  /**
-   * Y coordinate to move the cursor to
-   */
-  y: typeof Schema.Int
-  /**
-   * Modifier keys to hold during the move
-   */
-  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Use human-like Bezier curve path instead of instant mouse movement.
-   */
-  smooth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
-   */
-  duration_ms: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("MoveMouseRequest", () => ({
+export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", () => ({
   ...clickMouseRequestFields(),
   /**
    * Use human-like Bezier curve path instead of instant mouse movement.
@@ -198,24 +152,7 @@ export interface MoveMouseRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRegion: Schema.Struct<{
-  /**
-   * X coordinate of the region's top-left corner
-   */
-  x: typeof Schema.Int
-  /**
-   * Y coordinate of the region's top-left corner
-   */
-  y: typeof Schema.Int
-  /**
-   * Width of the region in pixels
-   */
-  width: typeof Schema.Int
-  /**
-   * Height of the region in pixels
-   */
-  height: typeof Schema.Int
-}> = /*#__PURE__*/ struct("ScreenshotRegion", () => ({
+export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", () => ({
   /**
    * X coordinate of the region's top-left corner
    */
@@ -291,16 +228,7 @@ const optionalLimitedIntMinimum0 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const TypeTextRequest: Schema.Struct<{
-  /**
-   * Text to type on the browser instance
-   */
-  text: typeof Schema.String
-  /**
-   * Delay in milliseconds between keystrokes
-   */
-  delay: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("TypeTextRequest", () => ({
+export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", () => ({
   /**
    * Text to type on the browser instance
    */
@@ -334,22 +262,7 @@ export interface TypeTextRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const PressKeyRequest: Schema.Struct<{
-  /**
-   * List of key symbols to press. Each item should be a key symbol supported by xdotool
-   * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
-   * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
-   */
-  keys: Schema.Array$<typeof Schema.String>
-  /**
-   * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
-   */
-  duration: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Optional modifier keys to hold during the key press sequence.
-   */
-  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("PressKeyRequest", () => ({
+export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", () => ({
   /**
    * List of key symbols to press. Each item should be a key symbol supported by xdotool
    * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
@@ -395,28 +308,7 @@ export interface PressKeyRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ScrollRequest: Schema.Struct<{
-  /**
-   * X coordinate at which to perform the scroll
-   */
-  x: typeof Schema.Int
-  /**
-   * Y coordinate at which to perform the scroll
-   */
-  y: typeof Schema.Int
-  /**
-   * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
-   */
-  delta_x: Schema.optional<typeof Schema.Int>
-  /**
-   * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
-   */
-  delta_y: Schema.optional<typeof Schema.Int>
-  /**
-   * Modifier keys to hold during the scroll
-   */
-  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("ScrollRequest", () => ({
+export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", () => ({
   ...clickMouseRequestFields(),
   /**
    * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
@@ -463,40 +355,7 @@ export interface ScrollRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const DragMouseRequest: Schema.Struct<{
-  /**
-   * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
-   */
-  path: Schema.Schema<ReadonlyArray<ReadonlyArray<number>>, ReadonlyArray<ReadonlyArray<number>>>
-  /**
-   * Mouse button to drag with
-   */
-  button: Schema.optional<Schema.Literal<["left", "middle", "right"]>>
-  /**
-   * Delay in milliseconds between button down and starting to move along the path.
-   */
-  delay: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Number of relative move steps per segment in the path. Minimum 1.
-   */
-  steps_per_segment: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Delay in milliseconds between relative steps while dragging (not the initial delay).
-   */
-  step_delay_ms: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Modifier keys to hold during the drag
-   */
-  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
-   */
-  smooth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
-   */
-  duration_ms: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("DragMouseRequest", () => ({
+export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", () => ({
   /**
    * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
    */
@@ -583,12 +442,7 @@ export interface DragMouseRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SetCursorRequest: Schema.Struct<{
-  /**
-   * Whether the cursor should be hidden or visible
-   */
-  hidden: typeof Schema.Boolean
-}> = /*#__PURE__*/ struct("SetCursorRequest", () => ({
+export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", () => ({
   /**
    * Whether the cursor should be hidden or visible
    */
@@ -614,12 +468,7 @@ export interface SetCursorRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const SleepAction: Schema.Struct<{
-  /**
-   * Duration to sleep in milliseconds.
-   */
-  duration_ms: Schema.Schema<number, number>
-}> = /*#__PURE__*/ struct("SleepAction", () => ({
+export const SleepAction = /*#__PURE__*/ struct("SleepAction", () => ({
   /**
    * Duration to sleep in milliseconds.
    */
@@ -752,16 +601,7 @@ export interface BatchComputerActionRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const MousePositionResponse: Schema.Struct<{
-  /**
-   * X coordinate of the cursor
-   */
-  x: typeof Schema.Int
-  /**
-   * Y coordinate of the cursor
-   */
-  y: typeof Schema.Int
-}> = /*#__PURE__*/ struct("MousePositionResponse", () => ({
+export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse", () => ({
   /**
    * X coordinate of the cursor
    */
@@ -795,12 +635,7 @@ export interface MousePositionResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const ClipboardContent: Schema.Struct<{
-  /**
-   * Current clipboard text content
-   */
-  text: typeof Schema.String
-}> = /*#__PURE__*/ struct("ClipboardContent", () => ({
+export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", () => ({
   /**
    * Current clipboard text content
    */
@@ -826,12 +661,7 @@ export interface ClipboardContent {
  * @since 0.2.0
  * @category Schemas
  */
-export const WriteClipboardRequest: Schema.Struct<{
-  /**
-   * Text to write to the system clipboard
-   */
-  text: typeof Schema.String
-}> = /*#__PURE__*/ struct("WriteClipboardRequest", () => ({
+export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest", () => ({
   /**
    * Text to write to the system clipboard
    */

@@ -18,36 +18,7 @@ const literalOnepassword = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.Literal
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProvider: Schema.Struct<{
-  /**
-   * Unique identifier for the credential provider
-   */
-  id: typeof Schema.String
-  /**
-   * Type of credential provider
-   */
-  provider_type: Schema.Literal<["onepassword"]>
-  /**
-   * Human-readable name for this provider instance
-   */
-  name: typeof Schema.String
-  /**
-   * Whether the provider is enabled for credential lookups
-   */
-  enabled: typeof Schema.Boolean
-  /**
-   * Priority order for credential lookups (lower numbers are checked first)
-   */
-  priority: typeof Schema.Int
-  /**
-   * When the credential provider was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * When the credential provider was last updated
-   */
-  updated_at: typeof Timestamp
-}> = /*#__PURE__*/ struct("CredentialProvider", () => ({
+export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", () => ({
   /**
    * Unique identifier for the credential provider
    */
@@ -143,24 +114,7 @@ const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialProviderRequest: Schema.Struct<{
-  /**
-   * Type of credential provider
-   */
-  provider_type: Schema.Literal<["onepassword"]>
-  /**
-   * Human-readable name for this provider instance (unique per org)
-   */
-  name: typeof Schema.String
-  /**
-   * Service account token for the provider (e.g., 1Password service account token)
-   */
-  token: Schema.Redacted<typeof Schema.String>
-  /**
-   * How long to cache credential lists (default 300 seconds)
-   */
-  cache_ttl_seconds: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("CreateCredentialProviderRequest", () => ({
+export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCredentialProviderRequest", () => ({
   /**
    * Type of credential provider
    */
@@ -212,28 +166,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialProviderRequest: Schema.Struct<{
-  /**
-   * Human-readable name for this provider instance
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * Whether the provider is enabled for credential lookups
-   */
-  enabled: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Priority order for credential lookups (lower numbers are checked first)
-   */
-  priority: Schema.optional<typeof Schema.Int>
-  /**
-   * New service account token (to rotate credentials)
-   */
-  token: Schema.optional<Schema.Redacted<typeof Schema.String>>
-  /**
-   * How long to cache credential lists
-   */
-  cache_ttl_seconds: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("UpdateCredentialProviderRequest", () => ({
+export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCredentialProviderRequest", () => ({
   /**
    * Human-readable name for this provider instance
    */
@@ -291,31 +224,7 @@ export interface UpdateCredentialProviderRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderTestResult: Schema.Struct<{
-  /**
-   * Whether the connection test was successful
-   */
-  success: typeof Schema.Boolean
-  /**
-   * List of vaults accessible by the service account
-   */
-  vaults: Schema.Array$<
-    Schema.Struct<{
-      /**
-       * Vault ID
-       */
-      id: typeof Schema.String
-      /**
-       * Vault name
-       */
-      name: typeof Schema.String
-    }>
-  >
-  /**
-   * Error message if the test failed
-   */
-  error: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("CredentialProviderTestResult", () => ({
+export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProviderTestResult", () => ({
   /**
    * Whether the connection test was successful
    */
@@ -375,32 +284,7 @@ export interface CredentialProviderTestResult {
  * @since 0.2.0
  * @category Schemas
  */
-export const CredentialProviderItem: Schema.Struct<{
-  /**
-   * Unique identifier for the item within the provider
-   */
-  id: typeof Schema.String
-  /**
-   * Display name of the credential item
-   */
-  title: typeof Schema.String
-  /**
-   * ID of the vault containing this item
-   */
-  vault_id: typeof Schema.String
-  /**
-   * Name of the vault containing this item
-   */
-  vault_name: typeof Schema.String
-  /**
-   * Path to reference this item (VaultName/ItemTitle format)
-   */
-  path: typeof Schema.String
-  /**
-   * URLs associated with this credential
-   */
-  urls: Schema.optional<Schema.Array$<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("CredentialProviderItem", () => ({
+export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderItem", () => ({
   /**
    * Unique identifier for the item within the provider
    */

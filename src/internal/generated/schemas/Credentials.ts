@@ -24,48 +24,7 @@ const optionalRedactedString = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const Credential: Schema.Struct<{
-  /**
-   * Unique identifier for the credential
-   */
-  id: typeof Schema.String
-  /**
-   * Unique name for the credential within the project
-   */
-  name: typeof Schema.String
-  /**
-   * Target domain this credential is for
-   */
-  domain: typeof Schema.String
-  /**
-   * When the credential was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * When the credential was last updated
-   */
-  updated_at: typeof Timestamp
-  /**
-   * Whether this credential has stored values (email, password, etc.)
-   */
-  has_values: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether this credential has a TOTP secret configured for automatic 2FA
-   */
-  has_totp_secret: Schema.optional<typeof Schema.Boolean>
-  /**
-   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
-   */
-  sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
-   */
-  totp_code: Schema.optional<Schema.Redacted<typeof Schema.String>>
-  /**
-   * When the totp_code expires. Only included when totp_code is present.
-   */
-  totp_code_expires_at: Schema.optional<typeof Timestamp>
-}> = /*#__PURE__*/ struct("Credential", () => ({
+export const Credential = /*#__PURE__*/ struct("Credential", () => ({
   /**
    * Unique identifier for the credential
    */
@@ -165,28 +124,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCredentialRequest: Schema.Struct<{
-  /**
-   * Unique name for the credential within the project
-   */
-  name: typeof Schema.String
-  /**
-   * Target domain this credential is for
-   */
-  domain: typeof Schema.String
-  /**
-   * Field name to value mapping (e.g., username, password)
-   */
-  values: Schema.Record$<typeof Schema.String, Schema.Redacted<typeof Schema.String>>
-  /**
-   * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
-   */
-  totp_secret: Schema.optional<Schema.Redacted<typeof Schema.String>>
-  /**
-   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
-   */
-  sso_provider: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("CreateCredentialRequest", () => ({
+export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialRequest", () => ({
   /**
    * Unique name for the credential within the project
    */
@@ -244,24 +182,7 @@ export interface CreateCredentialRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateCredentialRequest: Schema.Struct<{
-  /**
-   * New name for the credential
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
-   */
-  values: Schema.optional<Schema.Record$<typeof Schema.String, Schema.Redacted<typeof Schema.String>>>
-  /**
-   * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
-   */
-  totp_secret: Schema.optional<Schema.Redacted<typeof Schema.String>>
-  /**
-   * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
-   */
-  sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
-}> = /*#__PURE__*/ struct("UpdateCredentialRequest", () => ({
+export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialRequest", () => ({
   /**
    * New name for the credential
    */
@@ -313,16 +234,7 @@ export interface UpdateCredentialRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const GetCredentialTotpCodeResponse: Schema.Struct<{
-  /**
-   * Current 6-digit TOTP code
-   */
-  code: Schema.Redacted<typeof Schema.String>
-  /**
-   * When this code expires (ISO 8601 timestamp)
-   */
-  expires_at: typeof Timestamp
-}> = /*#__PURE__*/ struct("GetCredentialTotpCodeResponse", () => ({
+export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredentialTotpCodeResponse", () => ({
   /**
    * Current 6-digit TOTP code
    */

@@ -43,40 +43,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const Deployment: Schema.Struct<{
-  /**
-   * Unique identifier for the deployment
-   */
-  id: typeof Schema.String
-  /**
-   * Current status of the deployment
-   */
-  status: Schema.Literal<["queued", "in_progress", "running", "failed", "stopped"]>
-  /**
-   * Status reason
-   */
-  status_reason: Schema.optional<typeof Schema.String>
-  /**
-   * Deployment region code
-   */
-  region: Schema.Literal<["aws.us-east-1a"]>
-  /**
-   * Relative path to the application entrypoint
-   */
-  entrypoint_rel_path: Schema.optional<typeof Schema.String>
-  /**
-   * Environment variables configured for this deployment
-   */
-  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  /**
-   * Timestamp when the deployment was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * Timestamp when the deployment was last updated
-   */
-  updated_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-}> = /*#__PURE__*/ struct("Deployment", () => ({
+export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
   ...deploymentFields(),
   /**
    * Current status of the deployment
@@ -147,43 +114,7 @@ export interface Deployment {
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentSource: Schema.Struct<{
-  /**
-   * Source type identifier.
-   */
-  type: Schema.Literal<["github"]>
-  /**
-   * Base repository URL (without blob/tree suffixes).
-   */
-  url: typeof Schema.String
-  /**
-   * Git ref (branch, tag, or commit SHA) to fetch.
-   */
-  ref: typeof Schema.String
-  /**
-   * Path within the repo to deploy (omit to use repo root).
-   */
-  path: Schema.optional<typeof Schema.String>
-  /**
-   * Relative path to the application entrypoint within the selected path.
-   */
-  entrypoint: typeof Schema.String
-  /**
-   * Authentication for private repositories.
-   */
-  auth: Schema.optional<
-    Schema.Struct<{
-      /**
-       * Auth method
-       */
-      method: Schema.Literal<["github_token"]>
-      /**
-       * GitHub PAT or installation access token
-       */
-      token: typeof Schema.String
-    }>
-  >
-}> = /*#__PURE__*/ struct("DeploymentSource", () => ({
+export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => ({
   /**
    * Source type identifier.
    */

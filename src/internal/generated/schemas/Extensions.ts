@@ -17,28 +17,7 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Extension: Schema.Struct<{
-  /**
-   * Unique identifier for the extension
-   */
-  id: typeof Schema.String
-  /**
-   * Optional, easier-to-reference name for the extension. Must be unique within the project.
-   */
-  name: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Timestamp when the extension was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * Size of the extension archive in bytes
-   */
-  size_bytes: typeof Schema.Int
-  /**
-   * Timestamp when the extension was last used
-   */
-  last_used_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-}> = /*#__PURE__*/ struct("Extension", () => ({
+export const Extension = /*#__PURE__*/ struct("Extension", () => ({
   /**
    * Unique identifier for the extension
    */
@@ -114,16 +93,7 @@ export type ListExtensionsResponse = ReadonlyArray<Extension>
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadExtensionBody: Schema.Struct<{
-  /**
-   * ZIP file containing the browser extension.
-   */
-  file: typeof Upload
-  /**
-   * Optional unique name within the project to reference this extension.
-   */
-  name: Schema.optional<Schema.Schema<string, string>>
-}> = /*#__PURE__*/ struct("UploadExtensionBody", () => ({
+export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", () => ({
   /**
    * ZIP file containing the browser extension.
    */

@@ -17,32 +17,7 @@ import { Upload } from "../../upload.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfo: Schema.Struct<{
-  /**
-   * Base name of the file or directory.
-   */
-  name: typeof Schema.String
-  /**
-   * Absolute path.
-   */
-  path: typeof Schema.String
-  /**
-   * Size in bytes. 0 for directories.
-   */
-  size_bytes: typeof Schema.Int
-  /**
-   * Whether the path is a directory.
-   */
-  is_dir: typeof Schema.Boolean
-  /**
-   * Last modification time.
-   */
-  mod_time: typeof Timestamp
-  /**
-   * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
-   */
-  mode: typeof Schema.String
-}> = /*#__PURE__*/ struct("FileInfo", () => ({
+export const FileInfo = /*#__PURE__*/ struct("FileInfo", () => ({
   /**
    * Base name of the file or directory.
    */
@@ -128,16 +103,7 @@ const limitedStringPattern = /*#__PURE__*/ once(() => /*#__PURE__*/ limited(Sche
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateDirectoryRequest: Schema.Struct<{
-  /**
-   * Absolute directory path to create.
-   */
-  path: Schema.Schema<string, string>
-  /**
-   * Optional directory mode (octal string, e.g. 755). Defaults to 755.
-   */
-  mode: Schema.optional<Schema.Schema<string, string>>
-}> = /*#__PURE__*/ struct("CreateDirectoryRequest", () => ({
+export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryRequest", () => ({
   /**
    * Absolute directory path to create.
    */
@@ -171,12 +137,7 @@ export interface CreateDirectoryRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const DeletePathRequest: Schema.Struct<{
-  /**
-   * Absolute path to delete.
-   */
-  path: Schema.Schema<string, string>
-}> = /*#__PURE__*/ struct("DeletePathRequest", () => ({
+export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", () => ({
   /**
    * Absolute path to delete.
    */
@@ -204,24 +165,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const SetFilePermissionsRequest: Schema.Struct<{
-  /**
-   * Absolute path whose permissions are to be changed.
-   */
-  path: Schema.Schema<string, string>
-  /**
-   * New owner username or UID.
-   */
-  owner: Schema.optional<typeof Schema.String>
-  /**
-   * New group name or GID.
-   */
-  group: Schema.optional<typeof Schema.String>
-  /**
-   * File mode bits (octal string, e.g. 644).
-   */
-  mode: Schema.Schema<string, string>
-}> = /*#__PURE__*/ struct("SetFilePermissionsRequest", () => ({
+export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermissionsRequest", () => ({
   /**
    * Absolute path whose permissions are to be changed.
    */
@@ -271,16 +215,7 @@ export interface SetFilePermissionsRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const MovePathRequest: Schema.Struct<{
-  /**
-   * Absolute source path.
-   */
-  src_path: Schema.Schema<string, string>
-  /**
-   * Absolute destination path.
-   */
-  dest_path: Schema.Schema<string, string>
-}> = /*#__PURE__*/ struct("MovePathRequest", () => ({
+export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", () => ({
   /**
    * Absolute source path.
    */
@@ -314,17 +249,7 @@ export interface MovePathRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadFilesBody: Schema.Struct<{
-  files: Schema.Array$<
-    Schema.Struct<{
-      file: typeof Upload
-      /**
-       * Absolute destination path to write the file.
-       */
-      dest_path: Schema.Schema<string, string>
-    }>
-  >
-}> = /*#__PURE__*/ struct("UploadFilesBody", () => ({
+export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", () => ({
   files: /*#__PURE__*/ Schema.Array(/*#__PURE__*/ Schema.Struct({
     file: Upload,
     /**
@@ -356,13 +281,7 @@ export interface UploadFilesBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const UploadZipBody: Schema.Struct<{
-  zip_file: typeof Upload
-  /**
-   * Absolute destination directory to extract the archive to.
-   */
-  dest_path: Schema.Schema<string, string>
-}> = /*#__PURE__*/ struct("UploadZipBody", () => ({
+export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", () => ({
   zip_file: Upload,
   /**
    * Absolute destination directory to extract the archive to.

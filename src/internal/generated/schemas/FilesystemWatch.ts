@@ -15,16 +15,7 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFsWatchRequest: Schema.Struct<{
-  /**
-   * Directory to watch.
-   */
-  path: typeof Schema.String
-  /**
-   * Whether to watch recursively.
-   */
-  recursive: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("StartFsWatchRequest", () => ({
+export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", () => ({
   /**
    * Directory to watch.
    */
@@ -60,12 +51,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const StartFilesystemWatchResponse: Schema.Struct<{
-  /**
-   * Unique identifier for the directory watch
-   */
-  watch_id: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("StartFilesystemWatchResponse", () => ({
+export const StartFilesystemWatchResponse = /*#__PURE__*/ struct("StartFilesystemWatchResponse", () => ({
   /**
    * Unique identifier for the directory watch
    */
@@ -91,24 +77,7 @@ export interface StartFilesystemWatchResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const FileSystemEvent: Schema.Struct<{
-  /**
-   * Event type.
-   */
-  type: Schema.Literal<["CREATE", "WRITE", "DELETE", "RENAME"]>
-  /**
-   * Base name of the file or directory affected.
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * Absolute path of the file or directory.
-   */
-  path: typeof Schema.String
-  /**
-   * Whether the affected path is a directory.
-   */
-  is_dir: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("FileSystemEvent", () => ({
+export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", () => ({
   /**
    * Event type.
    */

@@ -65,48 +65,7 @@ const invocationFields2 = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const Invocation: Schema.Struct<{
-  /**
-   * ID of the invocation
-   */
-  id: typeof Schema.String
-  /**
-   * Name of the application
-   */
-  app_name: typeof Schema.String
-  /**
-   * Version label for the application
-   */
-  version: typeof Schema.String
-  /**
-   * Name of the action invoked
-   */
-  action_name: typeof Schema.String
-  /**
-   * Payload provided to the invocation. This is a string that can be parsed as JSON.
-   */
-  payload: Schema.optional<typeof Schema.String>
-  /**
-   * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  output: Schema.optional<typeof Schema.String>
-  /**
-   * RFC 3339 Nanoseconds timestamp when the invocation started
-   */
-  started_at: typeof Timestamp
-  /**
-   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
-   */
-  finished_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-  /**
-   * Status of the invocation
-   */
-  status: Schema.Literal<["queued", "running", "succeeded", "failed"]>
-  /**
-   * Status reason
-   */
-  status_reason: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("Invocation", () => ({
+export const Invocation = /*#__PURE__*/ struct("Invocation", () => ({
   ...invocationFields(),
   ...invocationFields2(),
   /**
@@ -174,32 +133,7 @@ export interface Invocation {
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateInvocationBody: Schema.Struct<{
-  /**
-   * Name of the application
-   */
-  app_name: typeof Schema.String
-  /**
-   * Version of the application
-   */
-  version: typeof Schema.String
-  /**
-   * Input data for the action, sent as a JSON string.
-   */
-  payload: Schema.optional<typeof Schema.String>
-  /**
-   * Name of the action to invoke
-   */
-  action_name: typeof Schema.String
-  /**
-   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
-   */
-  async: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
-   */
-  async_timeout_seconds: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("CreateInvocationBody", () => ({
+export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody", () => ({
   ...invocationFields2(),
   /**
    * Name of the action to invoke
@@ -256,28 +190,7 @@ export interface CreateInvocationBody {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvokeResponse: Schema.Struct<{
-  /**
-   * ID of the invocation
-   */
-  id: typeof Schema.String
-  /**
-   * Name of the action invoked
-   */
-  action_name: typeof Schema.String
-  /**
-   * Status of the invocation
-   */
-  status: Schema.Literal<["queued", "running", "succeeded", "failed"]>
-  /**
-   * Status reason
-   */
-  status_reason: Schema.optional<typeof Schema.String>
-  /**
-   * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  output: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("InvokeResponse", () => ({
+export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", () => ({
   ...invocationFields()
 }))
 
@@ -316,16 +229,7 @@ export interface InvokeResponse {
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationUpdateRequest: Schema.Struct<{
-  /**
-   * New status for the invocation.
-   */
-  status: Schema.Literal<["succeeded", "failed"]>
-  /**
-   * Updated output of the invocation rendered as JSON string.
-   */
-  output: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("InvocationUpdateRequest", () => ({
+export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateRequest", () => ({
   /**
    * New status for the invocation.
    */

@@ -14,19 +14,7 @@ import { once, struct } from "../../struct.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightRequest: Schema.Struct<{
-  /**
-   * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
-   * It runs within a function, so you can use a return statement at the end to return a value.
-   * This value is returned as the `result` property in the response.
-   * Example: "await page.goto('https://example.com'); return await page.title();"
-   */
-  code: typeof Schema.String
-  /**
-   * Maximum execution time in seconds. Default is 60.
-   */
-  timeout_sec: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("ExecutePlaywrightRequest", () => ({
+export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightRequest", () => ({
   /**
    * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
    * It runs within a function, so you can use a return statement at the end to return a value.
@@ -68,28 +56,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const ExecutePlaywrightResult: Schema.Struct<{
-  /**
-   * Whether the code executed successfully
-   */
-  success: typeof Schema.Boolean
-  /**
-   * The value returned by the code (if any)
-   */
-  result: Schema.optional<typeof Schema.Unknown>
-  /**
-   * Error message if execution failed
-   */
-  error: Schema.optional<typeof Schema.String>
-  /**
-   * Standard output from the execution
-   */
-  stdout: Schema.optional<typeof Schema.String>
-  /**
-   * Standard error from the execution
-   */
-  stderr: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ExecutePlaywrightResult", () => ({
+export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightResult", () => ({
   /**
    * Whether the code executed successfully
    */

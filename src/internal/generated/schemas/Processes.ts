@@ -21,36 +21,7 @@ const optionalNullOrInt = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest: Schema.Struct<{
-  /**
-   * Executable or shell command to run.
-   */
-  command: typeof Schema.String
-  /**
-   * Command arguments.
-   */
-  args: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: Schema.optional<Schema.NullOr<Schema.Schema<string, string>>>
-  /**
-   * Environment variables to set for the process.
-   */
-  env: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  /**
-   * Run the process as this user.
-   */
-  as_user: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-}> = /*#__PURE__*/ struct("ProcessExecRequest", () => ({
+export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", () => ({
   /**
    * Executable or shell command to run.
    */
@@ -129,24 +100,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecResult: Schema.Struct<{
-  /**
-   * Process exit code.
-   */
-  exit_code: Schema.optional<typeof Schema.Int>
-  /**
-   * Base64-encoded stdout buffer.
-   */
-  stdout_b64: Schema.optional<typeof Schema.String>
-  /**
-   * Base64-encoded stderr buffer.
-   */
-  stderr_b64: Schema.optional<typeof Schema.String>
-  /**
-   * Execution duration in milliseconds.
-   */
-  duration_ms: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("ProcessExecResult", () => ({
+export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", () => ({
   /**
    * Process exit code.
    */
@@ -312,20 +266,7 @@ export interface ProcessSpawnRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnResult: Schema.Struct<{
-  /**
-   * Server-assigned identifier for the process.
-   */
-  process_id: Schema.optional<typeof Schema.String>
-  /**
-   * OS process ID.
-   */
-  pid: Schema.optional<typeof Schema.Int>
-  /**
-   * Timestamp when the process started.
-   */
-  started_at: Schema.optional<typeof Timestamp>
-}> = /*#__PURE__*/ struct("ProcessSpawnResult", () => ({
+export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", () => ({
   /**
    * Server-assigned identifier for the process.
    */
@@ -367,24 +308,7 @@ export interface ProcessSpawnResult {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStatus: Schema.Struct<{
-  /**
-   * Process state.
-   */
-  state: Schema.optional<Schema.Literal<["running", "exited"]>>
-  /**
-   * Exit code if the process has exited.
-   */
-  exit_code: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Estimated CPU usage percentage.
-   */
-  cpu_pct: Schema.optional<typeof Schema.Number>
-  /**
-   * Estimated resident memory usage in bytes.
-   */
-  mem_bytes: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("ProcessStatus", () => ({
+export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", () => ({
   /**
    * Process state.
    */
@@ -434,24 +358,7 @@ export interface ProcessStatus {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStreamEvent: Schema.Struct<{
-  /**
-   * Source stream of the data chunk.
-   */
-  stream: Schema.optional<Schema.Literal<["stdout", "stderr"]>>
-  /**
-   * Base64-encoded data from the process stream.
-   */
-  data_b64: Schema.optional<typeof Schema.String>
-  /**
-   * Lifecycle event type.
-   */
-  event: Schema.optional<Schema.Literal<["exit"]>>
-  /**
-   * Exit code when the event is "exit".
-   */
-  exit_code: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("ProcessStreamEvent", () => ({
+export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", () => ({
   /**
    * Source stream of the data chunk.
    */
@@ -501,12 +408,7 @@ export interface ProcessStreamEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinRequest: Schema.Struct<{
-  /**
-   * Base64-encoded data to write.
-   */
-  data_b64: typeof Schema.String
-}> = /*#__PURE__*/ struct("ProcessStdinRequest", () => ({
+export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", () => ({
   /**
    * Base64-encoded data to write.
    */
@@ -532,12 +434,7 @@ export interface ProcessStdinRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessStdinResult: Schema.Struct<{
-  /**
-   * Number of bytes written.
-   */
-  written_bytes: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("ProcessStdinResult", () => ({
+export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", () => ({
   /**
    * Number of bytes written.
    */
@@ -563,12 +460,7 @@ export interface ProcessStdinResult {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessKillRequest: Schema.Struct<{
-  /**
-   * Signal to send.
-   */
-  signal: Schema.Literal<["TERM", "KILL", "INT", "HUP"]>
-}> = /*#__PURE__*/ struct("ProcessKillRequest", () => ({
+export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", () => ({
   /**
    * Signal to send.
    */
@@ -598,16 +490,7 @@ const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessResizeRequest: Schema.Struct<{
-  /**
-   * New terminal rows.
-   */
-  rows: Schema.Schema<number, number>
-  /**
-   * New terminal columns.
-   */
-  cols: Schema.Schema<number, number>
-}> = /*#__PURE__*/ struct("ProcessResizeRequest", () => ({
+export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest", () => ({
   /**
    * New terminal rows.
    */

@@ -13,12 +13,7 @@ import { struct } from "../../struct.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const ProfileRequest: Schema.Struct<{
-  /**
-   * Optional name of the profile. Must be unique within the project.
-   */
-  name: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ProfileRequest", () => ({
+export const ProfileRequest = /*#__PURE__*/ struct("ProfileRequest", () => ({
   /**
    * Optional name of the profile. Must be unique within the project.
    */

@@ -39,20 +39,7 @@ const projectLimitsFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const ProjectLimits: Schema.Struct<{
-  /**
-   * Maximum concurrent browser sessions for this project. Null means no project-level cap.
-   */
-  max_concurrent_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Maximum concurrent app invocations for this project. Null means no project-level cap.
-   */
-  max_concurrent_invocations: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Maximum pooled sessions capacity for this project. Null means no project-level cap.
-   */
-  max_pooled_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-}> = /*#__PURE__*/ struct("ProjectLimits", () => ({
+export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", () => ({
   ...projectLimitsFields()
 }))
 
@@ -83,20 +70,7 @@ export interface ProjectLimits {
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectLimitsRequest: Schema.Struct<{
-  /**
-   * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_concurrent_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_concurrent_invocations: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  max_pooled_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-}> = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", () => ({
+export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLimitsRequest", () => ({
   ...projectLimitsFields()
 }))
 

@@ -15,28 +15,7 @@ import { Timestamp } from "../../timestamp.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const Project: Schema.Struct<{
-  /**
-   * Unique project identifier
-   */
-  id: typeof Schema.String
-  /**
-   * Project name
-   */
-  name: typeof Schema.String
-  /**
-   * Project status
-   */
-  status: Schema.Literal<["active", "archived"]>
-  /**
-   * When the project was created
-   */
-  created_at: typeof Timestamp
-  /**
-   * When the project was last updated
-   */
-  updated_at: typeof Timestamp
-}> = /*#__PURE__*/ struct("Project", () => ({
+export const Project = /*#__PURE__*/ struct("Project", () => ({
   /**
    * Unique project identifier
    */
@@ -94,12 +73,7 @@ export interface Project {
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateProjectRequest: Schema.Struct<{
-  /**
-   * Project name (1-255 characters)
-   */
-  name: typeof Schema.String
-}> = /*#__PURE__*/ struct("CreateProjectRequest", () => ({
+export const CreateProjectRequest = /*#__PURE__*/ struct("CreateProjectRequest", () => ({
   /**
    * Project name (1-255 characters)
    */
@@ -125,16 +99,7 @@ export interface CreateProjectRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const UpdateProjectRequest: Schema.Struct<{
-  /**
-   * New project name
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * New project status
-   */
-  status: Schema.optional<Schema.Literal<["active", "archived"]>>
-}> = /*#__PURE__*/ struct("UpdateProjectRequest", () => ({
+export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest", () => ({
   /**
    * New project name
    */

@@ -17,12 +17,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const DatacenterProxyConfig: Schema.Struct<{
-  /**
-   * ISO 3166 country code. Defaults to US if not provided.
-   */
-  country: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("DatacenterProxyConfig", () => ({
+export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
@@ -48,12 +43,7 @@ export interface DatacenterProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const IspProxyConfig: Schema.Struct<{
-  /**
-   * ISO 3166 country code. Defaults to US if not provided.
-   */
-  country: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("IspProxyConfig", () => ({
+export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", () => ({
   /**
    * ISO 3166 country code. Defaults to US if not provided.
    */
@@ -105,32 +95,7 @@ const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const ResidentialProxyConfig: Schema.Struct<{
-  /**
-   * ISO 3166 country code.
-   */
-  country: Schema.optional<typeof Schema.String>
-  /**
-   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
-   */
-  city: Schema.optional<typeof Schema.String>
-  /**
-   * Two-letter state code.
-   */
-  state: Schema.optional<typeof Schema.String>
-  /**
-   * US ZIP code.
-   */
-  zip: Schema.optional<typeof Schema.String>
-  /**
-   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
-   */
-  asn: Schema.optional<typeof Schema.String>
-  /**
-   * Operating system of the residential device.
-   */
-  os: Schema.optional<Schema.Literal<["windows", "macos", "android"]>>
-}> = /*#__PURE__*/ struct("ResidentialProxyConfig", () => ({
+export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConfig", () => ({
   ...residentialProxyConfigFields(),
   /**
    * Operating system of the residential device.
@@ -177,95 +142,7 @@ export interface ResidentialProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const MobileProxyConfig: Schema.Struct<{
-  /**
-   * ISO 3166 country code
-   */
-  country: Schema.optional<typeof Schema.String>
-  /**
-   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
-   */
-  city: Schema.optional<typeof Schema.String>
-  /**
-   * Two-letter state code.
-   */
-  state: Schema.optional<typeof Schema.String>
-  /**
-   * US ZIP code.
-   */
-  zip: Schema.optional<typeof Schema.String>
-  /**
-   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
-   */
-  asn: Schema.optional<typeof Schema.String>
-  /**
-   * Mobile carrier.
-   */
-  carrier: Schema.optional<
-    Schema.Literal<
-      [
-        "a1",
-        "aircel",
-        "airtel",
-        "att",
-        "celcom",
-        "chinamobile",
-        "claro",
-        "comcast",
-        "cox",
-        "digi",
-        "dt",
-        "docomo",
-        "dtac",
-        "etisalat",
-        "idea",
-        "kyivstar",
-        "meo",
-        "megafon",
-        "mtn",
-        "mtnza",
-        "mts",
-        "optus",
-        "orange",
-        "qwest",
-        "reliance_jio",
-        "robi",
-        "sprint",
-        "telefonica",
-        "telstra",
-        "tmobile",
-        "tigo",
-        "tim",
-        "verizon",
-        "vimpelcom",
-        "vodacomza",
-        "vodafone",
-        "vivo",
-        "zain",
-        "vivabo",
-        "telenormyanmar",
-        "kcelljsc",
-        "swisscom",
-        "singtel",
-        "asiacell",
-        "windit",
-        "cellc",
-        "ooredoo",
-        "drei",
-        "umobile",
-        "cableone",
-        "proximus",
-        "tele2",
-        "mobitel",
-        "o2",
-        "bouygues",
-        "free",
-        "sfr",
-        "digicel"
-      ]
-    >
-  >
-}> = /*#__PURE__*/ struct("MobileProxyConfig", () => ({
+export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", () => ({
   ...residentialProxyConfigFields(),
   /**
    * Mobile carrier.
@@ -448,24 +325,7 @@ const customProxyConfigFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const CustomProxyConfig: Schema.Struct<{
-  /**
-   * Proxy host address or IP.
-   */
-  host: typeof Schema.String
-  /**
-   * Proxy port.
-   */
-  port: typeof Schema.Int
-  /**
-   * Username for proxy authentication.
-   */
-  username: Schema.optional<typeof Schema.String>
-  /**
-   * Whether the proxy has a password.
-   */
-  has_password: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("CustomProxyConfig", () => ({
+export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", () => ({
   ...customProxyConfigFields(),
   /**
    * Whether the proxy has a password.
@@ -679,24 +539,7 @@ export type ListProxiesResponse = ReadonlyArray<Proxy>
  * @since 0.2.0
  * @category Schemas
  */
-export const CreateCustomProxyConfig: Schema.Struct<{
-  /**
-   * Proxy host address or IP.
-   */
-  host: typeof Schema.String
-  /**
-   * Proxy port.
-   */
-  port: typeof Schema.Int
-  /**
-   * Username for proxy authentication.
-   */
-  username: Schema.optional<typeof Schema.String>
-  /**
-   * Password for proxy authentication.
-   */
-  password: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("CreateCustomProxyConfig", () => ({
+export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyConfig", () => ({
   ...customProxyConfigFields(),
   /**
    * Password for proxy authentication.
@@ -833,12 +676,7 @@ export interface ProxyCreateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCheckRequest: Schema.Struct<{
-  /**
-   * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
-   */
-  url: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("ProxyCheckRequest", () => ({
+export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", () => ({
   /**
    * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
    */

@@ -20,24 +20,7 @@ const optionalNullOrTimestamp = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserReplay: Schema.Struct<{
-  /**
-   * Unique identifier for the replay recording.
-   */
-  replay_id: typeof Schema.String
-  /**
-   * Timestamp when replay started
-   */
-  started_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-  /**
-   * Timestamp when replay finished
-   */
-  finished_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-  /**
-   * URL for viewing the replay recording.
-   */
-  replay_view_url: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("BrowserReplay", () => ({
+export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", () => ({
   /**
    * Unique identifier for the replay recording.
    */
@@ -105,16 +88,7 @@ export type ListReplaysResponse = ReadonlyArray<BrowserReplay>
  * @since 0.2.0
  * @category Schemas
  */
-export const StartReplayBody: Schema.Struct<{
-  /**
-   * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
-   */
-  framerate: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Maximum recording duration in seconds.
-   */
-  max_duration_in_seconds: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("StartReplayBody", () => ({
+export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", () => ({
   /**
    * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
    */

@@ -16,20 +16,7 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventSource: Schema.Struct<{
-  /**
-   * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
-   */
-  kind: Schema.Literal<["cdp", "kernel_api", "extension", "local_process"]>
-  /**
-   * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
-   */
-  event: Schema.optional<typeof Schema.String>
-  /**
-   * Producer-specific context (e.g. CDP target/session/frame IDs).
-   */
-  metadata: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-}> = /*#__PURE__*/ struct("BrowserEventSource", () => ({
+export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", () => ({
   /**
    * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
    */
@@ -618,10 +605,10 @@ export interface BrowserConsoleErrorEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserHttpHeaders: Schema.Record$<typeof Schema.String, typeof Schema.Unknown> = /*#__PURE__*/ Schema
-  .annotations(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }), {
-    identifier: "BrowserHttpHeaders"
-  })
+export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
+  /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  { identifier: "BrowserHttpHeaders" }
+)
 
 /**
  * The type of {@link BrowserHttpHeaders}.
