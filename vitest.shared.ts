@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config"
  * child processes, Prism, the fault matrix, property runs, stress). `npm test` runs them all.
  */
 export const slowTests: ReadonlyArray<string> = [
+  "test/build.test.ts",
   "test/bundle.test.ts",
   "test/contract.test.ts",
   "test/demo.test.ts",

@@ -28,7 +28,7 @@ const run = (mode, dist) =>
       (error, out, err) => error ? reject(new Error(err)) : resolve(JSON.parse(out))
     )
   )
-const modes = ["sdk", "area:Browsers", "area:BrowserPools", "area:Computer", "layer"]
+const modes = ["sdk", "area:Browsers", "area:BrowserPools", "area:Computer", "area:Browsers,Computer", "layer"]
 const builds = [["old", oldDist], ["new", newDist]]
 const rows = new Map()
 for (let round = 0; round < Number(rounds); round++) {
@@ -52,7 +52,7 @@ console.log(`medians of ${rounds} interleaved fresh processes each: old ${oldDis
 for (const [row, { new: after, old: before }] of rows) {
   const [o, n] = [median(before), median(after)]
   console.log(
-    `  ${row.padEnd(40)} old ${o.toFixed(2).padStart(8)}  new ${n.toFixed(2).padStart(8)}  new/old ${
+    `  ${row.padEnd(46)} old ${o.toFixed(2).padStart(8)}  new ${n.toFixed(2).padStart(8)}  new/old ${
       (n / o).toFixed(2)
     }`
   )

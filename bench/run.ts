@@ -9,7 +9,8 @@
  * NodeHttpClient.layerUndici; 256 MiB, 1 GiB, and 8 GiB in the first round unless `--no-huge`) and
  * writes bench/results-replays.json; `--rounds=N` sets the number of interleaved rounds.
  * `--footprint` runs only the footprint rows of issue 18 (every run has them): cold start (the whole
- * package, one area above the shared client, building Kernel.layer) in fresh processes, the bundle sizes
+ * package, one area above the shared client, a second area above the first, building Kernel.layer) in fresh
+ * processes (the shared client, KernelClient.js, loads the runtime chunk every area shares), the bundle sizes
  * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
  * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, 10,000
  * pools: no replay, cold start, bundle or type-check row) and writes bench/results-calls.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
@@ -37,6 +38,13 @@ const streamsOnly = process.argv.includes("--streams")
 const callsOnly = process.argv.includes("--calls")
 // `--before-dist=<dir>`: the cold rows of an earlier build too (bench/cold.mjs EFFECT_KERNEL_DIST)
 const beforeDist = process.argv.find((arg) => arg.startsWith("--before-dist="))?.slice("--before-dist=".length)
+const beforeEnv = beforeDist === undefined ? undefined : { ...process.env, EFFECT_KERNEL_DIST: beforeDist }
+/** The label suffix of the before build's area rows. */
+const beforeWho = `, before: ${beforeDist}`
+/** The builds whose area rows are measured: this one, and the before build's, interleaved. */
+const areaBuilds: Array<readonly [NodeJS.ProcessEnv | undefined, string]> = beforeEnv === undefined
+  ? [[undefined, ""]]
+  : [[undefined, ""], [beforeEnv, beforeWho]]
 // `--no-huge`: without the 8 GiB row; `--rounds=N`: N interleaved rounds (default 3, 1 with --quick)
 const noHuge = process.argv.includes("--no-huge")
 const roundsFlag = process.argv.find((arg) => arg.startsWith("--rounds="))
@@ -56,6 +64,9 @@ const sizes = {
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
+/** A second area imported above the first (bench/cold.mjs area:<Area>,<Second>). */
+const secondArea = ["Browsers", "Computer"]
+const secondAreaLabel = "Computer after Browsers"
 const root = new URL("..", import.meta.url).pathname
 const here = new URL(".", import.meta.url).pathname
 // the stream children run as `node --import tsx`: one process (the tsx CLI would add a parent that relays
@@ -157,7 +168,7 @@ try {
       }
     }
     if (beforeDist !== undefined) {
-      const env = { ...process.env, EFFECT_KERNEL_DIST: beforeDist }
+      const env = beforeEnv
       const out = execFileSync(process.execPath, [`${here}cold.mjs`, "sdk", base], { encoding: "utf8", env })
       const result: { sdkImportMs: number; firstCallMs: number } = JSON.parse(out)
       record("cold: + import effect-kernel (ms)", `before: ${beforeDist}`, result.sdkImportMs)
@@ -166,17 +177,33 @@ try {
       const layerResult: { layerBuildMs: number } = JSON.parse(layerOut)
       record(
         "build Kernel.layer, 118 operations + client (ms)",
-        `before: ${beforeDist} (5 operations)`,
+        `before: ${beforeDist}`,
         layerResult.layerBuildMs
       )
     }
     // one area above the shared client, each in a fresh process (dist/esm/<Area>.js: the package exports
-    // only "."), and building Kernel.layer (118 operations) in a fresh process
-    for (const area of coldAreas) {
-      const out = execFileSync(process.execPath, [`${here}cold.mjs`, `area:${area}`, base], { encoding: "utf8" })
-      const result: { clientImportMs: number; areaImportMs: number } = JSON.parse(out)
-      record("cold: + import the shared client, KernelClient + KernelConfig (ms)", "node", result.clientImportMs)
-      record("cold: + import one area above the client (ms)", area, result.areaImportMs)
+    // only "."), a second area above the first (the shared runtime chunk, which KernelClient.js loads, is
+    // then in: the marginal cost of one more area), this build's and the before build's, interleaved; then
+    // building Kernel.layer (118 operations) in a fresh process
+    for (const [env, who] of areaBuilds) {
+      for (const area of [...coldAreas, secondArea.join(",")]) {
+        const out = execFileSync(process.execPath, [`${here}cold.mjs`, `area:${area}`, base], { encoding: "utf8", env })
+        const result: { clientImportMs: number; areaImportMs: number; secondAreaImportMs?: number } = JSON.parse(out)
+        record(
+          "cold: + import the shared client, KernelClient + KernelConfig (ms)",
+          `node${who}`,
+          result.clientImportMs
+        )
+        if (result.secondAreaImportMs === undefined) {
+          record("cold: + import one area above the client (ms)", `${area}${who}`, result.areaImportMs)
+        } else {
+          record(
+            "cold: + import a second area above the first (ms)",
+            `${secondAreaLabel}${who}`,
+            result.secondAreaImportMs
+          )
+        }
+      }
     }
     const out = execFileSync(process.execPath, [`${here}cold.mjs`, "layer", base], { encoding: "utf8" })
     const result: { layerBuildMs: number; layerRebuildMs: number } = JSON.parse(out)
@@ -258,6 +285,7 @@ try {
   const concurrentMetric = `get_mouse_position, ${sizes.inFlight} in flight (calls/s)`
   const targets: Array<[string, number | undefined, ">=" | "<=", number]> = []
   const ratio = (a: number | undefined, b: number | undefined) => a === undefined || b === undefined ? undefined : a / b
+  const sumOf = (a: number | undefined, b: number | undefined) => a === undefined || b === undefined ? undefined : a + b
   targets.push([
     `${sizes.inFlight} in flight, KernelTransport / raw undici`,
     ratio(med(concurrentMetric, kt), med(concurrentMetric, raw)),
@@ -328,6 +356,22 @@ try {
   for (const area of coldAreas) {
     const value = med("cold: + import one area above the client (ms)", area)
     if (value !== undefined) targets.push([`cold: import ${area} above the shared client (ms)`, value, "<=", 5])
+  }
+  const second = med("cold: + import a second area above the first (ms)", secondAreaLabel)
+  if (second !== undefined) targets.push(["cold: import a second area above the first (ms)", second, "<=", 5])
+  if (beforeDist !== undefined) {
+    // the client now loads the runtime every area shares: what a user pays is the client and an area together
+    const sum = (who: string) =>
+      sumOf(
+        med("cold: + import the shared client, KernelClient + KernelConfig (ms)", `node${who}`),
+        med("cold: + import one area above the client (ms)", `Browsers${who}`)
+      )
+    targets.push([
+      "cold: shared client + Browsers / the before build, same run",
+      ratio(sum(""), sum(beforeWho)),
+      "<=",
+      1
+    ])
   }
   const layerBuild = med("build Kernel.layer, 118 operations + client (ms)", "first, in a fresh process")
   if (layerBuild !== undefined) {

@@ -157,9 +157,11 @@ const rawJob = async (job: Job, onEvent: (count: number) => void): Promise<numbe
       const body = job.kind === "upload-file"
         ? fs.createReadStream(job.file!, { highWaterMark: chunkSize })
         : Readable.from(freshChunks(job.size), { objectMode: false })
+      // the request the SDK sends: a file's length declared (it measures the file), a stream's not
+      const length = job.kind === "upload-file" ? { "content-length": String(fs.statSync(job.file!).size) } : {}
       const response = await request(`${base}/browsers/b1/fs/write_file?path=/bench`, {
         method: "PUT",
-        headers: { ...headers, "content-type": "application/octet-stream" },
+        headers: { ...headers, "content-type": "application/octet-stream", ...length },
         body
       })
       await response.body.dump()

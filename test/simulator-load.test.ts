@@ -3,10 +3,12 @@
  * fixed with its own check here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer, ParseResult, Schema } from "effect"
 import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
-import { png } from "../src/testing/internal/values.js"
+import { operations } from "../src/internal/generated/table.js"
+import * as engine from "../src/testing/internal/engine.js"
+import { accepts, decodes, png } from "../src/testing/internal/values.js"
 
 /** The SDK against the in-memory simulator of the default seed. */
 const simulated = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed)))
@@ -62,4 +64,77 @@ describe("the simulator's deployments under load", () => {
       }).pipe(Effect.provide(simulated)),
     60_000
   )
+})
+
+describe("the simulator's checks and stores, made cheaper for the load", () => {
+  it("a type-only schema is checked by its type guard, with the parser's answer", () => {
+    // keywords, literals and unions of them skip the parser (path parameters, answer fields); the
+    // answer must not change, for any value
+    const asts = [
+      Schema.String,
+      Schema.Number,
+      Schema.Boolean,
+      Schema.Null,
+      Schema.Undefined,
+      Schema.Unknown,
+      Schema.Literal("a", 1, true),
+      Schema.Union(Schema.String, Schema.Null),
+      Schema.NullOr(Schema.Literal("x")),
+      // not type-only: still the parser's
+      Schema.NonEmptyString,
+      Schema.Int
+    ].map((schema) => schema.ast)
+    const samples = ["", "a", "x", 0, 1, 1.5, Number.NaN, true, false, null, undefined, {}, [], [1]]
+    for (const ast of asts) {
+      const schema = Schema.make(ast)
+      for (const value of samples) {
+        const decoded = Either.isRight(ParseResult.decodeUnknownEither(schema)(value))
+        expect(decodes(ast, value), `${String(ast)} decodes ${String(value)}`).toBe(decoded)
+        const accepted = decoded && Either.isRight(
+          Either.flatMap(ParseResult.decodeUnknownEither(schema)(value), ParseResult.encodeEither(schema))
+        )
+        expect(accepts(ast, value), `${String(ast)} accepts ${String(value)}`).toBe(accepted)
+      }
+    }
+  })
+
+  it("an evicted resource's collections go with it, and only its own", () => {
+    const store = engine.emptyStore()
+    const resource = (id: string): engine.Resource => ({ id, project: undefined, deleted: false, fields: { id } })
+    engine.put(store, "/browsers", resource("b1"))
+    engine.put(store, "/browsers", resource("b10"))
+    engine.put(store, "/browsers/b1/replays", resource("r1"))
+    engine.put(store, "/browsers/b1/processes/p1/x", resource("x1"))
+    engine.put(store, "/browsers/b10/replays", resource("r2"))
+    engine.dropNested(store, "/browsers/b1")
+    expect([...store.collections.keys()].sort()).toEqual(["/browsers", "/browsers/b10/replays"])
+    // a collection made again after the drop is dropped with the next one
+    engine.put(store, "/browsers/b1/replays", resource("r3"))
+    engine.dropNested(store, "/browsers/b1")
+    expect(store.collections.has("/browsers/b1/replays")).toBe(false)
+  })
+
+  it("a page read only as far as it needs: the same items and X-Has-More as a filter of the whole", () => {
+    const op = operations.find((o) => o.name === "listDeployments")!
+    const items = Array.from({ length: 7 }, (_, i) => ({ id: `d${i}`, keep: i % 3 !== 1 }))
+    const kept = items.filter((i) => i.keep)
+    for (const [limit, offset] of [[2, 0], [2, 2], [2, 4], [5, 0], [3, 2], [1, 9]] as const) {
+      const reply = engine.list(
+        op,
+        items,
+        new URLSearchParams({ limit: String(limit), offset: String(offset) }),
+        (i) => ({
+          id: i.id
+        }),
+        (i) => i.keep
+      )
+      if (reply._tag !== "Json") throw new Error(`a list answered ${reply._tag}`)
+      const page = kept.slice(offset, offset + limit)
+      expect((reply.value as ReadonlyArray<{ id: string }>).map((d) => d.id)).toEqual(page.map((i) => i.id))
+      const more = offset + limit < kept.length
+      expect(reply.headers).toEqual(
+        more ? { "x-has-more": "true", "x-next-offset": String(offset + limit) } : { "x-has-more": "false" }
+      )
+    }
+  })
 })

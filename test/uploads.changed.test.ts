@@ -7,6 +7,7 @@ import type * as Http from "node:http"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { afterAll } from "vitest"
+import { openOn } from "./utils/descriptors.js"
 import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
@@ -18,16 +19,6 @@ const MiB = 1024 * 1024
 const size = 16 * MiB
 const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "effect-kernel-changed-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-
-/** How many of this process's descriptors are open on `path`. */
-const openOn = (path: string): number =>
-  fs.readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return fs.readlinkSync(`/proc/self/fd/${fd}`) === path
-    } catch {
-      return false
-    }
-  }).length
 
 interface Case {
   readonly name: string

@@ -8,7 +8,7 @@
  * `text/event-stream` with a first `data:` frame, then closed). Prints the figures and the target
  * rows, and (last line) a JSON summary that test/load/mixed.test.ts reads.
  *
- *   npm run load                                    the full target: 200 clients, 60 s + 60 s
+ *   npm run load                                    the full target: 200 clients, 60 s + 60 s (after 10 s of warm-up)
  *   node --import tsx test/load/mixed-driver.ts --seconds 12 --clients 200
  */
 import { spawn } from "node:child_process"
@@ -26,8 +26,10 @@ const { values: args } = parseArgs({
     "baseline-seconds": { type: "string" },
     clients: { type: "string", default: "200" },
     // seconds of the mixed load before the measured one (errors counted, RSS and rate not): a short
-    // run's quarters would otherwise be V8's heap growing to its working size
-    warmup: { type: "string", default: "0" },
+    // run's quarters would otherwise be V8's heap growing to its working size, and the mixed load
+    // would be measured while V8 still compiles its 118 operations' code, the five routes' after it
+    // (warm: they run second)
+    warmup: { type: "string", default: "10" },
     "rss-growth": { type: "string", default: "0.05" },
     // a directory: the bin writes a CPU profile there (node --cpu-prof) when it stops
     profile: { type: "string" },

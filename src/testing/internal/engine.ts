@@ -99,6 +99,11 @@ export interface Store {
   counter: number
   /** The resource put last, and where (what a create just made, without scanning its collection). */
   lastPut: { readonly collection: string; readonly resource: Resource } | undefined
+  /**
+   * A top-level resource's path (`/browsers/b1`) → the collections under it (`/browsers/b1/replays`...),
+   * so that a resource evicted takes them along without a scan of every collection.
+   */
+  readonly nested: Map<string, Set<string>>
 }
 
 /** The most resources a collection holds; creating more evicts the oldest. */
@@ -112,7 +117,8 @@ export const emptyStore = (): Store => ({
   singletons: new Map(),
   evictions: [],
   counter: 0,
-  lastPut: undefined
+  lastPut: undefined,
+  nested: new Map()
 })
 
 export const newBrowserState = (
@@ -149,6 +155,16 @@ export const put = (
   if (items === undefined) {
     items = new Map()
     store.collections.set(collection, items)
+    const parts = collection.split("/")
+    if (parts.length > 3) {
+      const owner = `/${parts[1]}/${parts[2]}`
+      let under = store.nested.get(owner)
+      if (under === undefined) {
+        under = new Set()
+        store.nested.set(owner, under)
+      }
+      under.add(collection)
+    }
   }
   items.delete(resource.id)
   items.set(resource.id, resource)
@@ -168,6 +184,12 @@ export const put = (
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }
+}
+
+/** Drops the collections under a top-level resource (`/browsers/b1` → `/browsers/b1/replays`...). */
+export const dropNested = (store: Store, owner: string): void => {
+  for (const collection of store.nested.get(owner) ?? []) store.collections.delete(collection)
+  store.nested.delete(owner)
 }
 
 export const nextId = (store: Store, prefix: string): string => {
@@ -444,18 +466,19 @@ export const generic = (
     }
     case "list": {
       const collection = concrete(call.segments, call.segments.length)
-      let items = [...(store.collections.get(collection)?.values() ?? [])].filter((r) =>
-        !r.deleted && visible(r, call.project)
+      const filters: Array<readonly [string, string]> = []
+      for (const [name, value] of call.query) if (!paging.has(name)) filters.push([name, value])
+      const text = call.query.get("query")?.toLowerCase() ?? ""
+      return list(
+        operation,
+        store.collections.get(collection)?.values() ?? [],
+        call.query,
+        (r) => r.fields,
+        (r) =>
+          !r.deleted && visible(r, call.project) &&
+          filters.every(([name, value]) => !(name in r.fields) || String(r.fields[name]) === value) &&
+          (text === "" || JSON.stringify(r.fields).toLowerCase().includes(text))
       )
-      for (const [name, value] of call.query) {
-        if (paging.has(name)) continue
-        items = items.filter((r) => !(name in r.fields) || String(r.fields[name]) === value)
-      }
-      const query = call.query.get("query")
-      if (query !== null && query !== "") {
-        items = items.filter((r) => JSON.stringify(r.fields).toLowerCase().includes(query.toLowerCase()))
-      }
-      return list(operation, items, call.query, (r) => r.fields)
     }
     case "retrieve":
     case "update":
@@ -493,20 +516,36 @@ export const generic = (
   }
 }
 
-/** A list answer: paged (`limit`, `offset`, `X-Has-More`, `X-Next-Offset`) or whole. */
+/**
+ * A list answer: paged (`limit`, `offset`, `X-Has-More`, `X-Next-Offset`) or whole. The items are
+ * read in order and only as far as the answer needs: a page stops at the first item after it (a
+ * collection of a thousand is not copied, nor filtered whole, for a page of five).
+ */
 export const list = <A>(
   operation: Operation,
-  items: ReadonlyArray<A>,
+  items: Iterable<A>,
   query: URLSearchParams,
   /** What an item is in the answer, made only for the items of the page. */
-  toItem: (item: A) => unknown = (item) => item
+  toItem: (item: A) => unknown = (item) => item,
+  /** Which items are listed (all by default). */
+  keep: (item: A) => boolean = () => true
 ): Reply => {
   const [status, answer] = mainAnswer(operation)
   if (answer.kind === "page") {
     const limit = Math.max(1, Math.min(100, Number(query.get("limit") ?? 20) || 20))
     const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0)
-    const page = items.slice(offset, offset + limit).map((item) => values.fill(answer.schema.ast, toItem(item)))
-    const more = offset + limit < items.length
+    const page: Array<unknown> = []
+    let seen = 0
+    let more = false
+    for (const item of items) {
+      if (!keep(item)) continue
+      if (seen >= offset + limit) {
+        more = true
+        break
+      }
+      if (seen >= offset) page.push(values.fill(answer.schema.ast, toItem(item)))
+      seen++
+    }
     return {
       _tag: "Json",
       status,
@@ -516,11 +555,13 @@ export const list = <A>(
         : { "x-has-more": "false" }
     }
   }
+  const kept: Array<A> = []
+  for (const item of items) if (keep(item)) kept.push(item)
   if (answer.kind === "json") {
     const item = itemOf(answer.schema.ast)
-    if (item !== undefined) return { _tag: "Json", status, value: items.map((i) => values.fill(item, toItem(i))) }
+    if (item !== undefined) return { _tag: "Json", status, value: kept.map((i) => values.fill(item, toItem(i))) }
   }
-  return reply(operation, items.map(toItem), status)
+  return reply(operation, kept.map(toItem), status)
 }
 
 export { badRequest, notFound }

@@ -209,9 +209,10 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
     return
   }
   const cut = internal.bodyEnding(sim.network)
-  if (cut === undefined && sim.body._tag === "Text") {
-    // the head and the text in one write (no encoding to bytes first, no second write)
-    response.end(sim.body.text)
+  if (cut === undefined && (sim.body._tag === "Text" || sim.body._tag === "Bytes")) {
+    // the head and the body in one write (a text not encoded to bytes first; bytes in one piece
+    // already, so no pump: they are written whole either way)
+    response.end(sim.body._tag === "Text" ? sim.body.text : sim.body.bytes)
     return
   }
   const iterator = limited(bodyChunks(sim), cut?.at)

@@ -881,10 +881,13 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     return { handle, control, limits }
   })
 
+/** One decoder for every JSON body (a `TextDecoder` made per request cost more than the parse). */
+const utf8 = new TextDecoder()
+
 const parseJson = (body: Uint8Array | undefined): Option.Option<unknown> => {
   if (body === undefined || body.length === 0) return Option.none()
   try {
-    return Option.some(JSON.parse(new TextDecoder().decode(body)))
+    return Option.some(JSON.parse(utf8.decode(body)))
   } catch {
     return Option.none()
   }

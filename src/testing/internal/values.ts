@@ -123,19 +123,59 @@ export const routeOf = (
 const decoders = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 
 /**
+ * The check of a schema that is only a type (a string, a number, a literal... or a union of them, no
+ * refinement, no transformation): its type guard, the same answer as decoding it (and encoding it
+ * back, which changes nothing) without a parser run and its allocations. `undefined` for any other.
+ */
+const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "BooleanKeyword":
+      return (u) => typeof u === "boolean"
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return () => true
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Union": {
+      const guards: Array<(u: unknown) => boolean> = []
+      for (const member of ast.types) {
+        const guard = typeGuard(member)
+        if (guard === undefined) return undefined
+        guards.push(guard)
+      }
+      return (u) => guards.some((guard) => guard(u))
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
  * Whether a value a client sends is valid: it decodes, and encodes back within the document's limits
  * (the generated schemas check those when a value is encoded).
  */
 export const accepts = (ast: SchemaAST.AST, value: unknown): boolean => {
   let check = acceptors.get(ast)
   if (check === undefined) {
-    const schema = Schema.make(ast)
-    const decode = ParseResult.decodeUnknownEither(schema)
-    const encode = ParseResult.encodeEither(schema)
-    check = (u) => Either.isRight(Either.flatMap(decode(u), encode))
+    check = typeGuard(ast) ?? acceptor(ast)
     acceptors.set(ast, check)
   }
   return check(value)
+}
+
+const acceptor = (ast: SchemaAST.AST): (u: unknown) => boolean => {
+  const schema = Schema.make(ast)
+  const decode = ParseResult.decodeUnknownEither(schema)
+  const encode = ParseResult.encodeEither(schema)
+  return (u) => Either.isRight(Either.flatMap(decode(u), encode))
 }
 
 const acceptors = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
@@ -144,11 +184,15 @@ const acceptors = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 export const decodes = (ast: SchemaAST.AST, value: unknown): boolean => {
   let decoder = decoders.get(ast)
   if (decoder === undefined) {
-    const decode = ParseResult.decodeUnknownEither(Schema.make(ast))
-    decoder = (u) => Either.isRight(decode(u))
+    decoder = typeGuard(ast) ?? decoderOf(ast)
     decoders.set(ast, decoder)
   }
   return decoder(value)
+}
+
+const decoderOf = (ast: SchemaAST.AST): (u: unknown) => boolean => {
+  const decode = ParseResult.decodeUnknownEither(Schema.make(ast))
+  return (u) => Either.isRight(decode(u))
 }
 
 const iso = "2026-01-01T00:00:00Z"

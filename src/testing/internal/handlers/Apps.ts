@@ -20,15 +20,14 @@ export const handlers: Handlers = {
     }
     const listed = (d: engine.Resource): boolean =>
       !d.deleted && (typeof d.fields["app_name"] === "string" || typeof d.fields["entrypoint_rel_path"] === "string")
-    const deployments = [...(store.collections.get("/deployments")?.values() ?? [])].filter(listed)
     // only the page's apps are made
-    return engine.list(op, deployments, call.query, (d) => ({
+    return engine.list(op, store.collections.get("/deployments")?.values() ?? [], call.query, (d) => ({
       id: `app_${d.id}`,
       app_name: appName(d),
       version: d.fields["version"] ?? "latest",
       region: d.fields["region"],
       deployment: d.id,
       actions: []
-    }))
+    }), listed)
   }
 }

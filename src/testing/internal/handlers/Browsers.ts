@@ -35,9 +35,7 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
     const gone = org.browsers.get(evicted)
     if (gone !== undefined) endBrowser(gone)
     org.browsers.delete(evicted)
-    for (const collection of [...store.collections.keys()]) {
-      if (collection.startsWith(`/browsers/${evicted}/`)) store.collections.delete(collection)
-    }
+    engine.dropNested(store, `/browsers/${evicted}`)
   })
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
@@ -52,11 +50,15 @@ export const handlers: Handlers = {
   createBrowser: (context) => makeBrowser(context, undefined),
   listBrowsers: ({ call, op, store }) => {
     const status = call.query.get("status") ?? (call.query.get("include_deleted") === "true" ? "all" : "active")
-    const items = [...(store.collections.get("/browsers")?.values() ?? [])].filter((r) =>
-      (r.project === undefined || call.project === undefined || r.project === call.project) &&
-      (status === "all" || (status === "deleted") === r.deleted)
+    return engine.list(
+      op,
+      store.collections.get("/browsers")?.values() ?? [],
+      call.query,
+      (r) => r.fields,
+      (r) =>
+        (r.project === undefined || call.project === undefined || r.project === call.project) &&
+        (status === "all" || (status === "deleted") === r.deleted)
     )
-    return engine.list(op, items, call.query, (r) => r.fields)
   },
   getBrowser: ({ call, op, store }) => {
     const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
