@@ -161,7 +161,8 @@ const result = Object.fromEntries(
 const differences = Object.fromEntries(
   Object.keys(configs).flatMap((config) => [
     [`20 ops above empty, ${config}`, result[`20 ops, ${config}`].median - result[`empty, ${config}`].median],
-    [`20 ops above effect, ${config}`, result[`20 ops, ${config}`].median - result[`effect, ${config}`].median]
+    [`20 ops above effect, ${config}`, result[`20 ops, ${config}`].median - result[`effect, ${config}`].median],
+    [`effect above empty, ${config}`, result[`effect, ${config}`].median - result[`empty, ${config}`].median]
   ])
 )
 if (json) {
