@@ -430,7 +430,8 @@ try {
   }
   if (information.length > 0) {
     lines.push("", "for information (no target)")
-    for (const [what, value] of information) lines.push(`  ${what.padEnd(78)} ${value.toFixed(2).padStart(7)}`)
+    const width = Math.max(78, ...information.map(([what]) => what.length))
+    for (const [what, value] of information) lines.push(`  ${what.padEnd(width)} ${value.toFixed(2).padStart(7)}`)
   }
   console.log(lines.join("\n"))
   const resultsFile = replaysOnly
