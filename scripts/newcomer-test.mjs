@@ -3,7 +3,8 @@
 //   2. run README.md's install lines EXACTLY (read from README.md, with the tarball's path in place
 //      of `effect-kernel`), so a docs change that breaks the install breaks this test;
 //   3. write README's tsconfig, its quick start and getting-started's first program, and
-//      type-check them strictly (no skipLibCheck: the `ws` advice is followed as documented);
+//      type-check them strictly (the README's `"skipLibCheck": true`, then without it: every
+//      declaration checked, the `ws` advice followed as documented);
 //   4. start the packed `effect-kernel-simulator` bin on a free port and run both programs with
 //      `npx tsx` and the token the README gives, checking what they print;
 //   5. a CommonJS consumer: a `.cts` type-checked under `--module node16` and run (it must load
@@ -115,10 +116,12 @@ const program = Effect.gen(function*() {
 program.pipe(Effect.provide(KernelLive), NodeRuntime.runMain)
 `
   )
-  try {
-    run(npx, ["tsc", "-p", "."], project)
-  } catch (error) {
-    throw new Error(`the strict type-check fails:\n${error.stdout}${error.stderr}`)
+  for (const skipLibCheck of ["true", "false"]) {
+    try {
+      run(npx, ["tsc", "-p", ".", "--skipLibCheck", skipLibCheck], project)
+    } catch (error) {
+      throw new Error(`the strict type-check (skipLibCheck ${skipLibCheck}) fails:\n${error.stdout}${error.stderr}`)
+    }
   }
 
   step("start the packed simulator bin on a free port")

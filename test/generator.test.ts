@@ -434,22 +434,31 @@ describe("the emitted schema files write nothing twice", () => {
     expect(twice).toEqual([])
   })
 
-  it("a struct is written with struct(identifier, () => fields), its type beside it", () => {
+  it("a struct is written with struct(identifier, () => fields), its type beside it, fields written out", () => {
     const [, common] = schemaFiles.find(([file]) => file.endsWith("/Common.ts"))!
     expect(common).toContain(`export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({`)
-    expect(common).toContain("export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewport> {}")
+    expect(common).toMatch(/export interface BrowserViewport \{\n[\s\S]*?readonly width: number\n/)
+    expect(common).not.toContain("Schema.Schema.Type<typeof")
+  })
+
+  it("a struct that uses other named schemas is declared with a type that names them", () => {
+    const [, common] = schemaFiles.find(([file]) => file.endsWith("/Common.ts"))!
+    expect(common).toMatch(
+      /export const Browser: Schema\.Struct<\{\n[\s\S]*?viewport: Schema\.optional<typeof BrowserViewport>\n[\s\S]*?\n\}> = \/\*#__PURE__\*\/ struct\("Browser", \(\) => \(\{/
+    )
   })
 
   it.each(schemaFiles.map(([file, text]) => [file, text]))("%s: importing it builds no schema", (_, text) => {
     // each top-level statement: an import, a named struct / union / array built on first use
     // (src/internal/struct.ts), a file constant built on first use (`once`), a type, or a schema
     // without references (a literal, a record of strings): nothing that reads another schema's AST
-    const statements = text.split(/\n(?=\S)/).filter((statement) =>
+    // (a declared type's closing line, `}> = ...`, `]> = ...` or `> = ...`, stays with its statement)
+    const statements = text.split(/\n(?=[^\s}\]>])/).filter((statement) =>
       !/^(\/\/|\/\*\*| \*|\)|}|{}|import )/.test(statement)
     )
     const eager = statements.filter((statement) =>
       !/^export (interface|type) /.test(statement) &&
-      !/^(export )?const \w+(: [^=]+)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
+      !/^(export )?const \w+(: [\s\S]+?)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
         .test(
           statement
         ) &&

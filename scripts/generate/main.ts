@@ -13,7 +13,7 @@ import { examplesFile, moduleFile } from "./modules.js"
 import * as OpenApi from "./openapi.js"
 import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
-import { closure, commonArea, header, placeSchemas, schemaFile } from "./schemas.js"
+import { closure, commonArea, header, placeSchemas, schemaFile, typesFile } from "./schemas.js"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 export const specFile = "spec/kernel-openapi.yml"
@@ -21,6 +21,8 @@ export const specFile = "spec/kernel-openapi.yml"
 export const generatedDir = "src/internal/generated"
 /** The contract test's params per operation (`test/contract-prism.test.ts`). */
 export const examplesFile_ = "test/generated/examples.ts"
+/** Every generated schema's type checked against the schema (type-checked, not run). */
+export const typesFile_ = "test/generated/types.ts"
 
 /** The patched document and its IR. */
 export const load = (specPath: string = path.join(root, specFile)) => {
@@ -77,6 +79,7 @@ export const operations = [${Config.modules.map((area) => `...${area}`).join(", 
 `
   )
   add(examplesFile_, examplesFile(api))
+  add(typesFile_, typesFile(names, placement))
   for (const module of api.operations.map((operation) => operation.module)) {
     if (!Config.modules.includes(module)) throw new Error(`module ${module} is not in config.modules`)
   }

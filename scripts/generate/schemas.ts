@@ -150,6 +150,82 @@ export const schemaExpression = (
 }
 
 /**
+ * The type of the value {@link schemaExpression} writes for a schema that references no cycle,
+ * spelled as TypeScript infers it but naming every named schema (`typeof Browser`) where the
+ * inferred type, printed in the declarations, would repeat its whole structure: the declared type
+ * of a named schema, so that `dist/dts` states each struct once (the union of the telemetry events
+ * printed its 27 members' fields again in every schema that uses it). `fields` gives a base's schema
+ * (`...Base.fields` is the base's fields, each written here as in the base).
+ */
+export const declaredType = (
+  schema: Ir.Schema,
+  uses: Uses,
+  fields: (name: string) => Ir.Schema | undefined
+): string => {
+  const go = (s: Ir.Schema): string => declaredType(s, uses, fields)
+  if ("limits" in schema && schema.limits !== undefined) {
+    // limited(schema, limits): Schema.Schema<A, I> of the schema's two sides
+    const { limits: _, ...unlimited } = schema
+    return `Schema.Schema<${typeExpression(unlimited, "Type", uses, new Set(), fields)}, ${
+      typeExpression(unlimited, "Encoded", uses, new Set(), fields)
+    }>`
+  }
+  switch (schema.kind) {
+    case "ref": {
+      uses.refs.add(schema.name)
+      return `typeof ${uses.qualify?.(schema.name) ?? ident(schema.name)}`
+    }
+    case "string":
+      return "typeof Schema.String"
+    case "timestamp":
+      uses.timestamp = true
+      return "typeof Timestamp"
+    case "binary":
+      uses.upload = true
+      return "typeof Upload"
+    case "redacted":
+      return "Schema.Redacted<typeof Schema.String>"
+    case "number":
+      return "typeof Schema.Number"
+    case "integer":
+      return "typeof Schema.Int"
+    case "boolean":
+      return "typeof Schema.Boolean"
+    case "null":
+      return "typeof Schema.Null"
+    case "unknown":
+      return "typeof Schema.Unknown"
+    case "literal":
+      return `Schema.Literal<[${schema.values.map((value) => JSON.stringify(value)).join(", ")}]>`
+    case "array":
+      return `Schema.Array$<${go(schema.items)}>`
+    case "nullable":
+      return `Schema.NullOr<${go(schema.schema)}>`
+    case "union": {
+      // as schemaExpression: named members told apart by their fields come twice (the exact fit
+      // first; `Schema.annotations` keeps a schema's type)
+      const members = schema.members.map(go)
+      if (members.length === 1) return members[0]!
+      const twice = schema.discriminator === undefined && schema.members.every((member) => member.kind === "ref")
+      return `Schema.Union<[${(twice ? [...members, ...members] : members).join(", ")}]>`
+    }
+    case "object": {
+      const properties = Ir.propertiesOf(fields, schema)
+      if (properties.length === 0) {
+        return `Schema.Record$<typeof Schema.String, ${go(schema.additional ?? { kind: "unknown" })}>`
+      }
+      return `Schema.Struct<{\n${
+        properties.map((property) =>
+          `${property.description === undefined ? "" : jsdoc([property.description])}${key(property.name)}: ${
+            property.required ? go(property.schema) : `Schema.optional<${go(property.schema)}>`
+          }`
+        ).join("\n")
+      }\n}>`
+    }
+  }
+}
+
+/**
  * Fields several structs of a file have alike, written once (`const <name> = once(() => ({ ... }))`)
  * and spread (`...<name>()`).
  */
@@ -257,9 +333,11 @@ export const typeExpression = (
   schema: Ir.Schema,
   side: "Type" | "Encoded",
   uses: Uses,
-  cyclic: ReadonlySet<string>
+  cyclic: ReadonlySet<string>,
+  /** When given, an object's bases are written out as fields (a flat object type, not `Base & { ... }`). */
+  flatten?: (name: string) => Ir.Schema | undefined
 ): string => {
-  const go = (s: Ir.Schema): string => typeExpression(s, side, uses, cyclic)
+  const go = (s: Ir.Schema): string => typeExpression(s, side, uses, cyclic, flatten)
   switch (schema.kind) {
     case "ref": {
       uses.refs.add(schema.name)
@@ -298,6 +376,9 @@ export const typeExpression = (
     case "union":
       return schema.members.map(go).join(" | ")
     case "object":
+      if ((schema.bases ?? []).length > 0 && flatten !== undefined) {
+        return go({ ...schema, bases: [], properties: Ir.propertiesOf(flatten, schema) })
+      }
       if ((schema.bases ?? []).length > 0) {
         const bases = (schema.bases ?? []).map((base) => go({ kind: "ref", name: base }))
         return [...bases, go({ ...schema, bases: [] })].join(" & ")
@@ -307,9 +388,9 @@ export const typeExpression = (
       }
       return `{\n${
         schema.properties.map((property) =>
-          `readonly ${key(property.name)}${property.required ? "" : "?"}: ${go(property.schema)}${
-            property.required ? "" : " | undefined"
-          }`
+          `${property.description === undefined ? "" : jsdoc([property.description])}readonly ${key(property.name)}${
+            property.required ? "" : "?"
+          }: ${go(property.schema)}${property.required ? "" : " | undefined"}`
         ).join("\n")
       }\n}`
   }
@@ -359,6 +440,27 @@ const identified = (id: string, expression: string, uses: Uses): string => {
   )
   return builder === undefined ? annotated : pure(useBuilder(uses, builder), `() => ${annotated}`)
 }
+
+/**
+ * The decoded side of a named struct as an interface's body, every field (its bases' too) written
+ * out: the same type as `Schema.Schema.Type<typeof Name>` (test/generated/types.ts checks each one),
+ * which a program's type-check would otherwise compute from the struct's declared type
+ * (`Schema.Struct<{ ... }>`, mapped over its fields) wherever it meets the name.
+ */
+const interfaceOf = (api: Ir.Api, schema: Ir.Schema, uses: Uses): string => {
+  if (schema.kind !== "object") throw new Error(`interfaceOf: a ${schema.kind}, not an object`)
+  return typeExpression(schema, "Type", uses, new Set(), (name) => api.schemas.get(name)?.schema)
+}
+
+/**
+ * A named schema written with a declared type ({@link declaredType}): a struct, a union or an array
+ * that uses other named schemas (whose inferred type, printed in the declarations, would repeat
+ * theirs).
+ */
+const hasDeclaredType = (schema: Ir.Schema): boolean =>
+  !("limits" in schema && schema.limits !== undefined) &&
+  (schema.kind === "object" || schema.kind === "array" || (schema.kind === "union" && schema.members.length > 1)) &&
+  [...Ir.references(schema)].length > 0
 
 const isObject = (schema: Ir.Schema): boolean =>
   schema.kind === "object" && (schema.properties.length > 0 || (schema.bases ?? []).length > 0)
@@ -477,11 +579,17 @@ export const schemaFile = (
       }
       push(
         jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
-          `export const ${id} = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
+          `export const ${id}${
+            hasDeclaredType(named.schema)
+              ? `: ${declaredType(named.schema, uses, (other) => api.schemas.get(other)?.schema)}`
+              : ""
+          } = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           (isObject(named.schema)
-            ? `export interface ${id} extends Schema.Schema.Type<typeof ${id}> {}\n`
-            : `export type ${id} = Schema.Schema.Type<typeof ${id}>\n`)
+            ? `export interface ${id} ${interfaceOf(api, named.schema, uses)}\n`
+            : `export type ${id} = ${
+              typeExpression(named.schema, "Type", uses, new Set(), (other) => api.schemas.get(other)?.schema)
+            }\n`)
       )
     }
     return { blocks, uses }
@@ -519,4 +627,40 @@ export const schemaFile = (
     "@internal"
   ])
   return `${header}\n${moduleDoc}${imports.join("\n")}\n\n${blocks.join("\n")}`
+}
+
+/**
+ * `test/generated/types.ts`: for every named schema, its type (written out by {@link typeExpression},
+ * an interface for a struct) is the very type of its decoded side, `Schema.Schema.Type<typeof Name>`
+ * — not only assignable both ways — so `npm run typecheck` fails when the two drift apart.
+ */
+export const typesFile = (
+  names: ReadonlyArray<string>,
+  placement: ReadonlyMap<string, string>
+): string => {
+  const areas = [...new Set(names.map((name) => placement.get(name)!))].sort()
+  return `${header}
+/**
+ * Every generated schema's type is its decoded side, written out: checked by the
+ * type-checker (\`npm run typecheck\`), nothing runs.
+ */
+import type * as Schema from "effect/Schema"
+${areas.map((area) => `import type * as ${area} from "../../src/internal/generated/schemas/${area}.js"`).join("\n")}
+
+/** \`true\` when \`A\` and \`B\` are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+
+/** Compiles only for \`true\`. */
+type Expect<T extends true> = T
+
+/** One check per named schema. */
+export type Checks = [
+${
+    names.map((name) => {
+      const id = `${placement.get(name)!}.${ident(name)}`
+      return `  Expect<Same<${id}, Schema.Schema.Type<typeof ${id}>>>`
+    }).join(",\n")
+  }
+]
+`
 }

@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { once, struct } from "../../struct.js"
@@ -38,7 +40,20 @@ export const ApiKeyCreator = /*#__PURE__*/ struct("ApiKeyCreator", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> {}
+export interface ApiKeyCreator {
+  /**
+   * Kernel user ID of the creator.
+   */
+  readonly id: string
+  /**
+   * Email address of the creator.
+   */
+  readonly email: string
+  /**
+   * Display name of the creator, if available.
+   */
+  readonly name: string | null
+}
 
 /**
  * The `ApiKey` schema of the API.
@@ -46,7 +61,37 @@ export interface ApiKeyCreator extends Schema.Schema.Type<typeof ApiKeyCreator> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ApiKey = /*#__PURE__*/ struct("ApiKey", () => ({
+export const ApiKey: Schema.Struct<{
+  /**
+   * Unique API key identifier
+   */
+  id: typeof Schema.String
+  /**
+   * API key name
+   */
+  name: typeof Schema.String
+  /**
+   * When the API key was created
+   */
+  created_at: typeof Timestamp
+  created_by: typeof ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  expires_at: Schema.NullOr<typeof Timestamp>
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  project_id: Schema.NullOr<typeof Schema.String>
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  project_name: Schema.NullOr<typeof Schema.String>
+  /**
+   * Masked version of the API key
+   */
+  masked_key: typeof Schema.String
+}> = /*#__PURE__*/ struct("ApiKey", () => ({
   /**
    * Unique API key identifier
    */
@@ -84,7 +129,37 @@ export const ApiKey = /*#__PURE__*/ struct("ApiKey", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ApiKey extends Schema.Schema.Type<typeof ApiKey> {}
+export interface ApiKey {
+  /**
+   * Unique API key identifier
+   */
+  readonly id: string
+  /**
+   * API key name
+   */
+  readonly name: string
+  /**
+   * When the API key was created
+   */
+  readonly created_at: DateTime.Utc
+  readonly created_by: ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  readonly expires_at: DateTime.Utc | null
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  readonly project_id: string | null
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  readonly project_name: string | null
+  /**
+   * Masked version of the API key
+   */
+  readonly masked_key: string
+}
 
 const limitedStringMinLength1MaxLength255 = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ limited(Schema.String, { minLength: 1, maxLength: 255 })
@@ -119,7 +194,20 @@ export const CreateApiKeyRequest = /*#__PURE__*/ struct("CreateApiKeyRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApiKeyRequest> {}
+export interface CreateApiKeyRequest {
+  /**
+   * API key name (1-255 characters)
+   */
+  readonly name: string
+  /**
+   * Number of days until expiry, up to 3650. Use null for never.
+   */
+  readonly days_to_expire?: number | null | undefined
+  /**
+   * Unique project identifier
+   */
+  readonly project_id?: string | null | undefined
+}
 
 /**
  * API key returned immediately after creation. Includes the plaintext key once.
@@ -127,7 +215,41 @@ export interface CreateApiKeyRequest extends Schema.Schema.Type<typeof CreateApi
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", () => ({
+export const CreatedApiKey: Schema.Struct<{
+  /**
+   * Unique API key identifier
+   */
+  id: typeof Schema.String
+  /**
+   * API key name
+   */
+  name: typeof Schema.String
+  /**
+   * When the API key was created
+   */
+  created_at: typeof Timestamp
+  created_by: typeof ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  expires_at: Schema.NullOr<typeof Timestamp>
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  project_id: Schema.NullOr<typeof Schema.String>
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  project_name: Schema.NullOr<typeof Schema.String>
+  /**
+   * Masked version of the API key
+   */
+  masked_key: typeof Schema.String
+  /**
+   * Plaintext API key. Only returned once when the key is created.
+   */
+  key: Schema.Redacted<typeof Schema.String>
+}> = /*#__PURE__*/ struct("CreatedApiKey", () => ({
   ...ApiKey.fields,
   /**
    * Plaintext API key. Only returned once when the key is created.
@@ -141,7 +263,41 @@ export const CreatedApiKey = /*#__PURE__*/ struct("CreatedApiKey", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface CreatedApiKey extends Schema.Schema.Type<typeof CreatedApiKey> {}
+export interface CreatedApiKey {
+  /**
+   * Unique API key identifier
+   */
+  readonly id: string
+  /**
+   * API key name
+   */
+  readonly name: string
+  /**
+   * When the API key was created
+   */
+  readonly created_at: DateTime.Utc
+  readonly created_by: ApiKeyCreator
+  /**
+   * When the API key expires
+   */
+  readonly expires_at: DateTime.Utc | null
+  /**
+   * Project identifier for project-scoped API keys. Null means org-wide.
+   */
+  readonly project_id: string | null
+  /**
+   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
+   */
+  readonly project_name: string | null
+  /**
+   * Masked version of the API key
+   */
+  readonly masked_key: string
+  /**
+   * Plaintext API key. Only returned once when the key is created.
+   */
+  readonly key: Redacted.Redacted<string>
+}
 
 /**
  * The `UpdateApiKeyRequest` schema of the API.
@@ -162,4 +318,9 @@ export const UpdateApiKeyRequest = /*#__PURE__*/ struct("UpdateApiKeyRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateApiKeyRequest extends Schema.Schema.Type<typeof UpdateApiKeyRequest> {}
+export interface UpdateApiKeyRequest {
+  /**
+   * New API key name
+   */
+  readonly name: string
+}

@@ -14,7 +14,36 @@ import { AppAction } from "./Common.js"
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", () => ({
+export const AppVersionSummary: Schema.Struct<{
+  /**
+   * Unique identifier for the app version
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version label for the application
+   */
+  version: typeof Schema.String
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * Deployment ID
+   */
+  deployment: typeof Schema.String
+  /**
+   * List of actions available on the app
+   */
+  actions: Schema.Array$<typeof AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  env_vars: Schema.Record$<typeof Schema.String, typeof Schema.String>
+}> = /*#__PURE__*/ struct("AppVersionSummary", () => ({
   /**
    * Unique identifier for the app version
    */
@@ -51,4 +80,33 @@ export const AppVersionSummary = /*#__PURE__*/ struct("AppVersionSummary", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface AppVersionSummary extends Schema.Schema.Type<typeof AppVersionSummary> {}
+export interface AppVersionSummary {
+  /**
+   * Unique identifier for the app version
+   */
+  readonly id: string
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version label for the application
+   */
+  readonly version: string
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * Deployment ID
+   */
+  readonly deployment: string
+  /**
+   * List of actions available on the app
+   */
+  readonly actions: ReadonlyArray<AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  readonly env_vars: { readonly [key: string]: string }
+}

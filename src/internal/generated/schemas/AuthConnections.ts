@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { once, struct, union } from "../../struct.js"
@@ -47,7 +49,24 @@ export const CredentialReference = /*#__PURE__*/ struct("CredentialReference", (
  * @since 0.2.0
  * @category Models
  */
-export interface CredentialReference extends Schema.Schema.Type<typeof CredentialReference> {}
+export interface CredentialReference {
+  /**
+   * Kernel credential name
+   */
+  readonly name?: string | undefined
+  /**
+   * External provider name (e.g., "my-1p")
+   */
+  readonly provider?: string | undefined
+  /**
+   * Provider-specific path (e.g., "VaultName/ItemName" for 1Password)
+   */
+  readonly path?: string | undefined
+  /**
+   * If true, lookup by domain from the specified provider
+   */
+  readonly auto?: boolean | undefined
+}
 
 /**
  * The MFA delivery method type. Includes 'password' for auth method selection pages and 'switch' for generic method-switcher links like "Use another method" that do not name a specific method.
@@ -66,7 +85,7 @@ export const MFAType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type MFAType = Schema.Schema.Type<typeof MFAType>
+export type MFAType = "sms" | "call" | "email" | "totp" | "push" | "password" | "switch"
 
 /**
  * A discovered form field
@@ -74,7 +93,40 @@ export type MFAType = Schema.Schema.Type<typeof MFAType>
  * @since 0.2.0
  * @category Schemas
  */
-export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", () => ({
+export const DiscoveredField: Schema.Struct<{
+  /**
+   * Field name
+   */
+  name: typeof Schema.String
+  /**
+   * Field type
+   */
+  type: Schema.Literal<["text", "email", "password", "tel", "number", "url", "code", "totp"]>
+  /**
+   * Field label
+   */
+  label: typeof Schema.String
+  /**
+   * Field placeholder
+   */
+  placeholder: Schema.optional<typeof Schema.String>
+  /**
+   * Whether field is required
+   */
+  required: Schema.optional<typeof Schema.Boolean>
+  /**
+   * CSS selector for the field
+   */
+  selector: typeof Schema.String
+  /**
+   * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
+   */
+  linked_mfa_type: Schema.optional<Schema.NullOr<typeof MFAType>>
+  /**
+   * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
+   */
+  hint: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("DiscoveredField", () => ({
   /**
    * Field name
    */
@@ -115,7 +167,40 @@ export const DiscoveredField = /*#__PURE__*/ struct("DiscoveredField", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface DiscoveredField extends Schema.Schema.Type<typeof DiscoveredField> {}
+export interface DiscoveredField {
+  /**
+   * Field name
+   */
+  readonly name: string
+  /**
+   * Field type
+   */
+  readonly type: "text" | "email" | "password" | "tel" | "number" | "url" | "code" | "totp"
+  /**
+   * Field label
+   */
+  readonly label: string
+  /**
+   * Field placeholder
+   */
+  readonly placeholder?: string | undefined
+  /**
+   * Whether field is required
+   */
+  readonly required?: boolean | undefined
+  /**
+   * CSS selector for the field
+   */
+  readonly selector: string
+  /**
+   * If this field is associated with an MFA option, the type of that option (e.g., password field linked to "Enter password" option)
+   */
+  readonly linked_mfa_type?: MFAType | null | undefined
+  /**
+   * Contextual help text near the field that tells the user what to enter (e.g., "Enter the phone ending in (***) ***-**92")
+   */
+  readonly hint?: string | undefined
+}
 
 const optionalNullOrString = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String))
@@ -127,7 +212,21 @@ const optionalNullOrString = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const MFAOption = /*#__PURE__*/ struct("MFAOption", () => ({
+export const MFAOption: Schema.Struct<{
+  type: typeof MFAType
+  /**
+   * The visible option text
+   */
+  label: typeof Schema.String
+  /**
+   * The masked destination (phone/email) if shown
+   */
+  target: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Additional instructions from the site
+   */
+  description: Schema.optional<Schema.NullOr<typeof Schema.String>>
+}> = /*#__PURE__*/ struct("MFAOption", () => ({
   type: MFAType,
   /**
    * The visible option text
@@ -149,7 +248,21 @@ export const MFAOption = /*#__PURE__*/ struct("MFAOption", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface MFAOption extends Schema.Schema.Type<typeof MFAOption> {}
+export interface MFAOption {
+  readonly type: MFAType
+  /**
+   * The visible option text
+   */
+  readonly label: string
+  /**
+   * The masked destination (phone/email) if shown
+   */
+  readonly target?: string | null | undefined
+  /**
+   * Additional instructions from the site
+   */
+  readonly description?: string | null | undefined
+}
 
 /**
  * A non-MFA choice presented during the auth flow (e.g. account selection, org picker)
@@ -178,7 +291,20 @@ export const SignInOption = /*#__PURE__*/ struct("SignInOption", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface SignInOption extends Schema.Schema.Type<typeof SignInOption> {}
+export interface SignInOption {
+  /**
+   * Unique identifier for this option (used to submit selection back)
+   */
+  readonly id: string
+  /**
+   * Display text for the option
+   */
+  readonly label: string
+  /**
+   * Additional context such as email address or org name
+   */
+  readonly description?: string | null | undefined
+}
 
 /**
  * An SSO button for signing in with an external identity provider
@@ -207,7 +333,20 @@ export const SSOButton = /*#__PURE__*/ struct("SSOButton", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface SSOButton extends Schema.Schema.Type<typeof SSOButton> {}
+export interface SSOButton {
+  /**
+   * XPath selector for the button
+   */
+  readonly selector: string
+  /**
+   * Identity provider name
+   */
+  readonly provider: string
+  /**
+   * Visible button text
+   */
+  readonly label: string
+}
 
 // the fields ManagedAuth, ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
 const managedAuthFields = /*#__PURE__*/ once(() => ({
@@ -295,7 +434,209 @@ const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", () => ({
+export const ManagedAuth: Schema.Struct<{
+  /**
+   * Unique identifier for the auth connection
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the profile associated with this auth connection
+   */
+  profile_name: typeof Schema.String
+  /**
+   * Target domain for authentication
+   */
+  domain: typeof Schema.String
+  /**
+   * Current authentication status of the managed profile
+   */
+  status: Schema.Literal<["AUTHENTICATED", "NEEDS_AUTH"]>
+  /**
+   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+   */
+  last_auth_check_at: Schema.optional<typeof Timestamp>
+  /**
+   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+   */
+  last_auth_at: Schema.optional<typeof Timestamp>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+   */
+  can_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Machine-readable reason for the current value of `can_reauth`.
+   * Affirmative values (re-auth is possible):
+   *   - `external_credential` — an external credential provider is attached
+   *   - `cua_has_credential` — CUA flow with a stored credential
+   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+   *   - `viable_plans_found` — at least one stored login plan can be replayed
+   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+   *
+   * Negative values (a human must complete the login flow):
+   *   - `no_prior_successful_login` — connection has never completed a successful login
+   *   - `no_credential` — no Kernel or external credential attached
+   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+   *   - `requires_external_action` — recorded requirements include an external step
+   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+   */
+  can_reauth_reason: Schema.optional<
+    Schema.Literal<
+      [
+        "external_credential",
+        "cua_has_credential",
+        "has_credential",
+        "viable_plans_found",
+        "no_requirements_recorded",
+        "requirements_satisfiable",
+        "no_prior_successful_login",
+        "no_credential",
+        "no_viable_plans",
+        "viable_plans_require_external_action",
+        "requires_external_action",
+        "requires_totp_without_secret",
+        "requires_sms_code",
+        "requires_email_code"
+      ]
+    >
+  >
+  /**
+   * ID of the proxy associated with this connection, if any.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  /**
+   * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Optional login page URL to skip discovery
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  /**
+   * URL where the browser landed after successful login
+   */
+  post_login_url: Schema.optional<typeof Schema.String>
+  /**
+   * Current flow status (null when no flow in progress)
+   */
+  flow_status: Schema.optional<
+    Schema.NullOr<Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>>
+  >
+  /**
+   * Current step in the flow (null when no flow in progress)
+   */
+  flow_step: Schema.optional<
+    Schema.NullOr<
+      Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
+    >
+  >
+  /**
+   * Type of the current flow (null when no flow in progress)
+   */
+  flow_type: Schema.optional<Schema.NullOr<Schema.Literal<["LOGIN", "REAUTH"]>>>
+  /**
+   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+   */
+  flow_expires_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
+  /**
+   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  discovered_fields: Schema.optional<Schema.NullOr<Schema.Array$<typeof DiscoveredField>>>
+  /**
+   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  mfa_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof MFAOption>>>
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+   */
+  sign_in_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof SignInOption>>>
+  /**
+   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  pending_sso_buttons: Schema.optional<Schema.NullOr<Schema.Array$<typeof SSOButton>>>
+  /**
+   * Instructions for external action (present when flow_step=awaiting_external_action)
+   */
+  external_action_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * SSO provider being used (e.g., google, github, microsoft)
+   */
+  sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Error message (present when flow_status=failed)
+   */
+  error_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Machine-readable error code (present when flow_status=failed)
+   */
+  error_code: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * URL to redirect user to for hosted login (present when flow in progress)
+   */
+  hosted_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Browser live view URL for debugging (present when flow in progress)
+   */
+  live_view_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * ID of the underlying browser session driving the current flow (present when flow in progress).
+   * Use this to inspect or terminate the browser session via the `/browsers` API.
+   */
+  browser_session_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
+  /**
+   * Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: typeof Schema.Boolean
+  /**
+   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+   */
+  record_session: typeof Schema.Boolean
+}> = /*#__PURE__*/ struct("ManagedAuth", () => ({
   /**
    * Unique identifier for the auth connection
    */
@@ -479,7 +820,206 @@ export const ManagedAuth = /*#__PURE__*/ struct("ManagedAuth", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuth extends Schema.Schema.Type<typeof ManagedAuth> {}
+export interface ManagedAuth {
+  /**
+   * Unique identifier for the auth connection
+   */
+  readonly id: string
+  /**
+   * Name of the profile associated with this auth connection
+   */
+  readonly profile_name: string
+  /**
+   * Target domain for authentication
+   */
+  readonly domain: string
+  /**
+   * Current authentication status of the managed profile
+   */
+  readonly status: "AUTHENTICATED" | "NEEDS_AUTH"
+  /**
+   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+   */
+  readonly last_auth_check_at?: DateTime.Utc | undefined
+  /**
+   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+   */
+  readonly last_auth_at?: DateTime.Utc | undefined
+  readonly credential?: CredentialReference | undefined
+  /**
+   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+   */
+  readonly can_reauth?: boolean | undefined
+  /**
+   * Machine-readable reason for the current value of `can_reauth`.
+   * Affirmative values (re-auth is possible):
+   *   - `external_credential` — an external credential provider is attached
+   *   - `cua_has_credential` — CUA flow with a stored credential
+   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+   *   - `viable_plans_found` — at least one stored login plan can be replayed
+   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+   *
+   * Negative values (a human must complete the login flow):
+   *   - `no_prior_successful_login` — connection has never completed a successful login
+   *   - `no_credential` — no Kernel or external credential attached
+   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+   *   - `requires_external_action` — recorded requirements include an external step
+   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+   */
+  readonly can_reauth_reason?:
+    | "external_credential"
+    | "cua_has_credential"
+    | "has_credential"
+    | "viable_plans_found"
+    | "no_requirements_recorded"
+    | "requirements_satisfiable"
+    | "no_prior_successful_login"
+    | "no_credential"
+    | "no_viable_plans"
+    | "viable_plans_require_external_action"
+    | "requires_external_action"
+    | "requires_totp_without_secret"
+    | "requires_sms_code"
+    | "requires_email_code"
+    | undefined
+  /**
+   * ID of the proxy associated with this connection, if any.
+   */
+  readonly proxy_id?: string | undefined
+  /**
+   * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  readonly allowed_domains?: ReadonlyArray<string> | undefined
+  /**
+   * Optional login page URL to skip discovery
+   */
+  readonly login_url?: string | undefined
+  /**
+   * URL where the browser landed after successful login
+   */
+  readonly post_login_url?: string | undefined
+  /**
+   * Current flow status (null when no flow in progress)
+   */
+  readonly flow_status?: "IN_PROGRESS" | "SUCCESS" | "FAILED" | "EXPIRED" | "CANCELED" | null | undefined
+  /**
+   * Current step in the flow (null when no flow in progress)
+   */
+  readonly flow_step?:
+    | "DISCOVERING"
+    | "AWAITING_INPUT"
+    | "AWAITING_EXTERNAL_ACTION"
+    | "SUBMITTING"
+    | "COMPLETED"
+    | null
+    | undefined
+  /**
+   * Type of the current flow (null when no flow in progress)
+   */
+  readonly flow_type?: "LOGIN" | "REAUTH" | null | undefined
+  /**
+   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+   */
+  readonly flow_expires_at?: DateTime.Utc | null | undefined
+  /**
+   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  readonly discovered_fields?: ReadonlyArray<DiscoveredField> | null | undefined
+  /**
+   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  readonly mfa_options?: ReadonlyArray<MFAOption> | null | undefined
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+   */
+  readonly sign_in_options?: ReadonlyArray<SignInOption> | null | undefined
+  /**
+   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+   */
+  readonly pending_sso_buttons?: ReadonlyArray<SSOButton> | null | undefined
+  /**
+   * Instructions for external action (present when flow_step=awaiting_external_action)
+   */
+  readonly external_action_message?: string | null | undefined
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  readonly website_error?: string | null | undefined
+  /**
+   * SSO provider being used (e.g., google, github, microsoft)
+   */
+  readonly sso_provider?: string | null | undefined
+  /**
+   * Error message (present when flow_status=failed)
+   */
+  readonly error_message?: string | null | undefined
+  /**
+   * Machine-readable error code (present when flow_status=failed)
+   */
+  readonly error_code?: string | null | undefined
+  /**
+   * URL to redirect user to for hosted login (present when flow in progress)
+   */
+  readonly hosted_url?: string | null | undefined
+  /**
+   * Browser live view URL for debugging (present when flow in progress)
+   */
+  readonly live_view_url?: string | null | undefined
+  /**
+   * ID of the underlying browser session driving the current flow (present when flow in progress).
+   * Use this to inspect or terminate the browser session via the `/browsers` API.
+   */
+  readonly browser_session_id?: string | null | undefined
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  readonly health_check_interval?: number | null | undefined
+  /**
+   * Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   */
+  readonly health_checks?: boolean | undefined
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  readonly auto_reauth?: boolean | undefined
+  /**
+   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  readonly save_credentials: boolean
+  /**
+   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+   */
+  readonly record_session: boolean
+}
 
 /**
  * Proxy selection. Provide either id or name. The proxy must belong to the caller's org.
@@ -521,7 +1061,25 @@ export const ProxyRef = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ProxyRef = Schema.Schema.Type<typeof ProxyRef>
+export type ProxyRef = {
+  /**
+   * Proxy ID
+   */
+  readonly id: string
+  /**
+   * Proxy name
+   */
+  readonly name?: string | undefined
+} | {
+  /**
+   * Proxy ID
+   */
+  readonly id?: string | undefined
+  /**
+   * Proxy name
+   */
+  readonly name: string
+}
 
 const optionalProxyRef = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(ProxyRef))
 
@@ -559,7 +1117,70 @@ const managedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
+export const ManagedAuthCreateRequest: Schema.Struct<{
+  /**
+   * Domain for authentication
+   */
+  domain: typeof Schema.String
+  /**
+   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+   */
+  profile_name: typeof Schema.String
+  /**
+   * Optional login page URL to skip discovery
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  proxy: Schema.optional<typeof ProxyRef>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  health_check_interval: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  save_credentials: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
   /**
    * Domain for authentication
    */
@@ -578,7 +1199,70 @@ export const ManagedAuthCreateRequest = /*#__PURE__*/ struct("ManagedAuthCreateR
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof ManagedAuthCreateRequest> {}
+export interface ManagedAuthCreateRequest {
+  /**
+   * Domain for authentication
+   */
+  readonly domain: string
+  /**
+   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+   */
+  readonly profile_name: string
+  /**
+   * Optional login page URL to skip discovery
+   */
+  readonly login_url?: string | undefined
+  readonly proxy?: ProxyRef | undefined
+  readonly credential?: CredentialReference | undefined
+  /**
+   * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   */
+  readonly allowed_domains?: ReadonlyArray<string> | undefined
+  /**
+   * Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   */
+  readonly health_check_interval?: number | undefined
+  /**
+   * Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   */
+  readonly health_checks?: boolean | undefined
+  /**
+   * Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  readonly auto_reauth?: boolean | undefined
+  /**
+   * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   */
+  readonly save_credentials?: boolean | undefined
+  /**
+   * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   */
+  readonly record_session?: boolean | undefined
+}
 
 /**
  * Request to update an auth connection's configuration
@@ -586,7 +1270,46 @@ export interface ManagedAuthCreateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
+export const ManagedAuthUpdateRequest: Schema.Struct<{
+  /**
+   * Login page URL. Set to empty string to clear.
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * Additional domains valid for this auth flow (replaces existing list)
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Interval in seconds between automatic health checks
+   */
+  health_check_interval: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to save credentials after every successful login
+   */
+  save_credentials: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Whether to record browser sessions for this connection by default
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+  proxy: Schema.optional<typeof ProxyRef>
+}> = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
   ...managedAuthFields(),
   ...managedAuthCreateRequestFields()
 }))
@@ -597,7 +1320,46 @@ export const ManagedAuthUpdateRequest = /*#__PURE__*/ struct("ManagedAuthUpdateR
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof ManagedAuthUpdateRequest> {}
+export interface ManagedAuthUpdateRequest {
+  /**
+   * Login page URL. Set to empty string to clear.
+   */
+  readonly login_url?: string | undefined
+  readonly credential?: CredentialReference | undefined
+  /**
+   * Additional domains valid for this auth flow (replaces existing list)
+   */
+  readonly allowed_domains?: ReadonlyArray<string> | undefined
+  /**
+   * Interval in seconds between automatic health checks
+   */
+  readonly health_check_interval?: number | undefined
+  /**
+   * Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  readonly health_checks?: boolean | undefined
+  /**
+   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   */
+  readonly auto_reauth?: boolean | undefined
+  /**
+   * Whether to save credentials after every successful login
+   */
+  readonly save_credentials?: boolean | undefined
+  /**
+   * Whether to record browser sessions for this connection by default
+   */
+  readonly record_session?: boolean | undefined
+  readonly proxy?: ProxyRef | undefined
+}
 
 /**
  * Request to start a login flow
@@ -605,7 +1367,13 @@ export interface ManagedAuthUpdateRequest extends Schema.Schema.Type<typeof Mana
  * @since 0.2.0
  * @category Schemas
  */
-export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", () => ({
+export const LoginRequest: Schema.Struct<{
+  proxy: Schema.optional<typeof ProxyRef>
+  /**
+   * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("LoginRequest", () => ({
   proxy: optionalProxyRef(),
   /**
    * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
@@ -619,7 +1387,13 @@ export const LoginRequest = /*#__PURE__*/ struct("LoginRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface LoginRequest extends Schema.Schema.Type<typeof LoginRequest> {}
+export interface LoginRequest {
+  readonly proxy?: ProxyRef | undefined
+  /**
+   * Override the connection's default for recording this login's browser session. When omitted, the connection's record_session default is used.
+   */
+  readonly record_session?: boolean | undefined
+}
 
 /**
  * Response from starting a login flow
@@ -660,7 +1434,32 @@ export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface LoginResponse extends Schema.Schema.Type<typeof LoginResponse> {}
+export interface LoginResponse {
+  /**
+   * Auth connection ID
+   */
+  readonly id: string
+  /**
+   * Type of login flow started
+   */
+  readonly flow_type: "LOGIN" | "REAUTH"
+  /**
+   * URL to redirect user to for login
+   */
+  readonly hosted_url: string
+  /**
+   * When the login flow expires
+   */
+  readonly flow_expires_at: DateTime.Utc
+  /**
+   * One-time code for handoff (internal use)
+   */
+  readonly handoff_code?: string | undefined
+  /**
+   * Browser live view URL for watching the login flow
+   */
+  readonly live_view_url?: string | undefined
+}
 
 /**
  * Request to submit field values, click an SSO button, select an MFA method, or select a sign-in option. Provide exactly one of fields, sso_button_selector, sso_provider, mfa_option_id, or sign_in_option_id.
@@ -699,7 +1498,28 @@ export const SubmitFieldsRequest = /*#__PURE__*/ struct("SubmitFieldsRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface SubmitFieldsRequest extends Schema.Schema.Type<typeof SubmitFieldsRequest> {}
+export interface SubmitFieldsRequest {
+  /**
+   * Map of field name to value
+   */
+  readonly fields?: { readonly [key: string]: Redacted.Redacted<string> } | undefined
+  /**
+   * XPath selector for the SSO button to click (ODA). Use sso_provider instead for CUA.
+   */
+  readonly sso_button_selector?: string | undefined
+  /**
+   * SSO provider to click, matching the provider field from pending_sso_buttons (e.g., "google", "github"). Cannot be used with sso_button_selector.
+   */
+  readonly sso_provider?: string | undefined
+  /**
+   * The MFA method type to select (when mfa_options were returned)
+   */
+  readonly mfa_option_id?: string | undefined
+  /**
+   * The sign-in option ID to select (when sign_in_options were returned)
+   */
+  readonly sign_in_option_id?: string | undefined
+}
 
 /**
  * Response from submitting field values
@@ -720,7 +1540,12 @@ export const SubmitFieldsResponse = /*#__PURE__*/ struct("SubmitFieldsResponse",
  * @since 0.2.0
  * @category Models
  */
-export interface SubmitFieldsResponse extends Schema.Schema.Type<typeof SubmitFieldsResponse> {}
+export interface SubmitFieldsResponse {
+  /**
+   * Whether the submission was accepted for processing
+   */
+  readonly accepted: boolean
+}
 
 /**
  * An event representing the current state of a managed auth flow.
@@ -728,7 +1553,72 @@ export interface SubmitFieldsResponse extends Schema.Schema.Type<typeof SubmitFi
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
+export const ManagedAuthStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "managed_auth_state").
+   */
+  event: Schema.Literal<["managed_auth_state"]>
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+  /**
+   * Current flow status.
+   */
+  flow_status: Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>
+  /**
+   * Current step in the flow.
+   */
+  flow_step: Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
+  /**
+   * Type of the current flow.
+   */
+  flow_type: Schema.optional<Schema.Literal<["LOGIN", "REAUTH"]>>
+  /**
+   * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  discovered_fields: Schema.optional<Schema.Array$<typeof DiscoveredField>>
+  /**
+   * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  mfa_options: Schema.optional<Schema.Array$<typeof MFAOption>>
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  sign_in_options: Schema.optional<Schema.Array$<typeof SignInOption>>
+  /**
+   * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  pending_sso_buttons: Schema.optional<Schema.Array$<typeof SSOButton>>
+  /**
+   * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
+   */
+  external_action_message: Schema.optional<typeof Schema.String>
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  website_error: Schema.optional<typeof Schema.String>
+  /**
+   * Error message (present when flow_status=FAILED).
+   */
+  error_message: Schema.optional<typeof Schema.String>
+  /**
+   * Machine-readable error code (present when flow_status=FAILED).
+   */
+  error_code: Schema.optional<typeof Schema.String>
+  /**
+   * URL where the browser landed after successful login.
+   */
+  post_login_url: Schema.optional<typeof Schema.String>
+  /**
+   * Browser live view URL for debugging.
+   */
+  live_view_url: Schema.optional<typeof Schema.String>
+  /**
+   * URL to redirect user to for hosted login.
+   */
+  hosted_url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
   /**
    * Event type identifier (always "managed_auth_state").
    */
@@ -807,7 +1697,72 @@ export const ManagedAuthStateEvent = /*#__PURE__*/ struct("ManagedAuthStateEvent
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthStateEvent extends Schema.Schema.Type<typeof ManagedAuthStateEvent> {}
+export interface ManagedAuthStateEvent {
+  /**
+   * Event type identifier (always "managed_auth_state").
+   */
+  readonly event: "managed_auth_state"
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+  /**
+   * Current flow status.
+   */
+  readonly flow_status: "IN_PROGRESS" | "SUCCESS" | "FAILED" | "EXPIRED" | "CANCELED"
+  /**
+   * Current step in the flow.
+   */
+  readonly flow_step: "DISCOVERING" | "AWAITING_INPUT" | "AWAITING_EXTERNAL_ACTION" | "SUBMITTING" | "COMPLETED"
+  /**
+   * Type of the current flow.
+   */
+  readonly flow_type?: "LOGIN" | "REAUTH" | undefined
+  /**
+   * Fields awaiting input (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  readonly discovered_fields?: ReadonlyArray<DiscoveredField> | undefined
+  /**
+   * MFA method options (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  readonly mfa_options?: ReadonlyArray<MFAOption> | undefined
+  /**
+   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  readonly sign_in_options?: ReadonlyArray<SignInOption> | undefined
+  /**
+   * SSO buttons available (present when flow_step=AWAITING_INPUT; may also be present with AWAITING_EXTERNAL_ACTION as fallback actions).
+   */
+  readonly pending_sso_buttons?: ReadonlyArray<SSOButton> | undefined
+  /**
+   * Instructions for external action (present when flow_step=AWAITING_EXTERNAL_ACTION).
+   */
+  readonly external_action_message?: string | undefined
+  /**
+   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+   */
+  readonly website_error?: string | undefined
+  /**
+   * Error message (present when flow_status=FAILED).
+   */
+  readonly error_message?: string | undefined
+  /**
+   * Machine-readable error code (present when flow_status=FAILED).
+   */
+  readonly error_code?: string | undefined
+  /**
+   * URL where the browser landed after successful login.
+   */
+  readonly post_login_url?: string | undefined
+  /**
+   * Browser live view URL for debugging.
+   */
+  readonly live_view_url?: string | undefined
+  /**
+   * URL to redirect user to for hosted login.
+   */
+  readonly hosted_url?: string | undefined
+}
 
 /**
  * Union type representing any managed auth event.
@@ -815,7 +1770,9 @@ export interface ManagedAuthStateEvent extends Schema.Schema.Type<typeof Managed
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthEvent = /*#__PURE__*/ union(() =>
+export const ManagedAuthEvent: Schema.Union<
+  [typeof ManagedAuthStateEvent, typeof ErrorEvent, typeof SSEHeartbeatEvent]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Union(ManagedAuthStateEvent, ErrorEvent, SSEHeartbeatEvent), {
     identifier: "ManagedAuthEvent"
   })
@@ -827,7 +1784,7 @@ export const ManagedAuthEvent = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ManagedAuthEvent = Schema.Schema.Type<typeof ManagedAuthEvent>
+export type ManagedAuthEvent = ManagedAuthStateEvent | ErrorEvent | SSEHeartbeatEvent
 
 /**
  * Request to exchange handoff code for JWT
@@ -848,7 +1805,12 @@ export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExcha
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthExchangeRequest extends Schema.Schema.Type<typeof ManagedAuthExchangeRequest> {}
+export interface ManagedAuthExchangeRequest {
+  /**
+   * Handoff code from start endpoint
+   */
+  readonly code: string
+}
 
 /**
  * Response from exchange endpoint
@@ -873,4 +1835,13 @@ export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExch
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthExchangeResponse extends Schema.Schema.Type<typeof ManagedAuthExchangeResponse> {}
+export interface ManagedAuthExchangeResponse {
+  /**
+   * Invocation ID
+   */
+  readonly invocation_id: string
+  /**
+   * JWT token with invocation_id claim (30 minute TTL)
+   */
+  readonly jwt: Redacted.Redacted<string>
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, once, struct } from "../../struct.js"
@@ -19,7 +20,57 @@ const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
+export const BrowserPoolRequest: Schema.Struct<{
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  name: Schema.optional<Schema.Schema<string, string>>
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  size: Schema.Schema<number, number>
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  fill_rate_per_minute: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+}> = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -79,7 +130,55 @@ export const BrowserPoolRequest = /*#__PURE__*/ struct("BrowserPoolRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoolRequest> {}
+export interface BrowserPoolRequest {
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  readonly size: number
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  readonly fill_rate_per_minute?: number | undefined
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  readonly timeout_seconds?: number | undefined
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  readonly stealth?: boolean | undefined
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  readonly headless?: boolean | undefined
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  readonly proxy_id?: string | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  readonly start_url?: string | undefined
+}
 
 /**
  * A browser pool containing multiple identically configured browsers.
@@ -87,7 +186,32 @@ export interface BrowserPoolRequest extends Schema.Schema.Type<typeof BrowserPoo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", () => ({
+export const BrowserPool: Schema.Struct<{
+  /**
+   * Unique identifier for the browser pool
+   */
+  id: typeof Schema.String
+  /**
+   * Browser pool name, if set
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Number of browsers currently available in the pool
+   */
+  available_count: typeof Schema.Int
+  /**
+   * Number of browsers currently acquired from the pool
+   */
+  acquired_count: typeof Schema.Int
+  /**
+   * Timestamp when the browser pool was created
+   */
+  created_at: typeof Timestamp
+  /**
+   * Configuration used to create all browsers in this pool
+   */
+  browser_pool_config: typeof BrowserPoolRequest
+}> = /*#__PURE__*/ struct("BrowserPool", () => ({
   /**
    * Unique identifier for the browser pool
    */
@@ -120,7 +244,32 @@ export const BrowserPool = /*#__PURE__*/ struct("BrowserPool", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPool extends Schema.Schema.Type<typeof BrowserPool> {}
+export interface BrowserPool {
+  /**
+   * Unique identifier for the browser pool
+   */
+  readonly id: string
+  /**
+   * Browser pool name, if set
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers currently available in the pool
+   */
+  readonly available_count: number
+  /**
+   * Number of browsers currently acquired from the pool
+   */
+  readonly acquired_count: number
+  /**
+   * Timestamp when the browser pool was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Configuration used to create all browsers in this pool
+   */
+  readonly browser_pool_config: BrowserPoolRequest
+}
 
 /**
  * The `ListBrowserPoolsResponse` schema of the API.
@@ -128,7 +277,7 @@ export interface BrowserPool extends Schema.Schema.Type<typeof BrowserPool> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListBrowserPoolsResponse = /*#__PURE__*/ array(() =>
+export const ListBrowserPoolsResponse: Schema.Array$<typeof BrowserPool> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserPool), { identifier: "ListBrowserPoolsResponse" })
 )
 
@@ -138,7 +287,7 @@ export const ListBrowserPoolsResponse = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPoolsResponse>
+export type ListBrowserPoolsResponse = ReadonlyArray<BrowserPool>
 
 /**
  * Parameters for updating a browser pool. All browsers in the pool will be created with the same configuration.
@@ -146,7 +295,61 @@ export type ListBrowserPoolsResponse = Schema.Schema.Type<typeof ListBrowserPool
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
+export const BrowserPoolUpdateRequest: Schema.Struct<{
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  name: Schema.optional<Schema.Schema<string, string>>
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  size: Schema.Schema<number, number>
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  fill_rate_per_minute: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+   */
+  discard_all_idle: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
   ...BrowserPoolRequest.fields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
@@ -160,7 +363,59 @@ export const BrowserPoolUpdateRequest = /*#__PURE__*/ struct("BrowserPoolUpdateR
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolUpdateRequest extends Schema.Schema.Type<typeof BrowserPoolUpdateRequest> {}
+export interface BrowserPoolUpdateRequest {
+  /**
+   * Optional name for the browser pool. Must be unique within the project.
+   */
+  readonly name?: string | undefined
+  /**
+   * Number of browsers to maintain in the pool. The maximum size is determined by your
+   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+   */
+  readonly size: number
+  /**
+   * Percentage of the pool to fill per minute. Defaults to 10%.
+   */
+  readonly fill_rate_per_minute?: number | undefined
+  /**
+   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+   */
+  readonly timeout_seconds?: number | undefined
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  readonly stealth?: boolean | undefined
+  /**
+   * If true, launches the browser using a headless image. Defaults to false.
+   */
+  readonly headless?: boolean | undefined
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  readonly proxy_id?: string | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+   */
+  readonly start_url?: string | undefined
+  /**
+   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+   */
+  readonly discard_all_idle?: boolean | undefined
+}
 
 /**
  * Parameters for deleting a browser pool.
@@ -181,7 +436,12 @@ export const BrowserPoolDeleteRequest = /*#__PURE__*/ struct("BrowserPoolDeleteR
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolDeleteRequest extends Schema.Schema.Type<typeof BrowserPoolDeleteRequest> {}
+export interface BrowserPoolDeleteRequest {
+  /**
+   * If true, force delete even if browsers are currently leased. Leased browsers will be terminated.
+   */
+  readonly force?: boolean | undefined
+}
 
 /**
  * Request body for acquiring a browser from the pool.
@@ -202,7 +462,12 @@ export const BrowserPoolAcquireRequest = /*#__PURE__*/ struct("BrowserPoolAcquir
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolAcquireRequest extends Schema.Schema.Type<typeof BrowserPoolAcquireRequest> {}
+export interface BrowserPoolAcquireRequest {
+  /**
+   * Maximum number of seconds to wait for a browser to be available. Defaults to the calculated time it would take to fill the pool at the currently configured fill rate.
+   */
+  readonly acquire_timeout_seconds?: number | undefined
+}
 
 /**
  * Request body for releasing a browser back to the pool.
@@ -227,4 +492,13 @@ export const BrowserPoolReleaseRequest = /*#__PURE__*/ struct("BrowserPoolReleas
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolReleaseRequest extends Schema.Schema.Type<typeof BrowserPoolReleaseRequest> {}
+export interface BrowserPoolReleaseRequest {
+  /**
+   * Browser session ID to release back to the pool
+   */
+  readonly session_id: string
+  /**
+   * Whether to reuse the browser instance or destroy it and create a new one. Defaults to true.
+   */
+  readonly reuse?: boolean | undefined
+}

@@ -23,7 +23,56 @@ const optionalNullOrBrowserTelemetryConfig = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", () => ({
+export const BrowserRequest: Schema.Struct<{
+  /**
+   * action invocation ID
+   */
+  invocation_id: Schema.optional<typeof Schema.String>
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  stealth: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
+   */
+  headless: Schema.optional<typeof Schema.Boolean>
+  /**
+   * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
+   */
+  gpu: Schema.optional<typeof Schema.Boolean>
+  /**
+   * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
+   */
+  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  extensions: Schema.optional<
+    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
+  >
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("BrowserRequest", () => ({
   /**
    * action invocation ID
    */
@@ -82,7 +131,54 @@ export const BrowserRequest = /*#__PURE__*/ struct("BrowserRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserRequest extends Schema.Schema.Type<typeof BrowserRequest> {}
+export interface BrowserRequest {
+  /**
+   * action invocation ID
+   */
+  readonly invocation_id?: string | undefined
+  /**
+   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+   */
+  readonly stealth?: boolean | undefined
+  /**
+   * If true, launches the browser using a headless image (no VNC/GUI). Defaults to false.
+   */
+  readonly headless?: boolean | undefined
+  /**
+   * If true, enables GPU acceleration for the browser session. Requires Start-Up or Enterprise plan and headless=false.
+   */
+  readonly gpu?: boolean | undefined
+  /**
+   * The number of seconds of inactivity before the browser session is terminated. Activity includes CDP connections and live view connections. Defaults to 60 seconds. Minimum allowed is 10 seconds. Maximum allowed is 259200 (72 hours). We check for inactivity every 5 seconds, so the actual timeout behavior you will see is +/- 5 seconds around the specified value.
+   */
+  readonly timeout_seconds?: number | undefined
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * List of browser extensions to load into the session. Provide each by id or name.
+   */
+  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
+  /**
+   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+   */
+  readonly proxy_id?: string | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * Optional URL to open when the browser session is created. Navigation is best-effort, so navigation failures do not prevent the session from being created.
+   */
+  readonly start_url?: string | undefined
+  /**
+   * Custom Chrome enterprise policy overrides applied to this browser session. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * Telemetry configuration for the browser session. If provided, telemetry capture starts with the specified category filter when the session is created. If omitted, no telemetry capture is started.
+   */
+  readonly telemetry?: BrowserTelemetryConfig | null | undefined
+}
 
 /**
  * Viewport configuration for updating a browser session. Extends BrowserViewport with update-only options.
@@ -90,7 +186,26 @@ export interface BrowserRequest extends Schema.Schema.Type<typeof BrowserRequest
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
+export const BrowserViewportUpdate: Schema.Struct<{
+  /**
+   * Browser window width in pixels.
+   */
+  width: Schema.Schema<number, number>
+  /**
+   * Browser window height in pixels.
+   */
+  height: Schema.Schema<number, number>
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  refresh_rate: Schema.optional<typeof Schema.Int>
+  /**
+   * If true, allow the viewport change even when a live view or recording/replay is active.
+   * Active recordings will be gracefully stopped and restarted at the new resolution as
+   * separate segments. If false (default), the resize is refused when a live view or recording is active.
+   */
+  force: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
   ...BrowserViewport.fields,
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
@@ -106,7 +221,26 @@ export const BrowserViewportUpdate = /*#__PURE__*/ struct("BrowserViewportUpdate
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserViewportUpdate extends Schema.Schema.Type<typeof BrowserViewportUpdate> {}
+export interface BrowserViewportUpdate {
+  /**
+   * Browser window width in pixels.
+   */
+  readonly width: number
+  /**
+   * Browser window height in pixels.
+   */
+  readonly height: number
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  readonly refresh_rate?: number | undefined
+  /**
+   * If true, allow the viewport change even when a live view or recording/replay is active.
+   * Active recordings will be gracefully stopped and restarted at the new resolution as
+   * separate segments. If false (default), the resize is refused when a live view or recording is active.
+   */
+  readonly force?: boolean | undefined
+}
 
 /**
  * Request body for updating a browser session.
@@ -114,7 +248,28 @@ export interface BrowserViewportUpdate extends Schema.Schema.Type<typeof Browser
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest", () => ({
+export const BrowserUpdateRequest: Schema.Struct<{
+  /**
+   * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
+   */
+  proxy_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * If true, stealth browsers connect directly instead of using the default stealth proxy.
+   */
+  disable_default_proxy: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
+   */
+  profile: Schema.optional<typeof BrowserProfile>
+  /**
+   * Viewport configuration to apply to the browser session.
+   */
+  viewport: Schema.optional<typeof BrowserViewportUpdate>
+  /**
+   * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("BrowserUpdateRequest", () => ({
   /**
    * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
    */
@@ -143,7 +298,28 @@ export const BrowserUpdateRequest = /*#__PURE__*/ struct("BrowserUpdateRequest",
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserUpdateRequest extends Schema.Schema.Type<typeof BrowserUpdateRequest> {}
+export interface BrowserUpdateRequest {
+  /**
+   * ID of the proxy to use. Omit to leave unchanged, set to empty string to remove proxy.
+   */
+  readonly proxy_id?: string | null | undefined
+  /**
+   * If true, stealth browsers connect directly instead of using the default stealth proxy.
+   */
+  readonly disable_default_proxy?: boolean | undefined
+  /**
+   * Profile to load into the browser session. Only allowed if the session does not already have a profile loaded.
+   */
+  readonly profile?: BrowserProfile | undefined
+  /**
+   * Viewport configuration to apply to the browser session.
+   */
+  readonly viewport?: BrowserViewportUpdate | undefined
+  /**
+   * Telemetry configuration. Omit, set to null, or set to an empty object ({}) to leave the existing configuration unchanged (no-op). To enable capture for all categories using VM defaults, set browser to an empty object ({"browser": {}}). To stop capture, set every category's enabled to false.
+   */
+  readonly telemetry?: BrowserTelemetryConfig | null | undefined
+}
 
 /**
  * The `LoadBrowserExtensionsBody` schema of the API.
@@ -173,7 +349,21 @@ export const LoadBrowserExtensionsBody = /*#__PURE__*/ struct("LoadBrowserExtens
  * @since 0.2.0
  * @category Models
  */
-export interface LoadBrowserExtensionsBody extends Schema.Schema.Type<typeof LoadBrowserExtensionsBody> {}
+export interface LoadBrowserExtensionsBody {
+  /**
+   * List of extensions to upload and activate
+   */
+  readonly extensions: ReadonlyArray<{
+    /**
+     * Zip archive containing an unpacked Chromium extension (must include manifest.json)
+     */
+    readonly zip_file: Upload
+    /**
+     * Folder name to place the extension under /home/kernel/extensions/<name>
+     */
+    readonly name: string
+  }>
+}
 
 /**
  * Request to make an HTTP request through the browser's network stack.
@@ -216,7 +406,32 @@ export const BrowserCurlRequest = /*#__PURE__*/ struct("BrowserCurlRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserCurlRequest extends Schema.Schema.Type<typeof BrowserCurlRequest> {}
+export interface BrowserCurlRequest {
+  /**
+   * Target URL (must be http or https).
+   */
+  readonly url: string
+  /**
+   * HTTP method.
+   */
+  readonly method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | undefined
+  /**
+   * Custom headers merged with browser defaults.
+   */
+  readonly headers?: { readonly [key: string]: string } | undefined
+  /**
+   * Request body (for POST/PUT/PATCH).
+   */
+  readonly body?: string | undefined
+  /**
+   * Request timeout in milliseconds.
+   */
+  readonly timeout_ms?: number | undefined
+  /**
+   * Encoding for the response body. Use base64 for binary content.
+   */
+  readonly response_encoding?: "utf8" | "base64" | undefined
+}
 
 /**
  * Structured response from the browser curl request.
@@ -249,4 +464,21 @@ export const BrowserCurlResult = /*#__PURE__*/ struct("BrowserCurlResult", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserCurlResult extends Schema.Schema.Type<typeof BrowserCurlResult> {}
+export interface BrowserCurlResult {
+  /**
+   * HTTP status code from target.
+   */
+  readonly status: number
+  /**
+   * Response headers (multi-value).
+   */
+  readonly headers: { readonly [key: string]: ReadonlyArray<string> }
+  /**
+   * Response body (UTF-8 string or base64 depending on request).
+   */
+  readonly body: string
+  /**
+   * Total request duration in milliseconds.
+   */
+  readonly duration_ms: number
+}

@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { once, struct, union } from "../../struct.js"
@@ -46,7 +48,28 @@ export const Profile = /*#__PURE__*/ struct("Profile", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Profile extends Schema.Schema.Type<typeof Profile> {}
+export interface Profile {
+  /**
+   * Unique identifier for the profile
+   */
+  readonly id: string
+  /**
+   * Optional, easier-to-reference name for the profile
+   */
+  readonly name?: string | null | undefined
+  /**
+   * Timestamp when the profile was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Timestamp when the profile was last updated
+   */
+  readonly updated_at?: DateTime.Utc | undefined
+  /**
+   * Timestamp when the profile was last used
+   */
+  readonly last_used_at?: DateTime.Utc | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -73,7 +96,16 @@ export const BrowserPoolRef = /*#__PURE__*/ struct("BrowserPoolRef", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolRef extends Schema.Schema.Type<typeof BrowserPoolRef> {}
+export interface BrowserPoolRef {
+  /**
+   * Browser pool ID
+   */
+  readonly id: string
+  /**
+   * Browser pool name, if set
+   */
+  readonly name?: string | undefined
+}
 
 /**
  * Initial browser window size in pixels with optional refresh rate.
@@ -112,7 +144,20 @@ export const BrowserViewport = /*#__PURE__*/ struct("BrowserViewport", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserViewport extends Schema.Schema.Type<typeof BrowserViewport> {}
+export interface BrowserViewport {
+  /**
+   * Browser window width in pixels.
+   */
+  readonly width: number
+  /**
+   * Browser window height in pixels.
+   */
+  readonly height: number
+  /**
+   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
+   */
+  readonly refresh_rate?: number | undefined
+}
 
 /**
  * Session usage metrics.
@@ -133,7 +178,12 @@ export const BrowserUsage = /*#__PURE__*/ struct("BrowserUsage", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserUsage extends Schema.Schema.Type<typeof BrowserUsage> {}
+export interface BrowserUsage {
+  /**
+   * Time in milliseconds the session was actively running.
+   */
+  readonly uptime_ms: number
+}
 
 const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
@@ -156,7 +206,12 @@ export const BrowserTelemetryCategoryConfig = /*#__PURE__*/ struct("BrowserTelem
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserTelemetryCategoryConfig extends Schema.Schema.Type<typeof BrowserTelemetryCategoryConfig> {}
+export interface BrowserTelemetryCategoryConfig {
+  /**
+   * Whether this category is captured. Defaults to true if omitted.
+   */
+  readonly enabled?: boolean | undefined
+}
 
 const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(BrowserTelemetryCategoryConfig)
@@ -168,7 +223,24 @@ const optionalBrowserTelemetryCategoryConfig = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", () => ({
+export const BrowserTelemetryCategoriesConfig: Schema.Struct<{
+  /**
+   * Console output (log, warn, error) and uncaught exceptions.
+   */
+  console: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+   */
+  page: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * User interaction events including clicks, keydowns, and scroll-settled events.
+   */
+  interaction: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+  /**
+   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+   */
+  network: Schema.optional<typeof BrowserTelemetryCategoryConfig>
+}> = /*#__PURE__*/ struct("BrowserTelemetryCategoriesConfig", () => ({
   /**
    * Console output (log, warn, error) and uncaught exceptions.
    */
@@ -193,7 +265,24 @@ export const BrowserTelemetryCategoriesConfig = /*#__PURE__*/ struct("BrowserTel
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typeof BrowserTelemetryCategoriesConfig> {}
+export interface BrowserTelemetryCategoriesConfig {
+  /**
+   * Console output (log, warn, error) and uncaught exceptions.
+   */
+  readonly console?: BrowserTelemetryCategoryConfig | undefined
+  /**
+   * Page lifecycle events including navigation, DOMContentLoaded, load, layout shifts, and LCP.
+   */
+  readonly page?: BrowserTelemetryCategoryConfig | undefined
+  /**
+   * User interaction events including clicks, keydowns, and scroll-settled events.
+   */
+  readonly interaction?: BrowserTelemetryCategoryConfig | undefined
+  /**
+   * HTTP request and response metadata including URL, method, status code, and timing. Request post data is forwarded as-is from CDP. Text response bodies are truncated at 8 KB for structured types (JSON, XML, form data) and 4 KB for other text types. Binary responses (images, fonts, media) are excluded.
+   */
+  readonly network?: BrowserTelemetryCategoryConfig | undefined
+}
 
 /**
  * Telemetry configuration for a browser session.
@@ -201,7 +290,12 @@ export interface BrowserTelemetryCategoriesConfig extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConfig", () => ({
+export const BrowserTelemetryConfig: Schema.Struct<{
+  /**
+   * Per-category enable/disable flags. If omitted, all categories are captured.
+   */
+  browser: Schema.optional<typeof BrowserTelemetryCategoriesConfig>
+}> = /*#__PURE__*/ struct("BrowserTelemetryConfig", () => ({
   /**
    * Per-category enable/disable flags. If omitted, all categories are captured.
    */
@@ -214,7 +308,12 @@ export const BrowserTelemetryConfig = /*#__PURE__*/ struct("BrowserTelemetryConf
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof BrowserTelemetryConfig> {}
+export interface BrowserTelemetryConfig {
+  /**
+   * Per-category enable/disable flags. If omitted, all categories are captured.
+   */
+  readonly browser?: BrowserTelemetryCategoriesConfig | undefined
+}
 
 /**
  * The `Browser` schema of the API.
@@ -222,7 +321,76 @@ export interface BrowserTelemetryConfig extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const Browser = /*#__PURE__*/ struct("Browser", () => ({
+export const Browser: Schema.Struct<{
+  /**
+   * When the browser session was created.
+   */
+  created_at: typeof Timestamp
+  /**
+   * Websocket URL for Chrome DevTools Protocol connections to the browser session
+   */
+  cdp_ws_url: Schema.Redacted<typeof Schema.String>
+  /**
+   * Websocket URL for WebDriver BiDi connections to the browser session
+   */
+  webdriver_ws_url: typeof Schema.String
+  /**
+   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+   */
+  browser_live_view_url: Schema.optional<Schema.Redacted<typeof Schema.String>>
+  /**
+   * Metro-API HTTP base URL for this browser session.
+   */
+  base_url: Schema.optional<typeof Schema.String>
+  /**
+   * Whether the browser session is running in headless mode.
+   */
+  headless: typeof Schema.Boolean
+  /**
+   * Whether the browser session is running in stealth mode.
+   */
+  stealth: typeof Schema.Boolean
+  /**
+   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+   */
+  gpu: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Unique identifier for the browser session
+   */
+  session_id: typeof Schema.String
+  /**
+   * The number of seconds of inactivity before the browser session is terminated.
+   */
+  timeout_seconds: typeof Schema.Int
+  profile: Schema.optional<typeof Profile>
+  /**
+   * ID of the proxy associated with this browser session, if any.
+   */
+  proxy_id: Schema.optional<typeof Schema.String>
+  pool: Schema.optional<typeof BrowserPoolRef>
+  viewport: Schema.optional<typeof BrowserViewport>
+  /**
+   * Whether the browser session is running in kiosk mode.
+   */
+  kiosk_mode: Schema.optional<typeof Schema.Boolean>
+  /**
+   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+   */
+  start_url: Schema.optional<typeof Schema.String>
+  /**
+   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+   */
+  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
+  /**
+   * When the browser session was soft-deleted. Only present for deleted sessions.
+   */
+  deleted_at: Schema.optional<typeof Timestamp>
+  usage: Schema.optional<typeof BrowserUsage>
+  /**
+   * Active telemetry configuration for the session, if any.
+   */
+  telemetry: Schema.optional<Schema.NullOr<typeof BrowserTelemetryConfig>>
+}> = /*#__PURE__*/ struct("Browser", () => ({
   /**
    * When the browser session was created.
    */
@@ -301,7 +469,76 @@ export const Browser = /*#__PURE__*/ struct("Browser", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Browser extends Schema.Schema.Type<typeof Browser> {}
+export interface Browser {
+  /**
+   * When the browser session was created.
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Websocket URL for Chrome DevTools Protocol connections to the browser session
+   */
+  readonly cdp_ws_url: Redacted.Redacted<string>
+  /**
+   * Websocket URL for WebDriver BiDi connections to the browser session
+   */
+  readonly webdriver_ws_url: string
+  /**
+   * Remote URL for live viewing the browser session. Only available for non-headless browsers.
+   */
+  readonly browser_live_view_url?: Redacted.Redacted<string> | undefined
+  /**
+   * Metro-API HTTP base URL for this browser session.
+   */
+  readonly base_url?: string | undefined
+  /**
+   * Whether the browser session is running in headless mode.
+   */
+  readonly headless: boolean
+  /**
+   * Whether the browser session is running in stealth mode.
+   */
+  readonly stealth: boolean
+  /**
+   * Whether GPU acceleration is enabled for the browser session (only supported for headful sessions).
+   */
+  readonly gpu?: boolean | undefined
+  /**
+   * Unique identifier for the browser session
+   */
+  readonly session_id: string
+  /**
+   * The number of seconds of inactivity before the browser session is terminated.
+   */
+  readonly timeout_seconds: number
+  readonly profile?: Profile | undefined
+  /**
+   * ID of the proxy associated with this browser session, if any.
+   */
+  readonly proxy_id?: string | undefined
+  readonly pool?: BrowserPoolRef | undefined
+  readonly viewport?: BrowserViewport | undefined
+  /**
+   * Whether the browser session is running in kiosk mode.
+   */
+  readonly kiosk_mode?: boolean | undefined
+  /**
+   * URL the session was asked to navigate to on creation, if any. Recorded for debugging. Navigation is fire-and-forget — the URL is dispatched to the browser without waiting for it to load, and any errors (DNS failure, bad status, timeout) are silently dropped. Captures what was requested, not what the browser actually loaded.
+   */
+  readonly start_url?: string | undefined
+  /**
+   * Custom Chrome enterprise policy overrides that were applied to this browser session, if any. Echoed back for verification. Keys are Chrome enterprise policy names.
+   */
+  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  /**
+   * When the browser session was soft-deleted. Only present for deleted sessions.
+   */
+  readonly deleted_at?: DateTime.Utc | undefined
+  readonly usage?: BrowserUsage | undefined
+  /**
+   * Active telemetry configuration for the session, if any.
+   */
+  readonly telemetry?: BrowserTelemetryConfig | null | undefined
+}
 
 /**
  * A log entry from the application.
@@ -330,7 +567,20 @@ export const LogEvent = /*#__PURE__*/ struct("LogEvent", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface LogEvent extends Schema.Schema.Type<typeof LogEvent> {}
+export interface LogEvent {
+  /**
+   * Event type identifier (always "log").
+   */
+  readonly event: "log"
+  /**
+   * Time the log entry was produced.
+   */
+  readonly timestamp: DateTime.Utc
+  /**
+   * Log message text.
+   */
+  readonly message: string
+}
 
 /**
  * The `ErrorDetail` schema of the API.
@@ -355,7 +605,16 @@ export const ErrorDetail = /*#__PURE__*/ struct("ErrorDetail", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
+export interface ErrorDetail {
+  /**
+   * Lower-level error code providing more specific detail
+   */
+  readonly code?: string | undefined
+  /**
+   * Further detail about the error
+   */
+  readonly message?: string | undefined
+}
 
 /**
  * The `Error` schema of the API.
@@ -363,7 +622,21 @@ export interface ErrorDetail extends Schema.Schema.Type<typeof ErrorDetail> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const Error = /*#__PURE__*/ struct("Error", () => ({
+export const Error: Schema.Struct<{
+  /**
+   * Application-specific error code (machine-readable)
+   */
+  code: typeof Schema.String
+  /**
+   * Human-readable error description for debugging
+   */
+  message: typeof Schema.String
+  /**
+   * Additional error details (for multiple errors)
+   */
+  details: Schema.optional<Schema.Array$<typeof ErrorDetail>>
+  inner_error: Schema.optional<typeof ErrorDetail>
+}> = /*#__PURE__*/ struct("Error", () => ({
   /**
    * Application-specific error code (machine-readable)
    */
@@ -385,7 +658,21 @@ export const Error = /*#__PURE__*/ struct("Error", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Error extends Schema.Schema.Type<typeof Error> {}
+export interface Error {
+  /**
+   * Application-specific error code (machine-readable)
+   */
+  readonly code: string
+  /**
+   * Human-readable error description for debugging
+   */
+  readonly message: string
+  /**
+   * Additional error details (for multiple errors)
+   */
+  readonly details?: ReadonlyArray<ErrorDetail> | undefined
+  readonly inner_error?: ErrorDetail | undefined
+}
 
 /**
  * An error event from the application.
@@ -393,7 +680,17 @@ export interface Error extends Schema.Schema.Type<typeof Error> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", () => ({
+export const ErrorEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "error").
+   */
+  event: Schema.Literal<["error"]>
+  /**
+   * Time the error occurred.
+   */
+  timestamp: typeof Timestamp
+  error: typeof Error
+}> = /*#__PURE__*/ struct("ErrorEvent", () => ({
   /**
    * Event type identifier (always "error").
    */
@@ -411,7 +708,17 @@ export const ErrorEvent = /*#__PURE__*/ struct("ErrorEvent", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ErrorEvent extends Schema.Schema.Type<typeof ErrorEvent> {}
+export interface ErrorEvent {
+  /**
+   * Event type identifier (always "error").
+   */
+  readonly event: "error"
+  /**
+   * Time the error occurred.
+   */
+  readonly timestamp: DateTime.Utc
+  readonly error: Error
+}
 
 /**
  * Heartbeat event sent periodically to keep SSE connection alive.
@@ -436,7 +743,16 @@ export const SSEHeartbeatEvent = /*#__PURE__*/ struct("SSEHeartbeatEvent", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface SSEHeartbeatEvent extends Schema.Schema.Type<typeof SSEHeartbeatEvent> {}
+export interface SSEHeartbeatEvent {
+  /**
+   * Event type identifier (always "sse_heartbeat").
+   */
+  readonly event: "sse_heartbeat"
+  /**
+   * Time the heartbeat was sent.
+   */
+  readonly timestamp: DateTime.Utc
+}
 
 const optionalLimitedStringMinLength1Value = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(
@@ -496,7 +812,33 @@ export const BrowserProfile = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type BrowserProfile = Schema.Schema.Type<typeof BrowserProfile>
+export type BrowserProfile = {
+  /**
+   * Profile ID to load for this browser session
+   */
+  readonly id: string
+  /**
+   * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name?: string | undefined
+  /**
+   * If true, save changes made during the session back to the profile when the session ends.
+   */
+  readonly save_changes?: boolean | undefined
+} | {
+  /**
+   * Profile ID to load for this browser session
+   */
+  readonly id?: string | undefined
+  /**
+   * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name: string
+  /**
+   * If true, save changes made during the session back to the profile when the session ends.
+   */
+  readonly save_changes?: boolean | undefined
+}
 
 /**
  * Extension selection for the browser session. Provide either id or name of an extension uploaded to Kernel.
@@ -538,7 +880,25 @@ export const BrowserExtension = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type BrowserExtension = Schema.Schema.Type<typeof BrowserExtension>
+export type BrowserExtension = {
+  /**
+   * Extension ID to load for this browser session
+   */
+  readonly id: string
+  /**
+   * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name?: string | undefined
+} | {
+  /**
+   * Extension ID to load for this browser session
+   */
+  readonly id?: string | undefined
+  /**
+   * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+   */
+  readonly name: string
+}
 
 /**
  * Generic OK response.
@@ -559,7 +919,12 @@ export const OkResponse = /*#__PURE__*/ struct("OkResponse", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface OkResponse extends Schema.Schema.Type<typeof OkResponse> {}
+export interface OkResponse {
+  /**
+   * Indicates success.
+   */
+  readonly ok: boolean
+}
 
 const optionalNullOrRecordKeyStringValueUnknown = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(
@@ -594,4 +959,17 @@ export const AppAction = /*#__PURE__*/ struct("AppAction", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface AppAction extends Schema.Schema.Type<typeof AppAction> {}
+export interface AppAction {
+  /**
+   * Name of the action
+   */
+  readonly name: string
+  /**
+   * JSON Schema (draft-07) describing the expected input payload. Null if schema could not be automatically generated.
+   */
+  readonly input_schema?: { readonly [key: string]: unknown } | null | undefined
+  /**
+   * JSON Schema (draft-07) describing the expected output payload. Null if schema could not be automatically generated.
+   */
+  readonly output_schema?: { readonly [key: string]: unknown } | null | undefined
+}

@@ -70,7 +70,32 @@ export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface ClickMouseRequest extends Schema.Schema.Type<typeof ClickMouseRequest> {}
+export interface ClickMouseRequest {
+  /**
+   * Mouse button to interact with
+   */
+  readonly button?: "left" | "right" | "middle" | "back" | "forward" | undefined
+  /**
+   * Type of click action
+   */
+  readonly click_type?: "down" | "up" | "click" | undefined
+  /**
+   * X coordinate of the click position
+   */
+  readonly x: number
+  /**
+   * Y coordinate of the click position
+   */
+  readonly y: number
+  /**
+   * Modifier keys to hold during the click
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+  /**
+   * Number of times to repeat the click
+   */
+  readonly num_clicks?: number | undefined
+}
 
 const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
@@ -98,7 +123,28 @@ export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface MoveMouseRequest extends Schema.Schema.Type<typeof MoveMouseRequest> {}
+export interface MoveMouseRequest {
+  /**
+   * X coordinate to move the cursor to
+   */
+  readonly x: number
+  /**
+   * Y coordinate to move the cursor to
+   */
+  readonly y: number
+  /**
+   * Modifier keys to hold during the move
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+  /**
+   * Use human-like Bezier curve path instead of instant mouse movement.
+   */
+  readonly smooth?: boolean | undefined
+  /**
+   * Target total duration in milliseconds for the mouse movement when smooth=true. Omit for automatic timing based on distance.
+   */
+  readonly duration_ms?: number | undefined
+}
 
 /**
  * The `ScreenshotRegion` schema of the API.
@@ -131,7 +177,24 @@ export const ScreenshotRegion = /*#__PURE__*/ struct("ScreenshotRegion", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface ScreenshotRegion extends Schema.Schema.Type<typeof ScreenshotRegion> {}
+export interface ScreenshotRegion {
+  /**
+   * X coordinate of the region's top-left corner
+   */
+  readonly x: number
+  /**
+   * Y coordinate of the region's top-left corner
+   */
+  readonly y: number
+  /**
+   * Width of the region in pixels
+   */
+  readonly width: number
+  /**
+   * Height of the region in pixels
+   */
+  readonly height: number
+}
 
 /**
  * The `ScreenshotRequest` schema of the API.
@@ -139,7 +202,9 @@ export interface ScreenshotRegion extends Schema.Schema.Type<typeof ScreenshotRe
  * @since 0.2.0
  * @category Schemas
  */
-export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", () => ({
+export const ScreenshotRequest: Schema.Struct<{
+  region: Schema.optional<typeof ScreenshotRegion>
+}> = /*#__PURE__*/ struct("ScreenshotRequest", () => ({
   region: /*#__PURE__*/ Schema.optional(ScreenshotRegion)
 }))
 
@@ -149,7 +214,9 @@ export const ScreenshotRequest = /*#__PURE__*/ struct("ScreenshotRequest", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface ScreenshotRequest extends Schema.Schema.Type<typeof ScreenshotRequest> {}
+export interface ScreenshotRequest {
+  readonly region?: ScreenshotRegion | undefined
+}
 
 const optionalLimitedIntMinimum0 = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0 }))
@@ -178,7 +245,16 @@ export const TypeTextRequest = /*#__PURE__*/ struct("TypeTextRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface TypeTextRequest extends Schema.Schema.Type<typeof TypeTextRequest> {}
+export interface TypeTextRequest {
+  /**
+   * Text to type on the browser instance
+   */
+  readonly text: string
+  /**
+   * Delay in milliseconds between keystrokes
+   */
+  readonly delay?: number | undefined
+}
 
 /**
  * The `PressKeyRequest` schema of the API.
@@ -209,7 +285,22 @@ export const PressKeyRequest = /*#__PURE__*/ struct("PressKeyRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface PressKeyRequest extends Schema.Schema.Type<typeof PressKeyRequest> {}
+export interface PressKeyRequest {
+  /**
+   * List of key symbols to press. Each item should be a key symbol supported by xdotool
+   * (see X11 keysym definitions). Examples include "Return", "Shift", "Ctrl", "Alt", "F5".
+   * Items in this list could also be combinations, e.g. "Ctrl+t" or "Ctrl+Shift+Tab".
+   */
+  readonly keys: ReadonlyArray<string>
+  /**
+   * Duration to hold the keys down in milliseconds. If omitted or 0, keys are tapped.
+   */
+  readonly duration?: number | undefined
+  /**
+   * Optional modifier keys to hold during the key press sequence.
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+}
 
 /**
  * The `ScrollRequest` schema of the API.
@@ -235,7 +326,28 @@ export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ScrollRequest extends Schema.Schema.Type<typeof ScrollRequest> {}
+export interface ScrollRequest {
+  /**
+   * X coordinate at which to perform the scroll
+   */
+  readonly x: number
+  /**
+   * Y coordinate at which to perform the scroll
+   */
+  readonly y: number
+  /**
+   * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
+   */
+  readonly delta_x?: number | undefined
+  /**
+   * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
+   */
+  readonly delta_y?: number | undefined
+  /**
+   * Modifier keys to hold during the scroll
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+}
 
 /**
  * The `DragMouseRequest` schema of the API.
@@ -289,7 +401,40 @@ export const DragMouseRequest = /*#__PURE__*/ struct("DragMouseRequest", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface DragMouseRequest extends Schema.Schema.Type<typeof DragMouseRequest> {}
+export interface DragMouseRequest {
+  /**
+   * Ordered list of [x, y] coordinate pairs to move through while dragging. Must contain at least 2 points.
+   */
+  readonly path: ReadonlyArray<ReadonlyArray<number>>
+  /**
+   * Mouse button to drag with
+   */
+  readonly button?: "left" | "middle" | "right" | undefined
+  /**
+   * Delay in milliseconds between button down and starting to move along the path.
+   */
+  readonly delay?: number | undefined
+  /**
+   * Number of relative move steps per segment in the path. Minimum 1.
+   */
+  readonly steps_per_segment?: number | undefined
+  /**
+   * Delay in milliseconds between relative steps while dragging (not the initial delay).
+   */
+  readonly step_delay_ms?: number | undefined
+  /**
+   * Modifier keys to hold during the drag
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+  /**
+   * Use human-like Bezier curves between path waypoints instead of linear interpolation. When true, steps_per_segment and step_delay_ms are ignored.
+   */
+  readonly smooth?: boolean | undefined
+  /**
+   * Target total duration in milliseconds for the entire drag movement when smooth=true. Omit for automatic timing based on total path length.
+   */
+  readonly duration_ms?: number | undefined
+}
 
 /**
  * The `SetCursorRequest` schema of the API.
@@ -310,7 +455,12 @@ export const SetCursorRequest = /*#__PURE__*/ struct("SetCursorRequest", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface SetCursorRequest extends Schema.Schema.Type<typeof SetCursorRequest> {}
+export interface SetCursorRequest {
+  /**
+   * Whether the cursor should be hidden or visible
+   */
+  readonly hidden: boolean
+}
 
 /**
  * Pause execution for a specified duration.
@@ -331,7 +481,12 @@ export const SleepAction = /*#__PURE__*/ struct("SleepAction", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface SleepAction extends Schema.Schema.Type<typeof SleepAction> {}
+export interface SleepAction {
+  /**
+   * Duration to sleep in milliseconds.
+   */
+  readonly duration_ms: number
+}
 
 /**
  * A single computer action to execute as part of a batch. The `type` field selects which
@@ -341,7 +496,22 @@ export interface SleepAction extends Schema.Schema.Type<typeof SleepAction> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", () => ({
+export const ComputerAction: Schema.Struct<{
+  /**
+   * The type of action to perform.
+   */
+  type: Schema.Literal<
+    ["click_mouse", "move_mouse", "type_text", "press_key", "scroll", "drag_mouse", "set_cursor", "sleep"]
+  >
+  click_mouse: Schema.optional<typeof ClickMouseRequest>
+  move_mouse: Schema.optional<typeof MoveMouseRequest>
+  type_text: Schema.optional<typeof TypeTextRequest>
+  press_key: Schema.optional<typeof PressKeyRequest>
+  scroll: Schema.optional<typeof ScrollRequest>
+  drag_mouse: Schema.optional<typeof DragMouseRequest>
+  set_cursor: Schema.optional<typeof SetCursorRequest>
+  sleep: Schema.optional<typeof SleepAction>
+}> = /*#__PURE__*/ struct("ComputerAction", () => ({
   /**
    * The type of action to perform.
    */
@@ -371,7 +541,28 @@ export const ComputerAction = /*#__PURE__*/ struct("ComputerAction", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ComputerAction extends Schema.Schema.Type<typeof ComputerAction> {}
+export interface ComputerAction {
+  /**
+   * The type of action to perform.
+   */
+  readonly type:
+    | "click_mouse"
+    | "move_mouse"
+    | "type_text"
+    | "press_key"
+    | "scroll"
+    | "drag_mouse"
+    | "set_cursor"
+    | "sleep"
+  readonly click_mouse?: ClickMouseRequest | undefined
+  readonly move_mouse?: MoveMouseRequest | undefined
+  readonly type_text?: TypeTextRequest | undefined
+  readonly press_key?: PressKeyRequest | undefined
+  readonly scroll?: ScrollRequest | undefined
+  readonly drag_mouse?: DragMouseRequest | undefined
+  readonly set_cursor?: SetCursorRequest | undefined
+  readonly sleep?: SleepAction | undefined
+}
 
 /**
  * A batch of computer actions to execute sequentially.
@@ -379,7 +570,12 @@ export interface ComputerAction extends Schema.Schema.Type<typeof ComputerAction
  * @since 0.2.0
  * @category Schemas
  */
-export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerActionRequest", () => ({
+export const BatchComputerActionRequest: Schema.Struct<{
+  /**
+   * Ordered list of actions to execute. Execution stops on the first error.
+   */
+  actions: Schema.Schema<ReadonlyArray<ComputerAction>, ReadonlyArray<Schema.Schema.Encoded<typeof ComputerAction>>>
+}> = /*#__PURE__*/ struct("BatchComputerActionRequest", () => ({
   /**
    * Ordered list of actions to execute. Execution stops on the first error.
    */
@@ -392,7 +588,12 @@ export const BatchComputerActionRequest = /*#__PURE__*/ struct("BatchComputerAct
  * @since 0.2.0
  * @category Models
  */
-export interface BatchComputerActionRequest extends Schema.Schema.Type<typeof BatchComputerActionRequest> {}
+export interface BatchComputerActionRequest {
+  /**
+   * Ordered list of actions to execute. Execution stops on the first error.
+   */
+  readonly actions: ReadonlyArray<ComputerAction>
+}
 
 /**
  * The `MousePositionResponse` schema of the API.
@@ -417,7 +618,16 @@ export const MousePositionResponse = /*#__PURE__*/ struct("MousePositionResponse
  * @since 0.2.0
  * @category Models
  */
-export interface MousePositionResponse extends Schema.Schema.Type<typeof MousePositionResponse> {}
+export interface MousePositionResponse {
+  /**
+   * X coordinate of the cursor
+   */
+  readonly x: number
+  /**
+   * Y coordinate of the cursor
+   */
+  readonly y: number
+}
 
 /**
  * The `ClipboardContent` schema of the API.
@@ -438,7 +648,12 @@ export const ClipboardContent = /*#__PURE__*/ struct("ClipboardContent", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface ClipboardContent extends Schema.Schema.Type<typeof ClipboardContent> {}
+export interface ClipboardContent {
+  /**
+   * Current clipboard text content
+   */
+  readonly text: string
+}
 
 /**
  * The `WriteClipboardRequest` schema of the API.
@@ -459,4 +674,9 @@ export const WriteClipboardRequest = /*#__PURE__*/ struct("WriteClipboardRequest
  * @since 0.2.0
  * @category Models
  */
-export interface WriteClipboardRequest extends Schema.Schema.Type<typeof WriteClipboardRequest> {}
+export interface WriteClipboardRequest {
+  /**
+   * Text to write to the system clipboard
+   */
+  readonly text: string
+}

@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -53,7 +55,36 @@ export const CredentialProvider = /*#__PURE__*/ struct("CredentialProvider", () 
  * @since 0.2.0
  * @category Models
  */
-export interface CredentialProvider extends Schema.Schema.Type<typeof CredentialProvider> {}
+export interface CredentialProvider {
+  /**
+   * Unique identifier for the credential provider
+   */
+  readonly id: string
+  /**
+   * Type of credential provider
+   */
+  readonly provider_type: "onepassword"
+  /**
+   * Human-readable name for this provider instance
+   */
+  readonly name: string
+  /**
+   * Whether the provider is enabled for credential lookups
+   */
+  readonly enabled: boolean
+  /**
+   * Priority order for credential lookups (lower numbers are checked first)
+   */
+  readonly priority: number
+  /**
+   * When the credential provider was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * When the credential provider was last updated
+   */
+  readonly updated_at: DateTime.Utc
+}
 
 /**
  * The `ListCredentialProvidersResponse` schema of the API.
@@ -61,7 +92,7 @@ export interface CredentialProvider extends Schema.Schema.Type<typeof Credential
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProvidersResponse = /*#__PURE__*/ array(() =>
+export const ListCredentialProvidersResponse: Schema.Array$<typeof CredentialProvider> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(CredentialProvider), {
     identifier: "ListCredentialProvidersResponse"
   })
@@ -73,7 +104,7 @@ export const ListCredentialProvidersResponse = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ListCredentialProvidersResponse = Schema.Schema.Type<typeof ListCredentialProvidersResponse>
+export type ListCredentialProvidersResponse = ReadonlyArray<CredentialProvider>
 
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
@@ -108,7 +139,24 @@ export const CreateCredentialProviderRequest = /*#__PURE__*/ struct("CreateCrede
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialProviderRequest extends Schema.Schema.Type<typeof CreateCredentialProviderRequest> {}
+export interface CreateCredentialProviderRequest {
+  /**
+   * Type of credential provider
+   */
+  readonly provider_type: "onepassword"
+  /**
+   * Human-readable name for this provider instance (unique per org)
+   */
+  readonly name: string
+  /**
+   * Service account token for the provider (e.g., 1Password service account token)
+   */
+  readonly token: Redacted.Redacted<string>
+  /**
+   * How long to cache credential lists (default 300 seconds)
+   */
+  readonly cache_ttl_seconds?: number | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -147,7 +195,28 @@ export const UpdateCredentialProviderRequest = /*#__PURE__*/ struct("UpdateCrede
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateCredentialProviderRequest extends Schema.Schema.Type<typeof UpdateCredentialProviderRequest> {}
+export interface UpdateCredentialProviderRequest {
+  /**
+   * Human-readable name for this provider instance
+   */
+  readonly name?: string | undefined
+  /**
+   * Whether the provider is enabled for credential lookups
+   */
+  readonly enabled?: boolean | undefined
+  /**
+   * Priority order for credential lookups (lower numbers are checked first)
+   */
+  readonly priority?: number | undefined
+  /**
+   * New service account token (to rotate credentials)
+   */
+  readonly token?: Redacted.Redacted<string> | undefined
+  /**
+   * How long to cache credential lists
+   */
+  readonly cache_ttl_seconds?: number | undefined
+}
 
 /**
  * Result of testing a credential provider connection
@@ -185,7 +254,29 @@ export const CredentialProviderTestResult = /*#__PURE__*/ struct("CredentialProv
  * @since 0.2.0
  * @category Models
  */
-export interface CredentialProviderTestResult extends Schema.Schema.Type<typeof CredentialProviderTestResult> {}
+export interface CredentialProviderTestResult {
+  /**
+   * Whether the connection test was successful
+   */
+  readonly success: boolean
+  /**
+   * List of vaults accessible by the service account
+   */
+  readonly vaults: ReadonlyArray<{
+    /**
+     * Vault ID
+     */
+    readonly id: string
+    /**
+     * Vault name
+     */
+    readonly name: string
+  }>
+  /**
+   * Error message if the test failed
+   */
+  readonly error?: string | undefined
+}
 
 /**
  * A credential item from an external provider (e.g., a 1Password login item)
@@ -226,7 +317,32 @@ export const CredentialProviderItem = /*#__PURE__*/ struct("CredentialProviderIt
  * @since 0.2.0
  * @category Models
  */
-export interface CredentialProviderItem extends Schema.Schema.Type<typeof CredentialProviderItem> {}
+export interface CredentialProviderItem {
+  /**
+   * Unique identifier for the item within the provider
+   */
+  readonly id: string
+  /**
+   * Display name of the credential item
+   */
+  readonly title: string
+  /**
+   * ID of the vault containing this item
+   */
+  readonly vault_id: string
+  /**
+   * Name of the vault containing this item
+   */
+  readonly vault_name: string
+  /**
+   * Path to reference this item (VaultName/ItemTitle format)
+   */
+  readonly path: string
+  /**
+   * URLs associated with this credential
+   */
+  readonly urls?: ReadonlyArray<string> | undefined
+}
 
 /**
  * The `ListCredentialProviderItemsResponse` schema of the API.
@@ -234,7 +350,9 @@ export interface CredentialProviderItem extends Schema.Schema.Type<typeof Creden
  * @since 0.2.0
  * @category Schemas
  */
-export const ListCredentialProviderItemsResponse = /*#__PURE__*/ struct("ListCredentialProviderItemsResponse", () => ({
+export const ListCredentialProviderItemsResponse: Schema.Struct<{
+  items: Schema.optional<Schema.Array$<typeof CredentialProviderItem>>
+}> = /*#__PURE__*/ struct("ListCredentialProviderItemsResponse", () => ({
   items: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(CredentialProviderItem))
 }))
 
@@ -244,6 +362,6 @@ export const ListCredentialProviderItemsResponse = /*#__PURE__*/ struct("ListCre
  * @since 0.2.0
  * @category Models
  */
-export interface ListCredentialProviderItemsResponse
-  extends Schema.Schema.Type<typeof ListCredentialProviderItemsResponse>
-{}
+export interface ListCredentialProviderItemsResponse {
+  readonly items?: ReadonlyArray<CredentialProviderItem> | undefined
+}

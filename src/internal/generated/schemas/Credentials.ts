@@ -4,6 +4,8 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -71,7 +73,48 @@ export const Credential = /*#__PURE__*/ struct("Credential", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Credential extends Schema.Schema.Type<typeof Credential> {}
+export interface Credential {
+  /**
+   * Unique identifier for the credential
+   */
+  readonly id: string
+  /**
+   * Unique name for the credential within the project
+   */
+  readonly name: string
+  /**
+   * Target domain this credential is for
+   */
+  readonly domain: string
+  /**
+   * When the credential was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * When the credential was last updated
+   */
+  readonly updated_at: DateTime.Utc
+  /**
+   * Whether this credential has stored values (email, password, etc.)
+   */
+  readonly has_values?: boolean | undefined
+  /**
+   * Whether this credential has a TOTP secret configured for automatic 2FA
+   */
+  readonly has_totp_secret?: boolean | undefined
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
+   */
+  readonly sso_provider?: string | null | undefined
+  /**
+   * Current 6-digit TOTP code. Only included in create/update responses when totp_secret was just set.
+   */
+  readonly totp_code?: Redacted.Redacted<string> | undefined
+  /**
+   * When the totp_code expires. Only included when totp_code is present.
+   */
+  readonly totp_code_expires_at?: DateTime.Utc | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -110,7 +153,28 @@ export const CreateCredentialRequest = /*#__PURE__*/ struct("CreateCredentialReq
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCredentialRequest extends Schema.Schema.Type<typeof CreateCredentialRequest> {}
+export interface CreateCredentialRequest {
+  /**
+   * Unique name for the credential within the project
+   */
+  readonly name: string
+  /**
+   * Target domain this credential is for
+   */
+  readonly domain: string
+  /**
+   * Field name to value mapping (e.g., username, password)
+   */
+  readonly values: { readonly [key: string]: Redacted.Redacted<string> }
+  /**
+   * Base32-encoded TOTP secret for generating one-time passwords. Used for automatic 2FA during login.
+   */
+  readonly totp_secret?: Redacted.Redacted<string> | undefined
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider (e.g., google, github, microsoft). When the target site has a matching SSO button, it will be clicked first before filling credential values on the identity provider's login page.
+   */
+  readonly sso_provider?: string | undefined
+}
 
 /**
  * Request to update an existing credential
@@ -145,7 +209,24 @@ export const UpdateCredentialRequest = /*#__PURE__*/ struct("UpdateCredentialReq
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateCredentialRequest extends Schema.Schema.Type<typeof UpdateCredentialRequest> {}
+export interface UpdateCredentialRequest {
+  /**
+   * New name for the credential
+   */
+  readonly name?: string | undefined
+  /**
+   * Field name to value mapping. Values are merged with existing values (new keys added, existing keys overwritten).
+   */
+  readonly values?: { readonly [key: string]: Redacted.Redacted<string> } | undefined
+  /**
+   * Base32-encoded TOTP secret for generating one-time passwords. Spaces and formatting are automatically normalized. Set to empty string to remove.
+   */
+  readonly totp_secret?: Redacted.Redacted<string> | undefined
+  /**
+   * If set, indicates this credential should be used with the specified SSO provider. Set to empty string or null to remove.
+   */
+  readonly sso_provider?: string | null | undefined
+}
 
 /**
  * The `GetCredentialTotpCodeResponse` schema of the API.
@@ -170,4 +251,13 @@ export const GetCredentialTotpCodeResponse = /*#__PURE__*/ struct("GetCredential
  * @since 0.2.0
  * @category Models
  */
-export interface GetCredentialTotpCodeResponse extends Schema.Schema.Type<typeof GetCredentialTotpCodeResponse> {}
+export interface GetCredentialTotpCodeResponse {
+  /**
+   * Current 6-digit TOTP code
+   */
+  readonly code: Redacted.Redacted<string>
+  /**
+   * When this code expires (ISO 8601 timestamp)
+   */
+  readonly expires_at: DateTime.Utc
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -72,7 +73,40 @@ export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Deployment extends Schema.Schema.Type<typeof Deployment> {}
+export interface Deployment {
+  /**
+   * Unique identifier for the deployment
+   */
+  readonly id: string
+  /**
+   * Current status of the deployment
+   */
+  readonly status: "queued" | "in_progress" | "running" | "failed" | "stopped"
+  /**
+   * Status reason
+   */
+  readonly status_reason?: string | undefined
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * Relative path to the application entrypoint
+   */
+  readonly entrypoint_rel_path?: string | undefined
+  /**
+   * Environment variables configured for this deployment
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+  /**
+   * Timestamp when the deployment was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Timestamp when the deployment was last updated
+   */
+  readonly updated_at?: DateTime.Utc | null | undefined
+}
 
 /**
  * Source from which to fetch application code.
@@ -122,7 +156,41 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface DeploymentSource extends Schema.Schema.Type<typeof DeploymentSource> {}
+export interface DeploymentSource {
+  /**
+   * Source type identifier.
+   */
+  readonly type: "github"
+  /**
+   * Base repository URL (without blob/tree suffixes).
+   */
+  readonly url: string
+  /**
+   * Git ref (branch, tag, or commit SHA) to fetch.
+   */
+  readonly ref: string
+  /**
+   * Path within the repo to deploy (omit to use repo root).
+   */
+  readonly path?: string | undefined
+  /**
+   * Relative path to the application entrypoint within the selected path.
+   */
+  readonly entrypoint: string
+  /**
+   * Authentication for private repositories.
+   */
+  readonly auth?: {
+    /**
+     * Auth method
+     */
+    readonly method: "github_token"
+    /**
+     * GitHub PAT or installation access token
+     */
+    readonly token: string
+  } | undefined
+}
 
 const optionalLiteralAwsUsEast1a = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("aws.us-east-1a"))
@@ -135,7 +203,62 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest = /*#__PURE__*/ union(() =>
+export const DeploymentRequest: Schema.Union<[
+  Schema.Struct<{
+    /**
+     * Version of the application. Can be any string.
+     */
+    version: Schema.optional<typeof Schema.String>
+    /**
+     * ZIP file containing the application source directory
+     */
+    file: typeof Upload
+    /**
+     * Relative path to the entrypoint of the application
+     */
+    entrypoint_rel_path: typeof Schema.String
+    source: Schema.optional<typeof DeploymentSource>
+    /**
+     * Region for deployment. Currently we only support "aws.us-east-1a"
+     */
+    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+    /**
+     * Allow overwriting an existing app version
+     */
+    force: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+     */
+    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  }>,
+  Schema.Struct<{
+    /**
+     * Version of the application. Can be any string.
+     */
+    version: Schema.optional<typeof Schema.String>
+    /**
+     * ZIP file containing the application source directory
+     */
+    file: Schema.optional<typeof Upload>
+    /**
+     * Relative path to the entrypoint of the application
+     */
+    entrypoint_rel_path: Schema.optional<typeof Schema.String>
+    source: typeof DeploymentSource
+    /**
+     * Region for deployment. Currently we only support "aws.us-east-1a"
+     */
+    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+    /**
+     * Allow overwriting an existing app version
+     */
+    force: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+     */
+    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  }>
+]> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       /*#__PURE__*/ Schema.Struct({
@@ -203,7 +326,59 @@ export const DeploymentRequest = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
+export type DeploymentRequest = {
+  /**
+   * Version of the application. Can be any string.
+   */
+  readonly version?: string | undefined
+  /**
+   * ZIP file containing the application source directory
+   */
+  readonly file: Upload
+  /**
+   * Relative path to the entrypoint of the application
+   */
+  readonly entrypoint_rel_path: string
+  readonly source?: DeploymentSource | undefined
+  /**
+   * Region for deployment. Currently we only support "aws.us-east-1a"
+   */
+  readonly region?: "aws.us-east-1a" | undefined
+  /**
+   * Allow overwriting an existing app version
+   */
+  readonly force?: boolean | undefined
+  /**
+   * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+} | {
+  /**
+   * Version of the application. Can be any string.
+   */
+  readonly version?: string | undefined
+  /**
+   * ZIP file containing the application source directory
+   */
+  readonly file?: Upload | undefined
+  /**
+   * Relative path to the entrypoint of the application
+   */
+  readonly entrypoint_rel_path?: string | undefined
+  readonly source: DeploymentSource
+  /**
+   * Region for deployment. Currently we only support "aws.us-east-1a"
+   */
+  readonly region?: "aws.us-east-1a" | undefined
+  /**
+   * Allow overwriting an existing app version
+   */
+  readonly force?: boolean | undefined
+  /**
+   * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * An event representing the current state of a deployment.
@@ -211,7 +386,17 @@ export type DeploymentRequest = Schema.Schema.Type<typeof DeploymentRequest>
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent", () => ({
+export const DeploymentStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  event: Schema.Literal<["deployment_state"]>
+  deployment: typeof Deployment
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+}> = /*#__PURE__*/ struct("DeploymentStateEvent", () => ({
   /**
    * Event type identifier (always "deployment_state").
    */
@@ -229,7 +414,17 @@ export const DeploymentStateEvent = /*#__PURE__*/ struct("DeploymentStateEvent",
  * @since 0.2.0
  * @category Models
  */
-export interface DeploymentStateEvent extends Schema.Schema.Type<typeof DeploymentStateEvent> {}
+export interface DeploymentStateEvent {
+  /**
+   * Event type identifier (always "deployment_state").
+   */
+  readonly event: "deployment_state"
+  readonly deployment: Deployment
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+}
 
 /**
  * Summary of an application version.
@@ -237,7 +432,40 @@ export interface DeploymentStateEvent extends Schema.Schema.Type<typeof Deployme
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
+export const AppVersionSummaryEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  event: Schema.Literal<["app_version_summary"]>
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+  /**
+   * Unique identifier for the app version
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * Version label for the application
+   */
+  version: typeof Schema.String
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * List of actions available on the app
+   */
+  actions: Schema.Array$<typeof AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+}> = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
   /**
    * Event type identifier (always "app_version_summary").
    */
@@ -267,7 +495,40 @@ export const AppVersionSummaryEvent = /*#__PURE__*/ struct("AppVersionSummaryEve
  * @since 0.2.0
  * @category Models
  */
-export interface AppVersionSummaryEvent extends Schema.Schema.Type<typeof AppVersionSummaryEvent> {}
+export interface AppVersionSummaryEvent {
+  /**
+   * Event type identifier (always "app_version_summary").
+   */
+  readonly event: "app_version_summary"
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+  /**
+   * Unique identifier for the app version
+   */
+  readonly id: string
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version label for the application
+   */
+  readonly version: string
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * List of actions available on the app
+   */
+  readonly actions: ReadonlyArray<AppAction>
+  /**
+   * Environment variables configured for this app version
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * Union type representing any deployment event.
@@ -275,7 +536,15 @@ export interface AppVersionSummaryEvent extends Schema.Schema.Type<typeof AppVer
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentEvent = /*#__PURE__*/ union(() =>
+export const DeploymentEvent: Schema.Union<
+  [
+    typeof LogEvent,
+    typeof DeploymentStateEvent,
+    typeof AppVersionSummaryEvent,
+    typeof ErrorEvent,
+    typeof SSEHeartbeatEvent
+  ]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(LogEvent, DeploymentStateEvent, AppVersionSummaryEvent, ErrorEvent, SSEHeartbeatEvent),
     { identifier: "DeploymentEvent" }
@@ -288,4 +557,4 @@ export const DeploymentEvent = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type DeploymentEvent = Schema.Schema.Type<typeof DeploymentEvent>
+export type DeploymentEvent = LogEvent | DeploymentStateEvent | AppVersionSummaryEvent | ErrorEvent | SSEHeartbeatEvent

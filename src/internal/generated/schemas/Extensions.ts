@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, struct } from "../../struct.js"
@@ -45,7 +46,28 @@ export const Extension = /*#__PURE__*/ struct("Extension", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Extension extends Schema.Schema.Type<typeof Extension> {}
+export interface Extension {
+  /**
+   * Unique identifier for the extension
+   */
+  readonly id: string
+  /**
+   * Optional, easier-to-reference name for the extension. Must be unique within the project.
+   */
+  readonly name?: string | null | undefined
+  /**
+   * Timestamp when the extension was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * Size of the extension archive in bytes
+   */
+  readonly size_bytes: number
+  /**
+   * Timestamp when the extension was last used
+   */
+  readonly last_used_at?: DateTime.Utc | null | undefined
+}
 
 /**
  * The `ListExtensionsResponse` schema of the API.
@@ -53,7 +75,7 @@ export interface Extension extends Schema.Schema.Type<typeof Extension> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListExtensionsResponse = /*#__PURE__*/ array(() =>
+export const ListExtensionsResponse: Schema.Array$<typeof Extension> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Extension), { identifier: "ListExtensionsResponse" })
 )
 
@@ -63,7 +85,7 @@ export const ListExtensionsResponse = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ListExtensionsResponse = Schema.Schema.Type<typeof ListExtensionsResponse>
+export type ListExtensionsResponse = ReadonlyArray<Extension>
 
 /**
  * The `UploadExtensionBody` schema of the API.
@@ -88,4 +110,13 @@ export const UploadExtensionBody = /*#__PURE__*/ struct("UploadExtensionBody", (
  * @since 0.2.0
  * @category Models
  */
-export interface UploadExtensionBody extends Schema.Schema.Type<typeof UploadExtensionBody> {}
+export interface UploadExtensionBody {
+  /**
+   * ZIP file containing the browser extension.
+   */
+  readonly file: Upload
+  /**
+   * Optional unique name within the project to reference this extension.
+   */
+  readonly name?: string | undefined
+}

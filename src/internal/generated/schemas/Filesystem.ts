@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, once, struct } from "../../struct.js"
@@ -49,7 +50,32 @@ export const FileInfo = /*#__PURE__*/ struct("FileInfo", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface FileInfo extends Schema.Schema.Type<typeof FileInfo> {}
+export interface FileInfo {
+  /**
+   * Base name of the file or directory.
+   */
+  readonly name: string
+  /**
+   * Absolute path.
+   */
+  readonly path: string
+  /**
+   * Size in bytes. 0 for directories.
+   */
+  readonly size_bytes: number
+  /**
+   * Whether the path is a directory.
+   */
+  readonly is_dir: boolean
+  /**
+   * Last modification time.
+   */
+  readonly mod_time: DateTime.Utc
+  /**
+   * File mode bits (e.g., "drwxr-xr-x" or "-rw-r--r--").
+   */
+  readonly mode: string
+}
 
 /**
  * Array of file or directory information entries.
@@ -57,7 +83,7 @@ export interface FileInfo extends Schema.Schema.Type<typeof FileInfo> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const FileInfoList = /*#__PURE__*/ array(() =>
+export const FileInfoList: Schema.Array$<typeof FileInfo> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(FileInfo), { identifier: "FileInfoList" })
 )
 
@@ -67,7 +93,7 @@ export const FileInfoList = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type FileInfoList = Schema.Schema.Type<typeof FileInfoList>
+export type FileInfoList = ReadonlyArray<FileInfo>
 
 const limitedStringPattern = /*#__PURE__*/ once(() => /*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
 
@@ -94,7 +120,16 @@ export const CreateDirectoryRequest = /*#__PURE__*/ struct("CreateDirectoryReque
  * @since 0.2.0
  * @category Models
  */
-export interface CreateDirectoryRequest extends Schema.Schema.Type<typeof CreateDirectoryRequest> {}
+export interface CreateDirectoryRequest {
+  /**
+   * Absolute directory path to create.
+   */
+  readonly path: string
+  /**
+   * Optional directory mode (octal string, e.g. 755). Defaults to 755.
+   */
+  readonly mode?: string | undefined
+}
 
 /**
  * The `DeletePathRequest` schema of the API.
@@ -115,7 +150,12 @@ export const DeletePathRequest = /*#__PURE__*/ struct("DeletePathRequest", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface DeletePathRequest extends Schema.Schema.Type<typeof DeletePathRequest> {}
+export interface DeletePathRequest {
+  /**
+   * Absolute path to delete.
+   */
+  readonly path: string
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -150,7 +190,24 @@ export const SetFilePermissionsRequest = /*#__PURE__*/ struct("SetFilePermission
  * @since 0.2.0
  * @category Models
  */
-export interface SetFilePermissionsRequest extends Schema.Schema.Type<typeof SetFilePermissionsRequest> {}
+export interface SetFilePermissionsRequest {
+  /**
+   * Absolute path whose permissions are to be changed.
+   */
+  readonly path: string
+  /**
+   * New owner username or UID.
+   */
+  readonly owner?: string | undefined
+  /**
+   * New group name or GID.
+   */
+  readonly group?: string | undefined
+  /**
+   * File mode bits (octal string, e.g. 644).
+   */
+  readonly mode: string
+}
 
 /**
  * The `MovePathRequest` schema of the API.
@@ -175,7 +232,16 @@ export const MovePathRequest = /*#__PURE__*/ struct("MovePathRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface MovePathRequest extends Schema.Schema.Type<typeof MovePathRequest> {}
+export interface MovePathRequest {
+  /**
+   * Absolute source path.
+   */
+  readonly src_path: string
+  /**
+   * Absolute destination path.
+   */
+  readonly dest_path: string
+}
 
 /**
  * The `UploadFilesBody` schema of the API.
@@ -199,7 +265,15 @@ export const UploadFilesBody = /*#__PURE__*/ struct("UploadFilesBody", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface UploadFilesBody extends Schema.Schema.Type<typeof UploadFilesBody> {}
+export interface UploadFilesBody {
+  readonly files: ReadonlyArray<{
+    readonly file: Upload
+    /**
+     * Absolute destination path to write the file.
+     */
+    readonly dest_path: string
+  }>
+}
 
 /**
  * The `UploadZipBody` schema of the API.
@@ -221,4 +295,10 @@ export const UploadZipBody = /*#__PURE__*/ struct("UploadZipBody", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface UploadZipBody extends Schema.Schema.Type<typeof UploadZipBody> {}
+export interface UploadZipBody {
+  readonly zip_file: Upload
+  /**
+   * Absolute destination directory to extract the archive to.
+   */
+  readonly dest_path: string
+}

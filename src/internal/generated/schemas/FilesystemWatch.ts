@@ -32,7 +32,16 @@ export const StartFsWatchRequest = /*#__PURE__*/ struct("StartFsWatchRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface StartFsWatchRequest extends Schema.Schema.Type<typeof StartFsWatchRequest> {}
+export interface StartFsWatchRequest {
+  /**
+   * Directory to watch.
+   */
+  readonly path: string
+  /**
+   * Whether to watch recursively.
+   */
+  readonly recursive?: boolean | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -55,7 +64,12 @@ export const StartFilesystemWatchResponse = /*#__PURE__*/ struct("StartFilesyste
  * @since 0.2.0
  * @category Models
  */
-export interface StartFilesystemWatchResponse extends Schema.Schema.Type<typeof StartFilesystemWatchResponse> {}
+export interface StartFilesystemWatchResponse {
+  /**
+   * Unique identifier for the directory watch
+   */
+  readonly watch_id?: string | undefined
+}
 
 /**
  * Filesystem change event.
@@ -88,4 +102,21 @@ export const FileSystemEvent = /*#__PURE__*/ struct("FileSystemEvent", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface FileSystemEvent extends Schema.Schema.Type<typeof FileSystemEvent> {}
+export interface FileSystemEvent {
+  /**
+   * Event type.
+   */
+  readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
+  /**
+   * Base name of the file or directory affected.
+   */
+  readonly name?: string | undefined
+  /**
+   * Absolute path of the file or directory.
+   */
+  readonly path: string
+  /**
+   * Whether the affected path is a directory.
+   */
+  readonly is_dir?: boolean | undefined
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { once, struct, union } from "../../struct.js"
@@ -83,7 +84,48 @@ export const Invocation = /*#__PURE__*/ struct("Invocation", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Invocation extends Schema.Schema.Type<typeof Invocation> {}
+export interface Invocation {
+  /**
+   * ID of the invocation
+   */
+  readonly id: string
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version label for the application
+   */
+  readonly version: string
+  /**
+   * Name of the action invoked
+   */
+  readonly action_name: string
+  /**
+   * Payload provided to the invocation. This is a string that can be parsed as JSON.
+   */
+  readonly payload?: string | undefined
+  /**
+   * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  readonly output?: string | undefined
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation started
+   */
+  readonly started_at: DateTime.Utc
+  /**
+   * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
+   */
+  readonly finished_at?: DateTime.Utc | null | undefined
+  /**
+   * Status of the invocation
+   */
+  readonly status: "queued" | "running" | "succeeded" | "failed"
+  /**
+   * Status reason
+   */
+  readonly status_reason?: string | undefined
+}
 
 /**
  * The `CreateInvocationBody` schema of the API.
@@ -115,7 +157,32 @@ export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody",
  * @since 0.2.0
  * @category Models
  */
-export interface CreateInvocationBody extends Schema.Schema.Type<typeof CreateInvocationBody> {}
+export interface CreateInvocationBody {
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * Version of the application
+   */
+  readonly version: string
+  /**
+   * Input data for the action, sent as a JSON string.
+   */
+  readonly payload?: string | undefined
+  /**
+   * Name of the action to invoke
+   */
+  readonly action_name: string
+  /**
+   * If true, invoke asynchronously. When set, the API responds 202 Accepted with status "queued".
+   */
+  readonly async?: boolean | undefined
+  /**
+   * Timeout in seconds for async invocations (min 10, max 3600). Only applies when async is true.
+   */
+  readonly async_timeout_seconds?: number | undefined
+}
 
 /**
  * The `InvokeResponse` schema of the API.
@@ -133,7 +200,28 @@ export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface InvokeResponse extends Schema.Schema.Type<typeof InvokeResponse> {}
+export interface InvokeResponse {
+  /**
+   * ID of the invocation
+   */
+  readonly id: string
+  /**
+   * Name of the action invoked
+   */
+  readonly action_name: string
+  /**
+   * Status of the invocation
+   */
+  readonly status: "queued" | "running" | "succeeded" | "failed"
+  /**
+   * Status reason
+   */
+  readonly status_reason?: string | undefined
+  /**
+   * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  readonly output?: string | undefined
+}
 
 /**
  * Request body for updating an invocation.
@@ -158,7 +246,16 @@ export const InvocationUpdateRequest = /*#__PURE__*/ struct("InvocationUpdateReq
  * @since 0.2.0
  * @category Models
  */
-export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof InvocationUpdateRequest> {}
+export interface InvocationUpdateRequest {
+  /**
+   * New status for the invocation.
+   */
+  readonly status: "succeeded" | "failed"
+  /**
+   * Updated output of the invocation rendered as JSON string.
+   */
+  readonly output?: string | undefined
+}
 
 /**
  * The `ListInvocationBrowsersResponse` schema of the API.
@@ -166,7 +263,9 @@ export interface InvocationUpdateRequest extends Schema.Schema.Type<typeof Invoc
  * @since 0.2.0
  * @category Schemas
  */
-export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", () => ({
+export const ListInvocationBrowsersResponse: Schema.Struct<{
+  browsers: Schema.Array$<typeof Browser>
+}> = /*#__PURE__*/ struct("ListInvocationBrowsersResponse", () => ({
   browsers: /*#__PURE__*/ Schema.Array(Browser)
 }))
 
@@ -176,7 +275,9 @@ export const ListInvocationBrowsersResponse = /*#__PURE__*/ struct("ListInvocati
  * @since 0.2.0
  * @category Models
  */
-export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeof ListInvocationBrowsersResponse> {}
+export interface ListInvocationBrowsersResponse {
+  readonly browsers: ReadonlyArray<Browser>
+}
 
 /**
  * An event representing the current state of an invocation.
@@ -184,7 +285,17 @@ export interface ListInvocationBrowsersResponse extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent", () => ({
+export const InvocationStateEvent: Schema.Struct<{
+  /**
+   * Event type identifier (always "invocation_state").
+   */
+  event: Schema.Literal<["invocation_state"]>
+  invocation: typeof Invocation
+  /**
+   * Time the state was reported.
+   */
+  timestamp: typeof Timestamp
+}> = /*#__PURE__*/ struct("InvocationStateEvent", () => ({
   /**
    * Event type identifier (always "invocation_state").
    */
@@ -202,7 +313,17 @@ export const InvocationStateEvent = /*#__PURE__*/ struct("InvocationStateEvent",
  * @since 0.2.0
  * @category Models
  */
-export interface InvocationStateEvent extends Schema.Schema.Type<typeof InvocationStateEvent> {}
+export interface InvocationStateEvent {
+  /**
+   * Event type identifier (always "invocation_state").
+   */
+  readonly event: "invocation_state"
+  readonly invocation: Invocation
+  /**
+   * Time the state was reported.
+   */
+  readonly timestamp: DateTime.Utc
+}
 
 /**
  * Union type representing any invocation event.
@@ -210,7 +331,9 @@ export interface InvocationStateEvent extends Schema.Schema.Type<typeof Invocati
  * @since 0.2.0
  * @category Schemas
  */
-export const InvocationEvent = /*#__PURE__*/ union(() =>
+export const InvocationEvent: Schema.Union<
+  [typeof LogEvent, typeof InvocationStateEvent, typeof ErrorEvent, typeof SSEHeartbeatEvent]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(LogEvent, InvocationStateEvent, ErrorEvent, SSEHeartbeatEvent),
     { identifier: "InvocationEvent" }
@@ -223,4 +346,4 @@ export const InvocationEvent = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type InvocationEvent = Schema.Schema.Type<typeof InvocationEvent>
+export type InvocationEvent = LogEvent | InvocationStateEvent | ErrorEvent | SSEHeartbeatEvent

@@ -34,7 +34,19 @@ export const ExecutePlaywrightRequest = /*#__PURE__*/ struct("ExecutePlaywrightR
  * @since 0.2.0
  * @category Models
  */
-export interface ExecutePlaywrightRequest extends Schema.Schema.Type<typeof ExecutePlaywrightRequest> {}
+export interface ExecutePlaywrightRequest {
+  /**
+   * TypeScript/JavaScript code to execute. The code has access to 'page', 'context', and 'browser' variables.
+   * It runs within a function, so you can use a return statement at the end to return a value.
+   * This value is returned as the `result` property in the response.
+   * Example: "await page.goto('https://example.com'); return await page.title();"
+   */
+  readonly code: string
+  /**
+   * Maximum execution time in seconds. Default is 60.
+   */
+  readonly timeout_sec?: number | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -73,4 +85,25 @@ export const ExecutePlaywrightResult = /*#__PURE__*/ struct("ExecutePlaywrightRe
  * @since 0.2.0
  * @category Models
  */
-export interface ExecutePlaywrightResult extends Schema.Schema.Type<typeof ExecutePlaywrightResult> {}
+export interface ExecutePlaywrightResult {
+  /**
+   * Whether the code executed successfully
+   */
+  readonly success: boolean
+  /**
+   * The value returned by the code (if any)
+   */
+  readonly result?: unknown | undefined
+  /**
+   * Error message if execution failed
+   */
+  readonly error?: string | undefined
+  /**
+   * Standard output from the execution
+   */
+  readonly stdout?: string | undefined
+  /**
+   * Standard error from the execution
+   */
+  readonly stderr?: string | undefined
+}

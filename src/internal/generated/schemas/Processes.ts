@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { once, struct } from "../../struct.js"
@@ -59,7 +60,36 @@ export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessExecRequest extends Schema.Schema.Type<typeof ProcessExecRequest> {}
+export interface ProcessExecRequest {
+  /**
+   * Executable or shell command to run.
+   */
+  readonly command: string
+  /**
+   * Command arguments.
+   */
+  readonly args?: ReadonlyArray<string> | undefined
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  readonly cwd?: string | null | undefined
+  /**
+   * Environment variables to set for the process.
+   */
+  readonly env?: { readonly [key: string]: string } | undefined
+  /**
+   * Run the process as this user.
+   */
+  readonly as_user?: string | null | undefined
+  /**
+   * Run the process with root privileges.
+   */
+  readonly as_root?: boolean | undefined
+  /**
+   * Maximum execution time in seconds.
+   */
+  readonly timeout_sec?: number | null | undefined
+}
 
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
@@ -95,7 +125,24 @@ export const ProcessExecResult = /*#__PURE__*/ struct("ProcessExecResult", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessExecResult extends Schema.Schema.Type<typeof ProcessExecResult> {}
+export interface ProcessExecResult {
+  /**
+   * Process exit code.
+   */
+  readonly exit_code?: number | undefined
+  /**
+   * Base64-encoded stdout buffer.
+   */
+  readonly stdout_b64?: string | undefined
+  /**
+   * Base64-encoded stderr buffer.
+   */
+  readonly stderr_b64?: string | undefined
+  /**
+   * Execution duration in milliseconds.
+   */
+  readonly duration_ms?: number | undefined
+}
 
 const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 }))
@@ -107,7 +154,48 @@ const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", () => ({
+export const ProcessSpawnRequest: Schema.Struct<{
+  /**
+   * Executable or shell command to run.
+   */
+  command: typeof Schema.String
+  /**
+   * Command arguments.
+   */
+  args: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  cwd: Schema.optional<Schema.NullOr<Schema.Schema<string, string>>>
+  /**
+   * Environment variables to set for the process.
+   */
+  env: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  /**
+   * Run the process as this user.
+   */
+  as_user: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Run the process with root privileges.
+   */
+  as_root: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Maximum execution time in seconds.
+   */
+  timeout_sec: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+  /**
+   * Allocate a pseudo-terminal (PTY) for interactive shells.
+   */
+  allocate_tty: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Initial terminal rows. Only used when allocate_tty is true.
+   */
+  rows: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * Initial terminal columns. Only used when allocate_tty is true.
+   */
+  cols: Schema.optional<Schema.Schema<number, number>>
+}> = /*#__PURE__*/ struct("ProcessSpawnRequest", () => ({
   ...ProcessExecRequest.fields,
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
@@ -129,7 +217,48 @@ export const ProcessSpawnRequest = /*#__PURE__*/ struct("ProcessSpawnRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessSpawnRequest extends Schema.Schema.Type<typeof ProcessSpawnRequest> {}
+export interface ProcessSpawnRequest {
+  /**
+   * Executable or shell command to run.
+   */
+  readonly command: string
+  /**
+   * Command arguments.
+   */
+  readonly args?: ReadonlyArray<string> | undefined
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  readonly cwd?: string | null | undefined
+  /**
+   * Environment variables to set for the process.
+   */
+  readonly env?: { readonly [key: string]: string } | undefined
+  /**
+   * Run the process as this user.
+   */
+  readonly as_user?: string | null | undefined
+  /**
+   * Run the process with root privileges.
+   */
+  readonly as_root?: boolean | undefined
+  /**
+   * Maximum execution time in seconds.
+   */
+  readonly timeout_sec?: number | null | undefined
+  /**
+   * Allocate a pseudo-terminal (PTY) for interactive shells.
+   */
+  readonly allocate_tty?: boolean | undefined
+  /**
+   * Initial terminal rows. Only used when allocate_tty is true.
+   */
+  readonly rows?: number | undefined
+  /**
+   * Initial terminal columns. Only used when allocate_tty is true.
+   */
+  readonly cols?: number | undefined
+}
 
 /**
  * Information about a spawned process.
@@ -158,7 +287,20 @@ export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessSpawnResult extends Schema.Schema.Type<typeof ProcessSpawnResult> {}
+export interface ProcessSpawnResult {
+  /**
+   * Server-assigned identifier for the process.
+   */
+  readonly process_id?: string | undefined
+  /**
+   * OS process ID.
+   */
+  readonly pid?: number | undefined
+  /**
+   * Timestamp when the process started.
+   */
+  readonly started_at?: DateTime.Utc | undefined
+}
 
 /**
  * Current status of a process.
@@ -191,7 +333,24 @@ export const ProcessStatus = /*#__PURE__*/ struct("ProcessStatus", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessStatus extends Schema.Schema.Type<typeof ProcessStatus> {}
+export interface ProcessStatus {
+  /**
+   * Process state.
+   */
+  readonly state?: "running" | "exited" | undefined
+  /**
+   * Exit code if the process has exited.
+   */
+  readonly exit_code?: number | null | undefined
+  /**
+   * Estimated CPU usage percentage.
+   */
+  readonly cpu_pct?: number | undefined
+  /**
+   * Estimated resident memory usage in bytes.
+   */
+  readonly mem_bytes?: number | undefined
+}
 
 /**
  * SSE payload representing process output or lifecycle events.
@@ -224,7 +383,24 @@ export const ProcessStreamEvent = /*#__PURE__*/ struct("ProcessStreamEvent", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessStreamEvent extends Schema.Schema.Type<typeof ProcessStreamEvent> {}
+export interface ProcessStreamEvent {
+  /**
+   * Source stream of the data chunk.
+   */
+  readonly stream?: "stdout" | "stderr" | undefined
+  /**
+   * Base64-encoded data from the process stream.
+   */
+  readonly data_b64?: string | undefined
+  /**
+   * Lifecycle event type.
+   */
+  readonly event?: "exit" | undefined
+  /**
+   * Exit code when the event is "exit".
+   */
+  readonly exit_code?: number | undefined
+}
 
 /**
  * Data to write to the process standard input.
@@ -245,7 +421,12 @@ export const ProcessStdinRequest = /*#__PURE__*/ struct("ProcessStdinRequest", (
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessStdinRequest extends Schema.Schema.Type<typeof ProcessStdinRequest> {}
+export interface ProcessStdinRequest {
+  /**
+   * Base64-encoded data to write.
+   */
+  readonly data_b64: string
+}
 
 /**
  * Result of writing to stdin.
@@ -266,7 +447,12 @@ export const ProcessStdinResult = /*#__PURE__*/ struct("ProcessStdinResult", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessStdinResult extends Schema.Schema.Type<typeof ProcessStdinResult> {}
+export interface ProcessStdinResult {
+  /**
+   * Number of bytes written.
+   */
+  readonly written_bytes?: number | undefined
+}
 
 /**
  * Signal to send to the process.
@@ -287,7 +473,12 @@ export const ProcessKillRequest = /*#__PURE__*/ struct("ProcessKillRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessKillRequest extends Schema.Schema.Type<typeof ProcessKillRequest> {}
+export interface ProcessKillRequest {
+  /**
+   * Signal to send.
+   */
+  readonly signal: "TERM" | "KILL" | "INT" | "HUP"
+}
 
 const limitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ limited(Schema.Int, { minimum: 1, maximum: 65535 })
@@ -316,4 +507,13 @@ export const ProcessResizeRequest = /*#__PURE__*/ struct("ProcessResizeRequest",
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessResizeRequest extends Schema.Schema.Type<typeof ProcessResizeRequest> {}
+export interface ProcessResizeRequest {
+  /**
+   * New terminal rows.
+   */
+  readonly rows: number
+  /**
+   * New terminal columns.
+   */
+  readonly cols: number
+}

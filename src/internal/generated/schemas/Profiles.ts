@@ -26,4 +26,9 @@ export const ProfileRequest = /*#__PURE__*/ struct("ProfileRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ProfileRequest extends Schema.Schema.Type<typeof ProfileRequest> {}
+export interface ProfileRequest {
+  /**
+   * Optional name of the profile. Must be unique within the project.
+   */
+  readonly name?: string | undefined
+}

@@ -49,7 +49,20 @@ export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ProjectLimits extends Schema.Schema.Type<typeof ProjectLimits> {}
+export interface ProjectLimits {
+  /**
+   * Maximum concurrent browser sessions for this project. Null means no project-level cap.
+   */
+  readonly max_concurrent_sessions?: number | null | undefined
+  /**
+   * Maximum concurrent app invocations for this project. Null means no project-level cap.
+   */
+  readonly max_concurrent_invocations?: number | null | undefined
+  /**
+   * Maximum pooled sessions capacity for this project. Null means no project-level cap.
+   */
+  readonly max_pooled_sessions?: number | null | undefined
+}
 
 /**
  * The `UpdateProjectLimitsRequest` schema of the API.
@@ -67,4 +80,17 @@ export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLim
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateProjectLimitsRequest extends Schema.Schema.Type<typeof UpdateProjectLimitsRequest> {}
+export interface UpdateProjectLimitsRequest {
+  /**
+   * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_concurrent_sessions?: number | null | undefined
+  /**
+   * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_concurrent_invocations?: number | null | undefined
+  /**
+   * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_pooled_sessions?: number | null | undefined
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -43,7 +44,28 @@ export const Project = /*#__PURE__*/ struct("Project", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Project extends Schema.Schema.Type<typeof Project> {}
+export interface Project {
+  /**
+   * Unique project identifier
+   */
+  readonly id: string
+  /**
+   * Project name
+   */
+  readonly name: string
+  /**
+   * Project status
+   */
+  readonly status: "active" | "archived"
+  /**
+   * When the project was created
+   */
+  readonly created_at: DateTime.Utc
+  /**
+   * When the project was last updated
+   */
+  readonly updated_at: DateTime.Utc
+}
 
 /**
  * The `CreateProjectRequest` schema of the API.
@@ -64,7 +86,12 @@ export const CreateProjectRequest = /*#__PURE__*/ struct("CreateProjectRequest",
  * @since 0.2.0
  * @category Models
  */
-export interface CreateProjectRequest extends Schema.Schema.Type<typeof CreateProjectRequest> {}
+export interface CreateProjectRequest {
+  /**
+   * Project name (1-255 characters)
+   */
+  readonly name: string
+}
 
 /**
  * The `UpdateProjectRequest` schema of the API.
@@ -89,4 +116,13 @@ export const UpdateProjectRequest = /*#__PURE__*/ struct("UpdateProjectRequest",
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateProjectRequest extends Schema.Schema.Type<typeof UpdateProjectRequest> {}
+export interface UpdateProjectRequest {
+  /**
+   * New project name
+   */
+  readonly name?: string | undefined
+  /**
+   * New project status
+   */
+  readonly status?: "active" | "archived" | undefined
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -29,7 +30,12 @@ export const DatacenterProxyConfig = /*#__PURE__*/ struct("DatacenterProxyConfig
  * @since 0.2.0
  * @category Models
  */
-export interface DatacenterProxyConfig extends Schema.Schema.Type<typeof DatacenterProxyConfig> {}
+export interface DatacenterProxyConfig {
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  readonly country?: string | undefined
+}
 
 /**
  * Configuration for an ISP proxy.
@@ -50,7 +56,12 @@ export const IspProxyConfig = /*#__PURE__*/ struct("IspProxyConfig", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface IspProxyConfig extends Schema.Schema.Type<typeof IspProxyConfig> {}
+export interface IspProxyConfig {
+  /**
+   * ISO 3166 country code. Defaults to US if not provided.
+   */
+  readonly country?: string | undefined
+}
 
 // the fields ResidentialProxyConfig, MobileProxyConfig have alike
 const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
@@ -98,7 +109,32 @@ export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConf
  * @since 0.2.0
  * @category Models
  */
-export interface ResidentialProxyConfig extends Schema.Schema.Type<typeof ResidentialProxyConfig> {}
+export interface ResidentialProxyConfig {
+  /**
+   * ISO 3166 country code.
+   */
+  readonly country?: string | undefined
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  readonly city?: string | undefined
+  /**
+   * Two-letter state code.
+   */
+  readonly state?: string | undefined
+  /**
+   * US ZIP code.
+   */
+  readonly zip?: string | undefined
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  readonly asn?: string | undefined
+  /**
+   * Operating system of the residential device.
+   */
+  readonly os?: "windows" | "macos" | "android" | undefined
+}
 
 /**
  * Configuration for mobile proxies.
@@ -181,7 +217,91 @@ export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface MobileProxyConfig extends Schema.Schema.Type<typeof MobileProxyConfig> {}
+export interface MobileProxyConfig {
+  /**
+   * ISO 3166 country code
+   */
+  readonly country?: string | undefined
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  readonly city?: string | undefined
+  /**
+   * Two-letter state code.
+   */
+  readonly state?: string | undefined
+  /**
+   * US ZIP code.
+   */
+  readonly zip?: string | undefined
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  readonly asn?: string | undefined
+  /**
+   * Mobile carrier.
+   */
+  readonly carrier?:
+    | "a1"
+    | "aircel"
+    | "airtel"
+    | "att"
+    | "celcom"
+    | "chinamobile"
+    | "claro"
+    | "comcast"
+    | "cox"
+    | "digi"
+    | "dt"
+    | "docomo"
+    | "dtac"
+    | "etisalat"
+    | "idea"
+    | "kyivstar"
+    | "meo"
+    | "megafon"
+    | "mtn"
+    | "mtnza"
+    | "mts"
+    | "optus"
+    | "orange"
+    | "qwest"
+    | "reliance_jio"
+    | "robi"
+    | "sprint"
+    | "telefonica"
+    | "telstra"
+    | "tmobile"
+    | "tigo"
+    | "tim"
+    | "verizon"
+    | "vimpelcom"
+    | "vodacomza"
+    | "vodafone"
+    | "vivo"
+    | "zain"
+    | "vivabo"
+    | "telenormyanmar"
+    | "kcelljsc"
+    | "swisscom"
+    | "singtel"
+    | "asiacell"
+    | "windit"
+    | "cellc"
+    | "ooredoo"
+    | "drei"
+    | "umobile"
+    | "cableone"
+    | "proximus"
+    | "tele2"
+    | "mobitel"
+    | "o2"
+    | "bouygues"
+    | "free"
+    | "sfr"
+    | "digicel"
+    | undefined
+}
 
 // the fields CustomProxyConfig, CreateCustomProxyConfig have alike
 const customProxyConfigFields = /*#__PURE__*/ once(() => ({
@@ -219,7 +339,24 @@ export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface CustomProxyConfig extends Schema.Schema.Type<typeof CustomProxyConfig> {}
+export interface CustomProxyConfig {
+  /**
+   * Proxy host address or IP.
+   */
+  readonly host: string
+  /**
+   * Proxy port.
+   */
+  readonly port: number
+  /**
+   * Username for proxy authentication.
+   */
+  readonly username?: string | undefined
+  /**
+   * Whether the proxy has a password.
+   */
+  readonly has_password?: boolean | undefined
+}
 
 // the fields Proxy, ProxyCreateRequest have alike
 const proxyFields = /*#__PURE__*/ once(() => ({
@@ -247,7 +384,56 @@ const proxyFields = /*#__PURE__*/ once(() => ({
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy = /*#__PURE__*/ struct("Proxy", () => ({
+export const Proxy: Schema.Struct<{
+  id: Schema.optional<typeof Schema.String>
+  /**
+   * Readable name of the proxy.
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Current health status of the proxy.
+   */
+  status: Schema.optional<Schema.Literal<["available", "unavailable"]>>
+  /**
+   * Timestamp of the last health check performed on this proxy.
+   */
+  last_checked: Schema.optional<typeof Timestamp>
+  /**
+   * IP address that the proxy uses when making requests.
+   */
+  ip_address: Schema.optional<typeof Schema.String>
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: Schema.optional<
+    Schema.Union<
+      [
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CustomProxyConfig,
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CustomProxyConfig
+      ]
+    >
+  >
+}> = /*#__PURE__*/ struct("Proxy", () => ({
   id: optionalString(),
   ...proxyFields(),
   /**
@@ -287,7 +473,47 @@ export const Proxy = /*#__PURE__*/ struct("Proxy", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Proxy extends Schema.Schema.Type<typeof Proxy> {}
+export interface Proxy {
+  readonly id?: string | undefined
+  /**
+   * Readable name of the proxy.
+   */
+  readonly name?: string | undefined
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  readonly type: "datacenter" | "isp" | "residential" | "mobile" | "custom"
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  readonly protocol?: "http" | "https" | undefined
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  readonly bypass_hosts?: ReadonlyArray<string> | undefined
+  /**
+   * Current health status of the proxy.
+   */
+  readonly status?: "available" | "unavailable" | undefined
+  /**
+   * Timestamp of the last health check performed on this proxy.
+   */
+  readonly last_checked?: DateTime.Utc | undefined
+  /**
+   * IP address that the proxy uses when making requests.
+   */
+  readonly ip_address?: string | undefined
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  readonly config?:
+    | DatacenterProxyConfig
+    | IspProxyConfig
+    | ResidentialProxyConfig
+    | MobileProxyConfig
+    | CustomProxyConfig
+    | undefined
+}
 
 /**
  * The `ListProxiesResponse` schema of the API.
@@ -295,7 +521,7 @@ export interface Proxy extends Schema.Schema.Type<typeof Proxy> {}
  * @since 0.2.0
  * @category Schemas
  */
-export const ListProxiesResponse = /*#__PURE__*/ array(() =>
+export const ListProxiesResponse: Schema.Array$<typeof Proxy> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(Proxy), { identifier: "ListProxiesResponse" })
 )
 
@@ -305,7 +531,7 @@ export const ListProxiesResponse = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ListProxiesResponse = Schema.Schema.Type<typeof ListProxiesResponse>
+export type ListProxiesResponse = ReadonlyArray<Proxy>
 
 /**
  * Configuration for a custom proxy (e.g., private proxy server).
@@ -327,7 +553,24 @@ export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyCo
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof CreateCustomProxyConfig> {}
+export interface CreateCustomProxyConfig {
+  /**
+   * Proxy host address or IP.
+   */
+  readonly host: string
+  /**
+   * Proxy port.
+   */
+  readonly port: number
+  /**
+   * Username for proxy authentication.
+   */
+  readonly username?: string | undefined
+  /**
+   * Password for proxy authentication.
+   */
+  readonly password?: string | undefined
+}
 
 /**
  * Configuration for routing traffic through a proxy.
@@ -335,7 +578,43 @@ export interface CreateCustomProxyConfig extends Schema.Schema.Type<typeof Creat
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
+export const ProxyCreateRequest: Schema.Struct<{
+  /**
+   * Readable name of the proxy.
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  config: Schema.optional<
+    Schema.Union<
+      [
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CreateCustomProxyConfig,
+        typeof DatacenterProxyConfig,
+        typeof IspProxyConfig,
+        typeof ResidentialProxyConfig,
+        typeof MobileProxyConfig,
+        typeof CreateCustomProxyConfig
+      ]
+    >
+  >
+}> = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
   ...proxyFields(),
   /**
    * Configuration specific to the selected proxy `type`.
@@ -362,7 +641,34 @@ export const ProxyCreateRequest = /*#__PURE__*/ struct("ProxyCreateRequest", () 
  * @since 0.2.0
  * @category Models
  */
-export interface ProxyCreateRequest extends Schema.Schema.Type<typeof ProxyCreateRequest> {}
+export interface ProxyCreateRequest {
+  /**
+   * Readable name of the proxy.
+   */
+  readonly name?: string | undefined
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  readonly type: "datacenter" | "isp" | "residential" | "mobile" | "custom"
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  readonly protocol?: "http" | "https" | undefined
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  readonly bypass_hosts?: ReadonlyArray<string> | undefined
+  /**
+   * Configuration specific to the selected proxy `type`.
+   */
+  readonly config?:
+    | DatacenterProxyConfig
+    | IspProxyConfig
+    | ResidentialProxyConfig
+    | MobileProxyConfig
+    | CreateCustomProxyConfig
+    | undefined
+}
 
 /**
  * Optional parameters for the proxy health check.
@@ -383,4 +689,9 @@ export const ProxyCheckRequest = /*#__PURE__*/ struct("ProxyCheckRequest", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface ProxyCheckRequest extends Schema.Schema.Type<typeof ProxyCheckRequest> {}
+export interface ProxyCheckRequest {
+  /**
+   * An optional URL to test reachability against. If provided, the proxy check will test connectivity to this URL instead of the default test URLs. Only HTTP and HTTPS schemes are allowed, and the URL must resolve to a public IP address. For ISP and datacenter proxies, the exit IP is stable, so a successful check reliably indicates that subsequent browser sessions will reach the target site with the same IP. For residential and mobile proxies, the exit node changes between requests, so a successful check validates proxy configuration but does not guarantee that a subsequent browser session will use the same exit IP or reach the same site — it is useful for verifying credentials and connectivity, not for predicting site-specific behavior. When provided, the check result does not update the proxy's health status, since a failure may indicate a problem with the target site rather than the proxy itself.
+   */
+  readonly url?: string | undefined
+}

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, once, struct } from "../../struct.js"
@@ -44,7 +45,24 @@ export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserReplay extends Schema.Schema.Type<typeof BrowserReplay> {}
+export interface BrowserReplay {
+  /**
+   * Unique identifier for the replay recording.
+   */
+  readonly replay_id: string
+  /**
+   * Timestamp when replay started
+   */
+  readonly started_at?: DateTime.Utc | null | undefined
+  /**
+   * Timestamp when replay finished
+   */
+  readonly finished_at?: DateTime.Utc | null | undefined
+  /**
+   * URL for viewing the replay recording.
+   */
+  readonly replay_view_url?: string | undefined
+}
 
 /**
  * The `ListReplaysResponse` schema of the API.
@@ -52,7 +70,7 @@ export interface BrowserReplay extends Schema.Schema.Type<typeof BrowserReplay> 
  * @since 0.2.0
  * @category Schemas
  */
-export const ListReplaysResponse = /*#__PURE__*/ array(() =>
+export const ListReplaysResponse: Schema.Array$<typeof BrowserReplay> = /*#__PURE__*/ array(() =>
   /*#__PURE__*/ Schema.annotations(/*#__PURE__*/ Schema.Array(BrowserReplay), { identifier: "ListReplaysResponse" })
 )
 
@@ -62,7 +80,7 @@ export const ListReplaysResponse = /*#__PURE__*/ array(() =>
  * @since 0.2.0
  * @category Models
  */
-export type ListReplaysResponse = Schema.Schema.Type<typeof ListReplaysResponse>
+export type ListReplaysResponse = ReadonlyArray<BrowserReplay>
 
 /**
  * The `StartReplayBody` schema of the API.
@@ -87,4 +105,13 @@ export const StartReplayBody = /*#__PURE__*/ struct("StartReplayBody", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface StartReplayBody extends Schema.Schema.Type<typeof StartReplayBody> {}
+export interface StartReplayBody {
+  /**
+   * Recording framerate in fps. Values above 20 require GPU to be enabled on the browser session.
+   */
+  readonly framerate?: number | undefined
+  /**
+   * Maximum recording duration in seconds.
+   */
+  readonly max_duration_in_seconds?: number | undefined
+}

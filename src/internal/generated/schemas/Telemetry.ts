@@ -37,7 +37,20 @@ export const BrowserEventSource = /*#__PURE__*/ struct("BrowserEventSource", () 
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserEventSource extends Schema.Schema.Type<typeof BrowserEventSource> {}
+export interface BrowserEventSource {
+  /**
+   * Event producer. cdp: Chrome DevTools Protocol events from the browser. kernel_api: Kernel API server. extension: injected Chrome extension. local_process: system process running alongside the browser.
+   */
+  readonly kind: "cdp" | "kernel_api" | "extension" | "local_process"
+  /**
+   * Producer-specific event name (e.g. Runtime.consoleAPICalled for CDP-sourced console events, Runtime.exceptionThrown for uncaught exceptions).
+   */
+  readonly event?: string | undefined
+  /**
+   * Producer-specific context (e.g. CDP target/session/frame IDs).
+   */
+  readonly metadata?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * CDP target type of the page that produced the event.
@@ -56,7 +69,7 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTargetType = Schema.Schema.Type<typeof BrowserTargetType>
+export type BrowserTargetType = "page" | "background_page" | "service_worker" | "shared_worker" | "other"
 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
@@ -67,7 +80,33 @@ const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", () => ({
+export const BrowserEventContext: Schema.Struct<{
+  /**
+   * CDP session identifier for the target connection.
+   */
+  session_id: Schema.optional<typeof Schema.String>
+  /**
+   * Browser target identifier (stable across navigations within a tab).
+   */
+  target_id: Schema.optional<typeof Schema.String>
+  target_type: Schema.optional<typeof BrowserTargetType>
+  /**
+   * CDP frame identifier within the target.
+   */
+  frame_id: Schema.optional<typeof Schema.String>
+  /**
+   * CDP document loader identifier, reset on each navigation.
+   */
+  loader_id: Schema.optional<typeof Schema.String>
+  /**
+   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+   */
+  url: Schema.optional<typeof Schema.String>
+  /**
+   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+   */
+  nav_seq: Schema.optional<typeof Schema.Int>
+}> = /*#__PURE__*/ struct("BrowserEventContext", () => ({
   /**
    * CDP session identifier for the target connection.
    */
@@ -101,7 +140,33 @@ export const BrowserEventContext = /*#__PURE__*/ struct("BrowserEventContext", (
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserEventContext extends Schema.Schema.Type<typeof BrowserEventContext> {}
+export interface BrowserEventContext {
+  /**
+   * CDP session identifier for the target connection.
+   */
+  readonly session_id?: string | undefined
+  /**
+   * Browser target identifier (stable across navigations within a tab).
+   */
+  readonly target_id?: string | undefined
+  readonly target_type?: BrowserTargetType | undefined
+  /**
+   * CDP frame identifier within the target.
+   */
+  readonly frame_id?: string | undefined
+  /**
+   * CDP document loader identifier, reset on each navigation.
+   */
+  readonly loader_id?: string | undefined
+  /**
+   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+   */
+  readonly url?: string | undefined
+  /**
+   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+   */
+  readonly nav_seq?: number | undefined
+}
 
 /**
  * CDP Runtime.StackTrace representing the JavaScript call stack at the time of an event. Fields use CDP naming conventions rather than snake_case to match the Chrome DevTools Protocol wire format.
@@ -110,14 +175,38 @@ export interface BrowserEventContext extends Schema.Schema.Type<typeof BrowserEv
  * @category Models
  */
 export interface BrowserCallStack {
+  /**
+   * Optional label for the stack trace (e.g. async cause).
+   */
   readonly description?: string | undefined
+  /**
+   * Ordered list of call frames, outermost first.
+   */
   readonly callFrames: ReadonlyArray<{
+    /**
+     * JavaScript function name, or empty string for anonymous functions.
+     */
     readonly functionName: string
+    /**
+     * CDP script identifier.
+     */
     readonly scriptId: string
+    /**
+     * URL or name of the script file.
+     */
     readonly url: string
+    /**
+     * Zero-based line number within the script.
+     */
     readonly lineNumber: number
+    /**
+     * Zero-based column number within the line.
+     */
     readonly columnNumber: number
   }>
+  /**
+   * Parent stack trace for async stacks.
+   */
   readonly parent?: BrowserCallStack | undefined
 }
 
@@ -202,7 +291,60 @@ const optionalBrowserCallStack = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.o
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
+export const BrowserConsoleLogEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["console_log"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+       */
+      level: Schema.optional<typeof Schema.String>
+      /**
+       * First console argument coerced to string.
+       */
+      text: Schema.optional<typeof Schema.String>
+      /**
+       * All console arguments coerced to strings.
+       */
+      args: Schema.optional<Schema.Array$<typeof Schema.String>>
+      stack_trace: Schema.optional<typeof BrowserCallStack>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_log"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -229,7 +371,58 @@ export const BrowserConsoleLogEvent = /*#__PURE__*/ struct("BrowserConsoleLogEve
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof BrowserConsoleLogEvent> {}
+export interface BrowserConsoleLogEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "console_log"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+     */
+    readonly level?: string | undefined
+    /**
+     * First console argument coerced to string.
+     */
+    readonly text?: string | undefined
+    /**
+     * All console arguments coerced to strings.
+     */
+    readonly args?: ReadonlyArray<string> | undefined
+    readonly stack_trace?: BrowserCallStack | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser console error or uncaught JavaScript exception event. Emitted from two distinct CDP sources with different data shapes. Runtime.consoleAPICalled (console.error calls) produces level, text, args, and stack_trace. Runtime.exceptionThrown (uncaught exceptions) produces text, line, column, source_url, and stack_trace. Fields not applicable to the source are absent.
@@ -237,7 +430,72 @@ export interface BrowserConsoleLogEvent extends Schema.Schema.Type<typeof Browse
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
+export const BrowserConsoleErrorEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["console_error"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Error message text. Present in both source paths.
+       */
+      text: typeof Schema.String
+      stack_trace: Schema.optional<typeof BrowserCallStack>
+      /**
+       * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+       */
+      level: Schema.optional<typeof Schema.String>
+      /**
+       * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+       */
+      args: Schema.optional<Schema.Array$<typeof Schema.String>>
+      /**
+       * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      line: Schema.optional<typeof Schema.Int>
+      /**
+       * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+       */
+      column: Schema.optional<typeof Schema.Int>
+      /**
+       * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+       */
+      source_url: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_error"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -276,7 +534,70 @@ export const BrowserConsoleErrorEvent = /*#__PURE__*/ struct("BrowserConsoleErro
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserConsoleErrorEvent extends Schema.Schema.Type<typeof BrowserConsoleErrorEvent> {}
+export interface BrowserConsoleErrorEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "console_error"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Error message text. Present in both source paths.
+     */
+    readonly text: string
+    readonly stack_trace?: BrowserCallStack | undefined
+    /**
+     * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+     */
+    readonly level?: string | undefined
+    /**
+     * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+     */
+    readonly args?: ReadonlyArray<string> | undefined
+    /**
+     * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+     */
+    readonly line?: number | undefined
+    /**
+     * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+     */
+    readonly column?: number | undefined
+    /**
+     * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+     */
+    readonly source_url?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * HTTP headers map forwarded as-is from CDP without normalization. Values are typically strings but may be any JSON type.
@@ -295,7 +616,7 @@ export const BrowserHttpHeaders = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type BrowserHttpHeaders = Schema.Schema.Type<typeof BrowserHttpHeaders>
+export type BrowserHttpHeaders = { readonly [key: string]: unknown }
 
 const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserHttpHeaders))
 
@@ -305,7 +626,83 @@ const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
+export const BrowserNetworkRequestEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_request"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier, unique within the session.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP method as sent on the wire (e.g. GET, POST).
+       */
+      method: Schema.optional<typeof Schema.String>
+      /**
+       * URL of the document that initiated the request.
+       */
+      document_url: Schema.optional<typeof Schema.String>
+      /**
+       * Request headers.
+       */
+      headers: Schema.optional<typeof BrowserHttpHeaders>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+      /**
+       * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+       */
+      initiator_type: Schema.optional<typeof Schema.String>
+      /**
+       * Request body for POST/PUT requests, if available.
+       */
+      post_data: Schema.optional<typeof Schema.String>
+      /**
+       * True if this request is the result of a redirect.
+       */
+      is_redirect: Schema.optional<typeof Schema.Boolean>
+      /**
+       * Original URL before the redirect, present when is_redirect is true.
+       */
+      redirect_url: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_request"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -355,7 +752,81 @@ export const BrowserNetworkRequestEvent = /*#__PURE__*/ struct("BrowserNetworkRe
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof BrowserNetworkRequestEvent> {}
+export interface BrowserNetworkRequestEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "network_request"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP request identifier, unique within the session.
+     */
+    readonly request_id?: string | undefined
+    /**
+     * HTTP method as sent on the wire (e.g. GET, POST).
+     */
+    readonly method?: string | undefined
+    /**
+     * URL of the document that initiated the request.
+     */
+    readonly document_url?: string | undefined
+    /**
+     * Request headers.
+     */
+    readonly headers?: BrowserHttpHeaders | undefined
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    readonly resource_type?: string | undefined
+    /**
+     * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+     */
+    readonly initiator_type?: string | undefined
+    /**
+     * Request body for POST/PUT requests, if available.
+     */
+    readonly post_data?: string | undefined
+    /**
+     * True if this request is the result of a redirect.
+     */
+    readonly is_redirect?: boolean | undefined
+    /**
+     * Original URL before the redirect, present when is_redirect is true.
+     */
+    readonly redirect_url?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser network response received event. Fired after the response body is fully received, not when headers arrive.
@@ -363,7 +834,79 @@ export interface BrowserNetworkRequestEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
+export const BrowserNetworkResponseEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_response"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP method of the original request.
+       */
+      method: Schema.optional<typeof Schema.String>
+      /**
+       * HTTP response status code.
+       */
+      status: Schema.optional<typeof Schema.Int>
+      /**
+       * HTTP response status text (e.g. OK, Not Found).
+       */
+      status_text: Schema.optional<typeof Schema.String>
+      /**
+       * Response headers.
+       */
+      headers: Schema.optional<typeof BrowserHttpHeaders>
+      /**
+       * MIME type of the response (e.g. text/html, application/json).
+       */
+      mime_type: Schema.optional<typeof Schema.String>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+      /**
+       * Truncated response body, present only for text MIME types.
+       */
+      body: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_response"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -409,7 +952,77 @@ export const BrowserNetworkResponseEvent = /*#__PURE__*/ struct("BrowserNetworkR
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof BrowserNetworkResponseEvent> {}
+export interface BrowserNetworkResponseEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "network_response"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP request identifier matching the originating network_request event.
+     */
+    readonly request_id?: string | undefined
+    /**
+     * HTTP method of the original request.
+     */
+    readonly method?: string | undefined
+    /**
+     * HTTP response status code.
+     */
+    readonly status?: number | undefined
+    /**
+     * HTTP response status text (e.g. OK, Not Found).
+     */
+    readonly status_text?: string | undefined
+    /**
+     * Response headers.
+     */
+    readonly headers?: BrowserHttpHeaders | undefined
+    /**
+     * MIME type of the response (e.g. text/html, application/json).
+     */
+    readonly mime_type?: string | undefined
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    readonly resource_type?: string | undefined
+    /**
+     * Truncated response body, present only for text MIME types.
+     */
+    readonly body?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser network loading failed event. If the request was already in flight when CDP attached (no prior network_request was emitted for it), url, frame_id, loader_id, and resource_type are absent; BrowserEventContext is partially populated in that case.
@@ -417,7 +1030,63 @@ export interface BrowserNetworkResponseEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
+export const BrowserNetworkLoadingFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_loading_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP request identifier matching the originating network_request event.
+       */
+      request_id: Schema.optional<typeof Schema.String>
+      /**
+       * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+       */
+      error_text: Schema.optional<typeof Schema.String>
+      /**
+       * True if the request was canceled by the browser or page script.
+       */
+      canceled: Schema.optional<typeof Schema.Boolean>
+      /**
+       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+       */
+      resource_type: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -447,7 +1116,61 @@ export const BrowserNetworkLoadingFailedEvent = /*#__PURE__*/ struct("BrowserNet
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkLoadingFailedEvent extends Schema.Schema.Type<typeof BrowserNetworkLoadingFailedEvent> {}
+export interface BrowserNetworkLoadingFailedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "network_loading_failed"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP request identifier matching the originating network_request event.
+     */
+    readonly request_id?: string | undefined
+    /**
+     * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+     */
+    readonly error_text?: string | undefined
+    /**
+     * True if the request was canceled by the browser or page script.
+     */
+    readonly canceled?: boolean | undefined
+    /**
+     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+     */
+    readonly resource_type?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserEventContext))
 
@@ -457,7 +1180,19 @@ const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
+export const BrowserNetworkIdleEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["network_idle"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
   data: optionalBrowserEventContext()
@@ -469,7 +1204,19 @@ export const BrowserNetworkIdleEvent = /*#__PURE__*/ struct("BrowserNetworkIdleE
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof BrowserNetworkIdleEvent> {}
+export interface BrowserNetworkIdleEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "network_idle"
+  readonly source: BrowserEventSource
+  readonly data?: BrowserEventContext | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser page navigation started event (CDP Page.frameNavigated). Carries nav context fields inline but not nav_seq, as this event resets the navigation epoch.
@@ -477,7 +1224,47 @@ export interface BrowserNetworkIdleEvent extends Schema.Schema.Type<typeof Brows
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
+export const BrowserPageNavigationEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_navigation"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * URL navigated to.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * CDP frame identifier of the navigated frame.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Parent frame identifier for subframe navigations; absent for top-level navigations.
+       */
+      parent_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * New CDP document loader identifier assigned for this navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP session identifier.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier.
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -515,7 +1302,45 @@ export const BrowserPageNavigationEvent = /*#__PURE__*/ struct("BrowserPageNavig
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageNavigationEvent extends Schema.Schema.Type<typeof BrowserPageNavigationEvent> {}
+export interface BrowserPageNavigationEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_navigation"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * URL navigated to.
+     */
+    readonly url?: string | undefined
+    /**
+     * CDP frame identifier of the navigated frame.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * Parent frame identifier for subframe navigations; absent for top-level navigations.
+     */
+    readonly parent_frame_id?: string | undefined
+    /**
+     * New CDP document loader identifier assigned for this navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * CDP session identifier.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier.
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Number))
 
@@ -525,7 +1350,51 @@ const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
+export const BrowserPageDomContentLoadedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_dom_content_loaded"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: Schema.optional<typeof Schema.Number>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -543,7 +1412,49 @@ export const BrowserPageDomContentLoadedEvent = /*#__PURE__*/ struct("BrowserPag
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typeof BrowserPageDomContentLoadedEvent> {}
+export interface BrowserPageDomContentLoadedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_dom_content_loaded"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+     */
+    readonly cdp_timestamp?: number | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser page load event (CDP Page.loadEventFired).
@@ -551,7 +1462,51 @@ export interface BrowserPageDomContentLoadedEvent extends Schema.Schema.Type<typ
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
+export const BrowserPageLoadEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_load"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+       */
+      cdp_timestamp: Schema.optional<typeof Schema.Number>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_load"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -569,7 +1524,49 @@ export const BrowserPageLoadEvent = /*#__PURE__*/ struct("BrowserPageLoadEvent",
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserPageLoadEvent> {}
+export interface BrowserPageLoadEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_load"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+     */
+    readonly cdp_timestamp?: number | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A new browser tab or target was opened (CDP Target.attachedToTarget for page targets). Fires before a CDP session is attached to the new target, so session_id, frame_id, loader_id, and nav_seq are absent; this event does not compose BrowserEventContext. Consumers reading context fields generically should treat it as a special case.
@@ -577,7 +1574,39 @@ export interface BrowserPageLoadEvent extends Schema.Schema.Type<typeof BrowserP
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
+export const BrowserPageTabOpenedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_tab_opened"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP target identifier for the newly opened tab.
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * Initial URL of the new tab.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Initial page title of the new tab.
+       */
+      title: Schema.optional<typeof Schema.String>
+      /**
+       * Target identifier of the tab that opened this one, if any.
+       */
+      opener_id: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -607,7 +1636,37 @@ export const BrowserPageTabOpenedEvent = /*#__PURE__*/ struct("BrowserPageTabOpe
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof BrowserPageTabOpenedEvent> {}
+export interface BrowserPageTabOpenedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_tab_opened"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP target identifier for the newly opened tab.
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * Initial URL of the new tab.
+     */
+    readonly url?: string | undefined
+    /**
+     * Initial page title of the new tab.
+     */
+    readonly title?: string | undefined
+    /**
+     * Target identifier of the tab that opened this one, if any.
+     */
+    readonly opener_id?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser cumulative layout shift (CLS) event from the Performance Timeline API.
@@ -615,7 +1674,74 @@ export interface BrowserPageTabOpenedEvent extends Schema.Schema.Type<typeof Bro
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
+export const BrowserPageLayoutShiftEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_layout_shift"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP frame identifier of the frame where the layout shift occurred.
+       */
+      source_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Performance Timeline timestamp of the layout shift in milliseconds.
+       */
+      time: Schema.optional<typeof Schema.Number>
+      /**
+       * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+       */
+      duration: Schema.optional<typeof Schema.Number>
+      /**
+       * PerformanceLayoutShift attributes from the Performance Timeline entry.
+       */
+      layout_shift_details: Schema.optional<
+        Schema.Struct<{
+          /**
+           * Layout shift score for this entry (contribution to CLS).
+           */
+          value: Schema.optional<typeof Schema.Number>
+          /**
+           * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+           */
+          had_recent_input: Schema.optional<typeof Schema.Boolean>
+        }>
+      >
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -654,7 +1780,70 @@ export const BrowserPageLayoutShiftEvent = /*#__PURE__*/ struct("BrowserPageLayo
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof BrowserPageLayoutShiftEvent> {}
+export interface BrowserPageLayoutShiftEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_layout_shift"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP frame identifier of the frame where the layout shift occurred.
+     */
+    readonly source_frame_id?: string | undefined
+    /**
+     * Performance Timeline timestamp of the layout shift in milliseconds.
+     */
+    readonly time?: number | undefined
+    /**
+     * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+     */
+    readonly duration?: number | undefined
+    /**
+     * PerformanceLayoutShift attributes from the Performance Timeline entry.
+     */
+    readonly layout_shift_details?: {
+      /**
+       * Layout shift score for this entry (contribution to CLS).
+       */
+      readonly value?: number | undefined
+      /**
+       * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+       */
+      readonly had_recent_input?: boolean | undefined
+    } | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser Largest Contentful Paint (LCP) event from the Performance Timeline API.
@@ -662,7 +1851,86 @@ export interface BrowserPageLayoutShiftEvent extends Schema.Schema.Type<typeof B
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
+export const BrowserPageLcpEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_lcp"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * CDP frame identifier of the frame where the LCP element was rendered.
+       */
+      source_frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * Performance Timeline timestamp of the LCP entry in milliseconds.
+       */
+      time: Schema.optional<typeof Schema.Number>
+      /**
+       * LargestContentfulPaint attributes from the Performance Timeline entry.
+       */
+      lcp_details: Schema.optional<
+        Schema.Struct<{
+          /**
+           * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+           */
+          render_time: Schema.optional<typeof Schema.Number>
+          /**
+           * Load time of the LCP element in milliseconds.
+           */
+          load_time: Schema.optional<typeof Schema.Number>
+          /**
+           * Visible area of the LCP element in pixels squared.
+           */
+          size: Schema.optional<typeof Schema.Number>
+          /**
+           * id attribute of the LCP element, if present.
+           */
+          element_id: Schema.optional<typeof Schema.String>
+          /**
+           * URL of the LCP element for image or video elements.
+           */
+          url: Schema.optional<typeof Schema.String>
+          /**
+           * CDP DOM node identifier of the LCP element.
+           */
+          node_id: Schema.optional<typeof Schema.Int>
+        }>
+      >
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -713,7 +1981,82 @@ export const BrowserPageLcpEvent = /*#__PURE__*/ struct("BrowserPageLcpEvent", (
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPageLcpEvent> {}
+export interface BrowserPageLcpEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_lcp"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * CDP frame identifier of the frame where the LCP element was rendered.
+     */
+    readonly source_frame_id?: string | undefined
+    /**
+     * Performance Timeline timestamp of the LCP entry in milliseconds.
+     */
+    readonly time?: number | undefined
+    /**
+     * LargestContentfulPaint attributes from the Performance Timeline entry.
+     */
+    readonly lcp_details?: {
+      /**
+       * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+       */
+      readonly render_time?: number | undefined
+      /**
+       * Load time of the LCP element in milliseconds.
+       */
+      readonly load_time?: number | undefined
+      /**
+       * Visible area of the LCP element in pixels squared.
+       */
+      readonly size?: number | undefined
+      /**
+       * id attribute of the LCP element, if present.
+       */
+      readonly element_id?: string | undefined
+      /**
+       * URL of the LCP element for image or video elements.
+       */
+      readonly url?: string | undefined
+      /**
+       * CDP DOM node identifier of the LCP element.
+       */
+      readonly node_id?: number | undefined
+    } | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser layout settled event emitted 1 second after page load with no intervening layout shifts, indicating visual stability. Each layout shift resets the 1-second timer.
@@ -721,7 +2064,19 @@ export interface BrowserPageLcpEvent extends Schema.Schema.Type<typeof BrowserPa
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
+export const BrowserPageLayoutSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_layout_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
   data: optionalBrowserEventContext()
@@ -733,7 +2088,19 @@ export const BrowserPageLayoutSettledEvent = /*#__PURE__*/ struct("BrowserPageLa
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof BrowserPageLayoutSettledEvent> {}
+export interface BrowserPageLayoutSettledEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_layout_settled"
+  readonly source: BrowserEventSource
+  readonly data?: BrowserEventContext | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * Emitted when page_dom_content_loaded and page_layout_settled have both fired for the same navigation, indicating the page is loaded and visually stable. Independent of network_idle; a single pending request does not block it.
@@ -741,7 +2108,19 @@ export interface BrowserPageLayoutSettledEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
+export const BrowserPageNavigationSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["page_navigation_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<typeof BrowserEventContext>
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
   data: optionalBrowserEventContext()
@@ -753,9 +2132,19 @@ export const BrowserPageNavigationSettledEvent = /*#__PURE__*/ struct("BrowserPa
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageNavigationSettledEvent
-  extends Schema.Schema.Type<typeof BrowserPageNavigationSettledEvent>
-{}
+export interface BrowserPageNavigationSettledEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "page_navigation_settled"
+  readonly source: BrowserEventSource
+  readonly data?: BrowserEventContext | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser user click event captured via injected page script.
@@ -763,7 +2152,67 @@ export interface BrowserPageNavigationSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
+export const BrowserInteractionClickEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_click"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Viewport x-coordinate of the click in CSS pixels.
+       */
+      x: Schema.optional<typeof Schema.Int>
+      /**
+       * Viewport y-coordinate of the click in CSS pixels.
+       */
+      y: Schema.optional<typeof Schema.Int>
+      /**
+       * CSS selector path to the clicked element.
+       */
+      selector: Schema.optional<typeof Schema.String>
+      /**
+       * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+       */
+      tag: Schema.optional<typeof Schema.String>
+      /**
+       * Visible text content of the clicked element, trimmed.
+       */
+      text: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -797,7 +2246,65 @@ export const BrowserInteractionClickEvent = /*#__PURE__*/ struct("BrowserInterac
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof BrowserInteractionClickEvent> {}
+export interface BrowserInteractionClickEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "interaction_click"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Viewport x-coordinate of the click in CSS pixels.
+     */
+    readonly x?: number | undefined
+    /**
+     * Viewport y-coordinate of the click in CSS pixels.
+     */
+    readonly y?: number | undefined
+    /**
+     * CSS selector path to the clicked element.
+     */
+    readonly selector?: string | undefined
+    /**
+     * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+     */
+    readonly tag?: string | undefined
+    /**
+     * Visible text content of the clicked element, trimmed.
+     */
+    readonly text?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser keyboard event captured via injected page script.
@@ -805,7 +2312,59 @@ export interface BrowserInteractionClickEvent extends Schema.Schema.Type<typeof 
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
+export const BrowserInteractionKeyEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_key"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
+      /**
+       * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+       */
+      key: Schema.optional<typeof Schema.String>
+      /**
+       * CSS selector path to the element that had focus when the key was pressed.
+       */
+      selector: Schema.optional<typeof Schema.String>
+      /**
+       * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+       */
+      tag: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -831,7 +2390,57 @@ export const BrowserInteractionKeyEvent = /*#__PURE__*/ struct("BrowserInteracti
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof BrowserInteractionKeyEvent> {}
+export interface BrowserInteractionKeyEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "interaction_key"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+     */
+    readonly key?: string | undefined
+    /**
+     * CSS selector path to the element that had focus when the key was pressed.
+     */
+    readonly selector?: string | undefined
+    /**
+     * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+     */
+    readonly tag?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A browser scroll settled event emitted after scroll position stops changing, captured via injected page script.
@@ -839,36 +2448,93 @@ export interface BrowserInteractionKeyEvent extends Schema.Schema.Type<typeof Br
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct(
-  "BrowserInteractionScrollSettledEvent",
-  () => ({
-    ...browserConsoleLogEventFields(),
-    type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-    data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
-      ...BrowserEventContext.fields,
+export const BrowserInteractionScrollSettledEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["interaction_scroll_settled"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * CDP session identifier for the target connection.
+       */
+      session_id: Schema.optional<typeof Schema.String>
+      /**
+       * Browser target identifier (stable across navigations within a tab).
+       */
+      target_id: Schema.optional<typeof Schema.String>
+      target_type: Schema.optional<typeof BrowserTargetType>
+      /**
+       * CDP frame identifier within the target.
+       */
+      frame_id: Schema.optional<typeof Schema.String>
+      /**
+       * CDP document loader identifier, reset on each navigation.
+       */
+      loader_id: Schema.optional<typeof Schema.String>
+      /**
+       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+       */
+      url: Schema.optional<typeof Schema.String>
+      /**
+       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+       */
+      nav_seq: Schema.optional<typeof Schema.Int>
       /**
        * Scroll x-position at the start of the scroll gesture in CSS pixels.
        */
-      from_x: optionalInt(),
+      from_x: Schema.optional<typeof Schema.Int>
       /**
        * Scroll y-position at the start of the scroll gesture in CSS pixels.
        */
-      from_y: optionalInt(),
+      from_y: Schema.optional<typeof Schema.Int>
       /**
        * Final scroll x-position after the gesture settled in CSS pixels.
        */
-      to_x: optionalInt(),
+      to_x: Schema.optional<typeof Schema.Int>
       /**
        * Final scroll y-position after the gesture settled in CSS pixels.
        */
-      to_y: optionalInt(),
+      to_y: Schema.optional<typeof Schema.Int>
       /**
        * CSS selector path to the scrolled element.
        */
-      target_selector: optionalString()
-    }))
-  })
-)
+      target_selector: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", () => ({
+  ...browserConsoleLogEventFields(),
+  type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+    ...BrowserEventContext.fields,
+    /**
+     * Scroll x-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_x: optionalInt(),
+    /**
+     * Scroll y-position at the start of the scroll gesture in CSS pixels.
+     */
+    from_y: optionalInt(),
+    /**
+     * Final scroll x-position after the gesture settled in CSS pixels.
+     */
+    to_x: optionalInt(),
+    /**
+     * Final scroll y-position after the gesture settled in CSS pixels.
+     */
+    to_y: optionalInt(),
+    /**
+     * CSS selector path to the scrolled element.
+     */
+    target_selector: optionalString()
+  }))
+}))
 
 /**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
@@ -876,9 +2542,65 @@ export const BrowserInteractionScrollSettledEvent = /*#__PURE__*/ struct(
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionScrollSettledEvent
-  extends Schema.Schema.Type<typeof BrowserInteractionScrollSettledEvent>
-{}
+export interface BrowserInteractionScrollSettledEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "interaction_scroll_settled"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * CDP session identifier for the target connection.
+     */
+    readonly session_id?: string | undefined
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    readonly target_id?: string | undefined
+    readonly target_type?: BrowserTargetType | undefined
+    /**
+     * CDP frame identifier within the target.
+     */
+    readonly frame_id?: string | undefined
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    readonly loader_id?: string | undefined
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    readonly url?: string | undefined
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    readonly nav_seq?: number | undefined
+    /**
+     * Scroll x-position at the start of the scroll gesture in CSS pixels.
+     */
+    readonly from_x?: number | undefined
+    /**
+     * Scroll y-position at the start of the scroll gesture in CSS pixels.
+     */
+    readonly from_y?: number | undefined
+    /**
+     * Final scroll x-position after the gesture settled in CSS pixels.
+     */
+    readonly to_x?: number | undefined
+    /**
+     * Final scroll y-position after the gesture settled in CSS pixels.
+     */
+    readonly to_y?: number | undefined
+    /**
+     * CSS selector path to the scrolled element.
+     */
+    readonly target_selector?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * A periodic screenshot of the browser viewport.
@@ -886,7 +2608,26 @@ export interface BrowserInteractionScrollSettledEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
+export const BrowserMonitorScreenshotEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_screenshot"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Base64-encoded PNG screenshot of the browser viewport.
+       */
+      png: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -903,7 +2644,24 @@ export const BrowserMonitorScreenshotEvent = /*#__PURE__*/ struct("BrowserMonito
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof BrowserMonitorScreenshotEvent> {}
+export interface BrowserMonitorScreenshotEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "monitor_screenshot"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * Base64-encoded PNG screenshot of the browser viewport.
+     */
+    readonly png?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * The CDP connection to Chrome was lost. Telemetry events may be dropped until monitor_reconnected arrives. Treat any in-progress computed state (network_idle, page_layout_settled) as unreliable until then.
@@ -911,7 +2669,26 @@ export interface BrowserMonitorScreenshotEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
+export const BrowserMonitorDisconnectedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_disconnected"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+       */
+      reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -928,7 +2705,24 @@ export const BrowserMonitorDisconnectedEvent = /*#__PURE__*/ struct("BrowserMoni
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<typeof BrowserMonitorDisconnectedEvent> {}
+export interface BrowserMonitorDisconnectedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "monitor_disconnected"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+     */
+    readonly reason?: "chrome_restarted" | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * The CDP connection to Chrome was successfully re-established after a disconnection. Events emitted during the gap are lost. Computed state is reset, so navigation and network tracking restart fresh from this point.
@@ -936,7 +2730,26 @@ export interface BrowserMonitorDisconnectedEvent extends Schema.Schema.Type<type
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
+export const BrowserMonitorReconnectedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_reconnected"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+       */
+      reconnect_duration_ms: Schema.optional<typeof Schema.Int>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -953,7 +2766,24 @@ export const BrowserMonitorReconnectedEvent = /*#__PURE__*/ struct("BrowserMonit
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeof BrowserMonitorReconnectedEvent> {}
+export interface BrowserMonitorReconnectedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "monitor_reconnected"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+     */
+    readonly reconnect_duration_ms?: number | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * The CDP connection to Chrome could not be re-established after exhausting all reconnection attempts. No further telemetry events will arrive on this session.
@@ -961,7 +2791,26 @@ export interface BrowserMonitorReconnectedEvent extends Schema.Schema.Type<typeo
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
+export const BrowserMonitorReconnectFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_reconnect_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+       */
+      reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -978,9 +2827,24 @@ export const BrowserMonitorReconnectFailedEvent = /*#__PURE__*/ struct("BrowserM
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorReconnectFailedEvent
-  extends Schema.Schema.Type<typeof BrowserMonitorReconnectFailedEvent>
-{}
+export interface BrowserMonitorReconnectFailedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "monitor_reconnect_failed"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+     */
+    readonly reason?: "reconnect_exhausted" | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * The CDP session could not be initialized.
@@ -988,7 +2852,26 @@ export interface BrowserMonitorReconnectFailedEvent
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
+export const BrowserMonitorInitFailedEvent: Schema.Struct<{
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  type: Schema.Literal<["monitor_init_failed"]>
+  source: typeof BrowserEventSource
+  data: Schema.optional<
+    Schema.Struct<{
+      /**
+       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+       */
+      step: Schema.optional<typeof Schema.String>
+    }>
+  >
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}> = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1005,7 +2888,24 @@ export const BrowserMonitorInitFailedEvent = /*#__PURE__*/ struct("BrowserMonito
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorInitFailedEvent extends Schema.Schema.Type<typeof BrowserMonitorInitFailedEvent> {}
+export interface BrowserMonitorInitFailedEvent {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly type: "monitor_init_failed"
+  readonly source: BrowserEventSource
+  readonly data?: {
+    /**
+     * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+     */
+    readonly step?: string | undefined
+  } | undefined
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 /**
  * Union type representing any browser telemetry event. Discriminated on `type`. Events with a `monitor_` prefix (monitor_screenshot, monitor_disconnected, monitor_reconnected, monitor_reconnect_failed, monitor_init_failed) are always emitted regardless of the category configuration in BrowserTelemetryConfig. All other event types are controlled by the per-category enable/disable flags.
@@ -1013,7 +2913,32 @@ export interface BrowserMonitorInitFailedEvent extends Schema.Schema.Type<typeof
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEvent = /*#__PURE__*/ union(() =>
+export const BrowserTelemetryEvent: Schema.Union<
+  [
+    typeof BrowserConsoleLogEvent,
+    typeof BrowserConsoleErrorEvent,
+    typeof BrowserNetworkRequestEvent,
+    typeof BrowserNetworkResponseEvent,
+    typeof BrowserNetworkLoadingFailedEvent,
+    typeof BrowserNetworkIdleEvent,
+    typeof BrowserPageNavigationEvent,
+    typeof BrowserPageDomContentLoadedEvent,
+    typeof BrowserPageLoadEvent,
+    typeof BrowserPageTabOpenedEvent,
+    typeof BrowserPageLayoutShiftEvent,
+    typeof BrowserPageLcpEvent,
+    typeof BrowserPageLayoutSettledEvent,
+    typeof BrowserPageNavigationSettledEvent,
+    typeof BrowserInteractionClickEvent,
+    typeof BrowserInteractionKeyEvent,
+    typeof BrowserInteractionScrollSettledEvent,
+    typeof BrowserMonitorScreenshotEvent,
+    typeof BrowserMonitorDisconnectedEvent,
+    typeof BrowserMonitorReconnectedEvent,
+    typeof BrowserMonitorReconnectFailedEvent,
+    typeof BrowserMonitorInitFailedEvent
+  ]
+> = /*#__PURE__*/ union(() =>
   /*#__PURE__*/ Schema.annotations(
     /*#__PURE__*/ Schema.Union(
       BrowserConsoleLogEvent,
@@ -1049,7 +2974,29 @@ export const BrowserTelemetryEvent = /*#__PURE__*/ union(() =>
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEvent>
+export type BrowserTelemetryEvent =
+  | BrowserConsoleLogEvent
+  | BrowserConsoleErrorEvent
+  | BrowserNetworkRequestEvent
+  | BrowserNetworkResponseEvent
+  | BrowserNetworkLoadingFailedEvent
+  | BrowserNetworkIdleEvent
+  | BrowserPageNavigationEvent
+  | BrowserPageDomContentLoadedEvent
+  | BrowserPageLoadEvent
+  | BrowserPageTabOpenedEvent
+  | BrowserPageLayoutShiftEvent
+  | BrowserPageLcpEvent
+  | BrowserPageLayoutSettledEvent
+  | BrowserPageNavigationSettledEvent
+  | BrowserInteractionClickEvent
+  | BrowserInteractionKeyEvent
+  | BrowserInteractionScrollSettledEvent
+  | BrowserMonitorScreenshotEvent
+  | BrowserMonitorDisconnectedEvent
+  | BrowserMonitorReconnectedEvent
+  | BrowserMonitorReconnectFailedEvent
+  | BrowserMonitorInitFailedEvent
 
 /**
  * Envelope wrapping a browser telemetry event with its monotonic sequence number. Each SSE data: frame carries one envelope as JSON. The seq value is also emitted as the SSE id: field so clients can pass it as Last-Event-ID on reconnect.
@@ -1057,7 +3004,13 @@ export type BrowserTelemetryEvent = Schema.Schema.Type<typeof BrowserTelemetryEv
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", () => ({
+export const BrowserTelemetryEventEnvelope: Schema.Struct<{
+  /**
+   * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
+   */
+  seq: Schema.Schema<number, number>
+  event: typeof BrowserTelemetryEvent
+}> = /*#__PURE__*/ struct("BrowserTelemetryEventEnvelope", () => ({
   /**
    * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
    */
@@ -1071,4 +3024,10 @@ export const BrowserTelemetryEventEnvelope = /*#__PURE__*/ struct("BrowserTeleme
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserTelemetryEventEnvelope extends Schema.Schema.Type<typeof BrowserTelemetryEventEnvelope> {}
+export interface BrowserTelemetryEventEnvelope {
+  /**
+   * Process-monotonic sequence number assigned by the browser VM. Pass as Last-Event-ID on reconnect to resume without gaps. Gaps in received seq values indicate dropped events.
+   */
+  readonly seq: number
+  readonly event: BrowserTelemetryEvent
+}
