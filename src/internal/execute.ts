@@ -31,6 +31,28 @@ import { isTracing } from "./tracing.js"
 import * as Transport from "./transport.js"
 
 /**
+ * What handles a 2xx answer within its attempt: the response, and the release of its request for
+ * a response the caller keeps (see {@link execute}'s `keep`).
+ *
+ * @internal
+ */
+export type OnSuccess<A, E2> = (
+  response: HttpClientResponse.HttpClientResponse,
+  release: Effect.Effect<void>
+) => Effect.Effect<A, E2>
+
+/**
+ * An operation's run: its answer, or its documented errors and the SDK's own.
+ *
+ * @internal
+ */
+export type Executed<A, E, E2, R = never> = Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
+  R
+>
+
+/**
  * One attempt's answer: the transport's failure as a `TransportError`, a 2xx response handled by
  * `onSuccess`, any other status as the operation's typed error.
  */
@@ -67,14 +89,10 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse, release: Effect.Effect<void>) => Effect.Effect<A, E2>,
+  onSuccess: OnSuccess<A, E2>,
   keep: (a: A) => boolean = () => false,
   direct = false
-): Effect.Effect<
-  A,
-  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
-  R
-> => {
+): Executed<A, E, E2, R> => {
   const scoped = HttpClient.withScope(client)
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   // Every attempt owns its request: when the attempt ends (an error body read in part, a
@@ -305,12 +323,9 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse, release: Effect.Effect<void>) => Effect.Effect<A, E2>,
+  onSuccess: OnSuccess<A, E2>,
   keep?: (a: A) => boolean
-): Effect.Effect<
-  A,
-  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
-> => {
+): Executed<A, E, E2> => {
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   const send = Transport.executeOf(client)(request)
   // per run of the attempt (the same effect value may run on several fibers at once): the owner,

@@ -9,7 +9,7 @@ import * as Schedule from "effect/Schedule"
 import type * as KernelConfig from "../KernelConfig.js"
 import type * as KernelError from "../KernelError.js"
 import { type Direct, directOf } from "./authenticate.js"
-import { execute, executeOwned } from "./execute.js"
+import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
 import { acceptEncoding } from "./responseBody.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
@@ -131,17 +131,22 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   }
 }
 
+/** An operation's run on a client: its configuration, operation, request, 2xx handler and what it keeps. */
+type Run<A, E, E2> = readonly [
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: OnSuccess<A, E2>,
+  keep?: (a: A) => boolean
+]
+
 /**
  * A request whose URL and headers are those `authenticate` applies, executed on the transport under
  * the authenticated client: on a `KernelTransport` its attempts own it without a scope.
  */
 const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
   direct: Direct,
-  config: KernelConfig.Service,
-  op: Operation<E>,
-  request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse, release: Effect.Effect<void>) => Effect.Effect<A, E2>,
-  keep?: (a: A) => boolean
+  ...[config, op, request, onSuccess, keep]: Run<A, E, E2>
 ) =>
   direct.owned
     ? executeOwned(direct.transport, config, op, request, onSuccess, keep)
@@ -158,15 +163,8 @@ const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelEr
  */
 export const executeRequest = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
   httpClient: HttpClient.HttpClient,
-  config: KernelConfig.Service,
-  op: Operation<E>,
-  request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse, release: Effect.Effect<void>) => Effect.Effect<A, E2>,
-  keep: (a: A) => boolean
-): Effect.Effect<
-  A,
-  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
-> => {
+  ...[config, op, request, onSuccess, keep]: Run<A, E, E2>
+): Executed<A, E, E2> => {
   const direct = directOf(httpClient)
   if (direct === undefined || !request.url.startsWith("/")) {
     return execute(httpClient, config, op, request, onSuccess, keep)
