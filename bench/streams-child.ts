@@ -6,8 +6,9 @@
 // hand-written SSE reader with JSON.parse); "sdk": effect-kernel on KernelTransport.layerUndici, through
 // the public API. Each job runs once to warm up (at a smaller size), then measured: the collector runs
 // before it and the growth is measured from there (peak JS heap + buffers, sampled every 5 ms; RSS), so
-// each figure is the job's own. An event stream also reports the heap and RSS (after a collection) at
-// each quarter of its events.
+// each figure is the job's own; so is its CPU time (the client process's user + system, the 5 ms
+// sampler's included, the same for both clients). An event stream also reports the heap and RSS
+// (after a collection) at each quarter of its events.
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
 import { Readable } from "node:stream"
@@ -57,6 +58,8 @@ export interface Result {
   /** Events or bytes received or sent. */
   readonly count: number
   readonly seconds: number
+  /** This process's CPU time (user + system) over the job, in seconds: the client's own work. */
+  readonly cpuSeconds: number
   readonly heapGrowthMiB: number
   readonly rssGrowthMiB: number
   readonly quarters?: ReadonlyArray<Quarter>
@@ -263,7 +266,9 @@ for (const job of jobs) {
   const sampler = setInterval(sample, 5)
   const watch = job.kind === "sse" ? quarterWatch(job.size) : undefined
   const started = performance.now()
+  const cpuBefore = process.cpuUsage()
   const received = await runJob(job, watch?.onEvent ?? (() => {}))
+  const cpu = process.cpuUsage(cpuBefore)
   const seconds = (performance.now() - started) / 1000
   clearInterval(sampler)
   sample()
@@ -275,6 +280,7 @@ for (const job of jobs) {
     kind: job.kind,
     count: received,
     seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     heapGrowthMiB: mib(peakInUse - inUse(before)),
     rssGrowthMiB: mib(peakRss - before.rss),
     ...(watch === undefined ? {} : { quarters: watch.quarters })

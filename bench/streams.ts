@@ -68,6 +68,13 @@ export const streamsMetrics = (quick: boolean) => {
     multipartPair: `upload ${upload}, multipart / raw body time on KernelTransport, each adjacent pair`,
     downloadPair: (name: string) =>
       `download ${download}, ${name}: KernelTransport / raw undici MB/s, each adjacent pair`,
+    /**
+     * Information, no target: the client process's CPU time of the SDK over raw undici's, per adjacent
+     * pair (the client shares the machine's cores with the server: its CPU per byte is in the MB/s).
+     */
+    uploadCpuPair: (what: string) => `upload ${upload}, ${what}: client CPU, KernelTransport / raw undici, each pair`,
+    downloadCpuPair: (name: string) =>
+      `download ${download}, ${name}: client CPU, KernelTransport / raw undici, each pair`,
     uploadSize: upload,
     downloadSize: download
   }
@@ -114,11 +121,13 @@ export const runStreams = (options: {
     return JSON.parse(out.trim().split("\n").at(-1)!)
   }
   const nameOf = (result: Result) => result.client === "raw" ? rawName : sdkName
-  /** The seconds of the result of `jobs[i]` that matches (its client and kind), by the jobs' order. */
-  const secondsOf = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>, client: Job["client"], kind: Kind) => {
-    const index = jobs.findIndex((job) => job.client === client && job.kind === kind)
-    return results[index]!.seconds
-  }
+  /** The result of `jobs[i]` that matches (its client and kind), by the jobs' order. */
+  const resultOf = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>, client: Job["client"], kind: Kind) =>
+    results[jobs.findIndex((job) => job.client === client && job.kind === kind)]!
+  const secondsOf = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>, client: Job["client"], kind: Kind) =>
+    resultOf(jobs, results, client, kind).seconds
+  const cpuOf = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>, client: Job["client"], kind: Kind) =>
+    resultOf(jobs, results, client, kind).cpuSeconds
   try {
     for (let round = 0; round < options.rounds; round++) {
       // raw and SDK next to each other, the one first in one pair second in the next
@@ -172,6 +181,11 @@ export const runStreams = (options: {
             sdkName,
             secondsOf(jobs, results, "raw", kind) / secondsOf(jobs, results, "sdk", kind)
           )
+          record(
+            metrics.uploadCpuPair(what),
+            sdkName,
+            cpuOf(jobs, results, "sdk", kind) / cpuOf(jobs, results, "raw", kind)
+          )
         }
         record(
           metrics.multipartPair,
@@ -197,6 +211,11 @@ export const runStreams = (options: {
           metrics.downloadPair(operation),
           sdkName,
           secondsOf(jobs, both, "raw", kind) / secondsOf(jobs, both, "sdk", kind)
+        )
+        record(
+          metrics.downloadCpuPair(operation),
+          sdkName,
+          cpuOf(jobs, both, "sdk", kind) / cpuOf(jobs, both, "raw", kind)
         )
       })
     }

@@ -6,10 +6,7 @@
  */
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Channel from "effect/Channel"
-import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -312,14 +309,14 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
         const requestScope = yield* Scope.make()
         yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
         let polls = 0
-        const poll = internal.execute(
+        const poll = internal.executeRequest(
           httpClient,
           config,
           op,
           request,
           (
             response,
-            attemptScope
+            release
           ): Effect.Effect<Either.Either<Ready, ReplayPending>, DecodeError | UnexpectedStatus> => {
             if (response.status === 202) {
               // the attempt's scope closes on return: the body is discarded (the connection
@@ -333,7 +330,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
             const refused = refuse(response, info)
             if (refused !== undefined) return Effect.fail(refused)
             return Effect.as(
-              Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)),
+              Scope.addFinalizer(requestScope, release),
               Either.right(new Ready(response))
             )
           },
@@ -392,11 +389,9 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
 
 /**
  * The body of a 200: counted (a body shorter than its Content-Length fails), checked as an mp4
- * while it streams (see {@link DownloadOptions.verifyMp4}), and watched by one fiber that aborts
- * the request when the consumer has waited `idleTimeout` for a chunk (network silence: the time
- * the consumer spends on a chunk does not count). The per-chunk cost is a clock read and a
- * walk over the box headers the chunk holds; racing a timer against every pull would cost more
- * than the transfer itself.
+ * while it streams (see {@link DownloadOptions.verifyMp4}), and watched for network silence past
+ * `idleTimeout` (the time the consumer spends on a chunk does not count), as every download's body
+ * is (`Download.streamBody`). The per-chunk cost is a walk over the box headers the chunk holds.
  */
 const body = (
   response: HttpClientResponse.HttpClientResponse,
@@ -404,87 +399,35 @@ const body = (
   config: KernelConfig.Service,
   requestScope: Scope.CloseableScope,
   verifyMp4: boolean
-): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout | DecodeError>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    const idle = Duration.toMillis(config.idleTimeout)
-    const lengthHeader = response.headers["content-length"]
-    const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader.trim()) ? Number(lengthHeader) : NaN
-    const verifier = verifyMp4 ? new Mp4.Verifier() : undefined
-    let received = 0
-    // Network silence only: the clock runs from the moment the consumer asks for the next chunk
-    // (`waitingSince`) until the transport hands one over. While the consumer holds a chunk (a
-    // slow disk, a slow upload downstream) nothing is measured: the transport then has the rest
-    // buffered or its connection paused by back-pressure, which is not a stalled server.
-    let waitingSince: number | undefined = clock.unsafeCurrentTimeMillis()
-    let timedOut = false
-    const watchdog: Effect.Effect<void> = Effect.suspend(() => {
-      if (waitingSince === undefined) return Effect.flatMap(Effect.sleep(idle), () => watchdog)
-      const quiet = clock.unsafeCurrentTimeMillis() - waitingSince
-      if (quiet < idle) return Effect.flatMap(Effect.sleep(idle - quiet), () => watchdog)
-      timedOut = true
-      return Scope.close(requestScope, Exit.void)
-    })
-    yield* Effect.forkScoped(watchdog)
-    // once the body ended: a stall that ended it is a time-out; a short body is a transport error
-    const checkEnd = Effect.suspend((): Effect.Effect<void, Timeout | TransportError | DecodeError> => {
-      if (timedOut) return Effect.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
-      if (Number.isFinite(declared) && declared !== received) {
-        return Effect.fail(
-          new TransportError({ ...info, message: `body cut short: received ${received} of ${declared} bytes` })
-        )
+): Effect.Effect<Stream.Stream<Uint8Array, TransportError | Timeout | DecodeError>> => {
+  const lengthHeader = response.headers["content-length"]
+  const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader.trim()) ? Number(lengthHeader) : undefined
+  const verifier = verifyMp4 ? new Mp4.Verifier() : undefined
+  const decodeError = (message: string) => new DecodeError({ ...info, status: response.status, message })
+  return Effect.map(
+    Download.streamBody(response.stream, Scope.close(requestScope, Exit.void), {
+      info,
+      idleTimeout: config.idleTimeout,
+      declared,
+      transportError: (error) => internal.transportError(error.request, error),
+      onChunk: verifier === undefined ? undefined : (chunk) => {
+        const failure = verifier.push(chunk)
+        return failure === undefined ? undefined : decodeError(failure)
+      },
+      onEnd: (received) => {
+        const failure = verifier?.end()
+        if (failure === undefined) return undefined
+        // when the HTTP framing proved the body whole (Content-Length met, or the chunked
+        // terminator, without which the transports fail the body), it is not cut: it is not an mp4
+        const framed = declared !== undefined || encodedWith(response.headers["transfer-encoding"], [])
+        return received === 0 || framed
+          ? decodeError(failure)
+          : new TransportError({ ...info, message: `body cut short: ${failure}` })
       }
-      const failure = verifier?.end()
-      if (failure === undefined) return Effect.void
-      // when the HTTP framing proved the body whole (Content-Length met, or the chunked
-      // terminator, without which the transports fail the body), it is not cut: it is not an mp4
-      const framed = Number.isFinite(declared) || encodedWith(response.headers["transfer-encoding"], [])
-      return received === 0 || framed
-        ? Effect.fail(new DecodeError({ ...info, status: response.status, message: failure }))
-        : Effect.fail(new TransportError({ ...info, message: `body cut short: ${failure}` }))
-    })
-    // one channel stage per pull (not an effect per chunk batch): counts the bytes, feeds the
-    // verifier and passes the chunks on as they came
-    const verify = (): Channel.Channel<
-      Chunk.Chunk<Uint8Array>,
-      Chunk.Chunk<Uint8Array>,
-      DecodeError | HttpClientError.ResponseError,
-      HttpClientError.ResponseError,
-      unknown,
-      unknown
-    > => {
-      // called when the consumer pulls again (the continuation after a write runs on the next pull)
-      waitingSince = clock.unsafeCurrentTimeMillis()
-      return Channel.readWithCause({
-        onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
-          waitingSince = undefined
-          for (const chunk of chunks) {
-            received += chunk.length
-            const failure = verifier?.push(chunk)
-            if (failure !== undefined) {
-              return Channel.fail(new DecodeError({ ...info, status: response.status, message: failure }))
-            }
-          }
-          return Channel.flatMap(Channel.write(chunks), verify)
-        },
-        onFailure: Channel.failCause,
-        onDone: () => Channel.void
-      })
-    }
-    return response.stream.pipe(
-      Stream.pipeThroughChannel(verify()),
-      Stream.catchAll((error): Stream.Stream<never, TransportError | Timeout | DecodeError> =>
-        error._tag === "DecodeError"
-          ? Stream.fail(error)
-          : timedOut
-          ? Stream.fail(new Timeout({ ...info, timeout: config.idleTimeout }))
-          : Stream.fail(internal.transportError(error.request, error))
-      ),
-      Stream.concat(Stream.drain(Stream.fromEffect(checkEnd))),
-      // the end of the body, however it ends, releases the request at once
-      Stream.ensuring(Scope.close(requestScope, Exit.void))
-    )
-  })
+    }),
+    ({ stream }) => stream
+  )
+}
 
 /**
  * The operation as a layer over the shared client.

@@ -231,6 +231,10 @@ export const authenticate =
       )
     )
     if (tokenOk && projectOk) {
+      const credentials = Headers.fromInput({
+        authorization: `Bearer ${token}`,
+        ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
+      })
       directClients.set(authenticated, {
         // fetch must not follow redirects for the operations either: `execute` turns them off
         // (as manualRedirects does) in the step that gives an attempt its scope; the SDK's own
@@ -238,12 +242,11 @@ export const authenticate =
         transport: client,
         owned: Transport.isOwnable(client),
         base: base.href,
-        headers: Headers.fromInput({
-          authorization: `Bearer ${token}`,
-          accept: "application/json",
-          "accept-encoding": acceptEncoding,
-          ...(Option.isSome(config.projectId) ? { [projectHeader]: config.projectId.value } : {})
-        })
+        headers: Headers.merge(
+          Headers.fromInput({ accept: "application/json", "accept-encoding": acceptEncoding }),
+          credentials
+        ),
+        credentials
       })
     }
     return authenticated
@@ -262,7 +265,10 @@ export interface Direct {
   /** The transport is a `KernelTransport`: attempts own their requests without a scope. */
   readonly owned: boolean
   readonly base: string
+  /** The credentials, the JSON accept header and the accepted content codings. */
   readonly headers: Headers.Headers
+  /** The credentials alone (the token, and the project when configured). */
+  readonly credentials: Headers.Headers
 }
 
 const directClients = new WeakMap<HttpClient.HttpClient, Direct>()

@@ -13,12 +13,10 @@
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Duration from "effect/Duration"
+import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Types from "effect/Types"
 import type * as KernelClient from "../KernelClient.js"
@@ -308,37 +306,41 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
+    const { op, request } = checked.right
+    // from the kept response to its body's watch, uninterruptible: nothing ends it unreleased
     return Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const { op, request } = yield* requestOf(params)
-        const requestScope = yield* Scope.make()
-        const exit = yield* Effect.exit(restore(Client.execute(
+      Effect.flatMap(
+        restore(Client.executeRequest(
           httpClient,
           config,
           op,
           request,
-          (response, attemptScope) =>
+          (response, release): Effect.Effect<Kept | HttpClientResponse.HttpClientResponse, KernelError.KernelError> =>
             response.status === bytesStatus
-              ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
+              ? Effect.succeed(new Kept(response, release))
               : statuses.has(response.status)
               ? Effect.as(Client.readBounded(response), response)
               : Client.statusError(undocumented, request, response),
-          (response) => response.status === bytesStatus
-        )))
-        if (Exit.isFailure(exit)) {
-          yield* Scope.close(requestScope, Exit.void)
-          return yield* exit
-        }
-        const response = exit.value
-        if (response.status !== bytesStatus) {
-          yield* Scope.close(requestScope, Exit.void)
-          return { _tag: reasonOf(response.status) }
-        }
-        const value = yield* Scope.extend(bodyOf(request, response, config, requestScope), requestScope)
-        return { _tag: reasonOf(bytesStatus), value }
-      })
+          (answer) => answer instanceof Kept
+        )),
+        (answer): Effect.Effect<unknown> =>
+          answer instanceof Kept
+            ? Effect.map(
+              bodyOf(request, answer, config),
+              ({ stream }) => ({ _tag: reasonOf(bytesStatus), value: stream })
+            )
+            : Effect.succeed({ _tag: reasonOf(answer.status) })
+      )
     )
   }
+}
+
+/** A response whose body is streamed after its attempt, and what releases its request. */
+class Kept {
+  constructor(
+    readonly response: HttpClientResponse.HttpClientResponse,
+    readonly release: Effect.Effect<void>
+  ) {}
 }
 
 /**
@@ -365,95 +367,68 @@ const streamCall = (
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
-    const openWith = (params: unknown) =>
-      Effect.gen(function*() {
-        const { op, request } = yield* requestOf(params)
-        // the request's scope: closing it aborts the request (the stream ending or interrupted)
-        const requestScope = yield* Scope.make()
-        yield* Effect.addFinalizer(() => Scope.close(requestScope, Exit.void))
-        const response = yield* Client.execute(
-          httpClient,
-          config,
-          op,
-          request,
-          (response, attemptScope) =>
-            response.status === status
-              ? Effect.as(Scope.addFinalizer(requestScope, Scope.close(attemptScope, Exit.void)), response)
-              : Client.statusError(undocumented, request, response),
-          () => true
+    const openWith = (params: unknown): Stream.Stream<unknown, KernelError.KernelError> =>
+      Stream.suspend(() => {
+        const checked = requestOf(params)
+        if (checked._tag === "Left") return Stream.fail(checked.left)
+        const { op, request } = checked.right
+        // the request's release once the attempt kept its response; run when the stream ends,
+        // fails or is interrupted, whether or not the body was reached
+        let release: Effect.Effect<void> = Effect.void
+        const opened = Effect.flatMap(
+          Client.executeRequest(
+            httpClient,
+            config,
+            op,
+            request,
+            (response, kept) => {
+              if (response.status !== status) return Client.statusError(undocumented, request, response)
+              release = kept
+              return Effect.succeed(response)
+            },
+            () => true
+          ),
+          (response) =>
+            Effect.map(bodyOf(request, new Kept(response, release), config), ({ close, stream }) => {
+              // the body's own release from here (its watch stopped with it)
+              release = close
+              return events === undefined ? stream : events(request, response.status, params, stream)
+            })
         )
-        const bytes = yield* bodyOf(request, response, config, requestScope)
-        return events === undefined ? bytes : events(request, response.status, params, bytes)
+        // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)
+        return Stream.ensuring(
+          Stream.fromChannel(Channel.unwrap(Effect.map(opened, Stream.toChannel))),
+          Effect.suspend(() => release)
+        )
       })
-    if (!resume) return Effect.succeed(Stream.unwrapScoped(openWith(params)))
+    if (!resume) return Effect.succeed(openWith(params))
     const base: object = typeof params === "object" && params !== null ? params : {}
     return Effect.succeed(
       Events.resumable(
         Client.describe(checked.right.request),
-        (lastEventId) =>
-          Stream.unwrapScoped(
-            openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
-          )
+        (lastEventId) => openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
       )
     )
   }
 }
 
-/** A binary body as it arrives: counted against its `Content-Length`, watched for stalls. */
+/** A binary body as it arrives: counted against its `Content-Length`, watched for network silence. */
 const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
-  response: HttpClientResponse.HttpClientResponse,
-  config: KernelConfig.Service,
-  requestScope: Scope.CloseableScope
-): Effect.Effect<Stream.Stream<Uint8Array, KernelError.TransportError | KernelError.Timeout>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const info = Client.describe(request)
-    const clock = yield* Effect.clock
-    const idle = Duration.toMillis(config.idleTimeout)
+  { release, response }: Kept,
+  config: KernelConfig.Service
+): Effect.Effect<Download.StreamedBody<KernelError.TransportError | KernelError.Timeout>> =>
+  Effect.flatMap(FiberRef.get(Download.currentTotalListener), (listener) => {
     const length = response.headers["content-length"]
-    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined // a download to a file in this fiber hears the declared size (its progress's total)
-    ;(yield* FiberRef.get(Download.currentTotalListener))?.(declared)
-    let received = 0
-    let lastChunkAt = clock.unsafeCurrentTimeMillis()
-    let timedOut = false
-    // one fiber for the whole body (not a timer per chunk): aborts the request once it stalled
-    const watchdog: Effect.Effect<void> = Effect.suspend(() => {
-      const quiet = clock.unsafeCurrentTimeMillis() - lastChunkAt
-      if (quiet < idle) return Effect.flatMap(Effect.sleep(idle - quiet), () => watchdog)
-      timedOut = true
-      return Scope.close(requestScope, Exit.void)
+    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
+    // a download to a file in this fiber hears the declared size (its progress's total)
+    listener?.(declared)
+    return Download.streamBody<never>(response.stream, release, {
+      info: Client.describe(request),
+      idleTimeout: config.idleTimeout,
+      declared,
+      transportError: (error) => Client.transportError(request, error)
     })
-    // interruptible even when the call runs uninterruptibly (a binary outcome): it never holds up a close
-    yield* Effect.forkScoped(Effect.interruptible(watchdog))
-    const end = Effect.suspend((): Effect.Effect<void, KernelError.TransportError | KernelError.Timeout> =>
-      timedOut
-        ? Effect.fail(new KernelError.Timeout({ ...info, timeout: config.idleTimeout }))
-        : declared !== undefined && declared !== received
-        ? Effect.fail(
-          new KernelError.TransportError({
-            ...info,
-            message: `body cut short: received ${received} of ${declared} bytes`
-          })
-        )
-        : Effect.void
-    )
-    return response.stream.pipe(
-      Stream.mapChunks((chunks) => {
-        lastChunkAt = clock.unsafeCurrentTimeMillis()
-        for (const chunk of chunks) received += chunk.length
-        return chunks
-      }),
-      Stream.catchAll((error): Stream.Stream<never, KernelError.TransportError | KernelError.Timeout> =>
-        Stream.fail(
-          timedOut
-            ? new KernelError.Timeout({ ...info, timeout: config.idleTimeout })
-            : Client.transportError(request, error)
-        )
-      ),
-      Stream.concat(Stream.drain(Stream.fromEffect(end))),
-      // the end of the body, however it ends, releases the request at once
-      Stream.ensuring(Scope.close(requestScope, Exit.void))
-    )
   })
 
 /**

@@ -31,6 +31,28 @@ import { isTracing } from "./tracing.js"
 import * as Transport from "./transport.js"
 
 /**
+ * What handles a 2xx answer within its attempt: the response, and the release of its request for
+ * a response the caller keeps (see {@link execute}'s `keep`).
+ *
+ * @internal
+ */
+export type OnSuccess<A, E2> = (
+  response: HttpClientResponse.HttpClientResponse,
+  release: Effect.Effect<void>
+) => Effect.Effect<A, E2>
+
+/**
+ * An operation's run: its answer, or its documented errors and the SDK's own.
+ *
+ * @internal
+ */
+export type Executed<A, E, E2, R = never> = Effect.Effect<
+  A,
+  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
+  R
+>
+
+/**
  * One attempt's answer: the transport's failure as a `TransportError`, a 2xx response handled by
  * `onSuccess`, any other status as the operation's typed error.
  */
@@ -67,14 +89,10 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse, scope: Scope.CloseableScope) => Effect.Effect<A, E2>,
+  onSuccess: OnSuccess<A, E2>,
   keep: (a: A) => boolean = () => false,
   direct = false
-): Effect.Effect<
-  A,
-  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput,
-  R
-> => {
+): Executed<A, E, E2, R> => {
   const scoped = HttpClient.withScope(client)
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   // Every attempt owns its request: when the attempt ends (an error body read in part, a
@@ -84,8 +102,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   // closes: nodejs/undici#5360). On the direct path, a 2xx body its handler read to the end
   // needs no abort (the request is over): the abort (an `AbortController`'s event and its
   // `DOMException`) is skipped.
-  // Only a response the caller keeps (`keep`, a replay body being streamed) outlives its attempt,
-  // and then its scope is the caller's to close.
+  // Only a response the caller keeps (`keep`, a body being streamed) outlives its attempt, and
+  // then its release (`onSuccess`'s second argument: closing the attempt's scope) is the caller's.
   // without a tracer, the platform's `http.client` span of a direct request would be seen by
   // nothing (as the SDK's own spans, made only when tracing): not made
   const send = direct ? untraced(scoped.execute(request)) : scoped.execute(request)
@@ -99,7 +117,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           nth(attempts, tracing || !direct ? scoped.execute(request) : send).pipe(
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
-          (response) => onSuccess(direct ? new Watched(response, attempt) : response, attempt.scope)
+          (response) =>
+            onSuccess(direct ? new Watched(response, attempt) : response, Scope.close(attempt.scope, Exit.void))
         ),
       (attempt, exit) =>
         Exit.isSuccess(exit) && (attempt.complete || keep(exit.value))
@@ -294,6 +313,8 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
  * `Timeout`) rather than a forked fiber. When the attempt ends, however it ends, the request is
  * released: a body not read to the end is destroyed with its connection, never left paused.
  * On another clock (`TestClock`) the deadline is `Effect.timeoutFail`'s, as in {@link execute}.
+ * A response the caller keeps (`keep`: a body streamed after its attempt) is released by the
+ * caller, with `onSuccess`'s second argument; the deadline stops with the attempt.
  *
  * @internal
  */
@@ -302,17 +323,15 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   config: KernelConfig.Service,
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
-): Effect.Effect<
-  A,
-  E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout | KernelError.InvalidInput
-> => {
+  onSuccess: OnSuccess<A, E2>,
+  keep?: (a: A) => boolean
+): Executed<A, E, E2> => {
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   const send = Transport.executeOf(client)(request)
   // per run of the attempt (the same effect value may run on several fibers at once): the owner,
   // keyed by the fiber that sends, is made where nothing can interrupt before the release is in
-  // place; the release runs however the attempt ends, and a failure after the deadline passed is
-  // the Timeout
+  // place; the release runs however the attempt ends (but for a response kept), and a failure
+  // after the deadline passed is the Timeout
   const run = (attempts: number, millis: number | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout>(
@@ -323,7 +342,10 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
             if (timer !== undefined) clearTimeout(timer)
             owner.release()
           }
-          return Effect.matchCauseEffect(restore(answer(op, request, nth(attempts, send), onSuccess)), {
+          // the caller's release of a response it keeps (an attempt that keeps none releases itself)
+          const kept = keep === undefined ? Effect.void : Effect.sync(() => owner.release())
+          const handle = (response: HttpClientResponse.HttpClientResponse) => onSuccess(response, kept)
+          return Effect.matchCauseEffect(restore(answer(op, request, nth(attempts, send), handle)), {
             onFailure: (cause) => {
               release()
               const failure = Cause.failureOrCause(cause)
@@ -332,7 +354,10 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
                 : Effect.failCause(failure.right)
             },
             onSuccess: (value) => {
-              release()
+              if (keep !== undefined && keep(value)) {
+                if (timer !== undefined) clearTimeout(timer)
+                owner.detach()
+              } else release()
               return Effect.succeed(value)
             }
           })

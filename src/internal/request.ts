@@ -8,8 +8,8 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as KernelConfig from "../KernelConfig.js"
 import type * as KernelError from "../KernelError.js"
-import { directOf } from "./authenticate.js"
-import { execute, executeOwned } from "./execute.js"
+import { type Direct, directOf } from "./authenticate.js"
+import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
 import { acceptEncoding } from "./responseBody.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
@@ -125,13 +125,56 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
         else if (content !== undefined) request = withContent(request, content)
-        const own = forContent(config, content)
-        return direct.owned
-          ? executeOwned(direct.transport, own, op, request, onSuccess(request))
-          : execute(direct.transport, own, op, request, onSuccess(request), () => false, true)
+        return executeDirect(direct, forContent(config, content), op, request, onSuccess(request))
       })
     }
   }
+}
+
+/** An operation's run on a client: its configuration, operation, request, 2xx handler and what it keeps. */
+type Run<A, E, E2> = readonly [
+  config: KernelConfig.Service,
+  op: Operation<E>,
+  request: HttpClientRequest.HttpClientRequest,
+  onSuccess: OnSuccess<A, E2>,
+  keep?: (a: A) => boolean
+]
+
+/**
+ * A request whose URL and headers are those `authenticate` applies, executed on the transport under
+ * the authenticated client: on a `KernelTransport` its attempts own it without a scope.
+ */
+const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
+  direct: Direct,
+  ...[config, op, request, onSuccess, keep]: Run<A, E, E2>
+) =>
+  direct.owned
+    ? executeOwned(direct.transport, config, op, request, onSuccess, keep)
+    : execute(direct.transport, config, op, request, onSuccess, keep, true)
+
+/**
+ * Executes a request of {@link requestOf} (a path without credentials) on the operations' client,
+ * as {@link makeCall} does: directly on the transport under the client `authenticate` made (its
+ * base URL and credentials applied here), else through the client's own pipeline. `onSuccess`
+ * handles a 2xx answer; a response it keeps (`keep`: a body streamed after its attempt) is released
+ * by its second argument, which the caller owns from then on.
+ *
+ * @internal
+ */
+export const executeRequest = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
+  httpClient: HttpClient.HttpClient,
+  ...[config, op, request, onSuccess, keep]: Run<A, E, E2>
+): Executed<A, E, E2> => {
+  const direct = directOf(httpClient)
+  if (direct === undefined || !request.url.startsWith("/")) {
+    return execute(httpClient, config, op, request, onSuccess, keep)
+  }
+  // the credentials replace any header parameter of the same name, as `authenticate` does
+  const sent = HttpClientRequest.setHeaders(
+    HttpClientRequest.setUrl(request, direct.base + request.url.slice(1)),
+    direct.credentials
+  )
+  return executeDirect(direct, config, op, sent, onSuccess, keep)
 }
 /**
  * The request and the operation (span name, documented errors, span attributes, idempotency) of

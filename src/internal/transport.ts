@@ -950,8 +950,15 @@ export class Owner {
   /** The attempt ended: the exchange ends unless it is over (its body read to the end, or failed). */
   release(): void {
     this.cancelled = true
-    if (owners.get(this.fiber) === this) owners.delete(this.fiber)
+    this.detach()
     this.exchange?.cancel()
+  }
+  /**
+   * The attempt ended with a response its caller keeps (a body streamed after the attempt): the
+   * fiber no longer sends this request; the exchange is the caller's to {@link release}.
+   */
+  detach(): void {
+    if (owners.get(this.fiber) === this) owners.delete(this.fiber)
   }
   /**
    * The deadline passed: the exchange fails now, unless it was already over. The owner stays
