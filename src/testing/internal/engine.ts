@@ -411,20 +411,48 @@ const paging = new Set(["limit", "offset", "query", "include_deleted", "status"]
 
 /** The parent resources a request names must exist (`/browsers/{id}/...` → the browser). */
 export const missingParent = (store: Store, call: Call): Reply | undefined => {
-  const parts = call.template.split("/").slice(1)
-  const collections = collectionTemplates()
-  const own = kindOf(call.operation)
-  // the resource itself is checked by its own operation; the others are parents
-  const last = own === "retrieve" || own === "update" || own === "delete" ? parts.length - 1 : parts.length
-  for (let i = 1; i < last; i++) {
-    if (!isParam(parts[i]!)) continue
-    const collectionTemplate = `/${parts.slice(0, i).join("/")}`
-    if (!collections.has(collectionTemplate)) continue
+  for (const i of parentsOf(call.operation)) {
     const resource = find(store, concrete(call.segments, i), call.segments[i]!, call.project)
-    if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
+    if (resource === undefined || resource.deleted) {
+      return notFound(singular(`/${templateParts(call.template).slice(0, i).join("/")}`))
+    }
   }
   return undefined
 }
+
+/**
+ * Where the parents are in an operation's path: the index of each path segment naming a resource of a
+ * collection above the operation's own (worked out once per operation).
+ */
+const parentsOf = (operation: Operation): ReadonlyArray<number> => {
+  const known = parents.get(operation)
+  if (known !== undefined) return known
+  const parts = templateParts(operation.path)
+  const collections = collectionTemplates()
+  const own = kindOf(operation)
+  // the resource itself is checked by its own operation; the others are parents
+  const last = own === "retrieve" || own === "update" || own === "delete" ? parts.length - 1 : parts.length
+  const made: Array<number> = []
+  for (let i = 1; i < last; i++) {
+    if (isParam(parts[i]!) && collections.has(`/${parts.slice(0, i).join("/")}`)) made.push(i)
+  }
+  parents.set(operation, made)
+  return made
+}
+
+const parents = new WeakMap<Operation, ReadonlyArray<number>>()
+
+/** The segments of a path template (`/browsers/{id}` → `browsers`, `{id}`), split once per template. */
+export const templateParts = (template: string): ReadonlyArray<string> => {
+  let parts = splitTemplates.get(template)
+  if (parts === undefined) {
+    parts = template.split("/").slice(1)
+    splitTemplates.set(template, parts)
+  }
+  return parts
+}
+
+const splitTemplates = new Map<string, ReadonlyArray<string>>()
 
 /** The generic answer of an operation, by its kind. */
 export const generic = (

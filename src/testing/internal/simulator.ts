@@ -147,22 +147,35 @@ type Routed = ReturnType<typeof values.routeOf>
 /** The route of a request: a method map per path template of the generated table. */
 const routeOf = values.routeOf
 
-const redactHeaders = (headers: SimRequest["headers"]): Record<string, string> => {
+/**
+ * The headers as the log keeps them, and their size in the log's budget (each header's name and value,
+ * and 8 more).
+ */
+const redactHeaders = (
+  headers: SimRequest["headers"]
+): { readonly headers: Record<string, string>; readonly cost: number } => {
   const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
+  let cost = 0
+  for (const name in headers) {
+    const value = headers[name]
     if (value === undefined) continue
-    out[name] = name === "authorization"
+    const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
       : value
+    out[name] = kept
+    cost += name.length + kept.length + 8
   }
-  return out
+  return { headers: out, cost }
 }
 
 const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
+  const segments = path.split("/").slice(1)
+  // nothing to decode without a `%`
+  if (!path.includes("%")) return Option.some(segments)
   try {
-    return Option.some(path.split("/").slice(1).map(decodeURIComponent))
+    return Option.some(segments.map(decodeURIComponent))
   } catch {
     return Option.none()
   }
@@ -378,7 +391,7 @@ const serve = (
   now: number
 ): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
-  const templateParts = template.split("/").slice(1)
+  const templateParts = engine.templateParts(template)
   for (const parameter of operation.parameters) {
     if (parameter.in === "path" || parameter.in === "header") {
       const given = parameter.in === "path"
@@ -505,38 +518,37 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
     let organizations = build(seed, startedAt)
     const faults: Array<ActiveFault> = []
-    // a bounded ring: the oldest records are dropped
+    // a bounded ring: the oldest records are dropped. The log holds `recorded` from `first` on: a dropped
+    // record only moves `first`, and the dropped ones are cut off the arrays once they are as many as
+    // the log's size (a splice of the whole log per request cost more than the rest of the log's work)
     const recorded: Array<Sim.RecordedRequest> = []
     // the size of each record, its body counted at the most it can hold; their sum stays under the budget
     const costs: Array<number> = []
+    let first = 0
     let totalCost = 0
-    const costOf = (record: Sim.RecordedRequest): number => {
-      let cost = 256 + record.path.length + limits.recordedBodyBytes
-      for (const [name, value] of Object.entries(record.headers)) cost += name.length + value.length + 8
-      return cost
-    }
-    const remember = (record: Sim.RecordedRequest) => {
+    const remember = (record: Sim.RecordedRequest, headerCost: number) => {
       if (limits.requestLogSize <= 0) return
-      const cost = costOf(record)
+      const cost = 256 + record.path.length + limits.recordedBodyBytes + headerCost
       recorded.push(record)
       costs.push(cost)
       totalCost += cost
-      let drop = 0
       while (
-        recorded.length - drop > 1 &&
-        (recorded.length - drop > limits.requestLogSize || totalCost > limits.requestLogBytes)
+        recorded.length - first > 1 &&
+        (recorded.length - first > limits.requestLogSize || totalCost > limits.requestLogBytes)
       ) {
-        totalCost -= costs[drop]!
-        drop++
+        totalCost -= costs[first]!
+        first++
       }
-      if (drop > 0) {
-        recorded.splice(0, drop)
-        costs.splice(0, drop)
+      if (first > 0 && first >= recorded.length - first) {
+        recorded.splice(0, first)
+        costs.splice(0, first)
+        first = 0
       }
     }
     const forget = () => {
       recorded.length = 0
       costs.length = 0
+      first = 0
       totalCost = 0
     }
 
@@ -789,17 +801,18 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         const segments = decodeSegments(request.path)
         const which = Option.isSome(segments) ? routeOf(request.method, segments.value) : undefined
         const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
+        const logged = redactHeaders(request.headers)
         const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
           method: request.method.slice(0, 32),
           // as long as the largest request line served (64 KiB), so an HTTP path is never cut
           path: request.path.length > 65_536 ? `${request.path.slice(0, 65_536)}…` : request.path,
           route: name,
-          headers: redactHeaders(request.headers),
+          headers: logged.headers,
           body: undefined,
           bodyBytes: undefined,
           status: undefined
         }
-        remember(record)
+        remember(record, logged.cost)
         return Effect.tap(
           Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
           (response) =>
@@ -810,7 +823,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       })
 
     const control = {
-      requests: Effect.sync(() => recorded.slice()),
+      requests: Effect.sync(() => recorded.slice(first)),
       clearRequests: Effect.sync(forget),
       injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {

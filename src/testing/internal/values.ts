@@ -93,23 +93,20 @@ export const routeOf = (
   for (const template of templates()) {
     if (template.segments.length !== segments.length) continue
     let matches = true
-    const params: Record<string, string> = {}
     for (let i = 0; i < segments.length; i++) {
       const expected = template.segments[i]!
-      if ("literal" in expected) {
-        if (expected.literal !== segments[i]) {
-          matches = false
-          break
-        }
-      } else {
-        if (segments[i] === "") {
-          matches = false
-          break
-        }
-        params[expected.param] = segments[i]!
+      if ("literal" in expected ? expected.literal !== segments[i] : segments[i] === "") {
+        matches = false
+        break
       }
     }
     if (!matches) continue
+    // the parameters, once the template is known (not for each template tried)
+    const params: Record<string, string> = {}
+    for (let i = 0; i < segments.length; i++) {
+      const expected = template.segments[i]!
+      if (!("literal" in expected)) params[expected.param] = segments[i]!
+    }
     const operation = template.methods.get(method)
     if (operation === undefined) return { _tag: "WrongMethod", allow: [...template.methods.keys()].join(", ") }
     return { _tag: "Matched", operation, template: template.path, params }
@@ -497,11 +494,24 @@ export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text
   return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
 }
 
+/** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
+const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
+
+const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
+  let check = strictChecks.get(schema.ast)
+  if (check === undefined) {
+    const decode = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })
+    const encode = ParseResult.encodeEither(schema, { errors: "first" })
+    check = (u) => Either.flatMap(decode(u), encode)
+    strictChecks.set(schema.ast, check)
+  }
+  return check
+}
+
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends
-  const decoded = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value)
-  const result = Either.flatMap(decoded, (a) => ParseResult.encodeEither(schema, { errors: "first" })(a))
+  const result = strictCheck(schema)(value)
   if (Either.isRight(result)) return undefined
   const issues = ParseResult.ArrayFormatter.formatIssueSync(result.left)
   const issue = issues[0]
