@@ -356,7 +356,13 @@ export const shape = (operation: Operation, status: number, fields: unknown): un
   return ast === undefined ? fields : values.fill(ast, fields)
 }
 
-export const reply = (operation: Operation, fields: unknown, status?: number): Reply => {
+export const reply = (
+  operation: Operation,
+  fields: unknown,
+  status?: number,
+  /** `fields` are a stored resource's (never changed in place): their filled answer is made once (see `values.fillStored`). */
+  stored = false
+): Reply => {
   const [main, answer] = status === undefined ? mainAnswer(operation) : [status, operation.answers[status]!]
   switch (answer.kind) {
     case "none":
@@ -371,7 +377,11 @@ export const reply = (operation: Operation, fields: unknown, status?: number): R
     case "sse":
       return { _tag: "Events", status: main, text: events(answer.schema.ast, Array.isArray(fields) ? fields : []) }
     default:
-      return { _tag: "Json", status: main, value: values.fill(answer.schema.ast, fields) }
+      return {
+        _tag: "Json",
+        status: main,
+        value: stored ? values.fillStored(answer.schema.ast, fields) : values.fill(answer.schema.ast, fields)
+      }
   }
 }
 
@@ -490,7 +500,7 @@ export const generic = (
         deleted: false
       }
       put(store, collection, resource, onEvict)
-      return reply(operation, resource.fields, status)
+      return reply(operation, resource.fields, status, true)
     }
     case "list": {
       const collection = concrete(call.segments, call.segments.length)
@@ -519,11 +529,11 @@ export const generic = (
         const answer = operation.answers[status]!
         return answer.kind === "bytes"
           ? reply(operation, resource.fields["__bytes"] instanceof Uint8Array ? resource.fields["__bytes"] : undefined)
-          : reply(operation, resource.fields, status)
+          : reply(operation, resource.fields, status, true)
       }
       if (kind === "update") {
         resource.fields = merge(resource.fields, { ...call.body, updated_at: new Date(call.now).toISOString() })
-        return reply(operation, resource.fields, status)
+        return reply(operation, resource.fields, status, true)
       }
       store.collections.get(collection)?.delete(resource.id)
       return reply(operation, undefined, status)
@@ -571,7 +581,7 @@ export const list = <A>(
         more = true
         break
       }
-      if (seen >= offset) page.push(values.fill(answer.schema.ast, toItem(item)))
+      if (seen >= offset) page.push(values.fillStored(answer.schema.ast, toItem(item)))
       seen++
     }
     return {
@@ -587,7 +597,7 @@ export const list = <A>(
   for (const item of items) if (keep(item)) kept.push(item)
   if (answer.kind === "json") {
     const item = itemOf(answer.schema.ast)
-    if (item !== undefined) return { _tag: "Json", status, value: kept.map((i) => values.fill(item, toItem(i))) }
+    if (item !== undefined) return { _tag: "Json", status, value: kept.map((i) => values.fillStored(item, toItem(i))) }
   }
   return reply(operation, kept.map(toItem), status)
 }

@@ -79,8 +79,22 @@ export const readBody = (
   request: Http.IncomingMessage,
   limit: number,
   response?: Http.ServerResponse
-): Effect.Effect<internal.BodyRead> =>
-  Effect.async<internal.BodyRead>((resume) => {
+): Effect.Effect<internal.BodyRead> => {
+  // a body already received whole (a small request comes in one read with its head) is taken as it
+  // is, with no wait for its events
+  if (request.complete && !request.readableEnded && request.readableFlowing !== true) {
+    const declared = Number(request.headers["content-length"])
+    if ((Number.isFinite(declared) && declared > limit) || request.readableLength > limit) {
+      return Effect.succeed({ _tag: "TooLarge" })
+    }
+    const chunk: unknown = request.read()
+    // a copy: the chunk is a view of the connection's read buffer, which a stored body would keep whole
+    return Effect.succeed({
+      _tag: "Read",
+      bytes: chunk instanceof Uint8Array ? new Uint8Array(chunk) : new Uint8Array(0)
+    })
+  }
+  return Effect.async<internal.BodyRead>((resume) => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > limit) {
       resume(Effect.succeed({ _tag: "TooLarge" }))
@@ -119,6 +133,7 @@ export const readBody = (
     request.on("close", onEnd)
     return Effect.sync(cleanup)
   })
+}
 
 /**
  * The body's chunks, cut after `limit` bytes.

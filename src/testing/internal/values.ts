@@ -312,6 +312,22 @@ export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): u
   filled(ast, value, key, depth).value
 
 /**
+ * {@link fill} of a stored resource's fields: made once per fields object and schema, then reused (a
+ * resource read or listed a hundred times is filled once). Only for objects never changed in place: a
+ * stored resource's fields are replaced by a new object on every change, never mutated.
+ */
+export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
+  if (!isRecord(value)) return fill(ast, value)
+  const known = storedFills.get(value)
+  if (known !== undefined && known.ast === ast) return known.value
+  const made = fill(ast, value)
+  storedFills.set(value, { ast, value: made })
+  return made
+}
+
+const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
+
+/**
  * {@link fill}, telling whether the value is known to decode with `ast` (so that no caller decodes
  * it again: an answer used to be decoded once per level of nesting above each of its fields).
  */
