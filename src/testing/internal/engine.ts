@@ -285,6 +285,8 @@ export type Reply =
     readonly frames: Stream.Stream<string>
     /** Its keep-alive frame at a time (epoch milliseconds), sent every 15 s while nothing happens. */
     readonly keepAlive: (now: number) => string
+    /** The same frames told without a `Stream`, for a stream that follows a hub (see `live.follow`). */
+    readonly follow?: live.FollowFrames | undefined
   }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 

@@ -268,7 +268,8 @@ const sendLive = (
   sim: internal.SimResponse,
   frames: Stream.Stream<string>,
   keepAlive: (now: number) => string,
-  open: Set<Http.ServerResponse>
+  open: Set<Http.ServerResponse>,
+  follow?: live.FollowFrames
 ): Effect.Effect<void> => {
   let written = 0
   return Effect.acquireUseRelease(
@@ -289,18 +290,22 @@ const sendLive = (
       return timer
     }),
     () =>
-      Stream.runForEach(frames, (text) =>
-        Effect.async<void>((resume) => {
-          // ended by the server's shutdown, or the client gone
-          if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+      follow !== undefined
+        ? followed(response, follow, () => {
           written = Date.now()
-          if (response.write(text)) return resume(Effect.void)
-          const drained = () => resume(Effect.void)
-          response.once("drain", drained)
-          return Effect.sync(() => {
-            response.off("drain", drained)
-          })
-        })),
+        })
+        : Stream.runForEach(frames, (text) =>
+          Effect.async<void>((resume) => {
+            // ended by the server's shutdown, or the client gone
+            if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+            written = Date.now()
+            if (response.write(text)) return resume(Effect.void)
+            const drained = () => resume(Effect.void)
+            response.once("drain", drained)
+            return Effect.sync(() => {
+              response.off("drain", drained)
+            })
+          })),
     (timer) =>
       Effect.sync(() => {
         clearInterval(timer)
@@ -309,6 +314,41 @@ const sendLive = (
       })
   )
 }
+
+/**
+ * Writes the frames of a stream following a hub as they are told (see `live.follow`): each one once
+ * the last is drained; done when the stream ends, and stopped (unsubscribed) when interrupted.
+ */
+const followed = (
+  response: Http.ServerResponse,
+  follow: live.FollowFrames,
+  onWrite: () => void
+): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    let over = false
+    const done = () => {
+      if (over) return
+      over = true
+      response.off("drain", onDrain)
+      resume(Effect.void)
+    }
+    const following = follow((frame) => {
+      // ended by the server's shutdown, or the client gone
+      if (response.destroyed || response.writableEnded) {
+        done()
+        return false
+      }
+      onWrite()
+      return response.write(frame)
+    }, done)
+    const onDrain = () => following.resume()
+    response.on("drain", onDrain)
+    return Effect.sync(() => {
+      over = true
+      response.off("drain", onDrain)
+      following.stop()
+    })
+  })
 
 const keepAliveMillis = Duration.toMillis(live.keepAliveInterval)
 
@@ -509,7 +549,7 @@ export const attach = (
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open)
+            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open, sim.body.follow)
             : Effect.sync(() => send(request, response, sim))
       )
     )

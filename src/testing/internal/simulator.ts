@@ -10,6 +10,7 @@ import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
 import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
+import type * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -69,6 +70,8 @@ export interface SimResponse {
       readonly frames: Stream.Stream<string>
       /** Its keep-alive frame at a time (epoch milliseconds): the transport sends one every 15 s while nothing happens. */
       readonly keepAlive: (now: number) => string
+      /** The same frames told without a `Stream` (a stream following a hub): what the HTTP transport sends. */
+      readonly follow?: live.FollowFrames | undefined
     }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
@@ -318,7 +321,7 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
         body: reply._tag === "Events"
           ? { _tag: "Text", text: reply.text }
-          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive },
+          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive, follow: reply.follow },
         network: normal
       }
     case "Error":
