@@ -9,6 +9,7 @@
  * @internal
  */
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
@@ -120,8 +121,8 @@ export const routeOf = (
 const decoders = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 
 /**
- * The check of a schema that is only a type (a string, a number, a literal... or a union of them, no
- * refinement, no transformation): its type guard, the same answer as decoding it (and encoding it
+ * The check of a schema that is only a type (a string, a number, a literal... a union of them, or a
+ * refinement of one; no transformation): its type guard and filters, the same answer as decoding it (and encoding it
  * back, which changes nothing) without a parser run and its allocations. `undefined` for any other.
  */
 const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
@@ -150,9 +151,35 @@ const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined =>
       }
       return (u) => guards.some((guard) => guard(u))
     }
+    case "Refinement": {
+      // a filter on such a type (`minLength`, `int`, a pattern...): what the parser does, decoding
+      // or encoding (the type checked, then its filter), without its run
+      const guard = typeGuard(ast.from)
+      if (guard === undefined) return undefined
+      return (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
+    }
     default:
       return undefined
   }
+}
+
+const filterOptions: SchemaAST.ParseOptions = {}
+
+/**
+ * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
+ * decoding is its type's, the limits being checked on encoding), a type-only one within.
+ */
+const decodeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  if (
+    ast._tag === "Transformation" && ast.transformation._tag === "FinalTransformation" &&
+    ast.transformation.decode === ParseResult.succeed
+  ) {
+    // decoded: its `from`, then nothing done to the value, then its `to`
+    const from = decodeGuard(ast.from)
+    const to = decodeGuard(ast.to)
+    return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+  }
+  return typeGuard(ast)
 }
 
 /**
@@ -181,7 +208,7 @@ const acceptors = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 export const decodes = (ast: SchemaAST.AST, value: unknown): boolean => {
   let decoder = decoders.get(ast)
   if (decoder === undefined) {
-    decoder = typeGuard(ast) ?? decoderOf(ast)
+    decoder = decodeGuard(ast) ?? decoderOf(ast)
     decoders.set(ast, decoder)
   }
   return decoder(value)
