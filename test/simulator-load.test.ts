@@ -3,10 +3,11 @@
  * fixed with its own check here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Effect, Either, Layer, ParseResult, Schema, SchemaAST } from "effect"
 import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { operations } from "../src/internal/generated/table.js"
+import { limited } from "../src/internal/limits.js"
 import * as engine from "../src/testing/internal/engine.js"
 import { accepts, decodes, png } from "../src/testing/internal/values.js"
 
@@ -66,10 +67,46 @@ describe("the simulator's deployments under load", () => {
   )
 })
 
+/** Every refinement and transformation in the schemas of the table's operations (parameters, bodies, answers). */
+const guardedOfTheTable = (): Array<SchemaAST.AST> => {
+  const found = new Set<SchemaAST.AST>()
+  const seen = new Set<SchemaAST.AST>()
+  const walk = (ast: SchemaAST.AST): void => {
+    if (seen.has(ast)) return
+    seen.add(ast)
+    switch (ast._tag) {
+      case "Refinement":
+        found.add(ast)
+        return walk(ast.from)
+      case "Transformation":
+        found.add(ast)
+        walk(ast.from)
+        return walk(ast.to)
+      case "TypeLiteral":
+        for (const ps of ast.propertySignatures) walk(ps.type)
+        for (const is of ast.indexSignatures) walk(is.type)
+        return
+      case "Union":
+        return ast.types.forEach(walk)
+      case "TupleType":
+        ast.elements.forEach((e) => walk(e.type))
+        return ast.rest.forEach((r) => walk(r.type))
+      case "Suspend":
+        return walk(ast.f())
+    }
+  }
+  for (const operation of operations) {
+    for (const parameter of operation.parameters) walk(parameter.schema.ast)
+    if (operation.body !== undefined && "schema" in operation.body) walk(operation.body.schema.ast)
+    for (const answer of Object.values(operation.answers)) if ("schema" in answer) walk(answer.schema.ast)
+  }
+  return [...found]
+}
+
 describe("the simulator's checks and stores, made cheaper for the load", () => {
   it("a type-only schema is checked by its type guard, with the parser's answer", () => {
-    // keywords, literals and unions of them skip the parser (path parameters, answer fields); the
-    // answer must not change, for any value
+    // keywords, literals, unions of them and refinements of those skip the parser (path parameters,
+    // answer fields); the answer must not change, for any value
     const asts = [
       Schema.String,
       Schema.Number,
@@ -80,11 +117,43 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
       Schema.Literal("a", 1, true),
       Schema.Union(Schema.String, Schema.Null),
       Schema.NullOr(Schema.Literal("x")),
-      // not type-only: still the parser's
+      // refinements of those: the type's guard and the filters
       Schema.NonEmptyString,
-      Schema.Int
-    ].map((schema) => schema.ast)
-    const samples = ["", "a", "x", 0, 1, 1.5, Number.NaN, true, false, null, undefined, {}, [], [1]]
+      Schema.Int,
+      Schema.String.pipe(Schema.maxLength(3), Schema.pattern(/^[a-z]*$/)),
+      Schema.NullOr(Schema.Number.pipe(Schema.between(0, 100))),
+      // with the document's limits (checked on encoding: decoding is the type's)
+      limited(Schema.String, { maxLength: 3, pattern: "^[a-z]*$" }),
+      limited(Schema.Number, { minimum: 0, maximum: 100 }),
+      // not type-only: still the parser's
+      Schema.Struct({ a: Schema.Int }),
+      Schema.NumberFromString
+    ].map((schema) => schema.ast).concat(guardedOfTheTable())
+    const samples = [
+      "",
+      "a",
+      "x",
+      "abcd",
+      "A",
+      "2026-01-01T00:00:00Z",
+      "https://example.com/",
+      "x".repeat(300),
+      0,
+      1,
+      -1,
+      1.5,
+      100,
+      101,
+      2 ** 53,
+      Number.NaN,
+      true,
+      false,
+      null,
+      undefined,
+      {},
+      [],
+      [1]
+    ]
     for (const ast of asts) {
       const schema = Schema.make(ast)
       for (const value of samples) {

@@ -285,6 +285,8 @@ export type Reply =
     readonly frames: Stream.Stream<string>
     /** Its keep-alive frame at a time (epoch milliseconds), sent every 15 s while nothing happens. */
     readonly keepAlive: (now: number) => string
+    /** The same frames told without a `Stream`, for a stream that follows a hub (see `live.follow`). */
+    readonly follow?: live.FollowFrames | undefined
   }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 
@@ -356,7 +358,13 @@ export const shape = (operation: Operation, status: number, fields: unknown): un
   return ast === undefined ? fields : values.fill(ast, fields)
 }
 
-export const reply = (operation: Operation, fields: unknown, status?: number): Reply => {
+export const reply = (
+  operation: Operation,
+  fields: unknown,
+  status?: number,
+  /** `fields` are a stored resource's (never changed in place): their filled answer is made once (see `values.fillStored`). */
+  stored = false
+): Reply => {
   const [main, answer] = status === undefined ? mainAnswer(operation) : [status, operation.answers[status]!]
   switch (answer.kind) {
     case "none":
@@ -371,7 +379,11 @@ export const reply = (operation: Operation, fields: unknown, status?: number): R
     case "sse":
       return { _tag: "Events", status: main, text: events(answer.schema.ast, Array.isArray(fields) ? fields : []) }
     default:
-      return { _tag: "Json", status: main, value: values.fill(answer.schema.ast, fields) }
+      return {
+        _tag: "Json",
+        status: main,
+        value: stored ? values.fillStored(answer.schema.ast, fields) : values.fill(answer.schema.ast, fields)
+      }
   }
 }
 
@@ -411,20 +423,48 @@ const paging = new Set(["limit", "offset", "query", "include_deleted", "status"]
 
 /** The parent resources a request names must exist (`/browsers/{id}/...` → the browser). */
 export const missingParent = (store: Store, call: Call): Reply | undefined => {
-  const parts = call.template.split("/").slice(1)
-  const collections = collectionTemplates()
-  const own = kindOf(call.operation)
-  // the resource itself is checked by its own operation; the others are parents
-  const last = own === "retrieve" || own === "update" || own === "delete" ? parts.length - 1 : parts.length
-  for (let i = 1; i < last; i++) {
-    if (!isParam(parts[i]!)) continue
-    const collectionTemplate = `/${parts.slice(0, i).join("/")}`
-    if (!collections.has(collectionTemplate)) continue
+  for (const i of parentsOf(call.operation)) {
     const resource = find(store, concrete(call.segments, i), call.segments[i]!, call.project)
-    if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
+    if (resource === undefined || resource.deleted) {
+      return notFound(singular(`/${templateParts(call.template).slice(0, i).join("/")}`))
+    }
   }
   return undefined
 }
+
+/**
+ * Where the parents are in an operation's path: the index of each path segment naming a resource of a
+ * collection above the operation's own (worked out once per operation).
+ */
+const parentsOf = (operation: Operation): ReadonlyArray<number> => {
+  const known = parents.get(operation)
+  if (known !== undefined) return known
+  const parts = templateParts(operation.path)
+  const collections = collectionTemplates()
+  const own = kindOf(operation)
+  // the resource itself is checked by its own operation; the others are parents
+  const last = own === "retrieve" || own === "update" || own === "delete" ? parts.length - 1 : parts.length
+  const made: Array<number> = []
+  for (let i = 1; i < last; i++) {
+    if (isParam(parts[i]!) && collections.has(`/${parts.slice(0, i).join("/")}`)) made.push(i)
+  }
+  parents.set(operation, made)
+  return made
+}
+
+const parents = new WeakMap<Operation, ReadonlyArray<number>>()
+
+/** The segments of a path template (`/browsers/{id}` → `browsers`, `{id}`), split once per template. */
+export const templateParts = (template: string): ReadonlyArray<string> => {
+  let parts = splitTemplates.get(template)
+  if (parts === undefined) {
+    parts = template.split("/").slice(1)
+    splitTemplates.set(template, parts)
+  }
+  return parts
+}
+
+const splitTemplates = new Map<string, ReadonlyArray<string>>()
 
 /** The generic answer of an operation, by its kind. */
 export const generic = (
@@ -462,7 +502,7 @@ export const generic = (
         deleted: false
       }
       put(store, collection, resource, onEvict)
-      return reply(operation, resource.fields, status)
+      return reply(operation, resource.fields, status, true)
     }
     case "list": {
       const collection = concrete(call.segments, call.segments.length)
@@ -491,11 +531,11 @@ export const generic = (
         const answer = operation.answers[status]!
         return answer.kind === "bytes"
           ? reply(operation, resource.fields["__bytes"] instanceof Uint8Array ? resource.fields["__bytes"] : undefined)
-          : reply(operation, resource.fields, status)
+          : reply(operation, resource.fields, status, true)
       }
       if (kind === "update") {
         resource.fields = merge(resource.fields, { ...call.body, updated_at: new Date(call.now).toISOString() })
-        return reply(operation, resource.fields, status)
+        return reply(operation, resource.fields, status, true)
       }
       store.collections.get(collection)?.delete(resource.id)
       return reply(operation, undefined, status)
@@ -543,7 +583,7 @@ export const list = <A>(
         more = true
         break
       }
-      if (seen >= offset) page.push(values.fill(answer.schema.ast, toItem(item)))
+      if (seen >= offset) page.push(values.fillStored(answer.schema.ast, toItem(item)))
       seen++
     }
     return {
@@ -559,7 +599,7 @@ export const list = <A>(
   for (const item of items) if (keep(item)) kept.push(item)
   if (answer.kind === "json") {
     const item = itemOf(answer.schema.ast)
-    if (item !== undefined) return { _tag: "Json", status, value: kept.map((i) => values.fill(item, toItem(i))) }
+    if (item !== undefined) return { _tag: "Json", status, value: kept.map((i) => values.fillStored(item, toItem(i))) }
   }
   return reply(operation, kept.map(toItem), status)
 }

@@ -17,12 +17,18 @@ import * as values from "./values.js"
 
 type Item<A> = { readonly _tag: "Event"; readonly value: A } | { readonly _tag: "End" }
 
+/** A subscriber of a hub: how many events it holds not yet sent, and how it is told one (or the end). */
+export interface Subscriber<A> {
+  readonly held: () => number
+  readonly tell: (item: Item<A>) => void
+}
+
 /** A source of events: its recent past (bounded), its live subscribers, and whether it has ended. */
 export interface Hub<A> {
   /** How many events were ever published: the position of the next one. */
   published: number
   readonly backlog: Array<A>
-  readonly subscribers: Set<Queue.Queue<Item<A>>>
+  readonly subscribers: Set<Subscriber<A>>
   ended: boolean
 }
 
@@ -53,11 +59,11 @@ export const publish = <A>(hub: Hub<A>, value: A): void => {
   hub.published++
   hub.backlog.push(value)
   if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
-  for (const queue of hub.subscribers) {
-    if (Option.getOrElse(queue.unsafeSize(), () => 0) >= subscriberBuffer) {
-      hub.subscribers.delete(queue)
-      Queue.unsafeOffer(queue, { _tag: "End" })
-    } else Queue.unsafeOffer(queue, { _tag: "Event", value })
+  for (const subscriber of hub.subscribers) {
+    if (subscriber.held() >= subscriberBuffer) {
+      hub.subscribers.delete(subscriber)
+      subscriber.tell({ _tag: "End" })
+    } else subscriber.tell({ _tag: "Event", value })
   }
 }
 
@@ -65,7 +71,7 @@ export const publish = <A>(hub: Hub<A>, value: A): void => {
 export const end = <A>(hub: Hub<A>): void => {
   if (hub.ended) return
   hub.ended = true
-  for (const queue of hub.subscribers) Queue.unsafeOffer(queue, { _tag: "End" })
+  for (const subscriber of hub.subscribers) subscriber.tell({ _tag: "End" })
 }
 
 /**
@@ -83,15 +89,18 @@ export const subscribe = <A>(
         // room for the events a subscriber may fall behind, and its end
         Effect.flatMap(Queue.bounded<Item<A>>(subscriberBuffer + 1), (queue) =>
           Effect.sync(() => {
+            const subscriber: Subscriber<A> = {
+              held: () => Option.getOrElse(queue.unsafeSize(), () => 0),
+              tell: (item) => Queue.unsafeOffer(queue, item)
+            }
             // the past and the subscription are taken at once: nothing is lost or told twice
             const following = options.follow && !hub.ended
-            if (following) hub.subscribers.add(queue)
-            const first = hub.published - hub.backlog.length
-            return { queue, following, past: hub.backlog.slice(Math.max(0, options.from - first)) }
+            if (following) hub.subscribers.add(subscriber)
+            return { queue, subscriber, following, past: pastOf(hub, options.from) }
           })),
-        ({ queue }) =>
+        ({ queue, subscriber }) =>
           Effect.zipRight(
-            Effect.sync(() => hub.subscribers.delete(queue)),
+            Effect.sync(() => hub.subscribers.delete(subscriber)),
             Queue.shutdown(queue)
           )
       ),
@@ -107,6 +116,106 @@ export const subscribe = <A>(
           : Stream.fromIterable(past)
     )
   )
+
+/** What the backlog still holds of the hub's events from position `from`. */
+const pastOf = <A>(hub: Hub<A>, from: number): Array<A> =>
+  hub.backlog.slice(Math.max(0, from - (hub.published - hub.backlog.length)))
+
+/** What a followed source's event is to a stream: an event of it, none, or its end (`"stop"`). */
+export type Selected<B> = Option.Option<B> | "stop"
+
+/**
+ * A stream following a hub from position `from`: each event selected (told, skipped, or the end
+ * of the stream), until the hub ends. Sent over HTTP by {@link follow} with the same events, ends and
+ * limits, without a `Stream` (whose machinery an open stream kept, about 60 KiB of it, cost more
+ * than all else the simulator does for the mixed load).
+ */
+export interface Following<S, B> {
+  readonly hub: Hub<S>
+  readonly from: number
+  readonly select: (event: S) => Selected<B>
+}
+
+/** The events of a {@link Following} as a stream (the in-memory transport's). */
+export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> =>
+  subscribe(source.hub, { from: source.from, follow: true }).pipe(
+    Stream.map(source.select),
+    Stream.takeWhile((selected): selected is Option.Option<B> => selected !== "stop"),
+    Stream.filterMap((selected) => selected)
+  )
+
+/**
+ * Follows a source as {@link following} does, telling `send` each selected event (with its index
+ * among them) and `done` once the stream ends. `send` answers whether more may be sent now; when it
+ * answers no, the events wait (they count as held: a subscriber too far behind is ended, as a queue's
+ * would be) until `resume` is called. Returns how to stop following.
+ */
+export const follow = <S, B>(
+  source: Following<S, B>,
+  send: (event: B, index: number) => boolean,
+  done: () => void
+): { readonly resume: () => void; readonly stop: () => void } => {
+  const { hub } = source
+  const waiting: Array<Item<S>> = []
+  let index = 0
+  let ready = true
+  let over = false
+  const finish = () => {
+    over = true
+    hub.subscribers.delete(subscriber)
+    done()
+  }
+  const take = (item: Item<S>): void => {
+    if (item._tag === "End") return finish()
+    const selected = source.select(item.value)
+    if (selected === "stop") return finish()
+    if (Option.isSome(selected)) ready = send(selected.value, index++)
+  }
+  // the past first (not held: a queue's subscriber does not hold it either), then what was told since
+  let past: ReadonlyArray<S> = []
+  let pastAt = 0
+  const drain = () => {
+    while (!over && ready && pastAt < past.length) take({ _tag: "Event", value: past[pastAt++]! })
+    while (!over && ready && waiting.length > 0) take(waiting.shift()!)
+  }
+  const subscriber: Subscriber<S> = {
+    held: () => waiting.length,
+    tell: (item) => {
+      if (over) return
+      waiting.push(item)
+      drain()
+    }
+  }
+  const followed = !hub.ended
+  if (followed) hub.subscribers.add(subscriber)
+  past = pastOf(hub, source.from)
+  if (!followed) waiting.push({ _tag: "End" })
+  drain()
+  return {
+    resume: () => {
+      ready = true
+      drain()
+    },
+    stop: () => {
+      over = true
+      hub.subscribers.delete(subscriber)
+    }
+  }
+}
+
+/** Frames told as {@link follow} tells events (each frame text). */
+export type FollowFrames = (
+  send: (frame: string) => boolean,
+  done: () => void
+) => { readonly resume: () => void; readonly stop: () => void }
+
+/** The frames of a {@link Following}, with the ids {@link frames} gives them, told by {@link follow}. */
+export const followFrames = <S, B>(
+  ast: SchemaAST.AST,
+  source: Following<S, B>,
+  idOf: (event: B, index: number) => string = (_, index) => String(index + 1)
+): FollowFrames =>
+(send, done) => follow(source, (event, index) => send(frameOf(ast, event, idOf(event, index))), done)
 
 /** From now on: the position a stream answered now starts at. */
 export const now = <A>(hub: Hub<A>): number => hub.published

@@ -79,8 +79,22 @@ export const readBody = (
   request: Http.IncomingMessage,
   limit: number,
   response?: Http.ServerResponse
-): Effect.Effect<internal.BodyRead> =>
-  Effect.async<internal.BodyRead>((resume) => {
+): Effect.Effect<internal.BodyRead> => {
+  // a body already received whole (a small request comes in one read with its head) is taken as it
+  // is, with no wait for its events
+  if (request.complete && !request.readableEnded && request.readableFlowing !== true) {
+    const declared = Number(request.headers["content-length"])
+    if ((Number.isFinite(declared) && declared > limit) || request.readableLength > limit) {
+      return Effect.succeed({ _tag: "TooLarge" })
+    }
+    const chunk: unknown = request.read()
+    // a copy: the chunk is a view of the connection's read buffer, which a stored body would keep whole
+    return Effect.succeed({
+      _tag: "Read",
+      bytes: chunk instanceof Uint8Array ? new Uint8Array(chunk) : new Uint8Array(0)
+    })
+  }
+  return Effect.async<internal.BodyRead>((resume) => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > limit) {
       resume(Effect.succeed({ _tag: "TooLarge" }))
@@ -119,6 +133,7 @@ export const readBody = (
     request.on("close", onEnd)
     return Effect.sync(cleanup)
   })
+}
 
 /**
  * The body's chunks, cut after `limit` bytes.
@@ -253,7 +268,8 @@ const sendLive = (
   sim: internal.SimResponse,
   frames: Stream.Stream<string>,
   keepAlive: (now: number) => string,
-  open: Set<Http.ServerResponse>
+  open: Set<Http.ServerResponse>,
+  follow?: live.FollowFrames
 ): Effect.Effect<void> => {
   let written = 0
   return Effect.acquireUseRelease(
@@ -274,18 +290,22 @@ const sendLive = (
       return timer
     }),
     () =>
-      Stream.runForEach(frames, (text) =>
-        Effect.async<void>((resume) => {
-          // ended by the server's shutdown, or the client gone
-          if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+      follow !== undefined
+        ? followed(response, follow, () => {
           written = Date.now()
-          if (response.write(text)) return resume(Effect.void)
-          const drained = () => resume(Effect.void)
-          response.once("drain", drained)
-          return Effect.sync(() => {
-            response.off("drain", drained)
-          })
-        })),
+        })
+        : Stream.runForEach(frames, (text) =>
+          Effect.async<void>((resume) => {
+            // ended by the server's shutdown, or the client gone
+            if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+            written = Date.now()
+            if (response.write(text)) return resume(Effect.void)
+            const drained = () => resume(Effect.void)
+            response.once("drain", drained)
+            return Effect.sync(() => {
+              response.off("drain", drained)
+            })
+          })),
     (timer) =>
       Effect.sync(() => {
         clearInterval(timer)
@@ -294,6 +314,41 @@ const sendLive = (
       })
   )
 }
+
+/**
+ * Writes the frames of a stream following a hub as they are told (see `live.follow`): each one once
+ * the last is drained; done when the stream ends, and stopped (unsubscribed) when interrupted.
+ */
+const followed = (
+  response: Http.ServerResponse,
+  follow: live.FollowFrames,
+  onWrite: () => void
+): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    let over = false
+    const done = () => {
+      if (over) return
+      over = true
+      response.off("drain", onDrain)
+      resume(Effect.void)
+    }
+    const following = follow((frame) => {
+      // ended by the server's shutdown, or the client gone
+      if (response.destroyed || response.writableEnded) {
+        done()
+        return false
+      }
+      onWrite()
+      return response.write(frame)
+    }, done)
+    const onDrain = () => following.resume()
+    response.on("drain", onDrain)
+    return Effect.sync(() => {
+      over = true
+      response.off("drain", onDrain)
+      following.stop()
+    })
+  })
 
 const keepAliveMillis = Duration.toMillis(live.keepAliveInterval)
 
@@ -494,7 +549,7 @@ export const attach = (
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open)
+            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open, sim.body.follow)
             : Effect.sync(() => send(request, response, sim))
       )
     )

@@ -10,6 +10,7 @@ import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
 import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
+import type * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -69,6 +70,8 @@ export interface SimResponse {
       readonly frames: Stream.Stream<string>
       /** Its keep-alive frame at a time (epoch milliseconds): the transport sends one every 15 s while nothing happens. */
       readonly keepAlive: (now: number) => string
+      /** The same frames told without a `Stream` (a stream following a hub): what the HTTP transport sends. */
+      readonly follow?: live.FollowFrames | undefined
     }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
@@ -147,22 +150,35 @@ type Routed = ReturnType<typeof values.routeOf>
 /** The route of a request: a method map per path template of the generated table. */
 const routeOf = values.routeOf
 
-const redactHeaders = (headers: SimRequest["headers"]): Record<string, string> => {
+/**
+ * The headers as the log keeps them, and their size in the log's budget (each header's name and value,
+ * and 8 more).
+ */
+const redactHeaders = (
+  headers: SimRequest["headers"]
+): { readonly headers: Record<string, string>; readonly cost: number } => {
   const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
+  let cost = 0
+  for (const name in headers) {
+    const value = headers[name]
     if (value === undefined) continue
-    out[name] = name === "authorization"
+    const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
       : value
+    out[name] = kept
+    cost += name.length + kept.length + 8
   }
-  return out
+  return { headers: out, cost }
 }
 
 const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
+  const segments = path.split("/").slice(1)
+  // nothing to decode without a `%`
+  if (!path.includes("%")) return Option.some(segments)
   try {
-    return Option.some(path.split("/").slice(1).map(decodeURIComponent))
+    return Option.some(segments.map(decodeURIComponent))
   } catch {
     return Option.none()
   }
@@ -305,7 +321,7 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
         body: reply._tag === "Events"
           ? { _tag: "Text", text: reply.text }
-          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive },
+          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive, follow: reply.follow },
         network: normal
       }
     case "Error":
@@ -364,7 +380,7 @@ const serve = (
   now: number
 ): engine.Reply | Effect.Effect<engine.Reply> => {
   const query = new URLSearchParams(request.query ?? "")
-  const templateParts = template.split("/").slice(1)
+  const templateParts = engine.templateParts(template)
   for (const parameter of operation.parameters) {
     if (parameter.in === "path" || parameter.in === "header") {
       const given = parameter.in === "path"
@@ -491,38 +507,37 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
     let organizations = build(seed, startedAt)
     const faults: Array<ActiveFault> = []
-    // a bounded ring: the oldest records are dropped
+    // a bounded ring: the oldest records are dropped. The log holds `recorded` from `first` on: a dropped
+    // record only moves `first`, and the dropped ones are cut off the arrays once they are as many as
+    // the log's size (a splice of the whole log per request cost more than the rest of the log's work)
     const recorded: Array<Sim.RecordedRequest> = []
     // the size of each record, its body counted at the most it can hold; their sum stays under the budget
     const costs: Array<number> = []
+    let first = 0
     let totalCost = 0
-    const costOf = (record: Sim.RecordedRequest): number => {
-      let cost = 256 + record.path.length + limits.recordedBodyBytes
-      for (const [name, value] of Object.entries(record.headers)) cost += name.length + value.length + 8
-      return cost
-    }
-    const remember = (record: Sim.RecordedRequest) => {
+    const remember = (record: Sim.RecordedRequest, headerCost: number) => {
       if (limits.requestLogSize <= 0) return
-      const cost = costOf(record)
+      const cost = 256 + record.path.length + limits.recordedBodyBytes + headerCost
       recorded.push(record)
       costs.push(cost)
       totalCost += cost
-      let drop = 0
       while (
-        recorded.length - drop > 1 &&
-        (recorded.length - drop > limits.requestLogSize || totalCost > limits.requestLogBytes)
+        recorded.length - first > 1 &&
+        (recorded.length - first > limits.requestLogSize || totalCost > limits.requestLogBytes)
       ) {
-        totalCost -= costs[drop]!
-        drop++
+        totalCost -= costs[first]!
+        first++
       }
-      if (drop > 0) {
-        recorded.splice(0, drop)
-        costs.splice(0, drop)
+      if (first > 0 && first >= recorded.length - first) {
+        recorded.splice(0, first)
+        costs.splice(0, first)
+        first = 0
       }
     }
     const forget = () => {
       recorded.length = 0
       costs.length = 0
+      first = 0
       totalCost = 0
     }
 
@@ -775,17 +790,18 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         const segments = decodeSegments(request.path)
         const which = Option.isSome(segments) ? routeOf(request.method, segments.value) : undefined
         const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
+        const logged = redactHeaders(request.headers)
         const record: { -readonly [K in keyof Sim.RecordedRequest]: Sim.RecordedRequest[K] } = {
           method: request.method.slice(0, 32),
           // as long as the largest request line served (64 KiB), so an HTTP path is never cut
           path: request.path.length > 65_536 ? `${request.path.slice(0, 65_536)}…` : request.path,
           route: name,
-          headers: redactHeaders(request.headers),
+          headers: logged.headers,
           body: undefined,
           bodyBytes: undefined,
           status: undefined
         }
-        remember(record)
+        remember(record, logged.cost)
         return Effect.tap(
           Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
           (response) =>
@@ -796,7 +812,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       })
 
     const control = {
-      requests: Effect.sync(() => recorded.slice()),
+      requests: Effect.sync(() => recorded.slice(first)),
       clearRequests: Effect.sync(forget),
       injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {

@@ -9,6 +9,7 @@
  * @internal
  */
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
@@ -93,23 +94,20 @@ export const routeOf = (
   for (const template of templates()) {
     if (template.segments.length !== segments.length) continue
     let matches = true
-    const params: Record<string, string> = {}
     for (let i = 0; i < segments.length; i++) {
       const expected = template.segments[i]!
-      if ("literal" in expected) {
-        if (expected.literal !== segments[i]) {
-          matches = false
-          break
-        }
-      } else {
-        if (segments[i] === "") {
-          matches = false
-          break
-        }
-        params[expected.param] = segments[i]!
+      if ("literal" in expected ? expected.literal !== segments[i] : segments[i] === "") {
+        matches = false
+        break
       }
     }
     if (!matches) continue
+    // the parameters, once the template is known (not for each template tried)
+    const params: Record<string, string> = {}
+    for (let i = 0; i < segments.length; i++) {
+      const expected = template.segments[i]!
+      if (!("literal" in expected)) params[expected.param] = segments[i]!
+    }
     const operation = template.methods.get(method)
     if (operation === undefined) return { _tag: "WrongMethod", allow: [...template.methods.keys()].join(", ") }
     return { _tag: "Matched", operation, template: template.path, params }
@@ -123,8 +121,8 @@ export const routeOf = (
 const decoders = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 
 /**
- * The check of a schema that is only a type (a string, a number, a literal... or a union of them, no
- * refinement, no transformation): its type guard, the same answer as decoding it (and encoding it
+ * The check of a schema that is only a type (a string, a number, a literal... a union of them, or a
+ * refinement of one; no transformation): its type guard and filters, the same answer as decoding it (and encoding it
  * back, which changes nothing) without a parser run and its allocations. `undefined` for any other.
  */
 const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
@@ -153,9 +151,35 @@ const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined =>
       }
       return (u) => guards.some((guard) => guard(u))
     }
+    case "Refinement": {
+      // a filter on such a type (`minLength`, `int`, a pattern...): what the parser does, decoding
+      // or encoding (the type checked, then its filter), without its run
+      const guard = typeGuard(ast.from)
+      if (guard === undefined) return undefined
+      return (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
+    }
     default:
       return undefined
   }
+}
+
+const filterOptions: SchemaAST.ParseOptions = {}
+
+/**
+ * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
+ * decoding is its type's, the limits being checked on encoding), a type-only one within.
+ */
+const decodeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  if (
+    ast._tag === "Transformation" && ast.transformation._tag === "FinalTransformation" &&
+    ast.transformation.decode === ParseResult.succeed
+  ) {
+    // decoded: its `from`, then nothing done to the value, then its `to`
+    const from = decodeGuard(ast.from)
+    const to = decodeGuard(ast.to)
+    return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+  }
+  return typeGuard(ast)
 }
 
 /**
@@ -184,7 +208,7 @@ const acceptors = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 export const decodes = (ast: SchemaAST.AST, value: unknown): boolean => {
   let decoder = decoders.get(ast)
   if (decoder === undefined) {
-    decoder = typeGuard(ast) ?? decoderOf(ast)
+    decoder = decodeGuard(ast) ?? decoderOf(ast)
     decoders.set(ast, decoder)
   }
   return decoder(value)
@@ -313,6 +337,22 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  */
 export const fill = (ast: SchemaAST.AST, value: unknown, key = "", depth = 0): unknown =>
   filled(ast, value, key, depth).value
+
+/**
+ * {@link fill} of a stored resource's fields: made once per fields object and schema, then reused (a
+ * resource read or listed a hundred times is filled once). Only for objects never changed in place: a
+ * stored resource's fields are replaced by a new object on every change, never mutated.
+ */
+export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
+  if (!isRecord(value)) return fill(ast, value)
+  const known = storedFills.get(value)
+  if (known !== undefined && known.ast === ast) return known.value
+  const made = fill(ast, value)
+  storedFills.set(value, { ast, value: made })
+  return made
+}
+
+const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
 
 /**
  * {@link fill}, telling whether the value is known to decode with `ast` (so that no caller decodes
@@ -497,11 +537,24 @@ export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text
   return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
 }
 
+/** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
+const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
+
+const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
+  let check = strictChecks.get(schema.ast)
+  if (check === undefined) {
+    const decode = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })
+    const encode = ParseResult.encodeEither(schema, { errors: "first" })
+    check = (u) => Either.flatMap(decode(u), encode)
+    strictChecks.set(schema.ast, check)
+  }
+  return check
+}
+
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends
-  const decoded = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value)
-  const result = Either.flatMap(decoded, (a) => ParseResult.encodeEither(schema, { errors: "first" })(a))
+  const result = strictCheck(schema)(value)
   if (Either.isRight(result)) return undefined
   const issues = ParseResult.ArrayFormatter.formatIssueSync(result.left)
   const issue = issues[0]

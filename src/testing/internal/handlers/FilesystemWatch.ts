@@ -6,7 +6,6 @@
  * @internal
  */
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Handlers } from "./shared.js"
@@ -41,14 +40,16 @@ export const handlers: Handlers = {
     if (watch === undefined) return error(404, "not_found", "watch not found")
     return liveReply(
       op,
-      live.subscribe(browser.events, { from: live.now(browser.events), follow: true }).pipe(
-        Stream.takeWhile((event) => !(event._tag === "WatchStopped" && event.id === id)),
-        Stream.filterMap((event) =>
-          event._tag === "Fs" && within(watch, event.path)
+      {
+        hub: browser.events,
+        from: live.now(browser.events),
+        select: (event) =>
+          event._tag === "WatchStopped" && event.id === id
+            ? "stop"
+            : event._tag === "Fs" && within(watch, event.path)
             ? Option.some({ type: event.type, path: event.path, name: baseName(event.path), is_dir: event.isDir })
             : Option.none()
-        )
-      ),
+      },
       browser.events
     )
   })

@@ -7,7 +7,6 @@
  * @internal
  */
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as live from "../live.js"
 import type { Handlers } from "./shared.js"
 import { liveReply, onBrowser } from "./shared.js"
@@ -18,13 +17,14 @@ export const handlers: Handlers = {
     const last = given !== undefined && /^\d{1,15}$/.test(given.trim()) ? Number(given.trim()) : undefined
     return liveReply(
       op,
-      Stream.filterMap(
-        live.subscribe(browser.events, { from: last === undefined ? live.now(browser.events) : 0, follow: true }),
-        (event) =>
+      {
+        hub: browser.events,
+        from: last === undefined ? live.now(browser.events) : 0,
+        select: (event) =>
           event._tag === "Telemetry" && (last === undefined || event.seq > last)
             ? Option.some({ seq: event.seq, event: event.event })
             : Option.none()
-      ),
+      },
       browser.events,
       (envelope) => String(envelope.seq)
     )

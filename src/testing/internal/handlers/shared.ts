@@ -140,7 +140,8 @@ export const lastOf = (store: Store, collection: string): engine.Resource | unde
 /** An open-ended event stream of the operation: the events as they come, with keep-alives. */
 export const liveReply = <A, S>(
   operation: Call["operation"],
-  events: Stream.Stream<A>,
+  /** The events, or a hub followed (then sent over HTTP without a `Stream`). */
+  events: Stream.Stream<A> | live.Following<S, A>,
   source?: live.Hub<S>,
   idOf?: (event: A, index: number) => string
 ): Reply => {
@@ -152,8 +153,9 @@ export const liveReply = <A, S>(
     ? {
       _tag: "Live",
       status,
-      frames: live.frames(answer.schema.ast, events, idOf),
-      keepAlive: live.keepAlive(answer.schema.ast)
+      frames: live.frames(answer.schema.ast, "hub" in events ? live.following(events) : events, idOf),
+      keepAlive: live.keepAlive(answer.schema.ast),
+      follow: "hub" in events ? live.followFrames(answer.schema.ast, events, idOf) : undefined
     }
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
