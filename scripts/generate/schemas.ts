@@ -51,6 +51,12 @@ export interface Uses {
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
   /**
+   * The bases of the file's structs declared with a fields type of their own (`type BaseFields =
+   * { ... }`, `Base: Schema.Struct<BaseFields>`): a struct that spreads one is declared with it, not
+   * with `typeof Base.fields` (a `Readonly<...>` the type-check maps again).
+   */
+  fieldsTypes?: ReadonlyMap<string, string>
+  /**
    * The fields' values of a schema file: how often each is written (`count`), and the ones written
    * once as a file constant, by their name (`hoisted`); `used` collects the names a block uses.
    */
@@ -220,7 +226,7 @@ export const declaredType = (
       for (const base of bases) uses.refs.add(base)
       const { groups, own } = sharedIn(schema.properties, shared)
       const parts = [
-        ...bases.map((base) => `typeof ${uses.qualify?.(base) ?? ident(base)}.fields`),
+        ...bases.map((base) => uses.fieldsTypes?.get(base) ?? `typeof ${uses.qualify?.(base) ?? ident(base)}.fields`),
         ...groups.map(fieldsTypeName)
       ]
       if (own.length > 0 || parts.length === 0) parts.push(declaredFields(own, uses, fields, shared))
@@ -626,12 +632,23 @@ export const schemaFile = (
   // written twice: first to count the fields' values, then with the ones several fields have as
   // file constants, each declared before the first block that uses it
   const emit = (values: FieldValues) => {
-    const uses: Uses = { ...newUses(), values }
     // the names of the file's types: its schemas', its shared groups', their inline objects'
     const typeNames = new Set([
       ...order.map(ident),
       ...shared.flatMap((group) => [fieldsTypeName(group), sharedTypeName(group)])
     ])
+    // the file's bases (spread by a struct of the file) with a fields type of their own
+    const fieldsTypes = new Map<string, string>()
+    for (const name of order) {
+      for (const base of Ir.references(api.schemas.get(name)!.schema, new Set(), true)) {
+        const alias = `${ident(base)}Fields`
+        if (here.has(base) && !cyclic.has(base) && !typeNames.has(alias)) {
+          fieldsTypes.set(base, alias)
+          typeNames.add(alias)
+        }
+      }
+    }
+    const uses: Uses = { ...newUses(), values, fieldsTypes }
     const blocks: Array<string> = []
     const declared = new Set<string>()
     const push = (block: string) => {
@@ -721,10 +738,17 @@ export const schemaFile = (
         : `export type ${id} = ${
           typeExpression(named.schema, "Type", uses, new Set(), flatten, hoisting(api, id, uses, hoist))
         }\n`
+      const alias = fieldsTypes.get(name)
+      const declaration = declaredType(named.schema, uses, flatten, shared)
       push(
-        jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
+        (alias === undefined ? "" : `type ${alias} = ${declaration.replace(/^Schema\.Struct<([^]*)>$/, "$1")}\n\n`) +
+          jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
           `export const ${id}${
-            hasDeclaredType(named.schema) ? `: ${declaredType(named.schema, uses, flatten, shared)}` : ""
+            alias !== undefined
+              ? `: Schema.Struct<${alias}>`
+              : hasDeclaredType(named.schema)
+              ? `: ${declaration}`
+              : ""
           } = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           hoist.declarations.map((declaration) => `${declaration}\n`).join("") +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +

@@ -55,13 +55,7 @@ export interface ApiKeyCreator {
   readonly name: string | null
 }
 
-/**
- * The `ApiKey` schema of the API.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ApiKey: Schema.Struct<{
+type ApiKeyFields = {
   /**
    * Unique API key identifier
    */
@@ -91,7 +85,15 @@ export const ApiKey: Schema.Struct<{
    * Masked version of the API key
    */
   masked_key: typeof Schema.String
-}> = /*#__PURE__*/ struct("ApiKey", () => ({
+}
+
+/**
+ * The `ApiKey` schema of the API.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ApiKey: Schema.Struct<ApiKeyFields> = /*#__PURE__*/ struct("ApiKey", () => ({
   /**
    * Unique API key identifier
    */
@@ -216,7 +218,7 @@ export interface CreateApiKeyRequest {
  * @category Schemas
  */
 export const CreatedApiKey: Schema.Struct<
-  typeof ApiKey.fields & {
+  ApiKeyFields & {
     /**
      * Plaintext API key. Only returned once when the key is created.
      */

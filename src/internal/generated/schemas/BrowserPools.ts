@@ -14,13 +14,7 @@ import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
-/**
- * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserPoolRequest: Schema.Struct<{
+type BrowserPoolRequestFields = {
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -70,59 +64,70 @@ export const BrowserPoolRequest: Schema.Struct<{
    * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
    */
   start_url: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  stealth: optionalBoolean(),
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  headless: optionalBoolean(),
-  profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  extensions: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
-  ),
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  proxy_id: optionalString(),
-  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  kiosk_mode: optionalBoolean(),
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  chrome_policy: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  start_url: optionalString()
-}))
+}
+
+/**
+ * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserPoolRequest: Schema.Struct<BrowserPoolRequestFields> = /*#__PURE__*/ struct(
+  "BrowserPoolRequest",
+  () => ({
+    /**
+     * Optional name for the browser pool. Must be unique within the project.
+     */
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
+    /**
+     * Number of browsers to maintain in the pool. The maximum size is determined by your
+     * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+     */
+    size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
+    /**
+     * Percentage of the pool to fill per minute. Defaults to 10%.
+     */
+    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
+    /**
+     * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+     */
+    timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
+    /**
+     * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+     */
+    stealth: optionalBoolean(),
+    /**
+     * If true, launches the browser using a headless image. Defaults to false.
+     */
+    headless: optionalBoolean(),
+    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+    /**
+     * List of browser extensions to load into the session. Provide each by id or name.
+     */
+    extensions: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+    ),
+    /**
+     * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+     */
+    proxy_id: optionalString(),
+    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+    /**
+     * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+     */
+    kiosk_mode: optionalBoolean(),
+    /**
+     * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+     */
+    chrome_policy: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    ),
+    /**
+     * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+     */
+    start_url: optionalString()
+  })
+)
 
 /**
  * The type of {@link BrowserPoolRequest}.
@@ -296,7 +301,7 @@ export type ListBrowserPoolsResponse = ReadonlyArray<BrowserPool>
  * @category Schemas
  */
 export const BrowserPoolUpdateRequest: Schema.Struct<
-  typeof BrowserPoolRequest.fields & {
+  BrowserPoolRequestFields & {
     /**
      * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
      */

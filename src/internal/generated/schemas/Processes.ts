@@ -15,44 +15,78 @@ const optionalNullOrInt = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
 )
 
+type ProcessExecRequestFields = {
+  /**
+   * Executable or shell command to run.
+   */
+  command: typeof Schema.String
+  /**
+   * Command arguments.
+   */
+  args: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  cwd: Schema.optional<Schema.NullOr<Schema.Schema<string, string>>>
+  /**
+   * Environment variables to set for the process.
+   */
+  env: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  /**
+   * Run the process as this user.
+   */
+  as_user: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Run the process with root privileges.
+   */
+  as_root: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Maximum execution time in seconds.
+   */
+  timeout_sec: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+}
+
 /**
  * Request to execute a command synchronously.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", () => ({
-  /**
-   * Executable or shell command to run.
-   */
-  command: Schema.String,
-  /**
-   * Command arguments.
-   */
-  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
-  ),
-  /**
-   * Environment variables to set for the process.
-   */
-  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-  /**
-   * Run the process as this user.
-   */
-  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: optionalBoolean(),
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: optionalNullOrInt()
-}))
+export const ProcessExecRequest: Schema.Struct<ProcessExecRequestFields> = /*#__PURE__*/ struct(
+  "ProcessExecRequest",
+  () => ({
+    /**
+     * Executable or shell command to run.
+     */
+    command: Schema.String,
+    /**
+     * Command arguments.
+     */
+    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Working directory (absolute path) to run the command in.
+     */
+    cwd: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
+    ),
+    /**
+     * Environment variables to set for the process.
+     */
+    env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    /**
+     * Run the process as this user.
+     */
+    as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Run the process with root privileges.
+     */
+    as_root: optionalBoolean(),
+    /**
+     * Maximum execution time in seconds.
+     */
+    timeout_sec: optionalNullOrInt()
+  })
+)
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -155,7 +189,7 @@ const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
  * @category Schemas
  */
 export const ProcessSpawnRequest: Schema.Struct<
-  typeof ProcessExecRequest.fields & {
+  ProcessExecRequestFields & {
     /**
      * Allocate a pseudo-terminal (PTY) for interactive shells.
      */

@@ -74,13 +74,7 @@ export type BrowserTargetType = "page" | "background_page" | "service_worker" | 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
-/**
- * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserEventContext: Schema.Struct<{
+type BrowserEventContextFields = {
   /**
    * CDP session identifier for the target connection.
    */
@@ -106,33 +100,44 @@ export const BrowserEventContext: Schema.Struct<{
    * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
    */
   nav_seq: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("BrowserEventContext", () => ({
-  /**
-   * CDP session identifier for the target connection.
-   */
-  session_id: optionalString(),
-  /**
-   * Browser target identifier (stable across navigations within a tab).
-   */
-  target_id: optionalString(),
-  target_type: optionalBrowserTargetType(),
-  /**
-   * CDP frame identifier within the target.
-   */
-  frame_id: optionalString(),
-  /**
-   * CDP document loader identifier, reset on each navigation.
-   */
-  loader_id: optionalString(),
-  /**
-   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-   */
-  url: optionalString(),
-  /**
-   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-   */
-  nav_seq: optionalInt()
-}))
+}
+
+/**
+ * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserEventContext: Schema.Struct<BrowserEventContextFields> = /*#__PURE__*/ struct(
+  "BrowserEventContext",
+  () => ({
+    /**
+     * CDP session identifier for the target connection.
+     */
+    session_id: optionalString(),
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    target_id: optionalString(),
+    target_type: optionalBrowserTargetType(),
+    /**
+     * CDP frame identifier within the target.
+     */
+    frame_id: optionalString(),
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    loader_id: optionalString(),
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    url: optionalString(),
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    nav_seq: optionalInt()
+  })
+)
 
 /**
  * The type of {@link BrowserEventContext}.
@@ -320,7 +325,7 @@ export const BrowserConsoleLogEvent: Schema.Struct<
     type: Schema.Literal<["console_log"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
            */
@@ -400,7 +405,7 @@ export const BrowserConsoleErrorEvent: Schema.Struct<
     type: Schema.Literal<["console_error"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Error message text. Present in both source paths.
            */
@@ -537,7 +542,7 @@ export const BrowserNetworkRequestEvent: Schema.Struct<
     type: Schema.Literal<["network_request"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP request identifier, unique within the session.
            */
@@ -686,7 +691,7 @@ export const BrowserNetworkResponseEvent: Schema.Struct<
     type: Schema.Literal<["network_response"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP request identifier matching the originating network_request event.
            */
@@ -823,7 +828,7 @@ export const BrowserNetworkLoadingFailedEvent: Schema.Struct<
     type: Schema.Literal<["network_loading_failed"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP request identifier matching the originating network_request event.
            */
@@ -1052,7 +1057,7 @@ export const BrowserPageDomContentLoadedEvent: Schema.Struct<
     type: Schema.Literal<["page_dom_content_loaded"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
            */
@@ -1105,7 +1110,7 @@ export const BrowserPageLoadEvent: Schema.Struct<
     type: Schema.Literal<["page_load"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
            */
@@ -1242,7 +1247,7 @@ export const BrowserPageLayoutShiftEvent: Schema.Struct<
     type: Schema.Literal<["page_layout_shift"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP frame identifier of the frame where the layout shift occurred.
            */
@@ -1360,7 +1365,7 @@ export const BrowserPageLcpEvent: Schema.Struct<
     type: Schema.Literal<["page_lcp"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * CDP frame identifier of the frame where the LCP element was rendered.
            */
@@ -1570,7 +1575,7 @@ export const BrowserInteractionClickEvent: Schema.Struct<
     type: Schema.Literal<["interaction_click"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Viewport x-coordinate of the click in CSS pixels.
            */
@@ -1671,7 +1676,7 @@ export const BrowserInteractionKeyEvent: Schema.Struct<
     type: Schema.Literal<["interaction_key"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
            */
@@ -1748,7 +1753,7 @@ export const BrowserInteractionScrollSettledEvent: Schema.Struct<
     type: Schema.Literal<["interaction_scroll_settled"]>
     data: Schema.optional<
       Schema.Struct<
-        typeof BrowserEventContext.fields & {
+        BrowserEventContextFields & {
           /**
            * Scroll x-position at the start of the scroll gesture in CSS pixels.
            */
