@@ -448,6 +448,37 @@ describe("the emitted schema files write nothing twice", () => {
     )
   })
 
+  it("a struct's declared type and interface name what its runtime shares, not write it again", () => {
+    const text = (name: string) => schemaFiles.find(([file]) => file.endsWith(`/${name}.ts`))![1]
+    // a base (allOf) of the same file: its fields type, named by the struct that spreads it; its
+    // interface extended, not written again
+    const pools = text("BrowserPools")
+    expect(pools).toContain("export const BrowserPoolRequest: Schema.Struct<BrowserPoolRequestFields> = ")
+    expect(pools).toMatch(
+      /export const BrowserPoolUpdateRequest: Schema\.Struct<\n  BrowserPoolRequestFields & \{\n[\s\S]*?\n> = \/\*#__PURE__\*\/ struct\("BrowserPoolUpdateRequest", \(\) => \(\{\n  \.\.\.BrowserPoolRequest\.fields,/
+    )
+    const update = /export interface BrowserPoolUpdateRequest extends BrowserPoolRequest \{\n([\s\S]*?)\n\}\n/.exec(
+      pools
+    )
+    expect(update?.[1]).toContain("readonly discard_all_idle?: boolean | undefined")
+    expect(update?.[1]).not.toContain("readonly size")
+    // a base of another file (Common): `typeof Base.fields`
+    expect(text("Browsers")).toMatch(
+      /export const BrowserViewportUpdate: Schema\.Struct<\n  typeof BrowserViewport\.fields & \{/
+    )
+    // a shared field group: one declared type (the constant's too) and one decoded interface
+    const telemetry = text("Telemetry")
+    expect(telemetry).toContain("const browserConsoleLogEventFields: () => BrowserConsoleLogEventFields = ")
+    expect(telemetry).toMatch(
+      /export const BrowserConsoleLogEvent: Schema\.Struct<\n  BrowserConsoleLogEventFields & \{/
+    )
+    expect(telemetry).toContain("export interface BrowserConsoleLogEvent extends BrowserConsoleLogEventShared {")
+    // an inline object with a base: an interface of its own that extends the base's
+    expect(telemetry).toContain("interface BrowserConsoleLogEventData extends BrowserEventContext {")
+    expect(telemetry).toContain("readonly data?: BrowserConsoleLogEventData | undefined")
+    expect(telemetry.match(/readonly ts: number/g)).toHaveLength(1)
+  })
+
   it.each(schemaFiles.map(([file, text]) => [file, text]))("%s: importing it builds no schema", (_, text) => {
     // each top-level statement: an import, a named struct / union / array built on first use
     // (src/internal/struct.ts), a file constant built on first use (`once`), a type, or a schema
@@ -457,8 +488,8 @@ describe("the emitted schema files write nothing twice", () => {
       !/^(\/\/|\/\*\*| \*|\)|}|{}|import )/.test(statement)
     )
     const eager = statements.filter((statement) =>
-      !/^export (interface|type) /.test(statement) &&
-      !/^(export )?const \w+(: [\s\S]+?)? = \/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
+      !/^(export )?(interface|type) /.test(statement) &&
+      !/^(export )?const \w+(: [\s\S]+?)? =\s+\/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
         .test(
           statement
         ) &&

@@ -384,25 +384,25 @@ const redact = (schema: Schema, at: string): Schema => {
   throw new Error(`redacted field ${at} is not a string or a map of strings`)
 }
 
-/** The names of the named schemas a schema refers to directly. */
-export const references = (schema: Schema, into: Set<string> = new Set()): Set<string> => {
+/** The names of the named schemas a schema refers to directly (`bases`: only its objects' bases). */
+export const references = (schema: Schema, into: Set<string> = new Set(), bases = false): Set<string> => {
   switch (schema.kind) {
     case "ref":
-      into.add(schema.name)
+      if (!bases) into.add(schema.name)
       break
     case "array":
-      references(schema.items, into)
+      references(schema.items, into, bases)
       break
     case "nullable":
-      references(schema.schema, into)
+      references(schema.schema, into, bases)
       break
     case "union":
-      for (const member of schema.members) references(member, into)
+      for (const member of schema.members) references(member, into, bases)
       break
     case "object":
       for (const base of schema.bases ?? []) into.add(base)
-      for (const property of schema.properties) references(property.schema, into)
-      if (schema.additional !== undefined) references(schema.additional, into)
+      for (const property of schema.properties) references(property.schema, into, bases)
+      if (schema.additional !== undefined) references(schema.additional, into, bases)
   }
   return into
 }

@@ -51,6 +51,12 @@ export interface Uses {
   /** How a reference is written (default: the schema's name). */
   readonly qualify?: (name: string) => string
   /**
+   * The bases of the file's structs declared with a fields type of their own (`type BaseFields =
+   * { ... }`, `Base: Schema.Struct<BaseFields>`): a struct that spreads one is declared with it, not
+   * with `typeof Base.fields` (a `Readonly<...>` the type-check maps again).
+   */
+  fieldsTypes?: ReadonlyMap<string, string>
+  /**
    * The fields' values of a schema file: how often each is written (`count`), and the ones written
    * once as a file constant, by their name (`hoisted`); `used` collects the names a block uses.
    */
@@ -160,9 +166,10 @@ export const schemaExpression = (
 export const declaredType = (
   schema: Ir.Schema,
   uses: Uses,
-  fields: (name: string) => Ir.Schema | undefined
+  fields: (name: string) => Ir.Schema | undefined,
+  shared: ReadonlyArray<SharedFields> = []
 ): string => {
-  const go = (s: Ir.Schema): string => declaredType(s, uses, fields)
+  const go = (s: Ir.Schema): string => declaredType(s, uses, fields, shared)
   if ("limits" in schema && schema.limits !== undefined) {
     // limited(schema, limits): Schema.Schema<A, I> of the schema's two sides
     const { limits: _, ...unlimited } = schema
@@ -210,19 +217,39 @@ export const declaredType = (
       return `Schema.Union<[${(twice ? [...members, ...members] : members).join(", ")}]>`
     }
     case "object": {
-      const properties = Ir.propertiesOf(fields, schema)
-      if (properties.length === 0) {
+      const bases = schema.bases ?? []
+      if (schema.properties.length === 0 && bases.length === 0) {
         return `Schema.Record$<typeof Schema.String, ${go(schema.additional ?? { kind: "unknown" })}>`
       }
-      return `Schema.Struct<{\n${
-        properties.map((property) =>
-          `${property.description === undefined ? "" : jsdoc([property.description])}${key(property.name)}: ${
-            property.required ? go(property.schema) : `Schema.optional<${go(property.schema)}>`
-          }`
-        ).join("\n")
-      }\n}>`
+      // as the runtime writes it (fieldsExpression): a base's fields (`...Base.fields`) and a shared
+      // group's (`...group()`) by their type, the rest written out
+      for (const base of bases) uses.refs.add(base)
+      const { groups, own } = sharedIn(schema.properties, shared)
+      const parts = [
+        ...bases.map((base) => uses.fieldsTypes?.get(base) ?? `typeof ${uses.qualify?.(base) ?? ident(base)}.fields`),
+        ...groups.map(fieldsTypeName)
+      ]
+      if (own.length > 0 || parts.length === 0) parts.push(declaredFields(own, uses, fields, shared))
+      return `Schema.Struct<${parts.join(" & ")}>`
     }
   }
+}
+
+/** The declared type of some fields (`{ name: typeof Schema.String ... }`), as {@link declaredType} writes a field. */
+const declaredFields = (
+  properties: ReadonlyArray<Ir.Property>,
+  uses: Uses,
+  fields: (name: string) => Ir.Schema | undefined,
+  shared: ReadonlyArray<SharedFields> = []
+): string => {
+  const go = (s: Ir.Schema): string => declaredType(s, uses, fields, shared)
+  return `{\n${
+    properties.map((property) =>
+      `${property.description === undefined ? "" : jsdoc([property.description])}${key(property.name)}: ${
+        property.required ? go(property.schema) : `Schema.optional<${go(property.schema)}>`
+      }`
+    ).join("\n")
+  }\n}`
 }
 
 /**
@@ -239,6 +266,34 @@ export interface SharedFields {
 const fieldKey = (property: Ir.Property): string =>
   JSON.stringify({ name: property.name, required: property.required, schema: property.schema })
 
+/**
+ * The shared groups whose every field a struct has (in the order of their first field in it), and
+ * the struct's other fields.
+ */
+const sharedIn = (
+  properties: ReadonlyArray<Ir.Property>,
+  shared: ReadonlyArray<SharedFields>
+): { readonly groups: ReadonlyArray<SharedFields>; readonly own: ReadonlyArray<Ir.Property> } => {
+  const keys = properties.map(fieldKey)
+  const complete = shared.filter((group) => [...group.keys].every((k) => keys.includes(k)))
+  const groups: Array<SharedFields> = []
+  const own: Array<Ir.Property> = []
+  properties.forEach((property, i) => {
+    const group = complete.find((candidate) => candidate.keys.has(keys[i]!))
+    if (group === undefined) own.push(property)
+    else if (!groups.includes(group)) groups.push(group)
+  })
+  return { groups, own }
+}
+
+const capitalize = (name: string): string => `${name.charAt(0).toUpperCase()}${name.slice(1)}`
+
+/** The declared type of a shared group's fields (`BrowserConsoleLogEventFields`: the value of `browserConsoleLogEventFields()`). */
+const fieldsTypeName = (group: SharedFields): string => capitalize(group.name)
+
+/** The decoded side of a shared group's fields, an interface the structs that have them extend. */
+const sharedTypeName = (group: SharedFields): string => capitalize(group.name).replace(/Fields(\d*)$/, "Shared$1")
+
 /** The fields of a struct, `...shared` in place of the first of a shared group's and without the rest. */
 const fieldsExpression = (
   properties: ReadonlyArray<Ir.Property>,
@@ -248,7 +303,7 @@ const fieldsExpression = (
   bases: ReadonlyArray<string> = []
 ): string => {
   const keys = properties.map(fieldKey)
-  const groups = shared.filter((group) => [...group.keys].every((k) => keys.includes(k)))
+  const { groups } = sharedIn(properties, shared)
   const written = new Set<SharedFields>()
   const lines: Array<string> = bases.map((base) => `...${ident(base)}.fields`)
   properties.forEach((property, i) => {
@@ -335,9 +390,15 @@ export const typeExpression = (
   uses: Uses,
   cyclic: ReadonlySet<string>,
   /** When given, an object's bases are written out as fields (a flat object type, not `Base & { ... }`). */
-  flatten?: (name: string) => Ir.Schema | undefined
+  flatten?: (name: string) => Ir.Schema | undefined,
+  /**
+   * With `flatten`: an inline object with bases is named instead (an interface that extends them,
+   * which `hoist` declares and names; `hint` says where the object stands, `Data` for a field `data`).
+   */
+  hoist?: (object: Extract<Ir.Schema, { kind: "object" }>, hint: string) => string,
+  hint = ""
 ): string => {
-  const go = (s: Ir.Schema): string => typeExpression(s, side, uses, cyclic, flatten)
+  const go = (s: Ir.Schema, at = hint): string => typeExpression(s, side, uses, cyclic, flatten, hoist, at)
   switch (schema.kind) {
     case "ref": {
       uses.refs.add(schema.name)
@@ -370,13 +431,14 @@ export const typeExpression = (
     case "literal":
       return schema.values.map((value) => JSON.stringify(value)).join(" | ")
     case "array":
-      return `ReadonlyArray<${go(schema.items)}>`
+      return `ReadonlyArray<${go(schema.items, `${hint}Item`)}>`
     case "nullable":
       return `${go(schema.schema)} | null`
     case "union":
-      return schema.members.map(go).join(" | ")
+      return schema.members.map((member) => go(member)).join(" | ")
     case "object":
       if ((schema.bases ?? []).length > 0 && flatten !== undefined) {
+        if (hoist !== undefined) return hoist(schema, hint)
         return go({ ...schema, bases: [], properties: Ir.propertiesOf(flatten, schema) })
       }
       if ((schema.bases ?? []).length > 0) {
@@ -390,11 +452,13 @@ export const typeExpression = (
         schema.properties.map((property) =>
           `${property.description === undefined ? "" : jsdoc([property.description])}readonly ${key(property.name)}${
             property.required ? "" : "?"
-          }: ${go(property.schema)}${property.required ? "" : " | undefined"}`
+          }: ${go(property.schema, `${hint}${pascal(property.name)}`)}${property.required ? "" : " | undefined"}`
         ).join("\n")
       }\n}`
   }
 }
+
+const pascal = (name: string): string => (name.match(/[A-Za-z0-9]+/g) ?? []).map(capitalize).join("")
 
 /** The named schemas reachable from some names (them included). */
 export const closure = (api: Ir.Api, roots: Iterable<string>): Set<string> => {
@@ -447,10 +511,75 @@ const identified = (id: string, expression: string, uses: Uses): string => {
  * which a program's type-check would otherwise compute from the struct's declared type
  * (`Schema.Struct<{ ... }>`, mapped over its fields) wherever it meets the name.
  */
-const interfaceOf = (api: Ir.Api, schema: Ir.Schema, uses: Uses): string => {
+const interfaceOf = (
+  api: Ir.Api,
+  id: string,
+  schema: Ir.Schema,
+  uses: Uses,
+  shared: ReadonlyArray<SharedFields>,
+  hoist: Hoist
+): string => {
   if (schema.kind !== "object") throw new Error(`interfaceOf: a ${schema.kind}, not an object`)
-  return typeExpression(schema, "Type", uses, new Set(), (name) => api.schemas.get(name)?.schema)
+  const { groups, own } = sharedIn(schema.properties, shared)
+  for (const base of schema.bases ?? []) uses.refs.add(base)
+  return interfaceDeclaration(
+    api,
+    id,
+    [...(schema.bases ?? []).map(ident), ...groups.map(sharedTypeName)],
+    own,
+    uses,
+    hoist
+  )
 }
+
+/** Declares the interfaces of the inline objects with bases an interface has (see {@link typeExpression}'s `hoist`). */
+interface Hoist {
+  readonly taken: Set<string>
+  readonly declarations: Array<string>
+}
+
+/**
+ * `interface <id> extends <bases> { <properties> }` (the keyword `export` aside): as the runtime
+ * spreads a base's fields (`...Base.fields`) or a shared group's, the interface extends the base's
+ * interface, and an inline object with bases is an interface of its own (`<id><Field>`, declared
+ * in `hoist`, not exported) — not an intersection, which is not the very type of the struct's
+ * decoded side (test/generated/types.ts).
+ */
+const interfaceDeclaration = (
+  api: Ir.Api,
+  id: string,
+  bases: ReadonlyArray<string>,
+  properties: ReadonlyArray<Ir.Property>,
+  uses: Uses,
+  hoist: Hoist
+): string => {
+  const body = properties.length === 0
+    ? "{}"
+    : typeExpression(
+      { kind: "object", properties, additional: undefined },
+      "Type",
+      uses,
+      new Set(),
+      flattenIn(api),
+      hoisting(api, id, uses, hoist)
+    )
+  return `interface ${id}${bases.length === 0 ? "" : ` extends ${bases.join(", ")}`} ${body}`
+}
+
+const flattenIn = (api: Ir.Api) => (name: string): Ir.Schema | undefined => api.schemas.get(name)?.schema
+
+/** {@link typeExpression}'s `hoist` for the inline objects of `id`'s type: `<id><Field>` interfaces. */
+const hoisting =
+  (api: Ir.Api, id: string, uses: Uses, hoist: Hoist) =>
+  (object: Extract<Ir.Schema, { kind: "object" }>, hint: string): string => {
+    let name = `${id}${hint}`
+    for (let n = 2; hoist.taken.has(name); n++) name = `${id}${hint}${n}`
+    hoist.taken.add(name)
+    for (const base of object.bases ?? []) uses.refs.add(base)
+    const declaration = interfaceDeclaration(api, name, (object.bases ?? []).map(ident), object.properties, uses, hoist)
+    hoist.declarations.push(`${jsdoc([`The \`${hint}\` of {@link ${id}}.`])}${declaration}\n`)
+    return name
+  }
 
 /**
  * A named schema written with a declared type ({@link declaredType}): a struct, a union or an array
@@ -503,7 +632,23 @@ export const schemaFile = (
   // written twice: first to count the fields' values, then with the ones several fields have as
   // file constants, each declared before the first block that uses it
   const emit = (values: FieldValues) => {
-    const uses: Uses = { ...newUses(), values }
+    // the names of the file's types: its schemas', its shared groups', their inline objects'
+    const typeNames = new Set([
+      ...order.map(ident),
+      ...shared.flatMap((group) => [fieldsTypeName(group), sharedTypeName(group)])
+    ])
+    // the file's bases (spread by a struct of the file) with a fields type of their own
+    const fieldsTypes = new Map<string, string>()
+    for (const name of order) {
+      for (const base of Ir.references(api.schemas.get(name)!.schema, new Set(), true)) {
+        const alias = `${ident(base)}Fields`
+        if (here.has(base) && !cyclic.has(base) && !typeNames.has(alias)) {
+          fieldsTypes.set(base, alias)
+          typeNames.add(alias)
+        }
+      }
+    }
+    const uses: Uses = { ...newUses(), values, fieldsTypes }
     const blocks: Array<string> = []
     const declared = new Set<string>()
     const push = (block: string) => {
@@ -540,10 +685,19 @@ export const schemaFile = (
               .join("\n\n")
           return { ...property, description }
         })
+        // the fields' declared type (the value of the constant, the declared types of the structs
+        // that spread it) and their decoded side (an interface the structs' interfaces extend)
+        const flatten = flattenIn(api)
+        const hoist: Hoist = { taken: typeNames, declarations: [] }
+        const decoded = interfaceDeclaration(api, sharedTypeName(group), [], properties, uses, hoist)
         push(
-          `// the fields ${group.users.join(", ")} have alike\nconst ${group.name} = ${
-            pure(useBuilder(uses, "once"), `() => (${fieldsExpression(properties, uses, cyclic, [])})`)
-          }\n`
+          `// the fields ${group.users.join(", ")} have alike\n` +
+            `type ${fieldsTypeName(group)} = ${declaredFields(properties, uses, flatten)}\n\n` +
+            `const ${group.name}: () => ${fieldsTypeName(group)} = ${
+              pure(useBuilder(uses, "once"), `() => (${fieldsExpression(properties, uses, cyclic, [])})`)
+            }\n\n` +
+            hoist.declarations.map((declaration) => `${declaration}\n`).join("") +
+            `${decoded}\n`
         )
       }
       const id = ident(name)
@@ -577,19 +731,28 @@ export const schemaFile = (
         )
         continue
       }
+      const flatten = flattenIn(api)
+      const hoist: Hoist = { taken: typeNames, declarations: [] }
+      const model = isObject(named.schema)
+        ? `export ${interfaceOf(api, id, named.schema, uses, shared, hoist)}\n`
+        : `export type ${id} = ${
+          typeExpression(named.schema, "Type", uses, new Set(), flatten, hoisting(api, id, uses, hoist))
+        }\n`
+      const alias = fieldsTypes.get(name)
+      const declaration = declaredType(named.schema, uses, flatten, shared)
       push(
-        jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
+        (alias === undefined ? "" : `type ${alias} = ${declaration.replace(/^Schema\.Struct<([^]*)>$/, "$1")}\n\n`) +
+          jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
           `export const ${id}${
-            hasDeclaredType(named.schema)
-              ? `: ${declaredType(named.schema, uses, (other) => api.schemas.get(other)?.schema)}`
+            alias !== undefined
+              ? `: Schema.Struct<${alias}>`
+              : hasDeclaredType(named.schema)
+              ? `: ${declaration}`
               : ""
           } = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
+          hoist.declarations.map((declaration) => `${declaration}\n`).join("") +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
-          (isObject(named.schema)
-            ? `export interface ${id} ${interfaceOf(api, named.schema, uses)}\n`
-            : `export type ${id} = ${
-              typeExpression(named.schema, "Type", uses, new Set(), (other) => api.schemas.get(other)?.schema)
-            }\n`)
+          model
       )
     }
     return { blocks, uses }

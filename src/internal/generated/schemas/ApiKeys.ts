@@ -55,13 +55,7 @@ export interface ApiKeyCreator {
   readonly name: string | null
 }
 
-/**
- * The `ApiKey` schema of the API.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ApiKey: Schema.Struct<{
+type ApiKeyFields = {
   /**
    * Unique API key identifier
    */
@@ -91,7 +85,15 @@ export const ApiKey: Schema.Struct<{
    * Masked version of the API key
    */
   masked_key: typeof Schema.String
-}> = /*#__PURE__*/ struct("ApiKey", () => ({
+}
+
+/**
+ * The `ApiKey` schema of the API.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ApiKey: Schema.Struct<ApiKeyFields> = /*#__PURE__*/ struct("ApiKey", () => ({
   /**
    * Unique API key identifier
    */
@@ -215,41 +217,14 @@ export interface CreateApiKeyRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const CreatedApiKey: Schema.Struct<{
-  /**
-   * Unique API key identifier
-   */
-  id: typeof Schema.String
-  /**
-   * API key name
-   */
-  name: typeof Schema.String
-  /**
-   * When the API key was created
-   */
-  created_at: typeof Timestamp
-  created_by: typeof ApiKeyCreator
-  /**
-   * When the API key expires
-   */
-  expires_at: Schema.NullOr<typeof Timestamp>
-  /**
-   * Project identifier for project-scoped API keys. Null means org-wide.
-   */
-  project_id: Schema.NullOr<typeof Schema.String>
-  /**
-   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
-   */
-  project_name: Schema.NullOr<typeof Schema.String>
-  /**
-   * Masked version of the API key
-   */
-  masked_key: typeof Schema.String
-  /**
-   * Plaintext API key. Only returned once when the key is created.
-   */
-  key: Schema.Redacted<typeof Schema.String>
-}> = /*#__PURE__*/ struct("CreatedApiKey", () => ({
+export const CreatedApiKey: Schema.Struct<
+  ApiKeyFields & {
+    /**
+     * Plaintext API key. Only returned once when the key is created.
+     */
+    key: Schema.Redacted<typeof Schema.String>
+  }
+> = /*#__PURE__*/ struct("CreatedApiKey", () => ({
   ...ApiKey.fields,
   /**
    * Plaintext API key. Only returned once when the key is created.
@@ -263,36 +238,7 @@ export const CreatedApiKey: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface CreatedApiKey {
-  /**
-   * Unique API key identifier
-   */
-  readonly id: string
-  /**
-   * API key name
-   */
-  readonly name: string
-  /**
-   * When the API key was created
-   */
-  readonly created_at: DateTime.Utc
-  readonly created_by: ApiKeyCreator
-  /**
-   * When the API key expires
-   */
-  readonly expires_at: DateTime.Utc | null
-  /**
-   * Project identifier for project-scoped API keys. Null means org-wide.
-   */
-  readonly project_id: string | null
-  /**
-   * Project name for project-scoped API keys. Null means the key is org-wide or the project name is unavailable.
-   */
-  readonly project_name: string | null
-  /**
-   * Masked version of the API key
-   */
-  readonly masked_key: string
+export interface CreatedApiKey extends ApiKey {
   /**
    * Plaintext API key. Only returned once when the key is created.
    */

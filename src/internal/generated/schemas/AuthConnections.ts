@@ -349,7 +349,84 @@ export interface SSOButton {
 }
 
 // the fields ManagedAuth, ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
-const managedAuthFields = /*#__PURE__*/ once(() => ({
+type ManagedAuthFields = {
+  credential: Schema.optional<typeof CredentialReference>
+  /**
+   * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthCreateRequest}: Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthUpdateRequest}: Additional domains valid for this auth flow (replaces existing list)
+   */
+  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthCreateRequest}: Optional login page URL to skip discovery
+   *
+   * {@link ManagedAuthUpdateRequest}: Login page URL. Set to empty string to clear.
+   */
+  login_url: Schema.optional<typeof Schema.String>
+  /**
+   * {@link ManagedAuth}: Whether periodic health checks are enabled for this connection. When false, the system
+   * will not automatically verify authentication status, and `auto_reauth` has no effect on
+   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   * Manually triggering a health check via the API still works regardless of this setting.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
+   */
+  health_checks: Schema.optional<typeof Schema.Boolean>
+  /**
+   * {@link ManagedAuth}, {@link ManagedAuthUpdateRequest}: Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * flag only — it does not check whether re-auth is actually feasible. Even when true,
+   * re-auth only runs when the system has what it needs to perform it (for example, saved
+   * credentials for the required login fields), and only after a scheduled health check
+   * detects an expired session — so this flag has no effect when `health_checks` is false.
+   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
+   */
+  auto_reauth: Schema.optional<typeof Schema.Boolean>
+}
+
+const managedAuthFields: () => ManagedAuthFields = /*#__PURE__*/ once(() => ({
   credential: /*#__PURE__*/ Schema.optional(CredentialReference),
   /**
    * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
@@ -426,90 +503,10 @@ const managedAuthFields = /*#__PURE__*/ once(() => ({
   auto_reauth: optionalBoolean()
 }))
 
-const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
-
-/**
- * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const ManagedAuth: Schema.Struct<{
+interface ManagedAuthShared {
+  readonly credential?: CredentialReference | undefined
   /**
-   * Unique identifier for the auth connection
-   */
-  id: typeof Schema.String
-  /**
-   * Name of the profile associated with this auth connection
-   */
-  profile_name: typeof Schema.String
-  /**
-   * Target domain for authentication
-   */
-  domain: typeof Schema.String
-  /**
-   * Current authentication status of the managed profile
-   */
-  status: Schema.Literal<["AUTHENTICATED", "NEEDS_AUTH"]>
-  /**
-   * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
-   */
-  last_auth_check_at: Schema.optional<typeof Timestamp>
-  /**
-   * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
-   */
-  last_auth_at: Schema.optional<typeof Timestamp>
-  credential: Schema.optional<typeof CredentialReference>
-  /**
-   * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
-   */
-  can_reauth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Machine-readable reason for the current value of `can_reauth`.
-   * Affirmative values (re-auth is possible):
-   *   - `external_credential` — an external credential provider is attached
-   *   - `cua_has_credential` — CUA flow with a stored credential
-   *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
-   *   - `viable_plans_found` — at least one stored login plan can be replayed
-   *   - `no_requirements_recorded` — no recorded credential requirements to fail against
-   *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
-   *
-   * Negative values (a human must complete the login flow):
-   *   - `no_prior_successful_login` — connection has never completed a successful login
-   *   - `no_credential` — no Kernel or external credential attached
-   *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
-   *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
-   *   - `requires_external_action` — recorded requirements include an external step
-   *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
-   *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
-   *   - `requires_email_code` — flow needs an email code that cannot be received automatically
-   */
-  can_reauth_reason: Schema.optional<
-    Schema.Literal<
-      [
-        "external_credential",
-        "cua_has_credential",
-        "has_credential",
-        "viable_plans_found",
-        "no_requirements_recorded",
-        "requirements_satisfiable",
-        "no_prior_successful_login",
-        "no_credential",
-        "no_viable_plans",
-        "viable_plans_require_external_action",
-        "requires_external_action",
-        "requires_totp_without_secret",
-        "requires_sms_code",
-        "requires_email_code"
-      ]
-    >
-  >
-  /**
-   * ID of the proxy associated with this connection, if any.
-   */
-  proxy_id: Schema.optional<typeof Schema.String>
-  /**
-   * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   * {@link ManagedAuth}: Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
    *
    * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
    * - Google: accounts.google.com
@@ -523,120 +520,240 @@ export const ManagedAuth: Schema.Struct<{
    * - Amazon Cognito: *.amazoncognito.com
    * - OneLogin: *.onelogin.com
    * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthCreateRequest}: Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
+   *
+   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
+   * - Google: accounts.google.com
+   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
+   * - Okta: *.okta.com, *.oktapreview.com
+   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
+   * - Apple: appleid.apple.com
+   * - GitHub: github.com
+   * - Facebook/Meta: www.facebook.com
+   * - LinkedIn: www.linkedin.com
+   * - Amazon Cognito: *.amazoncognito.com
+   * - OneLogin: *.onelogin.com
+   * - Ping Identity: *.pingone.com, *.pingidentity.com
+   *
+   * {@link ManagedAuthUpdateRequest}: Additional domains valid for this auth flow (replaces existing list)
    */
-  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
+  readonly allowed_domains?: ReadonlyArray<string> | undefined
   /**
-   * Optional login page URL to skip discovery
+   * {@link ManagedAuth}, {@link ManagedAuthCreateRequest}: Optional login page URL to skip discovery
+   *
+   * {@link ManagedAuthUpdateRequest}: Login page URL. Set to empty string to clear.
    */
-  login_url: Schema.optional<typeof Schema.String>
+  readonly login_url?: string | undefined
   /**
-   * URL where the browser landed after successful login
-   */
-  post_login_url: Schema.optional<typeof Schema.String>
-  /**
-   * Current flow status (null when no flow in progress)
-   */
-  flow_status: Schema.optional<
-    Schema.NullOr<Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>>
-  >
-  /**
-   * Current step in the flow (null when no flow in progress)
-   */
-  flow_step: Schema.optional<
-    Schema.NullOr<
-      Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
-    >
-  >
-  /**
-   * Type of the current flow (null when no flow in progress)
-   */
-  flow_type: Schema.optional<Schema.NullOr<Schema.Literal<["LOGIN", "REAUTH"]>>>
-  /**
-   * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
-   */
-  flow_expires_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
-  /**
-   * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-   */
-  discovered_fields: Schema.optional<Schema.NullOr<Schema.Array$<typeof DiscoveredField>>>
-  /**
-   * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-   */
-  mfa_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof MFAOption>>>
-  /**
-   * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
-   */
-  sign_in_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof SignInOption>>>
-  /**
-   * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
-   */
-  pending_sso_buttons: Schema.optional<Schema.NullOr<Schema.Array$<typeof SSOButton>>>
-  /**
-   * Instructions for external action (present when flow_step=awaiting_external_action)
-   */
-  external_action_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
-   */
-  website_error: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * SSO provider being used (e.g., google, github, microsoft)
-   */
-  sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Error message (present when flow_status=failed)
-   */
-  error_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Machine-readable error code (present when flow_status=failed)
-   */
-  error_code: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * URL to redirect user to for hosted login (present when flow in progress)
-   */
-  hosted_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Browser live view URL for debugging (present when flow in progress)
-   */
-  live_view_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * ID of the underlying browser session driving the current flow (present when flow in progress).
-   * Use this to inspect or terminate the browser session via the `/browsers` API.
-   */
-  browser_session_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Interval in seconds between automatic health checks. When set, the system periodically
-   * verifies the authentication status and triggers re-authentication if needed.
-   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-   */
-  health_check_interval: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
-  /**
-   * Whether periodic health checks are enabled for this connection. When false, the system
+   * {@link ManagedAuth}: Whether periodic health checks are enabled for this connection. When false, the system
    * will not automatically verify authentication status, and `auto_reauth` has no effect on
    * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
    * Manually triggering a health check via the API still works regardless of this setting.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to enable periodic health checks. When false, the system will not automatically
+   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
+   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether periodic health checks are enabled. When set to false, the system will not
+   * automatically verify authentication status, and `auto_reauth` has no effect on the
+   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
    */
-  health_checks: Schema.optional<typeof Schema.Boolean>
+  readonly health_checks?: boolean | undefined
   /**
-   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
+   * {@link ManagedAuth}, {@link ManagedAuthUpdateRequest}: Whether automatic re-authentication is permitted for this connection. This is an opt-in
    * flag only — it does not check whether re-auth is actually feasible. Even when true,
    * re-auth only runs when the system has what it needs to perform it (for example, saved
    * credentials for the required login fields), and only after a scheduled health check
    * detects an expired session — so this flag has no effect when `health_checks` is false.
    * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
    * instead of attempting re-auth.
+   *
+   * {@link ManagedAuthCreateRequest}: Whether to permit automatic re-authentication when a scheduled health check detects an
+   * expired session. This is an opt-in flag only — it does not check whether re-auth is
+   * actually feasible. Even when true, re-auth only runs when the system has what it needs
+   * to perform it (for example, saved credentials for the required login fields), and only
+   * after a scheduled health check detects an expired session — so this flag has no effect
+   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
+   * instead of attempting re-auth. Defaults to true.
    */
-  auto_reauth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
-   */
-  save_credentials: typeof Schema.Boolean
-  /**
-   * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
-   */
-  record_session: typeof Schema.Boolean
-}> = /*#__PURE__*/ struct("ManagedAuth", () => ({
+  readonly auto_reauth?: boolean | undefined
+}
+
+const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
+
+/**
+ * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ManagedAuth: Schema.Struct<
+  ManagedAuthFields & {
+    /**
+     * Unique identifier for the auth connection
+     */
+    id: typeof Schema.String
+    /**
+     * Name of the profile associated with this auth connection
+     */
+    profile_name: typeof Schema.String
+    /**
+     * Target domain for authentication
+     */
+    domain: typeof Schema.String
+    /**
+     * Current authentication status of the managed profile
+     */
+    status: Schema.Literal<["AUTHENTICATED", "NEEDS_AUTH"]>
+    /**
+     * When the most recent auth health check ran for this connection, regardless of outcome. Updated on every health check and does not by itself indicate that the profile is currently authenticated - use `status` for that. May be newer than `flow_expires_at` when a flow is still in progress because health checks continue to run in parallel.
+     */
+    last_auth_check_at: Schema.optional<typeof Timestamp>
+    /**
+     * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
+     */
+    last_auth_at: Schema.optional<typeof Timestamp>
+    /**
+     * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
+     */
+    can_reauth: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Machine-readable reason for the current value of `can_reauth`.
+     * Affirmative values (re-auth is possible):
+     *   - `external_credential` — an external credential provider is attached
+     *   - `cua_has_credential` — CUA flow with a stored credential
+     *   - `has_credential` — Kernel credential is attached (optimistic; plan viability not checked)
+     *   - `viable_plans_found` — at least one stored login plan can be replayed
+     *   - `no_requirements_recorded` — no recorded credential requirements to fail against
+     *   - `requirements_satisfiable` — recorded requirements can be met by the attached credential
+     *
+     * Negative values (a human must complete the login flow):
+     *   - `no_prior_successful_login` — connection has never completed a successful login
+     *   - `no_credential` — no Kernel or external credential attached
+     *   - `no_viable_plans` — credential attached but no replayable login plan exists yet
+     *   - `viable_plans_require_external_action` — stored plans need an external step (email link, push, etc.)
+     *   - `requires_external_action` — recorded requirements include an external step
+     *   - `requires_totp_without_secret` — flow needs a TOTP code but no TOTP secret is stored
+     *   - `requires_sms_code` — flow needs an SMS code that cannot be received automatically
+     *   - `requires_email_code` — flow needs an email code that cannot be received automatically
+     */
+    can_reauth_reason: Schema.optional<
+      Schema.Literal<
+        [
+          "external_credential",
+          "cua_has_credential",
+          "has_credential",
+          "viable_plans_found",
+          "no_requirements_recorded",
+          "requirements_satisfiable",
+          "no_prior_successful_login",
+          "no_credential",
+          "no_viable_plans",
+          "viable_plans_require_external_action",
+          "requires_external_action",
+          "requires_totp_without_secret",
+          "requires_sms_code",
+          "requires_email_code"
+        ]
+      >
+    >
+    /**
+     * ID of the proxy associated with this connection, if any.
+     */
+    proxy_id: Schema.optional<typeof Schema.String>
+    /**
+     * URL where the browser landed after successful login
+     */
+    post_login_url: Schema.optional<typeof Schema.String>
+    /**
+     * Current flow status (null when no flow in progress)
+     */
+    flow_status: Schema.optional<
+      Schema.NullOr<Schema.Literal<["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"]>>
+    >
+    /**
+     * Current step in the flow (null when no flow in progress)
+     */
+    flow_step: Schema.optional<
+      Schema.NullOr<
+        Schema.Literal<["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"]>
+      >
+    >
+    /**
+     * Type of the current flow (null when no flow in progress)
+     */
+    flow_type: Schema.optional<Schema.NullOr<Schema.Literal<["LOGIN", "REAUTH"]>>>
+    /**
+     * When the current flow expires (null when no flow in progress). A flow past this timestamp is no longer valid and its `flow_status` will be `EXPIRED`. Clients may start a new login to supersede a stale `IN_PROGRESS` flow past this timestamp.
+     */
+    flow_expires_at: Schema.optional<Schema.NullOr<typeof Timestamp>>
+    /**
+     * Fields awaiting input (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+     */
+    discovered_fields: Schema.optional<Schema.NullOr<Schema.Array$<typeof DiscoveredField>>>
+    /**
+     * MFA method options (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+     */
+    mfa_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof MFAOption>>>
+    /**
+     * Non-MFA choices presented during the auth flow, such as account selection or org pickers (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions).
+     */
+    sign_in_options: Schema.optional<Schema.NullOr<Schema.Array$<typeof SignInOption>>>
+    /**
+     * SSO buttons available (present when flow_step=awaiting_input; may also be present with awaiting_external_action as fallback actions)
+     */
+    pending_sso_buttons: Schema.optional<Schema.NullOr<Schema.Array$<typeof SSOButton>>>
+    /**
+     * Instructions for external action (present when flow_step=awaiting_external_action)
+     */
+    external_action_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * Visible error message from the website (e.g., 'Incorrect password'). Present when the website displays an error during login.
+     */
+    website_error: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * SSO provider being used (e.g., google, github, microsoft)
+     */
+    sso_provider: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * Error message (present when flow_status=failed)
+     */
+    error_message: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * Machine-readable error code (present when flow_status=failed)
+     */
+    error_code: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * URL to redirect user to for hosted login (present when flow in progress)
+     */
+    hosted_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * Browser live view URL for debugging (present when flow in progress)
+     */
+    live_view_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * ID of the underlying browser session driving the current flow (present when flow in progress).
+     * Use this to inspect or terminate the browser session via the `/browsers` API.
+     */
+    browser_session_id: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    /**
+     * Interval in seconds between automatic health checks. When set, the system periodically
+     * verifies the authentication status and triggers re-authentication if needed.
+     * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+     * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+     */
+    health_check_interval: Schema.optional<Schema.NullOr<Schema.Schema<number, number>>>
+    /**
+     * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
+     */
+    save_credentials: typeof Schema.Boolean
+    /**
+     * Whether to record browser session replays for this connection by default. Useful for debugging login flows. Can be overridden per-login.
+     */
+    record_session: typeof Schema.Boolean
+  }
+> = /*#__PURE__*/ struct("ManagedAuth", () => ({
   /**
    * Unique identifier for the auth connection
    */
@@ -820,7 +937,7 @@ export const ManagedAuth: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuth {
+export interface ManagedAuth extends ManagedAuthShared {
   /**
    * Unique identifier for the auth connection
    */
@@ -845,7 +962,6 @@ export interface ManagedAuth {
    * Deprecated alias for `last_auth_check_at`. Despite the name, this is the last health-check timestamp, not the last successful authentication. Use `last_auth_check_at` instead.
    */
   readonly last_auth_at?: DateTime.Utc | undefined
-  readonly credential?: CredentialReference | undefined
   /**
    * Whether Kernel can automatically re-authenticate this connection when the session expires. Requires a prior successful login plus either a Kernel credential or an external credential reference. See `can_reauth_reason` for the specific outcome.
    */
@@ -890,27 +1006,6 @@ export interface ManagedAuth {
    * ID of the proxy associated with this connection, if any.
    */
   readonly proxy_id?: string | undefined
-  /**
-   * Additional domains that are valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-   *
-   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-   * - Google: accounts.google.com
-   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-   * - Okta: *.okta.com, *.oktapreview.com
-   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-   * - Apple: appleid.apple.com
-   * - GitHub: github.com
-   * - Facebook/Meta: www.facebook.com
-   * - LinkedIn: www.linkedin.com
-   * - Amazon Cognito: *.amazoncognito.com
-   * - OneLogin: *.onelogin.com
-   * - Ping Identity: *.pingone.com, *.pingidentity.com
-   */
-  readonly allowed_domains?: ReadonlyArray<string> | undefined
-  /**
-   * Optional login page URL to skip discovery
-   */
-  readonly login_url?: string | undefined
   /**
    * URL where the browser landed after successful login
    */
@@ -995,23 +1090,6 @@ export interface ManagedAuth {
    */
   readonly health_check_interval?: number | null | undefined
   /**
-   * Whether periodic health checks are enabled for this connection. When false, the system
-   * will not automatically verify authentication status, and `auto_reauth` has no effect on
-   * the automatic flow (since re-auth is only triggered by a failed scheduled health check).
-   * Manually triggering a health check via the API still works regardless of this setting.
-   */
-  readonly health_checks?: boolean | undefined
-  /**
-   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-   * flag only — it does not check whether re-auth is actually feasible. Even when true,
-   * re-auth only runs when the system has what it needs to perform it (for example, saved
-   * credentials for the required login fields), and only after a scheduled health check
-   * detects an expired session — so this flag has no effect when `health_checks` is false.
-   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-   * instead of attempting re-auth.
-   */
-  readonly auto_reauth?: boolean | undefined
-  /**
    * Whether credentials are saved after every successful login. One-time codes (TOTP, SMS, etc.) are not saved.
    */
   readonly save_credentials: boolean
@@ -1084,7 +1162,32 @@ export type ProxyRef = {
 const optionalProxyRef = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(ProxyRef))
 
 // the fields ManagedAuthCreateRequest, ManagedAuthUpdateRequest have alike
-const managedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
+type ManagedAuthCreateRequestFields = {
+  proxy: Schema.optional<typeof ProxyRef>
+  /**
+   * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   *
+   * {@link ManagedAuthUpdateRequest}: Interval in seconds between automatic health checks
+   */
+  health_check_interval: Schema.optional<Schema.Schema<number, number>>
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to save credentials after every successful login
+   */
+  save_credentials: Schema.optional<typeof Schema.Boolean>
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to record browser sessions for this connection by default
+   */
+  record_session: Schema.optional<typeof Schema.Boolean>
+}
+
+const managedAuthCreateRequestFields: () => ManagedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
   proxy: optionalProxyRef(),
   /**
    * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
@@ -1111,76 +1214,49 @@ const managedAuthCreateRequestFields = /*#__PURE__*/ once(() => ({
   record_session: optionalBoolean()
 }))
 
+interface ManagedAuthCreateRequestShared {
+  readonly proxy?: ProxyRef | undefined
+  /**
+   * {@link ManagedAuthCreateRequest}: Interval in seconds between automatic health checks. When set, the system periodically
+   * verifies the authentication status and triggers re-authentication if needed.
+   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
+   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
+   *
+   * {@link ManagedAuthUpdateRequest}: Interval in seconds between automatic health checks
+   */
+  readonly health_check_interval?: number | undefined
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to save credentials after every successful login
+   */
+  readonly save_credentials?: boolean | undefined
+  /**
+   * {@link ManagedAuthCreateRequest}: Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
+   *
+   * {@link ManagedAuthUpdateRequest}: Whether to record browser sessions for this connection by default
+   */
+  readonly record_session?: boolean | undefined
+}
+
 /**
  * Request to create an auth connection for a profile and domain
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthCreateRequest: Schema.Struct<{
-  /**
-   * Domain for authentication
-   */
-  domain: typeof Schema.String
-  /**
-   * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
-   */
-  profile_name: typeof Schema.String
-  /**
-   * Optional login page URL to skip discovery
-   */
-  login_url: Schema.optional<typeof Schema.String>
-  proxy: Schema.optional<typeof ProxyRef>
-  credential: Schema.optional<typeof CredentialReference>
-  /**
-   * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-   *
-   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-   * - Google: accounts.google.com
-   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-   * - Okta: *.okta.com, *.oktapreview.com
-   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-   * - Apple: appleid.apple.com
-   * - GitHub: github.com
-   * - Facebook/Meta: www.facebook.com
-   * - LinkedIn: www.linkedin.com
-   * - Amazon Cognito: *.amazoncognito.com
-   * - OneLogin: *.onelogin.com
-   * - Ping Identity: *.pingone.com, *.pingidentity.com
-   */
-  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Interval in seconds between automatic health checks. When set, the system periodically
-   * verifies the authentication status and triggers re-authentication if needed.
-   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-   */
-  health_check_interval: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Whether to enable periodic health checks. When false, the system will not automatically
-   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
-   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
-   */
-  health_checks: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether to permit automatic re-authentication when a scheduled health check detects an
-   * expired session. This is an opt-in flag only — it does not check whether re-auth is
-   * actually feasible. Even when true, re-auth only runs when the system has what it needs
-   * to perform it (for example, saved credentials for the required login fields), and only
-   * after a scheduled health check detects an expired session — so this flag has no effect
-   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
-   * instead of attempting re-auth. Defaults to true.
-   */
-  auto_reauth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
-   */
-  save_credentials: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
-   */
-  record_session: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
+export const ManagedAuthCreateRequest: Schema.Struct<
+  ManagedAuthFields & ManagedAuthCreateRequestFields & {
+    /**
+     * Domain for authentication
+     */
+    domain: typeof Schema.String
+    /**
+     * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
+     */
+    profile_name: typeof Schema.String
+  }
+> = /*#__PURE__*/ struct("ManagedAuthCreateRequest", () => ({
   /**
    * Domain for authentication
    */
@@ -1199,7 +1275,7 @@ export const ManagedAuthCreateRequest: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthCreateRequest {
+export interface ManagedAuthCreateRequest extends ManagedAuthShared, ManagedAuthCreateRequestShared {
   /**
    * Domain for authentication
    */
@@ -1208,60 +1284,6 @@ export interface ManagedAuthCreateRequest {
    * Name of the profile to manage authentication for. If the profile does not exist, it is created automatically.
    */
   readonly profile_name: string
-  /**
-   * Optional login page URL to skip discovery
-   */
-  readonly login_url?: string | undefined
-  readonly proxy?: ProxyRef | undefined
-  readonly credential?: CredentialReference | undefined
-  /**
-   * Additional domains valid for this auth flow (besides the primary domain). Useful when login pages redirect to different domains.
-   *
-   * The following SSO/OAuth provider domains are automatically allowed by default and do not need to be specified:
-   * - Google: accounts.google.com
-   * - Microsoft/Azure AD: login.microsoftonline.com, login.live.com
-   * - Okta: *.okta.com, *.oktapreview.com
-   * - Auth0: *.auth0.com, *.us.auth0.com, *.eu.auth0.com, *.au.auth0.com
-   * - Apple: appleid.apple.com
-   * - GitHub: github.com
-   * - Facebook/Meta: www.facebook.com
-   * - LinkedIn: www.linkedin.com
-   * - Amazon Cognito: *.amazoncognito.com
-   * - OneLogin: *.onelogin.com
-   * - Ping Identity: *.pingone.com, *.pingidentity.com
-   */
-  readonly allowed_domains?: ReadonlyArray<string> | undefined
-  /**
-   * Interval in seconds between automatic health checks. When set, the system periodically
-   * verifies the authentication status and triggers re-authentication if needed.
-   * Maximum is 86400 (24 hours). Default is 3600 (1 hour). The minimum depends on your plan:
-   * Enterprise: 300 (5 minutes), Startup: 1200 (20 minutes), Hobbyist: 3600 (1 hour).
-   */
-  readonly health_check_interval?: number | undefined
-  /**
-   * Whether to enable periodic health checks. When false, the system will not automatically
-   * verify authentication status, and `auto_reauth` has no effect on the automatic flow
-   * (since re-auth is only triggered by a failed scheduled health check). Defaults to true.
-   */
-  readonly health_checks?: boolean | undefined
-  /**
-   * Whether to permit automatic re-authentication when a scheduled health check detects an
-   * expired session. This is an opt-in flag only — it does not check whether re-auth is
-   * actually feasible. Even when true, re-auth only runs when the system has what it needs
-   * to perform it (for example, saved credentials for the required login fields), and only
-   * after a scheduled health check detects an expired session — so this flag has no effect
-   * when `health_checks` is false. When false, expired sessions are marked as `NEEDS_AUTH`
-   * instead of attempting re-auth. Defaults to true.
-   */
-  readonly auto_reauth?: boolean | undefined
-  /**
-   * Whether to save credentials after every successful login. Defaults to true. One-time codes (TOTP, SMS, etc.) are not saved.
-   */
-  readonly save_credentials?: boolean | undefined
-  /**
-   * Whether to record browser sessions for this connection by default. Useful for debugging. Can be overridden per-login. Defaults to false.
-   */
-  readonly record_session?: boolean | undefined
 }
 
 /**
@@ -1270,49 +1292,11 @@ export interface ManagedAuthCreateRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const ManagedAuthUpdateRequest: Schema.Struct<{
-  /**
-   * Login page URL. Set to empty string to clear.
-   */
-  login_url: Schema.optional<typeof Schema.String>
-  credential: Schema.optional<typeof CredentialReference>
-  /**
-   * Additional domains valid for this auth flow (replaces existing list)
-   */
-  allowed_domains: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Interval in seconds between automatic health checks
-   */
-  health_check_interval: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Whether periodic health checks are enabled. When set to false, the system will not
-   * automatically verify authentication status, and `auto_reauth` has no effect on the
-   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
-   */
-  health_checks: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-   * flag only — it does not check whether re-auth is actually feasible. Even when true,
-   * re-auth only runs when the system has what it needs to perform it (for example, saved
-   * credentials for the required login fields), and only after a scheduled health check
-   * detects an expired session — so this flag has no effect when `health_checks` is false.
-   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-   * instead of attempting re-auth.
-   */
-  auto_reauth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether to save credentials after every successful login
-   */
-  save_credentials: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Whether to record browser sessions for this connection by default
-   */
-  record_session: Schema.optional<typeof Schema.Boolean>
-  proxy: Schema.optional<typeof ProxyRef>
-}> = /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
-  ...managedAuthFields(),
-  ...managedAuthCreateRequestFields()
-}))
+export const ManagedAuthUpdateRequest: Schema.Struct<ManagedAuthFields & ManagedAuthCreateRequestFields> =
+  /*#__PURE__*/ struct("ManagedAuthUpdateRequest", () => ({
+    ...managedAuthFields(),
+    ...managedAuthCreateRequestFields()
+  }))
 
 /**
  * The type of {@link ManagedAuthUpdateRequest}.
@@ -1320,46 +1304,7 @@ export const ManagedAuthUpdateRequest: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface ManagedAuthUpdateRequest {
-  /**
-   * Login page URL. Set to empty string to clear.
-   */
-  readonly login_url?: string | undefined
-  readonly credential?: CredentialReference | undefined
-  /**
-   * Additional domains valid for this auth flow (replaces existing list)
-   */
-  readonly allowed_domains?: ReadonlyArray<string> | undefined
-  /**
-   * Interval in seconds between automatic health checks
-   */
-  readonly health_check_interval?: number | undefined
-  /**
-   * Whether periodic health checks are enabled. When set to false, the system will not
-   * automatically verify authentication status, and `auto_reauth` has no effect on the
-   * automatic flow (since re-auth is only triggered by a failed scheduled health check).
-   */
-  readonly health_checks?: boolean | undefined
-  /**
-   * Whether automatic re-authentication is permitted for this connection. This is an opt-in
-   * flag only — it does not check whether re-auth is actually feasible. Even when true,
-   * re-auth only runs when the system has what it needs to perform it (for example, saved
-   * credentials for the required login fields), and only after a scheduled health check
-   * detects an expired session — so this flag has no effect when `health_checks` is false.
-   * When false, expired sessions detected by a health check are marked as `NEEDS_AUTH`
-   * instead of attempting re-auth.
-   */
-  readonly auto_reauth?: boolean | undefined
-  /**
-   * Whether to save credentials after every successful login
-   */
-  readonly save_credentials?: boolean | undefined
-  /**
-   * Whether to record browser sessions for this connection by default
-   */
-  readonly record_session?: boolean | undefined
-  readonly proxy?: ProxyRef | undefined
-}
+export interface ManagedAuthUpdateRequest extends ManagedAuthShared, ManagedAuthCreateRequestShared {}
 
 /**
  * Request to start a login flow

@@ -14,13 +14,7 @@ import { BrowserExtension, BrowserProfile, BrowserViewport } from "./Common.js"
 const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
-/**
- * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserPoolRequest: Schema.Struct<{
+type BrowserPoolRequestFields = {
   /**
    * Optional name for the browser pool. Must be unique within the project.
    */
@@ -70,59 +64,70 @@ export const BrowserPoolRequest: Schema.Struct<{
    * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
    */
   start_url: Schema.optional<typeof Schema.String>
-}> = /*#__PURE__*/ struct("BrowserPoolRequest", () => ({
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  stealth: optionalBoolean(),
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  headless: optionalBoolean(),
-  profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  extensions: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
-  ),
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  proxy_id: optionalString(),
-  viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  kiosk_mode: optionalBoolean(),
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  chrome_policy: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  start_url: optionalString()
-}))
+}
+
+/**
+ * Parameters for creating a browser pool. All browsers in the pool will be created with the same configuration.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserPoolRequest: Schema.Struct<BrowserPoolRequestFields> = /*#__PURE__*/ struct(
+  "BrowserPoolRequest",
+  () => ({
+    /**
+     * Optional name for the browser pool. Must be unique within the project.
+     */
+    name: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { pattern: "^[a-zA-Z0-9._-]{1,255}$" })),
+    /**
+     * Number of browsers to maintain in the pool. The maximum size is determined by your
+     * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
+     */
+    size: /*#__PURE__*/ limited(Schema.Int, { minimum: 1 }),
+    /**
+     * Percentage of the pool to fill per minute. Defaults to 10%.
+     */
+    fill_rate_per_minute: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 0, maximum: 25 })),
+    /**
+     * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
+     */
+    timeout_seconds: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.Int, { minimum: 60, maximum: 86400 })),
+    /**
+     * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
+     */
+    stealth: optionalBoolean(),
+    /**
+     * If true, launches the browser using a headless image. Defaults to false.
+     */
+    headless: optionalBoolean(),
+    profile: /*#__PURE__*/ Schema.optional(BrowserProfile),
+    /**
+     * List of browser extensions to load into the session. Provide each by id or name.
+     */
+    extensions: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ limited(/*#__PURE__*/ Schema.Array(BrowserExtension), { maxItems: 20 })
+    ),
+    /**
+     * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
+     */
+    proxy_id: optionalString(),
+    viewport: /*#__PURE__*/ Schema.optional(BrowserViewport),
+    /**
+     * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
+     */
+    kiosk_mode: optionalBoolean(),
+    /**
+     * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
+     */
+    chrome_policy: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    ),
+    /**
+     * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
+     */
+    start_url: optionalString()
+  })
+)
 
 /**
  * The type of {@link BrowserPoolRequest}.
@@ -295,61 +300,14 @@ export type ListBrowserPoolsResponse = ReadonlyArray<BrowserPool>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPoolUpdateRequest: Schema.Struct<{
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  name: Schema.optional<Schema.Schema<string, string>>
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  size: Schema.Schema<number, number>
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  fill_rate_per_minute: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  timeout_seconds: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  stealth: Schema.optional<typeof Schema.Boolean>
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  headless: Schema.optional<typeof Schema.Boolean>
-  profile: Schema.optional<typeof BrowserProfile>
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  extensions: Schema.optional<
-    Schema.Schema<ReadonlyArray<BrowserExtension>, ReadonlyArray<Schema.Schema.Encoded<typeof BrowserExtension>>>
-  >
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  proxy_id: Schema.optional<typeof Schema.String>
-  viewport: Schema.optional<typeof BrowserViewport>
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  kiosk_mode: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  chrome_policy: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.Unknown>>
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  start_url: Schema.optional<typeof Schema.String>
-  /**
-   * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
-   */
-  discard_all_idle: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
+export const BrowserPoolUpdateRequest: Schema.Struct<
+  BrowserPoolRequestFields & {
+    /**
+     * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
+     */
+    discard_all_idle: Schema.optional<typeof Schema.Boolean>
+  }
+> = /*#__PURE__*/ struct("BrowserPoolUpdateRequest", () => ({
   ...BrowserPoolRequest.fields,
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
@@ -363,54 +321,7 @@ export const BrowserPoolUpdateRequest: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPoolUpdateRequest {
-  /**
-   * Optional name for the browser pool. Must be unique within the project.
-   */
-  readonly name?: string | undefined
-  /**
-   * Number of browsers to maintain in the pool. The maximum size is determined by your
-   * organization's pooled sessions limit (the sum of all pool sizes cannot exceed your limit).
-   */
-  readonly size: number
-  /**
-   * Percentage of the pool to fill per minute. Defaults to 10%.
-   */
-  readonly fill_rate_per_minute?: number | undefined
-  /**
-   * Default idle timeout in seconds for browsers acquired from this pool before they are destroyed. Defaults to 600 seconds if not specified
-   */
-  readonly timeout_seconds?: number | undefined
-  /**
-   * If true, launches the browser in stealth mode to reduce detection by anti-bot mechanisms.
-   */
-  readonly stealth?: boolean | undefined
-  /**
-   * If true, launches the browser using a headless image. Defaults to false.
-   */
-  readonly headless?: boolean | undefined
-  readonly profile?: BrowserProfile | undefined
-  /**
-   * List of browser extensions to load into the session. Provide each by id or name.
-   */
-  readonly extensions?: ReadonlyArray<BrowserExtension> | undefined
-  /**
-   * Optional proxy to associate to the browser session. Must reference a proxy belonging to the caller's org.
-   */
-  readonly proxy_id?: string | undefined
-  readonly viewport?: BrowserViewport | undefined
-  /**
-   * If true, launches the browser in kiosk mode to hide address bar and tabs in live view.
-   */
-  readonly kiosk_mode?: boolean | undefined
-  /**
-   * Custom Chrome enterprise policy overrides applied to all browsers in this pool. Keys are Chrome enterprise policy names; values must match their expected types. Blocked: kernel-managed policies (extensions, proxy, CDP/automation). See https://chromeenterprise.google/policies/
-   */
-  readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
-  /**
-   * Optional URL to navigate to when a new browser is warmed into the pool. Best-effort: failures to navigate do not fail pool fill. Only applied to newly-warmed browsers; browsers reused via release/acquire keep whatever URL the previous lease left them on. Accepts any URL Chromium can resolve, including chrome:// pages.
-   */
-  readonly start_url?: string | undefined
+export interface BrowserPoolUpdateRequest extends BrowserPoolRequest {
   /**
    * Whether to discard all idle browsers and rebuild the pool immediately. Defaults to false.
    */

@@ -186,26 +186,16 @@ export interface BrowserRequest {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserViewportUpdate: Schema.Struct<{
-  /**
-   * Browser window width in pixels.
-   */
-  width: Schema.Schema<number, number>
-  /**
-   * Browser window height in pixels.
-   */
-  height: Schema.Schema<number, number>
-  /**
-   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-   */
-  refresh_rate: Schema.optional<typeof Schema.Int>
-  /**
-   * If true, allow the viewport change even when a live view or recording/replay is active.
-   * Active recordings will be gracefully stopped and restarted at the new resolution as
-   * separate segments. If false (default), the resize is refused when a live view or recording is active.
-   */
-  force: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
+export const BrowserViewportUpdate: Schema.Struct<
+  typeof BrowserViewport.fields & {
+    /**
+     * If true, allow the viewport change even when a live view or recording/replay is active.
+     * Active recordings will be gracefully stopped and restarted at the new resolution as
+     * separate segments. If false (default), the resize is refused when a live view or recording is active.
+     */
+    force: Schema.optional<typeof Schema.Boolean>
+  }
+> = /*#__PURE__*/ struct("BrowserViewportUpdate", () => ({
   ...BrowserViewport.fields,
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
@@ -221,19 +211,7 @@ export const BrowserViewportUpdate: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserViewportUpdate {
-  /**
-   * Browser window width in pixels.
-   */
-  readonly width: number
-  /**
-   * Browser window height in pixels.
-   */
-  readonly height: number
-  /**
-   * Display refresh rate in Hz. If omitted, automatically determined from width and height.
-   */
-  readonly refresh_rate?: number | undefined
+export interface BrowserViewportUpdate extends BrowserViewport {
   /**
    * If true, allow the viewport change even when a live view or recording/replay is active.
    * Active recordings will be gracefully stopped and restarted at the new resolution as

@@ -13,7 +13,34 @@ const optionalArrayString = /*#__PURE__*/ once(() =>
 )
 
 // the fields ClickMouseRequest, MoveMouseRequest, ScrollRequest have alike
-const clickMouseRequestFields = /*#__PURE__*/ once(() => ({
+type ClickMouseRequestFields = {
+  /**
+   * {@link ClickMouseRequest}: X coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: X coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: X coordinate at which to perform the scroll
+   */
+  x: typeof Schema.Int
+  /**
+   * {@link ClickMouseRequest}: Y coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: Y coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: Y coordinate at which to perform the scroll
+   */
+  y: typeof Schema.Int
+  /**
+   * {@link ClickMouseRequest}: Modifier keys to hold during the click
+   *
+   * {@link MoveMouseRequest}: Modifier keys to hold during the move
+   *
+   * {@link ScrollRequest}: Modifier keys to hold during the scroll
+   */
+  hold_keys: Schema.optional<Schema.Array$<typeof Schema.String>>
+}
+
+const clickMouseRequestFields: () => ClickMouseRequestFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ClickMouseRequest}: X coordinate of the click position
    *
@@ -39,6 +66,33 @@ const clickMouseRequestFields = /*#__PURE__*/ once(() => ({
    */
   hold_keys: optionalArrayString()
 }))
+
+interface ClickMouseRequestShared {
+  /**
+   * {@link ClickMouseRequest}: X coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: X coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: X coordinate at which to perform the scroll
+   */
+  readonly x: number
+  /**
+   * {@link ClickMouseRequest}: Y coordinate of the click position
+   *
+   * {@link MoveMouseRequest}: Y coordinate to move the cursor to
+   *
+   * {@link ScrollRequest}: Y coordinate at which to perform the scroll
+   */
+  readonly y: number
+  /**
+   * {@link ClickMouseRequest}: Modifier keys to hold during the click
+   *
+   * {@link MoveMouseRequest}: Modifier keys to hold during the move
+   *
+   * {@link ScrollRequest}: Modifier keys to hold during the scroll
+   */
+  readonly hold_keys?: ReadonlyArray<string> | undefined
+}
 
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
@@ -70,7 +124,7 @@ export const ClickMouseRequest = /*#__PURE__*/ struct("ClickMouseRequest", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface ClickMouseRequest {
+export interface ClickMouseRequest extends ClickMouseRequestShared {
   /**
    * Mouse button to interact with
    */
@@ -79,18 +133,6 @@ export interface ClickMouseRequest {
    * Type of click action
    */
   readonly click_type?: "down" | "up" | "click" | undefined
-  /**
-   * X coordinate of the click position
-   */
-  readonly x: number
-  /**
-   * Y coordinate of the click position
-   */
-  readonly y: number
-  /**
-   * Modifier keys to hold during the click
-   */
-  readonly hold_keys?: ReadonlyArray<string> | undefined
   /**
    * Number of times to repeat the click
    */
@@ -123,19 +165,7 @@ export const MoveMouseRequest = /*#__PURE__*/ struct("MoveMouseRequest", () => (
  * @since 0.2.0
  * @category Models
  */
-export interface MoveMouseRequest {
-  /**
-   * X coordinate to move the cursor to
-   */
-  readonly x: number
-  /**
-   * Y coordinate to move the cursor to
-   */
-  readonly y: number
-  /**
-   * Modifier keys to hold during the move
-   */
-  readonly hold_keys?: ReadonlyArray<string> | undefined
+export interface MoveMouseRequest extends ClickMouseRequestShared {
   /**
    * Use human-like Bezier curve path instead of instant mouse movement.
    */
@@ -326,15 +356,7 @@ export const ScrollRequest = /*#__PURE__*/ struct("ScrollRequest", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ScrollRequest {
-  /**
-   * X coordinate at which to perform the scroll
-   */
-  readonly x: number
-  /**
-   * Y coordinate at which to perform the scroll
-   */
-  readonly y: number
+export interface ScrollRequest extends ClickMouseRequestShared {
   /**
    * Horizontal scroll amount in xdotool "wheel units." Positive scrolls right, negative scrolls left.
    */
@@ -343,10 +365,6 @@ export interface ScrollRequest {
    * Vertical scroll amount in xdotool "wheel units." Positive scrolls down, negative scrolls up.
    */
   readonly delta_y?: number | undefined
-  /**
-   * Modifier keys to hold during the scroll
-   */
-  readonly hold_keys?: ReadonlyArray<string> | undefined
 }
 
 /**

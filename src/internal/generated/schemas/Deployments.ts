@@ -16,7 +16,26 @@ const optionalRecordKeyStringValueString = /*#__PURE__*/ once(() =>
 )
 
 // the fields Deployment, AppVersionSummaryEvent have alike
-const deploymentFields = /*#__PURE__*/ once(() => ({
+type DeploymentFields = {
+  /**
+   * {@link Deployment}: Unique identifier for the deployment
+   *
+   * {@link AppVersionSummaryEvent}: Unique identifier for the app version
+   */
+  id: typeof Schema.String
+  /**
+   * Deployment region code
+   */
+  region: Schema.Literal<["aws.us-east-1a"]>
+  /**
+   * {@link Deployment}: Environment variables configured for this deployment
+   *
+   * {@link AppVersionSummaryEvent}: Environment variables configured for this app version
+   */
+  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+}
+
+const deploymentFields: () => DeploymentFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link Deployment}: Unique identifier for the deployment
    *
@@ -34,6 +53,25 @@ const deploymentFields = /*#__PURE__*/ once(() => ({
    */
   env_vars: optionalRecordKeyStringValueString()
 }))
+
+interface DeploymentShared {
+  /**
+   * {@link Deployment}: Unique identifier for the deployment
+   *
+   * {@link AppVersionSummaryEvent}: Unique identifier for the app version
+   */
+  readonly id: string
+  /**
+   * Deployment region code
+   */
+  readonly region: "aws.us-east-1a"
+  /**
+   * {@link Deployment}: Environment variables configured for this deployment
+   *
+   * {@link AppVersionSummaryEvent}: Environment variables configured for this app version
+   */
+  readonly env_vars?: { readonly [key: string]: string } | undefined
+}
 
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
@@ -73,11 +111,7 @@ export const Deployment = /*#__PURE__*/ struct("Deployment", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Deployment {
-  /**
-   * Unique identifier for the deployment
-   */
-  readonly id: string
+export interface Deployment extends DeploymentShared {
   /**
    * Current status of the deployment
    */
@@ -87,17 +121,9 @@ export interface Deployment {
    */
   readonly status_reason?: string | undefined
   /**
-   * Deployment region code
-   */
-  readonly region: "aws.us-east-1a"
-  /**
    * Relative path to the application entrypoint
    */
   readonly entrypoint_rel_path?: string | undefined
-  /**
-   * Environment variables configured for this deployment
-   */
-  readonly env_vars?: { readonly [key: string]: string } | undefined
   /**
    * Timestamp when the deployment was created
    */
@@ -432,40 +458,30 @@ export interface DeploymentStateEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const AppVersionSummaryEvent: Schema.Struct<{
-  /**
-   * Event type identifier (always "app_version_summary").
-   */
-  event: Schema.Literal<["app_version_summary"]>
-  /**
-   * Time the state was reported.
-   */
-  timestamp: typeof Timestamp
-  /**
-   * Unique identifier for the app version
-   */
-  id: typeof Schema.String
-  /**
-   * Name of the application
-   */
-  app_name: typeof Schema.String
-  /**
-   * Version label for the application
-   */
-  version: typeof Schema.String
-  /**
-   * Deployment region code
-   */
-  region: Schema.Literal<["aws.us-east-1a"]>
-  /**
-   * List of actions available on the app
-   */
-  actions: Schema.Array$<typeof AppAction>
-  /**
-   * Environment variables configured for this app version
-   */
-  env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-}> = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
+export const AppVersionSummaryEvent: Schema.Struct<
+  DeploymentFields & {
+    /**
+     * Event type identifier (always "app_version_summary").
+     */
+    event: Schema.Literal<["app_version_summary"]>
+    /**
+     * Time the state was reported.
+     */
+    timestamp: typeof Timestamp
+    /**
+     * Name of the application
+     */
+    app_name: typeof Schema.String
+    /**
+     * Version label for the application
+     */
+    version: typeof Schema.String
+    /**
+     * List of actions available on the app
+     */
+    actions: Schema.Array$<typeof AppAction>
+  }
+> = /*#__PURE__*/ struct("AppVersionSummaryEvent", () => ({
   /**
    * Event type identifier (always "app_version_summary").
    */
@@ -495,7 +511,7 @@ export const AppVersionSummaryEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface AppVersionSummaryEvent {
+export interface AppVersionSummaryEvent extends DeploymentShared {
   /**
    * Event type identifier (always "app_version_summary").
    */
@@ -505,10 +521,6 @@ export interface AppVersionSummaryEvent {
    */
   readonly timestamp: DateTime.Utc
   /**
-   * Unique identifier for the app version
-   */
-  readonly id: string
-  /**
    * Name of the application
    */
   readonly app_name: string
@@ -517,17 +529,9 @@ export interface AppVersionSummaryEvent {
    */
   readonly version: string
   /**
-   * Deployment region code
-   */
-  readonly region: "aws.us-east-1a"
-  /**
    * List of actions available on the app
    */
   readonly actions: ReadonlyArray<AppAction>
-  /**
-   * Environment variables configured for this app version
-   */
-  readonly env_vars?: { readonly [key: string]: string } | undefined
 }
 
 /**

@@ -14,7 +14,32 @@ import { Browser, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
 const optionalString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.String))
 
 // the fields Invocation, InvokeResponse have alike
-const invocationFields = /*#__PURE__*/ once(() => ({
+type InvocationFields = {
+  /**
+   * ID of the invocation
+   */
+  id: typeof Schema.String
+  /**
+   * Name of the action invoked
+   */
+  action_name: typeof Schema.String
+  /**
+   * {@link Invocation}: Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   *
+   * {@link InvokeResponse}: The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  output: Schema.optional<typeof Schema.String>
+  /**
+   * Status of the invocation
+   */
+  status: Schema.Literal<["queued", "running", "succeeded", "failed"]>
+  /**
+   * Status reason
+   */
+  status_reason: Schema.optional<typeof Schema.String>
+}
+
+const invocationFields: () => InvocationFields = /*#__PURE__*/ once(() => ({
   /**
    * ID of the invocation
    */
@@ -39,8 +64,52 @@ const invocationFields = /*#__PURE__*/ once(() => ({
   status_reason: optionalString()
 }))
 
+interface InvocationShared {
+  /**
+   * ID of the invocation
+   */
+  readonly id: string
+  /**
+   * Name of the action invoked
+   */
+  readonly action_name: string
+  /**
+   * {@link Invocation}: Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   *
+   * {@link InvokeResponse}: The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
+   */
+  readonly output?: string | undefined
+  /**
+   * Status of the invocation
+   */
+  readonly status: "queued" | "running" | "succeeded" | "failed"
+  /**
+   * Status reason
+   */
+  readonly status_reason?: string | undefined
+}
+
 // the fields Invocation, CreateInvocationBody have alike
-const invocationFields2 = /*#__PURE__*/ once(() => ({
+type InvocationFields2 = {
+  /**
+   * Name of the application
+   */
+  app_name: typeof Schema.String
+  /**
+   * {@link Invocation}: Version label for the application
+   *
+   * {@link CreateInvocationBody}: Version of the application
+   */
+  version: typeof Schema.String
+  /**
+   * {@link Invocation}: Payload provided to the invocation. This is a string that can be parsed as JSON.
+   *
+   * {@link CreateInvocationBody}: Input data for the action, sent as a JSON string.
+   */
+  payload: Schema.optional<typeof Schema.String>
+}
+
+const invocationFields2: () => InvocationFields2 = /*#__PURE__*/ once(() => ({
   /**
    * Name of the application
    */
@@ -58,6 +127,25 @@ const invocationFields2 = /*#__PURE__*/ once(() => ({
    */
   payload: optionalString()
 }))
+
+interface InvocationShared2 {
+  /**
+   * Name of the application
+   */
+  readonly app_name: string
+  /**
+   * {@link Invocation}: Version label for the application
+   *
+   * {@link CreateInvocationBody}: Version of the application
+   */
+  readonly version: string
+  /**
+   * {@link Invocation}: Payload provided to the invocation. This is a string that can be parsed as JSON.
+   *
+   * {@link CreateInvocationBody}: Input data for the action, sent as a JSON string.
+   */
+  readonly payload?: string | undefined
+}
 
 /**
  * The `Invocation` schema of the API.
@@ -84,31 +172,7 @@ export const Invocation = /*#__PURE__*/ struct("Invocation", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface Invocation {
-  /**
-   * ID of the invocation
-   */
-  readonly id: string
-  /**
-   * Name of the application
-   */
-  readonly app_name: string
-  /**
-   * Version label for the application
-   */
-  readonly version: string
-  /**
-   * Name of the action invoked
-   */
-  readonly action_name: string
-  /**
-   * Payload provided to the invocation. This is a string that can be parsed as JSON.
-   */
-  readonly payload?: string | undefined
-  /**
-   * Output produced by the action, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  readonly output?: string | undefined
+export interface Invocation extends InvocationShared, InvocationShared2 {
   /**
    * RFC 3339 Nanoseconds timestamp when the invocation started
    */
@@ -117,14 +181,6 @@ export interface Invocation {
    * RFC 3339 Nanoseconds timestamp when the invocation finished (null if still running)
    */
   readonly finished_at?: DateTime.Utc | null | undefined
-  /**
-   * Status of the invocation
-   */
-  readonly status: "queued" | "running" | "succeeded" | "failed"
-  /**
-   * Status reason
-   */
-  readonly status_reason?: string | undefined
 }
 
 /**
@@ -157,19 +213,7 @@ export const CreateInvocationBody = /*#__PURE__*/ struct("CreateInvocationBody",
  * @since 0.2.0
  * @category Models
  */
-export interface CreateInvocationBody {
-  /**
-   * Name of the application
-   */
-  readonly app_name: string
-  /**
-   * Version of the application
-   */
-  readonly version: string
-  /**
-   * Input data for the action, sent as a JSON string.
-   */
-  readonly payload?: string | undefined
+export interface CreateInvocationBody extends InvocationShared2 {
   /**
    * Name of the action to invoke
    */
@@ -200,28 +244,7 @@ export const InvokeResponse = /*#__PURE__*/ struct("InvokeResponse", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface InvokeResponse {
-  /**
-   * ID of the invocation
-   */
-  readonly id: string
-  /**
-   * Name of the action invoked
-   */
-  readonly action_name: string
-  /**
-   * Status of the invocation
-   */
-  readonly status: "queued" | "running" | "succeeded" | "failed"
-  /**
-   * Status reason
-   */
-  readonly status_reason?: string | undefined
-  /**
-   * The return value of the action that was invoked, rendered as a JSON string. This could be: string, number, boolean, array, object, or null.
-   */
-  readonly output?: string | undefined
-}
+export interface InvokeResponse extends InvocationShared {}
 
 /**
  * Request body for updating an invocation.

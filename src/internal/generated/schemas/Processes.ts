@@ -15,44 +15,78 @@ const optionalNullOrInt = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.Int))
 )
 
+type ProcessExecRequestFields = {
+  /**
+   * Executable or shell command to run.
+   */
+  command: typeof Schema.String
+  /**
+   * Command arguments.
+   */
+  args: Schema.optional<Schema.Array$<typeof Schema.String>>
+  /**
+   * Working directory (absolute path) to run the command in.
+   */
+  cwd: Schema.optional<Schema.NullOr<Schema.Schema<string, string>>>
+  /**
+   * Environment variables to set for the process.
+   */
+  env: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+  /**
+   * Run the process as this user.
+   */
+  as_user: Schema.optional<Schema.NullOr<typeof Schema.String>>
+  /**
+   * Run the process with root privileges.
+   */
+  as_root: Schema.optional<typeof Schema.Boolean>
+  /**
+   * Maximum execution time in seconds.
+   */
+  timeout_sec: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+}
+
 /**
  * Request to execute a command synchronously.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessExecRequest = /*#__PURE__*/ struct("ProcessExecRequest", () => ({
-  /**
-   * Executable or shell command to run.
-   */
-  command: Schema.String,
-  /**
-   * Command arguments.
-   */
-  args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
-  ),
-  /**
-   * Environment variables to set for the process.
-   */
-  env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
-  /**
-   * Run the process as this user.
-   */
-  as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: optionalBoolean(),
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: optionalNullOrInt()
-}))
+export const ProcessExecRequest: Schema.Struct<ProcessExecRequestFields> = /*#__PURE__*/ struct(
+  "ProcessExecRequest",
+  () => ({
+    /**
+     * Executable or shell command to run.
+     */
+    command: Schema.String,
+    /**
+     * Command arguments.
+     */
+    args: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String)),
+    /**
+     * Working directory (absolute path) to run the command in.
+     */
+    cwd: /*#__PURE__*/ Schema.optional(
+      /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ limited(Schema.String, { pattern: "^/.*" }))
+    ),
+    /**
+     * Environment variables to set for the process.
+     */
+    env: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Record({ key: Schema.String, value: Schema.String })),
+    /**
+     * Run the process as this user.
+     */
+    as_user: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(Schema.String)),
+    /**
+     * Run the process with root privileges.
+     */
+    as_root: optionalBoolean(),
+    /**
+     * Maximum execution time in seconds.
+     */
+    timeout_sec: optionalNullOrInt()
+  })
+)
 
 /**
  * The type of {@link ProcessExecRequest}.
@@ -154,48 +188,22 @@ const optionalLimitedIntMinimum1Maximum65535 = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const ProcessSpawnRequest: Schema.Struct<{
-  /**
-   * Executable or shell command to run.
-   */
-  command: typeof Schema.String
-  /**
-   * Command arguments.
-   */
-  args: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  cwd: Schema.optional<Schema.NullOr<Schema.Schema<string, string>>>
-  /**
-   * Environment variables to set for the process.
-   */
-  env: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  /**
-   * Run the process as this user.
-   */
-  as_user: Schema.optional<Schema.NullOr<typeof Schema.String>>
-  /**
-   * Run the process with root privileges.
-   */
-  as_root: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Maximum execution time in seconds.
-   */
-  timeout_sec: Schema.optional<Schema.NullOr<typeof Schema.Int>>
-  /**
-   * Allocate a pseudo-terminal (PTY) for interactive shells.
-   */
-  allocate_tty: Schema.optional<typeof Schema.Boolean>
-  /**
-   * Initial terminal rows. Only used when allocate_tty is true.
-   */
-  rows: Schema.optional<Schema.Schema<number, number>>
-  /**
-   * Initial terminal columns. Only used when allocate_tty is true.
-   */
-  cols: Schema.optional<Schema.Schema<number, number>>
-}> = /*#__PURE__*/ struct("ProcessSpawnRequest", () => ({
+export const ProcessSpawnRequest: Schema.Struct<
+  ProcessExecRequestFields & {
+    /**
+     * Allocate a pseudo-terminal (PTY) for interactive shells.
+     */
+    allocate_tty: Schema.optional<typeof Schema.Boolean>
+    /**
+     * Initial terminal rows. Only used when allocate_tty is true.
+     */
+    rows: Schema.optional<Schema.Schema<number, number>>
+    /**
+     * Initial terminal columns. Only used when allocate_tty is true.
+     */
+    cols: Schema.optional<Schema.Schema<number, number>>
+  }
+> = /*#__PURE__*/ struct("ProcessSpawnRequest", () => ({
   ...ProcessExecRequest.fields,
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
@@ -217,35 +225,7 @@ export const ProcessSpawnRequest: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface ProcessSpawnRequest {
-  /**
-   * Executable or shell command to run.
-   */
-  readonly command: string
-  /**
-   * Command arguments.
-   */
-  readonly args?: ReadonlyArray<string> | undefined
-  /**
-   * Working directory (absolute path) to run the command in.
-   */
-  readonly cwd?: string | null | undefined
-  /**
-   * Environment variables to set for the process.
-   */
-  readonly env?: { readonly [key: string]: string } | undefined
-  /**
-   * Run the process as this user.
-   */
-  readonly as_user?: string | null | undefined
-  /**
-   * Run the process with root privileges.
-   */
-  readonly as_root?: boolean | undefined
-  /**
-   * Maximum execution time in seconds.
-   */
-  readonly timeout_sec?: number | null | undefined
+export interface ProcessSpawnRequest extends ProcessExecRequest {
   /**
    * Allocate a pseudo-terminal (PTY) for interactive shells.
    */

@@ -12,7 +12,28 @@ const optionalNullOrInt = /*#__PURE__*/ once(() =>
 )
 
 // the fields ProjectLimits, UpdateProjectLimitsRequest have alike
-const projectLimitsFields = /*#__PURE__*/ once(() => ({
+type ProjectLimitsFields = {
+  /**
+   * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+  /**
+   * {@link ProjectLimits}: Maximum concurrent app invocations for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_concurrent_invocations: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+  /**
+   * {@link ProjectLimits}: Maximum pooled sessions capacity for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  max_pooled_sessions: Schema.optional<Schema.NullOr<typeof Schema.Int>>
+}
+
+const projectLimitsFields: () => ProjectLimitsFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
    *
@@ -33,6 +54,27 @@ const projectLimitsFields = /*#__PURE__*/ once(() => ({
   max_pooled_sessions: optionalNullOrInt()
 }))
 
+interface ProjectLimitsShared {
+  /**
+   * {@link ProjectLimits}: Maximum concurrent browser sessions for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_concurrent_sessions?: number | null | undefined
+  /**
+   * {@link ProjectLimits}: Maximum concurrent app invocations for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_concurrent_invocations?: number | null | undefined
+  /**
+   * {@link ProjectLimits}: Maximum pooled sessions capacity for this project. Null means no project-level cap.
+   *
+   * {@link UpdateProjectLimitsRequest}: Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
+   */
+  readonly max_pooled_sessions?: number | null | undefined
+}
+
 /**
  * The `ProjectLimits` schema of the API.
  *
@@ -49,20 +91,7 @@ export const ProjectLimits = /*#__PURE__*/ struct("ProjectLimits", () => ({
  * @since 0.2.0
  * @category Models
  */
-export interface ProjectLimits {
-  /**
-   * Maximum concurrent browser sessions for this project. Null means no project-level cap.
-   */
-  readonly max_concurrent_sessions?: number | null | undefined
-  /**
-   * Maximum concurrent app invocations for this project. Null means no project-level cap.
-   */
-  readonly max_concurrent_invocations?: number | null | undefined
-  /**
-   * Maximum pooled sessions capacity for this project. Null means no project-level cap.
-   */
-  readonly max_pooled_sessions?: number | null | undefined
-}
+export interface ProjectLimits extends ProjectLimitsShared {}
 
 /**
  * The `UpdateProjectLimitsRequest` schema of the API.
@@ -80,17 +109,4 @@ export const UpdateProjectLimitsRequest = /*#__PURE__*/ struct("UpdateProjectLim
  * @since 0.2.0
  * @category Models
  */
-export interface UpdateProjectLimitsRequest {
-  /**
-   * Maximum concurrent browser sessions for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  readonly max_concurrent_sessions?: number | null | undefined
-  /**
-   * Maximum concurrent app invocations for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  readonly max_concurrent_invocations?: number | null | undefined
-  /**
-   * Maximum pooled sessions capacity for this project. Set to 0 to remove the cap; omit to leave unchanged.
-   */
-  readonly max_pooled_sessions?: number | null | undefined
-}
+export interface UpdateProjectLimitsRequest extends ProjectLimitsShared {}

@@ -64,7 +64,32 @@ export interface IspProxyConfig {
 }
 
 // the fields ResidentialProxyConfig, MobileProxyConfig have alike
-const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
+type ResidentialProxyConfigFields = {
+  /**
+   * {@link ResidentialProxyConfig}: ISO 3166 country code.
+   *
+   * {@link MobileProxyConfig}: ISO 3166 country code
+   */
+  country: Schema.optional<typeof Schema.String>
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  city: Schema.optional<typeof Schema.String>
+  /**
+   * Two-letter state code.
+   */
+  state: Schema.optional<typeof Schema.String>
+  /**
+   * US ZIP code.
+   */
+  zip: Schema.optional<typeof Schema.String>
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  asn: Schema.optional<typeof Schema.String>
+}
+
+const residentialProxyConfigFields: () => ResidentialProxyConfigFields = /*#__PURE__*/ once(() => ({
   /**
    * {@link ResidentialProxyConfig}: ISO 3166 country code.
    *
@@ -89,6 +114,31 @@ const residentialProxyConfigFields = /*#__PURE__*/ once(() => ({
   asn: optionalString()
 }))
 
+interface ResidentialProxyConfigShared {
+  /**
+   * {@link ResidentialProxyConfig}: ISO 3166 country code.
+   *
+   * {@link MobileProxyConfig}: ISO 3166 country code
+   */
+  readonly country?: string | undefined
+  /**
+   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
+   */
+  readonly city?: string | undefined
+  /**
+   * Two-letter state code.
+   */
+  readonly state?: string | undefined
+  /**
+   * US ZIP code.
+   */
+  readonly zip?: string | undefined
+  /**
+   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
+   */
+  readonly asn?: string | undefined
+}
+
 /**
  * Configuration for residential proxies.
  *
@@ -109,27 +159,7 @@ export const ResidentialProxyConfig = /*#__PURE__*/ struct("ResidentialProxyConf
  * @since 0.2.0
  * @category Models
  */
-export interface ResidentialProxyConfig {
-  /**
-   * ISO 3166 country code.
-   */
-  readonly country?: string | undefined
-  /**
-   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
-   */
-  readonly city?: string | undefined
-  /**
-   * Two-letter state code.
-   */
-  readonly state?: string | undefined
-  /**
-   * US ZIP code.
-   */
-  readonly zip?: string | undefined
-  /**
-   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
-   */
-  readonly asn?: string | undefined
+export interface ResidentialProxyConfig extends ResidentialProxyConfigShared {
   /**
    * Operating system of the residential device.
    */
@@ -217,27 +247,7 @@ export const MobileProxyConfig = /*#__PURE__*/ struct("MobileProxyConfig", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface MobileProxyConfig {
-  /**
-   * ISO 3166 country code
-   */
-  readonly country?: string | undefined
-  /**
-   * City name (no spaces, e.g. `sanfrancisco`). If provided, `country` must also be provided.
-   */
-  readonly city?: string | undefined
-  /**
-   * Two-letter state code.
-   */
-  readonly state?: string | undefined
-  /**
-   * US ZIP code.
-   */
-  readonly zip?: string | undefined
-  /**
-   * Autonomous system number. See https://bgp.potaroo.net/cidr/autnums.html
-   */
-  readonly asn?: string | undefined
+export interface MobileProxyConfig extends ResidentialProxyConfigShared {
   /**
    * Mobile carrier.
    */
@@ -304,7 +314,22 @@ export interface MobileProxyConfig {
 }
 
 // the fields CustomProxyConfig, CreateCustomProxyConfig have alike
-const customProxyConfigFields = /*#__PURE__*/ once(() => ({
+type CustomProxyConfigFields = {
+  /**
+   * Proxy host address or IP.
+   */
+  host: typeof Schema.String
+  /**
+   * Proxy port.
+   */
+  port: typeof Schema.Int
+  /**
+   * Username for proxy authentication.
+   */
+  username: Schema.optional<typeof Schema.String>
+}
+
+const customProxyConfigFields: () => CustomProxyConfigFields = /*#__PURE__*/ once(() => ({
   /**
    * Proxy host address or IP.
    */
@@ -318,6 +343,21 @@ const customProxyConfigFields = /*#__PURE__*/ once(() => ({
    */
   username: optionalString()
 }))
+
+interface CustomProxyConfigShared {
+  /**
+   * Proxy host address or IP.
+   */
+  readonly host: string
+  /**
+   * Proxy port.
+   */
+  readonly port: number
+  /**
+   * Username for proxy authentication.
+   */
+  readonly username?: string | undefined
+}
 
 /**
  * Configuration for a custom proxy (e.g., private proxy server).
@@ -339,19 +379,7 @@ export const CustomProxyConfig = /*#__PURE__*/ struct("CustomProxyConfig", () =>
  * @since 0.2.0
  * @category Models
  */
-export interface CustomProxyConfig {
-  /**
-   * Proxy host address or IP.
-   */
-  readonly host: string
-  /**
-   * Proxy port.
-   */
-  readonly port: number
-  /**
-   * Username for proxy authentication.
-   */
-  readonly username?: string | undefined
+export interface CustomProxyConfig extends CustomProxyConfigShared {
   /**
    * Whether the proxy has a password.
    */
@@ -359,7 +387,26 @@ export interface CustomProxyConfig {
 }
 
 // the fields Proxy, ProxyCreateRequest have alike
-const proxyFields = /*#__PURE__*/ once(() => ({
+type ProxyFields = {
+  /**
+   * Readable name of the proxy.
+   */
+  name: Schema.optional<typeof Schema.String>
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
+}
+
+const proxyFields: () => ProxyFields = /*#__PURE__*/ once(() => ({
   /**
    * Readable name of the proxy.
    */
@@ -378,62 +425,67 @@ const proxyFields = /*#__PURE__*/ once(() => ({
   bypass_hosts: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
 }))
 
+interface ProxyShared {
+  /**
+   * Readable name of the proxy.
+   */
+  readonly name?: string | undefined
+  /**
+   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
+   */
+  readonly type: "datacenter" | "isp" | "residential" | "mobile" | "custom"
+  /**
+   * Protocol to use for the proxy connection.
+   */
+  readonly protocol?: "http" | "https" | undefined
+  /**
+   * Hostnames that should bypass the parent proxy and connect directly.
+   */
+  readonly bypass_hosts?: ReadonlyArray<string> | undefined
+}
+
 /**
  * Configuration for routing traffic through a proxy.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const Proxy: Schema.Struct<{
-  id: Schema.optional<typeof Schema.String>
-  /**
-   * Readable name of the proxy.
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
-   */
-  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
-  /**
-   * Protocol to use for the proxy connection.
-   */
-  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
-  /**
-   * Hostnames that should bypass the parent proxy and connect directly.
-   */
-  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Current health status of the proxy.
-   */
-  status: Schema.optional<Schema.Literal<["available", "unavailable"]>>
-  /**
-   * Timestamp of the last health check performed on this proxy.
-   */
-  last_checked: Schema.optional<typeof Timestamp>
-  /**
-   * IP address that the proxy uses when making requests.
-   */
-  ip_address: Schema.optional<typeof Schema.String>
-  /**
-   * Configuration specific to the selected proxy `type`.
-   */
-  config: Schema.optional<
-    Schema.Union<
-      [
-        typeof DatacenterProxyConfig,
-        typeof IspProxyConfig,
-        typeof ResidentialProxyConfig,
-        typeof MobileProxyConfig,
-        typeof CustomProxyConfig,
-        typeof DatacenterProxyConfig,
-        typeof IspProxyConfig,
-        typeof ResidentialProxyConfig,
-        typeof MobileProxyConfig,
-        typeof CustomProxyConfig
-      ]
+export const Proxy: Schema.Struct<
+  ProxyFields & {
+    id: Schema.optional<typeof Schema.String>
+    /**
+     * Current health status of the proxy.
+     */
+    status: Schema.optional<Schema.Literal<["available", "unavailable"]>>
+    /**
+     * Timestamp of the last health check performed on this proxy.
+     */
+    last_checked: Schema.optional<typeof Timestamp>
+    /**
+     * IP address that the proxy uses when making requests.
+     */
+    ip_address: Schema.optional<typeof Schema.String>
+    /**
+     * Configuration specific to the selected proxy `type`.
+     */
+    config: Schema.optional<
+      Schema.Union<
+        [
+          typeof DatacenterProxyConfig,
+          typeof IspProxyConfig,
+          typeof ResidentialProxyConfig,
+          typeof MobileProxyConfig,
+          typeof CustomProxyConfig,
+          typeof DatacenterProxyConfig,
+          typeof IspProxyConfig,
+          typeof ResidentialProxyConfig,
+          typeof MobileProxyConfig,
+          typeof CustomProxyConfig
+        ]
+      >
     >
-  >
-}> = /*#__PURE__*/ struct("Proxy", () => ({
+  }
+> = /*#__PURE__*/ struct("Proxy", () => ({
   id: optionalString(),
   ...proxyFields(),
   /**
@@ -473,24 +525,8 @@ export const Proxy: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface Proxy {
+export interface Proxy extends ProxyShared {
   readonly id?: string | undefined
-  /**
-   * Readable name of the proxy.
-   */
-  readonly name?: string | undefined
-  /**
-   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
-   */
-  readonly type: "datacenter" | "isp" | "residential" | "mobile" | "custom"
-  /**
-   * Protocol to use for the proxy connection.
-   */
-  readonly protocol?: "http" | "https" | undefined
-  /**
-   * Hostnames that should bypass the parent proxy and connect directly.
-   */
-  readonly bypass_hosts?: ReadonlyArray<string> | undefined
   /**
    * Current health status of the proxy.
    */
@@ -553,19 +589,7 @@ export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyCo
  * @since 0.2.0
  * @category Models
  */
-export interface CreateCustomProxyConfig {
-  /**
-   * Proxy host address or IP.
-   */
-  readonly host: string
-  /**
-   * Proxy port.
-   */
-  readonly port: number
-  /**
-   * Username for proxy authentication.
-   */
-  readonly username?: string | undefined
+export interface CreateCustomProxyConfig extends CustomProxyConfigShared {
   /**
    * Password for proxy authentication.
    */
@@ -578,43 +602,29 @@ export interface CreateCustomProxyConfig {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyCreateRequest: Schema.Struct<{
-  /**
-   * Readable name of the proxy.
-   */
-  name: Schema.optional<typeof Schema.String>
-  /**
-   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
-   */
-  type: Schema.Literal<["datacenter", "isp", "residential", "mobile", "custom"]>
-  /**
-   * Protocol to use for the proxy connection.
-   */
-  protocol: Schema.optional<Schema.Literal<["http", "https"]>>
-  /**
-   * Hostnames that should bypass the parent proxy and connect directly.
-   */
-  bypass_hosts: Schema.optional<Schema.Array$<typeof Schema.String>>
-  /**
-   * Configuration specific to the selected proxy `type`.
-   */
-  config: Schema.optional<
-    Schema.Union<
-      [
-        typeof DatacenterProxyConfig,
-        typeof IspProxyConfig,
-        typeof ResidentialProxyConfig,
-        typeof MobileProxyConfig,
-        typeof CreateCustomProxyConfig,
-        typeof DatacenterProxyConfig,
-        typeof IspProxyConfig,
-        typeof ResidentialProxyConfig,
-        typeof MobileProxyConfig,
-        typeof CreateCustomProxyConfig
-      ]
+export const ProxyCreateRequest: Schema.Struct<
+  ProxyFields & {
+    /**
+     * Configuration specific to the selected proxy `type`.
+     */
+    config: Schema.optional<
+      Schema.Union<
+        [
+          typeof DatacenterProxyConfig,
+          typeof IspProxyConfig,
+          typeof ResidentialProxyConfig,
+          typeof MobileProxyConfig,
+          typeof CreateCustomProxyConfig,
+          typeof DatacenterProxyConfig,
+          typeof IspProxyConfig,
+          typeof ResidentialProxyConfig,
+          typeof MobileProxyConfig,
+          typeof CreateCustomProxyConfig
+        ]
+      >
     >
-  >
-}> = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
+  }
+> = /*#__PURE__*/ struct("ProxyCreateRequest", () => ({
   ...proxyFields(),
   /**
    * Configuration specific to the selected proxy `type`.
@@ -641,23 +651,7 @@ export const ProxyCreateRequest: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface ProxyCreateRequest {
-  /**
-   * Readable name of the proxy.
-   */
-  readonly name?: string | undefined
-  /**
-   * Proxy type to use. In terms of quality for avoiding bot-detection, from best to worst: `mobile` > `residential` > `isp` > `datacenter`.
-   */
-  readonly type: "datacenter" | "isp" | "residential" | "mobile" | "custom"
-  /**
-   * Protocol to use for the proxy connection.
-   */
-  readonly protocol?: "http" | "https" | undefined
-  /**
-   * Hostnames that should bypass the parent proxy and connect directly.
-   */
-  readonly bypass_hosts?: ReadonlyArray<string> | undefined
+export interface ProxyCreateRequest extends ProxyShared {
   /**
    * Configuration specific to the selected proxy `type`.
    */

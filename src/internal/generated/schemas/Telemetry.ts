@@ -74,13 +74,7 @@ export type BrowserTargetType = "page" | "background_page" | "service_worker" | 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
 
-/**
- * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
- *
- * @since 0.2.0
- * @category Schemas
- */
-export const BrowserEventContext: Schema.Struct<{
+type BrowserEventContextFields = {
   /**
    * CDP session identifier for the target connection.
    */
@@ -106,33 +100,44 @@ export const BrowserEventContext: Schema.Struct<{
    * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
    */
   nav_seq: Schema.optional<typeof Schema.Int>
-}> = /*#__PURE__*/ struct("BrowserEventContext", () => ({
-  /**
-   * CDP session identifier for the target connection.
-   */
-  session_id: optionalString(),
-  /**
-   * Browser target identifier (stable across navigations within a tab).
-   */
-  target_id: optionalString(),
-  target_type: optionalBrowserTargetType(),
-  /**
-   * CDP frame identifier within the target.
-   */
-  frame_id: optionalString(),
-  /**
-   * CDP document loader identifier, reset on each navigation.
-   */
-  loader_id: optionalString(),
-  /**
-   * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-   */
-  url: optionalString(),
-  /**
-   * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-   */
-  nav_seq: optionalInt()
-}))
+}
+
+/**
+ * Browser event context stamped by the browser monitor onto all CDP-sourced events. Identifies the target, frame, and navigation epoch in which the event occurred.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const BrowserEventContext: Schema.Struct<BrowserEventContextFields> = /*#__PURE__*/ struct(
+  "BrowserEventContext",
+  () => ({
+    /**
+     * CDP session identifier for the target connection.
+     */
+    session_id: optionalString(),
+    /**
+     * Browser target identifier (stable across navigations within a tab).
+     */
+    target_id: optionalString(),
+    target_type: optionalBrowserTargetType(),
+    /**
+     * CDP frame identifier within the target.
+     */
+    frame_id: optionalString(),
+    /**
+     * CDP document loader identifier, reset on each navigation.
+     */
+    loader_id: optionalString(),
+    /**
+     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
+     */
+    url: optionalString(),
+    /**
+     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
+     */
+    nav_seq: optionalInt()
+  })
+)
 
 /**
  * The type of {@link BrowserEventContext}.
@@ -268,7 +273,19 @@ export const BrowserCallStack: Schema.Schema<BrowserCallStack, BrowserCallStackE
 const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Boolean))
 
 // the fields BrowserConsoleLogEvent, BrowserConsoleErrorEvent, BrowserNetworkRequestEvent, BrowserNetworkResponseEvent, BrowserNetworkLoadingFailedEvent, BrowserNetworkIdleEvent, BrowserPageNavigationEvent, BrowserPageDomContentLoadedEvent, BrowserPageLoadEvent, BrowserPageTabOpenedEvent, BrowserPageLayoutShiftEvent, BrowserPageLcpEvent, BrowserPageLayoutSettledEvent, BrowserPageNavigationSettledEvent, BrowserInteractionClickEvent, BrowserInteractionKeyEvent, BrowserInteractionScrollSettledEvent, BrowserMonitorScreenshotEvent, BrowserMonitorDisconnectedEvent, BrowserMonitorReconnectedEvent, BrowserMonitorReconnectFailedEvent, BrowserMonitorInitFailedEvent have alike
-const browserConsoleLogEventFields = /*#__PURE__*/ once(() => ({
+type BrowserConsoleLogEventFields = {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  ts: typeof Schema.Int
+  source: typeof BrowserEventSource
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  truncated: Schema.optional<typeof Schema.Boolean>
+}
+
+const browserConsoleLogEventFields: () => BrowserConsoleLogEventFields = /*#__PURE__*/ once(() => ({
   /**
    * Event timestamp in Unix microseconds.
    */
@@ -279,6 +296,18 @@ const browserConsoleLogEventFields = /*#__PURE__*/ once(() => ({
    */
   truncated: optionalBoolean()
 }))
+
+interface BrowserConsoleLogEventShared {
+  /**
+   * Event timestamp in Unix microseconds.
+   */
+  readonly ts: number
+  readonly source: BrowserEventSource
+  /**
+   * True if the data field was truncated due to size limits.
+   */
+  readonly truncated?: boolean | undefined
+}
 
 const optionalArrayString = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
@@ -291,60 +320,30 @@ const optionalBrowserCallStack = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.o
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleLogEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["console_log"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
-       */
-      level: Schema.optional<typeof Schema.String>
-      /**
-       * First console argument coerced to string.
-       */
-      text: Schema.optional<typeof Schema.String>
-      /**
-       * All console arguments coerced to strings.
-       */
-      args: Schema.optional<Schema.Array$<typeof Schema.String>>
-      stack_trace: Schema.optional<typeof BrowserCallStack>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
+export const BrowserConsoleLogEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["console_log"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+           */
+          level: Schema.optional<typeof Schema.String>
+          /**
+           * First console argument coerced to string.
+           */
+          text: Schema.optional<typeof Schema.String>
+          /**
+           * All console arguments coerced to strings.
+           */
+          args: Schema.optional<Schema.Array$<typeof Schema.String>>
+          stack_trace: Schema.optional<typeof BrowserCallStack>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_log"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -366,62 +365,33 @@ export const BrowserConsoleLogEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserConsoleLogEvent}.
+ */
+interface BrowserConsoleLogEventData extends BrowserEventContext {
+  /**
+   * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+   */
+  readonly level?: string | undefined
+  /**
+   * First console argument coerced to string.
+   */
+  readonly text?: string | undefined
+  /**
+   * All console arguments coerced to strings.
+   */
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly stack_trace?: BrowserCallStack | undefined
+}
+
+/**
  * The type of {@link BrowserConsoleLogEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserConsoleLogEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserConsoleLogEvent extends BrowserConsoleLogEventShared {
   readonly type: "console_log"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
-     */
-    readonly level?: string | undefined
-    /**
-     * First console argument coerced to string.
-     */
-    readonly text?: string | undefined
-    /**
-     * All console arguments coerced to strings.
-     */
-    readonly args?: ReadonlyArray<string> | undefined
-    readonly stack_trace?: BrowserCallStack | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserConsoleLogEventData | undefined
 }
 
 /**
@@ -430,72 +400,42 @@ export interface BrowserConsoleLogEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserConsoleErrorEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["console_error"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Error message text. Present in both source paths.
-       */
-      text: typeof Schema.String
-      stack_trace: Schema.optional<typeof BrowserCallStack>
-      /**
-       * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
-       */
-      level: Schema.optional<typeof Schema.String>
-      /**
-       * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
-       */
-      args: Schema.optional<Schema.Array$<typeof Schema.String>>
-      /**
-       * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-       */
-      line: Schema.optional<typeof Schema.Int>
-      /**
-       * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-       */
-      column: Schema.optional<typeof Schema.Int>
-      /**
-       * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
-       */
-      source_url: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
+export const BrowserConsoleErrorEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["console_error"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Error message text. Present in both source paths.
+           */
+          text: typeof Schema.String
+          stack_trace: Schema.optional<typeof BrowserCallStack>
+          /**
+           * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+           */
+          level: Schema.optional<typeof Schema.String>
+          /**
+           * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+           */
+          args: Schema.optional<Schema.Array$<typeof Schema.String>>
+          /**
+           * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+           */
+          line: Schema.optional<typeof Schema.Int>
+          /**
+           * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+           */
+          column: Schema.optional<typeof Schema.Int>
+          /**
+           * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+           */
+          source_url: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_error"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -529,74 +469,45 @@ export const BrowserConsoleErrorEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserConsoleErrorEvent}.
+ */
+interface BrowserConsoleErrorEventData extends BrowserEventContext {
+  /**
+   * Error message text. Present in both source paths.
+   */
+  readonly text: string
+  readonly stack_trace?: BrowserCallStack | undefined
+  /**
+   * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+   */
+  readonly level?: string | undefined
+  /**
+   * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+   */
+  readonly args?: ReadonlyArray<string> | undefined
+  /**
+   * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+   */
+  readonly line?: number | undefined
+  /**
+   * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+   */
+  readonly column?: number | undefined
+  /**
+   * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+   */
+  readonly source_url?: string | undefined
+}
+
+/**
  * The type of {@link BrowserConsoleErrorEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserConsoleErrorEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserConsoleErrorEvent extends BrowserConsoleLogEventShared {
   readonly type: "console_error"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Error message text. Present in both source paths.
-     */
-    readonly text: string
-    readonly stack_trace?: BrowserCallStack | undefined
-    /**
-     * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
-     */
-    readonly level?: string | undefined
-    /**
-     * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
-     */
-    readonly args?: ReadonlyArray<string> | undefined
-    /**
-     * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-     */
-    readonly line?: number | undefined
-    /**
-     * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-     */
-    readonly column?: number | undefined
-    /**
-     * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
-     */
-    readonly source_url?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserConsoleErrorEventData | undefined
 }
 
 /**
@@ -626,83 +537,53 @@ const optionalBrowserHttpHeaders = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkRequestEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["network_request"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP request identifier, unique within the session.
-       */
-      request_id: Schema.optional<typeof Schema.String>
-      /**
-       * HTTP method as sent on the wire (e.g. GET, POST).
-       */
-      method: Schema.optional<typeof Schema.String>
-      /**
-       * URL of the document that initiated the request.
-       */
-      document_url: Schema.optional<typeof Schema.String>
-      /**
-       * Request headers.
-       */
-      headers: Schema.optional<typeof BrowserHttpHeaders>
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: Schema.optional<typeof Schema.String>
-      /**
-       * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
-       */
-      initiator_type: Schema.optional<typeof Schema.String>
-      /**
-       * Request body for POST/PUT requests, if available.
-       */
-      post_data: Schema.optional<typeof Schema.String>
-      /**
-       * True if this request is the result of a redirect.
-       */
-      is_redirect: Schema.optional<typeof Schema.Boolean>
-      /**
-       * Original URL before the redirect, present when is_redirect is true.
-       */
-      redirect_url: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
+export const BrowserNetworkRequestEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["network_request"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * CDP request identifier, unique within the session.
+           */
+          request_id: Schema.optional<typeof Schema.String>
+          /**
+           * HTTP method as sent on the wire (e.g. GET, POST).
+           */
+          method: Schema.optional<typeof Schema.String>
+          /**
+           * URL of the document that initiated the request.
+           */
+          document_url: Schema.optional<typeof Schema.String>
+          /**
+           * Request headers.
+           */
+          headers: Schema.optional<typeof BrowserHttpHeaders>
+          /**
+           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+           */
+          resource_type: Schema.optional<typeof Schema.String>
+          /**
+           * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+           */
+          initiator_type: Schema.optional<typeof Schema.String>
+          /**
+           * Request body for POST/PUT requests, if available.
+           */
+          post_data: Schema.optional<typeof Schema.String>
+          /**
+           * True if this request is the result of a redirect.
+           */
+          is_redirect: Schema.optional<typeof Schema.Boolean>
+          /**
+           * Original URL before the redirect, present when is_redirect is true.
+           */
+          redirect_url: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_request"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -747,85 +628,56 @@ export const BrowserNetworkRequestEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserNetworkRequestEvent}.
+ */
+interface BrowserNetworkRequestEventData extends BrowserEventContext {
+  /**
+   * CDP request identifier, unique within the session.
+   */
+  readonly request_id?: string | undefined
+  /**
+   * HTTP method as sent on the wire (e.g. GET, POST).
+   */
+  readonly method?: string | undefined
+  /**
+   * URL of the document that initiated the request.
+   */
+  readonly document_url?: string | undefined
+  /**
+   * Request headers.
+   */
+  readonly headers?: BrowserHttpHeaders | undefined
+  /**
+   * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+   */
+  readonly resource_type?: string | undefined
+  /**
+   * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+   */
+  readonly initiator_type?: string | undefined
+  /**
+   * Request body for POST/PUT requests, if available.
+   */
+  readonly post_data?: string | undefined
+  /**
+   * True if this request is the result of a redirect.
+   */
+  readonly is_redirect?: boolean | undefined
+  /**
+   * Original URL before the redirect, present when is_redirect is true.
+   */
+  readonly redirect_url?: string | undefined
+}
+
+/**
  * The type of {@link BrowserNetworkRequestEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkRequestEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserNetworkRequestEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_request"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP request identifier, unique within the session.
-     */
-    readonly request_id?: string | undefined
-    /**
-     * HTTP method as sent on the wire (e.g. GET, POST).
-     */
-    readonly method?: string | undefined
-    /**
-     * URL of the document that initiated the request.
-     */
-    readonly document_url?: string | undefined
-    /**
-     * Request headers.
-     */
-    readonly headers?: BrowserHttpHeaders | undefined
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    readonly resource_type?: string | undefined
-    /**
-     * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
-     */
-    readonly initiator_type?: string | undefined
-    /**
-     * Request body for POST/PUT requests, if available.
-     */
-    readonly post_data?: string | undefined
-    /**
-     * True if this request is the result of a redirect.
-     */
-    readonly is_redirect?: boolean | undefined
-    /**
-     * Original URL before the redirect, present when is_redirect is true.
-     */
-    readonly redirect_url?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserNetworkRequestEventData | undefined
 }
 
 /**
@@ -834,79 +686,49 @@ export interface BrowserNetworkRequestEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkResponseEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["network_response"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP request identifier matching the originating network_request event.
-       */
-      request_id: Schema.optional<typeof Schema.String>
-      /**
-       * HTTP method of the original request.
-       */
-      method: Schema.optional<typeof Schema.String>
-      /**
-       * HTTP response status code.
-       */
-      status: Schema.optional<typeof Schema.Int>
-      /**
-       * HTTP response status text (e.g. OK, Not Found).
-       */
-      status_text: Schema.optional<typeof Schema.String>
-      /**
-       * Response headers.
-       */
-      headers: Schema.optional<typeof BrowserHttpHeaders>
-      /**
-       * MIME type of the response (e.g. text/html, application/json).
-       */
-      mime_type: Schema.optional<typeof Schema.String>
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: Schema.optional<typeof Schema.String>
-      /**
-       * Truncated response body, present only for text MIME types.
-       */
-      body: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
+export const BrowserNetworkResponseEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["network_response"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * CDP request identifier matching the originating network_request event.
+           */
+          request_id: Schema.optional<typeof Schema.String>
+          /**
+           * HTTP method of the original request.
+           */
+          method: Schema.optional<typeof Schema.String>
+          /**
+           * HTTP response status code.
+           */
+          status: Schema.optional<typeof Schema.Int>
+          /**
+           * HTTP response status text (e.g. OK, Not Found).
+           */
+          status_text: Schema.optional<typeof Schema.String>
+          /**
+           * Response headers.
+           */
+          headers: Schema.optional<typeof BrowserHttpHeaders>
+          /**
+           * MIME type of the response (e.g. text/html, application/json).
+           */
+          mime_type: Schema.optional<typeof Schema.String>
+          /**
+           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+           */
+          resource_type: Schema.optional<typeof Schema.String>
+          /**
+           * Truncated response body, present only for text MIME types.
+           */
+          body: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_response"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -947,81 +769,52 @@ export const BrowserNetworkResponseEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserNetworkResponseEvent}.
+ */
+interface BrowserNetworkResponseEventData extends BrowserEventContext {
+  /**
+   * CDP request identifier matching the originating network_request event.
+   */
+  readonly request_id?: string | undefined
+  /**
+   * HTTP method of the original request.
+   */
+  readonly method?: string | undefined
+  /**
+   * HTTP response status code.
+   */
+  readonly status?: number | undefined
+  /**
+   * HTTP response status text (e.g. OK, Not Found).
+   */
+  readonly status_text?: string | undefined
+  /**
+   * Response headers.
+   */
+  readonly headers?: BrowserHttpHeaders | undefined
+  /**
+   * MIME type of the response (e.g. text/html, application/json).
+   */
+  readonly mime_type?: string | undefined
+  /**
+   * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+   */
+  readonly resource_type?: string | undefined
+  /**
+   * Truncated response body, present only for text MIME types.
+   */
+  readonly body?: string | undefined
+}
+
+/**
  * The type of {@link BrowserNetworkResponseEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkResponseEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserNetworkResponseEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_response"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP request identifier matching the originating network_request event.
-     */
-    readonly request_id?: string | undefined
-    /**
-     * HTTP method of the original request.
-     */
-    readonly method?: string | undefined
-    /**
-     * HTTP response status code.
-     */
-    readonly status?: number | undefined
-    /**
-     * HTTP response status text (e.g. OK, Not Found).
-     */
-    readonly status_text?: string | undefined
-    /**
-     * Response headers.
-     */
-    readonly headers?: BrowserHttpHeaders | undefined
-    /**
-     * MIME type of the response (e.g. text/html, application/json).
-     */
-    readonly mime_type?: string | undefined
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    readonly resource_type?: string | undefined
-    /**
-     * Truncated response body, present only for text MIME types.
-     */
-    readonly body?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserNetworkResponseEventData | undefined
 }
 
 /**
@@ -1030,63 +823,33 @@ export interface BrowserNetworkResponseEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkLoadingFailedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["network_loading_failed"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP request identifier matching the originating network_request event.
-       */
-      request_id: Schema.optional<typeof Schema.String>
-      /**
-       * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
-       */
-      error_text: Schema.optional<typeof Schema.String>
-      /**
-       * True if the request was canceled by the browser or page script.
-       */
-      canceled: Schema.optional<typeof Schema.Boolean>
-      /**
-       * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-       */
-      resource_type: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
+export const BrowserNetworkLoadingFailedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["network_loading_failed"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * CDP request identifier matching the originating network_request event.
+           */
+          request_id: Schema.optional<typeof Schema.String>
+          /**
+           * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+           */
+          error_text: Schema.optional<typeof Schema.String>
+          /**
+           * True if the request was canceled by the browser or page script.
+           */
+          canceled: Schema.optional<typeof Schema.Boolean>
+          /**
+           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+           */
+          resource_type: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1111,65 +874,36 @@ export const BrowserNetworkLoadingFailedEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserNetworkLoadingFailedEvent}.
+ */
+interface BrowserNetworkLoadingFailedEventData extends BrowserEventContext {
+  /**
+   * CDP request identifier matching the originating network_request event.
+   */
+  readonly request_id?: string | undefined
+  /**
+   * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+   */
+  readonly error_text?: string | undefined
+  /**
+   * True if the request was canceled by the browser or page script.
+   */
+  readonly canceled?: boolean | undefined
+  /**
+   * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+   */
+  readonly resource_type?: string | undefined
+}
+
+/**
  * The type of {@link BrowserNetworkLoadingFailedEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkLoadingFailedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserNetworkLoadingFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_loading_failed"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP request identifier matching the originating network_request event.
-     */
-    readonly request_id?: string | undefined
-    /**
-     * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
-     */
-    readonly error_text?: string | undefined
-    /**
-     * True if the request was canceled by the browser or page script.
-     */
-    readonly canceled?: boolean | undefined
-    /**
-     * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-     */
-    readonly resource_type?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserNetworkLoadingFailedEventData | undefined
 }
 
 const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserEventContext))
@@ -1180,19 +914,12 @@ const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schem
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserNetworkIdleEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["network_idle"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<typeof BrowserEventContext>
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
+export const BrowserNetworkIdleEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["network_idle"]>
+    data: Schema.optional<typeof BrowserEventContext>
+  }
+> = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
   data: optionalBrowserEventContext()
@@ -1204,18 +931,9 @@ export const BrowserNetworkIdleEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserNetworkIdleEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserNetworkIdleEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_idle"
-  readonly source: BrowserEventSource
   readonly data?: BrowserEventContext | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -1224,47 +942,40 @@ export interface BrowserNetworkIdleEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_navigation"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * URL navigated to.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * CDP frame identifier of the navigated frame.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * Parent frame identifier for subframe navigations; absent for top-level navigations.
-       */
-      parent_frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * New CDP document loader identifier assigned for this navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP session identifier.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier.
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
+export const BrowserPageNavigationEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_navigation"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * URL navigated to.
+         */
+        url: Schema.optional<typeof Schema.String>
+        /**
+         * CDP frame identifier of the navigated frame.
+         */
+        frame_id: Schema.optional<typeof Schema.String>
+        /**
+         * Parent frame identifier for subframe navigations; absent for top-level navigations.
+         */
+        parent_frame_id: Schema.optional<typeof Schema.String>
+        /**
+         * New CDP document loader identifier assigned for this navigation.
+         */
+        loader_id: Schema.optional<typeof Schema.String>
+        /**
+         * CDP session identifier.
+         */
+        session_id: Schema.optional<typeof Schema.String>
+        /**
+         * Browser target identifier.
+         */
+        target_id: Schema.optional<typeof Schema.String>
+        target_type: Schema.optional<typeof BrowserTargetType>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1302,13 +1013,8 @@ export const BrowserPageNavigationEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageNavigationEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageNavigationEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_navigation"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * URL navigated to.
@@ -1336,10 +1042,6 @@ export interface BrowserPageNavigationEvent {
     readonly target_id?: string | undefined
     readonly target_type?: BrowserTargetType | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Number))
@@ -1350,51 +1052,21 @@ const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Sc
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageDomContentLoadedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_dom_content_loaded"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-       */
-      cdp_timestamp: Schema.optional<typeof Schema.Number>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
+export const BrowserPageDomContentLoadedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_dom_content_loaded"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+           */
+          cdp_timestamp: Schema.optional<typeof Schema.Number>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1407,53 +1079,24 @@ export const BrowserPageDomContentLoadedEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserPageDomContentLoadedEvent}.
+ */
+interface BrowserPageDomContentLoadedEventData extends BrowserEventContext {
+  /**
+   * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+   */
+  readonly cdp_timestamp?: number | undefined
+}
+
+/**
  * The type of {@link BrowserPageDomContentLoadedEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageDomContentLoadedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageDomContentLoadedEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_dom_content_loaded"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-     */
-    readonly cdp_timestamp?: number | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserPageDomContentLoadedEventData | undefined
 }
 
 /**
@@ -1462,51 +1105,21 @@ export interface BrowserPageDomContentLoadedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLoadEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_load"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-       */
-      cdp_timestamp: Schema.optional<typeof Schema.Number>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
+export const BrowserPageLoadEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_load"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+           */
+          cdp_timestamp: Schema.optional<typeof Schema.Number>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_load"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1519,53 +1132,24 @@ export const BrowserPageLoadEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserPageLoadEvent}.
+ */
+interface BrowserPageLoadEventData extends BrowserEventContext {
+  /**
+   * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+   */
+  readonly cdp_timestamp?: number | undefined
+}
+
+/**
  * The type of {@link BrowserPageLoadEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLoadEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageLoadEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_load"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-     */
-    readonly cdp_timestamp?: number | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserPageLoadEventData | undefined
 }
 
 /**
@@ -1574,39 +1158,32 @@ export interface BrowserPageLoadEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageTabOpenedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_tab_opened"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP target identifier for the newly opened tab.
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * Initial URL of the new tab.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Initial page title of the new tab.
-       */
-      title: Schema.optional<typeof Schema.String>
-      /**
-       * Target identifier of the tab that opened this one, if any.
-       */
-      opener_id: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
+export const BrowserPageTabOpenedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_tab_opened"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * CDP target identifier for the newly opened tab.
+         */
+        target_id: Schema.optional<typeof Schema.String>
+        target_type: Schema.optional<typeof BrowserTargetType>
+        /**
+         * Initial URL of the new tab.
+         */
+        url: Schema.optional<typeof Schema.String>
+        /**
+         * Initial page title of the new tab.
+         */
+        title: Schema.optional<typeof Schema.String>
+        /**
+         * Target identifier of the tab that opened this one, if any.
+         */
+        opener_id: Schema.optional<typeof Schema.String>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1636,13 +1213,8 @@ export const BrowserPageTabOpenedEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageTabOpenedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageTabOpenedEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_tab_opened"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * CDP target identifier for the newly opened tab.
@@ -1662,10 +1234,6 @@ export interface BrowserPageTabOpenedEvent {
      */
     readonly opener_id?: string | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -1674,74 +1242,44 @@ export interface BrowserPageTabOpenedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutShiftEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_layout_shift"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP frame identifier of the frame where the layout shift occurred.
-       */
-      source_frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * Performance Timeline timestamp of the layout shift in milliseconds.
-       */
-      time: Schema.optional<typeof Schema.Number>
-      /**
-       * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
-       */
-      duration: Schema.optional<typeof Schema.Number>
-      /**
-       * PerformanceLayoutShift attributes from the Performance Timeline entry.
-       */
-      layout_shift_details: Schema.optional<
-        Schema.Struct<{
+export const BrowserPageLayoutShiftEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_layout_shift"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
           /**
-           * Layout shift score for this entry (contribution to CLS).
+           * CDP frame identifier of the frame where the layout shift occurred.
            */
-          value: Schema.optional<typeof Schema.Number>
+          source_frame_id: Schema.optional<typeof Schema.String>
           /**
-           * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+           * Performance Timeline timestamp of the layout shift in milliseconds.
            */
-          had_recent_input: Schema.optional<typeof Schema.Boolean>
-        }>
+          time: Schema.optional<typeof Schema.Number>
+          /**
+           * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+           */
+          duration: Schema.optional<typeof Schema.Number>
+          /**
+           * PerformanceLayoutShift attributes from the Performance Timeline entry.
+           */
+          layout_shift_details: Schema.optional<
+            Schema.Struct<{
+              /**
+               * Layout shift score for this entry (contribution to CLS).
+               */
+              value: Schema.optional<typeof Schema.Number>
+              /**
+               * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+               */
+              had_recent_input: Schema.optional<typeof Schema.Boolean>
+            }>
+          >
+        }
       >
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1775,74 +1313,45 @@ export const BrowserPageLayoutShiftEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserPageLayoutShiftEvent}.
+ */
+interface BrowserPageLayoutShiftEventData extends BrowserEventContext {
+  /**
+   * CDP frame identifier of the frame where the layout shift occurred.
+   */
+  readonly source_frame_id?: string | undefined
+  /**
+   * Performance Timeline timestamp of the layout shift in milliseconds.
+   */
+  readonly time?: number | undefined
+  /**
+   * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+   */
+  readonly duration?: number | undefined
+  /**
+   * PerformanceLayoutShift attributes from the Performance Timeline entry.
+   */
+  readonly layout_shift_details?: {
+    /**
+     * Layout shift score for this entry (contribution to CLS).
+     */
+    readonly value?: number | undefined
+    /**
+     * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+     */
+    readonly had_recent_input?: boolean | undefined
+  } | undefined
+}
+
+/**
  * The type of {@link BrowserPageLayoutShiftEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLayoutShiftEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageLayoutShiftEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_layout_shift"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP frame identifier of the frame where the layout shift occurred.
-     */
-    readonly source_frame_id?: string | undefined
-    /**
-     * Performance Timeline timestamp of the layout shift in milliseconds.
-     */
-    readonly time?: number | undefined
-    /**
-     * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
-     */
-    readonly duration?: number | undefined
-    /**
-     * PerformanceLayoutShift attributes from the Performance Timeline entry.
-     */
-    readonly layout_shift_details?: {
-      /**
-       * Layout shift score for this entry (contribution to CLS).
-       */
-      readonly value?: number | undefined
-      /**
-       * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
-       */
-      readonly had_recent_input?: boolean | undefined
-    } | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserPageLayoutShiftEventData | undefined
 }
 
 /**
@@ -1851,86 +1360,56 @@ export interface BrowserPageLayoutShiftEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLcpEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_lcp"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * CDP frame identifier of the frame where the LCP element was rendered.
-       */
-      source_frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * Performance Timeline timestamp of the LCP entry in milliseconds.
-       */
-      time: Schema.optional<typeof Schema.Number>
-      /**
-       * LargestContentfulPaint attributes from the Performance Timeline entry.
-       */
-      lcp_details: Schema.optional<
-        Schema.Struct<{
+export const BrowserPageLcpEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_lcp"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
           /**
-           * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+           * CDP frame identifier of the frame where the LCP element was rendered.
            */
-          render_time: Schema.optional<typeof Schema.Number>
+          source_frame_id: Schema.optional<typeof Schema.String>
           /**
-           * Load time of the LCP element in milliseconds.
+           * Performance Timeline timestamp of the LCP entry in milliseconds.
            */
-          load_time: Schema.optional<typeof Schema.Number>
+          time: Schema.optional<typeof Schema.Number>
           /**
-           * Visible area of the LCP element in pixels squared.
+           * LargestContentfulPaint attributes from the Performance Timeline entry.
            */
-          size: Schema.optional<typeof Schema.Number>
-          /**
-           * id attribute of the LCP element, if present.
-           */
-          element_id: Schema.optional<typeof Schema.String>
-          /**
-           * URL of the LCP element for image or video elements.
-           */
-          url: Schema.optional<typeof Schema.String>
-          /**
-           * CDP DOM node identifier of the LCP element.
-           */
-          node_id: Schema.optional<typeof Schema.Int>
-        }>
+          lcp_details: Schema.optional<
+            Schema.Struct<{
+              /**
+               * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+               */
+              render_time: Schema.optional<typeof Schema.Number>
+              /**
+               * Load time of the LCP element in milliseconds.
+               */
+              load_time: Schema.optional<typeof Schema.Number>
+              /**
+               * Visible area of the LCP element in pixels squared.
+               */
+              size: Schema.optional<typeof Schema.Number>
+              /**
+               * id attribute of the LCP element, if present.
+               */
+              element_id: Schema.optional<typeof Schema.String>
+              /**
+               * URL of the LCP element for image or video elements.
+               */
+              url: Schema.optional<typeof Schema.String>
+              /**
+               * CDP DOM node identifier of the LCP element.
+               */
+              node_id: Schema.optional<typeof Schema.Int>
+            }>
+          >
+        }
       >
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -1976,86 +1455,57 @@ export const BrowserPageLcpEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserPageLcpEvent}.
+ */
+interface BrowserPageLcpEventData extends BrowserEventContext {
+  /**
+   * CDP frame identifier of the frame where the LCP element was rendered.
+   */
+  readonly source_frame_id?: string | undefined
+  /**
+   * Performance Timeline timestamp of the LCP entry in milliseconds.
+   */
+  readonly time?: number | undefined
+  /**
+   * LargestContentfulPaint attributes from the Performance Timeline entry.
+   */
+  readonly lcp_details?: {
+    /**
+     * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+     */
+    readonly render_time?: number | undefined
+    /**
+     * Load time of the LCP element in milliseconds.
+     */
+    readonly load_time?: number | undefined
+    /**
+     * Visible area of the LCP element in pixels squared.
+     */
+    readonly size?: number | undefined
+    /**
+     * id attribute of the LCP element, if present.
+     */
+    readonly element_id?: string | undefined
+    /**
+     * URL of the LCP element for image or video elements.
+     */
+    readonly url?: string | undefined
+    /**
+     * CDP DOM node identifier of the LCP element.
+     */
+    readonly node_id?: number | undefined
+  } | undefined
+}
+
+/**
  * The type of {@link BrowserPageLcpEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLcpEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageLcpEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_lcp"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * CDP frame identifier of the frame where the LCP element was rendered.
-     */
-    readonly source_frame_id?: string | undefined
-    /**
-     * Performance Timeline timestamp of the LCP entry in milliseconds.
-     */
-    readonly time?: number | undefined
-    /**
-     * LargestContentfulPaint attributes from the Performance Timeline entry.
-     */
-    readonly lcp_details?: {
-      /**
-       * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
-       */
-      readonly render_time?: number | undefined
-      /**
-       * Load time of the LCP element in milliseconds.
-       */
-      readonly load_time?: number | undefined
-      /**
-       * Visible area of the LCP element in pixels squared.
-       */
-      readonly size?: number | undefined
-      /**
-       * id attribute of the LCP element, if present.
-       */
-      readonly element_id?: string | undefined
-      /**
-       * URL of the LCP element for image or video elements.
-       */
-      readonly url?: string | undefined
-      /**
-       * CDP DOM node identifier of the LCP element.
-       */
-      readonly node_id?: number | undefined
-    } | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserPageLcpEventData | undefined
 }
 
 /**
@@ -2064,19 +1514,12 @@ export interface BrowserPageLcpEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageLayoutSettledEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_layout_settled"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<typeof BrowserEventContext>
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
+export const BrowserPageLayoutSettledEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_layout_settled"]>
+    data: Schema.optional<typeof BrowserEventContext>
+  }
+> = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
   data: optionalBrowserEventContext()
@@ -2088,18 +1531,9 @@ export const BrowserPageLayoutSettledEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageLayoutSettledEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageLayoutSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_layout_settled"
-  readonly source: BrowserEventSource
   readonly data?: BrowserEventContext | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2108,19 +1542,12 @@ export interface BrowserPageLayoutSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserPageNavigationSettledEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["page_navigation_settled"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<typeof BrowserEventContext>
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
+export const BrowserPageNavigationSettledEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["page_navigation_settled"]>
+    data: Schema.optional<typeof BrowserEventContext>
+  }
+> = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
   data: optionalBrowserEventContext()
@@ -2132,18 +1559,9 @@ export const BrowserPageNavigationSettledEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserPageNavigationSettledEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserPageNavigationSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_navigation_settled"
-  readonly source: BrowserEventSource
   readonly data?: BrowserEventContext | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2152,67 +1570,37 @@ export interface BrowserPageNavigationSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionClickEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["interaction_click"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Viewport x-coordinate of the click in CSS pixels.
-       */
-      x: Schema.optional<typeof Schema.Int>
-      /**
-       * Viewport y-coordinate of the click in CSS pixels.
-       */
-      y: Schema.optional<typeof Schema.Int>
-      /**
-       * CSS selector path to the clicked element.
-       */
-      selector: Schema.optional<typeof Schema.String>
-      /**
-       * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
-       */
-      tag: Schema.optional<typeof Schema.String>
-      /**
-       * Visible text content of the clicked element, trimmed.
-       */
-      text: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
+export const BrowserInteractionClickEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["interaction_click"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Viewport x-coordinate of the click in CSS pixels.
+           */
+          x: Schema.optional<typeof Schema.Int>
+          /**
+           * Viewport y-coordinate of the click in CSS pixels.
+           */
+          y: Schema.optional<typeof Schema.Int>
+          /**
+           * CSS selector path to the clicked element.
+           */
+          selector: Schema.optional<typeof Schema.String>
+          /**
+           * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+           */
+          tag: Schema.optional<typeof Schema.String>
+          /**
+           * Visible text content of the clicked element, trimmed.
+           */
+          text: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2241,69 +1629,40 @@ export const BrowserInteractionClickEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserInteractionClickEvent}.
+ */
+interface BrowserInteractionClickEventData extends BrowserEventContext {
+  /**
+   * Viewport x-coordinate of the click in CSS pixels.
+   */
+  readonly x?: number | undefined
+  /**
+   * Viewport y-coordinate of the click in CSS pixels.
+   */
+  readonly y?: number | undefined
+  /**
+   * CSS selector path to the clicked element.
+   */
+  readonly selector?: string | undefined
+  /**
+   * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+   */
+  readonly tag?: string | undefined
+  /**
+   * Visible text content of the clicked element, trimmed.
+   */
+  readonly text?: string | undefined
+}
+
+/**
  * The type of {@link BrowserInteractionClickEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionClickEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserInteractionClickEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_click"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Viewport x-coordinate of the click in CSS pixels.
-     */
-    readonly x?: number | undefined
-    /**
-     * Viewport y-coordinate of the click in CSS pixels.
-     */
-    readonly y?: number | undefined
-    /**
-     * CSS selector path to the clicked element.
-     */
-    readonly selector?: string | undefined
-    /**
-     * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
-     */
-    readonly tag?: string | undefined
-    /**
-     * Visible text content of the clicked element, trimmed.
-     */
-    readonly text?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserInteractionClickEventData | undefined
 }
 
 /**
@@ -2312,59 +1671,29 @@ export interface BrowserInteractionClickEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionKeyEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["interaction_key"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
-       */
-      key: Schema.optional<typeof Schema.String>
-      /**
-       * CSS selector path to the element that had focus when the key was pressed.
-       */
-      selector: Schema.optional<typeof Schema.String>
-      /**
-       * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
-       */
-      tag: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
+export const BrowserInteractionKeyEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["interaction_key"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+           */
+          key: Schema.optional<typeof Schema.String>
+          /**
+           * CSS selector path to the element that had focus when the key was pressed.
+           */
+          selector: Schema.optional<typeof Schema.String>
+          /**
+           * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+           */
+          tag: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2385,61 +1714,32 @@ export const BrowserInteractionKeyEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserInteractionKeyEvent}.
+ */
+interface BrowserInteractionKeyEventData extends BrowserEventContext {
+  /**
+   * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+   */
+  readonly key?: string | undefined
+  /**
+   * CSS selector path to the element that had focus when the key was pressed.
+   */
+  readonly selector?: string | undefined
+  /**
+   * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+   */
+  readonly tag?: string | undefined
+}
+
+/**
  * The type of {@link BrowserInteractionKeyEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionKeyEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserInteractionKeyEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_key"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
-     */
-    readonly key?: string | undefined
-    /**
-     * CSS selector path to the element that had focus when the key was pressed.
-     */
-    readonly selector?: string | undefined
-    /**
-     * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
-     */
-    readonly tag?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserInteractionKeyEventData | undefined
 }
 
 /**
@@ -2448,67 +1748,37 @@ export interface BrowserInteractionKeyEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserInteractionScrollSettledEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["interaction_scroll_settled"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * CDP session identifier for the target connection.
-       */
-      session_id: Schema.optional<typeof Schema.String>
-      /**
-       * Browser target identifier (stable across navigations within a tab).
-       */
-      target_id: Schema.optional<typeof Schema.String>
-      target_type: Schema.optional<typeof BrowserTargetType>
-      /**
-       * CDP frame identifier within the target.
-       */
-      frame_id: Schema.optional<typeof Schema.String>
-      /**
-       * CDP document loader identifier, reset on each navigation.
-       */
-      loader_id: Schema.optional<typeof Schema.String>
-      /**
-       * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-       */
-      url: Schema.optional<typeof Schema.String>
-      /**
-       * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-       */
-      nav_seq: Schema.optional<typeof Schema.Int>
-      /**
-       * Scroll x-position at the start of the scroll gesture in CSS pixels.
-       */
-      from_x: Schema.optional<typeof Schema.Int>
-      /**
-       * Scroll y-position at the start of the scroll gesture in CSS pixels.
-       */
-      from_y: Schema.optional<typeof Schema.Int>
-      /**
-       * Final scroll x-position after the gesture settled in CSS pixels.
-       */
-      to_x: Schema.optional<typeof Schema.Int>
-      /**
-       * Final scroll y-position after the gesture settled in CSS pixels.
-       */
-      to_y: Schema.optional<typeof Schema.Int>
-      /**
-       * CSS selector path to the scrolled element.
-       */
-      target_selector: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", () => ({
+export const BrowserInteractionScrollSettledEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["interaction_scroll_settled"]>
+    data: Schema.optional<
+      Schema.Struct<
+        BrowserEventContextFields & {
+          /**
+           * Scroll x-position at the start of the scroll gesture in CSS pixels.
+           */
+          from_x: Schema.optional<typeof Schema.Int>
+          /**
+           * Scroll y-position at the start of the scroll gesture in CSS pixels.
+           */
+          from_y: Schema.optional<typeof Schema.Int>
+          /**
+           * Final scroll x-position after the gesture settled in CSS pixels.
+           */
+          to_x: Schema.optional<typeof Schema.Int>
+          /**
+           * Final scroll y-position after the gesture settled in CSS pixels.
+           */
+          to_y: Schema.optional<typeof Schema.Int>
+          /**
+           * CSS selector path to the scrolled element.
+           */
+          target_selector: Schema.optional<typeof Schema.String>
+        }
+      >
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2537,69 +1807,40 @@ export const BrowserInteractionScrollSettledEvent: Schema.Struct<{
 }))
 
 /**
+ * The `Data` of {@link BrowserInteractionScrollSettledEvent}.
+ */
+interface BrowserInteractionScrollSettledEventData extends BrowserEventContext {
+  /**
+   * Scroll x-position at the start of the scroll gesture in CSS pixels.
+   */
+  readonly from_x?: number | undefined
+  /**
+   * Scroll y-position at the start of the scroll gesture in CSS pixels.
+   */
+  readonly from_y?: number | undefined
+  /**
+   * Final scroll x-position after the gesture settled in CSS pixels.
+   */
+  readonly to_x?: number | undefined
+  /**
+   * Final scroll y-position after the gesture settled in CSS pixels.
+   */
+  readonly to_y?: number | undefined
+  /**
+   * CSS selector path to the scrolled element.
+   */
+  readonly target_selector?: string | undefined
+}
+
+/**
  * The type of {@link BrowserInteractionScrollSettledEvent}.
  *
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserInteractionScrollSettledEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserInteractionScrollSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_scroll_settled"
-  readonly source: BrowserEventSource
-  readonly data?: {
-    /**
-     * CDP session identifier for the target connection.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier (stable across navigations within a tab).
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * CDP frame identifier within the target.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * CDP document loader identifier, reset on each navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * URL relevant to this event — page URL for navigation and page events, request URL for network events.
-     */
-    readonly url?: string | undefined
-    /**
-     * Monotonically increasing navigation sequence number, incremented on each top-level navigation within the target.
-     */
-    readonly nav_seq?: number | undefined
-    /**
-     * Scroll x-position at the start of the scroll gesture in CSS pixels.
-     */
-    readonly from_x?: number | undefined
-    /**
-     * Scroll y-position at the start of the scroll gesture in CSS pixels.
-     */
-    readonly from_y?: number | undefined
-    /**
-     * Final scroll x-position after the gesture settled in CSS pixels.
-     */
-    readonly to_x?: number | undefined
-    /**
-     * Final scroll y-position after the gesture settled in CSS pixels.
-     */
-    readonly to_y?: number | undefined
-    /**
-     * CSS selector path to the scrolled element.
-     */
-    readonly target_selector?: string | undefined
-  } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
+  readonly data?: BrowserInteractionScrollSettledEventData | undefined
 }
 
 /**
@@ -2608,26 +1849,19 @@ export interface BrowserInteractionScrollSettledEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorScreenshotEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["monitor_screenshot"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * Base64-encoded PNG screenshot of the browser viewport.
-       */
-      png: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
+export const BrowserMonitorScreenshotEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["monitor_screenshot"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * Base64-encoded PNG screenshot of the browser viewport.
+         */
+        png: Schema.optional<typeof Schema.String>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2644,23 +1878,14 @@ export const BrowserMonitorScreenshotEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorScreenshotEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserMonitorScreenshotEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_screenshot"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * Base64-encoded PNG screenshot of the browser viewport.
      */
     readonly png?: string | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2669,26 +1894,19 @@ export interface BrowserMonitorScreenshotEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorDisconnectedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["monitor_disconnected"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
-       */
-      reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
+export const BrowserMonitorDisconnectedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["monitor_disconnected"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+         */
+        reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2705,23 +1923,14 @@ export const BrowserMonitorDisconnectedEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorDisconnectedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserMonitorDisconnectedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_disconnected"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * Reason for the disconnection. chrome_restarted: Chrome process restarted.
      */
     readonly reason?: "chrome_restarted" | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2730,26 +1939,19 @@ export interface BrowserMonitorDisconnectedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["monitor_reconnected"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
-       */
-      reconnect_duration_ms: Schema.optional<typeof Schema.Int>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
+export const BrowserMonitorReconnectedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["monitor_reconnected"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+         */
+        reconnect_duration_ms: Schema.optional<typeof Schema.Int>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2766,23 +1968,14 @@ export const BrowserMonitorReconnectedEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorReconnectedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserMonitorReconnectedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_reconnected"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * Wall-clock time in milliseconds taken to reconnect after the disconnection.
      */
     readonly reconnect_duration_ms?: number | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2791,26 +1984,19 @@ export interface BrowserMonitorReconnectedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorReconnectFailedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["monitor_reconnect_failed"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
-       */
-      reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
+export const BrowserMonitorReconnectFailedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["monitor_reconnect_failed"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+         */
+        reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2827,23 +2013,14 @@ export const BrowserMonitorReconnectFailedEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorReconnectFailedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserMonitorReconnectFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_reconnect_failed"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
      */
     readonly reason?: "reconnect_exhausted" | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
@@ -2852,26 +2029,19 @@ export interface BrowserMonitorReconnectFailedEvent {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserMonitorInitFailedEvent: Schema.Struct<{
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  ts: typeof Schema.Int
-  type: Schema.Literal<["monitor_init_failed"]>
-  source: typeof BrowserEventSource
-  data: Schema.optional<
-    Schema.Struct<{
-      /**
-       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
-       */
-      step: Schema.optional<typeof Schema.String>
-    }>
-  >
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  truncated: Schema.optional<typeof Schema.Boolean>
-}> = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
+export const BrowserMonitorInitFailedEvent: Schema.Struct<
+  BrowserConsoleLogEventFields & {
+    type: Schema.Literal<["monitor_init_failed"]>
+    data: Schema.optional<
+      Schema.Struct<{
+        /**
+         * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+         */
+        step: Schema.optional<typeof Schema.String>
+      }>
+    >
+  }
+> = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
   data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
@@ -2888,23 +2058,14 @@ export const BrowserMonitorInitFailedEvent: Schema.Struct<{
  * @since 0.2.0
  * @category Models
  */
-export interface BrowserMonitorInitFailedEvent {
-  /**
-   * Event timestamp in Unix microseconds.
-   */
-  readonly ts: number
+export interface BrowserMonitorInitFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_init_failed"
-  readonly source: BrowserEventSource
   readonly data?: {
     /**
      * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
      */
     readonly step?: string | undefined
   } | undefined
-  /**
-   * True if the data field was truncated due to size limits.
-   */
-  readonly truncated?: boolean | undefined
 }
 
 /**
