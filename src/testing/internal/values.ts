@@ -551,7 +551,92 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
   return check
 }
 
+/**
+ * A body's strict check without a parser run, for the bodies it passes: `true` only where the strict
+ * check (no extra property, the types, the filters, the document's limits on encoding) succeeds; a
+ * `false` leaves the verdict and its message to the strict check. Made for plain structs (no index
+ * signature, no renamed key), arrays, refinements, unions of those and the document's limits, over
+ * type-only fields; `undefined` for any other schema (always the strict check).
+ */
+const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length > 0) return undefined
+      const fields: Array<readonly [string, boolean, (u: unknown) => boolean]> = []
+      for (const ps of ast.propertySignatures) {
+        if (typeof ps.name !== "string") return undefined
+        const guard = strictGuard(ps.type)
+        if (guard === undefined) return undefined
+        fields.push([ps.name, ps.isOptional, guard])
+      }
+      const names = new Set(fields.map(([name]) => name))
+      return (u) => {
+        if (!isRecord(u)) return false
+        for (const key of Object.keys(u)) if (!names.has(key)) return false
+        for (const [name, optional, guard] of fields) {
+          const given = u[name]
+          if (given === undefined) {
+            // absent and optional: fine; a key given as undefined is left to the strict check
+            if (!optional || name in u) return false
+          } else if (!guard(given)) {
+            return false
+          }
+        }
+        return true
+      }
+    }
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (ast.elements.length > 0 || ast.rest.length !== 1 || rest === undefined) return undefined
+      const guard = strictGuard(rest.type)
+      return guard === undefined ? undefined : (u) => Array.isArray(u) && u.every(guard)
+    }
+    case "Refinement": {
+      const guard = strictGuard(ast.from)
+      return guard === undefined ? undefined : (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
+    }
+    case "Union": {
+      const guards: Array<(u: unknown) => boolean> = []
+      for (const member of ast.types) {
+        const guard = strictGuard(member)
+        if (guard === undefined) return undefined
+        guards.push(guard)
+      }
+      return (u) => guards.some((guard) => guard(u))
+    }
+    case "Transformation": {
+      // the document's limits (`limited`): decoding is its type's, encoding checks the limits
+      if (ast.transformation._tag !== "FinalTransformation" || ast.transformation.decode !== ParseResult.succeed) {
+        return typeGuard(ast)
+      }
+      const guard = strictGuard(ast.from)
+      const encode = ast.transformation.encode
+      return guard === undefined ? undefined : (u) => {
+        if (!guard(u)) return false
+        const encoded = encode(u, filterOptions, ast, u)
+        return Either.isEither(encoded) && Either.isRight(encoded)
+      }
+    }
+    default:
+      return typeGuard(ast)
+  }
+}
+
+const strictGuards = new WeakMap<SchemaAST.AST, ((u: unknown) => boolean) | "none">()
+
+/** Whether {@link strictGuard} passes `value` (a body the strict check then need not run on). */
+export const passesStrictGuard = (ast: SchemaAST.AST, value: unknown): boolean => {
+  let guard = strictGuards.get(ast)
+  if (guard === undefined) {
+    guard = strictGuard(ast) ?? "none"
+    strictGuards.set(ast, guard)
+  }
+  return guard !== "none" && guard(value)
+}
+
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
+  // the bodies the strict guard passes are valid: no parser run for them
+  if (passesStrictGuard(schema.ast, value)) return undefined
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends
   const result = strictCheck(schema)(value)
