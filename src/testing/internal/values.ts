@@ -554,14 +554,23 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
 /**
  * A body's strict check without a parser run, for the bodies it passes: `true` only where the strict
  * check (no extra property, the types, the filters, the document's limits on encoding) succeeds; a
- * `false` leaves the verdict and its message to the strict check. Made for plain structs (no index
- * signature, no renamed key), arrays, refinements, unions of those and the document's limits, over
+ * `false` leaves the verdict and its message to the strict check. Made for plain structs (no renamed
+ * key), records of strings, arrays, refinements, unions of those and the document's limits, over
  * type-only fields; `undefined` for any other schema (always the strict check).
  */
 const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
   switch (ast._tag) {
     case "TypeLiteral": {
-      if (ast.indexSignatures.length > 0) return undefined
+      if (ast.indexSignatures.length > 0) {
+        // a record of strings to a type (`env`, `headers`...): every value of that type
+        const signature = ast.indexSignatures[0]
+        if (
+          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
+          signature.parameter._tag !== "StringKeyword"
+        ) return undefined
+        const guard = strictGuard(signature.type)
+        return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
+      }
       const fields: Array<readonly [string, boolean, (u: unknown) => boolean]> = []
       for (const ps of ast.propertySignatures) {
         if (typeof ps.name !== "string") return undefined
