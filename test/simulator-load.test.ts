@@ -187,7 +187,7 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
     let bodies = 0
     for (const operation of operations) {
       if (operation.body?.kind !== "json") continue
-      const schema = operation.body.schema
+      const schema: Schema.Schema.AnyNoContext = operation.body.schema
       const strict = (u: unknown) =>
         Either.isRight(
           Either.flatMap(
