@@ -142,28 +142,40 @@ const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined =>
       const literal = ast.literal
       return (u) => u === literal
     }
-    case "Union": {
-      const guards: Array<(u: unknown) => boolean> = []
-      for (const member of ast.types) {
-        const guard = typeGuard(member)
-        if (guard === undefined) return undefined
-        guards.push(guard)
-      }
-      return (u) => guards.some((guard) => guard(u))
-    }
-    case "Refinement": {
+    case "Union":
+      return unionGuard(ast, typeGuard)
+    case "Refinement":
       // a filter on such a type (`minLength`, `int`, a pattern...): what the parser does, decoding
       // or encoding (the type checked, then its filter), without its run
-      const guard = typeGuard(ast.from)
-      if (guard === undefined) return undefined
-      return (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
-    }
+      return refinementGuard(ast, typeGuard)
     default:
       return undefined
   }
 }
 
 const filterOptions: SchemaAST.ParseOptions = {}
+
+type Guard = (u: unknown) => boolean
+
+/** A union's guard: one of its members' (each made by `of`); `undefined` if a member has none. */
+const unionGuard = (ast: SchemaAST.Union, of: (ast: SchemaAST.AST) => Guard | undefined): Guard | undefined => {
+  const guards: Array<Guard> = []
+  for (const member of ast.types) {
+    const guard = of(member)
+    if (guard === undefined) return undefined
+    guards.push(guard)
+  }
+  return (u) => guards.some((guard) => guard(u))
+}
+
+/** A refinement's guard: its type's (made by `of`), then its filter. */
+const refinementGuard = (
+  ast: SchemaAST.Refinement,
+  of: (ast: SchemaAST.AST) => Guard | undefined
+): Guard | undefined => {
+  const guard = of(ast.from)
+  return guard === undefined ? undefined : (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
+}
 
 /**
  * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
@@ -600,19 +612,10 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
       const guard = strictGuard(rest.type)
       return guard === undefined ? undefined : (u) => Array.isArray(u) && u.every(guard)
     }
-    case "Refinement": {
-      const guard = strictGuard(ast.from)
-      return guard === undefined ? undefined : (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
-    }
-    case "Union": {
-      const guards: Array<(u: unknown) => boolean> = []
-      for (const member of ast.types) {
-        const guard = strictGuard(member)
-        if (guard === undefined) return undefined
-        guards.push(guard)
-      }
-      return (u) => guards.some((guard) => guard(u))
-    }
+    case "Refinement":
+      return refinementGuard(ast, strictGuard)
+    case "Union":
+      return unionGuard(ast, strictGuard)
     case "Transformation": {
       // the document's limits (`limited`): decoding is its type's, encoding checks the limits
       if (ast.transformation._tag !== "FinalTransformation" || ast.transformation.decode !== ParseResult.succeed) {
