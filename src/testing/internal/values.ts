@@ -142,28 +142,40 @@ const typeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined =>
       const literal = ast.literal
       return (u) => u === literal
     }
-    case "Union": {
-      const guards: Array<(u: unknown) => boolean> = []
-      for (const member of ast.types) {
-        const guard = typeGuard(member)
-        if (guard === undefined) return undefined
-        guards.push(guard)
-      }
-      return (u) => guards.some((guard) => guard(u))
-    }
-    case "Refinement": {
+    case "Union":
+      return unionGuard(ast, typeGuard)
+    case "Refinement":
       // a filter on such a type (`minLength`, `int`, a pattern...): what the parser does, decoding
       // or encoding (the type checked, then its filter), without its run
-      const guard = typeGuard(ast.from)
-      if (guard === undefined) return undefined
-      return (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
-    }
+      return refinementGuard(ast, typeGuard)
     default:
       return undefined
   }
 }
 
 const filterOptions: SchemaAST.ParseOptions = {}
+
+type Guard = (u: unknown) => boolean
+
+/** A union's guard: one of its members' (each made by `of`); `undefined` if a member has none. */
+const unionGuard = (ast: SchemaAST.Union, of: (ast: SchemaAST.AST) => Guard | undefined): Guard | undefined => {
+  const guards: Array<Guard> = []
+  for (const member of ast.types) {
+    const guard = of(member)
+    if (guard === undefined) return undefined
+    guards.push(guard)
+  }
+  return (u) => guards.some((guard) => guard(u))
+}
+
+/** A refinement's guard: its type's (made by `of`), then its filter. */
+const refinementGuard = (
+  ast: SchemaAST.Refinement,
+  of: (ast: SchemaAST.AST) => Guard | undefined
+): Guard | undefined => {
+  const guard = of(ast.from)
+  return guard === undefined ? undefined : (u) => guard(u) && Option.isNone(ast.filter(u, filterOptions, ast))
+}
 
 /**
  * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
@@ -551,7 +563,92 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
   return check
 }
 
+/**
+ * A body's strict check without a parser run, for the bodies it passes: `true` only where the strict
+ * check (no extra property, the types, the filters, the document's limits on encoding) succeeds; a
+ * `false` leaves the verdict and its message to the strict check. Made for plain structs (no renamed
+ * key), records of strings, arrays, refinements, unions of those and the document's limits, over
+ * type-only fields; `undefined` for any other schema (always the strict check).
+ */
+const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length > 0) {
+        // a record of strings to a type (`env`, `headers`...): every value of that type
+        const signature = ast.indexSignatures[0]
+        if (
+          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
+          signature.parameter._tag !== "StringKeyword"
+        ) return undefined
+        const guard = strictGuard(signature.type)
+        return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
+      }
+      const fields: Array<readonly [string, boolean, (u: unknown) => boolean]> = []
+      for (const ps of ast.propertySignatures) {
+        if (typeof ps.name !== "string") return undefined
+        const guard = strictGuard(ps.type)
+        if (guard === undefined) return undefined
+        fields.push([ps.name, ps.isOptional, guard])
+      }
+      const names = new Set(fields.map(([name]) => name))
+      return (u) => {
+        if (!isRecord(u)) return false
+        for (const key of Object.keys(u)) if (!names.has(key)) return false
+        for (const [name, optional, guard] of fields) {
+          const given = u[name]
+          if (given === undefined) {
+            // absent and optional: fine; a key given as undefined is left to the strict check
+            if (!optional || name in u) return false
+          } else if (!guard(given)) {
+            return false
+          }
+        }
+        return true
+      }
+    }
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (ast.elements.length > 0 || ast.rest.length !== 1 || rest === undefined) return undefined
+      const guard = strictGuard(rest.type)
+      return guard === undefined ? undefined : (u) => Array.isArray(u) && u.every(guard)
+    }
+    case "Refinement":
+      return refinementGuard(ast, strictGuard)
+    case "Union":
+      return unionGuard(ast, strictGuard)
+    case "Transformation": {
+      // the document's limits (`limited`): decoding is its type's, encoding checks the limits
+      if (ast.transformation._tag !== "FinalTransformation" || ast.transformation.decode !== ParseResult.succeed) {
+        return typeGuard(ast)
+      }
+      const guard = strictGuard(ast.from)
+      const encode = ast.transformation.encode
+      return guard === undefined ? undefined : (u) => {
+        if (!guard(u)) return false
+        const encoded = encode(u, filterOptions, ast, u)
+        return Either.isEither(encoded) && Either.isRight(encoded)
+      }
+    }
+    default:
+      return typeGuard(ast)
+  }
+}
+
+const strictGuards = new WeakMap<SchemaAST.AST, ((u: unknown) => boolean) | "none">()
+
+/** Whether {@link strictGuard} passes `value` (a body the strict check then need not run on). */
+export const passesStrictGuard = (ast: SchemaAST.AST, value: unknown): boolean => {
+  let guard = strictGuards.get(ast)
+  if (guard === undefined) {
+    guard = strictGuard(ast) ?? "none"
+    strictGuards.set(ast, guard)
+  }
+  return guard !== "none" && guard(value)
+}
+
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
+  // the bodies the strict guard passes are valid: no parser run for them
+  if (passesStrictGuard(schema.ast, value)) return undefined
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends
   const result = strictCheck(schema)(value)
