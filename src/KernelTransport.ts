@@ -14,8 +14,41 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type * as Undici from "undici"
+import type * as Tls from "node:tls"
 import * as internal from "./internal/transport.js"
+
+/**
+ * The `tls` option: node's TLS connection options (`ca`, `cert`, `key`, `rejectUnauthorized`,
+ * `servername`, ...) and undici's connector options, as undici's `buildConnector.BuildOptions` has
+ * them (written here so that the SDK's declarations do not load undici's for programs that never use
+ * this module).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TlsOptions = Tls.ConnectionOptions & {
+  allowH2?: boolean
+  maxCachedSessions?: number | null
+  socketPath?: string | null
+  timeout?: number | null
+  port?: number
+  keepAlive?: boolean | null
+  keepAliveInitialDelay?: number | null
+  typeOfService?: number | null
+}
+
+/**
+ * A dispatcher of undici (an `Agent`, a `Pool`, a `ProxyAgent`, a `MockAgent`, ...): what
+ * {@link fromDispatcher} sends with. Written structurally, so that the SDK's declarations do not load
+ * undici's; any undici `Dispatcher` is one.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Dispatcher {
+  /** undici's `Dispatcher.dispatch(options, handler)`. */
+  dispatch(options: object, handler: object): boolean
+}
 
 /**
  * Options of the owned undici `Agent` and of the response bodies.
@@ -50,7 +83,7 @@ export interface Options {
    * Options no connection can be made with (a certificate or key that is not PEM, a key that does not
    * match its certificate, an unknown protocol version) fail the layer with a `ConfigError` naming `tls`.
    */
-  readonly tls?: Undici.buildConnector.BuildOptions | undefined
+  readonly tls?: TlsOptions | undefined
   /**
    * Bytes of a response body buffered ahead of its reader before the connection stops reading
    * (back-pressure). Default 256 KiB.
@@ -97,7 +130,7 @@ export const make: Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> = Ef
  * @category Constructors
  */
 export const fromDispatcher = (
-  dispatcher: Undici.Dispatcher,
+  dispatcher: Dispatcher,
   options: Pick<Options, "bodyBufferSize" | "abandonedBodyTimeout"> = {}
 ): HttpClient.HttpClient => internal.make(dispatcher, internal.optionsOf(options))
 

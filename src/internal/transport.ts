@@ -334,6 +334,14 @@ const aborted = () => new Error("the response body was released before it was re
 /** Why a whole-body read within a limit failed: the body has more bytes than the limit. */
 const bodyTooLarge = new Error("the response body is larger than the read allows")
 
+/**
+ * What a call is sent with: undici's `dispatch` (an owned `Agent`, or any undici `Dispatcher` given
+ * to `KernelTransport.fromDispatcher`).
+ */
+interface Sender {
+  dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean
+}
+
 /** @internal */
 export class Exchange implements Undici.Dispatcher.DispatchHandler {
   track: Track | undefined = undefined
@@ -1026,7 +1034,7 @@ const transportError = (request: HttpClientRequest.HttpClientRequest, names: Red
   new HttpClientError.RequestError({ request: redactRequest(request, names), reason: "Transport", cause })
 
 const send = (
-  dispatcher: Undici.Dispatcher,
+  dispatcher: Sender,
   request: HttpClientRequest.HttpClientRequest,
   url: URL,
   headers: Headers.Headers,
@@ -1110,7 +1118,7 @@ const redactedUrl = (url: URL): string => {
 }
 
 const traced = (
-  dispatcher: Undici.Dispatcher,
+  dispatcher: Sender,
   request: HttpClientRequest.HttpClientRequest,
   url: URL,
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
@@ -1146,7 +1154,7 @@ const traced = (
 }
 
 /** @internal */
-export const make = (dispatcher: Undici.Dispatcher, options: Options): HttpClient.HttpClient => {
+export const make = (dispatcher: Sender, options: Options): HttpClient.HttpClient => {
   const execute = executor(dispatcher, options)
   const client = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (effect) => Effect.flatMap(effect, execute),
@@ -1169,7 +1177,7 @@ export const executeOf = (
   HttpClientError.HttpClientError
 > => ownClients.get(client) ?? client.execute
 
-const executor = (dispatcher: Undici.Dispatcher, options: Options) =>
+const executor = (dispatcher: Sender, options: Options) =>
 (
   request: HttpClientRequest.HttpClientRequest
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
