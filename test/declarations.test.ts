@@ -1,6 +1,6 @@
 /**
  * What the package's declarations make a user's type-check load: `undici` is an optional peer
- * dependency, and a program that imports `effect-kernel` must not parse undici's ~45 declaration
+ * dependency, and a program that imports `effect-kernel` must not parse undici's 44 declaration
  * files (about 0.05 s a check) because one public module names an undici type. Each public module's
  * declaration is emitted here as tsc emits it for `dist/dts`.
  */
