@@ -94,7 +94,10 @@ export interface ListAppsService extends Surface.Service<"listApps", ListAppsPar
  * @since 0.2.0
  * @category Tags
  */
-export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {}
+export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListApps"
+}
 
 /**
  * List apps.

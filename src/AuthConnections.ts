@@ -134,7 +134,10 @@ export interface ListAuthConnectionsService extends
  */
 export class ListAuthConnections
   extends Context.Tag("effect-kernel/ListAuthConnections")<ListAuthConnections, ListAuthConnectionsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListAuthConnections"
+}
 
 /**
  * List auth connections.
@@ -227,7 +230,10 @@ export interface CreateAuthConnectionService extends
  */
 export class CreateAuthConnection
   extends Context.Tag("effect-kernel/CreateAuthConnection")<CreateAuthConnection, CreateAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateAuthConnection"
+}
 
 /**
  * Create auth connection.
@@ -299,7 +305,10 @@ export interface GetAuthConnectionService
  */
 export class GetAuthConnection
   extends Context.Tag("effect-kernel/GetAuthConnection")<GetAuthConnection, GetAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetAuthConnection"
+}
 
 /**
  * Get auth connection.
@@ -375,7 +384,10 @@ export interface UpdateAuthConnectionService extends
  */
 export class UpdateAuthConnection
   extends Context.Tag("effect-kernel/UpdateAuthConnection")<UpdateAuthConnection, UpdateAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateAuthConnection"
+}
 
 /**
  * Update auth connection.
@@ -451,7 +463,10 @@ export interface DeleteAuthConnectionService extends
  */
 export class DeleteAuthConnection
   extends Context.Tag("effect-kernel/DeleteAuthConnection")<DeleteAuthConnection, DeleteAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteAuthConnection"
+}
 
 const delete_ = Surface.accessor(DeleteAuthConnection, "deleteAuthConnection")
 
@@ -536,7 +551,10 @@ export interface LoginAuthConnectionService extends
  */
 export class LoginAuthConnection
   extends Context.Tag("effect-kernel/LoginAuthConnection")<LoginAuthConnection, LoginAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/LoginAuthConnection"
+}
 
 /**
  * Start login flow.
@@ -614,7 +632,10 @@ export interface SubmitAuthConnectionService extends
  */
 export class SubmitAuthConnection
   extends Context.Tag("effect-kernel/SubmitAuthConnection")<SubmitAuthConnection, SubmitAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/SubmitAuthConnection"
+}
 
 /**
  * Submit field values.
@@ -690,7 +711,10 @@ export interface FollowAuthConnectionService extends
  */
 export class FollowAuthConnection
   extends Context.Tag("effect-kernel/FollowAuthConnection")<FollowAuthConnection, FollowAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/FollowAuthConnection"
+}
 
 /**
  * Stream login flow events via SSE.
@@ -771,7 +795,10 @@ export interface ExchangeAuthConnectionService extends
  */
 export class ExchangeAuthConnection
   extends Context.Tag("effect-kernel/ExchangeAuthConnection")<ExchangeAuthConnection, ExchangeAuthConnectionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ExchangeAuthConnection"
+}
 
 /**
  * Exchange handoff code for JWT.

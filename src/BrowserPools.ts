@@ -214,7 +214,10 @@ export interface ListBrowserPoolsService {
  */
 export class ListBrowserPools
   extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListBrowserPools"
+}
 
 // prepared on first use, not when the module is imported
 const callList = Surface.lazy(() =>

@@ -108,7 +108,10 @@ export interface GetMousePositionService {
  */
 export class GetMousePosition
   extends Context.Tag("effect-kernel/GetMousePosition")<GetMousePosition, GetMousePositionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetMousePosition"
+}
 
 /**
  * The set-cursor-visibility operation (`POST /browsers/{id}/computer/cursor`).
@@ -128,7 +131,10 @@ export interface SetCursorVisibilityService {
  */
 export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/SetCursorVisibility"
+}
 
 // prepared on first use, not when the module is imported
 const callGetMousePosition = Surface.lazy(() =>

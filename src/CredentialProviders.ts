@@ -64,7 +64,10 @@ export interface ListCredentialProvidersService
 export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCredentialProviders")<
   ListCredentialProviders,
   ListCredentialProvidersService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListCredentialProviders"
+}
 
 /**
  * List credential providers.
@@ -136,7 +139,10 @@ export interface CreateCredentialProviderService extends
 export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateCredentialProvider")<
   CreateCredentialProvider,
   CreateCredentialProviderService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateCredentialProvider"
+}
 
 /**
  * Create a credential provider.
@@ -212,7 +218,10 @@ export interface GetCredentialProviderService extends
  */
 export class GetCredentialProvider
   extends Context.Tag("effect-kernel/GetCredentialProvider")<GetCredentialProvider, GetCredentialProviderService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetCredentialProvider"
+}
 
 /**
  * Get credential provider by ID.
@@ -291,7 +300,10 @@ export interface UpdateCredentialProviderService extends
 export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateCredentialProvider")<
   UpdateCredentialProvider,
   UpdateCredentialProviderService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateCredentialProvider"
+}
 
 /**
  * Update credential provider.
@@ -368,7 +380,10 @@ export interface DeleteCredentialProviderService extends
 export class DeleteCredentialProvider extends Context.Tag("effect-kernel/DeleteCredentialProvider")<
   DeleteCredentialProvider,
   DeleteCredentialProviderService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteCredentialProvider"
+}
 
 const delete_ = Surface.accessor(DeleteCredentialProvider, "deleteCredentialProvider")
 
@@ -448,7 +463,10 @@ export interface TestCredentialProviderService extends
  */
 export class TestCredentialProvider
   extends Context.Tag("effect-kernel/TestCredentialProvider")<TestCredentialProvider, TestCredentialProviderService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/TestCredentialProvider"
+}
 
 /**
  * Test credential provider connection.
@@ -525,7 +543,10 @@ export interface ListCredentialProviderItemsService extends
 export class ListCredentialProviderItems extends Context.Tag("effect-kernel/ListCredentialProviderItems")<
   ListCredentialProviderItems,
   ListCredentialProviderItemsService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListCredentialProviderItems"
+}
 
 /**
  * List items from a credential provider.

@@ -85,7 +85,10 @@ export interface ListCredentialsService
  */
 export class ListCredentials
   extends Context.Tag("effect-kernel/ListCredentials")<ListCredentials, ListCredentialsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListCredentials"
+}
 
 /**
  * List credentials.
@@ -168,7 +171,10 @@ export interface CreateCredentialService
  */
 export class CreateCredential
   extends Context.Tag("effect-kernel/CreateCredential")<CreateCredential, CreateCredentialService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateCredential"
+}
 
 /**
  * Create a credential.
@@ -237,7 +243,10 @@ export interface GetCredentialService
  * @since 0.2.0
  * @category Tags
  */
-export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {}
+export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetCredential"
+}
 
 /**
  * Get credential by ID or name.
@@ -310,7 +319,10 @@ export interface UpdateCredentialService
  */
 export class UpdateCredential
   extends Context.Tag("effect-kernel/UpdateCredential")<UpdateCredential, UpdateCredentialService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateCredential"
+}
 
 /**
  * Update credential.
@@ -381,7 +393,10 @@ export interface DeleteCredentialService
  */
 export class DeleteCredential
   extends Context.Tag("effect-kernel/DeleteCredential")<DeleteCredential, DeleteCredentialService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteCredential"
+}
 
 const delete_ = Surface.accessor(DeleteCredential, "deleteCredential")
 
@@ -461,7 +476,10 @@ export interface GetCredentialTotpCodeService extends
  */
 export class GetCredentialTotpCode
   extends Context.Tag("effect-kernel/GetCredentialTotpCode")<GetCredentialTotpCode, GetCredentialTotpCodeService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetCredentialTotpCode"
+}
 
 /**
  * Generate TOTP code.

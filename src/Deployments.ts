@@ -59,7 +59,10 @@ export interface DeleteDeploymentService {
  */
 export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteDeployment"
+}
 
 // prepared on first use, not when the module is imported
 const callDelete = Surface.lazy(() =>

@@ -56,7 +56,10 @@ export interface ListExtensionsService
  */
 export class ListExtensions
   extends Context.Tag("effect-kernel/ListExtensions")<ListExtensions, ListExtensionsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListExtensions"
+}
 
 /**
  * List browser extensions.
@@ -122,7 +125,10 @@ export interface UploadExtensionService
  */
 export class UploadExtension
   extends Context.Tag("effect-kernel/UploadExtension")<UploadExtension, UploadExtensionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UploadExtension"
+}
 
 /**
  * Upload a browser extension.
@@ -194,7 +200,10 @@ export interface DownloadExtensionService
  */
 export class DownloadExtension
   extends Context.Tag("effect-kernel/DownloadExtension")<DownloadExtension, DownloadExtensionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DownloadExtension"
+}
 
 /**
  * Download extension archive.
@@ -283,7 +292,10 @@ export interface DeleteExtensionService
  */
 export class DeleteExtension
   extends Context.Tag("effect-kernel/DeleteExtension")<DeleteExtension, DeleteExtensionService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteExtension"
+}
 
 const delete_ = Surface.accessor(DeleteExtension, "deleteExtension")
 
@@ -368,7 +380,10 @@ export interface DownloadChromeStoreExtensionService extends
 export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/DownloadChromeStoreExtension")<
   DownloadChromeStoreExtension,
   DownloadChromeStoreExtensionService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DownloadChromeStoreExtension"
+}
 
 /**
  * Download unpacked extension from Chrome Web Store.

@@ -79,7 +79,10 @@ export interface ReadFileService extends Surface.Service<"readFile", ReadFilePar
  * @since 0.2.0
  * @category Tags
  */
-export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {}
+export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ReadFile"
+}
 
 /**
  * Read file contents.
@@ -178,7 +181,10 @@ export interface WriteFileService
  * @since 0.2.0
  * @category Tags
  */
-export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {}
+export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/WriteFile"
+}
 
 /**
  * Write or create a file.
@@ -249,7 +255,10 @@ export interface ListFilesService
  * @since 0.2.0
  * @category Tags
  */
-export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {}
+export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListFiles"
+}
 
 /**
  * List files in a directory.
@@ -318,7 +327,10 @@ export interface CreateDirectoryService
  */
 export class CreateDirectory
   extends Context.Tag("effect-kernel/CreateDirectory")<CreateDirectory, CreateDirectoryService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateDirectory"
+}
 
 /**
  * Create a new directory.
@@ -387,7 +399,10 @@ export interface DeleteFileService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {}
+export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteFile"
+}
 
 /**
  * Delete a file.
@@ -458,7 +473,10 @@ export interface DeleteDirectoryService
  */
 export class DeleteDirectory
   extends Context.Tag("effect-kernel/DeleteDirectory")<DeleteDirectory, DeleteDirectoryService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteDirectory"
+}
 
 /**
  * Delete a directory.
@@ -530,7 +548,10 @@ export interface SetFilePermissionsService
  */
 export class SetFilePermissions
   extends Context.Tag("effect-kernel/SetFilePermissions")<SetFilePermissions, SetFilePermissionsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/SetFilePermissions"
+}
 
 /**
  * Set file or directory permissions/ownership.
@@ -601,7 +622,10 @@ export interface GetFileInfoService
  * @since 0.2.0
  * @category Tags
  */
-export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {}
+export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetFileInfo"
+}
 
 /**
  * Get information about a file or directory.
@@ -668,7 +692,10 @@ export interface MovePathService extends Surface.Service<"movePath", MovePathPar
  * @since 0.2.0
  * @category Tags
  */
-export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {}
+export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/MovePath"
+}
 
 /**
  * Move or rename a file or directory.
@@ -741,7 +768,10 @@ export interface DownloadDirZipService
  */
 export class DownloadDirZip
   extends Context.Tag("effect-kernel/DownloadDirZip")<DownloadDirZip, DownloadDirZipService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DownloadDirZip"
+}
 
 /**
  * Download a directory as a ZIP archive.
@@ -830,7 +860,10 @@ export interface UploadFilesService
  * @since 0.2.0
  * @category Tags
  */
-export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {}
+export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UploadFiles"
+}
 
 /**
  * Upload one or more files.
@@ -901,7 +934,10 @@ export interface UploadZipService
  * @since 0.2.0
  * @category Tags
  */
-export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {}
+export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UploadZip"
+}
 
 /**
  * Upload a zip archive and extract it.

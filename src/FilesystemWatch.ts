@@ -81,7 +81,10 @@ export interface StartFilesystemWatchService extends
  */
 export class StartFilesystemWatch
   extends Context.Tag("effect-kernel/StartFilesystemWatch")<StartFilesystemWatch, StartFilesystemWatchService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StartFilesystemWatch"
+}
 
 /**
  * Watch a directory for changes.
@@ -161,7 +164,10 @@ export interface StreamFilesystemEventsService extends
  */
 export class StreamFilesystemEvents
   extends Context.Tag("effect-kernel/StreamFilesystemEvents")<StreamFilesystemEvents, StreamFilesystemEventsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StreamFilesystemEvents"
+}
 
 /**
  * Stream filesystem events for a watch.
@@ -239,7 +245,10 @@ export interface StopFilesystemWatchService extends
  */
 export class StopFilesystemWatch
   extends Context.Tag("effect-kernel/StopFilesystemWatch")<StopFilesystemWatch, StopFilesystemWatchService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StopFilesystemWatch"
+}
 
 /**
  * Stop watching a directory.

@@ -214,7 +214,10 @@ export interface ListInvocationsService
  */
 export class ListInvocations
   extends Context.Tag("effect-kernel/ListInvocations")<ListInvocations, ListInvocationsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListInvocations"
+}
 
 /**
  * List invocations.
@@ -300,7 +303,10 @@ export interface CreateInvocationService
  */
 export class CreateInvocation
   extends Context.Tag("effect-kernel/CreateInvocation")<CreateInvocation, CreateInvocationService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateInvocation"
+}
 
 /**
  * Invoke an action.
@@ -367,7 +373,10 @@ export interface GetInvocationService
  * @since 0.2.0
  * @category Tags
  */
-export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {}
+export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetInvocation"
+}
 
 /**
  * Get invocation details.
@@ -438,7 +447,10 @@ export interface UpdateInvocationService
  */
 export class UpdateInvocation
   extends Context.Tag("effect-kernel/UpdateInvocation")<UpdateInvocation, UpdateInvocationService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateInvocation"
+}
 
 /**
  * Update invocation.
@@ -514,7 +526,10 @@ export interface ListInvocationBrowsersService extends
  */
 export class ListInvocationBrowsers
   extends Context.Tag("effect-kernel/ListInvocationBrowsers")<ListInvocationBrowsers, ListInvocationBrowsersService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListInvocationBrowsers"
+}
 
 /**
  * List browsers for an invocation.
@@ -591,7 +606,10 @@ export interface DeleteInvocationBrowsersService extends
 export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteInvocationBrowsers")<
   DeleteInvocationBrowsers,
   DeleteInvocationBrowsersService
->() {}
+>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteInvocationBrowsers"
+}
 
 /**
  * Delete browser sessions for an invocation.
@@ -666,7 +684,10 @@ export interface FollowInvocationService
  */
 export class FollowInvocation
   extends Context.Tag("effect-kernel/FollowInvocation")<FollowInvocation, FollowInvocationService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/FollowInvocation"
+}
 
 /**
  * Stream invocation events via SSE.

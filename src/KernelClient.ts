@@ -32,7 +32,10 @@ export interface Service {
  * @since 0.1.0
  * @category Tags
  */
-export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {}
+export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/KernelClient"
+}
 
 /**
  * Builds the client from the configuration and the user's transport.

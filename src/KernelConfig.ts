@@ -86,7 +86,10 @@ export interface Options {
  * @since 0.1.0
  * @category Tags
  */
-export class KernelConfig extends Context.Tag("effect-kernel/KernelConfig")<KernelConfig, Service>() {}
+export class KernelConfig extends Context.Tag("effect-kernel/KernelConfig")<KernelConfig, Service>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/KernelConfig"
+}
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"])
 

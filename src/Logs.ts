@@ -82,7 +82,10 @@ export interface StreamLogsService
  * @since 0.2.0
  * @category Tags
  */
-export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {}
+export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StreamLogs"
+}
 
 /**
  * Stream log files on the browser instance via SSE.

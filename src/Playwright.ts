@@ -73,7 +73,10 @@ export interface ExecutePlaywrightCodeService extends
  */
 export class ExecutePlaywrightCode
   extends Context.Tag("effect-kernel/ExecutePlaywrightCode")<ExecutePlaywrightCode, ExecutePlaywrightCodeService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ExecutePlaywrightCode"
+}
 
 /**
  * Execute Playwright/TypeScript code against the browser.

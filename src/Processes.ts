@@ -91,7 +91,10 @@ export interface ExecProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {}
+export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ExecProcess"
+}
 
 /**
  * Execute a command synchronously.
@@ -158,7 +161,10 @@ export interface SpawnProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {}
+export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/SpawnProcess"
+}
 
 /**
  * Execute a command asynchronously.
@@ -228,7 +234,10 @@ export interface GetProcessStatusService
  */
 export class GetProcessStatus
   extends Context.Tag("effect-kernel/GetProcessStatus")<GetProcessStatus, GetProcessStatusService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetProcessStatus"
+}
 
 /**
  * Get process status.
@@ -303,7 +312,10 @@ export interface StreamProcessStdoutService extends
  */
 export class StreamProcessStdout
   extends Context.Tag("effect-kernel/StreamProcessStdout")<StreamProcessStdout, StreamProcessStdoutService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StreamProcessStdout"
+}
 
 /**
  * Stream process stdout via SSE.
@@ -375,7 +387,10 @@ export interface WriteProcessStdinService
  */
 export class WriteProcessStdin
   extends Context.Tag("effect-kernel/WriteProcessStdin")<WriteProcessStdin, WriteProcessStdinService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/WriteProcessStdin"
+}
 
 /**
  * Write to process stdin.
@@ -443,7 +458,10 @@ export interface KillProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {}
+export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/KillProcess"
+}
 
 /**
  * Send signal to process.
@@ -511,7 +529,10 @@ export interface ResizeProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {}
+export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ResizeProcess"
+}
 
 /**
  * Resize a PTY-backed process terminal.

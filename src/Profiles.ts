@@ -91,7 +91,10 @@ export interface ListProfilesService
  * @since 0.2.0
  * @category Tags
  */
-export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {}
+export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListProfiles"
+}
 
 /**
  * List profiles.
@@ -172,7 +175,10 @@ export interface CreateProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {}
+export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateProfile"
+}
 
 /**
  * Create a new profile.
@@ -241,7 +247,10 @@ export interface GetProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {}
+export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetProfile"
+}
 
 /**
  * Get profile by ID or name.
@@ -312,7 +321,10 @@ export interface DeleteProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {}
+export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteProfile"
+}
 
 const delete_ = Surface.accessor(DeleteProfile, "deleteProfile")
 
@@ -390,7 +402,10 @@ export interface DownloadProfileService
  */
 export class DownloadProfile
   extends Context.Tag("effect-kernel/DownloadProfile")<DownloadProfile, DownloadProfileService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DownloadProfile"
+}
 
 /**
  * Download profile archive.

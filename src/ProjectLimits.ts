@@ -68,7 +68,10 @@ export interface GetProjectLimitsService
  */
 export class GetProjectLimits
   extends Context.Tag("effect-kernel/GetProjectLimits")<GetProjectLimits, GetProjectLimitsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetProjectLimits"
+}
 
 /**
  * Get project limits.
@@ -144,7 +147,10 @@ export interface UpdateProjectLimitsService extends
  */
 export class UpdateProjectLimits
   extends Context.Tag("effect-kernel/UpdateProjectLimits")<UpdateProjectLimits, UpdateProjectLimitsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateProjectLimits"
+}
 
 /**
  * Update project limits.

@@ -78,7 +78,10 @@ export interface ListProjectsService
  * @since 0.2.0
  * @category Tags
  */
-export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {}
+export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListProjects"
+}
 
 /**
  * List projects.
@@ -159,7 +162,10 @@ export interface CreateProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {}
+export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateProject"
+}
 
 /**
  * Create a project.
@@ -228,7 +234,10 @@ export interface GetProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {}
+export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetProject"
+}
 
 /**
  * Get a project.
@@ -297,7 +306,10 @@ export interface UpdateProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {}
+export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateProject"
+}
 
 /**
  * Update a project.
@@ -366,7 +378,10 @@ export interface DeleteProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {}
+export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteProject"
+}
 
 const delete_ = Surface.accessor(DeleteProject, "deleteProject")
 

@@ -132,7 +132,10 @@ export interface DownloadReplayService {
  */
 export class DownloadReplay
   extends Context.Tag("effect-kernel/DownloadReplay")<DownloadReplay, DownloadReplayService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DownloadReplay"
+}
 
 /**
  * The default wait policy: waits what each 202 asks (`Retry-After`), but never more than what is

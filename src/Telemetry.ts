@@ -77,7 +77,10 @@ export interface StreamTelemetryService
  */
 export class StreamTelemetry
   extends Context.Tag("effect-kernel/StreamTelemetry")<StreamTelemetry, StreamTelemetryService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StreamTelemetry"
+}
 
 /**
  * Stream telemetry events via SSE.

@@ -157,7 +157,10 @@ export interface CreateBrowserPoolService
  */
 export class CreateBrowserPool
   extends Context.Tag("effect-kernel/CreateBrowserPool")<CreateBrowserPool, CreateBrowserPoolService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateBrowserPool"
+}
 
 /**
  * Create a browser pool.
@@ -228,7 +231,10 @@ export interface GetBrowserPoolService
  */
 export class GetBrowserPool
   extends Context.Tag("effect-kernel/GetBrowserPool")<GetBrowserPool, GetBrowserPoolService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetBrowserPool"
+}
 
 /**
  * Get browser pool details.
@@ -302,7 +308,10 @@ export interface UpdateBrowserPoolService
  */
 export class UpdateBrowserPool
   extends Context.Tag("effect-kernel/UpdateBrowserPool")<UpdateBrowserPool, UpdateBrowserPoolService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/UpdateBrowserPool"
+}
 
 /**
  * Update a browser pool.
@@ -376,7 +385,10 @@ export interface DeleteBrowserPoolService
  */
 export class DeleteBrowserPool
   extends Context.Tag("effect-kernel/DeleteBrowserPool")<DeleteBrowserPool, DeleteBrowserPoolService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/DeleteBrowserPool"
+}
 
 const delete_ = Surface.accessor(DeleteBrowserPool, "deleteBrowserPool")
 
@@ -451,7 +463,10 @@ export interface AcquireBrowserService
  */
 export class AcquireBrowser
   extends Context.Tag("effect-kernel/AcquireBrowser")<AcquireBrowser, AcquireBrowserService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/AcquireBrowser"
+}
 
 /**
  * Acquire a browser from the pool.
@@ -527,7 +542,10 @@ export interface ReleaseBrowserService
  */
 export class ReleaseBrowser
   extends Context.Tag("effect-kernel/ReleaseBrowser")<ReleaseBrowser, ReleaseBrowserService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ReleaseBrowser"
+}
 
 /**
  * Release a browser back to the pool.
@@ -598,7 +616,10 @@ export interface FlushBrowserPoolService
  */
 export class FlushBrowserPool
   extends Context.Tag("effect-kernel/FlushBrowserPool")<FlushBrowserPool, FlushBrowserPoolService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/FlushBrowserPool"
+}
 
 /**
  * Flush all idle browsers in the pool.

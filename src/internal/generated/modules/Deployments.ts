@@ -129,7 +129,10 @@ export interface ListDeploymentsService
  */
 export class ListDeployments
   extends Context.Tag("effect-kernel/ListDeployments")<ListDeployments, ListDeploymentsService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListDeployments"
+}
 
 /**
  * List deployments.
@@ -212,7 +215,10 @@ export interface CreateDeploymentService
  */
 export class CreateDeployment
   extends Context.Tag("effect-kernel/CreateDeployment")<CreateDeployment, CreateDeploymentService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/CreateDeployment"
+}
 
 /**
  * Create a deployment.
@@ -281,7 +287,10 @@ export interface GetDeploymentService
  * @since 0.2.0
  * @category Tags
  */
-export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {}
+export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/GetDeployment"
+}
 
 /**
  * Get deployment details.
@@ -356,7 +365,10 @@ export interface FollowDeploymentService
  */
 export class FollowDeployment
   extends Context.Tag("effect-kernel/FollowDeployment")<FollowDeployment, FollowDeploymentService>()
-{}
+{
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/FollowDeployment"
+}
 
 /**
  * Stream deployment events via SSE.

@@ -66,7 +66,10 @@ export interface ListReplaysService
  * @since 0.2.0
  * @category Tags
  */
-export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {}
+export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/ListReplays"
+}
 
 /**
  * List browser session replays.
@@ -135,7 +138,10 @@ export interface StartReplayService
  * @since 0.2.0
  * @category Tags
  */
-export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {}
+export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StartReplay"
+}
 
 /**
  * Start a browser session replay recording.
@@ -210,7 +216,10 @@ export interface StopReplayService
  * @since 0.2.0
  * @category Tags
  */
-export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {}
+export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {
+  /** @since 0.2.0 */
+  declare readonly Id: "effect-kernel/StopReplay"
+}
 
 /**
  * Stop a browser session replay recording.
