@@ -80,7 +80,11 @@ export interface ListApiKeysService
  * @category Tags
  */
 export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListApiKeys, ListApiKeysService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListApiKeys"
 }
 
@@ -164,7 +168,11 @@ export interface CreateApiKeyService
  * @category Tags
  */
 export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<CreateApiKey, CreateApiKeyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateApiKey"
 }
 
@@ -236,7 +244,11 @@ export interface GetApiKeyService
  * @category Tags
  */
 export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey, GetApiKeyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetApiKey"
 }
 
@@ -308,7 +320,11 @@ export interface UpdateApiKeyService
  * @category Tags
  */
 export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<UpdateApiKey, UpdateApiKeyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateApiKey"
 }
 
@@ -380,7 +396,11 @@ export interface DeleteApiKeyService
  * @category Tags
  */
 export class DeleteApiKey extends Context.Tag("effect-kernel/DeleteApiKey")<DeleteApiKey, DeleteApiKeyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteApiKey"
 }
 

@@ -95,7 +95,11 @@ export interface ListAppsService extends Surface.Service<"listApps", ListAppsPar
  * @category Tags
  */
 export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListApps"
 }
 

@@ -135,7 +135,11 @@ export interface ListAuthConnectionsService extends
 export class ListAuthConnections
   extends Context.Tag("effect-kernel/ListAuthConnections")<ListAuthConnections, ListAuthConnectionsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListAuthConnections"
 }
 
@@ -231,7 +235,11 @@ export interface CreateAuthConnectionService extends
 export class CreateAuthConnection
   extends Context.Tag("effect-kernel/CreateAuthConnection")<CreateAuthConnection, CreateAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateAuthConnection"
 }
 
@@ -306,7 +314,11 @@ export interface GetAuthConnectionService
 export class GetAuthConnection
   extends Context.Tag("effect-kernel/GetAuthConnection")<GetAuthConnection, GetAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetAuthConnection"
 }
 
@@ -385,7 +397,11 @@ export interface UpdateAuthConnectionService extends
 export class UpdateAuthConnection
   extends Context.Tag("effect-kernel/UpdateAuthConnection")<UpdateAuthConnection, UpdateAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateAuthConnection"
 }
 
@@ -464,7 +480,11 @@ export interface DeleteAuthConnectionService extends
 export class DeleteAuthConnection
   extends Context.Tag("effect-kernel/DeleteAuthConnection")<DeleteAuthConnection, DeleteAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteAuthConnection"
 }
 
@@ -552,7 +572,11 @@ export interface LoginAuthConnectionService extends
 export class LoginAuthConnection
   extends Context.Tag("effect-kernel/LoginAuthConnection")<LoginAuthConnection, LoginAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/LoginAuthConnection"
 }
 
@@ -633,7 +657,11 @@ export interface SubmitAuthConnectionService extends
 export class SubmitAuthConnection
   extends Context.Tag("effect-kernel/SubmitAuthConnection")<SubmitAuthConnection, SubmitAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/SubmitAuthConnection"
 }
 
@@ -712,7 +740,11 @@ export interface FollowAuthConnectionService extends
 export class FollowAuthConnection
   extends Context.Tag("effect-kernel/FollowAuthConnection")<FollowAuthConnection, FollowAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/FollowAuthConnection"
 }
 
@@ -796,7 +828,11 @@ export interface ExchangeAuthConnectionService extends
 export class ExchangeAuthConnection
   extends Context.Tag("effect-kernel/ExchangeAuthConnection")<ExchangeAuthConnection, ExchangeAuthConnectionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ExchangeAuthConnection"
 }
 

@@ -215,7 +215,11 @@ export interface ListBrowserPoolsService {
 export class ListBrowserPools
   extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListBrowserPools"
 }
 

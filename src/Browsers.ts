@@ -186,7 +186,11 @@ export interface ListBrowsersService
  * @category Tags
  */
 export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<ListBrowsers, ListBrowsersService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListBrowsers"
 }
 
@@ -270,7 +274,11 @@ export interface CreateBrowserService
  * @category Tags
  */
 export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<CreateBrowser, CreateBrowserService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateBrowser"
 }
 
@@ -346,7 +354,11 @@ export interface GetBrowserService
  * @category Tags
  */
 export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrowser, GetBrowserService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetBrowser"
 }
 
@@ -418,7 +430,11 @@ export interface UpdateBrowserService
  * @category Tags
  */
 export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<UpdateBrowser, UpdateBrowserService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateBrowser"
 }
 
@@ -490,7 +506,11 @@ export interface DeleteBrowserService
  * @category Tags
  */
 export class DeleteBrowser extends Context.Tag("effect-kernel/DeleteBrowser")<DeleteBrowser, DeleteBrowserService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteBrowser"
 }
 
@@ -573,7 +593,11 @@ export interface LoadBrowserExtensionsService extends
 export class LoadBrowserExtensions
   extends Context.Tag("effect-kernel/LoadBrowserExtensions")<LoadBrowserExtensions, LoadBrowserExtensionsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/LoadBrowserExtensions"
 }
 
@@ -645,7 +669,11 @@ export interface CurlBrowserService
  * @category Tags
  */
 export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBrowser, CurlBrowserService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CurlBrowser"
 }
 

@@ -109,7 +109,11 @@ export interface GetMousePositionService {
 export class GetMousePosition
   extends Context.Tag("effect-kernel/GetMousePosition")<GetMousePosition, GetMousePositionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetMousePosition"
 }
 
@@ -132,7 +136,11 @@ export interface SetCursorVisibilityService {
 export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/SetCursorVisibility"
 }
 

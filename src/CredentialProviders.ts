@@ -65,7 +65,11 @@ export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCred
   ListCredentialProviders,
   ListCredentialProvidersService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListCredentialProviders"
 }
 
@@ -140,7 +144,11 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
   CreateCredentialProvider,
   CreateCredentialProviderService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateCredentialProvider"
 }
 
@@ -219,7 +227,11 @@ export interface GetCredentialProviderService extends
 export class GetCredentialProvider
   extends Context.Tag("effect-kernel/GetCredentialProvider")<GetCredentialProvider, GetCredentialProviderService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetCredentialProvider"
 }
 
@@ -301,7 +313,11 @@ export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateC
   UpdateCredentialProvider,
   UpdateCredentialProviderService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateCredentialProvider"
 }
 
@@ -381,7 +397,11 @@ export class DeleteCredentialProvider extends Context.Tag("effect-kernel/DeleteC
   DeleteCredentialProvider,
   DeleteCredentialProviderService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteCredentialProvider"
 }
 
@@ -464,7 +484,11 @@ export interface TestCredentialProviderService extends
 export class TestCredentialProvider
   extends Context.Tag("effect-kernel/TestCredentialProvider")<TestCredentialProvider, TestCredentialProviderService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/TestCredentialProvider"
 }
 
@@ -544,7 +568,11 @@ export class ListCredentialProviderItems extends Context.Tag("effect-kernel/List
   ListCredentialProviderItems,
   ListCredentialProviderItemsService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListCredentialProviderItems"
 }
 

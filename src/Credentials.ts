@@ -86,7 +86,11 @@ export interface ListCredentialsService
 export class ListCredentials
   extends Context.Tag("effect-kernel/ListCredentials")<ListCredentials, ListCredentialsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListCredentials"
 }
 
@@ -172,7 +176,11 @@ export interface CreateCredentialService
 export class CreateCredential
   extends Context.Tag("effect-kernel/CreateCredential")<CreateCredential, CreateCredentialService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateCredential"
 }
 
@@ -244,7 +252,11 @@ export interface GetCredentialService
  * @category Tags
  */
 export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetCredential"
 }
 
@@ -320,7 +332,11 @@ export interface UpdateCredentialService
 export class UpdateCredential
   extends Context.Tag("effect-kernel/UpdateCredential")<UpdateCredential, UpdateCredentialService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateCredential"
 }
 
@@ -394,7 +410,11 @@ export interface DeleteCredentialService
 export class DeleteCredential
   extends Context.Tag("effect-kernel/DeleteCredential")<DeleteCredential, DeleteCredentialService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteCredential"
 }
 
@@ -477,7 +497,11 @@ export interface GetCredentialTotpCodeService extends
 export class GetCredentialTotpCode
   extends Context.Tag("effect-kernel/GetCredentialTotpCode")<GetCredentialTotpCode, GetCredentialTotpCodeService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetCredentialTotpCode"
 }
 

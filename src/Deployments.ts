@@ -60,7 +60,11 @@ export interface DeleteDeploymentService {
 export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteDeployment"
 }
 

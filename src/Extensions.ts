@@ -57,7 +57,11 @@ export interface ListExtensionsService
 export class ListExtensions
   extends Context.Tag("effect-kernel/ListExtensions")<ListExtensions, ListExtensionsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListExtensions"
 }
 
@@ -126,7 +130,11 @@ export interface UploadExtensionService
 export class UploadExtension
   extends Context.Tag("effect-kernel/UploadExtension")<UploadExtension, UploadExtensionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UploadExtension"
 }
 
@@ -201,7 +209,11 @@ export interface DownloadExtensionService
 export class DownloadExtension
   extends Context.Tag("effect-kernel/DownloadExtension")<DownloadExtension, DownloadExtensionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DownloadExtension"
 }
 
@@ -293,7 +305,11 @@ export interface DeleteExtensionService
 export class DeleteExtension
   extends Context.Tag("effect-kernel/DeleteExtension")<DeleteExtension, DeleteExtensionService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteExtension"
 }
 
@@ -381,7 +397,11 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
   DownloadChromeStoreExtension,
   DownloadChromeStoreExtensionService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DownloadChromeStoreExtension"
 }
 

@@ -80,7 +80,11 @@ export interface ReadFileService extends Surface.Service<"readFile", ReadFilePar
  * @category Tags
  */
 export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ReadFile"
 }
 
@@ -182,7 +186,11 @@ export interface WriteFileService
  * @category Tags
  */
 export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/WriteFile"
 }
 
@@ -256,7 +264,11 @@ export interface ListFilesService
  * @category Tags
  */
 export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListFiles"
 }
 
@@ -328,7 +340,11 @@ export interface CreateDirectoryService
 export class CreateDirectory
   extends Context.Tag("effect-kernel/CreateDirectory")<CreateDirectory, CreateDirectoryService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateDirectory"
 }
 
@@ -400,7 +416,11 @@ export interface DeleteFileService
  * @category Tags
  */
 export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteFile"
 }
 
@@ -474,7 +494,11 @@ export interface DeleteDirectoryService
 export class DeleteDirectory
   extends Context.Tag("effect-kernel/DeleteDirectory")<DeleteDirectory, DeleteDirectoryService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteDirectory"
 }
 
@@ -549,7 +573,11 @@ export interface SetFilePermissionsService
 export class SetFilePermissions
   extends Context.Tag("effect-kernel/SetFilePermissions")<SetFilePermissions, SetFilePermissionsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/SetFilePermissions"
 }
 
@@ -623,7 +651,11 @@ export interface GetFileInfoService
  * @category Tags
  */
 export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetFileInfo"
 }
 
@@ -693,7 +725,11 @@ export interface MovePathService extends Surface.Service<"movePath", MovePathPar
  * @category Tags
  */
 export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/MovePath"
 }
 
@@ -769,7 +805,11 @@ export interface DownloadDirZipService
 export class DownloadDirZip
   extends Context.Tag("effect-kernel/DownloadDirZip")<DownloadDirZip, DownloadDirZipService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DownloadDirZip"
 }
 
@@ -861,7 +901,11 @@ export interface UploadFilesService
  * @category Tags
  */
 export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UploadFiles"
 }
 
@@ -935,7 +979,11 @@ export interface UploadZipService
  * @category Tags
  */
 export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UploadZip"
 }
 

@@ -82,7 +82,11 @@ export interface StartFilesystemWatchService extends
 export class StartFilesystemWatch
   extends Context.Tag("effect-kernel/StartFilesystemWatch")<StartFilesystemWatch, StartFilesystemWatchService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StartFilesystemWatch"
 }
 
@@ -165,7 +169,11 @@ export interface StreamFilesystemEventsService extends
 export class StreamFilesystemEvents
   extends Context.Tag("effect-kernel/StreamFilesystemEvents")<StreamFilesystemEvents, StreamFilesystemEventsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StreamFilesystemEvents"
 }
 
@@ -246,7 +254,11 @@ export interface StopFilesystemWatchService extends
 export class StopFilesystemWatch
   extends Context.Tag("effect-kernel/StopFilesystemWatch")<StopFilesystemWatch, StopFilesystemWatchService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StopFilesystemWatch"
 }
 

@@ -215,7 +215,11 @@ export interface ListInvocationsService
 export class ListInvocations
   extends Context.Tag("effect-kernel/ListInvocations")<ListInvocations, ListInvocationsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListInvocations"
 }
 
@@ -304,7 +308,11 @@ export interface CreateInvocationService
 export class CreateInvocation
   extends Context.Tag("effect-kernel/CreateInvocation")<CreateInvocation, CreateInvocationService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateInvocation"
 }
 
@@ -374,7 +382,11 @@ export interface GetInvocationService
  * @category Tags
  */
 export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetInvocation"
 }
 
@@ -448,7 +460,11 @@ export interface UpdateInvocationService
 export class UpdateInvocation
   extends Context.Tag("effect-kernel/UpdateInvocation")<UpdateInvocation, UpdateInvocationService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateInvocation"
 }
 
@@ -527,7 +543,11 @@ export interface ListInvocationBrowsersService extends
 export class ListInvocationBrowsers
   extends Context.Tag("effect-kernel/ListInvocationBrowsers")<ListInvocationBrowsers, ListInvocationBrowsersService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListInvocationBrowsers"
 }
 
@@ -607,7 +627,11 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
   DeleteInvocationBrowsers,
   DeleteInvocationBrowsersService
 >() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteInvocationBrowsers"
 }
 
@@ -685,7 +709,11 @@ export interface FollowInvocationService
 export class FollowInvocation
   extends Context.Tag("effect-kernel/FollowInvocation")<FollowInvocation, FollowInvocationService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/FollowInvocation"
 }
 

@@ -33,7 +33,11 @@ export interface Service {
  * @category Tags
  */
 export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/KernelClient"
 }
 

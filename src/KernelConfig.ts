@@ -87,7 +87,11 @@ export interface Options {
  * @category Tags
  */
 export class KernelConfig extends Context.Tag("effect-kernel/KernelConfig")<KernelConfig, Service>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/KernelConfig"
 }
 

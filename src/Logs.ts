@@ -83,7 +83,11 @@ export interface StreamLogsService
  * @category Tags
  */
 export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StreamLogs"
 }
 

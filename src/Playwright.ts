@@ -74,7 +74,11 @@ export interface ExecutePlaywrightCodeService extends
 export class ExecutePlaywrightCode
   extends Context.Tag("effect-kernel/ExecutePlaywrightCode")<ExecutePlaywrightCode, ExecutePlaywrightCodeService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ExecutePlaywrightCode"
 }
 

@@ -92,7 +92,11 @@ export interface ExecProcessService
  * @category Tags
  */
 export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ExecProcess"
 }
 
@@ -162,7 +166,11 @@ export interface SpawnProcessService
  * @category Tags
  */
 export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/SpawnProcess"
 }
 
@@ -235,7 +243,11 @@ export interface GetProcessStatusService
 export class GetProcessStatus
   extends Context.Tag("effect-kernel/GetProcessStatus")<GetProcessStatus, GetProcessStatusService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetProcessStatus"
 }
 
@@ -313,7 +325,11 @@ export interface StreamProcessStdoutService extends
 export class StreamProcessStdout
   extends Context.Tag("effect-kernel/StreamProcessStdout")<StreamProcessStdout, StreamProcessStdoutService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StreamProcessStdout"
 }
 
@@ -388,7 +404,11 @@ export interface WriteProcessStdinService
 export class WriteProcessStdin
   extends Context.Tag("effect-kernel/WriteProcessStdin")<WriteProcessStdin, WriteProcessStdinService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/WriteProcessStdin"
 }
 
@@ -459,7 +479,11 @@ export interface KillProcessService
  * @category Tags
  */
 export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/KillProcess"
 }
 
@@ -530,7 +554,11 @@ export interface ResizeProcessService
  * @category Tags
  */
 export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ResizeProcess"
 }
 

@@ -92,7 +92,11 @@ export interface ListProfilesService
  * @category Tags
  */
 export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListProfiles"
 }
 
@@ -176,7 +180,11 @@ export interface CreateProfileService
  * @category Tags
  */
 export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateProfile"
 }
 
@@ -248,7 +256,11 @@ export interface GetProfileService
  * @category Tags
  */
 export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetProfile"
 }
 
@@ -322,7 +334,11 @@ export interface DeleteProfileService
  * @category Tags
  */
 export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteProfile"
 }
 
@@ -403,7 +419,11 @@ export interface DownloadProfileService
 export class DownloadProfile
   extends Context.Tag("effect-kernel/DownloadProfile")<DownloadProfile, DownloadProfileService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DownloadProfile"
 }
 

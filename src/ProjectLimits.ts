@@ -69,7 +69,11 @@ export interface GetProjectLimitsService
 export class GetProjectLimits
   extends Context.Tag("effect-kernel/GetProjectLimits")<GetProjectLimits, GetProjectLimitsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetProjectLimits"
 }
 
@@ -148,7 +152,11 @@ export interface UpdateProjectLimitsService extends
 export class UpdateProjectLimits
   extends Context.Tag("effect-kernel/UpdateProjectLimits")<UpdateProjectLimits, UpdateProjectLimitsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateProjectLimits"
 }
 

@@ -79,7 +79,11 @@ export interface ListProjectsService
  * @category Tags
  */
 export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListProjects"
 }
 
@@ -163,7 +167,11 @@ export interface CreateProjectService
  * @category Tags
  */
 export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateProject"
 }
 
@@ -235,7 +243,11 @@ export interface GetProjectService
  * @category Tags
  */
 export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetProject"
 }
 
@@ -307,7 +319,11 @@ export interface UpdateProjectService
  * @category Tags
  */
 export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateProject"
 }
 
@@ -379,7 +395,11 @@ export interface DeleteProjectService
  * @category Tags
  */
 export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteProject"
 }
 

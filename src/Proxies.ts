@@ -59,7 +59,11 @@ export interface ListProxiesService
  * @category Tags
  */
 export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListProxies, ListProxiesService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListProxies"
 }
 
@@ -126,7 +130,11 @@ export interface CreateProxyService
  * @category Tags
  */
 export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<CreateProxy, CreateProxyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateProxy"
 }
 
@@ -193,7 +201,11 @@ export interface GetProxyService extends Surface.Service<"getProxy", GetProxyPar
  * @category Tags
  */
 export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, GetProxyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetProxy"
 }
 
@@ -264,7 +276,11 @@ export interface DeleteProxyService
  * @category Tags
  */
 export class DeleteProxy extends Context.Tag("effect-kernel/DeleteProxy")<DeleteProxy, DeleteProxyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteProxy"
 }
 
@@ -339,7 +355,11 @@ export interface CheckProxyService
  * @category Tags
  */
 export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckProxy, CheckProxyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CheckProxy"
 }
 

@@ -133,7 +133,11 @@ export interface DownloadReplayService {
 export class DownloadReplay
   extends Context.Tag("effect-kernel/DownloadReplay")<DownloadReplay, DownloadReplayService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DownloadReplay"
 }
 

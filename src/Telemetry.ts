@@ -78,7 +78,11 @@ export interface StreamTelemetryService
 export class StreamTelemetry
   extends Context.Tag("effect-kernel/StreamTelemetry")<StreamTelemetry, StreamTelemetryService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StreamTelemetry"
 }
 

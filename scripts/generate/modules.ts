@@ -308,7 +308,8 @@ const operationBlock = (
     // finds it in a union of Tags (`Kernel.Services`, the `R` that a layer removes) only by
     // comparing it with every member, about 60 type instantiations each (docs/performance.md)
     `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {\n` +
-    `  /** @since ${since} */\n  declare readonly Id: "effect-kernel/${Name}"\n}\n\n`,
+    `  /**\n   * The Tag's key: its base's \`Id\`, restated for the type-checker.\n   *\n   * @since ${since}\n   */\n` +
+    `  declare readonly Id: "effect-kernel/${Name}"\n}\n\n`,
     accessorDecl + allDecl + streamDecl + "\n"
   ].join("")
   return {

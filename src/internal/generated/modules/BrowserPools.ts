@@ -158,7 +158,11 @@ export interface CreateBrowserPoolService
 export class CreateBrowserPool
   extends Context.Tag("effect-kernel/CreateBrowserPool")<CreateBrowserPool, CreateBrowserPoolService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateBrowserPool"
 }
 
@@ -232,7 +236,11 @@ export interface GetBrowserPoolService
 export class GetBrowserPool
   extends Context.Tag("effect-kernel/GetBrowserPool")<GetBrowserPool, GetBrowserPoolService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetBrowserPool"
 }
 
@@ -309,7 +317,11 @@ export interface UpdateBrowserPoolService
 export class UpdateBrowserPool
   extends Context.Tag("effect-kernel/UpdateBrowserPool")<UpdateBrowserPool, UpdateBrowserPoolService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/UpdateBrowserPool"
 }
 
@@ -386,7 +398,11 @@ export interface DeleteBrowserPoolService
 export class DeleteBrowserPool
   extends Context.Tag("effect-kernel/DeleteBrowserPool")<DeleteBrowserPool, DeleteBrowserPoolService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DeleteBrowserPool"
 }
 
@@ -464,7 +480,11 @@ export interface AcquireBrowserService
 export class AcquireBrowser
   extends Context.Tag("effect-kernel/AcquireBrowser")<AcquireBrowser, AcquireBrowserService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/AcquireBrowser"
 }
 
@@ -543,7 +563,11 @@ export interface ReleaseBrowserService
 export class ReleaseBrowser
   extends Context.Tag("effect-kernel/ReleaseBrowser")<ReleaseBrowser, ReleaseBrowserService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ReleaseBrowser"
 }
 
@@ -617,7 +641,11 @@ export interface FlushBrowserPoolService
 export class FlushBrowserPool
   extends Context.Tag("effect-kernel/FlushBrowserPool")<FlushBrowserPool, FlushBrowserPoolService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/FlushBrowserPool"
 }
 

@@ -90,7 +90,11 @@ export interface ClickMouseService
  * @category Tags
  */
 export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMouse, ClickMouseService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ClickMouse"
 }
 
@@ -160,7 +164,11 @@ export interface MoveMouseService
  * @category Tags
  */
 export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse, MoveMouseService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/MoveMouse"
 }
 
@@ -233,7 +241,11 @@ export interface CaptureScreenshotService
 export class CaptureScreenshot
   extends Context.Tag("effect-kernel/CaptureScreenshot")<CaptureScreenshot, CaptureScreenshotService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CaptureScreenshot"
 }
 
@@ -319,7 +331,11 @@ export interface TypeTextService extends Surface.Service<"typeText", TypeTextPar
  * @category Tags
  */
 export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, TypeTextService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/TypeText"
 }
 
@@ -387,7 +403,11 @@ export interface PressKeyService extends Surface.Service<"pressKey", PressKeyPar
  * @category Tags
  */
 export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, PressKeyService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/PressKey"
 }
 
@@ -459,7 +479,11 @@ export interface ScrollMouseWheelService
 export class ScrollMouseWheel
   extends Context.Tag("effect-kernel/ScrollMouseWheel")<ScrollMouseWheel, ScrollMouseWheelService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ScrollMouseWheel"
 }
 
@@ -529,7 +553,11 @@ export interface DragMouseService
  * @category Tags
  */
 export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse, DragMouseService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/DragMouse"
 }
 
@@ -606,7 +634,11 @@ export interface BatchComputerActionsService extends
 export class BatchComputerActions
   extends Context.Tag("effect-kernel/BatchComputerActions")<BatchComputerActions, BatchComputerActionsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/BatchComputerActions"
 }
 
@@ -680,7 +712,11 @@ export interface ReadClipboardService
  * @category Tags
  */
 export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<ReadClipboard, ReadClipboardService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ReadClipboard"
 }
 
@@ -752,7 +788,11 @@ export interface WriteClipboardService
 export class WriteClipboard
   extends Context.Tag("effect-kernel/WriteClipboard")<WriteClipboard, WriteClipboardService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/WriteClipboard"
 }
 

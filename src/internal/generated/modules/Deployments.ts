@@ -130,7 +130,11 @@ export interface ListDeploymentsService
 export class ListDeployments
   extends Context.Tag("effect-kernel/ListDeployments")<ListDeployments, ListDeploymentsService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListDeployments"
 }
 
@@ -216,7 +220,11 @@ export interface CreateDeploymentService
 export class CreateDeployment
   extends Context.Tag("effect-kernel/CreateDeployment")<CreateDeployment, CreateDeploymentService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/CreateDeployment"
 }
 
@@ -288,7 +296,11 @@ export interface GetDeploymentService
  * @category Tags
  */
 export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/GetDeployment"
 }
 
@@ -366,7 +378,11 @@ export interface FollowDeploymentService
 export class FollowDeployment
   extends Context.Tag("effect-kernel/FollowDeployment")<FollowDeployment, FollowDeploymentService>()
 {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/FollowDeployment"
 }
 

@@ -67,7 +67,11 @@ export interface ListReplaysService
  * @category Tags
  */
 export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/ListReplays"
 }
 
@@ -139,7 +143,11 @@ export interface StartReplayService
  * @category Tags
  */
 export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StartReplay"
 }
 
@@ -217,7 +225,11 @@ export interface StopReplayService
  * @category Tags
  */
 export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {
-  /** @since 0.2.0 */
+  /**
+   * The Tag's key: its base's `Id`, restated for the type-checker.
+   *
+   * @since 0.2.0
+   */
   declare readonly Id: "effect-kernel/StopReplay"
 }
 
