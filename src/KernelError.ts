@@ -78,7 +78,7 @@ export type ApiErrorFields = Schema.Struct.Constructor<typeof apiErrorFields>
 // interface where it is made (`const X_base: ErrorClass<...> = Schema.TaggedError...`), and
 // test/errors.types.test.ts checks that every instance and encoded type is exactly the one
 // `Schema.TaggedError` gives.
-interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Props, Data, Encoded = Data>
+interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Data, Encoded = Data, Props = Data>
   extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded>
 {
   new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
@@ -108,9 +108,9 @@ type ApiErrorClass<Self, Tag extends string> = ErrorClass<
   Self,
   Tag,
   typeof apiErrorFields,
-  ApiErrorFields,
   ApiErrorShape<ErrorDetail>,
-  ApiErrorShape<ErrorDetailEncoded>
+  ApiErrorShape<ErrorDetailEncoded>,
+  ApiErrorFields
 >
 
 const BadRequestBase: ApiErrorClass<BadRequest, "BadRequest"> = Schema.TaggedError<BadRequest>(
@@ -293,10 +293,13 @@ const UnexpectedStatusBase: ErrorClass<
   UnexpectedStatus,
   "UnexpectedStatus",
   typeof unexpectedStatusFields,
-  Schema.Struct.Constructor<typeof unexpectedStatusFields>,
   UnexpectedStatusShape<ErrorDetail>,
-  UnexpectedStatusShape<ErrorDetailEncoded>
-> = Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")("UnexpectedStatus", unexpectedStatusFields)
+  UnexpectedStatusShape<ErrorDetailEncoded>,
+  Schema.Struct.Constructor<typeof unexpectedStatusFields>
+> = Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")(
+  "UnexpectedStatus",
+  unexpectedStatusFields
+)
 
 /**
  * Any status the operation does not document (for example a 502 from a proxy, or a redirect).
@@ -327,11 +330,11 @@ const TransportErrorBase: ErrorClass<
   TransportError,
   "TransportError",
   typeof transportErrorFields,
-  TransportErrorShape,
   TransportErrorShape
-> = Schema.TaggedError<TransportError>(
-  "effect-kernel/TransportError"
-)("TransportError", transportErrorFields)
+> = Schema.TaggedError<TransportError>("effect-kernel/TransportError")(
+  "TransportError",
+  transportErrorFields
+)
 
 /**
  * The request did not get a response: connection refused or reset, DNS failure, a body cut short,
@@ -359,10 +362,12 @@ interface TimeoutShape {
   readonly timeout: Duration.Duration
 }
 
-const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape, TimeoutShape> = Schema
-  .TaggedError<Timeout>(
-    "effect-kernel/Timeout"
-  )("Timeout", timeoutFields)
+const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape> = Schema.TaggedError<Timeout>(
+  "effect-kernel/Timeout"
+)(
+  "Timeout",
+  timeoutFields
+)
 
 /**
  * An attempt took longer than the configured `timeout` (or a download stalled for longer than
@@ -392,15 +397,11 @@ interface DecodeErrorShape {
   readonly message: string
 }
 
-const DecodeErrorBase: ErrorClass<
-  DecodeError,
-  "DecodeError",
-  typeof decodeErrorFields,
-  DecodeErrorShape,
-  DecodeErrorShape
-> = Schema.TaggedError<DecodeError>(
-  "effect-kernel/DecodeError"
-)("DecodeError", decodeErrorFields)
+const DecodeErrorBase: ErrorClass<DecodeError, "DecodeError", typeof decodeErrorFields, DecodeErrorShape> = Schema
+  .TaggedError<DecodeError>("effect-kernel/DecodeError")(
+    "DecodeError",
+    decodeErrorFields
+  )
 
 /**
  * A successful response whose body is not what the operation documents. `message` names the
@@ -421,15 +422,11 @@ interface InvalidInputShape {
   readonly message: string
 }
 
-const InvalidInputBase: ErrorClass<
-  InvalidInput,
-  "InvalidInput",
-  typeof invalidInputFields,
-  InvalidInputShape,
-  InvalidInputShape
-> = Schema.TaggedError<InvalidInput>(
-  "effect-kernel/InvalidInput"
-)("InvalidInput", invalidInputFields)
+const InvalidInputBase: ErrorClass<InvalidInput, "InvalidInput", typeof invalidInputFields, InvalidInputShape> = Schema
+  .TaggedError<InvalidInput>("effect-kernel/InvalidInput")(
+    "InvalidInput",
+    invalidInputFields
+  )
 
 /**
  * The input was rejected before any request was sent (for example an empty id).
@@ -459,11 +456,11 @@ const ReplayNotReadyBase: ErrorClass<
   ReplayNotReady,
   "ReplayNotReady",
   typeof replayNotReadyFields,
-  ReplayNotReadyShape,
   ReplayNotReadyShape
-> = Schema.TaggedError<ReplayNotReady>(
-  "effect-kernel/ReplayNotReady"
-)("ReplayNotReady", replayNotReadyFields)
+> = Schema.TaggedError<ReplayNotReady>("effect-kernel/ReplayNotReady")(
+  "ReplayNotReady",
+  replayNotReadyFields
+)
 
 /**
  * The replay was still being recorded when the wait budget (`maxWait`, or the caller's schedule)
