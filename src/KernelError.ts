@@ -73,9 +73,9 @@ export type ApiErrorFields = Schema.Struct.Constructor<typeof apiErrorFields>
 // `Schema.TaggedError` gives a class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and
 // constructor types once per class, about 1,400 type instantiations each, in every program that
 // names an operation's error union (a `yield*`, a `catchTag`): 15,000 for one operation's. These
-// interfaces say the same (a `Schema` of the instances, their constructor, `fields` and
-// `identifier`) in types tsc reads once for all classes; each class's value is checked against its
-// interface where it is made (`const X_base: ErrorClass<...> = Schema.TaggedError...`), and
+// interfaces say the same (a `Schema` of the instances, their constructor, `make`, `fields`
+// and `identifier`) in types tsc reads once for all classes; each class's value is checked against its
+// interface where it is made (`const XBase: ErrorClass<...> = Schema.TaggedError...`), and
 // test/errors.types.test.ts checks that every instance and encoded type is exactly the one
 // `Schema.TaggedError` gives.
 interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Data, Encoded = Data, Props = Data>
@@ -85,6 +85,7 @@ interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fiel
   readonly _tag: Tag
   readonly identifier: string
   readonly fields: { readonly _tag: Schema.tag<Tag> } & Fields
+  make(props: Props, options?: Schema.MakeOptions): Self
 }
 
 interface ErrorDetailEncoded {

@@ -215,4 +215,16 @@ describe("KernelError classes", () => {
         expect(failure).toBe(error)
       }))
   }
+
+  it("make builds the same instance as new", () => {
+    const notFound: KernelError.NotFound = KernelError.NotFound.make(api)
+    expect(notFound).toEqual(new KernelError.NotFound(api))
+    expect(notFound).toBeInstanceOf(KernelError.NotFound)
+    const timeout: KernelError.Timeout = KernelError.Timeout.make({
+      method: "GET",
+      path: "/browsers",
+      timeout: Duration.seconds(1)
+    })
+    expect(timeout.message).toBe("GET /browsers timed out after 1s")
+  })
 })
