@@ -81,7 +81,8 @@ export interface ListApiKeysService
  */
 export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListApiKeys, ListApiKeysService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -169,7 +170,8 @@ export interface CreateApiKeyService
  */
 export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<CreateApiKey, CreateApiKeyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -245,7 +247,8 @@ export interface GetApiKeyService
  */
 export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey, GetApiKeyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -321,7 +324,8 @@ export interface UpdateApiKeyService
  */
 export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<UpdateApiKey, UpdateApiKeyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -397,7 +401,8 @@ export interface DeleteApiKeyService
  */
 export class DeleteApiKey extends Context.Tag("effect-kernel/DeleteApiKey")<DeleteApiKey, DeleteApiKeyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

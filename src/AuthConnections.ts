@@ -136,7 +136,8 @@ export class ListAuthConnections
   extends Context.Tag("effect-kernel/ListAuthConnections")<ListAuthConnections, ListAuthConnectionsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -236,7 +237,8 @@ export class CreateAuthConnection
   extends Context.Tag("effect-kernel/CreateAuthConnection")<CreateAuthConnection, CreateAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -315,7 +317,8 @@ export class GetAuthConnection
   extends Context.Tag("effect-kernel/GetAuthConnection")<GetAuthConnection, GetAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -398,7 +401,8 @@ export class UpdateAuthConnection
   extends Context.Tag("effect-kernel/UpdateAuthConnection")<UpdateAuthConnection, UpdateAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -481,7 +485,8 @@ export class DeleteAuthConnection
   extends Context.Tag("effect-kernel/DeleteAuthConnection")<DeleteAuthConnection, DeleteAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -573,7 +578,8 @@ export class LoginAuthConnection
   extends Context.Tag("effect-kernel/LoginAuthConnection")<LoginAuthConnection, LoginAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -658,7 +664,8 @@ export class SubmitAuthConnection
   extends Context.Tag("effect-kernel/SubmitAuthConnection")<SubmitAuthConnection, SubmitAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -741,7 +748,8 @@ export class FollowAuthConnection
   extends Context.Tag("effect-kernel/FollowAuthConnection")<FollowAuthConnection, FollowAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -829,7 +837,8 @@ export class ExchangeAuthConnection
   extends Context.Tag("effect-kernel/ExchangeAuthConnection")<ExchangeAuthConnection, ExchangeAuthConnectionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

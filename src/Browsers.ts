@@ -187,7 +187,8 @@ export interface ListBrowsersService
  */
 export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<ListBrowsers, ListBrowsersService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -275,7 +276,8 @@ export interface CreateBrowserService
  */
 export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<CreateBrowser, CreateBrowserService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -355,7 +357,8 @@ export interface GetBrowserService
  */
 export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrowser, GetBrowserService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -431,7 +434,8 @@ export interface UpdateBrowserService
  */
 export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<UpdateBrowser, UpdateBrowserService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -507,7 +511,8 @@ export interface DeleteBrowserService
  */
 export class DeleteBrowser extends Context.Tag("effect-kernel/DeleteBrowser")<DeleteBrowser, DeleteBrowserService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -594,7 +599,8 @@ export class LoadBrowserExtensions
   extends Context.Tag("effect-kernel/LoadBrowserExtensions")<LoadBrowserExtensions, LoadBrowserExtensionsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -670,7 +676,8 @@ export interface CurlBrowserService
  */
 export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBrowser, CurlBrowserService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -110,7 +110,8 @@ export class GetMousePosition
   extends Context.Tag("effect-kernel/GetMousePosition")<GetMousePosition, GetMousePositionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -137,7 +138,8 @@ export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -66,7 +66,8 @@ export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCred
   ListCredentialProvidersService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -145,7 +146,8 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
   CreateCredentialProviderService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -228,7 +230,8 @@ export class GetCredentialProvider
   extends Context.Tag("effect-kernel/GetCredentialProvider")<GetCredentialProvider, GetCredentialProviderService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -314,7 +317,8 @@ export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateC
   UpdateCredentialProviderService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -398,7 +402,8 @@ export class DeleteCredentialProvider extends Context.Tag("effect-kernel/DeleteC
   DeleteCredentialProviderService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -485,7 +490,8 @@ export class TestCredentialProvider
   extends Context.Tag("effect-kernel/TestCredentialProvider")<TestCredentialProvider, TestCredentialProviderService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -569,7 +575,8 @@ export class ListCredentialProviderItems extends Context.Tag("effect-kernel/List
   ListCredentialProviderItemsService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

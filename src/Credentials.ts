@@ -87,7 +87,8 @@ export class ListCredentials
   extends Context.Tag("effect-kernel/ListCredentials")<ListCredentials, ListCredentialsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -177,7 +178,8 @@ export class CreateCredential
   extends Context.Tag("effect-kernel/CreateCredential")<CreateCredential, CreateCredentialService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -253,7 +255,8 @@ export interface GetCredentialService
  */
 export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -333,7 +336,8 @@ export class UpdateCredential
   extends Context.Tag("effect-kernel/UpdateCredential")<UpdateCredential, UpdateCredentialService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -411,7 +415,8 @@ export class DeleteCredential
   extends Context.Tag("effect-kernel/DeleteCredential")<DeleteCredential, DeleteCredentialService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -498,7 +503,8 @@ export class GetCredentialTotpCode
   extends Context.Tag("effect-kernel/GetCredentialTotpCode")<GetCredentialTotpCode, GetCredentialTotpCodeService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

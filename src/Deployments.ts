@@ -61,7 +61,8 @@ export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

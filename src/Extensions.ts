@@ -58,7 +58,8 @@ export class ListExtensions
   extends Context.Tag("effect-kernel/ListExtensions")<ListExtensions, ListExtensionsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -131,7 +132,8 @@ export class UploadExtension
   extends Context.Tag("effect-kernel/UploadExtension")<UploadExtension, UploadExtensionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -210,7 +212,8 @@ export class DownloadExtension
   extends Context.Tag("effect-kernel/DownloadExtension")<DownloadExtension, DownloadExtensionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -306,7 +309,8 @@ export class DeleteExtension
   extends Context.Tag("effect-kernel/DeleteExtension")<DeleteExtension, DeleteExtensionService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -398,7 +402,8 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
   DownloadChromeStoreExtensionService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -81,7 +81,8 @@ export interface ReadFileService extends Surface.Service<"readFile", ReadFilePar
  */
 export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -187,7 +188,8 @@ export interface WriteFileService
  */
 export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -265,7 +267,8 @@ export interface ListFilesService
  */
 export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -341,7 +344,8 @@ export class CreateDirectory
   extends Context.Tag("effect-kernel/CreateDirectory")<CreateDirectory, CreateDirectoryService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -417,7 +421,8 @@ export interface DeleteFileService
  */
 export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -495,7 +500,8 @@ export class DeleteDirectory
   extends Context.Tag("effect-kernel/DeleteDirectory")<DeleteDirectory, DeleteDirectoryService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -574,7 +580,8 @@ export class SetFilePermissions
   extends Context.Tag("effect-kernel/SetFilePermissions")<SetFilePermissions, SetFilePermissionsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -652,7 +659,8 @@ export interface GetFileInfoService
  */
 export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -726,7 +734,8 @@ export interface MovePathService extends Surface.Service<"movePath", MovePathPar
  */
 export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -806,7 +815,8 @@ export class DownloadDirZip
   extends Context.Tag("effect-kernel/DownloadDirZip")<DownloadDirZip, DownloadDirZipService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -902,7 +912,8 @@ export interface UploadFilesService
  */
 export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -980,7 +991,8 @@ export interface UploadZipService
  */
 export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

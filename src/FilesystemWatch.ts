@@ -83,7 +83,8 @@ export class StartFilesystemWatch
   extends Context.Tag("effect-kernel/StartFilesystemWatch")<StartFilesystemWatch, StartFilesystemWatchService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -170,7 +171,8 @@ export class StreamFilesystemEvents
   extends Context.Tag("effect-kernel/StreamFilesystemEvents")<StreamFilesystemEvents, StreamFilesystemEventsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -255,7 +257,8 @@ export class StopFilesystemWatch
   extends Context.Tag("effect-kernel/StopFilesystemWatch")<StopFilesystemWatch, StopFilesystemWatchService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -216,7 +216,8 @@ export class ListInvocations
   extends Context.Tag("effect-kernel/ListInvocations")<ListInvocations, ListInvocationsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -309,7 +310,8 @@ export class CreateInvocation
   extends Context.Tag("effect-kernel/CreateInvocation")<CreateInvocation, CreateInvocationService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -383,7 +385,8 @@ export interface GetInvocationService
  */
 export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -461,7 +464,8 @@ export class UpdateInvocation
   extends Context.Tag("effect-kernel/UpdateInvocation")<UpdateInvocation, UpdateInvocationService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -544,7 +548,8 @@ export class ListInvocationBrowsers
   extends Context.Tag("effect-kernel/ListInvocationBrowsers")<ListInvocationBrowsers, ListInvocationBrowsersService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -628,7 +633,8 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
   DeleteInvocationBrowsersService
 >() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -710,7 +716,8 @@ export class FollowInvocation
   extends Context.Tag("effect-kernel/FollowInvocation")<FollowInvocation, FollowInvocationService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -11,6 +11,7 @@ import type * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 
 /**
  * One entry of the `details` array, or the `inner_error`, of an error response.
@@ -72,28 +73,42 @@ export type ApiErrorFields = Schema.Struct.Constructor<typeof apiErrorFields>
 // The declared type of every error class below, written out. `Schema.TaggedErrorClass` (the type
 // `Schema.TaggedError` gives a class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and
 // constructor types once per class, about 1,400 type instantiations each, in every program that
-// names an operation's error union (a `yield*`, a `catchTag`): 15,000 for one operation's. These
-// interfaces say the same (a `Schema` of the instances, their constructor, `make`, `fields`
-// and `identifier`) in types tsc reads once for all classes; each class's value is checked against its
-// interface where it is made (`const XBase: ErrorClass<...> = Schema.TaggedError...`), and
-// test/errors.types.test.ts checks that every instance and encoded type is exactly the one
-// `Schema.TaggedError` gives.
+// names an operation's error union (a `yield*`, a `catchTag`): 15,000 for one operation's. An
+// `ErrorClass` has the same members: its instance, encoded side and constructor argument are
+// written out in types tsc reads once for all classes, and the members a program rarely uses
+// (`make`, `extend`, `transformOrFail`, `transformOrFailFrom`) are `Schema.TaggedErrorClass`'s own,
+// resolved only where they are used. Each class's value is checked against its `ErrorClass` where it
+// is made (`const XBase: ErrorClass<...> = Schema.TaggedError...`), and test/error-classes.test.ts
+// checks that each class is assignable to its `Schema.TaggedErrorClass` and that its instance,
+// encoded side and constructor argument are the ones `Schema.TaggedError` gives. The shapes are
+// type aliases, not interfaces, so that a user's declaration emit can write them out.
+type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
+  Self,
+  Tag,
+  { readonly _tag: Schema.tag<Tag> } & Fields
+>
+
 interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Data, Encoded = Data, Props = Data>
   extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded>
 {
   new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
+  readonly ast: AST.Transformation
+  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, { readonly _tag: Tag } & Encoded>
   readonly _tag: Tag
   readonly identifier: string
-  readonly fields: { readonly _tag: Schema.tag<Tag> } & Fields
-  make(props: Props, options?: Schema.MakeOptions): Self
+  readonly fields: Readonly<{ readonly _tag: Schema.tag<Tag> } & Fields>
+  readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
+  readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
+  readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
+  readonly transformOrFailFrom: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFailFrom"]
 }
 
-interface ErrorDetailEncoded {
+type ErrorDetailEncoded = {
   readonly code?: string | undefined
   readonly message?: string | undefined
 }
 
-interface ApiErrorShape<Detail> {
+type ApiErrorShape<Detail> = {
   readonly status: number
   readonly code: string
   readonly message: string
@@ -286,7 +301,7 @@ export class Overloaded extends OverloadedBase {
 
 const unexpectedStatusFields = { ...apiErrorFields, body: Schema.String }
 
-interface UnexpectedStatusShape<Detail> extends ApiErrorShape<Detail> {
+type UnexpectedStatusShape<Detail> = ApiErrorShape<Detail> & {
   readonly body: string
 }
 
@@ -319,7 +334,7 @@ const transportErrorFields = {
   transient: Schema.optional(Schema.Boolean)
 }
 
-interface TransportErrorShape {
+type TransportErrorShape = {
   readonly method: string
   readonly path: string
   readonly message: string
@@ -357,7 +372,7 @@ const timeoutFields = {
   timeout: Schema.DurationFromSelf
 }
 
-interface TimeoutShape {
+type TimeoutShape = {
   readonly method: string
   readonly path: string
   readonly timeout: Duration.Duration
@@ -391,7 +406,7 @@ const decodeErrorFields = {
   message: Schema.String
 }
 
-interface DecodeErrorShape {
+type DecodeErrorShape = {
   readonly method: string
   readonly path: string
   readonly status: number
@@ -418,7 +433,7 @@ const invalidInputFields = {
   message: Schema.String
 }
 
-interface InvalidInputShape {
+type InvalidInputShape = {
   readonly field: string
   readonly message: string
 }
@@ -445,7 +460,7 @@ const replayNotReadyFields = {
   polls: Schema.Number
 }
 
-interface ReplayNotReadyShape {
+type ReplayNotReadyShape = {
   readonly id: string
   readonly replayId: string
   readonly retryAfter: Duration.Duration

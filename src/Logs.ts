@@ -84,7 +84,8 @@ export interface StreamLogsService
  */
 export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

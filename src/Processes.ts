@@ -93,7 +93,8 @@ export interface ExecProcessService
  */
 export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -167,7 +168,8 @@ export interface SpawnProcessService
  */
 export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -244,7 +246,8 @@ export class GetProcessStatus
   extends Context.Tag("effect-kernel/GetProcessStatus")<GetProcessStatus, GetProcessStatusService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -326,7 +329,8 @@ export class StreamProcessStdout
   extends Context.Tag("effect-kernel/StreamProcessStdout")<StreamProcessStdout, StreamProcessStdoutService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -405,7 +409,8 @@ export class WriteProcessStdin
   extends Context.Tag("effect-kernel/WriteProcessStdin")<WriteProcessStdin, WriteProcessStdinService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -480,7 +485,8 @@ export interface KillProcessService
  */
 export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -555,7 +561,8 @@ export interface ResizeProcessService
  */
 export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -93,7 +93,8 @@ export interface ListProfilesService
  */
 export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -181,7 +182,8 @@ export interface CreateProfileService
  */
 export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -257,7 +259,8 @@ export interface GetProfileService
  */
 export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -335,7 +338,8 @@ export interface DeleteProfileService
  */
 export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -420,7 +424,8 @@ export class DownloadProfile
   extends Context.Tag("effect-kernel/DownloadProfile")<DownloadProfile, DownloadProfileService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

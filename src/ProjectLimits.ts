@@ -70,7 +70,8 @@ export class GetProjectLimits
   extends Context.Tag("effect-kernel/GetProjectLimits")<GetProjectLimits, GetProjectLimitsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -153,7 +154,8 @@ export class UpdateProjectLimits
   extends Context.Tag("effect-kernel/UpdateProjectLimits")<UpdateProjectLimits, UpdateProjectLimitsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -80,7 +80,8 @@ export interface ListProjectsService
  */
 export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -168,7 +169,8 @@ export interface CreateProjectService
  */
 export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -244,7 +246,8 @@ export interface GetProjectService
  */
 export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -320,7 +323,8 @@ export interface UpdateProjectService
  */
 export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -396,7 +400,8 @@ export interface DeleteProjectService
  */
 export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -60,7 +60,8 @@ export interface ListProxiesService
  */
 export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListProxies, ListProxiesService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -131,7 +132,8 @@ export interface CreateProxyService
  */
 export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<CreateProxy, CreateProxyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -202,7 +204,8 @@ export interface GetProxyService extends Surface.Service<"getProxy", GetProxyPar
  */
 export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, GetProxyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -277,7 +280,8 @@ export interface DeleteProxyService
  */
 export class DeleteProxy extends Context.Tag("effect-kernel/DeleteProxy")<DeleteProxy, DeleteProxyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -356,7 +360,8 @@ export interface CheckProxyService
  */
 export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckProxy, CheckProxyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

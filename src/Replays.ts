@@ -134,7 +134,8 @@ export class DownloadReplay
   extends Context.Tag("effect-kernel/DownloadReplay")<DownloadReplay, DownloadReplayService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -31,10 +31,15 @@ type Reference<Self, Tag extends string, Fields extends Schema.Struct.Fields> = 
   { readonly _tag: Schema.tag<Tag> } & Fields
 >
 
-type Class = Schema.Schema.Any & (new(...args: never) => unknown)
+type Class = Schema.Schema.Any & (new(...args: never) => unknown) & { readonly fields: Schema.Struct.Fields }
 
-/** Whether the instance, encoded side, context and constructor argument of `C` are `R`'s. */
+/**
+ * Whether `C` is a `R` (every static member: `make`, `fields`, `ast`, `annotations`, `extend`, ...),
+ * and its instance, encoded side, context and constructor argument are `R`'s.
+ */
 type Matches<C extends Class, R extends Class> = {
+  class: [C] extends [R] ? true : false
+  schemas: Same<Simplify<C["fields"]>, Simplify<R["fields"]>>
   fields: Same<
     Simplify<Omit<InstanceType<C>, keyof Cause.YieldableError>>,
     Simplify<Omit<InstanceType<R>, keyof Cause.YieldableError>>
@@ -47,7 +52,7 @@ type Matches<C extends Class, R extends Class> = {
 
 type Exact<C extends Class, R extends Class> = Same<
   Matches<C, R>,
-  { fields: true; instance: true; encoded: true; context: true; argument: true }
+  { class: true; schemas: true; fields: true; instance: true; encoded: true; context: true; argument: true }
 >
 
 type ApiFields = {
@@ -62,7 +67,41 @@ type ApiFields = {
   path: typeof Schema.String
 }
 
-type Api<C extends Class, Tag extends string> = Exact<C, Reference<InstanceType<C>, Tag, ApiFields>>
+type Api<C extends Class, Tag extends string> = Own<C, Tag, ApiFields>
+
+type TransportErrorFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  message: typeof Schema.String
+  code: Schema.optional<typeof Schema.String>
+  transient: Schema.optional<typeof Schema.Boolean>
+}
+
+type TimeoutFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  timeout: typeof Schema.DurationFromSelf
+}
+
+type DecodeErrorFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  status: typeof Schema.Number
+  message: typeof Schema.String
+}
+
+type ReplayNotReadyFields = {
+  id: typeof Schema.String
+  replayId: typeof Schema.String
+  retryAfter: typeof Schema.DurationFromSelf
+  waited: typeof Schema.DurationFromSelf
+  polls: typeof Schema.Number
+}
+
+type Own<C extends Class, Tag extends string, Fields extends Schema.Struct.Fields> = Exact<
+  C,
+  Reference<InstanceType<C>, Tag, Fields>
+>
 
 export type Checks = [
   Expect<Api<typeof KernelError.BadRequest, "BadRequest">>,
@@ -76,61 +115,14 @@ export type Checks = [
   Expect<Api<typeof KernelError.InternalServerError, "InternalServerError">>,
   Expect<Api<typeof KernelError.BadGateway, "BadGateway">>,
   Expect<Api<typeof KernelError.Overloaded, "Overloaded">>,
+  Expect<Own<typeof KernelError.UnexpectedStatus, "UnexpectedStatus", ApiFields & { body: typeof Schema.String }>>,
+  Expect<Own<typeof KernelError.TransportError, "TransportError", TransportErrorFields>>,
+  Expect<Own<typeof KernelError.Timeout, "Timeout", TimeoutFields>>,
+  Expect<Own<typeof KernelError.DecodeError, "DecodeError", DecodeErrorFields>>,
   Expect<
-    Exact<
-      typeof KernelError.UnexpectedStatus,
-      Reference<KernelError.UnexpectedStatus, "UnexpectedStatus", ApiFields & { body: typeof Schema.String }>
-    >
+    Own<typeof KernelError.InvalidInput, "InvalidInput", { field: typeof Schema.String; message: typeof Schema.String }>
   >,
-  Exact<
-    typeof KernelError.TransportError,
-    Reference<KernelError.TransportError, "TransportError", {
-      method: typeof Schema.String
-      path: typeof Schema.String
-      message: typeof Schema.String
-      code: Schema.optional<typeof Schema.String>
-      transient: Schema.optional<typeof Schema.Boolean>
-    }>
-  >,
-  Expect<
-    Exact<
-      typeof KernelError.Timeout,
-      Reference<KernelError.Timeout, "Timeout", {
-        method: typeof Schema.String
-        path: typeof Schema.String
-        timeout: typeof Schema.DurationFromSelf
-      }>
-    >
-  >,
-  Exact<
-    typeof KernelError.DecodeError,
-    Reference<KernelError.DecodeError, "DecodeError", {
-      method: typeof Schema.String
-      path: typeof Schema.String
-      status: typeof Schema.Number
-      message: typeof Schema.String
-    }>
-  >,
-  Expect<
-    Exact<
-      typeof KernelError.InvalidInput,
-      Reference<
-        KernelError.InvalidInput,
-        "InvalidInput",
-        { field: typeof Schema.String; message: typeof Schema.String }
-      >
-    >
-  >,
-  Exact<
-    typeof KernelError.ReplayNotReady,
-    Reference<KernelError.ReplayNotReady, "ReplayNotReady", {
-      id: typeof Schema.String
-      replayId: typeof Schema.String
-      retryAfter: typeof Schema.DurationFromSelf
-      waited: typeof Schema.DurationFromSelf
-      polls: typeof Schema.Number
-    }>
-  >
+  Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>
 ]
 
 const api = { status: 404, code: "not_found", message: "no such browser", method: "GET", path: "/browsers/b" }

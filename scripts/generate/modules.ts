@@ -308,7 +308,7 @@ const operationBlock = (
     // finds it in a union of Tags (`Kernel.Services`, the `R` that a layer removes) only by
     // comparing it with every member, about 60 type instantiations each (docs/performance.md)
     `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {\n` +
-    `  /**\n   * The Tag's key: its base's \`Id\`, restated for the type-checker.\n   *\n   * @since ${since}\n   */\n` +
+    `  /**\n   * Type-level only, no run-time property (the key at run time is \`key\`): the base's\n   * \`Id\`, restated so that tsc reads this class as itself, not as its base.\n   *\n   * @since ${since}\n   */\n` +
     `  declare readonly Id: "effect-kernel/${Name}"\n}\n\n`,
     accessorDecl + allDecl + streamDecl + "\n"
   ].join("")

@@ -159,7 +159,8 @@ export class CreateBrowserPool
   extends Context.Tag("effect-kernel/CreateBrowserPool")<CreateBrowserPool, CreateBrowserPoolService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -237,7 +238,8 @@ export class GetBrowserPool
   extends Context.Tag("effect-kernel/GetBrowserPool")<GetBrowserPool, GetBrowserPoolService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -318,7 +320,8 @@ export class UpdateBrowserPool
   extends Context.Tag("effect-kernel/UpdateBrowserPool")<UpdateBrowserPool, UpdateBrowserPoolService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -399,7 +402,8 @@ export class DeleteBrowserPool
   extends Context.Tag("effect-kernel/DeleteBrowserPool")<DeleteBrowserPool, DeleteBrowserPoolService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -481,7 +485,8 @@ export class AcquireBrowser
   extends Context.Tag("effect-kernel/AcquireBrowser")<AcquireBrowser, AcquireBrowserService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -564,7 +569,8 @@ export class ReleaseBrowser
   extends Context.Tag("effect-kernel/ReleaseBrowser")<ReleaseBrowser, ReleaseBrowserService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -642,7 +648,8 @@ export class FlushBrowserPool
   extends Context.Tag("effect-kernel/FlushBrowserPool")<FlushBrowserPool, FlushBrowserPoolService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -91,7 +91,8 @@ export interface ClickMouseService
  */
 export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMouse, ClickMouseService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -165,7 +166,8 @@ export interface MoveMouseService
  */
 export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse, MoveMouseService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -242,7 +244,8 @@ export class CaptureScreenshot
   extends Context.Tag("effect-kernel/CaptureScreenshot")<CaptureScreenshot, CaptureScreenshotService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -332,7 +335,8 @@ export interface TypeTextService extends Surface.Service<"typeText", TypeTextPar
  */
 export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, TypeTextService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -404,7 +408,8 @@ export interface PressKeyService extends Surface.Service<"pressKey", PressKeyPar
  */
 export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, PressKeyService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -480,7 +485,8 @@ export class ScrollMouseWheel
   extends Context.Tag("effect-kernel/ScrollMouseWheel")<ScrollMouseWheel, ScrollMouseWheelService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -554,7 +560,8 @@ export interface DragMouseService
  */
 export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse, DragMouseService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -635,7 +642,8 @@ export class BatchComputerActions
   extends Context.Tag("effect-kernel/BatchComputerActions")<BatchComputerActions, BatchComputerActionsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -713,7 +721,8 @@ export interface ReadClipboardService
  */
 export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<ReadClipboard, ReadClipboardService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -789,7 +798,8 @@ export class WriteClipboard
   extends Context.Tag("effect-kernel/WriteClipboard")<WriteClipboard, WriteClipboardService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

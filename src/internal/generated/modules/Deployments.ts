@@ -131,7 +131,8 @@ export class ListDeployments
   extends Context.Tag("effect-kernel/ListDeployments")<ListDeployments, ListDeploymentsService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -221,7 +222,8 @@ export class CreateDeployment
   extends Context.Tag("effect-kernel/CreateDeployment")<CreateDeployment, CreateDeploymentService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -297,7 +299,8 @@ export interface GetDeploymentService
  */
 export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -379,7 +382,8 @@ export class FollowDeployment
   extends Context.Tag("effect-kernel/FollowDeployment")<FollowDeployment, FollowDeploymentService>()
 {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */

@@ -68,7 +68,8 @@ export interface ListReplaysService
  */
 export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -144,7 +145,8 @@ export interface StartReplayService
  */
 export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
@@ -226,7 +228,8 @@ export interface StopReplayService
  */
 export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {
   /**
-   * The Tag's key: its base's `Id`, restated for the type-checker.
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
    *
    * @since 0.2.0
    */
