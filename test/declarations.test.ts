@@ -62,7 +62,7 @@ fs.writeFileSync(
 fs.writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ type: "module" }))
 
 /** Type-checks `source` as a user's program (the README's tsconfig); its errors and instantiation count. */
-const check = (name: string, source: string) => {
+const check = (name: string, source: string, emitDeclarations = false) => {
   const file = path.join(scratch, `${name}.ts`)
   fs.writeFileSync(file, source)
   const program = ts.createProgram({
@@ -73,13 +73,15 @@ const check = (name: string, source: string) => {
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
       target: ts.ScriptTarget.ES2022,
       types: ["node"],
-      noEmit: true,
-      skipLibCheck: true
+      skipLibCheck: true,
+      ...(emitDeclarations ? { declaration: true, emitDeclarationOnly: true } : { noEmit: true })
     }
   })
-  const errors = ts.getPreEmitDiagnostics(program).map((diagnostic) =>
-    ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
-  )
+  const diagnostics = [
+    ...ts.getPreEmitDiagnostics(program),
+    ...(emitDeclarations ? program.emit(undefined, () => {}).diagnostics : [])
+  ]
+  const errors = diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
   return { errors, instantiations: program.getInstantiationCount() }
 }
 
@@ -132,5 +134,23 @@ export const provided: Effect.Effect<void, unknown> = program.pipe(
     // with each Tag class read as its base type, compared with every Tag of `Kernel.Services`:
     // 8,095 (now 834)
     expect(instantiations).toBeLessThan(2000)
+  })
+
+  it("can be written out in a user's own declarations (a library that exports what encodes an error)", () => {
+    const { errors } = check(
+      "library",
+      `import { Schema } from "effect"
+import { KernelError } from "effect-kernel"
+
+export const encodeNotFound = Schema.encode(KernelError.NotFound)
+export const described = KernelError.NotFound.annotations({ description: "404" })
+export const encodeTimeout = Schema.encodeSync(KernelError.Timeout)
+export const encodeTransport = Schema.encodeSync(KernelError.TransportError)
+export const encodeAny = Schema.encode(Schema.Union(KernelError.UnexpectedStatus, KernelError.ReplayNotReady))
+export class MoreNotFound extends KernelError.NotFound.extend<MoreNotFound>("MoreNotFound")({ hint: Schema.String }) {}
+`,
+      true
+    )
+    expect(errors).toEqual([])
   })
 })
