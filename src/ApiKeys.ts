@@ -79,7 +79,15 @@ export interface ListApiKeysService
  * @since 0.2.0
  * @category Tags
  */
-export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListApiKeys, ListApiKeysService>() {}
+export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListApiKeys, ListApiKeysService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListApiKeys"
+}
 
 /**
  * List API keys.
@@ -160,7 +168,15 @@ export interface CreateApiKeyService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<CreateApiKey, CreateApiKeyService>() {}
+export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<CreateApiKey, CreateApiKeyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateApiKey"
+}
 
 /**
  * Create an API key.
@@ -229,7 +245,15 @@ export interface GetApiKeyService
  * @since 0.2.0
  * @category Tags
  */
-export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey, GetApiKeyService>() {}
+export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey, GetApiKeyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetApiKey"
+}
 
 /**
  * Get an API key.
@@ -298,7 +322,15 @@ export interface UpdateApiKeyService
  * @since 0.2.0
  * @category Tags
  */
-export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<UpdateApiKey, UpdateApiKeyService>() {}
+export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<UpdateApiKey, UpdateApiKeyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateApiKey"
+}
 
 /**
  * Update an API key.
@@ -367,7 +399,15 @@ export interface DeleteApiKeyService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteApiKey extends Context.Tag("effect-kernel/DeleteApiKey")<DeleteApiKey, DeleteApiKeyService>() {}
+export class DeleteApiKey extends Context.Tag("effect-kernel/DeleteApiKey")<DeleteApiKey, DeleteApiKeyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteApiKey"
+}
 
 const delete_ = Surface.accessor(DeleteApiKey, "deleteApiKey")
 

@@ -94,7 +94,15 @@ export interface ListAppsService extends Surface.Service<"listApps", ListAppsPar
  * @since 0.2.0
  * @category Tags
  */
-export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {}
+export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, ListAppsService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListApps"
+}
 
 /**
  * List apps.

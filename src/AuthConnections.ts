@@ -134,7 +134,15 @@ export interface ListAuthConnectionsService extends
  */
 export class ListAuthConnections
   extends Context.Tag("effect-kernel/ListAuthConnections")<ListAuthConnections, ListAuthConnectionsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListAuthConnections"
+}
 
 /**
  * List auth connections.
@@ -227,7 +235,15 @@ export interface CreateAuthConnectionService extends
  */
 export class CreateAuthConnection
   extends Context.Tag("effect-kernel/CreateAuthConnection")<CreateAuthConnection, CreateAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateAuthConnection"
+}
 
 /**
  * Create auth connection.
@@ -299,7 +315,15 @@ export interface GetAuthConnectionService
  */
 export class GetAuthConnection
   extends Context.Tag("effect-kernel/GetAuthConnection")<GetAuthConnection, GetAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetAuthConnection"
+}
 
 /**
  * Get auth connection.
@@ -375,7 +399,15 @@ export interface UpdateAuthConnectionService extends
  */
 export class UpdateAuthConnection
   extends Context.Tag("effect-kernel/UpdateAuthConnection")<UpdateAuthConnection, UpdateAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateAuthConnection"
+}
 
 /**
  * Update auth connection.
@@ -451,7 +483,15 @@ export interface DeleteAuthConnectionService extends
  */
 export class DeleteAuthConnection
   extends Context.Tag("effect-kernel/DeleteAuthConnection")<DeleteAuthConnection, DeleteAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteAuthConnection"
+}
 
 const delete_ = Surface.accessor(DeleteAuthConnection, "deleteAuthConnection")
 
@@ -536,7 +576,15 @@ export interface LoginAuthConnectionService extends
  */
 export class LoginAuthConnection
   extends Context.Tag("effect-kernel/LoginAuthConnection")<LoginAuthConnection, LoginAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/LoginAuthConnection"
+}
 
 /**
  * Start login flow.
@@ -614,7 +662,15 @@ export interface SubmitAuthConnectionService extends
  */
 export class SubmitAuthConnection
   extends Context.Tag("effect-kernel/SubmitAuthConnection")<SubmitAuthConnection, SubmitAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/SubmitAuthConnection"
+}
 
 /**
  * Submit field values.
@@ -690,7 +746,15 @@ export interface FollowAuthConnectionService extends
  */
 export class FollowAuthConnection
   extends Context.Tag("effect-kernel/FollowAuthConnection")<FollowAuthConnection, FollowAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/FollowAuthConnection"
+}
 
 /**
  * Stream login flow events via SSE.
@@ -771,7 +835,15 @@ export interface ExchangeAuthConnectionService extends
  */
 export class ExchangeAuthConnection
   extends Context.Tag("effect-kernel/ExchangeAuthConnection")<ExchangeAuthConnection, ExchangeAuthConnectionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ExchangeAuthConnection"
+}
 
 /**
  * Exchange handoff code for JWT.

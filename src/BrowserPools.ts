@@ -214,7 +214,15 @@ export interface ListBrowserPoolsService {
  */
 export class ListBrowserPools
   extends Context.Tag("effect-kernel/ListBrowserPools")<ListBrowserPools, ListBrowserPoolsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListBrowserPools"
+}
 
 // prepared on first use, not when the module is imported
 const callList = Surface.lazy(() =>

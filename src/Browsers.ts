@@ -185,7 +185,15 @@ export interface ListBrowsersService
  * @since 0.2.0
  * @category Tags
  */
-export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<ListBrowsers, ListBrowsersService>() {}
+export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<ListBrowsers, ListBrowsersService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListBrowsers"
+}
 
 /**
  * List browser sessions.
@@ -266,7 +274,15 @@ export interface CreateBrowserService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<CreateBrowser, CreateBrowserService>() {}
+export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<CreateBrowser, CreateBrowserService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateBrowser"
+}
 
 /**
  * Create a browser session.
@@ -339,7 +355,15 @@ export interface GetBrowserService
  * @since 0.2.0
  * @category Tags
  */
-export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrowser, GetBrowserService>() {}
+export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrowser, GetBrowserService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetBrowser"
+}
 
 /**
  * Get browser session details.
@@ -408,7 +432,15 @@ export interface UpdateBrowserService
  * @since 0.2.0
  * @category Tags
  */
-export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<UpdateBrowser, UpdateBrowserService>() {}
+export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<UpdateBrowser, UpdateBrowserService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateBrowser"
+}
 
 /**
  * Update browser session.
@@ -477,7 +509,15 @@ export interface DeleteBrowserService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteBrowser extends Context.Tag("effect-kernel/DeleteBrowser")<DeleteBrowser, DeleteBrowserService>() {}
+export class DeleteBrowser extends Context.Tag("effect-kernel/DeleteBrowser")<DeleteBrowser, DeleteBrowserService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteBrowser"
+}
 
 const delete_ = Surface.accessor(DeleteBrowser, "deleteBrowser")
 
@@ -557,7 +597,15 @@ export interface LoadBrowserExtensionsService extends
  */
 export class LoadBrowserExtensions
   extends Context.Tag("effect-kernel/LoadBrowserExtensions")<LoadBrowserExtensions, LoadBrowserExtensionsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/LoadBrowserExtensions"
+}
 
 /**
  * Ad-hoc upload one or more unpacked extensions to a running browser instance.
@@ -626,7 +674,15 @@ export interface CurlBrowserService
  * @since 0.2.0
  * @category Tags
  */
-export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBrowser, CurlBrowserService>() {}
+export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBrowser, CurlBrowserService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CurlBrowser"
+}
 
 /**
  * Make an HTTP request through the browser's network stack.

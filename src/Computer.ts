@@ -108,7 +108,15 @@ export interface GetMousePositionService {
  */
 export class GetMousePosition
   extends Context.Tag("effect-kernel/GetMousePosition")<GetMousePosition, GetMousePositionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetMousePosition"
+}
 
 /**
  * The set-cursor-visibility operation (`POST /browsers/{id}/computer/cursor`).
@@ -128,7 +136,15 @@ export interface SetCursorVisibilityService {
  */
 export class SetCursorVisibility
   extends Context.Tag("effect-kernel/SetCursorVisibility")<SetCursorVisibility, SetCursorVisibilityService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/SetCursorVisibility"
+}
 
 // prepared on first use, not when the module is imported
 const callGetMousePosition = Surface.lazy(() =>

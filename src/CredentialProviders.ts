@@ -64,7 +64,15 @@ export interface ListCredentialProvidersService
 export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCredentialProviders")<
   ListCredentialProviders,
   ListCredentialProvidersService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListCredentialProviders"
+}
 
 /**
  * List credential providers.
@@ -136,7 +144,15 @@ export interface CreateCredentialProviderService extends
 export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateCredentialProvider")<
   CreateCredentialProvider,
   CreateCredentialProviderService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateCredentialProvider"
+}
 
 /**
  * Create a credential provider.
@@ -212,7 +228,15 @@ export interface GetCredentialProviderService extends
  */
 export class GetCredentialProvider
   extends Context.Tag("effect-kernel/GetCredentialProvider")<GetCredentialProvider, GetCredentialProviderService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetCredentialProvider"
+}
 
 /**
  * Get credential provider by ID.
@@ -291,7 +315,15 @@ export interface UpdateCredentialProviderService extends
 export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateCredentialProvider")<
   UpdateCredentialProvider,
   UpdateCredentialProviderService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateCredentialProvider"
+}
 
 /**
  * Update credential provider.
@@ -368,7 +400,15 @@ export interface DeleteCredentialProviderService extends
 export class DeleteCredentialProvider extends Context.Tag("effect-kernel/DeleteCredentialProvider")<
   DeleteCredentialProvider,
   DeleteCredentialProviderService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteCredentialProvider"
+}
 
 const delete_ = Surface.accessor(DeleteCredentialProvider, "deleteCredentialProvider")
 
@@ -448,7 +488,15 @@ export interface TestCredentialProviderService extends
  */
 export class TestCredentialProvider
   extends Context.Tag("effect-kernel/TestCredentialProvider")<TestCredentialProvider, TestCredentialProviderService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/TestCredentialProvider"
+}
 
 /**
  * Test credential provider connection.
@@ -525,7 +573,15 @@ export interface ListCredentialProviderItemsService extends
 export class ListCredentialProviderItems extends Context.Tag("effect-kernel/ListCredentialProviderItems")<
   ListCredentialProviderItems,
   ListCredentialProviderItemsService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListCredentialProviderItems"
+}
 
 /**
  * List items from a credential provider.

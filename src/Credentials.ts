@@ -85,7 +85,15 @@ export interface ListCredentialsService
  */
 export class ListCredentials
   extends Context.Tag("effect-kernel/ListCredentials")<ListCredentials, ListCredentialsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListCredentials"
+}
 
 /**
  * List credentials.
@@ -168,7 +176,15 @@ export interface CreateCredentialService
  */
 export class CreateCredential
   extends Context.Tag("effect-kernel/CreateCredential")<CreateCredential, CreateCredentialService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateCredential"
+}
 
 /**
  * Create a credential.
@@ -237,7 +253,15 @@ export interface GetCredentialService
  * @since 0.2.0
  * @category Tags
  */
-export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {}
+export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<GetCredential, GetCredentialService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetCredential"
+}
 
 /**
  * Get credential by ID or name.
@@ -310,7 +334,15 @@ export interface UpdateCredentialService
  */
 export class UpdateCredential
   extends Context.Tag("effect-kernel/UpdateCredential")<UpdateCredential, UpdateCredentialService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateCredential"
+}
 
 /**
  * Update credential.
@@ -381,7 +413,15 @@ export interface DeleteCredentialService
  */
 export class DeleteCredential
   extends Context.Tag("effect-kernel/DeleteCredential")<DeleteCredential, DeleteCredentialService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteCredential"
+}
 
 const delete_ = Surface.accessor(DeleteCredential, "deleteCredential")
 
@@ -461,7 +501,15 @@ export interface GetCredentialTotpCodeService extends
  */
 export class GetCredentialTotpCode
   extends Context.Tag("effect-kernel/GetCredentialTotpCode")<GetCredentialTotpCode, GetCredentialTotpCodeService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetCredentialTotpCode"
+}
 
 /**
  * Generate TOTP code.

@@ -59,7 +59,15 @@ export interface DeleteDeploymentService {
  */
 export class DeleteDeployment
   extends Context.Tag("effect-kernel/DeleteDeployment")<DeleteDeployment, DeleteDeploymentService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteDeployment"
+}
 
 // prepared on first use, not when the module is imported
 const callDelete = Surface.lazy(() =>

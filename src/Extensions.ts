@@ -56,7 +56,15 @@ export interface ListExtensionsService
  */
 export class ListExtensions
   extends Context.Tag("effect-kernel/ListExtensions")<ListExtensions, ListExtensionsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListExtensions"
+}
 
 /**
  * List browser extensions.
@@ -122,7 +130,15 @@ export interface UploadExtensionService
  */
 export class UploadExtension
   extends Context.Tag("effect-kernel/UploadExtension")<UploadExtension, UploadExtensionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UploadExtension"
+}
 
 /**
  * Upload a browser extension.
@@ -194,7 +210,15 @@ export interface DownloadExtensionService
  */
 export class DownloadExtension
   extends Context.Tag("effect-kernel/DownloadExtension")<DownloadExtension, DownloadExtensionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DownloadExtension"
+}
 
 /**
  * Download extension archive.
@@ -283,7 +307,15 @@ export interface DeleteExtensionService
  */
 export class DeleteExtension
   extends Context.Tag("effect-kernel/DeleteExtension")<DeleteExtension, DeleteExtensionService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteExtension"
+}
 
 const delete_ = Surface.accessor(DeleteExtension, "deleteExtension")
 
@@ -368,7 +400,15 @@ export interface DownloadChromeStoreExtensionService extends
 export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/DownloadChromeStoreExtension")<
   DownloadChromeStoreExtension,
   DownloadChromeStoreExtensionService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DownloadChromeStoreExtension"
+}
 
 /**
  * Download unpacked extension from Chrome Web Store.

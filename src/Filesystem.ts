@@ -79,7 +79,15 @@ export interface ReadFileService extends Surface.Service<"readFile", ReadFilePar
  * @since 0.2.0
  * @category Tags
  */
-export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {}
+export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, ReadFileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ReadFile"
+}
 
 /**
  * Read file contents.
@@ -178,7 +186,15 @@ export interface WriteFileService
  * @since 0.2.0
  * @category Tags
  */
-export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {}
+export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile, WriteFileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/WriteFile"
+}
 
 /**
  * Write or create a file.
@@ -249,7 +265,15 @@ export interface ListFilesService
  * @since 0.2.0
  * @category Tags
  */
-export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {}
+export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles, ListFilesService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListFiles"
+}
 
 /**
  * List files in a directory.
@@ -318,7 +342,15 @@ export interface CreateDirectoryService
  */
 export class CreateDirectory
   extends Context.Tag("effect-kernel/CreateDirectory")<CreateDirectory, CreateDirectoryService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateDirectory"
+}
 
 /**
  * Create a new directory.
@@ -387,7 +419,15 @@ export interface DeleteFileService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {}
+export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFile, DeleteFileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteFile"
+}
 
 /**
  * Delete a file.
@@ -458,7 +498,15 @@ export interface DeleteDirectoryService
  */
 export class DeleteDirectory
   extends Context.Tag("effect-kernel/DeleteDirectory")<DeleteDirectory, DeleteDirectoryService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteDirectory"
+}
 
 /**
  * Delete a directory.
@@ -530,7 +578,15 @@ export interface SetFilePermissionsService
  */
 export class SetFilePermissions
   extends Context.Tag("effect-kernel/SetFilePermissions")<SetFilePermissions, SetFilePermissionsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/SetFilePermissions"
+}
 
 /**
  * Set file or directory permissions/ownership.
@@ -601,7 +657,15 @@ export interface GetFileInfoService
  * @since 0.2.0
  * @category Tags
  */
-export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {}
+export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFileInfo, GetFileInfoService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetFileInfo"
+}
 
 /**
  * Get information about a file or directory.
@@ -668,7 +732,15 @@ export interface MovePathService extends Surface.Service<"movePath", MovePathPar
  * @since 0.2.0
  * @category Tags
  */
-export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {}
+export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, MovePathService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/MovePath"
+}
 
 /**
  * Move or rename a file or directory.
@@ -741,7 +813,15 @@ export interface DownloadDirZipService
  */
 export class DownloadDirZip
   extends Context.Tag("effect-kernel/DownloadDirZip")<DownloadDirZip, DownloadDirZipService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DownloadDirZip"
+}
 
 /**
  * Download a directory as a ZIP archive.
@@ -830,7 +910,15 @@ export interface UploadFilesService
  * @since 0.2.0
  * @category Tags
  */
-export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {}
+export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<UploadFiles, UploadFilesService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UploadFiles"
+}
 
 /**
  * Upload one or more files.
@@ -901,7 +989,15 @@ export interface UploadZipService
  * @since 0.2.0
  * @category Tags
  */
-export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {}
+export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip, UploadZipService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UploadZip"
+}
 
 /**
  * Upload a zip archive and extract it.

@@ -81,7 +81,15 @@ export interface StartFilesystemWatchService extends
  */
 export class StartFilesystemWatch
   extends Context.Tag("effect-kernel/StartFilesystemWatch")<StartFilesystemWatch, StartFilesystemWatchService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StartFilesystemWatch"
+}
 
 /**
  * Watch a directory for changes.
@@ -161,7 +169,15 @@ export interface StreamFilesystemEventsService extends
  */
 export class StreamFilesystemEvents
   extends Context.Tag("effect-kernel/StreamFilesystemEvents")<StreamFilesystemEvents, StreamFilesystemEventsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StreamFilesystemEvents"
+}
 
 /**
  * Stream filesystem events for a watch.
@@ -239,7 +255,15 @@ export interface StopFilesystemWatchService extends
  */
 export class StopFilesystemWatch
   extends Context.Tag("effect-kernel/StopFilesystemWatch")<StopFilesystemWatch, StopFilesystemWatchService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StopFilesystemWatch"
+}
 
 /**
  * Stop watching a directory.

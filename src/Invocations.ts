@@ -214,7 +214,15 @@ export interface ListInvocationsService
  */
 export class ListInvocations
   extends Context.Tag("effect-kernel/ListInvocations")<ListInvocations, ListInvocationsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListInvocations"
+}
 
 /**
  * List invocations.
@@ -300,7 +308,15 @@ export interface CreateInvocationService
  */
 export class CreateInvocation
   extends Context.Tag("effect-kernel/CreateInvocation")<CreateInvocation, CreateInvocationService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateInvocation"
+}
 
 /**
  * Invoke an action.
@@ -367,7 +383,15 @@ export interface GetInvocationService
  * @since 0.2.0
  * @category Tags
  */
-export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {}
+export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<GetInvocation, GetInvocationService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetInvocation"
+}
 
 /**
  * Get invocation details.
@@ -438,7 +462,15 @@ export interface UpdateInvocationService
  */
 export class UpdateInvocation
   extends Context.Tag("effect-kernel/UpdateInvocation")<UpdateInvocation, UpdateInvocationService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateInvocation"
+}
 
 /**
  * Update invocation.
@@ -514,7 +546,15 @@ export interface ListInvocationBrowsersService extends
  */
 export class ListInvocationBrowsers
   extends Context.Tag("effect-kernel/ListInvocationBrowsers")<ListInvocationBrowsers, ListInvocationBrowsersService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListInvocationBrowsers"
+}
 
 /**
  * List browsers for an invocation.
@@ -591,7 +631,15 @@ export interface DeleteInvocationBrowsersService extends
 export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteInvocationBrowsers")<
   DeleteInvocationBrowsers,
   DeleteInvocationBrowsersService
->() {}
+>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteInvocationBrowsers"
+}
 
 /**
  * Delete browser sessions for an invocation.
@@ -666,7 +714,15 @@ export interface FollowInvocationService
  */
 export class FollowInvocation
   extends Context.Tag("effect-kernel/FollowInvocation")<FollowInvocation, FollowInvocationService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/FollowInvocation"
+}
 
 /**
  * Stream invocation events via SSE.

@@ -32,7 +32,15 @@ export interface Service {
  * @since 0.1.0
  * @category Tags
  */
-export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {}
+export class KernelClient extends Context.Tag("effect-kernel/KernelClient")<KernelClient, Service>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/KernelClient"
+}
 
 /**
  * Builds the client from the configuration and the user's transport.

@@ -86,7 +86,15 @@ export interface Options {
  * @since 0.1.0
  * @category Tags
  */
-export class KernelConfig extends Context.Tag("effect-kernel/KernelConfig")<KernelConfig, Service>() {}
+export class KernelConfig extends Context.Tag("effect-kernel/KernelConfig")<KernelConfig, Service>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/KernelConfig"
+}
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"])
 

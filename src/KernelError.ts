@@ -7,9 +7,11 @@
  *
  * @since 0.1.0
  */
+import type * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 
 /**
  * One entry of the `details` array, or the `inner_error`, of an error response.
@@ -68,19 +70,83 @@ export const apiErrorFields = {
  */
 export type ApiErrorFields = Schema.Struct.Constructor<typeof apiErrorFields>
 
+// The declared type of every error class below, written out. `Schema.TaggedErrorClass` (the type
+// `Schema.TaggedError` gives a class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and
+// constructor types once per class, about 1,400 type instantiations each, in every program that
+// names an operation's error union (a `yield*`, a `catchTag`): 15,000 for one operation's. An
+// `ErrorClass` has the same members: its instance, encoded side and constructor argument are
+// written out in types tsc reads once for all classes, and the members a program rarely uses
+// (`make`, `extend`, `transformOrFail`, `transformOrFailFrom`) are `Schema.TaggedErrorClass`'s own,
+// resolved only where they are used. Each class's value is checked against its `ErrorClass` where it
+// is made (`const XBase: ErrorClass<...> = Schema.TaggedError...`), and test/error-classes.test.ts
+// checks that each class is assignable to its `Schema.TaggedErrorClass` and that its instance,
+// encoded side and constructor argument are the ones `Schema.TaggedError` gives. The shapes are
+// type aliases, not interfaces, so that a user's declaration emit can write them out.
+type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
+  Self,
+  Tag,
+  { readonly _tag: Schema.tag<Tag> } & Fields
+>
+
+interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Data, Encoded = Data, Props = Data>
+  extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded>
+{
+  new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
+  readonly ast: AST.Transformation
+  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, { readonly _tag: Tag } & Encoded>
+  readonly _tag: Tag
+  readonly identifier: string
+  readonly fields: Readonly<{ readonly _tag: Schema.tag<Tag> } & Fields>
+  readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
+  readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
+  readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
+  readonly transformOrFailFrom: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFailFrom"]
+}
+
+type ErrorDetailEncoded = {
+  readonly code?: string | undefined
+  readonly message?: string | undefined
+}
+
+type ApiErrorShape<Detail> = {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+  readonly details?: ReadonlyArray<Detail> | undefined
+  readonly innerError?: Detail | undefined
+  readonly retryAfter?: Duration.Duration | undefined
+  readonly shouldRetry?: boolean | undefined
+  readonly method: string
+  readonly path: string
+}
+
+type ApiErrorClass<Self, Tag extends string> = ErrorClass<
+  Self,
+  Tag,
+  typeof apiErrorFields,
+  ApiErrorShape<ErrorDetail>,
+  ApiErrorShape<ErrorDetailEncoded>,
+  ApiErrorFields
+>
+
+const BadRequestBase: ApiErrorClass<BadRequest, "BadRequest"> = Schema.TaggedError<BadRequest>(
+  "effect-kernel/BadRequest"
+)("BadRequest", apiErrorFields)
+
 /**
  * 400: the request was invalid (for example a malformed body or id).
  *
  * @since 0.1.0
  * @category Errors
  */
-export class BadRequest extends Schema.TaggedError<BadRequest>("effect-kernel/BadRequest")(
-  "BadRequest",
-  apiErrorFields
-) {
+export class BadRequest extends BadRequestBase {
   /** @since 0.1.0 */
   static readonly status = 400
 }
+
+const UnauthorizedBase: ApiErrorClass<Unauthorized, "Unauthorized"> = Schema.TaggedError<Unauthorized>(
+  "effect-kernel/Unauthorized"
+)("Unauthorized", apiErrorFields)
 
 /**
  * 401: the API key is missing or invalid.
@@ -88,13 +154,15 @@ export class BadRequest extends Schema.TaggedError<BadRequest>("effect-kernel/Ba
  * @since 0.1.0
  * @category Errors
  */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-kernel/Unauthorized")(
-  "Unauthorized",
-  apiErrorFields
-) {
+export class Unauthorized extends UnauthorizedBase {
   /** @since 0.1.0 */
   static readonly status = 401
 }
+
+const ForbiddenBase: ApiErrorClass<Forbidden, "Forbidden"> = Schema.TaggedError<Forbidden>("effect-kernel/Forbidden")(
+  "Forbidden",
+  apiErrorFields
+)
 
 /**
  * 403: the API key's permissions or plan do not allow the operation.
@@ -102,13 +170,15 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-kerne
  * @since 0.1.0
  * @category Errors
  */
-export class Forbidden extends Schema.TaggedError<Forbidden>("effect-kernel/Forbidden")(
-  "Forbidden",
-  apiErrorFields
-) {
+export class Forbidden extends ForbiddenBase {
   /** @since 0.1.0 */
   static readonly status = 403
 }
+
+const NotFoundBase: ApiErrorClass<NotFound, "NotFound"> = Schema.TaggedError<NotFound>("effect-kernel/NotFound")(
+  "NotFound",
+  apiErrorFields
+)
 
 /**
  * 404: the browser, replay or deployment does not exist (or is not visible to the caller).
@@ -116,13 +186,15 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-kernel/Forb
  * @since 0.1.0
  * @category Errors
  */
-export class NotFound extends Schema.TaggedError<NotFound>("effect-kernel/NotFound")(
-  "NotFound",
-  apiErrorFields
-) {
+export class NotFound extends NotFoundBase {
   /** @since 0.1.0 */
   static readonly status = 404
 }
+
+const ConflictBase: ApiErrorClass<Conflict, "Conflict"> = Schema.TaggedError<Conflict>("effect-kernel/Conflict")(
+  "Conflict",
+  apiErrorFields
+)
 
 /**
  * 409: the resource is in a conflicting state. Retried as transient before it is returned.
@@ -130,13 +202,12 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-kernel/NotFou
  * @since 0.1.0
  * @category Errors
  */
-export class Conflict extends Schema.TaggedError<Conflict>("effect-kernel/Conflict")(
-  "Conflict",
-  apiErrorFields
-) {
+export class Conflict extends ConflictBase {
   /** @since 0.1.0 */
   static readonly status = 409
 }
+
+const GoneBase: ApiErrorClass<Gone, "Gone"> = Schema.TaggedError<Gone>("effect-kernel/Gone")("Gone", apiErrorFields)
 
 /**
  * 410: the resource existed but is gone for good (for example a deleted or expired one). Not
@@ -145,13 +216,14 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-kernel/Confli
  * @since 0.2.0
  * @category Errors
  */
-export class Gone extends Schema.TaggedError<Gone>("effect-kernel/Gone")(
-  "Gone",
-  apiErrorFields
-) {
+export class Gone extends GoneBase {
   /** @since 0.2.0 */
   static readonly status = 410
 }
+
+const UnprocessableEntityBase: ApiErrorClass<UnprocessableEntity, "UnprocessableEntity"> = Schema.TaggedError<
+  UnprocessableEntity
+>("effect-kernel/UnprocessableEntity")("UnprocessableEntity", apiErrorFields)
 
 /**
  * 422: the request was well-formed but its content was refused (for example a value
@@ -160,13 +232,14 @@ export class Gone extends Schema.TaggedError<Gone>("effect-kernel/Gone")(
  * @since 0.2.0
  * @category Errors
  */
-export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>("effect-kernel/UnprocessableEntity")(
-  "UnprocessableEntity",
-  apiErrorFields
-) {
+export class UnprocessableEntity extends UnprocessableEntityBase {
   /** @since 0.2.0 */
   static readonly status = 422
 }
+
+const RateLimitedBase: ApiErrorClass<RateLimited, "RateLimited"> = Schema.TaggedError<RateLimited>(
+  "effect-kernel/RateLimited"
+)("RateLimited", apiErrorFields)
 
 /**
  * 429: too many requests. Retried (honouring `Retry-After`) before it is returned.
@@ -174,13 +247,14 @@ export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>
  * @since 0.1.0
  * @category Errors
  */
-export class RateLimited extends Schema.TaggedError<RateLimited>("effect-kernel/RateLimited")(
-  "RateLimited",
-  apiErrorFields
-) {
+export class RateLimited extends RateLimitedBase {
   /** @since 0.1.0 */
   static readonly status = 429
 }
+
+const InternalServerErrorBase: ApiErrorClass<InternalServerError, "InternalServerError"> = Schema.TaggedError<
+  InternalServerError
+>("effect-kernel/InternalServerError")("InternalServerError", apiErrorFields)
 
 /**
  * 500: the service failed. Retried as transient before it is returned.
@@ -188,13 +262,14 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-kernel/
  * @since 0.1.0
  * @category Errors
  */
-export class InternalServerError extends Schema.TaggedError<InternalServerError>("effect-kernel/InternalServerError")(
-  "InternalServerError",
-  apiErrorFields
-) {
+export class InternalServerError extends InternalServerErrorBase {
   /** @since 0.1.0 */
   static readonly status = 500
 }
+
+const BadGatewayBase: ApiErrorClass<BadGateway, "BadGateway"> = Schema.TaggedError<BadGateway>(
+  "effect-kernel/BadGateway"
+)("BadGateway", apiErrorFields)
 
 /**
  * 502: a gateway in front of the service got no valid answer from it. Retried as transient
@@ -203,13 +278,14 @@ export class InternalServerError extends Schema.TaggedError<InternalServerError>
  * @since 0.2.0
  * @category Errors
  */
-export class BadGateway extends Schema.TaggedError<BadGateway>("effect-kernel/BadGateway")(
-  "BadGateway",
-  apiErrorFields
-) {
+export class BadGateway extends BadGatewayBase {
   /** @since 0.2.0 */
   static readonly status = 502
 }
+
+const OverloadedBase: ApiErrorClass<Overloaded, "Overloaded"> = Schema.TaggedError<Overloaded>(
+  "effect-kernel/Overloaded"
+)("Overloaded", apiErrorFields)
 
 /**
  * 529: the service is overloaded. Retried as transient (honouring `Retry-After`) before it is
@@ -218,13 +294,28 @@ export class BadGateway extends Schema.TaggedError<BadGateway>("effect-kernel/Ba
  * @since 0.2.0
  * @category Errors
  */
-export class Overloaded extends Schema.TaggedError<Overloaded>("effect-kernel/Overloaded")(
-  "Overloaded",
-  apiErrorFields
-) {
+export class Overloaded extends OverloadedBase {
   /** @since 0.2.0 */
   static readonly status = 529
 }
+
+const unexpectedStatusFields = { ...apiErrorFields, body: Schema.String }
+
+type UnexpectedStatusShape<Detail> = ApiErrorShape<Detail> & {
+  readonly body: string
+}
+
+const UnexpectedStatusBase: ErrorClass<
+  UnexpectedStatus,
+  "UnexpectedStatus",
+  typeof unexpectedStatusFields,
+  UnexpectedStatusShape<ErrorDetail>,
+  UnexpectedStatusShape<ErrorDetailEncoded>,
+  Schema.Struct.Constructor<typeof unexpectedStatusFields>
+> = Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")(
+  "UnexpectedStatus",
+  unexpectedStatusFields
+)
 
 /**
  * Any status the operation does not document (for example a 502 from a proxy, or a redirect).
@@ -233,10 +324,33 @@ export class Overloaded extends Schema.TaggedError<Overloaded>("effect-kernel/Ov
  * @since 0.1.0
  * @category Errors
  */
-export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")(
-  "UnexpectedStatus",
-  { ...apiErrorFields, body: Schema.String }
-) {}
+export class UnexpectedStatus extends UnexpectedStatusBase {}
+
+const transportErrorFields = {
+  method: Schema.String,
+  path: Schema.String,
+  message: Schema.String,
+  code: Schema.optional(Schema.String),
+  transient: Schema.optional(Schema.Boolean)
+}
+
+type TransportErrorShape = {
+  readonly method: string
+  readonly path: string
+  readonly message: string
+  readonly code?: string | undefined
+  readonly transient?: boolean | undefined
+}
+
+const TransportErrorBase: ErrorClass<
+  TransportError,
+  "TransportError",
+  typeof transportErrorFields,
+  TransportErrorShape
+> = Schema.TaggedError<TransportError>("effect-kernel/TransportError")(
+  "TransportError",
+  transportErrorFields
+)
 
 /**
  * The request did not get a response: connection refused or reset, DNS failure, a body cut short,
@@ -250,16 +364,26 @@ export class UnexpectedStatus extends Schema.TaggedError<UnexpectedStatus>("effe
  * @since 0.1.0
  * @category Errors
  */
-export class TransportError extends Schema.TaggedError<TransportError>("effect-kernel/TransportError")(
-  "TransportError",
-  {
-    method: Schema.String,
-    path: Schema.String,
-    message: Schema.String,
-    code: Schema.optional(Schema.String),
-    transient: Schema.optional(Schema.Boolean)
-  }
-) {}
+export class TransportError extends TransportErrorBase {}
+
+const timeoutFields = {
+  method: Schema.String,
+  path: Schema.String,
+  timeout: Schema.DurationFromSelf
+}
+
+type TimeoutShape = {
+  readonly method: string
+  readonly path: string
+  readonly timeout: Duration.Duration
+}
+
+const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape> = Schema.TaggedError<Timeout>(
+  "effect-kernel/Timeout"
+)(
+  "Timeout",
+  timeoutFields
+)
 
 /**
  * An attempt took longer than the configured `timeout` (or a download stalled for longer than
@@ -268,19 +392,32 @@ export class TransportError extends Schema.TaggedError<TransportError>("effect-k
  * @since 0.1.0
  * @category Errors
  */
-export class Timeout extends Schema.TaggedError<Timeout>("effect-kernel/Timeout")(
-  "Timeout",
-  {
-    method: Schema.String,
-    path: Schema.String,
-    timeout: Schema.DurationFromSelf
-  }
-) {
+export class Timeout extends TimeoutBase {
   /** @since 0.1.0 */
   override get message(): string {
     return `${this.method} ${this.path} timed out after ${Duration.format(this.timeout)}`
   }
 }
+
+const decodeErrorFields = {
+  method: Schema.String,
+  path: Schema.String,
+  status: Schema.Number,
+  message: Schema.String
+}
+
+type DecodeErrorShape = {
+  readonly method: string
+  readonly path: string
+  readonly status: number
+  readonly message: string
+}
+
+const DecodeErrorBase: ErrorClass<DecodeError, "DecodeError", typeof decodeErrorFields, DecodeErrorShape> = Schema
+  .TaggedError<DecodeError>("effect-kernel/DecodeError")(
+    "DecodeError",
+    decodeErrorFields
+  )
 
 /**
  * A successful response whose body is not what the operation documents. `message` names the
@@ -289,15 +426,23 @@ export class Timeout extends Schema.TaggedError<Timeout>("effect-kernel/Timeout"
  * @since 0.1.0
  * @category Errors
  */
-export class DecodeError extends Schema.TaggedError<DecodeError>("effect-kernel/DecodeError")(
-  "DecodeError",
-  {
-    method: Schema.String,
-    path: Schema.String,
-    status: Schema.Number,
-    message: Schema.String
-  }
-) {}
+export class DecodeError extends DecodeErrorBase {}
+
+const invalidInputFields = {
+  field: Schema.String,
+  message: Schema.String
+}
+
+type InvalidInputShape = {
+  readonly field: string
+  readonly message: string
+}
+
+const InvalidInputBase: ErrorClass<InvalidInput, "InvalidInput", typeof invalidInputFields, InvalidInputShape> = Schema
+  .TaggedError<InvalidInput>("effect-kernel/InvalidInput")(
+    "InvalidInput",
+    invalidInputFields
+  )
 
 /**
  * The input was rejected before any request was sent (for example an empty id).
@@ -305,13 +450,33 @@ export class DecodeError extends Schema.TaggedError<DecodeError>("effect-kernel/
  * @since 0.1.0
  * @category Errors
  */
-export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-kernel/InvalidInput")(
-  "InvalidInput",
-  {
-    field: Schema.String,
-    message: Schema.String
-  }
-) {}
+export class InvalidInput extends InvalidInputBase {}
+
+const replayNotReadyFields = {
+  id: Schema.String,
+  replayId: Schema.String,
+  retryAfter: Schema.DurationFromSelf,
+  waited: Schema.DurationFromSelf,
+  polls: Schema.Number
+}
+
+type ReplayNotReadyShape = {
+  readonly id: string
+  readonly replayId: string
+  readonly retryAfter: Duration.Duration
+  readonly waited: Duration.Duration
+  readonly polls: number
+}
+
+const ReplayNotReadyBase: ErrorClass<
+  ReplayNotReady,
+  "ReplayNotReady",
+  typeof replayNotReadyFields,
+  ReplayNotReadyShape
+> = Schema.TaggedError<ReplayNotReady>("effect-kernel/ReplayNotReady")(
+  "ReplayNotReady",
+  replayNotReadyFields
+)
 
 /**
  * The replay was still being recorded when the wait budget (`maxWait`, or the caller's schedule)
@@ -320,16 +485,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-kerne
  * @since 0.1.0
  * @category Errors
  */
-export class ReplayNotReady extends Schema.TaggedError<ReplayNotReady>("effect-kernel/ReplayNotReady")(
-  "ReplayNotReady",
-  {
-    id: Schema.String,
-    replayId: Schema.String,
-    retryAfter: Schema.DurationFromSelf,
-    waited: Schema.DurationFromSelf,
-    polls: Schema.Number
-  }
-) {
+export class ReplayNotReady extends ReplayNotReadyBase {
   /** @since 0.1.0 */
   override get message(): string {
     return `replay ${this.replayId} of browser ${this.id} is still recording after ${

@@ -82,7 +82,15 @@ export interface StreamLogsService
  * @since 0.2.0
  * @category Tags
  */
-export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {}
+export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLogs, StreamLogsService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StreamLogs"
+}
 
 /**
  * Stream log files on the browser instance via SSE.

@@ -73,7 +73,15 @@ export interface ExecutePlaywrightCodeService extends
  */
 export class ExecutePlaywrightCode
   extends Context.Tag("effect-kernel/ExecutePlaywrightCode")<ExecutePlaywrightCode, ExecutePlaywrightCodeService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ExecutePlaywrightCode"
+}
 
 /**
  * Execute Playwright/TypeScript code against the browser.

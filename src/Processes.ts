@@ -91,7 +91,15 @@ export interface ExecProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {}
+export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecProcess, ExecProcessService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ExecProcess"
+}
 
 /**
  * Execute a command synchronously.
@@ -158,7 +166,15 @@ export interface SpawnProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {}
+export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<SpawnProcess, SpawnProcessService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/SpawnProcess"
+}
 
 /**
  * Execute a command asynchronously.
@@ -228,7 +244,15 @@ export interface GetProcessStatusService
  */
 export class GetProcessStatus
   extends Context.Tag("effect-kernel/GetProcessStatus")<GetProcessStatus, GetProcessStatusService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetProcessStatus"
+}
 
 /**
  * Get process status.
@@ -303,7 +327,15 @@ export interface StreamProcessStdoutService extends
  */
 export class StreamProcessStdout
   extends Context.Tag("effect-kernel/StreamProcessStdout")<StreamProcessStdout, StreamProcessStdoutService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StreamProcessStdout"
+}
 
 /**
  * Stream process stdout via SSE.
@@ -375,7 +407,15 @@ export interface WriteProcessStdinService
  */
 export class WriteProcessStdin
   extends Context.Tag("effect-kernel/WriteProcessStdin")<WriteProcessStdin, WriteProcessStdinService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/WriteProcessStdin"
+}
 
 /**
  * Write to process stdin.
@@ -443,7 +483,15 @@ export interface KillProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {}
+export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillProcess, KillProcessService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/KillProcess"
+}
 
 /**
  * Send signal to process.
@@ -511,7 +559,15 @@ export interface ResizeProcessService
  * @since 0.2.0
  * @category Tags
  */
-export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {}
+export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<ResizeProcess, ResizeProcessService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ResizeProcess"
+}
 
 /**
  * Resize a PTY-backed process terminal.

@@ -91,7 +91,15 @@ export interface ListProfilesService
  * @since 0.2.0
  * @category Tags
  */
-export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {}
+export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<ListProfiles, ListProfilesService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListProfiles"
+}
 
 /**
  * List profiles.
@@ -172,7 +180,15 @@ export interface CreateProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {}
+export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<CreateProfile, CreateProfileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateProfile"
+}
 
 /**
  * Create a new profile.
@@ -241,7 +257,15 @@ export interface GetProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {}
+export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfile, GetProfileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetProfile"
+}
 
 /**
  * Get profile by ID or name.
@@ -312,7 +336,15 @@ export interface DeleteProfileService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {}
+export class DeleteProfile extends Context.Tag("effect-kernel/DeleteProfile")<DeleteProfile, DeleteProfileService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteProfile"
+}
 
 const delete_ = Surface.accessor(DeleteProfile, "deleteProfile")
 
@@ -390,7 +422,15 @@ export interface DownloadProfileService
  */
 export class DownloadProfile
   extends Context.Tag("effect-kernel/DownloadProfile")<DownloadProfile, DownloadProfileService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DownloadProfile"
+}
 
 /**
  * Download profile archive.

@@ -68,7 +68,15 @@ export interface GetProjectLimitsService
  */
 export class GetProjectLimits
   extends Context.Tag("effect-kernel/GetProjectLimits")<GetProjectLimits, GetProjectLimitsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetProjectLimits"
+}
 
 /**
  * Get project limits.
@@ -144,7 +152,15 @@ export interface UpdateProjectLimitsService extends
  */
 export class UpdateProjectLimits
   extends Context.Tag("effect-kernel/UpdateProjectLimits")<UpdateProjectLimits, UpdateProjectLimitsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateProjectLimits"
+}
 
 /**
  * Update project limits.

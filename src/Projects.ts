@@ -78,7 +78,15 @@ export interface ListProjectsService
  * @since 0.2.0
  * @category Tags
  */
-export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {}
+export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<ListProjects, ListProjectsService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListProjects"
+}
 
 /**
  * List projects.
@@ -159,7 +167,15 @@ export interface CreateProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {}
+export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<CreateProject, CreateProjectService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateProject"
+}
 
 /**
  * Create a project.
@@ -228,7 +244,15 @@ export interface GetProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {}
+export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProject, GetProjectService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetProject"
+}
 
 /**
  * Get a project.
@@ -297,7 +321,15 @@ export interface UpdateProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {}
+export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<UpdateProject, UpdateProjectService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateProject"
+}
 
 /**
  * Update a project.
@@ -366,7 +398,15 @@ export interface DeleteProjectService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {}
+export class DeleteProject extends Context.Tag("effect-kernel/DeleteProject")<DeleteProject, DeleteProjectService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteProject"
+}
 
 const delete_ = Surface.accessor(DeleteProject, "deleteProject")
 

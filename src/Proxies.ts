@@ -58,7 +58,15 @@ export interface ListProxiesService
  * @since 0.2.0
  * @category Tags
  */
-export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListProxies, ListProxiesService>() {}
+export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListProxies, ListProxiesService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListProxies"
+}
 
 /**
  * List proxies.
@@ -122,7 +130,15 @@ export interface CreateProxyService
  * @since 0.2.0
  * @category Tags
  */
-export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<CreateProxy, CreateProxyService>() {}
+export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<CreateProxy, CreateProxyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateProxy"
+}
 
 /**
  * Create a proxy.
@@ -186,7 +202,15 @@ export interface GetProxyService extends Surface.Service<"getProxy", GetProxyPar
  * @since 0.2.0
  * @category Tags
  */
-export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, GetProxyService>() {}
+export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, GetProxyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetProxy"
+}
 
 /**
  * Get proxy by ID.
@@ -254,7 +278,15 @@ export interface DeleteProxyService
  * @since 0.2.0
  * @category Tags
  */
-export class DeleteProxy extends Context.Tag("effect-kernel/DeleteProxy")<DeleteProxy, DeleteProxyService>() {}
+export class DeleteProxy extends Context.Tag("effect-kernel/DeleteProxy")<DeleteProxy, DeleteProxyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteProxy"
+}
 
 const delete_ = Surface.accessor(DeleteProxy, "deleteProxy")
 
@@ -326,7 +358,15 @@ export interface CheckProxyService
  * @since 0.2.0
  * @category Tags
  */
-export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckProxy, CheckProxyService>() {}
+export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckProxy, CheckProxyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CheckProxy"
+}
 
 /**
  * Check proxy health.

@@ -132,7 +132,15 @@ export interface DownloadReplayService {
  */
 export class DownloadReplay
   extends Context.Tag("effect-kernel/DownloadReplay")<DownloadReplay, DownloadReplayService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DownloadReplay"
+}
 
 /**
  * The default wait policy: waits what each 202 asks (`Retry-After`), but never more than what is

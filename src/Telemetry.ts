@@ -77,7 +77,15 @@ export interface StreamTelemetryService
  */
 export class StreamTelemetry
   extends Context.Tag("effect-kernel/StreamTelemetry")<StreamTelemetry, StreamTelemetryService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StreamTelemetry"
+}
 
 /**
  * Stream telemetry events via SSE.

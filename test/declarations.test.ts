@@ -1,10 +1,15 @@
 /**
- * What the package's declarations make a user's type-check load: `undici` is an optional peer
+ * What the package's declarations cost a user's type-check. `undici` is an optional peer
  * dependency, and a program that imports `effect-kernel` must not parse undici's 44 declaration
- * files (about 0.05 s a check) because one public module names an undici type. Each public module's
- * declaration is emitted here as tsc emits it for `dist/dts`.
+ * files (about 0.05 s a check) because one public module names an undici type. And a program that
+ * uses an operation (its error union, its Tag in a layer's requirements) must not make tsc resolve
+ * every error class's `Schema.TaggedErrorClass` or compare its Tag with each of `Kernel.Services`'
+ * 119 Tags: counted in type instantiations (the same every run), the figure tsc's
+ * `--extendedDiagnostics` prints. The declarations are emitted here as tsc emits them for
+ * `dist/dts`, and programs are checked against them as a user's program is (README tsconfig).
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import ts from "typescript"
 
@@ -25,7 +30,7 @@ const emitted = (() => {
   const files = new Map<string, string>()
   for (const source of program.getSourceFiles()) {
     const relative = path.relative(path.join(root, "src"), source.fileName)
-    if (relative.startsWith("..") || relative.startsWith("internal") || relative.includes(path.sep)) continue
+    if (relative.startsWith("..") || source.isDeclarationFile) continue
     program.emit(
       source,
       (name, text) => {
@@ -38,17 +43,114 @@ const emitted = (() => {
   return files
 })()
 
+const publicModules = new Map([...emitted].filter(([relative]) => !relative.includes(path.sep)))
+
+// the declarations as a package in node_modules, inside this repository (so that `effect` resolves)
+fs.mkdirSync(path.join(root, ".tmp"), { recursive: true })
+const scratch = fs.mkdtempSync(path.join(root, ".tmp", "declarations-"))
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+const installed = path.join(scratch, "node_modules", "effect-kernel")
+for (const [relative, text] of emitted) {
+  const file = path.join(installed, relative.replace(/\.ts$/, ".d.ts"))
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+fs.writeFileSync(
+  path.join(installed, "package.json"),
+  JSON.stringify({ name: "effect-kernel", type: "module", types: "./index.d.ts" })
+)
+fs.writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ type: "module" }))
+
+/** Type-checks `source` as a user's program (the README's tsconfig); its errors and instantiation count. */
+const check = (name: string, source: string, emitDeclarations = false) => {
+  const file = path.join(scratch, `${name}.ts`)
+  fs.writeFileSync(file, source)
+  const program = ts.createProgram({
+    rootNames: [file],
+    options: {
+      strict: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      types: ["node"],
+      skipLibCheck: true,
+      ...(emitDeclarations ? { declaration: true, emitDeclarationOnly: true } : { noEmit: true })
+    }
+  })
+  const diagnostics = [
+    ...ts.getPreEmitDiagnostics(program),
+    ...(emitDeclarations ? program.emit(undefined, () => {}).diagnostics : [])
+  ]
+  const errors = diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
+  return { errors, instantiations: program.getInstantiationCount() }
+}
+
 describe("the public modules' declarations", () => {
   it("are emitted for every public module", () => {
-    expect(emitted.size).toBeGreaterThan(30)
-    expect([...emitted.keys()]).toContain("KernelTransport.ts")
+    expect(publicModules.size).toBeGreaterThan(30)
+    expect([...publicModules.keys()]).toContain("KernelTransport.ts")
   })
 
   it("name no undici type (KernelTransport's tls and dispatcher are written structurally)", () => {
-    const naming = [...emitted].filter(([, text]) => /["']undici(?:\/[^"']*)?["']/.test(text)).map(([file]) => file)
+    const naming = [...publicModules].filter(([, text]) => /["']undici(?:\/[^"']*)?["']/.test(text)).map(([file]) =>
+      file
+    )
     expect(naming).toEqual([])
     const transport = emitted.get("KernelTransport.ts")!
     expect(transport).toContain("export type TlsOptions")
     expect(transport).toContain("export interface Dispatcher")
+  })
+
+  it("cost a program that yields an operation and catches one of its errors little to check", () => {
+    const { errors, instantiations } = check(
+      "catch",
+      `import { Console, Effect } from "effect"
+import { Browsers } from "effect-kernel"
+
+export const program = Effect.gen(function*() {
+  const browser = yield* Browsers.retrieve({ id: "id" })
+  yield* Console.log(browser.session_id)
+}).pipe(Effect.catchTag("NotFound", (error) => Console.error(error.message, error.status)))
+`
+    )
+    expect(errors).toEqual([])
+    // with each error class declared as a `Schema.TaggedErrorClass`: 16,560 (now 5,361)
+    expect(instantiations).toBeLessThan(8000)
+  })
+
+  it("cost a program that provides Kernel's layer to an operation little to check", () => {
+    const { errors, instantiations } = check(
+      "provide",
+      `import { Effect, Layer } from "effect"
+import { Browsers, Kernel, KernelTransport } from "effect-kernel"
+
+declare const program: Effect.Effect<void, never, Browsers.GetBrowser>
+export const provided: Effect.Effect<void, unknown> = program.pipe(
+  Effect.provide(Kernel.layerConfig().pipe(Layer.provide(KernelTransport.layerUndici)))
+)
+`
+    )
+    expect(errors).toEqual([])
+    // with each Tag class read as its base type, compared with every Tag of `Kernel.Services`:
+    // 8,095 (now 834)
+    expect(instantiations).toBeLessThan(2000)
+  })
+
+  it("can be written out in a user's own declarations (a library that exports what encodes an error)", () => {
+    const { errors } = check(
+      "library",
+      `import { Schema } from "effect"
+import { KernelError } from "effect-kernel"
+
+export const encodeNotFound = Schema.encode(KernelError.NotFound)
+export const described = KernelError.NotFound.annotations({ description: "404" })
+export const encodeTimeout = Schema.encodeSync(KernelError.Timeout)
+export const encodeTransport = Schema.encodeSync(KernelError.TransportError)
+export const encodeAny = Schema.encode(Schema.Union(KernelError.UnexpectedStatus, KernelError.ReplayNotReady))
+export class MoreNotFound extends KernelError.NotFound.extend<MoreNotFound>("MoreNotFound")({ hint: Schema.String }) {}
+`,
+      true
+    )
+    expect(errors).toEqual([])
   })
 })

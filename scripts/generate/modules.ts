@@ -304,7 +304,12 @@ const operationBlock = (
     ]) +
     `export interface ${Name}Service extends ${serviceType} {}\n\n`,
     jsdoc([`The Tag of {@link ${accessor}}'s service.`, "", `@since ${since}`, "@category Tags"]) +
-    `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {}\n\n`,
+    // `Id` restated: a Tag class that adds no member is read by tsc as its base type, which then
+    // finds it in a union of Tags (`Kernel.Services`, the `R` that a layer removes) only by
+    // comparing it with every member, about 60 type instantiations each (docs/performance.md)
+    `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {\n` +
+    `  /**\n   * Type-level only, no run-time property (the key at run time is \`key\`): the base's\n   * \`Id\`, restated so that tsc reads this class as itself, not as its base.\n   *\n   * @since ${since}\n   */\n` +
+    `  declare readonly Id: "effect-kernel/${Name}"\n}\n\n`,
     accessorDecl + allDecl + streamDecl + "\n"
   ].join("")
   return {

@@ -436,7 +436,15 @@ export const filesystemLimit: number = engine.fsLimit
  * @since 0.1.0
  * @category Tags
  */
-export class KernelSimulator extends Context.Tag("effect-kernel/KernelSimulator")<KernelSimulator, Control>() {}
+export class KernelSimulator extends Context.Tag("effect-kernel/KernelSimulator")<KernelSimulator, Control>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/KernelSimulator"
+}
 
 /**
  * The byte at `offset` of a simulated replay of `size` bytes, to check downloaded content.

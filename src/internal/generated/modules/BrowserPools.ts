@@ -157,7 +157,15 @@ export interface CreateBrowserPoolService
  */
 export class CreateBrowserPool
   extends Context.Tag("effect-kernel/CreateBrowserPool")<CreateBrowserPool, CreateBrowserPoolService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateBrowserPool"
+}
 
 /**
  * Create a browser pool.
@@ -228,7 +236,15 @@ export interface GetBrowserPoolService
  */
 export class GetBrowserPool
   extends Context.Tag("effect-kernel/GetBrowserPool")<GetBrowserPool, GetBrowserPoolService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetBrowserPool"
+}
 
 /**
  * Get browser pool details.
@@ -302,7 +318,15 @@ export interface UpdateBrowserPoolService
  */
 export class UpdateBrowserPool
   extends Context.Tag("effect-kernel/UpdateBrowserPool")<UpdateBrowserPool, UpdateBrowserPoolService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/UpdateBrowserPool"
+}
 
 /**
  * Update a browser pool.
@@ -376,7 +400,15 @@ export interface DeleteBrowserPoolService
  */
 export class DeleteBrowserPool
   extends Context.Tag("effect-kernel/DeleteBrowserPool")<DeleteBrowserPool, DeleteBrowserPoolService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DeleteBrowserPool"
+}
 
 const delete_ = Surface.accessor(DeleteBrowserPool, "deleteBrowserPool")
 
@@ -451,7 +483,15 @@ export interface AcquireBrowserService
  */
 export class AcquireBrowser
   extends Context.Tag("effect-kernel/AcquireBrowser")<AcquireBrowser, AcquireBrowserService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/AcquireBrowser"
+}
 
 /**
  * Acquire a browser from the pool.
@@ -527,7 +567,15 @@ export interface ReleaseBrowserService
  */
 export class ReleaseBrowser
   extends Context.Tag("effect-kernel/ReleaseBrowser")<ReleaseBrowser, ReleaseBrowserService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ReleaseBrowser"
+}
 
 /**
  * Release a browser back to the pool.
@@ -598,7 +646,15 @@ export interface FlushBrowserPoolService
  */
 export class FlushBrowserPool
   extends Context.Tag("effect-kernel/FlushBrowserPool")<FlushBrowserPool, FlushBrowserPoolService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/FlushBrowserPool"
+}
 
 /**
  * Flush all idle browsers in the pool.

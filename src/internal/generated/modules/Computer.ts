@@ -89,7 +89,15 @@ export interface ClickMouseService
  * @since 0.2.0
  * @category Tags
  */
-export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMouse, ClickMouseService>() {}
+export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMouse, ClickMouseService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ClickMouse"
+}
 
 /**
  * Simulate a mouse click action on the browser instance.
@@ -156,7 +164,15 @@ export interface MoveMouseService
  * @since 0.2.0
  * @category Tags
  */
-export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse, MoveMouseService>() {}
+export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse, MoveMouseService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/MoveMouse"
+}
 
 /**
  * Move the mouse cursor to the specified coordinates on the browser instance.
@@ -226,7 +242,15 @@ export interface CaptureScreenshotService
  */
 export class CaptureScreenshot
   extends Context.Tag("effect-kernel/CaptureScreenshot")<CaptureScreenshot, CaptureScreenshotService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CaptureScreenshot"
+}
 
 /**
  * Capture a screenshot of the browser instance.
@@ -309,7 +333,15 @@ export interface TypeTextService extends Surface.Service<"typeText", TypeTextPar
  * @since 0.2.0
  * @category Tags
  */
-export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, TypeTextService>() {}
+export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, TypeTextService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/TypeText"
+}
 
 /**
  * Type text on the browser instance.
@@ -374,7 +406,15 @@ export interface PressKeyService extends Surface.Service<"pressKey", PressKeyPar
  * @since 0.2.0
  * @category Tags
  */
-export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, PressKeyService>() {}
+export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, PressKeyService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/PressKey"
+}
 
 /**
  * Press one or more keys on the host computer.
@@ -443,7 +483,15 @@ export interface ScrollMouseWheelService
  */
 export class ScrollMouseWheel
   extends Context.Tag("effect-kernel/ScrollMouseWheel")<ScrollMouseWheel, ScrollMouseWheelService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ScrollMouseWheel"
+}
 
 /**
  * Scroll the mouse wheel at a position on the host computer.
@@ -510,7 +558,15 @@ export interface DragMouseService
  * @since 0.2.0
  * @category Tags
  */
-export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse, DragMouseService>() {}
+export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse, DragMouseService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/DragMouse"
+}
 
 /**
  * Drag the mouse along a path.
@@ -584,7 +640,15 @@ export interface BatchComputerActionsService extends
  */
 export class BatchComputerActions
   extends Context.Tag("effect-kernel/BatchComputerActions")<BatchComputerActions, BatchComputerActionsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/BatchComputerActions"
+}
 
 /**
  * Execute a batch of computer actions sequentially.
@@ -655,7 +719,15 @@ export interface ReadClipboardService
  * @since 0.2.0
  * @category Tags
  */
-export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<ReadClipboard, ReadClipboardService>() {}
+export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<ReadClipboard, ReadClipboardService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ReadClipboard"
+}
 
 /**
  * Read text from the clipboard on the browser instance.
@@ -724,7 +796,15 @@ export interface WriteClipboardService
  */
 export class WriteClipboard
   extends Context.Tag("effect-kernel/WriteClipboard")<WriteClipboard, WriteClipboardService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/WriteClipboard"
+}
 
 /**
  * Write text to the clipboard on the browser instance.

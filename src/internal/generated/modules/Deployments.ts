@@ -129,7 +129,15 @@ export interface ListDeploymentsService
  */
 export class ListDeployments
   extends Context.Tag("effect-kernel/ListDeployments")<ListDeployments, ListDeploymentsService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListDeployments"
+}
 
 /**
  * List deployments.
@@ -212,7 +220,15 @@ export interface CreateDeploymentService
  */
 export class CreateDeployment
   extends Context.Tag("effect-kernel/CreateDeployment")<CreateDeployment, CreateDeploymentService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/CreateDeployment"
+}
 
 /**
  * Create a deployment.
@@ -281,7 +297,15 @@ export interface GetDeploymentService
  * @since 0.2.0
  * @category Tags
  */
-export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {}
+export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<GetDeployment, GetDeploymentService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/GetDeployment"
+}
 
 /**
  * Get deployment details.
@@ -356,7 +380,15 @@ export interface FollowDeploymentService
  */
 export class FollowDeployment
   extends Context.Tag("effect-kernel/FollowDeployment")<FollowDeployment, FollowDeploymentService>()
-{}
+{
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/FollowDeployment"
+}
 
 /**
  * Stream deployment events via SSE.

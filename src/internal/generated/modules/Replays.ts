@@ -66,7 +66,15 @@ export interface ListReplaysService
  * @since 0.2.0
  * @category Tags
  */
-export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {}
+export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListReplays, ListReplaysService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/ListReplays"
+}
 
 /**
  * List browser session replays.
@@ -135,7 +143,15 @@ export interface StartReplayService
  * @since 0.2.0
  * @category Tags
  */
-export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {}
+export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartReplay, StartReplayService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StartReplay"
+}
 
 /**
  * Start a browser session replay recording.
@@ -210,7 +226,15 @@ export interface StopReplayService
  * @since 0.2.0
  * @category Tags
  */
-export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {}
+export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopReplay, StopReplayService>() {
+  /**
+   * Type-level only, no run-time property (the key at run time is `key`): the base's
+   * `Id`, restated so that tsc reads this class as itself, not as its base.
+   *
+   * @since 0.2.0
+   */
+  declare readonly Id: "effect-kernel/StopReplay"
+}
 
 /**
  * Stop a browser session replay recording.

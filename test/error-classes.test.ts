@@ -1,0 +1,222 @@
+/**
+ * The error classes' declared types (src/KernelError.ts writes them out, so that a program's
+ * type-check reads them once instead of resolving a `Schema.TaggedErrorClass` per class) are
+ * exactly what `Schema.TaggedError` gives: the instance, the encoded side and the constructor's
+ * argument of every class, checked by the type-checker (`npm run typecheck`); and every class still
+ * works as a `Schema` at run time (made, recognised, encoded and decoded back).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Schema } from "effect"
+import { KernelError } from "effect-kernel"
+import type * as Cause from "effect/Cause"
+import type { Simplify } from "effect/Types"
+
+/** `true` when `A` and `B` are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+
+/**
+ * `true` when `A` and `B` are assignable to each other: an error's members that mention `this` (its
+ * `Effect` variance and iterator) name the instance type each class is made from, which the
+ * written-out declaration spells differently from `Schema.TaggedErrorClass`.
+ */
+type Mutual<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
+
+/** Compiles only for `true`. */
+type Expect<T extends true> = T
+
+/** What `Schema.TaggedError<Self>()(tag, fields)` declares. */
+type Reference<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
+  Self,
+  Tag,
+  { readonly _tag: Schema.tag<Tag> } & Fields
+>
+
+type Class = Schema.Schema.Any & (new(...args: never) => unknown) & { readonly fields: Schema.Struct.Fields }
+
+/**
+ * Whether `C` is a `R` (every static member: `make`, `fields`, `ast`, `annotations`, `extend`, ...),
+ * and its instance, encoded side, context and constructor argument are `R`'s.
+ */
+type Matches<C extends Class, R extends Class> = {
+  class: [C] extends [R] ? true : false
+  schemas: Same<Simplify<C["fields"]>, Simplify<R["fields"]>>
+  fields: Same<
+    Simplify<Omit<InstanceType<C>, keyof Cause.YieldableError>>,
+    Simplify<Omit<InstanceType<R>, keyof Cause.YieldableError>>
+  >
+  instance: Mutual<InstanceType<C>, InstanceType<R>>
+  encoded: Same<Simplify<Schema.Schema.Encoded<C>>, Simplify<Schema.Schema.Encoded<R>>>
+  context: Same<Schema.Schema.Context<C>, never>
+  argument: Same<Simplify<ConstructorParameters<C>[0]>, Simplify<ConstructorParameters<R>[0]>>
+}
+
+type Exact<C extends Class, R extends Class> = Same<
+  Matches<C, R>,
+  { class: true; schemas: true; fields: true; instance: true; encoded: true; context: true; argument: true }
+>
+
+type ApiFields = {
+  status: typeof Schema.Number
+  code: typeof Schema.String
+  message: typeof Schema.String
+  details: Schema.optional<Schema.Array$<typeof KernelError.ErrorDetail>>
+  innerError: Schema.optional<typeof KernelError.ErrorDetail>
+  retryAfter: Schema.optional<typeof Schema.DurationFromSelf>
+  shouldRetry: Schema.optional<typeof Schema.Boolean>
+  method: typeof Schema.String
+  path: typeof Schema.String
+}
+
+type Api<C extends Class, Tag extends string> = Own<C, Tag, ApiFields>
+
+type TransportErrorFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  message: typeof Schema.String
+  code: Schema.optional<typeof Schema.String>
+  transient: Schema.optional<typeof Schema.Boolean>
+}
+
+type TimeoutFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  timeout: typeof Schema.DurationFromSelf
+}
+
+type DecodeErrorFields = {
+  method: typeof Schema.String
+  path: typeof Schema.String
+  status: typeof Schema.Number
+  message: typeof Schema.String
+}
+
+type ReplayNotReadyFields = {
+  id: typeof Schema.String
+  replayId: typeof Schema.String
+  retryAfter: typeof Schema.DurationFromSelf
+  waited: typeof Schema.DurationFromSelf
+  polls: typeof Schema.Number
+}
+
+type Own<C extends Class, Tag extends string, Fields extends Schema.Struct.Fields> = Exact<
+  C,
+  Reference<InstanceType<C>, Tag, Fields>
+>
+
+export type Checks = [
+  Expect<Api<typeof KernelError.BadRequest, "BadRequest">>,
+  Expect<Api<typeof KernelError.Unauthorized, "Unauthorized">>,
+  Expect<Api<typeof KernelError.Forbidden, "Forbidden">>,
+  Expect<Api<typeof KernelError.NotFound, "NotFound">>,
+  Expect<Api<typeof KernelError.Conflict, "Conflict">>,
+  Expect<Api<typeof KernelError.Gone, "Gone">>,
+  Expect<Api<typeof KernelError.UnprocessableEntity, "UnprocessableEntity">>,
+  Expect<Api<typeof KernelError.RateLimited, "RateLimited">>,
+  Expect<Api<typeof KernelError.InternalServerError, "InternalServerError">>,
+  Expect<Api<typeof KernelError.BadGateway, "BadGateway">>,
+  Expect<Api<typeof KernelError.Overloaded, "Overloaded">>,
+  Expect<Own<typeof KernelError.UnexpectedStatus, "UnexpectedStatus", ApiFields & { body: typeof Schema.String }>>,
+  Expect<Own<typeof KernelError.TransportError, "TransportError", TransportErrorFields>>,
+  Expect<Own<typeof KernelError.Timeout, "Timeout", TimeoutFields>>,
+  Expect<Own<typeof KernelError.DecodeError, "DecodeError", DecodeErrorFields>>,
+  Expect<
+    Own<typeof KernelError.InvalidInput, "InvalidInput", { field: typeof Schema.String; message: typeof Schema.String }>
+  >,
+  Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>
+]
+
+const api = { status: 404, code: "not_found", message: "no such browser", method: "GET", path: "/browsers/b" }
+
+const made: ReadonlyArray<KernelError.KernelError> = [
+  new KernelError.BadRequest({ ...api, status: 400 }),
+  new KernelError.Unauthorized({ ...api, status: 401 }),
+  new KernelError.Forbidden({ ...api, status: 403 }),
+  new KernelError.NotFound({ ...api, details: [new KernelError.ErrorDetail({ code: "x" })] }),
+  new KernelError.Conflict({ ...api, status: 409 }),
+  new KernelError.Gone({ ...api, status: 410 }),
+  new KernelError.UnprocessableEntity({ ...api, status: 422 }),
+  new KernelError.RateLimited({ ...api, status: 429, retryAfter: Duration.seconds(2) }),
+  new KernelError.InternalServerError({ ...api, status: 500, shouldRetry: false }),
+  new KernelError.BadGateway({ ...api, status: 502 }),
+  new KernelError.Overloaded({ ...api, status: 529 }),
+  new KernelError.UnexpectedStatus({ ...api, status: 418, body: "teapot" }),
+  new KernelError.TransportError({ method: "GET", path: "/browsers", message: "reset", code: "ECONNRESET" }),
+  new KernelError.Timeout({ method: "GET", path: "/browsers", timeout: Duration.seconds(1) }),
+  new KernelError.DecodeError({ method: "GET", path: "/browsers", status: 200, message: "bad" }),
+  new KernelError.InvalidInput({ field: "id", message: "empty" }),
+  new KernelError.ReplayNotReady({
+    id: "b",
+    replayId: "r",
+    retryAfter: Duration.seconds(1),
+    waited: Duration.seconds(5),
+    polls: 5
+  })
+]
+
+interface ErrorSchema extends Schema.Schema.AnyNoContext {
+  new(...args: never): unknown
+  readonly _tag: string
+  readonly identifier: string
+  readonly fields: Schema.Struct.Fields
+}
+
+const classes = {
+  BadRequest: KernelError.BadRequest,
+  Unauthorized: KernelError.Unauthorized,
+  Forbidden: KernelError.Forbidden,
+  NotFound: KernelError.NotFound,
+  Conflict: KernelError.Conflict,
+  Gone: KernelError.Gone,
+  UnprocessableEntity: KernelError.UnprocessableEntity,
+  RateLimited: KernelError.RateLimited,
+  InternalServerError: KernelError.InternalServerError,
+  BadGateway: KernelError.BadGateway,
+  Overloaded: KernelError.Overloaded,
+  UnexpectedStatus: KernelError.UnexpectedStatus,
+  TransportError: KernelError.TransportError,
+  Timeout: KernelError.Timeout,
+  DecodeError: KernelError.DecodeError,
+  InvalidInput: KernelError.InvalidInput,
+  ReplayNotReady: KernelError.ReplayNotReady
+} satisfies Record<KernelError.KernelError["_tag"], ErrorSchema>
+
+describe("KernelError classes", () => {
+  it("covers every tag", () => {
+    expect(made.map((error) => error._tag).sort()).toEqual([...KernelError.tags].sort())
+  })
+
+  for (const error of made) {
+    const Class: ErrorSchema = classes[error._tag]
+    it.effect(`${error._tag}: a Schema of its instances, an Error, and a failure when yielded`, () =>
+      Effect.gen(function*() {
+        expect(Class._tag).toBe(error._tag)
+        expect(Class.identifier).toBe(`effect-kernel/${error._tag}`)
+        expect(Object.keys(Class.fields)).toContain("_tag")
+        expect(error).toBeInstanceOf(Class)
+        expect(error).toBeInstanceOf(Error)
+        expect(KernelError.isKernelError(error)).toBe(true)
+        expect(Schema.is(Class)(error)).toBe(true)
+        const encoded = yield* Schema.encode(Class)(error)
+        expect(encoded._tag).toBe(error._tag)
+        const decoded = yield* Schema.decodeUnknown(Class)(encoded)
+        expect(decoded).toBeInstanceOf(Class)
+        expect(decoded).toEqual(error)
+        const failure = yield* Effect.flip(Effect.gen(function*() {
+          return yield* error
+        }))
+        expect(failure).toBe(error)
+      }))
+  }
+
+  it("make builds the same instance as new", () => {
+    const notFound: KernelError.NotFound = KernelError.NotFound.make(api)
+    expect(notFound).toEqual(new KernelError.NotFound(api))
+    expect(notFound).toBeInstanceOf(KernelError.NotFound)
+    const timeout: KernelError.Timeout = KernelError.Timeout.make({
+      method: "GET",
+      path: "/browsers",
+      timeout: Duration.seconds(1)
+    })
+    expect(timeout.message).toBe("GET /browsers timed out after 1s")
+  })
+})
