@@ -52,6 +52,7 @@ import type * as Tls from "node:tls"
 import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
 import { GrowableBytes } from "./bounded.js"
+import * as Download from "./download.js"
 import { isTracing } from "./tracing.js"
 
 /**
@@ -331,6 +332,10 @@ const enum State {
 
 const aborted = () => new Error("the response body was released before it was read")
 
+/** The end of a body, as {@link Exchange.pull} and {@link Exchange.next} say it. */
+const pullEnd = Effect.fail(Option.none())
+const nextEnd = Effect.succeed(undefined)
+
 /** Why a whole-body read within a limit failed: the body has more bytes than the limit. */
 const bodyTooLarge = new Error("the response body is larger than the read allows")
 
@@ -590,20 +595,37 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
 
   /** The chunks buffered so far (waiting for one if there is none), or `None` at the end. */
   pull(): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<unknown>> {
-    return Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<unknown>>((resume) => {
+    return this.take(Effect.succeed, pullEnd, (error) => Effect.fail(Option.some(error)))
+  }
+
+  /**
+   * The chunks buffered so far (waiting for one if there is none), or `undefined` at the end: what a
+   * body read pull by pull takes ({@link Download.PullBody}).
+   */
+  next(): Effect.Effect<Chunk.Chunk<Uint8Array> | undefined, unknown> {
+    return this.take<Chunk.Chunk<Uint8Array> | undefined, unknown>(Effect.succeed, nextEnd, Effect.fail)
+  }
+
+  /** What {@link pull} and {@link next} share: the buffered chunks, the end or the failure, as each says. */
+  private take<A, E>(
+    chunks: (chunks: Chunk.Chunk<Uint8Array>) => Effect.Effect<A, E>,
+    end: Effect.Effect<A, E>,
+    failed: (error: unknown) => Effect.Effect<A, E>
+  ): Effect.Effect<A, E> {
+    return Effect.async<A, E>((resume) => {
       this.reading = true
       this.clearIdleTimer()
       const check = (): void => {
         if (this.buffered > 0) {
-          const chunks = this.chunks
+          const taken = this.chunks
           this.chunks = []
           this.buffered = 0
-          resume(Effect.succeed(Chunk.unsafeFromArray(chunks)))
+          resume(chunks(Chunk.unsafeFromArray(taken)))
           this.resumeIfPaused()
         } else if (this.state === State.Done) {
-          resume(Effect.fail(Option.none()))
+          resume(end)
         } else if (this.state === State.Failed) {
-          resume(Effect.fail(Option.some(this.error)))
+          resume(failed(this.error))
         } else {
           this.waiter = check
           this.resumeIfPaused()
@@ -800,6 +822,18 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
         },
         catch: (cause) => this.decodeError(cause)
       }))
+  }
+
+  /**
+   * The body pull by pull (no `Stream` stage in between): a download's body reads it this way on
+   * this transport (`Download.streamBody`).
+   */
+  [Download.PullBody](): Download.PullBody {
+    const exchange = this.exchange
+    return {
+      next: Effect.mapError(exchange.next(), (cause) => this.decodeError(cause)),
+      cancel: () => exchange.cancel()
+    }
   }
 
   get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
