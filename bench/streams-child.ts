@@ -88,23 +88,34 @@ const uploaded = async () => {
   return body.bytes
 }
 
-/** The path of each download (raw undici: the same request the SDK sends). */
-const downloadRequest = (kind: Kind, size: number): { method: "GET" | "POST"; path: string } => {
+/**
+ * The request of each download, as the SDK sends it (raw undici sends the same: method, path, its
+ * `accept`, `accept-encoding: identity`, and no body, the screenshot's POST included).
+ */
+const downloadRequest = (
+  kind: Kind,
+  size: number
+): { method: "GET" | "POST"; path: string; accept: string } => {
+  const bytes = "application/octet-stream, application/json"
   switch (kind) {
     case "download-replay":
-      return { method: "GET", path: `/browsers/b1/replays/${size}` }
+      return { method: "GET", path: `/browsers/b1/replays/${size}`, accept: "video/mp4, application/json" }
     case "download-profile":
-      return { method: "GET", path: `/profiles/${size}/download` }
+      return { method: "GET", path: `/profiles/${size}/download`, accept: bytes }
     case "download-extension":
-      return { method: "GET", path: `/extensions/${size}` }
+      return { method: "GET", path: `/extensions/${size}`, accept: bytes }
     case "download-chrome-store":
-      return { method: "GET", path: `/extensions/from_chrome_store?url=${size}` }
+      return { method: "GET", path: `/extensions/from_chrome_store?url=${size}`, accept: bytes }
     case "download-read-file":
-      return { method: "GET", path: `/browsers/b1/fs/read_file?path=%2F${size}` }
+      return { method: "GET", path: `/browsers/b1/fs/read_file?path=%2F${size}`, accept: bytes }
     case "download-dir-zip":
-      return { method: "GET", path: `/browsers/b1/fs/download_dir_zip?path=%2F${size}` }
+      return {
+        method: "GET",
+        path: `/browsers/b1/fs/download_dir_zip?path=%2F${size}`,
+        accept: "application/zip, application/json"
+      }
     default:
-      return { method: "POST", path: `/browsers/${size}/computer/screenshot` }
+      return { method: "POST", path: `/browsers/${size}/computer/screenshot`, accept: "image/png, application/json" }
   }
 }
 
@@ -173,11 +184,11 @@ const rawJob = async (job: Job, onEvent: (count: number) => void): Promise<numbe
     case "upload-multipart":
       throw new Error("no raw multipart row")
     default: {
-      const { method, path } = downloadRequest(job.kind, job.size)
+      const { accept, method, path } = downloadRequest(job.kind, job.size)
       const response = await request(`${base}${path}`, {
         method,
-        headers: { ...headers, "content-type": "application/json" },
-        body: method === "POST" ? "{}" : null
+        headers: { ...headers, accept, "accept-encoding": "identity" },
+        body: method === "POST" ? "" : null
       })
       let received = 0
       for await (const chunk of response.body) received += (chunk as Buffer).length

@@ -413,7 +413,7 @@ const body = (
   const verifier = verifyMp4 ? new Mp4.Verifier() : undefined
   const decodeError = (message: string) => new DecodeError({ ...info, status: response.status, message })
   return Effect.map(
-    Download.streamBody(response.stream, Scope.close(requestScope, Exit.void), {
+    Download.streamBody(response, Scope.close(requestScope, Exit.void), {
       info,
       idleTimeout: config.idleTimeout,
       declared,

@@ -423,7 +423,7 @@ const bodyOf = (
     const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
     // a download to a file in this fiber hears the declared size (its progress's total)
     listener?.(declared)
-    return Download.streamBody<never>(response.stream, release, {
+    return Download.streamBody<never>(response, release, {
       info: Client.describe(request),
       idleTimeout: config.idleTimeout,
       declared,

@@ -13,6 +13,7 @@
 import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
 import type * as Chunk from "effect/Chunk"
@@ -148,6 +149,34 @@ export interface BodyOptions<E> {
 }
 
 /**
+ * The key of a response's body read pull by pull: a transport whose responses have it
+ * (`KernelTransport`) hands {@link streamBody} its chunks with no `Stream` stage in between.
+ *
+ * @internal
+ */
+export const PullBody: unique symbol = Symbol.for("effect-kernel/Download/PullBody")
+
+/**
+ * A body pull by pull: `next` takes the chunks the transport buffered since the last pull (waiting
+ * for one if there is none; `undefined` at the end); `cancel` releases the exchange (a no-op once
+ * the body is over).
+ *
+ * @internal
+ */
+export interface PullBody {
+  readonly next: Effect.Effect<Chunk.Chunk<Uint8Array> | undefined, HttpClientError.ResponseError>
+  readonly cancel: () => void
+}
+
+/** A response whose body can be read pull by pull. */
+interface PullBodySource {
+  readonly [PullBody]: () => PullBody
+}
+
+const hasPullBody = (response: object): response is PullBodySource =>
+  PullBody in response && typeof response[PullBody] === "function"
+
+/**
  * A body as {@link streamBody} streams it, and its release (run by the stream's end; for a caller
  * whose stream around it may end before the body's was run).
  *
@@ -179,7 +208,7 @@ export interface StreamedBody<E> {
  * @internal
  */
 export const streamBody = <E>(
-  body: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
+  response: HttpClientResponse.HttpClientResponse,
   release: Effect.Effect<void>,
   options: BodyOptions<E>
 ): Effect.Effect<StreamedBody<KernelError.TransportError | KernelError.Timeout | E>> =>
@@ -252,24 +281,31 @@ export const streamBody = <E>(
       unknown
     >
     const fail = (failure: Failure): Pass => Channel.fail(failure)
+    /** The transport's failure of the body (a release by the watch: the time-out). */
+    const failureOf = (error: HttpClientError.ResponseError): Failure => timedOut ? timeout() : transportError(error)
+    /** The chunks of a pull, counted and checked as they pass: a failure, or none. */
+    const check = (chunks: Chunk.Chunk<Uint8Array>): Failure | undefined => {
+      waitingSince = undefined
+      for (const chunk of chunks) {
+        received += chunk.length
+        const failure = onChunk?.(chunk)
+        if (failure !== undefined) return failure
+      }
+      return undefined
+    }
     // one stage per pull: the consumer asking again (the continuation after a write) starts the clock
     const pass = (): Pass => {
       waitingSince = clock.unsafeCurrentTimeMillis()
       return Channel.readWithCause({
         onInput: (chunks: Chunk.Chunk<Uint8Array>): Pass => {
-          waitingSince = undefined
-          for (const chunk of chunks) {
-            received += chunk.length
-            const failure = onChunk?.(chunk)
-            if (failure !== undefined) return fail(failure)
-          }
-          return Channel.flatMap(Channel.write(chunks), pass)
+          const failure = check(chunks)
+          return failure === undefined ? Channel.flatMap(Channel.write(chunks), pass) : fail(failure)
         },
         onFailure: (cause): Pass => {
           const failure = Cause.failureOption(cause)
           // an interruption or a defect, as it is (no failure in it to map)
           if (Option.isNone(failure)) return Channel.failCause(Cause.map(cause, timeout))
-          return fail(timedOut ? timeout() : transportError(failure.value))
+          return fail(failureOf(failure.value))
         },
         onDone: (): Pass => {
           const failure = ended()
@@ -277,8 +313,35 @@ export const streamBody = <E>(
         }
       })
     }
+    const direct = hasPullBody(response) ? response[PullBody]() : undefined
+    if (direct === undefined) {
+      return Effect.as(start, {
+        stream: Stream.ensuring(Stream.pipeThroughChannel(response.stream, Channel.suspend(pass)), close),
+        close
+      })
+    }
+    // the transport's pulls, checked as they come: one channel, no stage piped into another (a pipe
+    // costs each pull a round trip through the executor), and no `Option`, tuple or nested channel
+    // per pull as `Stream.repeatEffectChunkOption` makes
+    type Out = Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, Failure, unknown, void, unknown>
+    const next = Effect.mapError(direct.next, failureOf)
+    const taken = (chunks: Chunk.Chunk<Uint8Array> | undefined): Out => {
+      if (chunks === undefined) {
+        waitingSince = undefined
+        const failure = ended()
+        return failure === undefined ? Channel.void : Channel.fail(failure)
+      }
+      const failure = check(chunks)
+      return failure === undefined ? Channel.flatMap(Channel.write(chunks), pull) : Channel.fail(failure)
+    }
+    // the consumer asking again (the continuation after a write) starts the clock
+    const pull = (): Out => {
+      waitingSince = clock.unsafeCurrentTimeMillis()
+      return Channel.flatMap(Channel.fromEffect(next), taken)
+    }
+    const cancel = Effect.sync(direct.cancel)
     return Effect.as(start, {
-      stream: Stream.ensuring(Stream.pipeThroughChannel(body, Channel.suspend(pass)), close),
+      stream: Stream.ensuring(Stream.fromChannel(Channel.suspend(pull)), Effect.zipRight(cancel, close)),
       close
     })
   })
