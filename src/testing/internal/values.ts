@@ -468,13 +468,21 @@ export const propertyNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
 
 /** The required property names of a struct-like schema (arrays aside: an empty one sends no part). */
 export const requiredNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
-  const base = unwrap(ast)
-  return base._tag === "TypeLiteral"
-    ? base.propertySignatures.flatMap((ps) =>
-      typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
-    )
-    : []
+  let names = requiredNamesOf.get(ast)
+  if (names === undefined) {
+    const base = unwrap(ast)
+    names = base._tag === "TypeLiteral"
+      ? base.propertySignatures.flatMap((ps) =>
+        typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
+      )
+      : []
+    requiredNamesOf.set(ast, names)
+  }
+  return names
 }
+
+/** Each body schema's required names, found once (every multipart request asks). */
+const requiredNamesOf = new WeakMap<SchemaAST.AST, ReadonlyArray<string>>()
 
 /** The members of a union schema (itself for others), each with what it samples to. */
 export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
@@ -545,9 +553,17 @@ export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text
   const field = fieldAt(schema.ast, path)
   // only a field whose type a text is (a number or a boolean sent as text is not judged here)
   if (field === undefined || !decodes(field, text)) return undefined
-  const issue = firstIssue(Schema.make(field), text)
+  let fieldSchema = fieldSchemas.get(field)
+  if (fieldSchema === undefined) {
+    fieldSchema = Schema.make(field)
+    fieldSchemas.set(field, fieldSchema)
+  }
+  const issue = firstIssue(fieldSchema, text)
   return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
 }
+
+/** The schema of each field a multipart part is checked against, made once (not a schema class per part). */
+const fieldSchemas = new WeakMap<SchemaAST.AST, Schema.Schema.AnyNoContext>()
 
 /** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
 const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
@@ -790,7 +806,8 @@ export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyA
   const match = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
   const boundary = match?.[1] ?? match?.[2]
   if (boundary === undefined) return undefined
-  const buffer = Buffer.from(body)
+  // a view of the body, not a copy (each part's bytes are copied out of it)
+  const buffer = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   const delimiter = Buffer.from(`--${boundary}`)
   const parts: Array<Part> = []
   let at = buffer.indexOf(delimiter)
