@@ -9,7 +9,7 @@ import { KernelSimulator } from "effect-kernel/testing"
 import { operations } from "../src/internal/generated/table.js"
 import { limited } from "../src/internal/limits.js"
 import * as engine from "../src/testing/internal/engine.js"
-import { accepts, decodes, firstIssue, passesStrictGuard, png, sample } from "../src/testing/internal/values.js"
+import { accepts, decodes, fill, firstIssue, passesStrictGuard, png, sample } from "../src/testing/internal/values.js"
 
 /** The SDK against the in-memory simulator of the default seed. */
 const simulated = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(KernelSimulator.defaultSeed)))
@@ -165,6 +165,87 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
         expect(accepts(ast, value), `${String(ast)} accepts ${String(value)}`).toBe(accepted)
       }
     }
+  })
+
+  it("every schema of the table decodes by its guard as the parser decodes it (structs, unions, timestamps...)", () => {
+    // the answers are filled field by field, each field's value checked: structs, records, arrays, unions,
+    // timestamps and `Redacted` values are told by guards now; for every schema node of the table, and
+    // values made for it and broken from those, the verdict must be the parser's
+    const all = new Set<SchemaAST.AST>()
+    const walk = (ast: SchemaAST.AST): void => {
+      if (all.has(ast)) return
+      all.add(ast)
+      switch (ast._tag) {
+        case "Refinement":
+          return walk(ast.from)
+        case "Transformation":
+          walk(ast.from)
+          return walk(ast.to)
+        case "Declaration":
+          return ast.typeParameters.forEach(walk)
+        case "TypeLiteral":
+          for (const ps of ast.propertySignatures) walk(ps.type)
+          for (const is of ast.indexSignatures) walk(is.type)
+          return
+        case "Union":
+          return ast.types.forEach(walk)
+        case "TupleType":
+          ast.elements.forEach((e) => walk(e.type))
+          return ast.rest.forEach((r) => walk(r.type))
+        case "Suspend":
+          return walk(ast.f())
+      }
+    }
+    for (const operation of operations) {
+      for (const parameter of operation.parameters) walk(parameter.schema.ast)
+      if (operation.body !== undefined && "schema" in operation.body) walk(operation.body.schema.ast)
+      for (const answer of Object.values(operation.answers)) if ("schema" in answer) walk(answer.schema.ast)
+    }
+    const broken = (value: unknown): Array<unknown> => {
+      if (Array.isArray(value)) return [value, [...value, null], [...value, "x"], value.length > 0 ? [] : [{}]]
+      if (typeof value !== "object" || value === null) return [value]
+      const record: Record<string, unknown> = { ...value }
+      const out: Array<unknown> = [value, { ...record, extra_field: 1 }, Object.values(record)]
+      for (const key of Object.keys(record)) {
+        const { [key]: _, ...rest } = record
+        out.push(rest)
+        for (const wrong of [undefined, "", "x", "2026-13-01T00:00:00Z", -1, 1.5, true, null, {}, [], [1]]) {
+          out.push({ ...record, [key]: wrong })
+        }
+      }
+      return out
+    }
+    const basics = [
+      "",
+      "x",
+      "2026-01-01T00:00:00Z",
+      "2026-01-01T00:00:00.5+02:00",
+      0,
+      1,
+      -1,
+      1.5,
+      true,
+      null,
+      undefined,
+      {},
+      [],
+      [
+        1
+      ],
+      { a: 1 }
+    ]
+    let checked = 0
+    for (const ast of all) {
+      const parse = ParseResult.decodeUnknownEither(Schema.make(ast))
+      const made = [sample(ast), fill(ast, {}), fill(ast, { status: "running", event: "log" })]
+      for (const value of [...basics, ...made.flatMap(broken)]) {
+        const decoded = Either.isRight(parse(value))
+        expect(decodes(ast, value), `${String(ast)} decodes ${JSON.stringify(value)}`).toBe(decoded)
+        checked++
+      }
+    }
+    expect(all.size).toBeGreaterThan(500)
+    expect(checked).toBeGreaterThan(20_000)
   })
 
   it("a JSON body the strict guard passes is one the strict check passes; the check still words every refusal", () => {

@@ -178,20 +178,115 @@ const refinementGuard = (
 }
 
 /**
- * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
- * decoding is its type's, the limits being checked on encoding), a type-only one within.
+ * Whether a value decodes with the schema of `ast`, as the parser answers it (default options) without
+ * its run and its allocations, where that can be told exactly: {@link typeGuard}'s schemas; a schema with
+ * the document's limits (`limited`: decoded as its type, the limits checked on encoding); a
+ * transformation of a type-only value whose decoding answers at once (a timestamp's text, a `Redacted`):
+ * its decode function run directly, then its type side's check of what it made; a declaration
+ * (`DateTimeUtcFromSelf`...) by its own check; structs (no index signature), records of strings,
+ * arrays and unions of those, and a suspended schema's. `undefined` for any other, or one with parse
+ * options of its own (the parser's run).
  */
-const decodeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
-  if (
-    ast._tag === "Transformation" && ast.transformation._tag === "FinalTransformation" &&
-    ast.transformation.decode === ParseResult.succeed
-  ) {
-    // decoded: its `from`, then nothing done to the value, then its `to`
-    const from = decodeGuard(ast.from)
-    const to = decodeGuard(ast.to)
-    return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+const decodeGuard = (ast: SchemaAST.AST): Guard | undefined => {
+  // parse options of its own (`onExcessProperty: "error"`), which hold for all it contains: the parser's
+  if (Option.isSome(SchemaAST.getParseOptionsAnnotation(ast))) return undefined
+  switch (ast._tag) {
+    case "Transformation": {
+      if (ast.transformation._tag !== "FinalTransformation") return undefined
+      const decode = ast.transformation.decode
+      if (decode === ParseResult.succeed) {
+        // decoded: its `from`, then nothing done to the value, then its `to`
+        const from = decodeGuard(ast.from)
+        const to = decodeGuard(ast.to)
+        return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+      }
+      // a type-only `from` decodes a value to itself: the decode function is given the value as the parser gives it
+      const from = typeGuard(ast.from)
+      const to = decodeGuard(ast.to)
+      if (from === undefined || to === undefined) return undefined
+      const parser = lazyParser(ast)
+      return (u) => {
+        if (!from(u)) return false
+        const made = decode(u, SchemaAST.defaultParseOption, ast, u)
+        // an effect that is not an answer at once: the parser's run decides
+        return Either.isEither(made) ? Either.isRight(made) && to(made.right) : parser(u)
+      }
+    }
+    case "Declaration": {
+      const parse = ast.decodeUnknown(...ast.typeParameters)
+      const parser = lazyParser(ast)
+      return (u) => {
+        const made = parse(u, SchemaAST.defaultParseOption, ast)
+        return Either.isEither(made) ? Either.isRight(made) : parser(u)
+      }
+    }
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length > 0) {
+        // a record of strings to a type: every own key's value of that type
+        const signature = ast.indexSignatures[0]
+        if (
+          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
+          signature.parameter._tag !== "StringKeyword"
+        ) return undefined
+        const guard = decodeGuard(signature.type)
+        return guard === undefined ? undefined : (u) => {
+          if (!isRecord(u)) return false
+          for (const key of Object.keys(u)) if (!guard(u[key])) return false
+          return true
+        }
+      }
+      // `{}`: anything but null and undefined
+      if (ast.propertySignatures.length === 0) return (u) => u !== null && u !== undefined
+      const fields: Array<readonly [string, boolean, Guard]> = []
+      for (const ps of ast.propertySignatures) {
+        if (typeof ps.name !== "string") return undefined
+        const guard = decodeGuard(ps.type)
+        if (guard === undefined) return undefined
+        fields.push([ps.name, ps.isOptional, guard])
+      }
+      // extra properties are ignored; an absent optional one is skipped, an absent required one is
+      // decoded as the value read (undefined, unless inherited), as the parser does
+      return (u) => {
+        if (!isRecord(u)) return false
+        for (const [name, optional, guard] of fields) {
+          if (optional && !Object.prototype.hasOwnProperty.call(u, name)) continue
+          if (!guard(u[name])) return false
+        }
+        return true
+      }
+    }
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (ast.elements.length > 0 || ast.rest.length !== 1 || rest === undefined) return undefined
+      const guard = decodeGuard(rest.type)
+      return guard === undefined ? undefined : (u) => {
+        if (!Array.isArray(u)) return false
+        for (let i = 0; i < u.length; i++) if (!guard(u[i])) return false
+        return true
+      }
+    }
+    case "Union":
+      return unionGuard(ast, decodeGuard)
+    case "Suspend": {
+      // made when first used (a recursive schema is made of itself)
+      let guard: Guard | undefined
+      return (u) => {
+        if (guard === undefined) {
+          const inner = ast.f()
+          guard = decodeGuard(inner) ?? decoderOf(inner)
+        }
+        return guard(u)
+      }
+    }
+    default:
+      return typeGuard(ast)
   }
-  return typeGuard(ast)
+}
+
+/** The parser's decoding check of `ast`, made when first needed. */
+const lazyParser = (ast: SchemaAST.AST): Guard => {
+  let parser: Guard | undefined
+  return (u) => (parser ??= decoderOf(ast))(u)
 }
 
 /**
