@@ -192,6 +192,17 @@ export const dropNested = (store: Store, owner: string): void => {
   store.nested.delete(owner)
 }
 
+/**
+ * The ISO text of a time (epoch milliseconds), as `Date.prototype.toISOString` writes it: the last one
+ * made is kept (the requests of one millisecond share it).
+ */
+export const isoAt = (millis: number): string => {
+  if (millis !== lastIso[0]) lastIso = [millis, new Date(millis).toISOString()]
+  return lastIso[1]
+}
+
+let lastIso: readonly [number, string] = [Number.NaN, ""]
+
 export const nextId = (store: Store, prefix: string): string => {
   store.counter++
   return `${prefix}_${store.counter.toString(36).padStart(5, "0")}`
@@ -482,7 +493,7 @@ export const generic = (
       const collection = concrete(call.segments, call.segments.length)
       const singularName = prefix(operation.path)
       const id = nextId(store, singularName)
-      const stamp = new Date(call.now).toISOString()
+      const stamp = isoAt(call.now)
       const fields: Record<string, unknown> = {
         ...call.body,
         ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
@@ -534,7 +545,7 @@ export const generic = (
           : reply(operation, resource.fields, status, true)
       }
       if (kind === "update") {
-        resource.fields = merge(resource.fields, { ...call.body, updated_at: new Date(call.now).toISOString() })
+        resource.fields = merge(resource.fields, { ...call.body, updated_at: isoAt(call.now) })
         return reply(operation, resource.fields, status, true)
       }
       store.collections.get(collection)?.delete(resource.id)

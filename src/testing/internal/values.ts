@@ -728,6 +728,9 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
     case "Union":
       return unionGuard(ast, strictGuard)
     case "Transformation": {
+      // a secret (`Schema.Redacted` of a type-only value): decoded to a `Redacted` of the value and
+      // encoded back to it, each side checking the value by its type: the value's type guard
+      if (isRedactedOf(ast)) return typeGuard(ast.from)
       // the document's limits (`limited`): decoding is its type's, encoding checks the limits
       if (ast.transformation._tag !== "FinalTransformation" || ast.transformation.decode !== ParseResult.succeed) {
         return typeGuard(ast)
@@ -744,6 +747,11 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
       return typeGuard(ast)
   }
 }
+
+/** Whether a transformation is `Schema.Redacted(X)`: from `X` to a `Redacted` of the same `X`. */
+const isRedactedOf = (ast: SchemaAST.Transformation): boolean =>
+  ast.to._tag === "Declaration" && ast.to.typeParameters.length === 1 && ast.to.typeParameters[0] === ast.from &&
+  Option.exists(SchemaAST.getTypeConstructorAnnotation(ast.to), (constructor) => constructor._tag === "effect/Redacted")
 
 const strictGuards = new WeakMap<SchemaAST.AST, ((u: unknown) => boolean) | "none">()
 
@@ -878,13 +886,24 @@ const base32 = (secret: string): Buffer => {
 
 /** RFC 6238 TOTP (HMAC-SHA1, 30-second steps, 6 digits) of a base32 secret at `millis`. */
 export const totp = (secret: string, millis: number, digits = 6, step = 30): string => {
+  const steps = Math.floor(millis / 1000 / step)
+  // the same code for the whole step: an HMAC per secret and step, not per request
+  const key = `${digits}:${steps}:${secret}`
+  const known = totpCodes.get(key)
+  if (known !== undefined) return known
   const counter = Buffer.alloc(8)
-  counter.writeBigUInt64BE(BigInt(Math.floor(millis / 1000 / step)))
+  counter.writeBigUInt64BE(BigInt(steps))
   const mac = Crypto.createHmac("sha1", base32(secret)).update(counter).digest()
   const offset = mac[mac.length - 1]! & 0x0f
-  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits
-  return String(code).padStart(digits, "0")
+  const code = String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, "0")
+  totpCodes.set(key, code)
+  if (totpCodes.size > totpCodesKept) totpCodes.delete(totpCodes.keys().next().value!)
+  return code
 }
+
+/** The last TOTP codes made, by digits, step and secret (bounded, the oldest dropped first). */
+const totpCodes = new Map<string, string>()
+const totpCodesKept = 256
 
 // ---------------------------------------------------------------------------------------------
 // multipart
