@@ -505,11 +505,10 @@ export const generic = (
         ...(call.project === undefined ? {} : { project_id: call.project })
       }
       const answerAst = answerSchema(operation.answers[status]!)
-      const built = answerAst === undefined ? fields : values.fill(answerAst, fields)
       const resource: Resource = {
         id,
         project: call.project,
-        fields: isObject(built) ? { ...fields, ...built, id } : fields,
+        fields: answerAst === undefined ? fields : values.fillForStore(answerAst, fields, id),
         deleted: false
       }
       put(store, collection, resource, onEvict)

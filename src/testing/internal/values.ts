@@ -462,6 +462,24 @@ export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
 const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
 
 /**
+ * The fields a created resource is stored with: what the request gave, what {@link fill} made of it for
+ * the answer schema over it, and its `id`. A struct's fill made valid is also the stored fields' fill (a
+ * struct filled again from its own fill gives it again, field by field): it is remembered as their
+ * {@link fillStored}, so a create fills once, not twice.
+ */
+export const fillForStore = (
+  ast: SchemaAST.AST,
+  fields: Record<string, unknown>,
+  id: string
+): Record<string, unknown> => {
+  const made = filled(ast, fields, "", 0)
+  if (!isRecord(made.value)) return fields
+  const stored = { ...fields, ...made.value, id }
+  if (made.valid && unwrap(ast)._tag === "TypeLiteral") storedFills.set(stored, { ast, value: made.value })
+  return stored
+}
+
+/**
  * {@link fill}, telling whether the value is known to decode with `ast` (so that no caller decodes
  * it again: an answer used to be decoded once per level of nesting above each of its fields).
  */
