@@ -447,18 +447,19 @@ const serve = (
     )
     if (missing !== undefined) return invalidInput(`${missing}: is required`)
     // the text parts are held to the document's limits on their fields, as a JSON body is
-    const decoder = new TextDecoder()
+    // (each text decoded once, by the one decoder of every body)
+    const texts: Array<readonly [string, string]> = []
     for (const part of read) {
       if (part.filename !== undefined) continue
-      const issue = values.partIssue(operation.body.schema, part.name, decoder.decode(part.bytes))
+      const text = utf8.decode(part.bytes)
+      const issue = values.partIssue(operation.body.schema, part.name, text)
       if (issue !== undefined) return invalidInput(issue)
+      texts.push([part.name, text])
     }
     parts = read
     // the text parts are the fields; the first file is kept (an extension's download answers it)
     const file = read.find((part) => part.filename !== undefined)
-    body = Object.fromEntries(
-      read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
-    )
+    body = Object.fromEntries(texts)
     if (file !== undefined) body["__bytes"] = file.bytes
   }
   if (org.plan === "free" && freeForbidden.has(operation.module)) {
