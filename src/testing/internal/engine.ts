@@ -249,6 +249,18 @@ export const collectionTemplates = (): Set<string> => {
 export type Kind = "create" | "list" | "retrieve" | "update" | "delete" | "action"
 
 export const kindOf = (operation: Operation): Kind => {
+  let kind = kinds.get(operation)
+  if (kind === undefined) {
+    kind = kindOfPath(operation)
+    kinds.set(operation, kind)
+  }
+  return kind
+}
+
+/** Each operation's kind, worked out once (every generic answer asks). */
+const kinds = new WeakMap<Operation, Kind>()
+
+const kindOfPath = (operation: Operation): Kind => {
   const collections = collectionTemplates()
   if (collections.has(operation.path)) {
     if (operation.method === "POST") return "create"

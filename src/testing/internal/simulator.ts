@@ -368,9 +368,17 @@ const parameterIssue = (
 }
 
 const prefixOf = (template: string): string => {
-  const literal = template.split("/").filter((s) => s !== "" && !s.startsWith("{")).at(-1) ?? "res"
-  return literal.replace(/ies$/, "y").replace(/s$/, "")
+  let prefix = prefixes.get(template)
+  if (prefix === undefined) {
+    const literal = template.split("/").filter((s) => s !== "" && !s.startsWith("{")).at(-1) ?? "res"
+    prefix = literal.replace(/ies$/, "y").replace(/s$/, "")
+    prefixes.set(template, prefix)
+  }
+  return prefix
 }
+
+/** The id prefix of each template's resources, worked out once (templates are the table's: a bounded set). */
+const prefixes = new Map<string, string>()
 
 const freeForbidden = new Set(["BrowserPools", "Replays"])
 
