@@ -168,6 +168,20 @@ const unionGuard = (ast: SchemaAST.Union, of: (ast: SchemaAST.AST) => Guard | un
   return (u) => guards.some((guard) => guard(u))
 }
 
+/**
+ * A record of strings to a type's guard (no property besides its one string index signature): a
+ * record whose every own value passes the type's guard (made by `of`); `undefined` for any other.
+ */
+const recordGuard = (ast: SchemaAST.TypeLiteral, of: (ast: SchemaAST.AST) => Guard | undefined): Guard | undefined => {
+  const signature = ast.indexSignatures[0]
+  if (
+    ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
+    signature.parameter._tag !== "StringKeyword"
+  ) return undefined
+  const guard = of(signature.type)
+  return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
+}
+
 /** A refinement's guard: its type's (made by `of`), then its filter. */
 const refinementGuard = (
   ast: SchemaAST.Refinement,
@@ -221,20 +235,7 @@ const decodeGuard = (ast: SchemaAST.AST): Guard | undefined => {
       }
     }
     case "TypeLiteral": {
-      if (ast.indexSignatures.length > 0) {
-        // a record of strings to a type: every own key's value of that type
-        const signature = ast.indexSignatures[0]
-        if (
-          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
-          signature.parameter._tag !== "StringKeyword"
-        ) return undefined
-        const guard = decodeGuard(signature.type)
-        return guard === undefined ? undefined : (u) => {
-          if (!isRecord(u)) return false
-          for (const key of Object.keys(u)) if (!guard(u[key])) return false
-          return true
-        }
-      }
+      if (ast.indexSignatures.length > 0) return recordGuard(ast, decodeGuard)
       // `{}`: anything but null and undefined
       if (ast.propertySignatures.length === 0) return (u) => u !== null && u !== undefined
       const fields: Array<readonly [string, boolean, Guard]> = []
@@ -702,16 +703,8 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
 const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
   switch (ast._tag) {
     case "TypeLiteral": {
-      if (ast.indexSignatures.length > 0) {
-        // a record of strings to a type (`env`, `headers`...): every value of that type
-        const signature = ast.indexSignatures[0]
-        if (
-          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
-          signature.parameter._tag !== "StringKeyword"
-        ) return undefined
-        const guard = strictGuard(signature.type)
-        return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
-      }
+      // a record of strings to a type (`env`, `headers`...)
+      if (ast.indexSignatures.length > 0) return recordGuard(ast, strictGuard)
       const fields: Array<readonly [string, boolean, (u: unknown) => boolean]> = []
       for (const ps of ast.propertySignatures) {
         if (typeof ps.name !== "string") return undefined
