@@ -6,12 +6,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, ParseResult, Schema, SchemaAST } from "effect"
 import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
-import * as Http from "node:http"
-import * as Net from "node:net"
 import { operations } from "../src/internal/generated/table.js"
 import { limited } from "../src/internal/limits.js"
 import * as engine from "../src/testing/internal/engine.js"
-import { readBody } from "../src/testing/internal/server.js"
 import {
   accepts,
   decodes,
@@ -353,55 +350,5 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
         more ? { "x-has-more": "true", "x-next-offset": String(offset + limit) } : { "x-has-more": "false" }
       )
     }
-  })
-})
-
-describe("the bin's request bodies under load", () => {
-  it("a body sent with its head is taken whole at the next turn, with no listeners or flowing mode; a later one as it comes", async () => {
-    // the handler asks for the body before Node has parsed the body that came with the head: it is taken
-    // at the next turn of the loop as received (every body of the mixed load used to be read through
-    // `data` / `end` listeners and the stream's flowing mode)
-    const seen: Array<{ readonly text: string; readonly flowing: boolean | null; readonly listeners: number }> = []
-    const server = Http.createServer((request, response) => {
-      void Effect.runPromise(readBody(request, 1024, response)).then((read) => {
-        seen.push({
-          text: read._tag === "Read" ? Buffer.from(read.bytes).toString() : read._tag,
-          flowing: request.readableFlowing,
-          listeners: request.listenerCount("data")
-        })
-        response.end("ok")
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const port = (server.address() as Net.AddressInfo).port
-    const send = (head: string, body: string, later: boolean) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = Net.connect(port, "127.0.0.1")
-        let answer = ""
-        socket.on("data", (chunk) => {
-          answer += chunk.toString()
-          if (answer.endsWith("ok")) {
-            socket.destroy()
-            resolve(answer)
-          }
-        })
-        socket.on("error", reject)
-        if (later) {
-          socket.write(head)
-          setTimeout(() => socket.write(body), 50)
-        } else socket.write(head + body)
-      })
-    const head = (length: number) =>
-      `POST /x HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`
-    try {
-      await send(head(13), `{"hidden":true}`.slice(0, 13), false)
-      await send(head(5), "hello", true)
-      await send(head(2000), "x".repeat(2000), false)
-    } finally {
-      server.close()
-    }
-    expect(seen[0]).toEqual({ text: `{"hidden":true}`.slice(0, 13), flowing: null, listeners: 0 })
-    expect(seen[1]?.text).toBe("hello")
-    expect(seen[2]?.text).toBe("TooLarge")
   })
 })

@@ -82,7 +82,18 @@ export const readBody = (
 ): Effect.Effect<internal.BodyRead> => {
   // a body already received whole (a small request comes in one read with its head) is taken as it
   // is, with no wait for its events
-  if (receivedWhole(request)) return Effect.succeed(takeWhole(request, limit))
+  if (request.complete && !request.readableEnded && request.readableFlowing !== true) {
+    const declared = Number(request.headers["content-length"])
+    if ((Number.isFinite(declared) && declared > limit) || request.readableLength > limit) {
+      return Effect.succeed({ _tag: "TooLarge" })
+    }
+    const chunk: unknown = request.read()
+    // a copy: the chunk is a view of the connection's read buffer, which a stored body would keep whole
+    return Effect.succeed({
+      _tag: "Read",
+      bytes: chunk instanceof Uint8Array ? new Uint8Array(chunk) : new Uint8Array(0)
+    })
+  }
   return Effect.async<internal.BodyRead>((resume) => {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > limit) {
@@ -117,34 +128,11 @@ export const readBody = (
       cleanup()
       resume(Effect.succeed({ _tag: "Read", bytes: new Uint8Array(Buffer.concat(parts, total)) }))
     }
-    // a body sent with its head is parsed just after the head is handled (the handler runs in between):
-    // at the next turn of the loop it is there whole, and taken as such, with no listeners and no
-    // flowing mode; a body still to come is read as it comes
-    const immediate = setImmediate(() => {
-      if (request.readableEnded) return resume(Effect.succeed({ _tag: "Read", bytes: new Uint8Array(0) }))
-      if (receivedWhole(request)) return resume(Effect.succeed(takeWhole(request, limit)))
-      request.on("data", onData)
-      request.on("end", onEnd)
-      request.on("close", onEnd)
-    })
-    return Effect.sync(() => {
-      clearImmediate(immediate)
-      cleanup()
-    })
+    request.on("data", onData)
+    request.on("end", onEnd)
+    request.on("close", onEnd)
+    return Effect.sync(cleanup)
   })
-}
-
-/** Whether the request's body is all received and still unread (buffered, not flowing). */
-const receivedWhole = (request: Http.IncomingMessage): boolean =>
-  request.complete && !request.readableEnded && request.readableFlowing !== true
-
-/** The body of a request {@link receivedWhole}, at most `limit` bytes. */
-const takeWhole = (request: Http.IncomingMessage, limit: number): internal.BodyRead => {
-  const declared = Number(request.headers["content-length"])
-  if ((Number.isFinite(declared) && declared > limit) || request.readableLength > limit) return { _tag: "TooLarge" }
-  const chunk: unknown = request.read()
-  // a copy: the chunk is a view of the connection's read buffer, which a stored body would keep whole
-  return { _tag: "Read", bytes: chunk instanceof Uint8Array ? new Uint8Array(chunk) : new Uint8Array(0) }
 }
 
 /**
