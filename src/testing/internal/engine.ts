@@ -192,6 +192,17 @@ export const dropNested = (store: Store, owner: string): void => {
   store.nested.delete(owner)
 }
 
+/**
+ * The ISO text of a time (epoch milliseconds), as `Date.prototype.toISOString` writes it: the last one
+ * made is kept (the requests of one millisecond share it).
+ */
+export const isoAt = (millis: number): string => {
+  if (millis !== lastIso[0]) lastIso = [millis, new Date(millis).toISOString()]
+  return lastIso[1]
+}
+
+let lastIso: readonly [number, string] = [Number.NaN, ""]
+
 export const nextId = (store: Store, prefix: string): string => {
   store.counter++
   return `${prefix}_${store.counter.toString(36).padStart(5, "0")}`
@@ -238,6 +249,18 @@ export const collectionTemplates = (): Set<string> => {
 export type Kind = "create" | "list" | "retrieve" | "update" | "delete" | "action"
 
 export const kindOf = (operation: Operation): Kind => {
+  let kind = kinds.get(operation)
+  if (kind === undefined) {
+    kind = kindOfPath(operation)
+    kinds.set(operation, kind)
+  }
+  return kind
+}
+
+/** Each operation's kind, worked out once (every generic answer asks). */
+const kinds = new WeakMap<Operation, Kind>()
+
+const kindOfPath = (operation: Operation): Kind => {
   const collections = collectionTemplates()
   if (collections.has(operation.path)) {
     if (operation.method === "POST") return "create"
@@ -482,7 +505,7 @@ export const generic = (
       const collection = concrete(call.segments, call.segments.length)
       const singularName = prefix(operation.path)
       const id = nextId(store, singularName)
-      const stamp = new Date(call.now).toISOString()
+      const stamp = isoAt(call.now)
       const fields: Record<string, unknown> = {
         ...call.body,
         ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
@@ -494,11 +517,10 @@ export const generic = (
         ...(call.project === undefined ? {} : { project_id: call.project })
       }
       const answerAst = answerSchema(operation.answers[status]!)
-      const built = answerAst === undefined ? fields : values.fill(answerAst, fields)
       const resource: Resource = {
         id,
         project: call.project,
-        fields: isObject(built) ? { ...fields, ...built, id } : fields,
+        fields: answerAst === undefined ? fields : values.fillForStore(answerAst, fields, id),
         deleted: false
       }
       put(store, collection, resource, onEvict)
@@ -534,7 +556,7 @@ export const generic = (
           : reply(operation, resource.fields, status, true)
       }
       if (kind === "update") {
-        resource.fields = merge(resource.fields, { ...call.body, updated_at: new Date(call.now).toISOString() })
+        resource.fields = merge(resource.fields, { ...call.body, updated_at: isoAt(call.now) })
         return reply(operation, resource.fields, status, true)
       }
       store.collections.get(collection)?.delete(resource.id)

@@ -344,7 +344,13 @@ const readParameter = (v: string): ReadonlyArray<unknown> => [
 ]
 
 const queryValid = (schema: Operation["parameters"][number]["schema"], given: ReadonlyArray<string>): boolean => {
-  if (given.length === 1 && readParameter(given[0]!).some((c) => values.accepts(schema.ast, c))) return true
+  // one value: as text, as a number, as a boolean (the readings of `readParameter`, in its order, none allocated)
+  if (given.length === 1) {
+    const v = given[0]!
+    if (values.accepts(schema.ast, v)) return true
+    if (v !== "" && Number.isFinite(Number(v)) && values.accepts(schema.ast, Number(v))) return true
+    if ((v === "true" || v === "false") && values.accepts(schema.ast, v === "true")) return true
+  }
   return values.accepts(schema.ast, given.map((v) => readParameter(v).at(-1)))
 }
 
@@ -362,9 +368,17 @@ const parameterIssue = (
 }
 
 const prefixOf = (template: string): string => {
-  const literal = template.split("/").filter((s) => s !== "" && !s.startsWith("{")).at(-1) ?? "res"
-  return literal.replace(/ies$/, "y").replace(/s$/, "")
+  let prefix = prefixes.get(template)
+  if (prefix === undefined) {
+    const literal = template.split("/").filter((s) => s !== "" && !s.startsWith("{")).at(-1) ?? "res"
+    prefix = literal.replace(/ies$/, "y").replace(/s$/, "")
+    prefixes.set(template, prefix)
+  }
+  return prefix
 }
+
+/** The id prefix of each template's resources, worked out once (templates are the table's: a bounded set). */
+const prefixes = new Map<string, string>()
 
 const freeForbidden = new Set(["BrowserPools", "Replays"])
 
@@ -376,6 +390,8 @@ const serve = (
   segments: ReadonlyArray<string>,
   request: SimRequest,
   bytes: Uint8Array,
+  /** The body's text, when it was decoded already (for the log). */
+  text: string | undefined,
   project: string | undefined,
   now: number
 ): engine.Reply | Effect.Effect<engine.Reply> => {
@@ -419,7 +435,7 @@ const serve = (
           message: "the request body must be application/json"
         }
       }
-      const parsed = parseJson(bytes)
+      const parsed = parseJson(bytes, text)
       if (Option.isNone(parsed)) return invalidInput("body: is not valid JSON")
       const value = parsed.value
       if (!values.isObject(value)) return invalidInput("body: must be a JSON object")
@@ -447,18 +463,19 @@ const serve = (
     )
     if (missing !== undefined) return invalidInput(`${missing}: is required`)
     // the text parts are held to the document's limits on their fields, as a JSON body is
-    const decoder = new TextDecoder()
+    // (each text decoded once, by the one decoder of every body)
+    const texts: Array<readonly [string, string]> = []
     for (const part of read) {
       if (part.filename !== undefined) continue
-      const issue = values.partIssue(operation.body.schema, part.name, decoder.decode(part.bytes))
+      const text = utf8.decode(part.bytes)
+      const issue = values.partIssue(operation.body.schema, part.name, text)
       if (issue !== undefined) return invalidInput(issue)
+      texts.push([part.name, text])
     }
     parts = read
     // the text parts are the fields; the first file is kept (an extension's download answers it)
     const file = read.find((part) => part.filename !== undefined)
-    body = Object.fromEntries(
-      read.filter((part) => part.filename === undefined).map((part) => [part.name, decoder.decode(part.bytes)])
-    )
+    body = Object.fromEntries(texts)
     if (file !== undefined) body["__bytes"] = file.bytes
   }
   if (org.plan === "free" && freeForbidden.has(operation.module)) {
@@ -757,14 +774,20 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               errorResponse(413, "payload_too_large", `request bodies are limited to ${limits.maxBodyBytes} bytes`)
             )
           }
+          // the body's text when it is decoded whole for the log: the JSON body's parse reads it (not decoded twice)
+          let text: string | undefined
           if (read.bytes.length > 0) {
             const schema = operation.body?.kind === "json" ? operation.body.schema : undefined
             if (redaction.holdsSecrets(schema)) {
               // a body that may carry secrets: kept with them replaced (then cut)
-              const text = redaction.loggedBody(schema, decoder.decode(read.bytes))
-              record.body = text.length > limits.recordedBodyBytes
-                ? `${text.slice(0, limits.recordedBodyBytes)}…`
-                : text
+              text = decoder.decode(read.bytes)
+              const logged = redaction.loggedBody(schema, text)
+              record.body = logged.length > limits.recordedBodyBytes
+                ? `${logged.slice(0, limits.recordedBodyBytes)}…`
+                : logged
+            } else if (read.bytes.length <= limits.recordedBodyBytes) {
+              text = decoder.decode(read.bytes)
+              record.body = text
             } else {
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
               record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
@@ -776,7 +799,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
           }
           return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, project, now)
+            const reply = serve(org, operation, which.template, segments.value, request, read.bytes, text, project, now)
             return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
           })
         })
@@ -886,10 +909,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 /** One decoder for every JSON body (a `TextDecoder` made per request cost more than the parse). */
 const utf8 = new TextDecoder()
 
-const parseJson = (body: Uint8Array | undefined): Option.Option<unknown> => {
+const parseJson = (body: Uint8Array | undefined, text?: string): Option.Option<unknown> => {
   if (body === undefined || body.length === 0) return Option.none()
   try {
-    return Option.some(JSON.parse(utf8.decode(body)))
+    return Option.some(JSON.parse(text ?? utf8.decode(body)))
   } catch {
     return Option.none()
   }

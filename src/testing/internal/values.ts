@@ -168,6 +168,20 @@ const unionGuard = (ast: SchemaAST.Union, of: (ast: SchemaAST.AST) => Guard | un
   return (u) => guards.some((guard) => guard(u))
 }
 
+/**
+ * A record of strings to a type's guard (no property besides its one string index signature): a
+ * record whose every own value passes the type's guard (made by `of`); `undefined` for any other.
+ */
+const recordGuard = (ast: SchemaAST.TypeLiteral, of: (ast: SchemaAST.AST) => Guard | undefined): Guard | undefined => {
+  const signature = ast.indexSignatures[0]
+  if (
+    ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
+    signature.parameter._tag !== "StringKeyword"
+  ) return undefined
+  const guard = of(signature.type)
+  return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
+}
+
 /** A refinement's guard: its type's (made by `of`), then its filter. */
 const refinementGuard = (
   ast: SchemaAST.Refinement,
@@ -178,20 +192,102 @@ const refinementGuard = (
 }
 
 /**
- * {@link typeGuard} for decoding only: also a schema with the document's limits (`limited`, whose
- * decoding is its type's, the limits being checked on encoding), a type-only one within.
+ * Whether a value decodes with the schema of `ast`, as the parser answers it (default options) without
+ * its run and its allocations, where that can be told exactly: {@link typeGuard}'s schemas; a schema with
+ * the document's limits (`limited`: decoded as its type, the limits checked on encoding); a
+ * transformation of a type-only value whose decoding answers at once (a timestamp's text, a `Redacted`):
+ * its decode function run directly, then its type side's check of what it made; a declaration
+ * (`DateTimeUtcFromSelf`...) by its own check; structs (no index signature), records of strings,
+ * arrays and unions of those, and a suspended schema's. `undefined` for any other, or one with parse
+ * options of its own (the parser's run).
  */
-const decodeGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
-  if (
-    ast._tag === "Transformation" && ast.transformation._tag === "FinalTransformation" &&
-    ast.transformation.decode === ParseResult.succeed
-  ) {
-    // decoded: its `from`, then nothing done to the value, then its `to`
-    const from = decodeGuard(ast.from)
-    const to = decodeGuard(ast.to)
-    return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+const decodeGuard = (ast: SchemaAST.AST): Guard | undefined => {
+  // parse options of its own (`onExcessProperty: "error"`), which hold for all it contains: the parser's
+  if (Option.isSome(SchemaAST.getParseOptionsAnnotation(ast))) return undefined
+  switch (ast._tag) {
+    case "Transformation": {
+      if (ast.transformation._tag !== "FinalTransformation") return undefined
+      const decode = ast.transformation.decode
+      if (decode === ParseResult.succeed) {
+        // decoded: its `from`, then nothing done to the value, then its `to`
+        const from = decodeGuard(ast.from)
+        const to = decodeGuard(ast.to)
+        return from === undefined || to === undefined ? undefined : (u) => from(u) && to(u)
+      }
+      // a type-only `from` decodes a value to itself: the decode function is given the value as the parser gives it
+      const from = typeGuard(ast.from)
+      const to = decodeGuard(ast.to)
+      if (from === undefined || to === undefined) return undefined
+      const parser = lazyParser(ast)
+      return (u) => {
+        if (!from(u)) return false
+        const made = decode(u, SchemaAST.defaultParseOption, ast, u)
+        // an effect that is not an answer at once: the parser's run decides
+        return Either.isEither(made) ? Either.isRight(made) && to(made.right) : parser(u)
+      }
+    }
+    case "Declaration": {
+      const parse = ast.decodeUnknown(...ast.typeParameters)
+      const parser = lazyParser(ast)
+      return (u) => {
+        const made = parse(u, SchemaAST.defaultParseOption, ast)
+        return Either.isEither(made) ? Either.isRight(made) : parser(u)
+      }
+    }
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length > 0) return recordGuard(ast, decodeGuard)
+      // `{}`: anything but null and undefined
+      if (ast.propertySignatures.length === 0) return (u) => u !== null && u !== undefined
+      const fields: Array<readonly [string, boolean, Guard]> = []
+      for (const ps of ast.propertySignatures) {
+        if (typeof ps.name !== "string") return undefined
+        const guard = decodeGuard(ps.type)
+        if (guard === undefined) return undefined
+        fields.push([ps.name, ps.isOptional, guard])
+      }
+      // extra properties are ignored; an absent optional one is skipped, an absent required one is
+      // decoded as the value read (undefined, unless inherited), as the parser does
+      return (u) => {
+        if (!isRecord(u)) return false
+        for (const [name, optional, guard] of fields) {
+          if (optional && !Object.prototype.hasOwnProperty.call(u, name)) continue
+          if (!guard(u[name])) return false
+        }
+        return true
+      }
+    }
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (ast.elements.length > 0 || ast.rest.length !== 1 || rest === undefined) return undefined
+      const guard = decodeGuard(rest.type)
+      return guard === undefined ? undefined : (u) => {
+        if (!Array.isArray(u)) return false
+        for (let i = 0; i < u.length; i++) if (!guard(u[i])) return false
+        return true
+      }
+    }
+    case "Union":
+      return unionGuard(ast, decodeGuard)
+    case "Suspend": {
+      // made when first used (a recursive schema is made of itself)
+      let guard: Guard | undefined
+      return (u) => {
+        if (guard === undefined) {
+          const inner = ast.f()
+          guard = decodeGuard(inner) ?? decoderOf(inner)
+        }
+        return guard(u)
+      }
+    }
+    default:
+      return typeGuard(ast)
   }
-  return typeGuard(ast)
+}
+
+/** The parser's decoding check of `ast`, made when first needed. */
+const lazyParser = (ast: SchemaAST.AST): Guard => {
+  let parser: Guard | undefined
+  return (u) => (parser ??= decoderOf(ast))(u)
 }
 
 /**
@@ -367,6 +463,24 @@ export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
 const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
 
 /**
+ * The fields a created resource is stored with: what the request gave, what {@link fill} made of it for
+ * the answer schema over it, and its `id`. A struct's fill made valid is also the stored fields' fill (a
+ * struct filled again from its own fill gives it again, field by field): it is remembered as their
+ * {@link fillStored}, so a create fills once, not twice.
+ */
+export const fillForStore = (
+  ast: SchemaAST.AST,
+  fields: Record<string, unknown>,
+  id: string
+): Record<string, unknown> => {
+  const made = filled(ast, fields, "", 0)
+  if (!isRecord(made.value)) return fields
+  const stored = { ...fields, ...made.value, id }
+  if (made.valid && unwrap(ast)._tag === "TypeLiteral") storedFills.set(stored, { ast, value: made.value })
+  return stored
+}
+
+/**
  * {@link fill}, telling whether the value is known to decode with `ast` (so that no caller decodes
  * it again: an answer used to be decoded once per level of nesting above each of its fields).
  */
@@ -468,13 +582,21 @@ export const propertyNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
 
 /** The required property names of a struct-like schema (arrays aside: an empty one sends no part). */
 export const requiredNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
-  const base = unwrap(ast)
-  return base._tag === "TypeLiteral"
-    ? base.propertySignatures.flatMap((ps) =>
-      typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
-    )
-    : []
+  let names = requiredNamesOf.get(ast)
+  if (names === undefined) {
+    const base = unwrap(ast)
+    names = base._tag === "TypeLiteral"
+      ? base.propertySignatures.flatMap((ps) =>
+        typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
+      )
+      : []
+    requiredNamesOf.set(ast, names)
+  }
+  return names
 }
+
+/** Each body schema's required names, found once (every multipart request asks). */
+const requiredNamesOf = new WeakMap<SchemaAST.AST, ReadonlyArray<string>>()
 
 /** The members of a union schema (itself for others), each with what it samples to. */
 export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
@@ -545,9 +667,17 @@ export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text
   const field = fieldAt(schema.ast, path)
   // only a field whose type a text is (a number or a boolean sent as text is not judged here)
   if (field === undefined || !decodes(field, text)) return undefined
-  const issue = firstIssue(Schema.make(field), text)
+  let fieldSchema = fieldSchemas.get(field)
+  if (fieldSchema === undefined) {
+    fieldSchema = Schema.make(field)
+    fieldSchemas.set(field, fieldSchema)
+  }
+  const issue = firstIssue(fieldSchema, text)
   return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
 }
+
+/** The schema of each field a multipart part is checked against, made once (not a schema class per part). */
+const fieldSchemas = new WeakMap<SchemaAST.AST, Schema.Schema.AnyNoContext>()
 
 /** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
 const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
@@ -573,16 +703,8 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
 const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
   switch (ast._tag) {
     case "TypeLiteral": {
-      if (ast.indexSignatures.length > 0) {
-        // a record of strings to a type (`env`, `headers`...): every value of that type
-        const signature = ast.indexSignatures[0]
-        if (
-          ast.propertySignatures.length > 0 || ast.indexSignatures.length !== 1 || signature === undefined ||
-          signature.parameter._tag !== "StringKeyword"
-        ) return undefined
-        const guard = strictGuard(signature.type)
-        return guard === undefined ? undefined : (u) => isRecord(u) && Object.values(u).every(guard)
-      }
+      // a record of strings to a type (`env`, `headers`...)
+      if (ast.indexSignatures.length > 0) return recordGuard(ast, strictGuard)
       const fields: Array<readonly [string, boolean, (u: unknown) => boolean]> = []
       for (const ps of ast.propertySignatures) {
         if (typeof ps.name !== "string") return undefined
@@ -617,6 +739,9 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
     case "Union":
       return unionGuard(ast, strictGuard)
     case "Transformation": {
+      // a secret (`Schema.Redacted` of a type-only value): decoded to a `Redacted` of the value and
+      // encoded back to it, each side checking the value by its type: the value's type guard
+      if (isRedactedOf(ast)) return typeGuard(ast.from)
       // the document's limits (`limited`): decoding is its type's, encoding checks the limits
       if (ast.transformation._tag !== "FinalTransformation" || ast.transformation.decode !== ParseResult.succeed) {
         return typeGuard(ast)
@@ -633,6 +758,11 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
       return typeGuard(ast)
   }
 }
+
+/** Whether a transformation is `Schema.Redacted(X)`: from `X` to a `Redacted` of the same `X`. */
+const isRedactedOf = (ast: SchemaAST.Transformation): boolean =>
+  ast.to._tag === "Declaration" && ast.to.typeParameters.length === 1 && ast.to.typeParameters[0] === ast.from &&
+  Option.exists(SchemaAST.getTypeConstructorAnnotation(ast.to), (constructor) => constructor._tag === "effect/Redacted")
 
 const strictGuards = new WeakMap<SchemaAST.AST, ((u: unknown) => boolean) | "none">()
 
@@ -767,13 +897,24 @@ const base32 = (secret: string): Buffer => {
 
 /** RFC 6238 TOTP (HMAC-SHA1, 30-second steps, 6 digits) of a base32 secret at `millis`. */
 export const totp = (secret: string, millis: number, digits = 6, step = 30): string => {
+  const steps = Math.floor(millis / 1000 / step)
+  // the same code for the whole step: an HMAC per secret and step, not per request
+  const key = `${digits}:${steps}:${secret}`
+  const known = totpCodes.get(key)
+  if (known !== undefined) return known
   const counter = Buffer.alloc(8)
-  counter.writeBigUInt64BE(BigInt(Math.floor(millis / 1000 / step)))
+  counter.writeBigUInt64BE(BigInt(steps))
   const mac = Crypto.createHmac("sha1", base32(secret)).update(counter).digest()
   const offset = mac[mac.length - 1]! & 0x0f
-  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits
-  return String(code).padStart(digits, "0")
+  const code = String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, "0")
+  totpCodes.set(key, code)
+  if (totpCodes.size > totpCodesKept) totpCodes.delete(totpCodes.keys().next().value!)
+  return code
 }
+
+/** The last TOTP codes made, by digits, step and secret (bounded, the oldest dropped first). */
+const totpCodes = new Map<string, string>()
+const totpCodesKept = 256
 
 // ---------------------------------------------------------------------------------------------
 // multipart
@@ -790,7 +931,8 @@ export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyA
   const match = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
   const boundary = match?.[1] ?? match?.[2]
   if (boundary === undefined) return undefined
-  const buffer = Buffer.from(body)
+  // a view of the body, not a copy (each part's bytes are copied out of it)
+  const buffer = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   const delimiter = Buffer.from(`--${boundary}`)
   const parts: Array<Part> = []
   let at = buffer.indexOf(delimiter)

@@ -78,7 +78,7 @@ export const handle = (org: Organization, call: Call): ReturnType<Handler> | und
     op: call.operation,
     body: call.body,
     store: org.store,
-    stamp: new Date(call.now).toISOString(),
+    stamp: engine.isoAt(call.now),
     browser
   })
 }

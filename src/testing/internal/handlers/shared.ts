@@ -5,7 +5,7 @@
  * @internal
  */
 import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type * as Sim from "../../KernelSimulator.js"
 import * as engine from "../engine.js"
 import type { Call, Reply, Store } from "../engine.js"
@@ -153,7 +153,11 @@ export const liveReply = <A, S>(
     ? {
       _tag: "Live",
       status,
-      frames: live.frames(answer.schema.ast, "hub" in events ? live.following(events) : events, idOf),
+      // a stream following a hub is sent over HTTP by `follow`: its `Stream` (the in-memory transport's) is
+      // built only when run, not for every stream opened
+      frames: "hub" in events
+        ? Stream.suspend(() => live.frames(answer.schema.ast, live.following(events), idOf))
+        : live.frames(answer.schema.ast, events, idOf),
       keepAlive: live.keepAlive(answer.schema.ast),
       follow: "hub" in events ? live.followFrames(answer.schema.ast, events, idOf) : undefined
     }
