@@ -293,24 +293,32 @@ export const streamBody = <E>(
       }
       return undefined
     }
+    /** The end of the body: its checks (time-out, declared length, the caller's), a failure or none. */
+    const end = (): Channel.Channel<never, unknown, Failure, unknown, void, unknown> => {
+      waitingSince = undefined
+      const failure = ended()
+      return failure === undefined ? Channel.void : Channel.fail(failure)
+    }
+    /** The chunks of a pull checked and passed on, then `more`; or the first failure a check gives. */
+    const passOn = <InElem, InErr>(
+      chunks: Chunk.Chunk<Uint8Array>,
+      more: () => Channel.Channel<Chunk.Chunk<Uint8Array>, InElem, Failure, InErr, void, unknown>
+    ): Channel.Channel<Chunk.Chunk<Uint8Array>, InElem, Failure, InErr, void, unknown> => {
+      const failure = check(chunks)
+      return failure === undefined ? Channel.flatMap(Channel.write(chunks), more) : Channel.fail(failure)
+    }
     // one stage per pull: the consumer asking again (the continuation after a write) starts the clock
     const pass = (): Pass => {
       waitingSince = clock.unsafeCurrentTimeMillis()
       return Channel.readWithCause({
-        onInput: (chunks: Chunk.Chunk<Uint8Array>): Pass => {
-          const failure = check(chunks)
-          return failure === undefined ? Channel.flatMap(Channel.write(chunks), pass) : fail(failure)
-        },
+        onInput: (chunks: Chunk.Chunk<Uint8Array>): Pass => passOn(chunks, pass),
         onFailure: (cause): Pass => {
           const failure = Cause.failureOption(cause)
           // an interruption or a defect, as it is (no failure in it to map)
           if (Option.isNone(failure)) return Channel.failCause(Cause.map(cause, timeout))
           return fail(failureOf(failure.value))
         },
-        onDone: (): Pass => {
-          const failure = ended()
-          return failure === undefined ? Channel.void : fail(failure)
-        }
+        onDone: end
       })
     }
     const direct = hasPullBody(response) ? response[PullBody]() : undefined
@@ -325,15 +333,8 @@ export const streamBody = <E>(
     // per pull as `Stream.repeatEffectChunkOption` makes
     type Out = Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, Failure, unknown, void, unknown>
     const next = Effect.mapError(direct.next, failureOf)
-    const taken = (chunks: Chunk.Chunk<Uint8Array> | undefined): Out => {
-      if (chunks === undefined) {
-        waitingSince = undefined
-        const failure = ended()
-        return failure === undefined ? Channel.void : Channel.fail(failure)
-      }
-      const failure = check(chunks)
-      return failure === undefined ? Channel.flatMap(Channel.write(chunks), pull) : Channel.fail(failure)
-    }
+    const taken = (chunks: Chunk.Chunk<Uint8Array> | undefined): Out =>
+      chunks === undefined ? end() : passOn(chunks, pull)
     // the consumer asking again (the continuation after a write) starts the clock
     const pull = (): Out => {
       waitingSince = clock.unsafeCurrentTimeMillis()
