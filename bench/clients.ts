@@ -7,7 +7,10 @@ import { NodeHttpClient } from "@effect/platform-node"
 import Kernel from "@onkernel/sdk"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { request } from "undici"
-import { BrowserPools, Computer, Kernel as EffectKernel, KernelConfig, KernelTransport, Replays } from "../src/index.js"
+import { loadSdk } from "./sdk.js"
+
+// the built package, as users run it (bench/sdk.ts)
+const { BrowserPools, Computer, Kernel: EffectKernel, KernelConfig, KernelTransport, Replays } = await loadSdk()
 
 export interface Client {
   readonly name: string

@@ -23,9 +23,13 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
-import { makeClients } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
+import { ensureBuilt } from "./sdk.js"
 import { runStreams, streamsTargets } from "./streams.js"
+
+// effect-kernel is measured as its users run it, the built package (bench/sdk.ts): built first if stale
+ensureBuilt()
+const { makeClients } = await import("./clients.js")
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run

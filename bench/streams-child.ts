@@ -13,7 +13,10 @@ import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
 import { Readable } from "node:stream"
 import { request } from "undici"
-import {
+import { loadSdk } from "./sdk.js"
+
+// the built package, as users run it (bench/sdk.ts)
+const {
   Computer,
   Extensions,
   Filesystem,
@@ -24,7 +27,7 @@ import {
   Logs,
   Profiles,
   Replays
-} from "../src/index.js"
+} = await loadSdk()
 
 export type Kind =
   | "sse"
