@@ -315,6 +315,9 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
  * On another clock (`TestClock`) the deadline is `Effect.timeoutFail`'s, as in {@link execute}.
  * A response the caller keeps (`keep`: a body streamed after its attempt) is released by the
  * caller, with `onSuccess`'s second argument; the deadline stops with the attempt.
+ * `prefetch` names the answers whose body the transport reads whole before handing the response
+ * over (within the bound it returns; see `Transport.Owner.prefetch`): what `onSuccess` reads of
+ * them is then already there.
  *
  * @internal
  */
@@ -324,7 +327,8 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
   onSuccess: OnSuccess<A, E2>,
-  keep?: (a: A) => boolean
+  keep?: (a: A) => boolean,
+  prefetch?: (response: Transport.ResponseImpl) => number | undefined
 ): Executed<A, E, E2> => {
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   const send = Transport.executeOf(client)(request)
@@ -337,6 +341,7 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
       Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout>(
         (fiber) => {
           const owner = new Transport.Owner(fiber, request)
+          owner.prefetch = prefetch
           const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
           const release = () => {
             if (timer !== undefined) clearTimeout(timer)

@@ -11,8 +11,9 @@ import type * as KernelError from "../KernelError.js"
 import { type Direct, directOf } from "./authenticate.js"
 import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
-import { acceptEncoding } from "./responseBody.js"
+import { acceptEncoding, jsonPrefetch } from "./responseBody.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
+import type * as Transport from "./transport.js"
 
 /**
  * The request headers a definition implies: a binary answer is asked for by its content type (and
@@ -76,6 +77,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   const generic = requestOf(definition)
   const make = HttpClientRequest.make(definition.method)
   const ownHeaders = definitionHeaders(definition)
+  const prefetch = prefetchOf(definition)
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
   ) => {
@@ -125,7 +127,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
         if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
         else if (content !== undefined) request = withContent(request, content)
-        return executeDirect(direct, forContent(config, content), op, request, onSuccess(request))
+        return executeDirect(direct, forContent(config, content), op, request, onSuccess(request), undefined, prefetch)
       })
     }
   }
@@ -137,7 +139,8 @@ type Run<A, E, E2> = readonly [
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
   onSuccess: OnSuccess<A, E2>,
-  keep?: (a: A) => boolean
+  keep?: (a: A) => boolean,
+  prefetch?: (response: Transport.ResponseImpl) => number | undefined
 ]
 
 /**
@@ -146,11 +149,28 @@ type Run<A, E, E2> = readonly [
  */
 const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelError.KernelError>(
   direct: Direct,
-  ...[config, op, request, onSuccess, keep]: Run<A, E, E2>
+  ...[config, op, request, onSuccess, keep, prefetch]: Run<A, E, E2>
 ) =>
   direct.owned
-    ? executeOwned(direct.transport, config, op, request, onSuccess, keep)
+    ? executeOwned(direct.transport, config, op, request, onSuccess, keep, prefetch)
     : execute(direct.transport, config, op, request, onSuccess, keep, true)
+
+/**
+ * What `KernelTransport` reads of an operation's answer before handing it over: the body of a
+ * JSON (or page) answer, which the call reads whole anyway (`responseBody.jsonPrefetch`); nothing
+ * of another status (an error's body, bytes, events, no content).
+ */
+const prefetchOf = (
+  definition: Operations.Definition
+): ((response: Transport.ResponseImpl) => number | undefined) | undefined => {
+  const statuses = new Set<number>()
+  for (const [code, answer] of Object.entries(definition.answers)) {
+    if (answer.kind === "json" || answer.kind === "page") statuses.add(Number(code))
+  }
+  return statuses.size === 0
+    ? undefined
+    : (response) => statuses.has(response.status) ? jsonPrefetch(response) : undefined
+}
 
 /**
  * Executes a request of {@link requestOf} (a path without credentials) on the operations' client,

@@ -291,6 +291,21 @@ const readJsonText = <A>(
   return readJsonBody(request, response, length, encoding, onText)
 }
 
+/**
+ * The bound within which `KernelTransport` reads a JSON answer's body before it hands the response
+ * over (`Transport.Owner.prefetch`), or `undefined` when {@link readJsonText} would not read it
+ * whole as it comes: a content coding (decoded here, from the bytes as sent), or a `Content-Length`
+ * past {@link maxJsonBytes} (refused before a byte is read). Then `textWithin(maxJsonBytes)`, what
+ * {@link readJsonBody} reads, answers at once: the head and the body resume the attempt once.
+ *
+ * @internal
+ */
+export const jsonPrefetch = (response: Transport.ResponseImpl): number | undefined => {
+  if (codingsOf(response.header("content-encoding")).length > 0) return undefined
+  const length = response.header("content-length")
+  return length !== undefined && /^\s*\d+\s*$/.test(length) && Number(length) > maxJsonBytes ? undefined : maxJsonBytes
+}
+
 const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
   response instanceof Transport.ResponseImpl ? response.header(name) : response.headers[name]
 

@@ -765,27 +765,52 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
    * whose outcome later reads of the body share (as they share {@link body}'s).
    */
   textWithin(limit: number): Effect.Effect<string | undefined, HttpClientError.ResponseError> {
+    if (this.within !== undefined && this.withinLimit === limit) return this.within
     if (this.bodyCache !== undefined) {
       return Effect.catchIf(this.text, (error) => error.cause === bodyTooLarge, () => Effect.succeed(undefined))
     }
     this.exchange.limit = limit
     return Effect.async<string | undefined, HttpClientError.ResponseError>((resume) => {
-      this.exchange.collect((error, buffer) => {
-        if (buffer !== undefined) {
-          this.bodyCache = Effect.succeed(buffer)
-          resume(Effect.succeed(decoder.decode(buffer)))
-          return
-        }
-        const failure = this.decodeError(error)
-        this.bodyCache = Effect.fail(failure)
-        resume(error === bodyTooLarge ? Effect.succeed(undefined) : Effect.fail(failure))
-      })
+      this.exchange.collect((error, buffer) => resume(this.settleWithin(error, buffer)))
       return Effect.sync(() => {
         // an interrupted read released the body: later reads fail with that
         this.bodyCache = Effect.fail(this.decodeError(aborted()))
         this.exchange.stopCollecting()
       })
     })
+  }
+
+  /** What {@link readWithin} read, as {@link textWithin} with its limit answers it. */
+  private within: Effect.Effect<string | undefined, HttpClientError.ResponseError> | undefined
+  private withinLimit = 0
+
+  /**
+   * Reads the body whole within `limit` (dropped as it comes past it, as {@link textWithin}
+   * does), then calls `done`: the transport's own read of an answer the SDK reads whole (see
+   * `Owner.prefetch`), before it hands the response over. `textWithin(limit)` then answers at once;
+   * every other read shares the body.
+   */
+  readWithin(limit: number, done: () => void): void {
+    this.exchange.limit = limit
+    this.exchange.collect((error, buffer) => {
+      this.within = this.settleWithin(error, buffer)
+      this.withinLimit = limit
+      done()
+    })
+  }
+
+  /** The end of a read within a limit: the body kept for every later read, and the read's answer. */
+  private settleWithin(
+    error: unknown,
+    buffer: Buffer | undefined
+  ): Effect.Effect<string | undefined, HttpClientError.ResponseError> {
+    if (buffer !== undefined) {
+      this.bodyCache = Effect.succeed(buffer)
+      return Effect.succeed(decoder.decode(buffer))
+    }
+    const failure = this.decodeError(error)
+    this.bodyCache = Effect.fail(failure)
+    return error === bodyTooLarge ? Effect.succeed(undefined) : Effect.fail(failure)
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
@@ -1002,6 +1027,12 @@ export class Owner {
     owners.set(fiber, this)
   }
   exchange: Exchange | undefined = undefined
+  /**
+   * The bound within which the body of a response is read whole before the response is handed
+   * over (`undefined`: handed over at its head), as the SDK reads its JSON answers: the head and the
+   * body then resume the attempt once, not twice.
+   */
+  prefetch: ((response: ResponseImpl) => number | undefined) | undefined = undefined
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
   timedOut = false
@@ -1096,13 +1127,16 @@ const send = (
     Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((resume) => {
       const exchange = new Exchange(options.highWaterMark, options.abandonAfter)
       const finalHeaders = contentType === undefined ? headers : { ...headers, "content-type": contentType }
-      exchange.onHead = (ok, error) => {
-        if (ok) resume(Effect.succeed(new ResponseImpl(request, exchange, names)))
-        else resume(Effect.fail(transportError(request, names, error)))
-      }
       // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
       // request's scope closing aborts it (and its body)
       const owner = ownerOf(fiber, request)
+      exchange.onHead = (ok, error) => {
+        if (!ok) return resume(Effect.fail(transportError(request, names, error)))
+        const response = new ResponseImpl(request, exchange, names)
+        const limit = owner?.prefetch?.(response)
+        if (limit === undefined) resume(Effect.succeed(response))
+        else response.readWithin(limit, () => resume(Effect.succeed(response)))
+      }
       const scoped = owner === undefined ? scopedRequests.get(request) : undefined
       if (owner !== undefined) {
         // its deadline passed before it could be sent: never sent
@@ -1129,10 +1163,11 @@ const send = (
       }
       // released or expired while it was being dispatched
       if (owner?.cancelled === true) exchange.cancel()
-      // interrupted before the headers: abort, the socket is destroyed and freed
+      // interrupted before the headers (or the body it reads first): abort, the socket is destroyed
+      // and freed
       return Effect.sync(() => {
         exchange.onHead = undefined
-        exchange.cancel()
+        exchange.stopCollecting()
       })
     })
   // no body, or bytes (the SDK's JSON): sent as they are, without converting them in an effect first
