@@ -11,9 +11,9 @@
 // - "speed": no collection is forced (before the job or during it) and nothing is sampled: the job's
 //   time and CPU as a program that never calls `gc()` sees them. A forced full collection leaves V8's
 //   old-generation limit just above the live heap, and the socket buffers' external memory then starts
-//   a mark-compact every few MiB, for the rest of the job and the next ones (a 256 MiB download: 7-13
-//   mark-compacts and 4-8x the CPU of the same download without the forced collection, for either
-//   client); in that state one client's garbage changes the other's figures (docs/performance.md,
+//   a mark-compact every few MiB, for the rest of the job and the next ones (a 256 MiB download: 6-13
+//   mark-compacts and several times the CPU of the same download without the forced collection, for
+//   either client); in that state one client's garbage changes the other's figures (docs/performance.md,
 //   "sixth pass"), so the time and CPU rows are measured without it.
 // Both: the job's CPU time (the client process's user + system, the same for both clients).
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
