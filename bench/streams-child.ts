@@ -1,14 +1,21 @@
 // A group of the events-and-files measurements (issue 19) in a fresh process (run with --expose-gc).
 // Usage:
-//   streams-child.ts BASE_URL JOBS_JSON  -> prints one JSON line: an array of results, one per job
+//   streams-child.ts BASE_URL JOBS_JSON MODE  -> prints one JSON line: an array of results, one per job
 // JOBS_JSON: [{ "client": "raw" | "sdk", "kind": ..., "size": N, "file"?: path }], raw and SDK jobs of a
 // kind next to each other, so their ratio is of the same minute. "raw": undici.request (and a
 // hand-written SSE reader with JSON.parse); "sdk": effect-kernel on KernelTransport.layerUndici, through
-// the public API. Each job runs once to warm up (at a smaller size), then measured: the collector runs
-// before it and the growth is measured from there (peak JS heap + buffers, sampled every 5 ms; RSS), so
-// each figure is the job's own; so is its CPU time (the client process's user + system, the 5 ms
-// sampler's included, the same for both clients). An event stream also reports the heap and RSS
-// (after a collection) at each quarter of its events.
+// the public API. Each job runs once to warm up (at a smaller size), then measured, as MODE says:
+// - "memory": the collector runs before the job and the growth is measured from there (peak JS heap +
+//   buffers, sampled every 5 ms; RSS), so each figure is the job's own; an event stream also reports the
+//   heap and RSS (after a collection) at each quarter of its events;
+// - "speed": no collection is forced (before the job or during it) and nothing is sampled: the job's
+//   time and CPU as a program that never calls `gc()` sees them. A forced full collection leaves V8's
+//   old-generation limit just above the live heap, and the socket buffers' external memory then starts
+//   a mark-compact every few MiB, for the rest of the job and the next ones (a 256 MiB download: 6-13
+//   mark-compacts and several times the CPU of the same download without the forced collection, for
+//   either client); in that state one client's garbage changes the other's figures (docs/performance.md,
+//   "sixth pass"), so the time and CPU rows are measured without it.
+// Both: the job's CPU time (the client process's user + system, the same for both clients).
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
 import { Readable } from "node:stream"
@@ -63,13 +70,19 @@ export interface Result {
   readonly seconds: number
   /** This process's CPU time (user + system) over the job, in seconds: the client's own work. */
   readonly cpuSeconds: number
-  readonly heapGrowthMiB: number
-  readonly rssGrowthMiB: number
+  /** Measured in the "memory" mode only. */
+  readonly heapGrowthMiB?: number
+  readonly rssGrowthMiB?: number
   readonly quarters?: ReadonlyArray<Quarter>
 }
 
-const [base, jobsJson] = [process.argv[2]!, process.argv[3]!]
+/** What a child measures (see the module). */
+export type Mode = "speed" | "memory"
+
+const [base, jobsJson, modeArg] = [process.argv[2]!, process.argv[3]!, process.argv[4]]
 const jobs: ReadonlyArray<Job> = JSON.parse(jobsJson)
+if (modeArg !== "speed" && modeArg !== "memory") throw new Error(`mode must be "speed" or "memory", got ${modeArg}`)
+const mode: Mode = modeArg
 const headers = { authorization: "Bearer sk_bench" }
 const chunkSize = 64 * 1024
 const gc = (): void => {
@@ -267,7 +280,7 @@ for (const job of jobs) {
   // warm-up: compiled code paths and an open connection (a quarter of the size, at most 16 MiB / 100,000 events)
   const warm = Math.max(1, Math.min(Math.floor(job.size / 4), job.kind === "sse" ? 100_000 : 16 * 1024 * 1024))
   await runJob({ ...job, size: warm }, () => {})
-  gc()
+  if (mode === "memory") gc()
   const before = process.memoryUsage()
   const inUse = (m: NodeJS.MemoryUsage) => m.heapUsed + m.external
   let peakInUse = inUse(before)
@@ -277,8 +290,8 @@ for (const job of jobs) {
     peakInUse = Math.max(peakInUse, inUse(m))
     peakRss = Math.max(peakRss, m.rss)
   }
-  const sampler = setInterval(sample, 5)
-  const watch = job.kind === "sse" ? quarterWatch(job.size) : undefined
+  const sampler = mode === "memory" ? setInterval(sample, 5) : undefined
+  const watch = mode === "memory" && job.kind === "sse" ? quarterWatch(job.size) : undefined
   const started = performance.now()
   const cpuBefore = process.cpuUsage()
   const received = await runJob(job, watch?.onEvent ?? (() => {}))
@@ -295,8 +308,9 @@ for (const job of jobs) {
     count: received,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    heapGrowthMiB: mib(peakInUse - inUse(before)),
-    rssGrowthMiB: mib(peakRss - before.rss),
+    ...(mode === "memory"
+      ? { heapGrowthMiB: mib(peakInUse - inUse(before)), rssGrowthMiB: mib(peakRss - before.rss) }
+      : {}),
     ...(watch === undefined ? {} : { quarters: watch.quarters })
   })
 }

@@ -3,17 +3,20 @@
  * (`Filesystem.writeFile`'s raw body from a file and from a `Stream`, a multipart `Filesystem.upload`
  * of the same file) and the seven downloads, effect-kernel on `KernelTransport.layerUndici` against
  * raw undici (a hand-written SSE reader with `JSON.parse` for the events) on bench/server.mjs. Each
- * group runs in a fresh child (bench/streams-child.ts, with --expose-gc), the raw and SDK measurement
- * of each kind next to each other (so a ratio is of the same minute on a shared machine), several
- * alternating pairs of each upload and download a round ({@link streamsSizes}). A ratio target is the
- * median of the pairs' own ratios (the `…, each adjacent pair` rows); the MB/s rows are the medians
- * of every sample. `run.ts --streams` runs only these rows.
+ * group runs in two fresh children (bench/streams-child.ts, with --expose-gc), the raw and SDK
+ * measurement of each kind next to each other (so a ratio is of the same minute on a shared machine),
+ * several alternating pairs of each upload and download a round ({@link streamsSizes}): one child
+ * measures time and CPU with no collection forced, the other the memory rows, each job after a forced
+ * collection (the module of streams-child.ts says why the two are apart; its time ratios are printed as
+ * information, `…, after a forced collection`). A ratio target is the median of the pairs' own ratios
+ * (the `…, each adjacent pair` rows); the MB/s rows are the medians of every sample. `run.ts --streams`
+ * runs only these rows.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import type { Job, Kind, Result } from "./streams-child.js"
+import type { Job, Kind, Mode, Result } from "./streams-child.js"
 
 /** The names of the two clients (raw undici: the run's floor, so the table prints the ratio). */
 export const rawName = "raw undici.request"
@@ -75,6 +78,11 @@ export const streamsMetrics = (quick: boolean) => {
     uploadCpuPair: (what: string) => `upload ${upload}, ${what}: client CPU, KernelTransport / raw undici, each pair`,
     downloadCpuPair: (name: string) =>
       `download ${download}, ${name}: client CPU, KernelTransport / raw undici, each pair`,
+    /**
+     * Information, no target: the same ratios (SDK / raw events/s or MB/s) measured in the memory child,
+     * each job right after a forced collection (what the time rows measured before the two were apart).
+     */
+    afterGcPair: (what: string) => `${what}: KernelTransport / raw undici, each pair, after a forced collection`,
     uploadSize: upload,
     downloadSize: download
   }
@@ -112,13 +120,26 @@ export const runStreams = (options: {
   const metrics = streamsMetrics(quick)
   const here = new URL(".", import.meta.url).pathname
   const path = makeFile(sizes.upload)
-  const child = (jobs: ReadonlyArray<Job>): ReadonlyArray<Result> => {
+  const child = (jobs: ReadonlyArray<Job>, mode: Mode): ReadonlyArray<Result> => {
     const out = execFileSync(
       process.execPath,
-      ["--expose-gc", "--import", options.tsxLoader, `${here}streams-child.ts`, base, JSON.stringify(jobs)],
+      ["--expose-gc", "--import", options.tsxLoader, `${here}streams-child.ts`, base, JSON.stringify(jobs), mode],
       { encoding: "utf8", timeout: 900_000, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 }
     )
     return JSON.parse(out.trim().split("\n").at(-1)!)
+  }
+  /** The same jobs measured for time (no forced collection) and for memory, the first one each round in turn. */
+  const both = (jobs: ReadonlyArray<Job>, round: number) => {
+    if (round % 2 === 0) {
+      const speed = child(jobs, "speed")
+      return { speed, memory: child(jobs, "memory") }
+    }
+    const memory = child(jobs, "memory")
+    return { speed: child(jobs, "speed"), memory }
+  }
+  const heapOf = (result: Result): number => {
+    if (result.heapGrowthMiB === undefined) throw new Error(`${result.client} ${result.kind}: no memory figure`)
+    return result.heapGrowthMiB
   }
   const nameOf = (result: Result) => result.client === "raw" ? rawName : sdkName
   /** The result of `jobs[i]` that matches (its client and kind), by the jobs' order. */
@@ -135,12 +156,20 @@ export const runStreams = (options: {
         flip % 2 === 0
           ? [{ ...job, client: "raw" }, { ...job, client: "sdk" }]
           : [{ ...job, client: "sdk" }, { ...job, client: "raw" }]
-      for (const sse of child(pair({ kind: "sse", size: sizes.events }, round))) {
-        record(metrics.sse, nameOf(sse), sse.count / sse.seconds)
-        const quarters = sse.quarters!
-        record(metrics.sseHeap, nameOf(sse), quarters[3]!.heapMiB - quarters[1]!.heapMiB)
-        record(metrics.sseRss, nameOf(sse), quarters[3]!.rssMiB - quarters[1]!.rssMiB)
+      const sseJobs = pair({ kind: "sse", size: sizes.events }, round)
+      const sse = both(sseJobs, round)
+      for (const result of sse.speed) record(metrics.sse, nameOf(result), result.count / result.seconds)
+      for (const result of sse.memory) {
+        const quarters = result.quarters!
+        record(metrics.sseHeap, nameOf(result), quarters[3]!.heapMiB - quarters[1]!.heapMiB)
+        record(metrics.sseRss, nameOf(result), quarters[3]!.rssMiB - quarters[1]!.rssMiB)
       }
+      // events/s over events/s of the same count: the raw one's time over the SDK's
+      record(
+        metrics.afterGcPair(metrics.sse),
+        sdkName,
+        secondsOf(sseJobs, sse.memory, "raw", "sse") / secondsOf(sseJobs, sse.memory, "sdk", "sse")
+      )
       // `uploadPairs` sets of: a file on raw undici and on the SDK, the same file as a multipart body
       // on the SDK next to the SDK's raw body (the multipart overhead is their ratio, one minute's), a
       // Stream on raw undici and on the SDK; each set in the other order from the one before
@@ -156,25 +185,28 @@ export const runStreams = (options: {
           ...pair({ kind: "upload-stream", size: sizes.upload }, flip)
         ]
       })
-      const uploads = child(uploadSets.flat())
+      const uploads = both(uploadSets.flat(), round)
       uploadSets.forEach((jobs, set) => {
-        const results = uploads.slice(set * jobs.length, (set + 1) * jobs.length)
+        const results = uploads.speed.slice(set * jobs.length, (set + 1) * jobs.length)
+        const memory = uploads.memory.slice(set * jobs.length, (set + 1) * jobs.length)
+        const whatOf = (kind: Kind) =>
+          kind === "upload-file"
+            ? "writeFile from a file"
+            : kind === "upload-stream"
+            ? "writeFile from a Stream"
+            : "multipart from a file"
         for (const result of results) {
-          const [metric, what] = result.kind === "upload-file"
-            ? [metrics.uploadFile, "writeFile from a file"]
+          const metric = result.kind === "upload-file"
+            ? metrics.uploadFile
             : result.kind === "upload-stream"
-            ? [metrics.uploadStream, "writeFile from a Stream"]
-            : [metrics.uploadMultipart, "multipart from a file"]
+            ? metrics.uploadStream
+            : metrics.uploadMultipart
           // MB/s of the file's bytes (a multipart body adds its framing)
           record(metric, nameOf(result), sizes.upload / 1e6 / result.seconds)
-          record(metrics.uploadHeap(what), nameOf(result), result.heapGrowthMiB)
         }
-        for (
-          const [kind, what] of [["upload-file", "writeFile from a file"], [
-            "upload-stream",
-            "writeFile from a Stream"
-          ]] as const
-        ) {
+        for (const result of memory) record(metrics.uploadHeap(whatOf(result.kind)), nameOf(result), heapOf(result))
+        for (const kind of ["upload-file", "upload-stream"] as const) {
+          const what = whatOf(kind)
           // MB/s over MB/s of the same bytes: the raw one's time over the SDK's
           record(
             metrics.uploadPair(what),
@@ -185,6 +217,11 @@ export const runStreams = (options: {
             metrics.uploadCpuPair(what),
             sdkName,
             cpuOf(jobs, results, "sdk", kind) / cpuOf(jobs, results, "raw", kind)
+          )
+          record(
+            metrics.afterGcPair(`upload ${metrics.uploadSize} MB/s, ${what}`),
+            sdkName,
+            secondsOf(jobs, memory, "raw", kind) / secondsOf(jobs, memory, "sdk", kind)
           )
         }
         record(
@@ -198,24 +235,30 @@ export const runStreams = (options: {
       const downloadPairs = downloads.flatMap(([kind]) =>
         Array.from({ length: sizes.downloadPairs }, (_, n) => pair({ kind, size: sizes.download }, round + n))
       )
-      const results = child(downloadPairs.flat())
+      const results = both(downloadPairs.flat(), round)
       downloadPairs.forEach((jobs, n) => {
-        const both = results.slice(n * 2, n * 2 + 2)
-        const operation = downloads.find(([kind]) => kind === jobs[0]!.kind)![1]
-        for (const result of both) {
-          record(metrics.download(operation), nameOf(result), result.count / 1e6 / result.seconds)
-          record(metrics.downloadHeap(operation), nameOf(result), result.heapGrowthMiB)
-        }
+        const speed = results.speed.slice(n * 2, n * 2 + 2)
+        const memory = results.memory.slice(n * 2, n * 2 + 2)
         const kind = jobs[0]!.kind
+        const operation = downloads.find(([each]) => each === kind)![1]
+        for (const result of speed) {
+          record(metrics.download(operation), nameOf(result), result.count / 1e6 / result.seconds)
+        }
+        for (const result of memory) record(metrics.downloadHeap(operation), nameOf(result), heapOf(result))
         record(
           metrics.downloadPair(operation),
           sdkName,
-          secondsOf(jobs, both, "raw", kind) / secondsOf(jobs, both, "sdk", kind)
+          secondsOf(jobs, speed, "raw", kind) / secondsOf(jobs, speed, "sdk", kind)
         )
         record(
           metrics.downloadCpuPair(operation),
           sdkName,
-          cpuOf(jobs, both, "sdk", kind) / cpuOf(jobs, both, "raw", kind)
+          cpuOf(jobs, speed, "sdk", kind) / cpuOf(jobs, speed, "raw", kind)
+        )
+        record(
+          metrics.afterGcPair(`download ${metrics.downloadSize} MB/s, ${operation}`),
+          sdkName,
+          secondsOf(jobs, memory, "raw", kind) / secondsOf(jobs, memory, "sdk", kind)
         )
       })
     }

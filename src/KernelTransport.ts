@@ -86,7 +86,7 @@ export interface Options {
   readonly tls?: TlsOptions | undefined
   /**
    * Bytes of a response body buffered ahead of its reader before the connection stops reading
-   * (back-pressure). Default 256 KiB.
+   * (back-pressure). Default 1 MiB.
    */
   readonly bodyBufferSize?: number | undefined
   /**

@@ -159,4 +159,23 @@ describe("events: the fast path of a flat schema", () => {
     )
     expect(before).toHaveLength(1)
   })
+
+  it("a read of many small events comes in bounded chunks: Stream.runFold does not overflow the stack", () => {
+    // a transport's read holds up to its buffer (1 MiB on KernelTransport): about 14,000 events this
+    // small, which one chunk would carry into effect's sinks (Stream.runFold walks a chunk one stack
+    // frame per element: a RangeError defect)
+    const line = `data: {"event":"log","timestamp":"2026-01-02T03:04:05Z","message":""}\n\n`
+    const count = Math.ceil((1024 * 1024) / line.length) + 7
+    const read = new TextEncoder().encode(line.repeat(count))
+    const decode = Events.decoder("streamLogs", LogEvent)
+    const request = HttpClientRequest.get("http://localhost/browsers/b1/logs/stream")
+    const events = () => decode(request, 200, { follow: false }, Stream.make(read))
+    const sizes = Effect.runSync(
+      Stream.runCollect(Stream.map(Stream.chunks(events()), (chunk) => chunk.length))
+    )
+    const all = Chunk.toReadonlyArray(sizes)
+    expect(all.reduce((a, b) => a + b, 0)).toBe(count)
+    expect(Math.max(...all)).toBe(Events.maxEventsPerChunk)
+    expect(Effect.runSync(Stream.runFold(events(), 0, (n) => n + 1))).toBe(count)
+  })
 })

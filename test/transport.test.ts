@@ -212,6 +212,23 @@ describe("KernelTransport", () => {
       expect(read.byteLength).toBe(big.length)
     }))
 
+  it.scopedLive("the default buffer is 1 MiB: an unread body up to that size does not hold the connection", () =>
+    Effect.gen(function*() {
+      const body = Buffer.alloc(768 * 1024, 1)
+      const served = yield* serve((req, res) => {
+        res.writeHead(200, { "content-type": "application/octet-stream" })
+        res.end(req.url === "/body" ? body : "next")
+      })
+      const http = yield* client({ connections: 1, abandonedBodyTimeout: Duration.infinity })
+      const unread = yield* http.get(`${served.url}/body`)
+      // the one connection is free: the unread body was buffered whole, in the background
+      const next = yield* Effect.flatMap(http.get(`${served.url}/next`), (r) => r.text).pipe(
+        Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => "connection still held" })
+      )
+      expect(next).toBe("next")
+      expect((yield* unread.arrayBuffer).byteLength).toBe(body.length)
+    }))
+
   it.live("back-pressure: a body nobody reads stops the connection after the buffer", () =>
     Effect.gen(function*() {
       let written = 0

@@ -175,19 +175,40 @@ const tagsOf = (ast: AST.AST, depth = 0): Tags | undefined => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Each chunk mapped by `f` to its values and maybe an error: the values are emitted as one chunk
- * (none when there are none), then the stream fails with the error (the events before a bad one are
- * not lost with it). One channel reading the chunks in turn: no stream made per chunk.
+ * The most events one chunk of an event stream holds. A read of the body (up to the transport's
+ * buffer: 1 MiB on `KernelTransport`) can hold tens of thousands of small events, and some of
+ * effect's sinks walk a chunk recursively, one stack frame per element (`Stream.runFold`'s
+ * `foldChunkSplit`): a chunk of about 10,000 overflows the stack.
+ *
+ * @internal
+ */
+export const maxEventsPerChunk = 1024
+
+/**
+ * Each chunk mapped by `f` to its values and maybe an error: the values are emitted in order, in
+ * chunks of at most {@link maxEventsPerChunk} (none when there are none), then the stream fails with
+ * the error (the events before a bad one are not lost with it). One channel reading the chunks in
+ * turn: no stream made per chunk.
  */
 const mapChunksThenFail = <A, B, E2>(
   f: (chunk: Chunk.Chunk<A>) => readonly [Array<B>, E2 | undefined]
 ) =>
 <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<B, E | E2, R> => {
-  const loop: Channel.Channel<Chunk.Chunk<B>, Chunk.Chunk<A>, E | E2, E, unknown, unknown> = Channel.readWithCause({
+  type Loop = Channel.Channel<Chunk.Chunk<B>, Chunk.Chunk<A>, E | E2, E, unknown, unknown>
+  /** `out` from `from` on, a bounded chunk at a time, then `next`. */
+  const write = (out: Array<B>, from: number, next: Loop): Loop => {
+    if (out.length - from <= maxEventsPerChunk) {
+      const rest = from === 0 ? out : out.slice(from)
+      return Channel.zipRight(Channel.write(Chunk.unsafeFromArray(rest)), next)
+    }
+    const part = Chunk.unsafeFromArray(out.slice(from, from + maxEventsPerChunk))
+    return Channel.flatMap(Channel.write(part), () => write(out, from + maxEventsPerChunk, next))
+  }
+  const loop: Loop = Channel.readWithCause({
     onInput: (chunk: Chunk.Chunk<A>) => {
       const [out, error] = f(chunk)
       const next = error === undefined ? loop : Channel.fail(error)
-      return out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
+      return out.length === 0 ? next : write(out, 0, next)
     },
     onFailure: Channel.failCause,
     onDone: () => Channel.void

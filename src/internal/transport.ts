@@ -63,7 +63,7 @@ import { isTracing } from "./tracing.js"
 export type AgentOptions = KernelTransport.Options
 
 /** @internal */
-export const defaultBodyBufferSize = 256 * 1024
+export const defaultBodyBufferSize = 1024 * 1024
 /** @internal */
 export const defaultAbandonedBodyTimeout = Duration.seconds(10)
 
