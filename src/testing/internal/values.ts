@@ -457,10 +457,49 @@ export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
   if (known !== undefined && known.ast === ast) return known.value
   const made = fill(ast, value)
   storedFills.set(value, { ast, value: made })
+  remember(made)
   return made
 }
 
 const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
+
+/**
+ * The fills {@link fillStored} gave out, each with its JSON text once it is made (`null` until then): a
+ * fill is never changed in place either, so a resource read or listed again is not written out again.
+ */
+const fillTexts = new WeakMap<object, string | null>()
+
+const remember = (made: unknown): void => {
+  if (isRecord(made) && !fillTexts.has(made)) fillTexts.set(made, null)
+}
+
+/** The JSON text of a fill {@link fillStored} gave out, made once; `undefined` for any other value. */
+const fillText = (value: unknown): string | undefined => {
+  if (!isRecord(value)) return undefined
+  const known = fillTexts.get(value)
+  if (known !== null) return known
+  const text = JSON.stringify(value)
+  fillTexts.set(value, text)
+  return text
+}
+
+/**
+ * `JSON.stringify(value)`, the same text, with the texts of stored resources' fills (an answer, or
+ * each item of a list) made once per fill: an array of them is their texts joined, as
+ * `JSON.stringify` writes an array.
+ */
+export const jsonText = (value: unknown): string => {
+  if (Array.isArray(value)) {
+    let out = "["
+    for (let i = 0; i < value.length; i++) {
+      const text = fillText(value[i])
+      if (text === undefined) return JSON.stringify(value)
+      out += i === 0 ? text : `,${text}`
+    }
+    return `${out}]`
+  }
+  return fillText(value) ?? JSON.stringify(value)
+}
 
 /**
  * The fields a created resource is stored with: what the request gave, what {@link fill} made of it for
@@ -476,7 +515,10 @@ export const fillForStore = (
   const made = filled(ast, fields, "", 0)
   if (!isRecord(made.value)) return fields
   const stored = { ...fields, ...made.value, id }
-  if (made.valid && unwrap(ast)._tag === "TypeLiteral") storedFills.set(stored, { ast, value: made.value })
+  if (made.valid && unwrap(ast)._tag === "TypeLiteral") {
+    storedFills.set(stored, { ast, value: made.value })
+    remember(made.value)
+  }
   return stored
 }
 
