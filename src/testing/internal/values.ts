@@ -464,30 +464,30 @@ export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
 const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
 
 /**
- * The fills {@link fillStored} gave out, each with its JSON text once it is made (`null` until then): a
- * fill is never changed in place either, so a resource read or listed again is not written out again.
+ * Where a fill {@link fillStored} gave out keeps its JSON text once it is made (`null` until then): a
+ * property of its own, not enumerable and keyed by a symbol, so that neither `JSON.stringify`, a
+ * spread nor `Object.keys` sees it. A fill is never changed in place either, so a resource read or
+ * listed again is not written out again.
  */
-const fillTexts = new WeakMap<object, string | null>()
+const textOfFill: unique symbol = Symbol("effect-kernel/simulator/fillText")
 
 const remember = (made: unknown): void => {
-  if (isRecord(made) && !fillTexts.has(made)) fillTexts.set(made, null)
+  if (isRecord(made) && !Object.hasOwn(made, textOfFill)) {
+    Object.defineProperty(made, textOfFill, { value: null, writable: true, enumerable: false })
+  }
 }
 
 /** The JSON text of a fill {@link fillStored} gave out, made once; `undefined` for any other value. */
 const fillText = (value: unknown): string | undefined => {
-  if (!isRecord(value)) return undefined
-  const known = fillTexts.get(value)
-  if (known !== null) return known
+  if (typeof value !== "object" || value === null) return undefined
+  const known: unknown = Reflect.get(value, textOfFill)
+  if (typeof known === "string") return known
+  if (known !== null) return undefined
   const text = JSON.stringify(value)
-  fillTexts.set(value, text)
+  Reflect.set(value, textOfFill, text)
   return text
 }
 
-/**
- * `JSON.stringify(value)`, the same text, with the texts of stored resources' fills (an answer, or
- * each item of a list) made once per fill: an array of them is their texts joined, as
- * `JSON.stringify` writes an array.
- */
 export const jsonText = (value: unknown): string => {
   if (Array.isArray(value)) {
     let out = "["
