@@ -19,6 +19,7 @@ import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
 import * as schema from "../../src/testing/internal/schema.js"
 import * as internal from "../../src/testing/internal/simulator.js"
+import { seed } from "./seed.js"
 
 const [file, mixedCount, passesArg] = process.argv.slice(2)
 if (file === undefined || mixedCount === undefined) throw new Error("usage: handler-bench <recorded.jsonl> <mixed>")
@@ -37,23 +38,7 @@ const phases = {
   five: recorded.slice(Number(mixedCount))
 }
 
-// the load's seed (test/load/mixed-driver.ts)
-const seed = Either.getOrThrow(schema.decodeSeed({
-  organizations: [{
-    id: "org_load",
-    token: "sk_load_0123456789",
-    plan: "paid",
-    browsers: [{ id: "browser_1", mouse: { x: 5, y: 6 }, replays: [{ id: "replay_1", size: 4096, pendingPolls: 0 }] }],
-    pools: [{
-      id: "pool_small",
-      name: "small",
-      available_count: 2,
-      acquired_count: 0,
-      browser_pool_config: { size: 2 }
-    }],
-    deployments: [{ id: "dep_stopped", state: "stopped" }]
-  }]
-}))
+const world = Either.getOrThrow(schema.decodeSeed(seed))
 
 const requests = (list: ReadonlyArray<Recorded>): Array<internal.SimRequest> =>
   list.map((r) => {
@@ -73,7 +58,7 @@ const made = { mixed: requests(phases.mixed), five: requests(phases.five) }
 
 /** One pass of a phase on a fresh world: CPU µs per request, and how many answers were 2xx. */
 const pass = async (list: ReadonlyArray<internal.SimRequest>) => {
-  const simulator = Effect.runSync(internal.make(seed))
+  const simulator = Effect.runSync(internal.make(world))
   const before = process.cpuUsage()
   let ok = 0
   const fibers: Array<Fiber.RuntimeFiber<unknown>> = []
