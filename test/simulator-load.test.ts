@@ -289,9 +289,11 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
         expect(jsonText(first), operation.name).toBe(JSON.stringify(first))
         // the second jsonText made no text (the one call is the expectation's)
         expect(stringify).toHaveBeenCalledTimes(1)
-        // the text kept on a fill is seen by no copy or listing of it
-        expect(JSON.stringify({ ...first })).toBe(jsonText(first))
-        expect(Object.keys(first)).toEqual(Object.keys(JSON.parse(jsonText(first))))
+        // the text kept on a fill (an object's) is seen by no copy or listing of it
+        if (typeof first === "object" && first !== null && !Array.isArray(first)) {
+          expect(JSON.stringify({ ...first })).toBe(jsonText(first))
+          expect(Object.keys(first)).toEqual(Object.keys(JSON.parse(jsonText(first))))
+        }
         expect(jsonText([first, second, first])).toBe(JSON.stringify([first, second, first]))
         expect(jsonText([])).toBe("[]")
         // not fills: written by JSON.stringify as they are
