@@ -2,7 +2,7 @@
  * What the bin's load (test/load/mixed-driver.ts, `npm run load`) found in the simulator, each
  * fixed with its own check here.
  */
-import { describe, expect, it, vi } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, ParseResult, Schema, SchemaAST } from "effect"
 import { Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
@@ -16,7 +16,6 @@ import {
   fillForStore,
   fillStored,
   firstIssue,
-  jsonText,
   passesStrictGuard,
   png,
   sample
@@ -266,48 +265,6 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
       }
     }
     expect(checked).toBeGreaterThan(500)
-  })
-
-  it("a stored resource's answer is written out once: the same text as JSON.stringify, alone or in a page", () => {
-    // every answer schema of the table, over fields made for it: the text of a fill, of a page of fills,
-    // and of values that are not fills, is JSON.stringify's; a fill already written out is not written again
-    const stringify = vi.spyOn(JSON, "stringify")
-    try {
-      let checked = 0
-      for (const operation of operations) {
-        const [, answer] = engine.mainAnswer(operation)
-        if (answer.kind !== "json" && answer.kind !== "page") continue
-        const ast = answer.schema.ast
-        const whole = sample(ast)
-        const fields: Record<string, unknown> = typeof whole === "object" && whole !== null && !Array.isArray(whole)
-          ? { ...whole, id: "res_00001" }
-          : { id: "res_00001" }
-        const first = fillStored(ast, { ...fields })
-        const second = fillStored(ast, { ...fields, name: "second" })
-        expect(jsonText(first), operation.name).toBe(JSON.stringify(first))
-        stringify.mockClear()
-        expect(jsonText(first), operation.name).toBe(JSON.stringify(first))
-        // the second jsonText made no text (the one call is the expectation's)
-        expect(stringify).toHaveBeenCalledTimes(1)
-        // the text kept on a fill (an object's) is seen by no copy or listing of it
-        if (typeof first === "object" && first !== null && !Array.isArray(first)) {
-          expect(JSON.stringify({ ...first })).toBe(jsonText(first))
-          expect(Object.keys(first)).toEqual(Object.keys(JSON.parse(jsonText(first))))
-        }
-        expect(jsonText([first, second, first])).toBe(JSON.stringify([first, second, first]))
-        expect(jsonText([])).toBe("[]")
-        // not fills: written by JSON.stringify as they are
-        const other = { ...fields }
-        expect(jsonText(other)).toBe(JSON.stringify(other))
-        expect(jsonText([first, other])).toBe(JSON.stringify([first, other]))
-        expect(jsonText([first, undefined, 1])).toBe(JSON.stringify([first, undefined, 1]))
-        expect(jsonText("text")).toBe(JSON.stringify("text"))
-        checked++
-      }
-      expect(checked).toBeGreaterThan(60)
-    } finally {
-      stringify.mockRestore()
-    }
   })
 
   it("a JSON body the strict guard passes is one the strict check passes; the check still words every refusal", () => {

@@ -105,7 +105,7 @@ export const bodyEnding = (
 const jsonResponse = (status: number, value: unknown, headers: Record<string, string> = {}): SimResponse => ({
   status,
   headers: { "content-type": "application/json", ...headers },
-  body: { _tag: "Text", text: values.jsonText(value) },
+  body: { _tag: "Text", text: JSON.stringify(value) },
   network: normal
 })
 

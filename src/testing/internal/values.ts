@@ -457,49 +457,10 @@ export const fillStored = (ast: SchemaAST.AST, value: unknown): unknown => {
   if (known !== undefined && known.ast === ast) return known.value
   const made = fill(ast, value)
   storedFills.set(value, { ast, value: made })
-  remember(made)
   return made
 }
 
 const storedFills = new WeakMap<object, { readonly ast: SchemaAST.AST; readonly value: unknown }>()
-
-/**
- * Where a fill {@link fillStored} gave out keeps its JSON text once it is made (`null` until then): a
- * property of its own, not enumerable and keyed by a symbol, so that neither `JSON.stringify`, a
- * spread nor `Object.keys` sees it. A fill is never changed in place either, so a resource read or
- * listed again is not written out again.
- */
-const textOfFill: unique symbol = Symbol("effect-kernel/simulator/fillText")
-
-const remember = (made: unknown): void => {
-  if (isRecord(made) && !Object.hasOwn(made, textOfFill)) {
-    Object.defineProperty(made, textOfFill, { value: null, writable: true, enumerable: false })
-  }
-}
-
-/** The JSON text of a fill {@link fillStored} gave out, made once; `undefined` for any other value. */
-const fillText = (value: unknown): string | undefined => {
-  if (typeof value !== "object" || value === null) return undefined
-  const known: unknown = Reflect.get(value, textOfFill)
-  if (typeof known === "string") return known
-  if (known !== null) return undefined
-  const text = JSON.stringify(value)
-  Reflect.set(value, textOfFill, text)
-  return text
-}
-
-export const jsonText = (value: unknown): string => {
-  if (Array.isArray(value)) {
-    let out = "["
-    for (let i = 0; i < value.length; i++) {
-      const text = fillText(value[i])
-      if (text === undefined) return JSON.stringify(value)
-      out += i === 0 ? text : `,${text}`
-    }
-    return `${out}]`
-  }
-  return fillText(value) ?? JSON.stringify(value)
-}
 
 /**
  * The fields a created resource is stored with: what the request gave, what {@link fill} made of it for
@@ -515,10 +476,7 @@ export const fillForStore = (
   const made = filled(ast, fields, "", 0)
   if (!isRecord(made.value)) return fields
   const stored = { ...fields, ...made.value, id }
-  if (made.valid && unwrap(ast)._tag === "TypeLiteral") {
-    storedFills.set(stored, { ast, value: made.value })
-    remember(made.value)
-  }
+  if (made.valid && unwrap(ast)._tag === "TypeLiteral") storedFills.set(stored, { ast, value: made.value })
   return stored
 }
 
