@@ -3,15 +3,17 @@
  * recorded from the bin under the mixed load: the CPU a request costs the handler in each phase
  * (the mixed flow, the five original routes), as medians of passes that alternate the two phases.
  * On a shared machine the bin's CPU per request moves with what else runs (it idles and wakes per
- * request when starved); the handler's alone moves much less, so two builds are compared by it.
+ * request when starved); the handler's alone moves less (about ±1 µs in 12-14), so two builds are
+ * compared by it too.
  *
- *   node test/load/handler-bench.mjs <recorded.jsonl> <mixed requests> [passes]
+ *   node --import tsx test/load/handler-bench.ts <recorded.jsonl> <mixed requests> [passes]
  *
- * (run as an esbuild bundle of this file: `npx esbuild test/load/handler-bench.ts --bundle
- * --platform=node --format=esm --outfile=...`). The recording is JSON lines `{ method, url, headers,
- * body }` (body in base64) in the order the bin received them: the first `<mixed requests>` of the
- * mixed phase, the rest of the five routes. Each pass replays its phase on a fresh world of the load's
- * seed, so the ids the recorded requests name are made again in the same order.
+ * (or an esbuild bundle of it). The recording is JSON lines `{ method, url, headers, body }` (body in
+ * base64) in the order the bin received them, e.g. from a build of the bin whose server writes each
+ * request it is handed (its head in `onRequest`, its body as `readBody` reads it): the first
+ * `<mixed requests>` of the mixed phase (the driver's "of N" issued), the rest of the five routes.
+ * Each pass replays its phase on a fresh world of the load's seed, so the ids the recorded requests
+ * name are made again in the same order.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
