@@ -19,6 +19,7 @@ import { parseArgs } from "node:util"
 import { Agent, request } from "undici"
 import type { Operation } from "../../src/internal/definition.js"
 import { operations } from "../../src/internal/generated/table.js"
+import { seed, token } from "./seed.js"
 
 const { values: args } = parseArgs({
   options: {
@@ -47,30 +48,7 @@ const warmup = Number(args.warmup)
 /** The RSS rule: the last quarter's median at most this fraction above the second quarter's. */
 const rssGrowthAllowed = Number(args["rss-growth"])
 
-const token = "sk_load_0123456789"
 const admin = "adm_load"
-const seed = {
-  organizations: [{
-    id: "org_load",
-    token,
-    plan: "paid",
-    browsers: [{
-      id: "browser_1",
-      mouse: { x: 5, y: 6 },
-      // ready at once and small (4 KiB), so the five-route load is as fast as those routes go: the
-      // mixed load is compared with per-request costs, not with a big download's
-      replays: [{ id: "replay_1", size: 4096, pendingPolls: 0 }]
-    }],
-    pools: [{
-      id: "pool_small",
-      name: "small",
-      available_count: 2,
-      acquired_count: 0,
-      browser_pool_config: { size: 2 }
-    }],
-    deployments: [{ id: "dep_stopped", state: "stopped" }]
-  }]
-}
 
 // ---------------------------------------------------------------------------------------------
 // one request of an operation, built from its definition
