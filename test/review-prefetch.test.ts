@@ -5,28 +5,23 @@
  * content codings, error statuses, connection reuse, pages, 204s) pinned on KernelTransport.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, TestClock } from "effect"
+import { Effect, Either, Exit, Fiber, Scope, TestClock } from "effect"
 import { BrowserPools, Browsers, Computer, KernelTransport } from "effect-kernel"
 import * as net from "node:net"
 import * as zlib from "node:zlib"
-import { loopbackLayer, waitUntil } from "./utils/loopback.js"
+import { head, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 
 const json = Buffer.from(JSON.stringify({ x: 3, y: 4 }))
 const page = Buffer.from("[]")
 
-/** What the server saw: requests per behaviour, and the sockets that are open. */
+/** What the server saw: requests per behaviour. */
 const seen = new Map<string, number>()
-const sockets = new Set<net.Socket>()
-let opened = 0
 /** Resolved when a behaviour has written what it writes before it stalls. */
 const stalled = new Map<string, () => void>()
 const whenStalled = (name: string) =>
   Effect.async<void>((resume) => {
     stalled.set(name, () => resume(Effect.void))
   })
-
-const head = (status: string, headers: Record<string, string | number>) =>
-  `HTTP/1.1 ${status}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`
 
 /** The server's behaviours, by the path's id segment (`/browsers/<id>/…`, `/browser_pools/<id>/…`). */
 const behaviours: Record<string, (socket: net.Socket, name: string) => void> = {
@@ -105,44 +100,31 @@ const behaviours: Record<string, (socket: net.Socket, name: string) => void> = {
 }
 
 let port = 0
-let server: net.Server
+let open = () => 0
+let opened = () => 0
+const scope = Effect.runSync(Scope.make())
 beforeAll(() =>
-  new Promise<void>((resolve) => {
-    server = net.createServer((socket) => {
-      opened++
-      sockets.add(socket)
-      socket.on("close", () => sockets.delete(socket))
-      socket.on("error", () => {})
-      let buffered = ""
-      socket.on("data", (data) => {
-        buffered += data.toString("latin1")
-        for (let end = buffered.indexOf("\r\n\r\n"); end >= 0; end = buffered.indexOf("\r\n\r\n")) {
-          const requestHead = buffered.slice(0, end)
-          const length = Number(/content-length: *(\d+)/i.exec(requestHead)?.[1] ?? 0)
-          if (buffered.length < end + 4 + length) return
-          buffered = buffered.slice(end + 4 + length)
-          const path = requestHead.split(" ")[1] ?? ""
+  Effect.runPromise(
+    Effect.map(
+      Scope.extend(
+        rawServer(({ path, socket }) => {
           const name = path.startsWith("/browsers?")
             ? new URLSearchParams(path.slice("/browsers?".length)).get("query") ?? "page"
             : path.split("/")[2] ?? ""
           seen.set(name, (seen.get(name) ?? 0) + 1)
           ;(behaviours[name] ?? behaviours.notfound!)(socket, name)
-        }
-      })
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      port = typeof address === "object" && address !== null ? address.port : 0
-      resolve()
-    })
-  })
+        }),
+        scope
+      ),
+      (server) => {
+        port = server.port
+        open = server.open
+        opened = server.opened
+      }
+    )
+  )
 )
-afterAll(() =>
-  new Promise<void>((resolve) => {
-    for (const socket of sockets) socket.destroy()
-    server.close(() => resolve())
-  })
-)
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 const sdk = (options: Parameters<typeof loopbackLayer>[2] = {}) =>
   loopbackLayer(port, KernelTransport.layerUndici, options)
@@ -196,7 +178,7 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
       const error = yield* Computer.getMousePosition({ id: "stall" }).pipe(Effect.flip)
       expect(error._tag).toBe("Timeout")
       // the layer (its agent) is still open: the attempt itself closed the socket
-      expect(yield* waitUntil(() => sockets.size === 0)).toBe(true)
+      expect(yield* waitUntil(() => open() === 0)).toBe(true)
     }).pipe(Effect.provide(sdk({ timeout: "300 millis" }))))
 
   it.live("interrupted mid-body: the socket is freed at once", () =>
@@ -204,10 +186,10 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
       const ready = whenStalled("stall")
       const fiber = yield* Effect.fork(Computer.getMousePosition({ id: "stall" }))
       yield* ready
-      expect(sockets.size).toBe(1)
+      expect(open()).toBe(1)
       const exit = yield* Fiber.interrupt(fiber)
       expect(Exit.isInterrupted(exit)).toBe(true)
-      expect(yield* waitUntil(() => sockets.size === 0)).toBe(true)
+      expect(yield* waitUntil(() => open() === 0)).toBe(true)
     }).pipe(Effect.provide(sdk({ timeout: "30 seconds" }))))
 
   it.effect("TestClock: a stalled body fails with Timeout when the clock passes the deadline", () =>
@@ -226,11 +208,11 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
     Effect.gen(function*() {
       const call = Computer.getMousePosition({ id: "ok" })
       yield* Effect.gen(function*() {
-        const before = opened
+        const before = opened()
         const counts: Array<number> = []
         for (let i = 0; i < 5; i++) {
           expect(yield* call).toEqual({ x: 3, y: 4 })
-          counts.push(opened - before)
+          counts.push(opened() - before)
         }
         // undici may open a second socket for the call that follows a response at once (as before
         // the change); after that, none
