@@ -5,7 +5,7 @@
  * content codings, error statuses, connection reuse, pages, 204s) pinned on KernelTransport.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Scope, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, Scope, TestClock } from "effect"
 import { BrowserPools, Browsers, Computer, KernelTransport } from "effect-kernel"
 import * as net from "node:net"
 import * as zlib from "node:zlib"
@@ -18,9 +18,11 @@ const page = Buffer.from("[]")
 const seen = new Map<string, number>()
 /** Resolved when a behaviour has written what it writes before it stalls. */
 const stalled = new Map<string, () => void>()
+/** Registered at once, before the call is forked: the stall cannot come first and be missed. */
 const whenStalled = (name: string) =>
-  Effect.async<void>((resume) => {
-    stalled.set(name, () => resume(Effect.void))
+  Effect.map(Deferred.make<void>(), (stall) => {
+    stalled.set(name, () => Deferred.unsafeDone(stall, Exit.void))
+    return Deferred.await(stall)
   })
 
 /** The server's behaviours, by the path's id segment (`/browsers/<id>/…`, `/browser_pools/<id>/…`). */
@@ -183,7 +185,7 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
 
   it.live("interrupted mid-body: the socket is freed at once", () =>
     Effect.gen(function*() {
-      const ready = whenStalled("stall")
+      const ready = yield* whenStalled("stall")
       const fiber = yield* Effect.fork(Computer.getMousePosition({ id: "stall" }))
       yield* ready
       expect(open()).toBe(1)
@@ -194,7 +196,7 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
 
   it.effect("TestClock: a stalled body fails with Timeout when the clock passes the deadline", () =>
     Effect.gen(function*() {
-      const ready = whenStalled("stall")
+      const ready = yield* whenStalled("stall")
       const fiber = yield* Effect.fork(
         Computer.getMousePosition({ id: "stall" }).pipe(Effect.provide(sdk({ timeout: "5 seconds" })), Effect.either)
       )
