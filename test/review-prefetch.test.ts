@@ -4,11 +4,14 @@
  * server, every behaviour the change claims to keep (bounds, time-outs, interruption, retries,
  * content codings, error statuses, connection reuse, pages, 204s) pinned on KernelTransport.
  */
+import { HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Exit, Fiber, Scope, TestClock } from "effect"
+import { Layer } from "effect"
 import { BrowserPools, Browsers, Computer, KernelTransport } from "effect-kernel"
-import * as net from "node:net"
+import type * as net from "node:net"
 import * as zlib from "node:zlib"
+import { MockAgent } from "undici"
 import { head, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 
 const json = Buffer.from(JSON.stringify({ x: 3, y: 4 }))
@@ -271,4 +274,30 @@ describe("prefetch: other answers on KernelTransport", () => {
       expect(error.message).toMatch(/X-Has-More/)
       expect(requests("pagebadstall")).toBe(1)
     }))
+})
+
+describe("prefetch: KernelTransport.fromDispatcher over undici's MockAgent (a reply that completes at once)", () => {
+  const agent = new MockAgent()
+  agent.disableNetConnect()
+  const origin = agent.get("http://127.0.0.1:1")
+  const mouse = (id: string) => ({ path: `/browsers/${id}/computer/get_mouse_position`, method: "POST" })
+  origin.intercept(mouse("m-ok")).reply(200, { x: 3, y: 4 }, { headers: { "content-type": "application/json" } })
+    .persist()
+  origin.intercept(mouse("m-404")).reply(404, { code: "not_found", message: "gone" }).persist()
+  origin.intercept(mouse("m-bad")).reply(200, "{x}").persist()
+  origin.intercept(mouse("m-err")).replyWithError(new Error("boom")).persist()
+  const layer = loopbackLayer(1, Layer.succeed(HttpClient.HttpClient, KernelTransport.fromDispatcher(agent)))
+
+  const rows: ReadonlyArray<readonly [string, string]> = [["m-404", "NotFound"], ["m-bad", "DecodeError"], [
+    "m-err",
+    "TransportError"
+  ]]
+  it.live("a JSON answer decodes; an error status, a bad body and a failed request are typed", () =>
+    Effect.gen(function*() {
+      expect(yield* Computer.getMousePosition({ id: "m-ok" })).toEqual({ x: 3, y: 4 })
+      for (const [id, tag] of rows) {
+        const error = yield* Effect.flip(Computer.getMousePosition({ id }))
+        expect([id, error._tag]).toEqual([id, tag])
+      }
+    }).pipe(Effect.provide(layer)))
 })
