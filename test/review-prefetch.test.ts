@@ -43,6 +43,10 @@ const behaviours: Record<string, (socket: net.Socket, name: string) => void> = {
     )
     setTimeout(() => socket.destroy(), 20)
   },
+  badchunk: (socket) =>
+    socket.write(
+      head("200 OK", { "content-type": "application/json", "transfer-encoding": "chunked" }) + "zz\r\n{}\r\n"
+    ),
   stall: (socket, name) => {
     socket.write(
       head("200 OK", { "content-type": "application/json", "content-length": 100 }) + "{\"x\":",
@@ -148,6 +152,7 @@ describe("prefetch: getMousePosition (idempotent) on KernelTransport", () => {
     { id: "empty", retries: 2, tag: "DecodeError", requests: 1, message: /not JSON/ },
     { id: "cut", retries: 2, tag: "TransportError", requests: 3 },
     { id: "chunkcut", retries: 2, tag: "TransportError", requests: 3 },
+    { id: "badchunk", retries: 2, tag: "TransportError", requests: 1 },
     { id: "hugelength", retries: 2, tag: "DecodeError", requests: 1, message: /67108865 bytes/ },
     { id: "hugechunked", retries: 2, tag: "DecodeError", requests: 1, message: /larger than the 64 MiB/ },
     { id: "notfound", retries: 2, tag: "NotFound", requests: 1 },
