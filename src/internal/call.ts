@@ -173,36 +173,16 @@ export const reasonOf = (status: number): string => reasons[status] ?? `Status${
 const pageDecodeError = (request: HttpClientRequest.HttpClientRequest, status: number, message: string) =>
   new KernelError.DecodeError({ ...Client.describe(request), status, message })
 
-/**
- * The paging headers of a page: `X-Has-More` (`true` / `false`, in any case; absent: `false`) and
- * `X-Next-Offset` (a whole number; absent, or `null` — the document marks the header nullable, as on
- * a last page: `undefined`). Any other value is a `DecodeError`.
- */
+/** The paging headers of a page (`Client.pagingOf`); an invalid one is a `DecodeError`. */
 const pageHeaders = (
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<{ readonly hasMore: boolean; readonly nextOffset: number | undefined }, KernelError.DecodeError> => {
-  const more = response.headers["x-has-more"]?.trim().toLowerCase()
-  if (more !== undefined && more !== "" && more !== "true" && more !== "false") {
-    return Effect.fail(
-      pageDecodeError(request, response.status, `X-Has-More: expected true or false, got ${JSON.stringify(more)}`)
-    )
-  }
-  const next = response.headers["x-next-offset"]?.trim()
-  let nextOffset: number | undefined
-  if (next !== undefined && next !== "" && next !== "null") {
-    nextOffset = /^\d+$/.test(next) ? Number(next) : NaN
-    if (!Number.isSafeInteger(nextOffset)) {
-      return Effect.fail(
-        pageDecodeError(
-          request,
-          response.status,
-          `X-Next-Offset: expected a whole number, got ${JSON.stringify(next.slice(0, 40))}`
-        )
-      )
-    }
-  }
-  return Effect.succeed({ hasMore: more === "true", nextOffset })
+  const headers = response.headers
+  const paging = Client.pagingOf((name) => headers[name])
+  return typeof paging === "string"
+    ? Effect.fail(pageDecodeError(request, response.status, paging))
+    : Effect.succeed(paging)
 }
 
 const unsupported = (definition: Operation, what: string) =>

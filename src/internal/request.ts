@@ -163,13 +163,46 @@ const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelEr
 const prefetchOf = (
   definition: Operations.Definition
 ): ((response: Transport.ResponseImpl) => number | undefined) | undefined => {
-  const statuses = new Set<number>()
+  const statuses = new Map<number, boolean>()
   for (const [code, answer] of Object.entries(definition.answers)) {
-    if (answer.kind === "json" || answer.kind === "page") statuses.add(Number(code))
+    if (answer.kind === "json" || answer.kind === "page") statuses.set(Number(code), answer.kind === "page")
   }
-  return statuses.size === 0
-    ? undefined
-    : (response) => statuses.has(response.status) ? jsonPrefetch(response) : undefined
+  if (statuses.size === 0) return undefined
+  return (response) => {
+    const page = statuses.get(response.status)
+    // a page whose paging headers are invalid fails at once, its body unread (as it did before
+    // the transport read bodies first): not read, so that a stalled body cannot turn that
+    // DecodeError into a Timeout
+    return page === undefined || (page && typeof pagingOf((name) => response.header(name)) === "string")
+      ? undefined
+      : jsonPrefetch(response)
+  }
+}
+
+/**
+ * The paging headers of a page: `X-Has-More` (`true` / `false`, in any case; absent: `false`) and
+ * `X-Next-Offset` (a whole number; absent, or `null` — the document marks the header nullable, as on
+ * a last page: `undefined`), or why they are invalid. `header` gives a header's value by its
+ * lower-case name.
+ *
+ * @internal
+ */
+export const pagingOf = (
+  header: (name: string) => string | undefined
+): { readonly hasMore: boolean; readonly nextOffset: number | undefined } | string => {
+  const more = header("x-has-more")?.trim().toLowerCase()
+  if (more !== undefined && more !== "" && more !== "true" && more !== "false") {
+    return `X-Has-More: expected true or false, got ${JSON.stringify(more)}`
+  }
+  const next = header("x-next-offset")?.trim()
+  let nextOffset: number | undefined
+  if (next !== undefined && next !== "" && next !== "null") {
+    nextOffset = /^\d+$/.test(next) ? Number(next) : NaN
+    if (!Number.isSafeInteger(nextOffset)) {
+      return `X-Next-Offset: expected a whole number, got ${JSON.stringify(next.slice(0, 40))}`
+    }
+  }
+  return { hasMore: more === "true", nextOffset }
 }
 
 /**
