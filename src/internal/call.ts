@@ -399,8 +399,7 @@ const bodyOf = (
   config: KernelConfig.Service
 ): Effect.Effect<Download.StreamedBody<KernelError.TransportError | KernelError.Timeout>> =>
   Effect.flatMap(FiberRef.get(Download.currentTotalListener), (listener) => {
-    const length = response.headers["content-length"]
-    const declared = length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined
+    const declared = Client.declaredLength(response.headers["content-length"])
     // a download to a file in this fiber hears the declared size (its progress's total)
     listener?.(declared)
     return Download.streamBody<never>(response, release, {

@@ -302,9 +302,18 @@ const readJsonText = <A>(
  */
 export const jsonPrefetch = (response: Transport.ResponseImpl): number | undefined => {
   if (codingsOf(response.header("content-encoding")).length > 0) return undefined
-  const length = response.header("content-length")
-  return length !== undefined && /^\s*\d+\s*$/.test(length) && Number(length) > maxJsonBytes ? undefined : maxJsonBytes
+  const declared = declaredLength(response.header("content-length"))
+  return declared !== undefined && declared > maxJsonBytes ? undefined : maxJsonBytes
 }
+
+/**
+ * A `Content-Length` header's value as a number of bytes, or `undefined` when there is none or it is
+ * not a whole number.
+ *
+ * @internal
+ */
+export const declaredLength = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined
 
 const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
   response instanceof Transport.ResponseImpl ? response.header(name) : response.headers[name]
@@ -336,9 +345,8 @@ const readJsonBody = <A>(
   onText: (text: string) => Effect.Effect<A, KernelError.DecodeError>
 ): Effect.Effect<A, KernelError.DecodeError | KernelError.TransportError> => {
   // a compressed body (fetch decodes it) may be far larger than its Content-Length: counted
-  const declared = length !== undefined && /^\s*\d+\s*$/.test(length) &&
-      (encoding === undefined || encoding.trim().toLowerCase() === "identity")
-    ? Number(length)
+  const declared = encoding === undefined || encoding.trim().toLowerCase() === "identity"
+    ? declaredLength(length)
     : undefined
   if (declared !== undefined && declared > maxJsonBytes) {
     return Effect.fail(tooLarge(request, response.status, declared))
