@@ -923,8 +923,13 @@ const convertBody = (
   }
 }
 
-/** What a stream body holds ahead of the socket, at most (plus the chunk that fills it). */
-const streamBodyBuffer = 1024 * 1024
+/**
+ * What a stream body holds ahead of the socket, at most (plus the chunk that fills it): one 64 KiB
+ * chunk. A deeper buffer keeps each chunk alive longer, past young collections: a 1 MiB buffer held
+ * the peak JS heap + buffers of a 1 GiB `Stream` upload at 45.8-57.2 MiB, this one at 36.6-44.3
+ * (alternated in one session, the same speed within the noise; docs/performance.md).
+ */
+const streamBodyBuffer = 64 * 1024
 
 /**
  * A stream body as the `Readable` undici sends: one fiber runs the stream and pushes its bytes as
@@ -932,11 +937,8 @@ const streamBodyBuffer = 1024 * 1024
  * reading while the socket cannot take more), so no more than {@link streamBodyBuffer} is held ahead of
  * the socket. A chunk costs one push, not an async-iterator round trip (`Stream.toAsyncIterable` and
  * `Readable.from`: a promise and a fiber wake-up per chunk; measured 1.2-1.4× slower for 64 KiB chunks).
- * The buffer is larger than a chunk (Node's default for a byte stream is 16 KiB, less than one): while
- * the socket is full the fiber fills it and then waits, and once the socket drains one wake-up pushes
- * several chunks, rather than a fiber wake-up per chunk (issue 19, 64 KiB chunks into a sink that
- * waits every fourth write, the median of 11 runs, three times: 5.3, 6.2, 4.2 µs a chunk with the
- * 16 KiB buffer; 5.2, 4.6, 3.6 with this one; a small gain, the rest is the stream's own pull).
+ * The buffer holds a chunk (Node's default for a byte stream, 16 KiB, is less than one): while the
+ * socket is full the fiber fills it and then waits.
  * The fiber pulls the stream itself (`Stream.toPull`) rather than running it into a sink
  * (`Stream.runForEachChunk`: a sink channel piped to the stream's, each chunk a round trip through
  * the executor): issue 19, 64 MiB of fresh 64 KiB chunks from `Stream.fromIteratorSucceed(…, 1)`, JS
