@@ -268,7 +268,9 @@ describe("harness18: requests", () => {
       serve((_seen, res) => res.writeHead(204).end())
       const acquired = yield* run(BrowserPools.acquire({ idOrName: "p" }))
       expect(Exit.isSuccess(acquired.exit) && acquired.exit.value._tag).toBe("NoContent")
-      serve(json(202, { id: "i1", app_name: "a", action_name: "x", status: "queued", started_at: "2026-01-01T00:00:00Z" }))
+      serve(
+        json(202, { id: "i1", app_name: "a", action_name: "x", status: "queued", started_at: "2026-01-01T00:00:00Z" })
+      )
       const invoked = yield* run(Invocations.create({ app_name: "a", version: "1", action_name: "x" }))
       expect(Exit.isSuccess(invoked.exit) ? invoked.exit.value._tag : pretty(invoked.exit)).toBe("Accepted")
     }))
