@@ -275,3 +275,51 @@ describe("harness18: requests", () => {
       expect(Exit.isSuccess(invoked.exit) ? invoked.exit.value._tag : pretty(invoked.exit)).toBe("Accepted")
     }))
 })
+
+describe("harness18: a server that echoes the API key does not put it into the error", () => {
+  const authorization = (seen: Seen) => String(seen.headers.authorization)
+  const bare = (seen: Seen) => authorization(seen).replace(/^Bearer /, "")
+  const echoes: ReadonlyArray<readonly [string, string, Answer]> = [
+    [
+      "409 message",
+      "Conflict",
+      (s, res) => json(409, { code: "bad", message: `bad auth ${authorization(s)}` })(s, res)
+    ],
+    [
+      "401 message, bare key",
+      "Unauthorized",
+      (s, res) => json(401, { code: "no", message: `key ${bare(s)} invalid` })(s, res)
+    ],
+    [
+      "404 details and inner_error",
+      "NotFound",
+      (s, res) =>
+        json(404, {
+          code: `c ${bare(s)}`,
+          message: "m",
+          details: [{ code: "d", message: bare(s) }],
+          inner_error: { code: "i", message: authorization(s) }
+        })(s, res)
+    ],
+    ["500 message", "InternalServerError", (s, res) => json(500, { code: "x", message: authorization(s) })(s, res)],
+    ["418 text body", "UnexpectedStatus", (s, res) => res.writeHead(418).end(`your header: ${authorization(s)}`)],
+    ["200 whose field quotes it", "DecodeError", (s, res) => json(200, { x: bare(s), y: 2 })(s, res)]
+  ]
+  const calls: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown, Kernel.Services>]> = [
+    ["Computer.getMousePosition", Computer.getMousePosition({ id: "b1" })],
+    ["Browsers.retrieve", Browsers.retrieve({ id: "b1" })]
+  ]
+  for (const [name, call] of calls) {
+    for (const [what, tag, reply] of echoes) {
+      it.effect(`${name}, ${what}: ${tag} without the key`, () =>
+        Effect.gen(function*() {
+          serve(reply)
+          const { exit, lines } = yield* run(call.pipe(Effect.tapErrorCause(Effect.logError)), { maxRetries: 0 })
+          if (Exit.isSuccess(exit)) return expect.fail("succeeded")
+          const error = Cause.squash(exit.cause)
+          expect(Reflect.get(Object(error), "_tag")).toBe(tag)
+          for (const form of [Cause.pretty(exit.cause), ...printed(error, lines)]) expect(form).not.toContain(TOKEN)
+        }))
+    }
+  }
+})
