@@ -13,7 +13,7 @@
  * - typed success statuses (`acquire` 204, `Invocations.create` 202) and the new error statuses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Logger, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, Redacted, Stream } from "effect"
 import {
   AuthConnections,
   BrowserPools,
@@ -25,6 +25,7 @@ import {
   KernelConfig,
   KernelRetry,
   KernelTransport,
+  Logs,
   Processes,
   Replays
 } from "effect-kernel"
@@ -322,4 +323,22 @@ describe("harness18: a server that echoes the API key does not put it into the e
         }))
     }
   }
+
+  it.effect("Logs.stream, an event that quotes the key: DecodeError without the key", () =>
+    Effect.gen(function*() {
+      serve((s, res) =>
+        res.writeHead(200, { "content-type": "text/event-stream" }).end(`data: {"x": "${authorization(s)}"\n\n`)
+      )
+      const { exit, lines } = yield* run(
+        Logs.stream({ id: "b1", source: "path", path: "/var/log/x" }).pipe(
+          Effect.flatMap(Stream.runDrain),
+          Effect.tapErrorCause(Effect.logError)
+        ),
+        { maxRetries: 0 }
+      )
+      if (Exit.isSuccess(exit)) return expect.fail("succeeded")
+      const error = Cause.squash(exit.cause)
+      expect(Reflect.get(Object(error), "_tag")).toBe("DecodeError")
+      for (const form of [Cause.pretty(exit.cause), ...printed(error, lines)]) expect(form).not.toContain(TOKEN)
+    }))
 })

@@ -421,8 +421,10 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
  * an unexpected status, a decode error quoting a field) must not put the key into the caller's
  * errors, logs and spans. The errors are the SDK's own, made for this failure: their fields are
  * replaced in place before the caller sees them.
+ *
+ * @internal
  */
-const withoutKey = (config: KernelConfig.Service) => <X>(error: X): X => {
+export const withoutKey = (config: KernelConfig.Service) => <X>(error: X): X => {
   const token = Redacted.value(config.apiKey)
   if (token.length >= minimumEchoedKey && typeof error === "object" && error !== null) {
     scrubIn(error, [`Bearer ${token}`, token], 1)
