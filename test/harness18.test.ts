@@ -31,6 +31,7 @@ import {
 } from "effect-kernel"
 import * as Http from "node:http"
 import * as util from "node:util"
+import { makeObserver, withObserver } from "./utils/observe.js"
 
 const TOKEN = "sk_SENTINEL_harness18_0123456789"
 const SECRET = "SECRET_SENTINEL_h18"
@@ -315,11 +316,18 @@ describe("harness18: a server that echoes the API key does not put it into the e
       it.effect(`${name}, ${what}: ${tag} without the key`, () =>
         Effect.gen(function*() {
           serve(reply)
-          const { exit, lines } = yield* run(call.pipe(Effect.tapErrorCause(Effect.logError)), { maxRetries: 0 })
+          const observer = makeObserver()
+          const { exit, lines } = yield* run(
+            withObserver(call.pipe(Effect.tapErrorCause(Effect.logError)), observer),
+            { maxRetries: 0 }
+          )
           if (Exit.isSuccess(exit)) return expect.fail("succeeded")
           const error = Cause.squash(exit.cause)
           expect(Reflect.get(Object(error), "_tag")).toBe(tag)
-          for (const form of [Cause.pretty(exit.cause), ...printed(error, lines)]) expect(form).not.toContain(TOKEN)
+          expect(observer.spans.some((span) => span.name.startsWith("Kernel."))).toBe(true)
+          for (const form of [Cause.pretty(exit.cause), observer.dump(), ...printed(error, lines)]) {
+            expect(form).not.toContain(TOKEN)
+          }
         }))
     }
   }
