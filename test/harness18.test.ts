@@ -201,6 +201,20 @@ describe("harness18: secrets the document shows carrying a token", () => {
   }
 })
 
+describe("harness18: a DecodeError does not quote an answer's secrets", () => {
+  // a proxy that double-encodes JSON answers the browser as one string: the whole answer, tokens included
+  it.effect("Browsers.retrieve answered with the browser as a JSON string", () =>
+    Effect.gen(function*() {
+      serve(json(200, JSON.stringify(browserJson("b1"))))
+      const { exit, lines } = yield* run(Browsers.retrieve({ id: "b1" }).pipe(Effect.tapErrorCause(Effect.logError)))
+      if (Exit.isSuccess(exit)) return expect.fail("succeeded")
+      const error = Cause.squash(exit.cause)
+      expect(Reflect.get(Object(error), "_tag")).toBe("DecodeError")
+      expect(String(Reflect.get(Object(error), "message"))).toMatch(/a string of \d+ characters/)
+      for (const form of [Cause.pretty(exit.cause), ...printed(error, lines)]) expect(form).not.toContain(SECRET)
+    }))
+})
+
 describe("harness18: a non-idempotent call is never done twice", () => {
   const calls: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown, Kernel.Services>]> = [
     ["Browsers.create", Browsers.create({})],
