@@ -161,7 +161,7 @@ describe("through a service swapped in with Layer.succeed", () => {
             items: Array.from({ length: count }, (_, k) => ({
               created_at: created,
               cdp_ws_url: Redacted.make(`wss://cdp/${offset + k}`),
-              webdriver_ws_url: "wss://bidi",
+              webdriver_ws_url: Redacted.make("wss://bidi"),
               headless: true,
               stealth: false,
               session_id: `s${offset + k}`,

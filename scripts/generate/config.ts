@@ -234,6 +234,14 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
 export const redactedFields: ReadonlySet<string> = new Set([
   "Browser.cdp_ws_url",
   "Browser.browser_live_view_url",
+  // the WebDriver BiDi address carries the same token as `cdp_ws_url` (the document's example:
+  // `wss://.../browser/webdriver/session?jwt=...`), and so does a replay's viewing address
+  "Browser.webdriver_ws_url",
+  "BrowserReplay.replay_view_url",
+  // a managed auth session's live view of its browser, as `Browser.browser_live_view_url`
+  "ManagedAuth.live_view_url",
+  "LoginResponse.live_view_url",
+  "ManagedAuthStateEvent.live_view_url",
   "CreatedApiKey.key",
   "CreateCredentialRequest.values",
   "UpdateCredentialRequest.values",

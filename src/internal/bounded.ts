@@ -1,4 +1,5 @@
 import type * as ParseResult from "effect/ParseResult"
+import * as AST from "effect/SchemaAST"
 
 /**
  * The longest message or excerpt an error built from server data carries, in UTF-16 code units.
@@ -102,9 +103,24 @@ const pathText = (path: ReadonlyArray<PropertyKey>): string =>
  *
  * @internal
  */
-/** What was found instead of a value, unless a `Redacted` (a secret) was expected there. */
-const shown = (ast: unknown, actual: unknown): string =>
-  describeAst(ast).includes("Redacted(") ? "a value that is not one (not shown: it may be a secret)" : preview(actual)
+/** Whether `ast` expects an object or an array (as sent on the wire), or a union of some. */
+const structured = (ast: AST.AST, depth: number = 0): boolean => {
+  const encoded = AST.encodedAST(ast)
+  return AST.isTypeLiteral(encoded) || AST.isTupleType(encoded) ||
+    (depth < 8 && AST.isUnion(encoded) && encoded.types.some((member) => structured(member, depth + 1)))
+}
+
+/**
+ * What was found instead of a value, unless a `Redacted` (a secret) was expected there, or a
+ * string where an object was: a whole answer encoded twice (a proxy's JSON string of the JSON),
+ * whose secrets would be quoted with it; its length is shown instead.
+ */
+const shown = (ast: AST.AST, actual: unknown): string =>
+  describeAst(ast).includes("Redacted(")
+    ? "a value that is not one (not shown: it may be a secret)"
+    : typeof actual === "string" && structured(ast)
+    ? `a string of ${actual.length} characters (not shown: it may be a whole answer, secrets included)`
+    : preview(actual)
 
 export const formatParseError = (error: ParseResult.ParseError): string => {
   const path: Array<PropertyKey> = []

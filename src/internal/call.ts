@@ -372,7 +372,10 @@ const streamCall = (
             Effect.map(bodyOf(request, new Kept(response, release), config), ({ close, stream }) => {
               // the body's own release from here (its watch stopped with it)
               release = close
-              return events === undefined ? stream : events(request, response.status, params, stream)
+              // an event may quote what the server echoed: the key is taken out of its errors
+              return events === undefined
+                ? stream
+                : Stream.mapError(events(request, response.status, params, stream), Client.withoutKey(config))
             })
         )
         // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)

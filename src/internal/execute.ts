@@ -285,10 +285,13 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
         : Effect.void
     const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
       ? Effect.fail(invalid)
-      : retry(
-        attempt(1, millis, tracing),
-        () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
-        { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
+      : Effect.mapError(
+        retry(
+          attempt(1, millis, tracing),
+          () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
+          { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
+        ),
+        withoutKey(config)
       )
     if (!tracing) {
       return self
@@ -378,6 +381,55 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
         ? Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
         : run(attempts, millis)
   )
+}
+
+/** Keys shorter than this are not looked for in errors (a test's `"t"` would blank every `t`). */
+const minimumEchoedKey = 8
+
+/** The strings of an error that a server's answer may have filled, and its nested details. */
+const echoFields = ["message", "code", "body", "stack"] as const
+
+/**
+ * Where `Data.Error` (the base of `Schema.TaggedError`) keeps the fields it was made with: its
+ * `toJSON` prints them, so they are cleaned too.
+ */
+const plainArgs = Symbol.for("effect/Data/Error/plainArgs")
+
+const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number): void => {
+  const args: unknown = Reflect.get(target, plainArgs)
+  if (typeof args === "object" && args !== null && args !== target) scrubIn(args, secrets, depth)
+  for (const field of echoFields) {
+    const value: unknown = Reflect.get(target, field)
+    if (typeof value === "string" && secrets.some((secret) => value.includes(secret))) {
+      let out = value
+      for (const secret of secrets) out = out.split(secret).join("<redacted>")
+      Reflect.set(target, field, out)
+    }
+  }
+  if (depth === 0) return
+  const details: unknown = Reflect.get(target, "details")
+  if (Array.isArray(details)) {
+    for (const detail of details) if (typeof detail === "object" && detail !== null) scrubIn(detail, secrets, 0)
+  }
+  const inner: unknown = Reflect.get(target, "innerError")
+  if (typeof inner === "object" && inner !== null) scrubIn(inner, secrets, 0)
+}
+
+/**
+ * Removes the API key from an operation's error: a service or a proxy that echoes the
+ * `Authorization` header in its answer (an error body's message, code or details, the excerpt of
+ * an unexpected status, a decode error quoting a field) must not put the key into the caller's
+ * errors, logs and spans. The errors are the SDK's own, made for this failure: their fields are
+ * replaced in place before the caller sees them.
+ *
+ * @internal
+ */
+export const withoutKey = (config: KernelConfig.Service) => <X>(error: X): X => {
+  const token = Redacted.value(config.apiKey)
+  if (token.length >= minimumEchoedKey && typeof error === "object" && error !== null) {
+    scrubIn(error, [`Bearer ${token}`, token], 1)
+  }
+  return error
 }
 
 const checkedCredentials = new WeakMap<KernelConfig.Service, KernelError.InvalidInput | null>()

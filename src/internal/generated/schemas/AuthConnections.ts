@@ -731,7 +731,7 @@ export const ManagedAuth: Schema.Struct<
     /**
      * Browser live view URL for debugging (present when flow in progress)
      */
-    live_view_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    live_view_url: Schema.optional<Schema.NullOr<Schema.Redacted<typeof Schema.String>>>
     /**
      * ID of the underlying browser session driving the current flow (present when flow in progress).
      * Use this to inspect or terminate the browser session via the `/browsers` API.
@@ -906,7 +906,9 @@ export const ManagedAuth: Schema.Struct<
   /**
    * Browser live view URL for debugging (present when flow in progress)
    */
-  live_view_url: optionalNullOrString(),
+  live_view_url: /*#__PURE__*/ Schema.optional(
+    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Redacted(Schema.String))
+  ),
   /**
    * ID of the underlying browser session driving the current flow (present when flow in progress).
    * Use this to inspect or terminate the browser session via the `/browsers` API.
@@ -1076,7 +1078,7 @@ export interface ManagedAuth extends ManagedAuthShared {
   /**
    * Browser live view URL for debugging (present when flow in progress)
    */
-  readonly live_view_url?: string | null | undefined
+  readonly live_view_url?: Redacted.Redacted<string> | null | undefined
   /**
    * ID of the underlying browser session driving the current flow (present when flow in progress).
    * Use this to inspect or terminate the browser session via the `/browsers` API.
@@ -1340,6 +1342,10 @@ export interface LoginRequest {
   readonly record_session?: boolean | undefined
 }
 
+const optionalRedactedString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
+)
+
 /**
  * Response from starting a login flow
  *
@@ -1370,7 +1376,7 @@ export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * Browser live view URL for watching the login flow
    */
-  live_view_url: optionalString()
+  live_view_url: optionalRedactedString()
 }))
 
 /**
@@ -1403,7 +1409,7 @@ export interface LoginResponse {
   /**
    * Browser live view URL for watching the login flow
    */
-  readonly live_view_url?: string | undefined
+  readonly live_view_url?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -1558,7 +1564,7 @@ export const ManagedAuthStateEvent: Schema.Struct<{
   /**
    * Browser live view URL for debugging.
    */
-  live_view_url: Schema.optional<typeof Schema.String>
+  live_view_url: Schema.optional<Schema.Redacted<typeof Schema.String>>
   /**
    * URL to redirect user to for hosted login.
    */
@@ -1629,7 +1635,7 @@ export const ManagedAuthStateEvent: Schema.Struct<{
   /**
    * Browser live view URL for debugging.
    */
-  live_view_url: optionalString(),
+  live_view_url: optionalRedactedString(),
   /**
    * URL to redirect user to for hosted login.
    */
@@ -1702,7 +1708,7 @@ export interface ManagedAuthStateEvent {
   /**
    * Browser live view URL for debugging.
    */
-  readonly live_view_url?: string | undefined
+  readonly live_view_url?: Redacted.Redacted<string> | undefined
   /**
    * URL to redirect user to for hosted login.
    */

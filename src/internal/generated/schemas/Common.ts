@@ -315,6 +315,8 @@ export interface BrowserTelemetryConfig {
   readonly browser?: BrowserTelemetryCategoriesConfig | undefined
 }
 
+const redactedString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.Redacted(Schema.String))
+
 /**
  * The `Browser` schema of the API.
  *
@@ -333,7 +335,7 @@ export const Browser: Schema.Struct<{
   /**
    * Websocket URL for WebDriver BiDi connections to the browser session
    */
-  webdriver_ws_url: typeof Schema.String
+  webdriver_ws_url: Schema.Redacted<typeof Schema.String>
   /**
    * Remote URL for live viewing the browser session. Only available for non-headless browsers.
    */
@@ -398,11 +400,11 @@ export const Browser: Schema.Struct<{
   /**
    * Websocket URL for Chrome DevTools Protocol connections to the browser session
    */
-  cdp_ws_url: /*#__PURE__*/ Schema.Redacted(Schema.String),
+  cdp_ws_url: redactedString(),
   /**
    * Websocket URL for WebDriver BiDi connections to the browser session
    */
-  webdriver_ws_url: Schema.String,
+  webdriver_ws_url: redactedString(),
   /**
    * Remote URL for live viewing the browser session. Only available for non-headless browsers.
    */
@@ -481,7 +483,7 @@ export interface Browser {
   /**
    * Websocket URL for WebDriver BiDi connections to the browser session
    */
-  readonly webdriver_ws_url: string
+  readonly webdriver_ws_url: Redacted.Redacted<string>
   /**
    * Remote URL for live viewing the browser session. Only available for non-headless browsers.
    */

@@ -5,6 +5,7 @@
  * @internal
  */
 import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
 import { array, once, struct } from "../../struct.js"
@@ -36,7 +37,7 @@ export const BrowserReplay = /*#__PURE__*/ struct("BrowserReplay", () => ({
   /**
    * URL for viewing the replay recording.
    */
-  replay_view_url: /*#__PURE__*/ Schema.optional(Schema.String)
+  replay_view_url: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
 }))
 
 /**
@@ -61,7 +62,7 @@ export interface BrowserReplay {
   /**
    * URL for viewing the replay recording.
    */
-  readonly replay_view_url?: string | undefined
+  readonly replay_view_url?: Redacted.Redacted<string> | undefined
 }
 
 /**
