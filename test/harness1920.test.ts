@@ -1,0 +1,187 @@
+/**
+ * The independent harness of issues 19 and 20, played from outside: what a user's program sees
+ * through the public API, against the in-memory simulator and against hostile loopback servers on
+ * every transport. Each case here is either a defect found by the harness (with the test that
+ * failed before its fix) or a hostile case the other files did not cover.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { BrowserPools, Browsers, Filesystem, Invocations, Kernel, KernelFiles, Profiles, Proxies } from "effect-kernel"
+import { KernelSimulator } from "effect-kernel/testing"
+import * as Fs from "node:fs"
+import type * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import { httpServer, loopbackLayer, type Served } from "./utils/loopback.js"
+import { transports } from "./utils/transports.js"
+
+const tagOf = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>): string => {
+  if (Exit.isSuccess(exit)) return "Success"
+  const failure = Cause.failureOption(exit.cause)
+  return Option.isSome(failure) ? failure.value._tag : `defect: ${Cause.pretty(exit.cause)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 20: the simulator checks the references a browser or a pool names
+// ---------------------------------------------------------------------------------------------
+
+const simulated = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer()))
+
+describe("harness1920: the simulator's references", () => {
+  // the document: profiles "must be created beforehand"; a proxy "must reference a proxy belonging
+  // to the caller's org" (the service's createBrowser / createBrowserPool document 400, not 404)
+  const unresolved: ReadonlyArray<{
+    readonly name: string
+    readonly call: Effect.Effect<unknown, { readonly _tag: string }, Layer.Layer.Success<typeof Kernel.layer>>
+  }> = [
+    { name: "a browser with a profile name nobody created", call: Browsers.create({ profile: { name: "nope" } }) },
+    { name: "a browser with a profile id nobody created", call: Browsers.create({ profile: { id: "nope" } }) },
+    { name: "a browser with an unknown proxy", call: Browsers.create({ proxy_id: "nope" }) },
+    { name: "a browser with an unknown extension", call: Browsers.create({ extensions: [{ name: "nope" }] }) },
+    { name: "a pool with an unknown proxy", call: BrowserPools.create({ size: 1, proxy_id: "nope" }) },
+    { name: "a pool with an unknown profile", call: BrowserPools.create({ size: 1, profile: { name: "nope" } }) }
+  ]
+  for (const { call, name } of unresolved) {
+    it.effect(`${name} is a BadRequest`, () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(call)
+        expect(tagOf(exit)).toBe("BadRequest")
+      }).pipe(Effect.provide(simulated)))
+  }
+
+  it.effect("references that exist are accepted (and a deleted profile no longer is)", () =>
+    Effect.gen(function*() {
+      const profile = yield* Profiles.create({ name: "harness-profile" })
+      const proxy = yield* Proxies.create({ type: "datacenter", name: "harness-proxy" })
+      const proxyId = proxy.id ?? ""
+      const browser = yield* Browsers.create({ profile: { name: "harness-profile" }, proxy_id: proxyId })
+      expect(browser.session_id).toBeTruthy()
+      const byId = yield* Browsers.create({ profile: { id: profile.id } })
+      expect(byId.session_id).not.toBe(browser.session_id)
+      const pool = yield* BrowserPools.create({ size: 1, proxy_id: proxyId })
+      expect(pool.available_count).toBe(1)
+      yield* Profiles.delete({ idOrName: profile.id })
+      expect(tagOf(yield* Effect.exit(Browsers.create({ profile: { id: profile.id } })))).toBe("BadRequest")
+    }).pipe(Effect.provide(simulated)))
+
+  // the document: createInvocation answers 404 for an app or version that is not deployed; the
+  // simulator runs any name it is given, so a misspelt app name passes the tests and fails in
+  // production. Not fixed here: the other test files and the demo invoke names they never deployed.
+  it.effect.fails("an invocation of an app that was never deployed is a NotFound", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        Invocations.create({ app_name: "never-deployed", version: "9.9.9", action_name: "run" })
+      )
+      expect(tagOf(exit)).toBe("NotFound")
+    }).pipe(Effect.provide(simulated)))
+})
+
+// ---------------------------------------------------------------------------------------------
+// issue 19: hostile servers, every transport (one loopback server for the file)
+// ---------------------------------------------------------------------------------------------
+
+type Script = (req: Http.IncomingMessage, res: Http.ServerResponse) => void
+let script: Script = (_req, res) => res.end()
+let requests: Array<{ readonly url: string; readonly headers: Http.IncomingHttpHeaders; body: Buffer }> = []
+const handler: Http.RequestListener = (req, res) => {
+  const record = { url: req.url ?? "", headers: req.headers, body: Buffer.alloc(0) }
+  requests.push(record)
+  res.on("error", () => {})
+  req.on("error", () => {})
+  script(req, res)
+}
+const scope = Effect.runSync(Scope.make())
+let served: Served
+let port = 0
+beforeAll(async () => {
+  served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
+  port = Number(new URL(served.url).port)
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const set = (next: Script) => {
+  script = next
+  requests = []
+}
+
+/** Reads the whole request body, then answers with `status` and `body`. */
+const reading = (status: number, body: string, headers: Record<string, string> = {}): Script => (req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    requests[requests.length - 1]!.body = Buffer.concat(chunks)
+    res.writeHead(status, { "content-type": "application/json", ...headers })
+    res.end(body)
+  })
+}
+
+/** The `Content-Disposition` lines of a multipart body, in order. */
+const dispositions = (contentType: string, body: Buffer): ReadonlyArray<string> => {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType)
+  const delimiter = `--${boundary?.[1] ?? boundary?.[2]}`
+  return body.toString("utf8").split(delimiter).slice(1, -1).map((part) =>
+    part.split("\r\n").find((line) => line.toLowerCase().startsWith("content-disposition:")) ?? ""
+  )
+}
+
+const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), "harness1920-"))
+afterAll(() => Fs.rmSync(tmp, { recursive: true, force: true }))
+
+describe.each(transports)("harness1920: hostile servers on $name", (transport) => {
+  const run = <A, E>(
+    effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof loopbackLayer>>>,
+    options: Parameters<typeof loopbackLayer>[2] = {}
+  ) => Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer, options)))
+
+  it("a file name with quotes, CR LF and non-ASCII cannot forge a part or a header", async () => {
+    const file = Path.join(tmp, "upload.bin")
+    Fs.writeFileSync(file, Buffer.from([1, 2, 3]))
+    const name = "a\"b\r\nContent-Type: text/evil\r\n\r\nX;name=\"y\" ü🙂.txt"
+    set(reading(200, "{}"))
+    await run(Filesystem.upload({
+      id: "b1",
+      files: [{ file: KernelFiles.file(file, { name }), dest_path: "/home/a.bin" }]
+    }))
+    const [request] = requests
+    const lines = dispositions(String(request!.headers["content-type"]), request!.body)
+    expect(lines).toHaveLength(2)
+    // one line each: no CR or LF survives, every quote inside the value is escaped
+    expect(lines[0]).toBe(
+      `Content-Disposition: form-data; name="files[0][file]"; ` +
+        `filename="a%22b%0D%0AContent-Type: text/evil%0D%0A%0D%0AX;name=%22y%22 ü🙂.txt"`
+    )
+    expect(lines[1]).toBe(`Content-Disposition: form-data; name="files[0][dest_path]"`)
+    expect(request!.body.toString("utf8")).not.toContain("text/evil\r\n")
+  })
+
+  it("bytes beyond Content-Length (a smuggled response) never answer the next call", async () => {
+    let served = 0
+    set((req, res) => {
+      served++
+      if (served === 1) {
+        // the body declared is 5 bytes; a whole second response follows on the same connection
+        req.socket.write(
+          "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: 5\r\n\r\nhello" +
+            "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: 5\r\n\r\nEVIL!"
+        )
+        return
+      }
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": "5" })
+      res.end("world")
+    })
+    const read = (path: string) =>
+      Stream.runFold(Filesystem.readFileStream({ id: "b1", path }), "", (text, chunk) => text + Buffer.from(chunk))
+    const exit = await run(Effect.gen(function*() {
+      const first = yield* read("/a")
+      yield* Effect.sleep("50 millis")
+      const second = yield* read("/b")
+      return [first, second]
+    }))
+    expect(Exit.isSuccess(exit) ? exit.value : tagOf(exit)).toEqual(["hello", "world"])
+    expect(requests.map((r) => r.url)).toEqual([
+      "/browsers/b1/fs/read_file?path=%2Fa",
+      "/browsers/b1/fs/read_file?path=%2Fb"
+    ])
+  })
+})
