@@ -78,6 +78,60 @@ describe("harness1920: the simulator's references", () => {
 })
 
 // ---------------------------------------------------------------------------------------------
+// issue 20: a zip of a directory holds the directory; a zip upload is extracted
+// ---------------------------------------------------------------------------------------------
+
+// made by Python's zipfile (deflated): d/, d/x.txt ("hello zip\n"), d/e/y.bin ("deep")
+const pythonZip = Buffer.from(
+  "UEsDBBQAAAAAABo4eV0AAAAAAAAAAAAAAAACAAAAZC9QSwMEFAAAAAgAGjh5XUjJEUgMAAAACgAAAAcAAABkL3gudHh0y0jNyclXqMos4AIAUEsDBBQAAAAIABo4eV1dWJOTBgAAAAQAAAAJAAAAZC9lL3kuYmluS0lNLQAAUEsBAhQDFAAAAAAAGjh5XQAAAAAAAAAAAAAAAAIAAAAAAAAAAAAQAO1BAAAAAGQvUEsBAhQDFAAAAAgAGjh5XUjJEUgMAAAACgAAAAcAAAAAAAAAAAAAAKSBIAAAAGQveC50eHRQSwECFAMUAAAACAAaOHldXViTkwYAAAAEAAAACQAAAAAAAAAAAAAApIFRAAAAZC9lL3kuYmluUEsFBgAAAAADAAMAnAAAAH4AAAAAAA==",
+  "base64"
+)
+// one entry, "../../escape.txt"
+const climbingZip = Buffer.from(
+  "UEsDBBQAAAAAABs4eV2DFtyMAQAAAAEAAAAQAAAALi4vLi4vZXNjYXBlLnR4dHhQSwECFAMUAAAAAAAbOHldgxbcjAEAAAABAAAAEAAAAAAAAAAAAAAAgAEAAAAALi4vLi4vZXNjYXBlLnR4dFBLBQYAAAAAAQABAD4AAAAvAAAAAAA=",
+  "base64"
+)
+const text = (bytes: Stream.Stream<Uint8Array, unknown>) =>
+  Stream.runFold(bytes, "", (all, chunk) => all + Buffer.from(chunk).toString("utf8"))
+
+describe("harness1920: the simulator's zips", () => {
+  it.effect("a zip upload is extracted under dest_path; a zip download of it carries the same files", () =>
+    Effect.gen(function*() {
+      const { session_id: id } = yield* Browsers.create({})
+      yield* Filesystem.uploadZip({ id, zip_file: new Uint8Array(pythonZip), dest_path: "/home/up" })
+      expect(yield* text(Filesystem.readFileStream({ id, path: "/home/up/d/x.txt" }))).toBe("hello zip\n")
+      expect(yield* text(Filesystem.readFileStream({ id, path: "/home/up/d/e/y.bin" }))).toBe("deep")
+      // the directory's zip, extracted elsewhere: the same tree
+      const zipped = yield* Stream.runFold(
+        Filesystem.downloadDirZipStream({ id, path: "/home/up" }),
+        Buffer.alloc(0),
+        (all, chunk) => Buffer.concat([all, chunk])
+      )
+      expect(zipped.subarray(0, 4)).toEqual(Buffer.from("PK\x03\x04", "latin1"))
+      yield* Filesystem.uploadZip({ id, zip_file: new Uint8Array(zipped), dest_path: "/copy" })
+      expect(yield* text(Filesystem.readFileStream({ id, path: "/copy/d/x.txt" }))).toBe("hello zip\n")
+      expect(yield* text(Filesystem.readFileStream({ id, path: "/copy/d/e/y.bin" }))).toBe("deep")
+      const listed = yield* Filesystem.listFiles({ id, path: "/copy/d" })
+      expect(listed.map((f) => `${f.name}:${f.is_dir}`).sort()).toEqual(["e:true", "x.txt:false"])
+    }).pipe(Effect.provide(simulated)))
+
+  it.effect("a zip that is not one, or whose entries climb out of dest_path, is a BadRequest", () =>
+    Effect.gen(function*() {
+      const { session_id: id } = yield* Browsers.create({})
+      for (const zip_file of [new TextEncoder().encode("not a zip"), new Uint8Array(climbingZip)]) {
+        const exit = yield* Effect.exit(Filesystem.uploadZip({ id, zip_file, dest_path: "/home/x" }))
+        expect(tagOf(exit)).toBe("BadRequest")
+      }
+      expect(tagOf(yield* Effect.exit(Filesystem.fileInfo({ id, path: "/escape.txt" })))).toBe("NotFound")
+      // a zip of a file (not a directory) is refused; of a missing path, 404
+      yield* Filesystem.writeFile({ id, path: "/f.txt", contents: new Uint8Array([1]) })
+      const zipOf = (path: string) => Effect.exit(Stream.runDrain(Filesystem.downloadDirZipStream({ id, path })))
+      expect(tagOf(yield* zipOf("/f.txt"))).toBe("BadRequest")
+      expect(tagOf(yield* zipOf("/nope"))).toBe("NotFound")
+    }).pipe(Effect.provide(simulated)))
+})
+
+// ---------------------------------------------------------------------------------------------
 // issue 19: hostile servers, every transport (one loopback server for the file)
 // ---------------------------------------------------------------------------------------------
 
@@ -153,6 +207,24 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
     )
     expect(lines[1]).toBe(`Content-Disposition: form-data; name="files[0][dest_path]"`)
     expect(request!.body.toString("utf8")).not.toContain("text/evil\r\n")
+  })
+
+  // docs/events-and-files.md said a download's accessor "succeeds once the status says the body
+  // follows, so a NotFound is known before any byte is read": it succeeds at once, sending nothing,
+  // and the NotFound fails its stream (the docs now say so; this pins what they say)
+  it("a download's accessor sends nothing; its stream's first run meets the NotFound", async () => {
+    set((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" })
+      res.end(`{"code":"not_found","message":"no such file"}`)
+    })
+    const exit = await run(Effect.gen(function*() {
+      const stream = yield* Filesystem.readFile({ id: "b1", path: "/missing" })
+      const before = requests.length
+      const ran = yield* Effect.exit(Stream.runDrain(stream))
+      return { before, ran: tagOf(ran) }
+    }))
+    expect(Exit.isSuccess(exit) ? exit.value : tagOf(exit)).toEqual({ before: 0, ran: "NotFound" })
+    expect(requests).toHaveLength(1)
   })
 
   it("bytes beyond Content-Length (a smuggled response) never answer the next call", async () => {
