@@ -91,7 +91,13 @@ const climbingZip = Buffer.from(
   "UEsDBBQAAAAAABs4eV2DFtyMAQAAAAEAAAAQAAAALi4vLi4vZXNjYXBlLnR4dHhQSwECFAMUAAAAAAAbOHldgxbcjAEAAAABAAAAEAAAAAAAAAAAAAAAgAEAAAAALi4vLi4vZXNjYXBlLnR4dFBLBQYAAAAAAQABAD4AAAAvAAAAAAA=",
   "base64"
 )
-const text = (bytes: Stream.Stream<Uint8Array, unknown>) =>
+// one deflated entry, a.bin: 1 MiB + 1 zero bytes in about 1 KiB (Python's zipfile)
+const bombZip = Buffer.from(
+  "UEsDBBQAAAAIALE4eV0oi6TGCQQAAAEAEAAFAAAAYS5iaW7twTEBAAAAwqD1T20IX6" + "A".repeat(1355) +
+    "E4DUEsBAhQDFAAAAAgAsTh5XSiLpMYJBAAAAQAQAAUAAAAAAAAAAAAAAIABAAAAAGEuYmluUEsFBgAAAAABAAEAMwAAACwEAAAAAA==",
+  "base64"
+)
+const text = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>) =>
   Stream.runFold(bytes, "", (all, chunk) => all + Buffer.from(chunk).toString("utf8"))
 
 describe("harness1920: the simulator's zips", () => {
@@ -123,6 +129,13 @@ describe("harness1920: the simulator's zips", () => {
         expect(tagOf(exit)).toBe("BadRequest")
       }
       expect(tagOf(yield* Effect.exit(Filesystem.fileInfo({ id, path: "/escape.txt" })))).toBe("NotFound")
+      // more than 1 MiB once inflated: refused, nothing extracted
+      expect(bombZip.length).toBeLessThan(2048)
+      const big = new Uint8Array(bombZip)
+      expect(tagOf(yield* Effect.exit(Filesystem.uploadZip({ id, zip_file: big, dest_path: "/big" })))).toBe(
+        "BadRequest"
+      )
+      expect(tagOf(yield* Effect.exit(Filesystem.fileInfo({ id, path: "/big/a.bin" })))).toBe("NotFound")
       // a zip of a file (not a directory) is refused; of a missing path, 404
       yield* Filesystem.writeFile({ id, path: "/f.txt", contents: new Uint8Array([1]) })
       const zipOf = (path: string) => Effect.exit(Stream.runDrain(Filesystem.downloadDirZipStream({ id, path })))

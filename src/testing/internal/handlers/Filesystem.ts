@@ -12,6 +12,9 @@ import * as values from "../values.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
 import { baseName, error, normalize, ok, onBrowser, parentOf } from "./shared.js"
 
+/** What a zip upload may hold once inflated (a small archive cannot fill the simulator's memory). */
+const zipBytesLimit = 1024 * 1024
+
 const fileInfo = (path: string, node: engine.FsNode) => ({
   name: baseName(path),
   path,
@@ -108,7 +111,7 @@ export const handlers: Handlers = {
       return error(400, "bad_request", "zip_file and dest_path are required")
     }
     const root = normalize(new TextDecoder().decode(destination.bytes))
-    const entries = values.unzip(archive.bytes, engine.fsLimit, 16 * 1024 * 1024)
+    const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
     if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
     for (const entry of entries) {
       const path = normalize(`${root}/${entry.name}`)
