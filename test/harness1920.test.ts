@@ -5,15 +5,15 @@
  * failed before its fix) or a hostile case the other files did not cover.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import { BrowserPools, Browsers, Filesystem, Invocations, Kernel, KernelFiles, Profiles, Proxies } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Fs from "node:fs"
 import type * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { afterAll, beforeAll } from "vitest"
-import { httpServer, loopbackLayer, type Served } from "./utils/loopback.js"
+import { afterAll } from "vitest"
+import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 const tagOf = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>): string => {
@@ -158,14 +158,7 @@ const handler: Http.RequestListener = (req, res) => {
   req.on("error", () => {})
   script(req, res)
 }
-const scope = Effect.runSync(Scope.make())
-let served: Served
-let port = 0
-beforeAll(async () => {
-  served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
-  port = Number(new URL(served.url).port)
-})
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+const server = fileHttpServer(handler)
 
 const set = (next: Script) => {
   script = next
@@ -199,7 +192,7 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
   const run = <A, E>(
     effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof loopbackLayer>>>,
     options: Parameters<typeof loopbackLayer>[2] = {}
-  ) => Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer, options)))
+  ) => Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(server.port(), transport.layer, options)))
 
   it("a file name with quotes, CR LF and non-ASCII cannot forge a part or a header", async () => {
     const file = Path.join(tmp, "upload.bin")
