@@ -6,7 +6,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
-import { BrowserPools, Browsers, Filesystem, Invocations, Kernel, KernelFiles, Profiles, Proxies } from "effect-kernel"
+import {
+  BrowserPools,
+  Browsers,
+  Filesystem,
+  Invocations,
+  Kernel,
+  KernelFiles,
+  Logs,
+  Profiles,
+  Proxies,
+  Telemetry
+} from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Fs from "node:fs"
 import type * as Http from "node:http"
@@ -232,6 +243,31 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
     expect(Exit.isSuccess(exit) ? exit.value : tagOf(exit)).toEqual({ before: 0, ran: "NotFound" })
     expect(requests).toHaveLength(1)
   })
+
+  // a 200 that is not an event stream (a proxy's or a login portal's page): it was read as an event
+  // stream that ended at once, a TransportError blaming the connection (and a drop telemetry resumed)
+  const notEventStreams: ReadonlyArray<readonly [string, string]> = [
+    ["text/html; charset=utf-8", "<html>sign in</html>"],
+    ["application/json", "{}"]
+  ]
+  for (const [contentType, body] of notEventStreams) {
+    it(`an event stream answered 200 ${contentType} is a DecodeError naming it, never resumed`, async () => {
+      set((_req, res) => {
+        res.writeHead(200, { "content-type": contentType })
+        res.end(body)
+      })
+      const exit = await run(Effect.flatMap(Telemetry.stream({ id: "b1" }), Stream.runDrain))
+      expect(tagOf(exit)).toBe("DecodeError")
+      expect(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "").toContain(contentType)
+      expect(requests).toHaveLength(1)
+      set((_req, res) => {
+        res.writeHead(200, { "content-type": contentType })
+        res.end(body)
+      })
+      const logs = await run(Effect.flatMap(Logs.stream({ id: "b1", source: "path", path: "/x" }), Stream.runDrain))
+      expect(tagOf(logs)).toBe("DecodeError")
+    })
+  }
 
   it("bytes beyond Content-Length (a smuggled response) never answer the next call", async () => {
     let served = 0
