@@ -269,6 +269,70 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
     })
   }
 
+  // a server (or a proxy) that echoes the Authorization header in what it answers: the SDK quoted
+  // the answer as it came, so the token reached the error's message (hence logs and spans)
+  const echoes: ReadonlyArray<{ readonly name: string; readonly script: Script }> = [
+    {
+      name: "an error body's message",
+      script: (req, res) => {
+        res.writeHead(401, { "content-type": "application/json" })
+        res.end(JSON.stringify({ code: "unauthorized", message: `bad token ${req.headers.authorization}` }))
+      }
+    },
+    {
+      name: "an error body that is not JSON",
+      script: (req, res) => {
+        res.writeHead(500, { "content-type": "text/plain" })
+        res.end(`echo ${req.headers.authorization}`)
+      }
+    },
+    {
+      name: "an error's details",
+      script: (req, res) => {
+        res.writeHead(400, { "content-type": "application/json" })
+        res.end(JSON.stringify({
+          code: "bad_request",
+          message: "m",
+          details: [{ code: "c", message: String(req.headers.authorization) }],
+          inner_error: { code: "i", message: String(req.headers.authorization).slice(7) }
+        }))
+      }
+    },
+    {
+      name: "a success that does not decode",
+      script: (req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.end(
+          `data: ${JSON.stringify({ event: "log", timestamp: 1, message: { token: req.headers.authorization } })}\n\n`
+        )
+      }
+    },
+    {
+      name: "a content type that is not an event stream",
+      script: (req, res) => {
+        res.writeHead(200, { "content-type": `text/html; a=${String(req.headers.authorization).slice(7)}` })
+        res.end("<html>")
+      }
+    },
+    {
+      name: "an event that does not decode",
+      script: (req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.end(`data: {"x": "${req.headers.authorization}"\n\n`)
+      }
+    }
+  ]
+  for (const { name, script } of echoes) {
+    it(`a token echoed in ${name} never reaches the error`, async () => {
+      set(script)
+      const exit = await run(Effect.flatMap(Logs.stream({ id: "b1", source: "path", path: "/x" }), Stream.runDrain))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const shown = Exit.isFailure(exit) ? `${Cause.pretty(exit.cause)} ${JSON.stringify(exit.cause)}` : ""
+      expect(shown).toContain("<redacted>")
+      expect(shown).not.toContain("SENTINEL")
+    })
+  }
+
   it("bytes beyond Content-Length (a smuggled response) never answer the next call", async () => {
     let served = 0
     set((req, res) => {

@@ -370,13 +370,15 @@ const streamCall = (
             () => true
           ),
           (response) => {
-            const refused = events === undefined ? undefined : notEventStream(request, response)
+            const refused = events === undefined ? undefined : notEventStream(request, response, config)
             return refused !== undefined ? Effect.fail(refused) : Effect.map(
               bodyOf(request, new Kept(response, release), config),
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close
-                return events === undefined ? stream : events(request, response.status, params, stream)
+                return events === undefined
+                  ? stream
+                  : events(request, response.status, params, stream, config.apiKey)
               }
             )
           }
@@ -406,7 +408,8 @@ const streamCall = (
  */
 const notEventStream = (
   request: HttpClientRequest.HttpClientRequest,
-  response: HttpClientResponse.HttpClientResponse
+  response: HttpClientResponse.HttpClientResponse,
+  config: KernelConfig.Service
 ): KernelError.DecodeError | undefined => {
   const contentType = response.headers["content-type"]
   if (contentType === undefined) return undefined
@@ -414,7 +417,11 @@ const notEventStream = (
   return new KernelError.DecodeError({
     ...Client.describe(request),
     status: response.status,
-    message: `expected an event stream (text/event-stream), got content-type ${bound(contentType, 100)}`
+    message: Client.scrub(
+      `expected an event stream (text/event-stream), got content-type ${bound(contentType, 100)}`,
+      request,
+      config.apiKey
+    )
   })
 }
 
