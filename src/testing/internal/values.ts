@@ -961,6 +961,9 @@ export interface ZipEntry {
   readonly bytes: Uint8Array
 }
 
+/** 1980-01-01, the earliest date a ZIP entry can have (0 would be month 0, which tools show as invalid). */
+const dosDate = (1 << 5) | 1
+
 /** A ZIP archive (stored, no compression) of `entries`, in their order. */
 export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
   const locals: Array<Buffer> = []
@@ -973,6 +976,7 @@ export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
     local.writeUInt32LE(0x04034b50, 0)
     local.writeUInt16LE(20, 4)
     local.writeUInt16LE(0x0800, 6) // UTF-8 names
+    local.writeUInt16LE(dosDate, 12)
     local.writeUInt32LE(crc, 14)
     local.writeUInt32LE(entry.bytes.length, 18)
     local.writeUInt32LE(entry.bytes.length, 22)
@@ -983,6 +987,7 @@ export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
     central.writeUInt16LE(20, 4)
     central.writeUInt16LE(20, 6)
     central.writeUInt16LE(0x0800, 8)
+    central.writeUInt16LE(dosDate, 14)
     central.writeUInt32LE(crc, 16)
     central.writeUInt32LE(entry.bytes.length, 20)
     central.writeUInt32LE(entry.bytes.length, 24)
