@@ -319,7 +319,11 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
   execProcess: { command: "echo", args: ["hi"] },
   dragMouse: { path: [[0, 0], [10, 10]] },
-  uploadZip: { dest_path: "/unzipped" },
+  // the simulator extracts a zip upload: an empty archive (its end record alone)
+  uploadZip: {
+    dest_path: "/unzipped",
+    zip_file: new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
+  },
   batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] },
   spawnProcess: { command: "echo", args: ["hi"] }
 }

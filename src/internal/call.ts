@@ -23,6 +23,7 @@ import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import type * as KernelEvents from "../KernelEvents.js"
+import { bound } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
 import * as Download from "./download.js"
@@ -368,15 +369,23 @@ const streamCall = (
             },
             () => true
           ),
-          (response) =>
-            Effect.map(bodyOf(request, new Kept(response, release), config), ({ close, stream }) => {
-              // the body's own release from here (its watch stopped with it)
-              release = close
-              // an event may quote what the server echoed: the key is taken out of its errors
-              return events === undefined
-                ? stream
-                : Stream.mapError(events(request, response.status, params, stream), Client.withoutKey(config))
-            })
+          (response) => {
+            const refused = events === undefined ? undefined : notEventStream(request, response, config)
+            return refused !== undefined ? Effect.fail(refused) : Effect.map(
+              bodyOf(request, new Kept(response, release), config),
+              ({ close, stream }) => {
+                // the body's own release from here (its watch stopped with it)
+                release = close
+                // an event may quote what the server echoed: the key is taken out of its errors
+                return events === undefined
+                  ? stream
+                  : Stream.mapError(
+                    events(request, response.status, params, stream, config.apiKey),
+                    Client.withoutKey(config)
+                  )
+              }
+            )
+          }
         )
         // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)
         return Stream.ensuring(
@@ -393,6 +402,31 @@ const streamCall = (
       )
     )
   }
+}
+
+/**
+ * Why a documented event stream's answer is not one: a `Content-Type` other than
+ * `text/event-stream` (a proxy's or a login portal's page) is a `DecodeError` naming it, before any
+ * byte of the body is read (never taken for an event stream that ended: a drop, which telemetry
+ * resumes). No `Content-Type` at all is read as an event stream.
+ */
+const notEventStream = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  config: KernelConfig.Service
+): KernelError.DecodeError | undefined => {
+  const contentType = response.headers["content-type"]
+  if (contentType === undefined) return undefined
+  if (contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream") return undefined
+  return new KernelError.DecodeError({
+    ...Client.describe(request),
+    status: response.status,
+    message: Client.scrub(
+      `expected an event stream (text/event-stream), got content-type ${bound(contentType, 100)}`,
+      request,
+      config.apiKey
+    )
+  })
 }
 
 /** A binary body as it arrives: counted against its `Content-Length`, watched for network silence. */

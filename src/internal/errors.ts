@@ -2,6 +2,7 @@ import * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as KernelError from "../KernelError.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Failures from "./failures.js"
@@ -73,11 +74,21 @@ const withCause = <E extends Error>(error: E, cause: unknown): E => {
 }
 
 /**
- * Removes any credential a transport's message may have echoed (fetch quotes an invalid header
- * value whole): the bearer token as sent in the request, and anything after `Bearer`.
+ * Removes any credential a text may have echoed (fetch quotes an invalid header value whole; a
+ * server or a proxy may quote the request's `Authorization` in its answer): the bearer token as
+ * sent in the request, and anything after `Bearer`.
+ *
+ * @internal
  */
-const scrub = (message: string, request: HttpClientRequest.HttpClientRequest): string => {
+export const scrub = (
+  message: string,
+  request: HttpClientRequest.HttpClientRequest,
+  secret?: Redacted.Redacted<string>
+): string => {
   let out = message
+  // the token the authenticated client sends (the request here has no Authorization yet)
+  const token = secret === undefined ? "" : Redacted.value(secret)
+  if (token.length >= 4) out = out.split(token).join("<redacted>")
   const authorization = request.headers["authorization"]
   if (authorization !== undefined && authorization.length > 0) {
     const token = authorization.replace(/^Bearer\s+/i, "")
@@ -116,5 +127,5 @@ export const decodeError = (
   new KernelError.DecodeError({
     ...describe(request),
     status,
-    message: formatParseError(error)
+    message: scrub(formatParseError(error), request)
   })

@@ -20,6 +20,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
+import type * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -236,11 +237,14 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
     request: HttpClientRequest.HttpClientRequest,
     status: number,
     params: unknown,
-    bytes: Stream.Stream<Uint8Array, E>
+    bytes: Stream.Stream<Uint8Array, E>,
+    secret?: Redacted.Redacted<string>
   ): Stream.Stream<unknown, E | KernelError.DecodeError | KernelError.TransportError> =>
     Stream.suspend(() => {
       const info = Client.describe(request)
-      const failed = (message: string) => new KernelError.DecodeError({ ...info, status, message: bound(message, 512) })
+      // an excerpt of what the server sent may quote the request's credentials: never kept
+      const failed = (message: string) =>
+        new KernelError.DecodeError({ ...info, status, message: bound(Client.scrub(message, request, secret), 512) })
       const parser = new Sse.Parser(maxLine, maxLine)
       const raw: Array<Sse.ServerSentEvent> = []
       let ended = false

@@ -60,12 +60,15 @@ const answer = <A, E, E2, R>(
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
   sent: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, R>,
-  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
+  onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>,
+  secret: Redacted.Redacted<string>
 ): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError, R> =>
   Effect.matchEffect(sent, {
     onFailure: (error) => Effect.fail(transportError(request, error)),
     onSuccess: (response): Effect.Effect<A, E | E2 | CommonStatusError> =>
-      response.status >= 200 && response.status < 300 ? onSuccess(response) : statusError(op, request, response)
+      response.status >= 200 && response.status < 300
+        ? onSuccess(response)
+        : statusError(op, request, response, secret)
   })
 
 /** The request of an attempt after the first: the count recorded on the operation's span first. */
@@ -118,7 +121,8 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
           (response) =>
-            onSuccess(direct ? new Watched(response, attempt) : response, Scope.close(attempt.scope, Exit.void))
+            onSuccess(direct ? new Watched(response, attempt) : response, Scope.close(attempt.scope, Exit.void)),
+          config.apiKey
         ),
       (attempt, exit) =>
         Exit.isSuccess(exit) && (attempt.complete || keep(exit.value))
@@ -353,7 +357,7 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
           // the caller's release of a response it keeps (an attempt that keeps none releases itself)
           const kept = keep === undefined ? Effect.void : Effect.sync(() => owner.release())
           const handle = (response: HttpClientResponse.HttpClientResponse) => onSuccess(response, kept)
-          return Effect.matchCauseEffect(restore(answer(op, request, nth(attempts, send), handle)), {
+          return Effect.matchCauseEffect(restore(answer(op, request, nth(attempts, send), handle, config.apiKey)), {
             onFailure: (cause) => {
               release()
               const failure = Cause.failureOrCause(cause)

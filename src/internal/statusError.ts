@@ -3,10 +3,11 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as KernelError from "../KernelError.js"
 import { bound } from "./bounded.js"
-import { describe } from "./errors.js"
+import { describe, scrub } from "./errors.js"
 import type * as Operations from "./operations.js"
 import { lazy, readErrorText } from "./responseBody.js"
 import * as RetryAfter from "./retryAfter.js"
@@ -121,12 +122,15 @@ const decodeErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(K
 export const statusError = <E>(
   op: Operation<E>,
   request: HttpClientRequest.HttpClientRequest,
-  response: HttpClientResponse.HttpClientResponse
+  response: HttpClientResponse.HttpClientResponse,
+  secret?: Redacted.Redacted<string>
 ): Effect.Effect<never, E | CommonStatusError> =>
-  Effect.flatMap(Effect.zip(readErrorText(response), Clock.currentTimeMillis), ([text, now]): Effect.Effect<
+  Effect.flatMap(Effect.zip(readErrorText(response), Clock.currentTimeMillis), ([read, now]): Effect.Effect<
     never,
     E | CommonStatusError
   > => {
+    // what the server answered may quote the request's credentials: never kept
+    const text = scrub(read, request, secret)
     // an undocumented success carries the operation's data, which may be secrets (a created API
     // key, a browser's CDP URL): it is neither decoded nor quoted, only measured
     if (response.status >= 200 && response.status < 300) {

@@ -1,9 +1,10 @@
 import type { HttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { Kernel, KernelConfig } from "effect-kernel"
 import * as Http from "node:http"
 import * as net from "node:net"
+import { afterAll, beforeAll } from "vitest"
 
 /** What the loopback server saw of one request, and the socket to answer on. */
 export interface Exchange {
@@ -129,3 +130,18 @@ export const httpServer = (handler: Http.RequestListener) =>
         server.close(() => resume(Effect.void))
       })
   ).pipe(Effect.map(({ served }) => served))
+
+/**
+ * One `httpServer` for a whole test file: started before its tests, closed after them. `port()`
+ * is its port once started.
+ */
+export const fileHttpServer = (handler: Http.RequestListener): { readonly port: () => number } => {
+  const scope = Effect.runSync(Scope.make())
+  let port = 0
+  beforeAll(async () => {
+    const served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
+    port = Number(new URL(served.url).port)
+  })
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  return { port: () => port }
+}

@@ -954,3 +954,107 @@ export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyA
   }
   return parts
 }
+
+/** A file or directory of a ZIP archive: its name inside the archive (a directory's ends with `/`). */
+export interface ZipEntry {
+  readonly name: string
+  readonly bytes: Uint8Array
+}
+
+/** 1980-01-01, the earliest date a ZIP entry can have (0 would be month 0, which tools show as invalid). */
+const dosDate = (1 << 5) | 1
+
+/** A ZIP archive (stored, no compression) of `entries`, in their order. */
+export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
+  const locals: Array<Buffer> = []
+  const centrals: Array<Buffer> = []
+  let offset = 0
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name, "utf8")
+    const crc = crc32(entry.bytes)
+    const local = Buffer.alloc(30 + name.length)
+    local.writeUInt32LE(0x04034b50, 0)
+    local.writeUInt16LE(20, 4)
+    local.writeUInt16LE(0x0800, 6) // UTF-8 names
+    local.writeUInt16LE(dosDate, 12)
+    local.writeUInt32LE(crc, 14)
+    local.writeUInt32LE(entry.bytes.length, 18)
+    local.writeUInt32LE(entry.bytes.length, 22)
+    local.writeUInt16LE(name.length, 26)
+    name.copy(local, 30)
+    const central = Buffer.alloc(46 + name.length)
+    central.writeUInt32LE(0x02014b50, 0)
+    central.writeUInt16LE(20, 4)
+    central.writeUInt16LE(20, 6)
+    central.writeUInt16LE(0x0800, 8)
+    central.writeUInt16LE(dosDate, 14)
+    central.writeUInt32LE(crc, 16)
+    central.writeUInt32LE(entry.bytes.length, 20)
+    central.writeUInt32LE(entry.bytes.length, 24)
+    central.writeUInt16LE(name.length, 28)
+    central.writeUInt32LE(entry.name.endsWith("/") ? 0x10 : 0, 38)
+    central.writeUInt32LE(offset, 42)
+    name.copy(central, 46)
+    locals.push(local, Buffer.from(entry.bytes))
+    centrals.push(central)
+    offset += local.length + entry.bytes.length
+  }
+  const directory = Buffer.concat(centrals)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt16LE(entries.length, 8)
+  end.writeUInt16LE(entries.length, 10)
+  end.writeUInt32LE(directory.length, 12)
+  end.writeUInt32LE(offset, 16)
+  return Buffer.concat([...locals, directory, end])
+}
+
+/**
+ * The entries of a ZIP archive (stored or deflated), read from its central directory; at most
+ * `maxEntries` entries and `maxBytes` bytes once inflated, else (or when it is not a ZIP archive)
+ * a message saying why.
+ */
+export const unzip = (
+  archive: Uint8Array,
+  maxEntries: number,
+  maxBytes: number
+): ReadonlyArray<ZipEntry> | string => {
+  const bytes = Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength)
+  let end = -1
+  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
+    if (bytes.readUInt32LE(i) === 0x06054b50) {
+      end = i
+      break
+    }
+  }
+  if (end < 0) return "the file is not a ZIP archive"
+  const count = bytes.readUInt16LE(end + 10)
+  if (count > maxEntries) return `the archive has more than ${maxEntries} entries`
+  const entries: Array<ZipEntry> = []
+  let total = 0
+  let at = bytes.readUInt32LE(end + 16)
+  try {
+    for (let n = 0; n < count; n++) {
+      if (at + 46 > bytes.length || bytes.readUInt32LE(at) !== 0x02014b50) return "the archive's directory is damaged"
+      const method = bytes.readUInt16LE(at + 10)
+      const compressed = bytes.readUInt32LE(at + 20)
+      const size = bytes.readUInt32LE(at + 24)
+      const nameLength = bytes.readUInt16LE(at + 28)
+      const extra = bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32)
+      const local = bytes.readUInt32LE(at + 42)
+      const name = bytes.subarray(at + 46, at + 46 + nameLength).toString("utf8")
+      at += 46 + nameLength + extra
+      if (local + 30 > bytes.length || bytes.readUInt32LE(local) !== 0x04034b50) return "the archive is damaged"
+      const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28)
+      const stored = bytes.subarray(start, start + compressed)
+      if (method !== 0 && method !== 8) return `${name}: compression method ${method} is not supported`
+      total += size
+      if (total > maxBytes) return `the archive holds more than ${maxBytes} bytes`
+      const data = method === 0 ? stored : Zlib.inflateRawSync(stored, { maxOutputLength: Math.max(1, size) })
+      entries.push({ name, bytes: new Uint8Array(data) })
+    }
+  } catch {
+    return "the archive is damaged"
+  }
+  return entries
+}

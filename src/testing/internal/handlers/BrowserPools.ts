@@ -14,7 +14,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { endBrowser, endPoolWaiters, error, lastOf, num, obj, ok } from "./shared.js"
+import { endBrowser, endPoolWaiters, error, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -126,6 +126,8 @@ export const handlers: Handlers = {
     return reply
   },
   createBrowserPool: ({ body, call, op, org, store }) => {
+    const unresolved = unresolvedReference(store, body, call.project)
+    if (unresolved !== undefined) return unresolved
     // a pool evicted from the bounded store takes its waiting acquires with it (204 now)
     const reply = engine.generic(store, call, () => "pool", (evicted) => endPoolWaiters(org, evicted))
     const created = lastOf(store, "/browser_pools")

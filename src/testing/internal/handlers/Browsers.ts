@@ -9,13 +9,15 @@ import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Context, Handlers } from "./shared.js"
-import { browserFields, endBrowser, error, num, obj, ok } from "./shared.js"
+import { browserFields, endBrowser, error, num, obj, ok, unresolvedReference } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
   const { body, call, op, org, stamp, store } = context
   const config = obj(pool?.fields["browser_pool_config"])
   const source = pool === undefined ? body : config
+  const unresolved = pool === undefined ? unresolvedReference(store, body, call.project) : undefined
+  if (unresolved !== undefined) return unresolved
   const id = engine.nextId(store, "browser")
   const given = obj(source["viewport"])
   const viewport = { ...given, width: num(given["width"], 1920), height: num(given["height"], 1080) }

@@ -1,14 +1,19 @@
 /**
  * The simulator's per-browser filesystem: write, upload, read, stat, list, make directories,
- * delete, chmod, move, and a (empty) zip of a directory.
+ * delete, chmod, move, a zip of a directory (its files and directories) and a zip upload
+ * (extracted under its destination).
  *
  * @internal
  */
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as live from "../live.js"
+import * as values from "../values.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
 import { baseName, error, normalize, ok, onBrowser, parentOf } from "./shared.js"
+
+/** What a zip upload may hold once inflated (a small archive cannot fill the simulator's memory). */
+const zipBytesLimit = 1024 * 1024
 
 const fileInfo = (path: string, node: engine.FsNode) => ({
   name: baseName(path),
@@ -55,7 +60,14 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
     if (node.dir) return error(400, "bad_request", `${path} is a directory`)
     return ok(op, node.bytes)
   }
-  return ok(op, new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)]))
+  if (!node.dir) return error(400, "bad_request", `${path} is not a directory`)
+  // the entries under it, named relative to it (a directory's name ends with "/")
+  const prefix = path === "/" ? "/" : `${path}/`
+  const entries = [...browser.fs.entries()]
+    .filter(([p]) => p.startsWith(prefix))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([p, n]) => ({ name: n.dir ? `${p.slice(prefix.length)}/` : p.slice(prefix.length), bytes: n.bytes }))
+  return ok(op, values.zip(entries))
 })
 
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
@@ -90,6 +102,31 @@ export const handlers: Handlers = {
       const failed = writeNode(browser, normalize(dest), file.bytes, "0644", call.now)
       if (failed !== undefined) return failed
     }
+    return ok(op)
+  }),
+  uploadZip: onBrowser(({ call, op }, browser) => {
+    const archive = call.parts.find((p) => p.name === "zip_file")
+    const destination = call.parts.find((p) => p.name === "dest_path")
+    if (archive === undefined || destination === undefined) {
+      return error(400, "bad_request", "zip_file and dest_path are required")
+    }
+    const root = normalize(new TextDecoder().decode(destination.bytes))
+    const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
+    if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
+    for (const entry of entries) {
+      const path = normalize(`${root}/${entry.name}`)
+      // an entry may not climb out of its destination ("../x")
+      if (path !== root && !path.startsWith(root === "/" ? "/" : `${root}/`)) {
+        return error(400, "bad_request", `zip_file: ${entry.name} is outside ${root}`)
+      }
+      if (entry.name.endsWith("/")) {
+        makeDirs(browser, path, call.now)
+        continue
+      }
+      const failed = writeNode(browser, path, entry.bytes, "0644", call.now)
+      if (failed !== undefined) return failed
+    }
+    makeDirs(browser, root, call.now)
     return ok(op)
   }),
   readFile: readNode,

@@ -104,6 +104,36 @@ export const error = (status: number, code: string, message: string): Reply => (
 })
 
 export const obj = (u: unknown): Record<string, unknown> => values.isObject(u) ? u : {}
+
+/**
+ * The first reference of a browser's (or a pool's) configuration that names nothing of the caller's
+ * (the document: profiles "must be created beforehand", a proxy "must reference a proxy belonging to
+ * the caller's org"): its 400, or `undefined` when every one resolves.
+ */
+export const unresolvedReference = (
+  store: Store,
+  config: Record<string, unknown>,
+  project: string | undefined
+): Reply | undefined => {
+  const exists = (collection: string, key: unknown): boolean => {
+    if (typeof key !== "string") return true
+    const found = engine.find(store, collection, key, project)
+    return found !== undefined && !found.deleted
+  }
+  const byIdOrName = (collection: string, ref: unknown): boolean => {
+    const fields = obj(ref)
+    return exists(collection, fields["id"]) && exists(collection, fields["name"])
+  }
+  if ("profile" in config && !byIdOrName("/profiles", config["profile"])) {
+    return error(400, "bad_request", "profile not found: create it first")
+  }
+  if (!exists("/proxies", config["proxy_id"])) return error(400, "bad_request", "proxy not found")
+  const extensions = Array.isArray(config["extensions"]) ? config["extensions"] : []
+  if (!extensions.every((ref) => byIdOrName("/extensions", ref))) {
+    return error(400, "bad_request", "extension not found")
+  }
+  return undefined
+}
 export const strings = (u: unknown): ReadonlyArray<string> =>
   Array.isArray(u) ? u.filter((s): s is string => typeof s === "string") : []
 
