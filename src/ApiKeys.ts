@@ -425,8 +425,7 @@ export {
    * import { ApiKeys } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* ApiKeys.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* ApiKeys.delete({ id: "id" })
    * })
    * ```
    */

@@ -514,8 +514,7 @@ export {
    * import { AuthConnections } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* AuthConnections.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* AuthConnections.delete({ id: "id" })
    * })
    * ```
    */

@@ -535,8 +535,7 @@ export {
    * import { Browsers } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Browsers.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* Browsers.delete({ id: "id" })
    * })
    * ```
    */
@@ -622,8 +621,7 @@ export class LoadBrowserExtensions
  * import { Browsers } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Browsers.loadExtensions({ id: "id", extensions: [] })
- *   yield* Effect.log(result)
+ *   yield* Browsers.loadExtensions({ id: "id", extensions: [] })
  * })
  * ```
  */

@@ -428,8 +428,7 @@ export {
    * import { CredentialProviders } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* CredentialProviders.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* CredentialProviders.delete({ id: "id" })
    * })
    * ```
    */

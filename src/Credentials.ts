@@ -441,8 +441,7 @@ export {
    * import { Credentials } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Credentials.delete({ idOrName: "idOrName" })
-   *   yield* Effect.log(result)
+   *   yield* Credentials.delete({ idOrName: "idOrName" })
    * })
    * ```
    */

@@ -335,8 +335,7 @@ export {
    * import { Extensions } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Extensions.delete({ idOrName: "idOrName" })
-   *   yield* Effect.log(result)
+   *   yield* Extensions.delete({ idOrName: "idOrName" })
    * })
    * ```
    */

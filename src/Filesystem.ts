@@ -209,8 +209,7 @@ export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.writeFile({ id: "id", path: "/text", contents: new TextEncoder().encode("hello") })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.writeFile({ id: "id", path: "/text", contents: new TextEncoder().encode("hello") })
  * })
  * ```
  */
@@ -365,8 +364,7 @@ export class CreateDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.createDirectory({ id: "id", path: "/text" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.createDirectory({ id: "id", path: "/text" })
  * })
  * ```
  */
@@ -442,8 +440,7 @@ export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFi
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteFile({ id: "id", path: "/text" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.deleteFile({ id: "id", path: "/text" })
  * })
  * ```
  */
@@ -521,8 +518,7 @@ export class DeleteDirectory
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.deleteDirectory({ id: "id", path: "/text" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.deleteDirectory({ id: "id", path: "/text" })
  * })
  * ```
  */
@@ -601,8 +597,7 @@ export class SetFilePermissions
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.setFilePermissions({ id: "id", path: "/text", mode: "0644" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.setFilePermissions({ id: "id", path: "/text", mode: "0644" })
  * })
  * ```
  */
@@ -755,8 +750,7 @@ export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, Mo
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.move({ id: "id", src_path: "/text", dest_path: "/text" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.move({ id: "id", src_path: "/text", dest_path: "/text" })
  * })
  * ```
  */
@@ -935,8 +929,7 @@ export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<Upload
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.upload({ id: "id", files: [] })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.upload({ id: "id", files: [] })
  * })
  * ```
  */
@@ -1014,8 +1007,7 @@ export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "/text" })
- *   yield* Effect.log(result)
+ *   yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "/text" })
  * })
  * ```
  */

@@ -278,8 +278,7 @@ export class StopFilesystemWatch
  * import { FilesystemWatch } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* FilesystemWatch.stop({ id: "id", watchId: "watchId" })
- *   yield* Effect.log(result)
+ *   yield* FilesystemWatch.stop({ id: "id", watchId: "watchId" })
  * })
  * ```
  */

@@ -656,8 +656,7 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
  * import { Invocations } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Invocations.deleteBrowsers({ id: "id" })
- *   yield* Effect.log(result)
+ *   yield* Invocations.deleteBrowsers({ id: "id" })
  * })
  * ```
  */

@@ -364,8 +364,7 @@ export {
    * import { Profiles } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Profiles.delete({ idOrName: "idOrName" })
-   *   yield* Effect.log(result)
+   *   yield* Profiles.delete({ idOrName: "idOrName" })
    * })
    * ```
    */

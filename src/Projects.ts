@@ -426,8 +426,7 @@ export {
    * import { Projects } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Projects.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* Projects.delete({ id: "id" })
    * })
    * ```
    */

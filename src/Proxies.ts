@@ -306,8 +306,7 @@ export {
    * import { Proxies } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* Proxies.delete({ id: "id" })
-   *   yield* Effect.log(result)
+   *   yield* Proxies.delete({ id: "id" })
    * })
    * ```
    */

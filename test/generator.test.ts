@@ -505,6 +505,18 @@ describe("the emitted schema files write nothing twice", () => {
   })
 })
 
+describe("the accessors' examples", () => {
+  const modules = [...generate()].filter(([file]) => /^src\/[A-Z]\w*\.ts$/.test(file))
+
+  it("an operation with no content is called, not logged (its answer is void)", () => {
+    const source = modules.map(([, text]) => text).join("\n")
+    expect(source).toContain("yield* Browsers.delete({ id: \"id\" })")
+    expect(source).not.toMatch(/const result = yield\* Browsers\.delete\(/)
+    // an answer with content is still shown
+    expect(source).toMatch(/const result = yield\* Browsers\.retrieve\([^)]*\)\n\s+\*\s+yield\* Effect\.log\(result\)/)
+  })
+})
+
 describe("--check", () => {
   const files = generate()
 

@@ -91,10 +91,12 @@ interface Emitted {
 
 /**
  * The lines of an accessor's example that use its answer: a byte stream is read (its size logged),
- * an event stream's first events are logged (a follow may never end), any other answer is logged.
+ * an event stream's first events are logged (a follow may never end), an answer with no content
+ * (`undefined`: the call is the whole example), any other answer is logged.
  */
-const exampleUse = (operation: Ir.Operation, uses: Set<string>): ReadonlyArray<string> => {
+const exampleUse = (operation: Ir.Operation, uses: Set<string>): ReadonlyArray<string> | undefined => {
   const only = operation.answers.length === 1 ? operation.answers[0]! : undefined
+  if (only?.kind === "none") return undefined
   if (only?.kind === "bytes") {
     uses.add("Stream")
     return [
@@ -215,8 +217,10 @@ const operationBlock = (
     `import { ${area} } from "effect-kernel"`,
     "",
     "const program = Effect.gen(function*() {",
-    `  const result = yield* ${area}.${operation.accessor}(${input})`,
-    ...use,
+    use === undefined
+      ? `  yield* ${area}.${operation.accessor}(${input})`
+      : `  const result = yield* ${area}.${operation.accessor}(${input})`,
+    ...(use ?? []),
     "})",
     "```"
   ]

@@ -428,8 +428,7 @@ export {
    * import { BrowserPools } from "effect-kernel"
    *
    * const program = Effect.gen(function*() {
-   *   const result = yield* BrowserPools.delete({ idOrName: "idOrName" })
-   *   yield* Effect.log(result)
+   *   yield* BrowserPools.delete({ idOrName: "idOrName" })
    * })
    * ```
    */
@@ -592,8 +591,7 @@ export class ReleaseBrowser
  * import { BrowserPools } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* BrowserPools.release({ idOrName: "idOrName", session_id: "ts8iy3sg25ibheguyni2lg9t" })
- *   yield* Effect.log(result)
+ *   yield* BrowserPools.release({ idOrName: "idOrName", session_id: "ts8iy3sg25ibheguyni2lg9t" })
  * })
  * ```
  */
@@ -671,8 +669,7 @@ export class FlushBrowserPool
  * import { BrowserPools } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* BrowserPools.flush({ idOrName: "idOrName" })
- *   yield* Effect.log(result)
+ *   yield* BrowserPools.flush({ idOrName: "idOrName" })
  * })
  * ```
  */

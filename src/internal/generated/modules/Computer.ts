@@ -112,8 +112,7 @@ export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMou
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.clickMouse({ id: "id", x: 1, y: 1 })
- *   yield* Effect.log(result)
+ *   yield* Computer.clickMouse({ id: "id", x: 1, y: 1 })
  * })
  * ```
  */
@@ -187,8 +186,7 @@ export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse,
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.moveMouse({ id: "id", x: 1, y: 1 })
- *   yield* Effect.log(result)
+ *   yield* Computer.moveMouse({ id: "id", x: 1, y: 1 })
  * })
  * ```
  */
@@ -356,8 +354,7 @@ export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, Ty
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.typeText({ id: "id", text: "text" })
- *   yield* Effect.log(result)
+ *   yield* Computer.typeText({ id: "id", text: "text" })
  * })
  * ```
  */
@@ -429,8 +426,7 @@ export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, Pr
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.pressKey({ id: "id", keys: [] })
- *   yield* Effect.log(result)
+ *   yield* Computer.pressKey({ id: "id", keys: [] })
  * })
  * ```
  */
@@ -506,8 +502,7 @@ export class ScrollMouseWheel
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.scroll({ id: "id", x: 1, y: 1 })
- *   yield* Effect.log(result)
+ *   yield* Computer.scroll({ id: "id", x: 1, y: 1 })
  * })
  * ```
  */
@@ -581,8 +576,7 @@ export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse,
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.dragMouse({ id: "id", path: [[1, 1], [1, 1]] })
- *   yield* Effect.log(result)
+ *   yield* Computer.dragMouse({ id: "id", path: [[1, 1], [1, 1]] })
  * })
  * ```
  */
@@ -667,8 +661,7 @@ export class BatchComputerActions
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse" }] })
- *   yield* Effect.log(result)
+ *   yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse" }] })
  * })
  * ```
  */
@@ -819,8 +812,7 @@ export class WriteClipboard
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Computer.writeClipboard({ id: "id", text: "text" })
- *   yield* Effect.log(result)
+ *   yield* Computer.writeClipboard({ id: "id", text: "text" })
  * })
  * ```
  */

@@ -251,8 +251,7 @@ export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopRepl
  * import { Replays } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Replays.stop({ id: "id", replayId: "replayId" })
- *   yield* Effect.log(result)
+ *   yield* Replays.stop({ id: "id", replayId: "replayId" })
  * })
  * ```
  */
