@@ -41,7 +41,8 @@ Options:
 Tokens of the default seed:
   ${KernelSimulator.defaultToken}   organization org_demo (paid): browser browser_1 (replay replay_1,
                            4 MiB, 202 twice first), pools pool_small, pool_stealth, pool_kiosk,
-                           deployments dep_running, dep_stopped, dep_failed, dep_queued, dep_in_progress
+                           deployments dep_running (serving app my-app 1.0.0), dep_stopped,
+                           dep_failed, dep_queued, dep_in_progress
   sk_sim_free              organization org_free (free plan: 403 on replays and pools)
 
 Seed format (validated; an error names the field, e.g. organizations[0].browsers[0].mouse.x):
@@ -53,10 +54,11 @@ Seed format (validated; an error names the field, e.g. organizations[0].browsers
                                    "readyAfter": "5 seconds" }] }],
       "pools": [{ "id": "p1", "name": "small", "available_count": 2, "acquired_count": 1,
                   "created_at": "2026-11-01T09:00:00Z", "browser_pool_config": { "size": 3 } }],
-      "deployments": [{ "id": "d1", "state": "running" }]
+      "deployments": [{ "id": "d1", "state": "running", "app_name": "my-app", "version": "1.0.0" }]
     }]
   }
-  states: queued, in_progress, running, stopped, failed; replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
+  states: queued, in_progress, running, stopped, failed (a deployment's app_name / version: the
+  app POST /invocations may invoke; any other is 404); replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
 
 Control plane (Authorization: Bearer <admin token>):
   POST   /_simulator/faults     inject a fault on any operation by name, e.g. {"route":"createBrowser","status":429,"retryAfter":2,"times":1}

@@ -193,6 +193,19 @@ export interface DeploymentSeed {
    * @since 0.2.0
    */
   readonly project?: string | undefined
+  /**
+   * The app the deployment serves (listed by `Apps.list`, invocable by `Invocations.create` with
+   * this name and {@link DeploymentSeed.version}). Default: none (the deployment serves no app).
+   *
+   * @since 0.2.0
+   */
+  readonly app_name?: string | undefined
+  /**
+   * The version of its app. Default: `"latest"`.
+   *
+   * @since 0.2.0
+   */
+  readonly version?: string | undefined
 }
 
 /**
@@ -234,7 +247,8 @@ export const defaultToken = "sk_sim_demo_0123456789"
 /**
  * A ready-made world: one organization (token {@link defaultToken}) with browser `browser_1`
  * (mouse at 640,360) whose replay `replay_1` (4 MiB) is still recording for two polls, a free
- * organization (token `sk_sim_free`), three pools, and deployments in every state.
+ * organization (token `sk_sim_free`), three pools, and deployments in every state (`dep_running`
+ * serves the app `my-app` version `1.0.0`, the one the documented examples invoke).
  *
  * @since 0.1.0
  * @category Seed
@@ -280,7 +294,7 @@ export const defaultSeed: Seed = {
         }
       ],
       deployments: [
-        { id: "dep_running", state: "running" },
+        { id: "dep_running", state: "running", app_name: "my-app", version: "1.0.0" },
         { id: "dep_stopped", state: "stopped" },
         { id: "dep_failed", state: "failed" },
         { id: "dep_queued", state: "queued" },

@@ -324,7 +324,8 @@ const badRequest = (message: string): Reply => ({ _tag: "Error", status: 400, co
 /** The concrete path of a template prefix of `segments`. */
 const concrete = (segments: ReadonlyArray<string>, length: number): string => `/${segments.slice(0, length).join("/")}`
 
-const visible = (resource: Resource, project: string | undefined): boolean =>
+/** Whether a resource is seen by a caller naming `project` (a resource of no project is seen by all). */
+export const visible = (resource: Resource, project: string | undefined): boolean =>
   project === undefined || resource.project === undefined || resource.project === project
 
 /** A resource of a concrete collection by its id (or name / session id). */

@@ -245,7 +245,14 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
         id: d.id,
         project: d.project,
         deleted: false,
-        fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
+        fields: {
+          id: d.id,
+          status: d.state,
+          created_at: stamp,
+          region: "aws.us-east-1a",
+          ...(d.app_name === undefined ? {} : { app_name: d.app_name }),
+          ...(d.version === undefined ? {} : { version: d.version })
+        }
       })
     }
     for (const c of org.credentials ?? []) {
