@@ -34,7 +34,9 @@ Options:
   --host <address>         address to bind (default 127.0.0.1)
   --seed <file.json>       the world to serve, as JSON (default: the built-in demo seed)
   --admin-token <token>    bearer token of the control plane (default: random, printed at start)
-  --max-body-bytes <n>     request bodies over this are answered 413 (default 65536)
+  --max-body-bytes <n>     JSON request bodies over this are answered 413 (default 65536)
+  --max-upload-bytes <n>   upload bodies (multipart or raw bytes) over this are answered 413
+                           (default ${KernelSimulator.defaultMaxUploadBytes}, 16 MiB)
   --request-log-size <n>   requests kept in the log, oldest dropped first (default 1000)
   -h, --help               this text
 
@@ -96,6 +98,7 @@ const parsed = (() => {
         seed: { type: "string" },
         "admin-token": { type: "string" },
         "max-body-bytes": { type: "string" },
+        "max-upload-bytes": { type: "string" },
         "request-log-size": { type: "string" },
         help: { type: "boolean", short: "h", default: false }
       },
@@ -124,6 +127,7 @@ const integer = (flag: string, text: string | undefined, min: number, max: numbe
 
 const port = integer("port", values.port, 0, 65535)!
 const maxBodyBytes = integer("max-body-bytes", values["max-body-bytes"], 1, 1024 * 1024 * 1024)
+const maxUploadBytes = integer("max-upload-bytes", values["max-upload-bytes"], 1, 1024 * 1024 * 1024)
 const requestLogSize = integer("request-log-size", values["request-log-size"], 0, 1_000_000)
 
 const readSeed = (path: string): unknown => {
@@ -195,6 +199,7 @@ const program = Effect.gen(function*() {
     seed,
     adminToken: values["admin-token"],
     maxBodyBytes,
+    maxUploadBytes,
     requestLogSize
   }).pipe(
     Effect.mapError((error) =>

@@ -585,8 +585,20 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
  * @category Models
  */
 export interface Limits {
-  /** Request bodies longer than this are answered 413 (not read whole); default 65536 (64 KiB). */
+  /**
+   * JSON request bodies longer than this are answered 413 (not read whole); default 65536 (64 KiB).
+   */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * The same for uploads, the operations whose body is multipart or raw bytes (`writeFile`,
+   * `upload`, `uploadZip`, `Extensions.upload`, `loadExtensions`, `Deployments.create`...);
+   * default {@link defaultMaxUploadBytes} (16 MiB). Over HTTP, a body too large is answered 413
+   * and up to four times the larger limit is still read and discarded, so a client sending it
+   * reads the 413 rather than a reset.
+   *
+   * @since 0.2.0
+   */
+  readonly maxUploadBytes?: number | undefined
   /** How many requests the log keeps, the oldest dropped first; default 1000 (0: none). */
   readonly requestLogSize?: number | undefined
   /** Recorded bodies are cut after this many bytes; default 4096. */
@@ -609,8 +621,17 @@ export interface Limits {
  */
 export const defaultRequestLogBytes: number = internal.defaultLimits.requestLogBytes
 
+/**
+ * The default limit of an upload's body (multipart or raw bytes): 16 MiB.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const defaultMaxUploadBytes: number = internal.defaultLimits.maxUploadBytes
+
 const limitsOf = (options: Limits): internal.Limits => ({
   maxBodyBytes: options.maxBodyBytes ?? internal.defaultLimits.maxBodyBytes,
+  maxUploadBytes: options.maxUploadBytes ?? internal.defaultLimits.maxUploadBytes,
   requestLogSize: options.requestLogSize ?? internal.defaultLimits.requestLogSize,
   recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes,
   requestLogBytes: options.requestLogBytes ?? internal.defaultLimits.requestLogBytes
@@ -818,8 +839,9 @@ export const maxHeaderBytes = 64 * 1024
  * as JSON), `DELETE /_simulator/requests` and `GET /_simulator/evictions`. A service token
  * does not open it, and the admin token opens none of the service's routes.
  *
- * Bounded: request bodies over `maxBodyBytes` are answered 413 without being read whole (the
- * connection is then closed); bodies are read only after authentication and routing; the log is
+ * Bounded: request bodies over `maxBodyBytes` (uploads: `maxUploadBytes`) are answered 413 without
+ * being read whole (the connection is then closed, after discarding up to four times the limit so
+ * a client still sending reads the answer); bodies are read only after authentication and routing; the log is
  * a ring of `requestLogSize` entries; responses are written with backpressure.
  *
  * @since 0.1.0
@@ -853,6 +875,8 @@ export const serve = (
       )
     }
     const simulator = yield* makeUnsafe(seed, options)
+    const limits = limitsOf(options)
+    const lingerBytes = server.lingerBytesFor(Math.max(limits.maxBodyBytes, limits.maxUploadBytes))
     const Http = yield* Effect.promise(() => import("node:http"))
     const run = yield* FiberSet.makeRuntime<never>()
     const sockets = new Set<Net.Socket>()
@@ -874,7 +898,7 @@ export const serve = (
         resetTo: simulator.resetTo,
         initialSeed: simulator.seed
       },
-      { adminToken, run, maxHeaderBytes },
+      { adminToken, run, maxHeaderBytes, lingerBytes },
       sockets
     )
     yield* Effect.acquireRelease(

@@ -37,8 +37,10 @@ export type BodyRead = { readonly _tag: "Read"; readonly bytes: Uint8Array } | {
 
 /** Limits of a simulator. */
 export interface Limits {
-  /** Request bodies longer than this are answered 413. */
+  /** Request bodies longer than this are answered 413 (JSON bodies; uploads have their own). */
   readonly maxBodyBytes: number
+  /** The same for the bodies of uploads (multipart or raw bytes). */
+  readonly maxUploadBytes: number
   /** How many requests the log keeps (the oldest are dropped). */
   readonly requestLogSize: number
   /** Recorded bodies are cut after this many bytes. */
@@ -50,6 +52,7 @@ export interface Limits {
 /** The documented defaults. */
 export const defaultLimits: Limits = {
   maxBodyBytes: 64 * 1024,
+  maxUploadBytes: 16 * 1024 * 1024,
   requestLogSize: 1000,
   recordedBodyBytes: 4096,
   requestLogBytes: 8 * 1024 * 1024
@@ -775,10 +778,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             errorResponse(415, "unsupported_media_type", "the request body must be application/json")
           )
         }
-        return Effect.flatMap(request.readBody(limits.maxBodyBytes), (read) => {
+        // an upload (a multipart or raw body: a file, a zip, an extension, an app) may be larger than JSON
+        const upload = operation.body !== undefined && operation.body.kind !== "json"
+        const bodyLimit = upload ? limits.maxUploadBytes : limits.maxBodyBytes
+        return Effect.flatMap(request.readBody(bodyLimit), (read) => {
           if (read._tag === "TooLarge") {
             return Effect.succeed(
-              errorResponse(413, "payload_too_large", `request bodies are limited to ${limits.maxBodyBytes} bytes`)
+              errorResponse(
+                413,
+                "payload_too_large",
+                `${upload ? "uploads" : "request bodies"} are limited to ${bodyLimit} bytes`
+              )
             )
           }
           // the body's text when it is decoded whole for the log: the JSON body's parse reads it (not decoded twice)
