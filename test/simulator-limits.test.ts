@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
-import { Browsers, Filesystem, Kernel, KernelConfig, KernelFiles } from "effect-kernel"
+import { Browsers, Extensions, Filesystem, Kernel, KernelConfig, KernelFiles } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -135,4 +135,83 @@ describe("simulator in memory: uploads", () => {
     }).pipe(
       Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(seed, { maxUploadBytes: 4 * 1024 }))))
     ))
+})
+
+describe("simulator: the budget of stored bytes", () => {
+  const budget = 10_000
+  const refused = { _tag: "BadRequest", message: `the simulator holds at most ${budget} bytes of files and uploads` }
+  const bytes = (n: number) => new Uint8Array(n).fill(1)
+
+  it.effect("files, zips and uploads count; a write beyond is a 400 (nothing evicted); freeing makes room", () =>
+    Effect.gen(function*() {
+      expect(KernelSimulator.defaultMaxStoredBytes).toBe(256 * mib)
+      const { session_id: a } = yield* Browsers.create({})
+      const { session_id: b } = yield* Browsers.create({})
+      yield* Filesystem.writeFile({ id: a, path: "/one.bin", contents: bytes(6000) })
+      // another browser's write counts against the same budget
+      const second = yield* Effect.exit(Filesystem.writeFile({ id: b, path: "/two.bin", contents: bytes(6000) }))
+      expect(failureOf(second)).toMatchObject(refused)
+      expect(failureOf(yield* Effect.exit(Filesystem.fileInfo({ id: b, path: "/two.bin" })))).toMatchObject({
+        _tag: "NotFound"
+      })
+      // the first file is still there (refusing evicts nothing); overwriting it counts its new size only
+      yield* Filesystem.writeFile({ id: a, path: "/one.bin", contents: bytes(9000) })
+      expect((yield* Filesystem.fileInfo({ id: a, path: "/one.bin" })).size_bytes).toBe(9000)
+      // an upload kept by a resource counts
+      const extension = yield* Effect.exit(Extensions.upload({ file: bytes(2000), name: "ext" }))
+      expect(failureOf(extension)).toMatchObject(refused)
+      // deleting the file frees its bytes
+      yield* Filesystem.deleteFile({ id: a, path: "/one.bin" })
+      yield* Extensions.upload({ file: bytes(2000), name: "ext" })
+      yield* Filesystem.writeFile({ id: b, path: "/two.bin", contents: bytes(6000) })
+      // 8000 held: a file of 3000 does not fit
+      expect(failureOf(yield* Effect.exit(Filesystem.writeFile({ id: a, path: "/x", contents: bytes(3000) }))))
+        .toMatchObject(refused)
+      // a browser deleted takes its files along
+      yield* Browsers.delete({ id: b })
+      yield* Filesystem.writeFile({ id: a, path: "/x", contents: bytes(7000) })
+    }).pipe(
+      Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(seed, { maxStoredBytes: budget }))))
+    ))
+
+  it.effect("a zip whose entries would not fit is refused whole", () =>
+    Effect.gen(function*() {
+      const { session_id: id } = yield* Browsers.create({})
+      // the zip of a directory holding one 600-byte file: extracted, a second copy would hold 1200 bytes
+      const zipped = yield* Stream.runFold(
+        Effect.gen(function*() {
+          yield* Filesystem.writeFile({ id, path: "/d/a.bin", contents: bytes(600) })
+          return Filesystem.downloadDirZipStream({ id, path: "/d" })
+        }).pipe(Stream.unwrap),
+        new Uint8Array(0),
+        (all, chunk) => new Uint8Array([...all, ...chunk])
+      )
+      const exit = yield* Effect.exit(Filesystem.uploadZip({ id, zip_file: zipped, dest_path: "/copy" }))
+      expect(failureOf(exit)).toMatchObject({
+        _tag: "BadRequest",
+        message: "the simulator holds at most 1000 bytes of files and uploads"
+      })
+      expect(failureOf(yield* Effect.exit(Filesystem.fileInfo({ id, path: "/copy" })))).toMatchObject({
+        _tag: "NotFound"
+      })
+    }).pipe(
+      Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer(seed, { maxStoredBytes: 1000 }))))
+    ))
+
+  it.live("over HTTP too: the bin's world is bounded by the same budget", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const small = yield* KernelSimulator.serve({ seed, maxStoredBytes: budget })
+      const response = yield* Effect.promise(() =>
+        fetch(`${small.url}/browsers/b1/fs/write_file?path=/big.bin`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" },
+          body: bytes(budget + 1)
+        })
+      )
+      expect(response.status).toBe(400)
+      expect(yield* Effect.promise(() => response.json())).toMatchObject({
+        code: "bad_request",
+        message: refused.message
+      })
+    })))
 })

@@ -37,6 +37,8 @@ Options:
   --max-body-bytes <n>     JSON request bodies over this are answered 413 (default 65536)
   --max-upload-bytes <n>   upload bodies (multipart or raw bytes) over this are answered 413
                            (default ${KernelSimulator.defaultMaxUploadBytes}, 16 MiB)
+  --max-stored-bytes <n>   bytes of files and uploads the simulator stores; a write beyond is 400
+                           (default ${KernelSimulator.defaultMaxStoredBytes}, 256 MiB)
   --request-log-size <n>   requests kept in the log, oldest dropped first (default 1000)
   -h, --help               this text
 
@@ -99,6 +101,7 @@ const parsed = (() => {
         "admin-token": { type: "string" },
         "max-body-bytes": { type: "string" },
         "max-upload-bytes": { type: "string" },
+        "max-stored-bytes": { type: "string" },
         "request-log-size": { type: "string" },
         help: { type: "boolean", short: "h", default: false }
       },
@@ -128,6 +131,7 @@ const integer = (flag: string, text: string | undefined, min: number, max: numbe
 const port = integer("port", values.port, 0, 65535)!
 const maxBodyBytes = integer("max-body-bytes", values["max-body-bytes"], 1, 1024 * 1024 * 1024)
 const maxUploadBytes = integer("max-upload-bytes", values["max-upload-bytes"], 1, 1024 * 1024 * 1024)
+const maxStoredBytes = integer("max-stored-bytes", values["max-stored-bytes"], 0, Number.MAX_SAFE_INTEGER)
 const requestLogSize = integer("request-log-size", values["request-log-size"], 0, 1_000_000)
 
 const readSeed = (path: string): unknown => {
@@ -200,6 +204,7 @@ const program = Effect.gen(function*() {
     adminToken: values["admin-token"],
     maxBodyBytes,
     maxUploadBytes,
+    maxStoredBytes,
     requestLogSize
   }).pipe(
     Effect.mapError((error) =>

@@ -599,6 +599,16 @@ export interface Limits {
    * @since 0.2.0
    */
   readonly maxUploadBytes?: number | undefined
+  /**
+   * The most bytes the simulator stores, all organizations together: the contents of the
+   * browsers' files and the bytes kept by resources (uploaded extensions, saved profiles);
+   * default {@link defaultMaxStoredBytes} (256 MiB). A write that would take it beyond is 400, as
+   * a write beyond {@link filesystemLimit} is (nothing is evicted for it); deleting files, browsers
+   * or resources frees their bytes.
+   *
+   * @since 0.2.0
+   */
+  readonly maxStoredBytes?: number | undefined
   /** How many requests the log keeps, the oldest dropped first; default 1000 (0: none). */
   readonly requestLogSize?: number | undefined
   /** Recorded bodies are cut after this many bytes; default 4096. */
@@ -629,9 +639,18 @@ export const defaultRequestLogBytes: number = internal.defaultLimits.requestLogB
  */
 export const defaultMaxUploadBytes: number = internal.defaultLimits.maxUploadBytes
 
+/**
+ * The default budget of the bytes a simulator stores (files, uploads, saved profiles): 256 MiB.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const defaultMaxStoredBytes: number = internal.defaultLimits.maxStoredBytes
+
 const limitsOf = (options: Limits): internal.Limits => ({
   maxBodyBytes: options.maxBodyBytes ?? internal.defaultLimits.maxBodyBytes,
   maxUploadBytes: options.maxUploadBytes ?? internal.defaultLimits.maxUploadBytes,
+  maxStoredBytes: options.maxStoredBytes ?? internal.defaultLimits.maxStoredBytes,
   requestLogSize: options.requestLogSize ?? internal.defaultLimits.requestLogSize,
   recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes,
   requestLogBytes: options.requestLogBytes ?? internal.defaultLimits.requestLogBytes

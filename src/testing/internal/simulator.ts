@@ -41,6 +41,8 @@ export interface Limits {
   readonly maxBodyBytes: number
   /** The same for the bodies of uploads (multipart or raw bytes). */
   readonly maxUploadBytes: number
+  /** The most bytes the world stores (files, uploads, saved profiles); a write beyond is 400. */
+  readonly maxStoredBytes: number
   /** How many requests the log keeps (the oldest are dropped). */
   readonly requestLogSize: number
   /** Recorded bodies are cut after this many bytes. */
@@ -53,6 +55,7 @@ export interface Limits {
 export const defaultLimits: Limits = {
   maxBodyBytes: 64 * 1024,
   maxUploadBytes: 16 * 1024 * 1024,
+  maxStoredBytes: 256 * 1024 * 1024,
   requestLogSize: 1000,
   recordedBodyBytes: 4096,
   requestLogBytes: 8 * 1024 * 1024
@@ -188,7 +191,7 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
 }
 
 /** A simulator's world, built from a seed. */
-const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => {
+const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget): Map<string, Organization> => {
   const organizations = new Map<string, Organization>()
   for (const org of seed.organizations ?? []) {
     const store = engine.emptyStore()
@@ -274,6 +277,7 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       })
     }
     organizations.set(org.token, {
+      budget,
       id: org.id,
       token: org.token,
       plan: org.plan ?? "paid",
@@ -503,7 +507,10 @@ const serve = (
     now,
     headers: request.headers
   }
+  const stored = body["__bytes"]
   return engine.missingParent(org.store, call) ?? behaviours.handle(org, call) ??
+    // an upload the resource keeps (an extension's zip...) is held to the byte budget
+    (stored instanceof Uint8Array ? behaviours.overBudget(org, stored.length) : undefined) ??
     engine.generic(org.store, call, prefixOf)
 }
 
@@ -532,7 +539,16 @@ const gatewayPage = (status: number): string => {
 /** The whole simulated service: state, faults, recording, and the request handler. */
 export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
-    let organizations = build(seed, startedAt)
+    let organizations = new Map<string, Organization>()
+    const budget: behaviours.ByteBudget = {
+      limit: limits.maxStoredBytes,
+      used: () => {
+        let total = 0
+        for (const org of organizations.values()) total += engine.storedBytes(org.store, org.browsers.values())
+        return total
+      }
+    }
+    organizations = build(seed, startedAt, budget)
     const faults: Array<ActiveFault> = []
     // a bounded ring: the oldest records are dropped. The log holds `recorded` from `first` on: a dropped
     // record only moves `first`, and the dropped ones are cut off the arrays once they are as many as
@@ -901,7 +917,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             for (const browser of org.browsers.values()) endBrowser(browser)
             endPoolWaiters(org)
           }
-          organizations = build(next, now)
+          organizations = build(next, now, budget)
           faults.length = 0
           forget()
         }),
