@@ -593,8 +593,8 @@ export interface Limits {
    * The same for uploads, the operations whose body is multipart or raw bytes (`writeFile`,
    * `upload`, `uploadZip`, `Extensions.upload`, `loadExtensions`, `Deployments.create`...);
    * default {@link defaultMaxUploadBytes} (16 MiB). Over HTTP, a body too large is answered 413
-   * and up to four times the larger limit is still read and discarded, so a client sending it
-   * reads the 413 rather than a reset.
+   * and up to four times its limit is still read and discarded, so a client sending it reads the
+   * 413 rather than a reset.
    *
    * @since 0.2.0
    */
@@ -894,8 +894,6 @@ export const serve = (
       )
     }
     const simulator = yield* makeUnsafe(seed, options)
-    const limits = limitsOf(options)
-    const lingerBytes = server.lingerBytesFor(Math.max(limits.maxBodyBytes, limits.maxUploadBytes))
     const Http = yield* Effect.promise(() => import("node:http"))
     const run = yield* FiberSet.makeRuntime<never>()
     const sockets = new Set<Net.Socket>()
@@ -917,7 +915,7 @@ export const serve = (
         resetTo: simulator.resetTo,
         initialSeed: simulator.seed
       },
-      { adminToken, run, maxHeaderBytes, lingerBytes },
+      { adminToken, run, maxHeaderBytes },
       sockets
     )
     yield* Effect.acquireRelease(

@@ -33,15 +33,16 @@ export interface Target {
 export const adminBodyLimit = 1024 * 1024
 /**
  * After answering a request whose body was left unread: how long more of it is drained (so a client
- * still sending reads the answer rather than a reset) before the connection is destroyed. How much
- * is {@link ServerConfig.lingerBytes}.
+ * still sending reads the answer rather than a reset) before the connection is destroyed. How much:
+ * {@link lingerBytesFor} the limit the body was read with.
  */
 const lingerMillis = 4000
 
 /**
  * How much of an unread body the server discards after its answer, for bodies limited to `limit`
  * bytes: four times the limit (at least 1 MiB), so a client sending a body up to four times too
- * large finishes sending and reads the 413.
+ * large finishes sending and reads the 413. A body never asked for (unauthenticated, unrouted):
+ * 1 MiB.
  */
 export const lingerBytesFor = (limit: number): number => Math.max(1024 * 1024, 4 * limit)
 
@@ -518,8 +519,6 @@ export interface ServerConfig {
   readonly adminToken: string
   readonly run: <A>(effect: Effect.Effect<A>) => Fiber.RuntimeFiber<A, never>
   readonly maxHeaderBytes: number
-  /** How much of an unread request body is discarded after the answer (see {@link lingerBytesFor}). */
-  readonly lingerBytes: number
 }
 
 /**
@@ -559,6 +558,8 @@ export const attach = (
       config.run(admin(target, config.adminToken, request, response, path))
       return
     }
+    // how much of a body left unread is discarded after the answer: by the limit it was read with
+    let lingerBytes = lingerBytesFor(0)
     const fiber = config.run(
       Effect.flatMap(
         target.handle({
@@ -566,12 +567,15 @@ export const attach = (
           path,
           query: queryOf(request.url ?? "/"),
           headers: headerRecord(request),
-          readBody: (limit) => readBody(request, limit, response)
+          readBody: (limit) => {
+            lingerBytes = lingerBytesFor(limit)
+            return readBody(request, limit, response)
+          }
         }),
         (sim) =>
           sim.body._tag === "Live"
             ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open, sim.body.follow)
-            : Effect.sync(() => send(request, response, sim, config.lingerBytes))
+            : Effect.sync(() => send(request, response, sim, lingerBytes))
       )
     )
     // a client gone before its answer (an acquire waiting, an event stream open) stops the work
