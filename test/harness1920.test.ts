@@ -9,6 +9,7 @@ import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import {
   BrowserPools,
   Browsers,
+  Deployments,
   Filesystem,
   Invocations,
   Kernel,
@@ -77,14 +78,47 @@ describe("harness1920: the simulator's references", () => {
     }).pipe(Effect.provide(simulated)))
 
   // the document: createInvocation answers 404 for an app or version that is not deployed; the
-  // simulator runs any name it is given, so a misspelt app name passes the tests and fails in
-  // production. Not fixed here: the other test files and the demo invoke names they never deployed.
-  it.effect.fails("an invocation of an app that was never deployed is a NotFound", () =>
+  // simulator ran any name it was given, so a misspelt app name passed the tests and failed in
+  // production (this case was an `it.effect.fails` until it was fixed)
+  it.effect("an invocation of an app that was never deployed is a NotFound", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
         Invocations.create({ app_name: "never-deployed", version: "9.9.9", action_name: "run" })
       )
       expect(tagOf(exit)).toBe("NotFound")
+    }).pipe(Effect.provide(simulated)))
+
+  it.effect("an app is invocable once deployed, at its version only; a seeded app is invocable", () =>
+    Effect.gen(function*() {
+      const invoke = (app_name: string, version: string) =>
+        Effect.exit(Invocations.create({ app_name, version, action_name: "run" }))
+      expect(tagOf(yield* invoke("harness-app", "2.0.0"))).toBe("NotFound")
+      yield* Deployments.create({
+        file: new TextEncoder().encode("PK\x05\x06" + "\0".repeat(18)),
+        entrypoint_rel_path: "src/harness-app.ts",
+        version: "2.0.0"
+      })
+      expect(tagOf(yield* invoke("harness-app", "2.0.0"))).toBe("Success")
+      expect(tagOf(yield* invoke("harness-app", "2.0.1"))).toBe("NotFound")
+      // the default seed's deployment dep_running serves my-app 1.0.0
+      expect(tagOf(yield* invoke("my-app", "1.0.0"))).toBe("Success")
+      expect(tagOf(yield* invoke("my-app", "latest"))).toBe("NotFound")
+    }).pipe(Effect.provide(simulated)))
+
+  it.effect("an app seeded without a version is invocable as latest only", () =>
+    Effect.gen(function*() {
+      const sim = yield* KernelSimulator.KernelSimulator
+      yield* sim.reset({
+        organizations: [{
+          id: "org_h",
+          token: KernelSimulator.defaultToken,
+          deployments: [{ id: "dep_h", state: "running", app_name: "seeded" }]
+        }]
+      })
+      const invoke = Invocations.create({ app_name: "seeded", version: "latest", action_name: "run" })
+      expect(tagOf(yield* Effect.exit(invoke))).toBe("Success")
+      expect(tagOf(yield* Effect.exit(Invocations.create({ app_name: "seeded", version: "1", action_name: "r" }))))
+        .toBe("NotFound")
     }).pipe(Effect.provide(simulated)))
 })
 

@@ -311,7 +311,11 @@ const fileQueries: Record<string, Record<string, string>> = {
   streamLogs: { path: "/var/log/x.log" }
 }
 
+/** The app the default seed deploys (`dep_running`): an invocation of any other is 404. */
+const seededApp = { app_name: "my-app", version: "1.0.0" }
+
 const fileBodies: Record<string, Record<string, unknown>> = {
+  createInvocation: seededApp,
   createDirectory: { path: "/dir" },
   deleteDirectory: { path: "/dir" },
   deleteFile: { path: "/delete-me.txt" },
@@ -362,7 +366,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         profiles: (await direct("createProfile", "/profiles", { name: "prism-profile" })).id,
         extensions: (await direct("uploadExtension", "/extensions")).id,
         proxies: (await direct("createProxy", "/proxies")).id,
-        invocations: (await direct("createInvocation", "/invocations")).id,
+        invocations: (await direct("createInvocation", "/invocations", seededApp)).id,
         auth: (await direct("createAuthConnection", "/auth/connections")).id,
         credentials: (await direct("createCredential", "/credentials", { totp_secret: "JBSWY3DPEHPK3PXP" })).id,
         credential_providers: (await direct("createCredentialProvider", "/org/credential_providers")).id,
@@ -504,7 +508,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       }
       // the other documented successes: 202 of an asynchronous invocation and of a replay still
       // recording, 204 of a pool with nothing available
-      await send(byName("createInvocation"), undefined, { body: { async: true }, expect: 202 })
+      await send(byName("createInvocation"), undefined, { body: { ...seededApp, async: true }, expect: 202 })
       await send(byName("downloadReplay"), undefined, { expect: 202 })
       await fetch(`${simulator}/browser_pools/pool_stealth/flush`, { method: "POST", headers: auth })
       await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_stealth/acquire", expect: 204 })

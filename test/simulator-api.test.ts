@@ -23,7 +23,7 @@ const seed: KernelSimulator.Seed = {
     token,
     browsers: [{ id: "b1", viewport: { width: 800, height: 600 }, replays: [{ id: "r1", size: 4096 }] }],
     pools: [{ id: "pool_1", name: "pool-one", browser_pool_config: { size: 2 } }],
-    deployments: [{ id: "dep_1", state: "running" }],
+    deployments: [{ id: "dep_1", state: "running", app_name: "seeded-app", version: "1.0.0" }],
     credentials: [{ id: "cred_1", name: "cred-one", domain: "example.com", totp_secret: secret }]
   }]
 }
@@ -139,7 +139,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
   uploadZip: { dest_path: "/" },
   // "only required if source is path" (the sampled source)
-  streamLogs: { path: "/var/log/x.log" }
+  streamLogs: { path: "/var/log/x.log" },
+  // an app the seed deploys (any other is 404)
+  createInvocation: { app_name: "seeded-app", version: "1.0.0" }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */
@@ -200,7 +202,7 @@ const setUp = Effect.gen(function*() {
     profile: idOf(yield* create("createProfile", { name: "profile-one" }), "id"),
     extension: idOf(yield* create("uploadExtension"), "id"),
     proxy: idOf(yield* create("createProxy"), "id"),
-    invocation: idOf(yield* create("createInvocation"), "id"),
+    invocation: idOf(yield* create("createInvocation", queryOverrides["createInvocation"]), "id"),
     auth: idOf(yield* create("createAuthConnection"), "id"),
     provider: idOf(yield* create("createCredentialProvider"), "id"),
     project: idOf(yield* create("createProject"), "id"),
@@ -487,6 +489,7 @@ describe("real behaviours", () => {
     Effect.gen(function*() {
       const invocation = yield* callAny(byName("createInvocation"), {
         ...bodyParams(byName("createInvocation")),
+        ...queryOverrides["createInvocation"],
         async: true
       })
       expect(invocation).toMatchObject({ _tag: "Accepted", value: { status: "queued" } })

@@ -34,14 +34,19 @@ Options:
   --host <address>         address to bind (default 127.0.0.1)
   --seed <file.json>       the world to serve, as JSON (default: the built-in demo seed)
   --admin-token <token>    bearer token of the control plane (default: random, printed at start)
-  --max-body-bytes <n>     request bodies over this are answered 413 (default 65536)
+  --max-body-bytes <n>     JSON request bodies over this are answered 413 (default 65536)
+  --max-upload-bytes <n>   upload bodies (multipart or raw bytes) over this are answered 413
+                           (default ${KernelSimulator.defaultMaxUploadBytes}, 16 MiB)
+  --max-stored-bytes <n>   bytes of files and uploads the simulator stores; a write beyond is 400
+                           (default ${KernelSimulator.defaultMaxStoredBytes}, 256 MiB)
   --request-log-size <n>   requests kept in the log, oldest dropped first (default 1000)
   -h, --help               this text
 
 Tokens of the default seed:
   ${KernelSimulator.defaultToken}   organization org_demo (paid): browser browser_1 (replay replay_1,
                            4 MiB, 202 twice first), pools pool_small, pool_stealth, pool_kiosk,
-                           deployments dep_running, dep_stopped, dep_failed, dep_queued, dep_in_progress
+                           deployments dep_running (serving app my-app 1.0.0), dep_stopped,
+                           dep_failed, dep_queued, dep_in_progress
   sk_sim_free              organization org_free (free plan: 403 on replays and pools)
 
 Seed format (validated; an error names the field, e.g. organizations[0].browsers[0].mouse.x):
@@ -53,10 +58,11 @@ Seed format (validated; an error names the field, e.g. organizations[0].browsers
                                    "readyAfter": "5 seconds" }] }],
       "pools": [{ "id": "p1", "name": "small", "available_count": 2, "acquired_count": 1,
                   "created_at": "2026-11-01T09:00:00Z", "browser_pool_config": { "size": 3 } }],
-      "deployments": [{ "id": "d1", "state": "running" }]
+      "deployments": [{ "id": "d1", "state": "running", "app_name": "my-app", "version": "1.0.0" }]
     }]
   }
-  states: queued, in_progress, running, stopped, failed; replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
+  states: queued, in_progress, running, stopped, failed (a deployment's app_name / version: the
+  app POST /invocations may invoke; any other is 404); replay sizes >= ${KernelSimulator.minimumReplaySize} bytes (mp4 boxes)
 
 Control plane (Authorization: Bearer <admin token>):
   POST   /_simulator/faults     inject a fault on any operation by name, e.g. {"route":"createBrowser","status":429,"retryAfter":2,"times":1}
@@ -94,6 +100,8 @@ const parsed = (() => {
         seed: { type: "string" },
         "admin-token": { type: "string" },
         "max-body-bytes": { type: "string" },
+        "max-upload-bytes": { type: "string" },
+        "max-stored-bytes": { type: "string" },
         "request-log-size": { type: "string" },
         help: { type: "boolean", short: "h", default: false }
       },
@@ -122,6 +130,8 @@ const integer = (flag: string, text: string | undefined, min: number, max: numbe
 
 const port = integer("port", values.port, 0, 65535)!
 const maxBodyBytes = integer("max-body-bytes", values["max-body-bytes"], 1, 1024 * 1024 * 1024)
+const maxUploadBytes = integer("max-upload-bytes", values["max-upload-bytes"], 1, 1024 * 1024 * 1024)
+const maxStoredBytes = integer("max-stored-bytes", values["max-stored-bytes"], 0, Number.MAX_SAFE_INTEGER)
 const requestLogSize = integer("request-log-size", values["request-log-size"], 0, 1_000_000)
 
 const readSeed = (path: string): unknown => {
@@ -193,6 +203,8 @@ const program = Effect.gen(function*() {
     seed,
     adminToken: values["admin-token"],
     maxBodyBytes,
+    maxUploadBytes,
+    maxStoredBytes,
     requestLogSize
   }).pipe(
     Effect.mapError((error) =>

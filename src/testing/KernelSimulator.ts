@@ -193,6 +193,19 @@ export interface DeploymentSeed {
    * @since 0.2.0
    */
   readonly project?: string | undefined
+  /**
+   * The app the deployment serves (listed by `Apps.list`, invocable by `Invocations.create` with
+   * this name and {@link DeploymentSeed.version}). Default: none (the deployment serves no app).
+   *
+   * @since 0.2.0
+   */
+  readonly app_name?: string | undefined
+  /**
+   * The version of its app. Default: `"latest"`.
+   *
+   * @since 0.2.0
+   */
+  readonly version?: string | undefined
 }
 
 /**
@@ -234,7 +247,8 @@ export const defaultToken = "sk_sim_demo_0123456789"
 /**
  * A ready-made world: one organization (token {@link defaultToken}) with browser `browser_1`
  * (mouse at 640,360) whose replay `replay_1` (4 MiB) is still recording for two polls, a free
- * organization (token `sk_sim_free`), three pools, and deployments in every state.
+ * organization (token `sk_sim_free`), three pools, and deployments in every state (`dep_running`
+ * serves the app `my-app` version `1.0.0`, the one the documented examples invoke).
  *
  * @since 0.1.0
  * @category Seed
@@ -280,7 +294,7 @@ export const defaultSeed: Seed = {
         }
       ],
       deployments: [
-        { id: "dep_running", state: "running" },
+        { id: "dep_running", state: "running", app_name: "my-app", version: "1.0.0" },
         { id: "dep_stopped", state: "stopped" },
         { id: "dep_failed", state: "failed" },
         { id: "dep_queued", state: "queued" },
@@ -571,8 +585,30 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
  * @category Models
  */
 export interface Limits {
-  /** Request bodies longer than this are answered 413 (not read whole); default 65536 (64 KiB). */
+  /**
+   * JSON request bodies longer than this are answered 413 (not read whole); default 65536 (64 KiB).
+   */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * The same for uploads, the operations whose body is multipart or raw bytes (`writeFile`,
+   * `upload`, `uploadZip`, `Extensions.upload`, `loadExtensions`, `Deployments.create`...);
+   * default {@link defaultMaxUploadBytes} (16 MiB). Over HTTP, a body too large is answered 413
+   * and up to four times its limit is still read and discarded, so a client sending it reads the
+   * 413 rather than a reset.
+   *
+   * @since 0.2.0
+   */
+  readonly maxUploadBytes?: number | undefined
+  /**
+   * The most bytes the simulator stores, all organizations together: the contents of the
+   * browsers' files and the bytes kept by resources (uploaded extensions, saved profiles);
+   * default {@link defaultMaxStoredBytes} (256 MiB). A write that would take it beyond is 400, as
+   * a write beyond {@link filesystemLimit} is (nothing is evicted for it); deleting files, browsers
+   * or resources frees their bytes.
+   *
+   * @since 0.2.0
+   */
+  readonly maxStoredBytes?: number | undefined
   /** How many requests the log keeps, the oldest dropped first; default 1000 (0: none). */
   readonly requestLogSize?: number | undefined
   /** Recorded bodies are cut after this many bytes; default 4096. */
@@ -595,8 +631,26 @@ export interface Limits {
  */
 export const defaultRequestLogBytes: number = internal.defaultLimits.requestLogBytes
 
+/**
+ * The default limit of an upload's body (multipart or raw bytes): 16 MiB.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const defaultMaxUploadBytes: number = internal.defaultLimits.maxUploadBytes
+
+/**
+ * The default budget of the bytes a simulator stores (files, uploads, saved profiles): 256 MiB.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const defaultMaxStoredBytes: number = internal.defaultLimits.maxStoredBytes
+
 const limitsOf = (options: Limits): internal.Limits => ({
   maxBodyBytes: options.maxBodyBytes ?? internal.defaultLimits.maxBodyBytes,
+  maxUploadBytes: options.maxUploadBytes ?? internal.defaultLimits.maxUploadBytes,
+  maxStoredBytes: options.maxStoredBytes ?? internal.defaultLimits.maxStoredBytes,
   requestLogSize: options.requestLogSize ?? internal.defaultLimits.requestLogSize,
   recordedBodyBytes: options.recordedBodyBytes ?? internal.defaultLimits.recordedBodyBytes,
   requestLogBytes: options.requestLogBytes ?? internal.defaultLimits.requestLogBytes
@@ -804,8 +858,9 @@ export const maxHeaderBytes = 64 * 1024
  * as JSON), `DELETE /_simulator/requests` and `GET /_simulator/evictions`. A service token
  * does not open it, and the admin token opens none of the service's routes.
  *
- * Bounded: request bodies over `maxBodyBytes` are answered 413 without being read whole (the
- * connection is then closed); bodies are read only after authentication and routing; the log is
+ * Bounded: request bodies over `maxBodyBytes` (uploads: `maxUploadBytes`) are answered 413 without
+ * being read whole (the connection is then closed, after discarding up to four times the limit so
+ * a client still sending reads the answer); bodies are read only after authentication and routing; the log is
  * a ring of `requestLogSize` entries; responses are written with backpressure.
  *
  * @since 0.1.0

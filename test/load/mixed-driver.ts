@@ -426,9 +426,9 @@ const mixedFlow = async (client: number, round: number): Promise<void> => {
   await call("deleteApiKey", { id: key })
   await call("deleteProject", { id: project })
 
-  // an app: deploy, follow, invoke, follow
+  // an app: deploy, follow, invoke, follow (the app is named by the entrypoint: an undeployed one is 404)
   const deployment = field(
-    await call("createDeployment", { entrypoint_rel_path: "index.ts", version: "1.0.0", file: emptyZip }),
+    await call("createDeployment", { entrypoint_rel_path: "src/my-app.ts", version: "1.0.0", file: emptyZip }),
     "id"
   )
   await call("followDeployment", { id: deployment }, { whole: true })

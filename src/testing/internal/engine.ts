@@ -32,10 +32,31 @@ export interface Resource {
 /** A node of a browser's filesystem. */
 export interface FsNode {
   readonly dir: boolean
-  bytes: Uint8Array
+  readonly bytes: Uint8Array
   mode: string
   modTime: number
 }
+
+/** A browser's filesystem: its nodes by path, and the bytes of their contents (for the simulator's byte budget). */
+export class FsTree extends Map<string, FsNode> {
+  /** The bytes of every file's contents. */
+  bytes = 0
+  override set(path: string, node: FsNode): this {
+    this.bytes += node.bytes.length - (this.get(path)?.bytes.length ?? 0)
+    return super.set(path, node)
+  }
+  override delete(path: string): boolean {
+    this.bytes -= this.get(path)?.bytes.length ?? 0
+    return super.delete(path)
+  }
+  override clear(): void {
+    this.bytes = 0
+    super.clear()
+  }
+}
+
+/** A filesystem holding only its root directory. */
+const rootOnly = (): FsTree => new FsTree().set("/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 })
 
 /** A process spawned in a browser. */
 export interface Process {
@@ -78,7 +99,7 @@ export interface BrowserState {
   clipboard: string
   /** Text typed and keys pressed, in order. */
   readonly typed: Array<string>
-  readonly fs: Map<string, FsNode>
+  readonly fs: FsTree
   readonly processes: Map<string, Process>
   /** What happens in it (files changed, log lines), until it is deleted. */
   readonly events: live.Hub<BrowserEvent>
@@ -96,6 +117,8 @@ export interface Store {
   readonly singletons: Map<string, Record<string, unknown>>
   /** The resources dropped to keep a collection under its limit, oldest first (bounded too). */
   readonly evictions: Array<{ readonly collection: string; readonly id: string }>
+  /** The collections that were given a resource holding bytes (`__bytes`: an upload, a profile's state). */
+  readonly byteCollections: Set<string>
   counter: number
   /** The resource put last, and where (what a create just made, without scanning its collection). */
   lastPut: { readonly collection: string; readonly resource: Resource } | undefined
@@ -116,6 +139,7 @@ export const emptyStore = (): Store => ({
   collections: new Map(),
   singletons: new Map(),
   evictions: [],
+  byteCollections: new Set(),
   counter: 0,
   lastPut: undefined,
   nested: new Map()
@@ -131,7 +155,7 @@ export const newBrowserState = (
   viewport: init.viewport ?? { width: 1920, height: 1080 },
   clipboard: "",
   typed: [],
-  fs: new Map([["/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 }]]),
+  fs: rootOnly(),
   processes: new Map(),
   events: live.make(),
   telemetrySeq: 0,
@@ -168,6 +192,7 @@ export const put = (
   }
   items.delete(resource.id)
   items.set(resource.id, resource)
+  if (resource.fields["__bytes"] instanceof Uint8Array) store.byteCollections.add(collection)
   store.lastPut = { collection, resource }
   while (items.size > collectionLimit) {
     let oldest: string | undefined = undefined
@@ -184,6 +209,22 @@ export const put = (
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }
+}
+
+/**
+ * The bytes an organization's world holds as contents: its browsers' files and the bytes its resources
+ * keep (uploaded extensions, saved profiles...).
+ */
+export const storedBytes = (store: Store, browsers: Iterable<BrowserState>): number => {
+  let total = 0
+  for (const browser of browsers) total += browser.fs.bytes
+  for (const collection of store.byteCollections) {
+    for (const resource of store.collections.get(collection)?.values() ?? []) {
+      const bytes = resource.fields["__bytes"]
+      if (bytes instanceof Uint8Array) total += bytes.length
+    }
+  }
+  return total
 }
 
 /** Drops the collections under a top-level resource (`/browsers/b1` → `/browsers/b1/replays`...). */
@@ -324,7 +365,8 @@ const badRequest = (message: string): Reply => ({ _tag: "Error", status: 400, co
 /** The concrete path of a template prefix of `segments`. */
 const concrete = (segments: ReadonlyArray<string>, length: number): string => `/${segments.slice(0, length).join("/")}`
 
-const visible = (resource: Resource, project: string | undefined): boolean =>
+/** Whether a resource is seen by a caller naming `project` (a resource of no project is seen by all). */
+export const visible = (resource: Resource, project: string | undefined): boolean =>
   project === undefined || resource.project === undefined || resource.project === project
 
 /** A resource of a concrete collection by its id (or name / session id). */
@@ -556,6 +598,7 @@ export const generic = (
           : reply(operation, resource.fields, status, true)
       }
       if (kind === "update") {
+        if (call.body["__bytes"] instanceof Uint8Array) store.byteCollections.add(collection)
         resource.fields = merge(resource.fields, { ...call.body, updated_at: isoAt(call.now) })
         return reply(operation, resource.fields, status, true)
       }

@@ -128,10 +128,13 @@ export const PoolSeed = Schema.Struct({
 
 export const DeploymentState = Schema.Literal("queued", "in_progress", "running", "stopped", "failed")
 
-export const DeploymentSeed = Schema.Struct({ id: Id, state: DeploymentState, project: Schema.optional(Id) })
-  .annotations({
-    identifier: "DeploymentSeed"
-  })
+export const DeploymentSeed = Schema.Struct({
+  id: Id,
+  state: DeploymentState,
+  project: Schema.optional(Id),
+  app_name: Schema.optional(Name),
+  version: Schema.optional(Name)
+}).annotations({ identifier: "DeploymentSeed" })
 
 export const OrganizationSeed = Schema.Struct({
   id: Id,

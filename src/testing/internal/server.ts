@@ -31,9 +31,20 @@ export interface Target {
 
 /** Control-plane bodies (seeds) may be larger than the service's. */
 export const adminBodyLimit = 1024 * 1024
-/** After answering a request whose body was left unread: how long and how much more is drained. */
-const lingerMillis = 2000
-const lingerBytes = 1024 * 1024
+/**
+ * After answering a request whose body was left unread: how long more of it is drained (so a client
+ * still sending reads the answer rather than a reset) before the connection is destroyed. How much:
+ * {@link lingerBytesFor} the limit the body was read with.
+ */
+const lingerMillis = 4000
+
+/**
+ * How much of an unread body the server discards after its answer, for bodies limited to `limit`
+ * bytes: four times the limit (at least 1 MiB), so a client sending a body up to four times too
+ * large finishes sending and reads the 413. A body never asked for (unauthenticated, unrouted):
+ * 1 MiB.
+ */
+export const lingerBytesFor = (limit: number): number => Math.max(1024 * 1024, 4 * limit)
 
 const encoder = new TextEncoder()
 
@@ -171,9 +182,13 @@ export function* bodyChunks(response: internal.SimResponse): Generator<Uint8Arra
  * close, discard what still arrives for a short while (so the client reads the answer rather than
  * a reset), then destroy.
  */
-const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerResponse, lingerBytes: number) => {
+  const socket = request.socket
+  // Node ends a `connection: close` answer's socket with `destroySoon`, which destroys it as soon as
+  // the answer is flushed: a client still sending its body then meets EPIPE / ECONNRESET instead of
+  // reading the answer. Half closed only here; the discarding below destroys it.
+  socket.destroySoon = () => socket.end()
   response.once("finish", () => {
-    const socket = request.socket
     let discarded = 0
     const timer = setTimeout(() => socket.destroy(), lingerMillis)
     timer.unref()
@@ -188,7 +203,12 @@ const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerRespons
 }
 
 /** Writes a simulated response, with backpressure, acting out its network faults. */
-export const send = (request: Http.IncomingMessage, response: Http.ServerResponse, sim: internal.SimResponse) => {
+export const send = (
+  request: Http.IncomingMessage,
+  response: Http.ServerResponse,
+  sim: internal.SimResponse,
+  lingerBytes: number
+) => {
   const socket = request.socket
   if (response.destroyed || socket.destroyed) return
   if (sim.network.reset) {
@@ -204,7 +224,7 @@ export const send = (request: Http.IncomingMessage, response: Http.ServerRespons
   if (noBody && sim.status !== 204 && sim.status !== 304) headers["content-length"] = "0"
   if (unread) {
     headers["connection"] = "close"
-    lingerAfter(request, response)
+    lingerAfter(request, response, lingerBytes)
   }
   try {
     response.writeHead(sim.status, headers)
@@ -400,7 +420,7 @@ const admin = (
     const answer = (status: number, value: unknown, headers?: Record<string, string>) =>
       Effect.sync(() => {
         if (mustClose(request)) {
-          lingerAfter(request, response)
+          lingerAfter(request, response, lingerBytesFor(adminBodyLimit))
           json(response, status, value, { ...headers, connection: "close" })
         } else json(response, status, value, headers)
       })
@@ -538,6 +558,8 @@ export const attach = (
       config.run(admin(target, config.adminToken, request, response, path))
       return
     }
+    // how much of a body left unread is discarded after the answer: by the limit it was read with
+    let lingerBytes = lingerBytesFor(0)
     const fiber = config.run(
       Effect.flatMap(
         target.handle({
@@ -545,12 +567,15 @@ export const attach = (
           path,
           query: queryOf(request.url ?? "/"),
           headers: headerRecord(request),
-          readBody: (limit) => readBody(request, limit, response)
+          readBody: (limit) => {
+            lingerBytes = lingerBytesFor(limit)
+            return readBody(request, limit, response)
+          }
         }),
         (sim) =>
           sim.body._tag === "Live"
             ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open, sim.body.follow)
-            : Effect.sync(() => send(request, response, sim))
+            : Effect.sync(() => send(request, response, sim, lingerBytes))
       )
     )
     // a client gone before its answer (an acquire waiting, an event stream open) stops the work

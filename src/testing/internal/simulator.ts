@@ -37,8 +37,12 @@ export type BodyRead = { readonly _tag: "Read"; readonly bytes: Uint8Array } | {
 
 /** Limits of a simulator. */
 export interface Limits {
-  /** Request bodies longer than this are answered 413. */
+  /** Request bodies longer than this are answered 413 (JSON bodies; uploads have their own). */
   readonly maxBodyBytes: number
+  /** The same for the bodies of uploads (multipart or raw bytes). */
+  readonly maxUploadBytes: number
+  /** The most bytes the world stores (files, uploads, saved profiles); a write beyond is 400. */
+  readonly maxStoredBytes: number
   /** How many requests the log keeps (the oldest are dropped). */
   readonly requestLogSize: number
   /** Recorded bodies are cut after this many bytes. */
@@ -50,6 +54,8 @@ export interface Limits {
 /** The documented defaults. */
 export const defaultLimits: Limits = {
   maxBodyBytes: 64 * 1024,
+  maxUploadBytes: 16 * 1024 * 1024,
+  maxStoredBytes: 256 * 1024 * 1024,
   requestLogSize: 1000,
   recordedBodyBytes: 4096,
   requestLogBytes: 8 * 1024 * 1024
@@ -185,7 +191,7 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
 }
 
 /** A simulator's world, built from a seed. */
-const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => {
+const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget): Map<string, Organization> => {
   const organizations = new Map<string, Organization>()
   for (const org of seed.organizations ?? []) {
     const store = engine.emptyStore()
@@ -245,7 +251,14 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
         id: d.id,
         project: d.project,
         deleted: false,
-        fields: { id: d.id, status: d.state, created_at: stamp, region: "aws.us-east-1a" }
+        fields: {
+          id: d.id,
+          status: d.state,
+          created_at: stamp,
+          region: "aws.us-east-1a",
+          ...(d.app_name === undefined ? {} : { app_name: d.app_name }),
+          ...(d.version === undefined ? {} : { version: d.version })
+        }
       })
     }
     for (const c of org.credentials ?? []) {
@@ -264,6 +277,7 @@ const build = (seed: Sim.Seed, startedAt: number): Map<string, Organization> => 
       })
     }
     organizations.set(org.token, {
+      budget,
       id: org.id,
       token: org.token,
       plan: org.plan ?? "paid",
@@ -493,7 +507,10 @@ const serve = (
     now,
     headers: request.headers
   }
+  const stored = body["__bytes"]
   return engine.missingParent(org.store, call) ?? behaviours.handle(org, call) ??
+    // an upload the resource keeps (an extension's zip...) is held to the byte budget
+    (stored instanceof Uint8Array ? behaviours.overBudget(org, stored.length) : undefined) ??
     engine.generic(org.store, call, prefixOf)
 }
 
@@ -522,7 +539,16 @@ const gatewayPage = (status: number): string => {
 /** The whole simulated service: state, faults, recording, and the request handler. */
 export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
-    let organizations = build(seed, startedAt)
+    let organizations = new Map<string, Organization>()
+    const budget: behaviours.ByteBudget = {
+      limit: limits.maxStoredBytes,
+      used: () => {
+        let total = 0
+        for (const org of organizations.values()) total += engine.storedBytes(org.store, org.browsers.values())
+        return total
+      }
+    }
+    organizations = build(seed, startedAt, budget)
     const faults: Array<ActiveFault> = []
     // a bounded ring: the oldest records are dropped. The log holds `recorded` from `first` on: a dropped
     // record only moves `first`, and the dropped ones are cut off the arrays once they are as many as
@@ -768,10 +794,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             errorResponse(415, "unsupported_media_type", "the request body must be application/json")
           )
         }
-        return Effect.flatMap(request.readBody(limits.maxBodyBytes), (read) => {
+        // an upload (a multipart or raw body: a file, a zip, an extension, an app) may be larger than JSON
+        const upload = operation.body !== undefined && operation.body.kind !== "json"
+        const bodyLimit = upload ? limits.maxUploadBytes : limits.maxBodyBytes
+        return Effect.flatMap(request.readBody(bodyLimit), (read) => {
           if (read._tag === "TooLarge") {
             return Effect.succeed(
-              errorResponse(413, "payload_too_large", `request bodies are limited to ${limits.maxBodyBytes} bytes`)
+              errorResponse(
+                413,
+                "payload_too_large",
+                `${upload ? "uploads" : "request bodies"} are limited to ${bodyLimit} bytes`
+              )
             )
           }
           // the body's text when it is decoded whole for the log: the JSON body's parse reads it (not decoded twice)
@@ -884,7 +917,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             for (const browser of org.browsers.values()) endBrowser(browser)
             endPoolWaiters(org)
           }
-          organizations = build(next, now)
+          organizations = build(next, now, budget)
           faults.length = 0
           forget()
         }),

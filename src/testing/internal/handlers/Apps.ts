@@ -9,25 +9,42 @@ import type { Handlers } from "./shared.js"
 /** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
 const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.replace(/\.[^.]*$/, "") || "app"
 
+/**
+ * The app a deployment serves: the service reads the app's name from its code, which the simulator
+ * does not run, so a deployment that names no app serves one named by its entrypoint's base name
+ * (`undefined`: it serves none).
+ */
+const appName = (d: engine.Resource): string | undefined => {
+  const named = d.fields["app_name"]
+  const entrypoint = d.fields["entrypoint_rel_path"]
+  return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
+}
+
+/** The version of a deployment's app. */
+const versionOf = (d: engine.Resource): unknown => d.fields["version"] ?? "latest"
+
+const serves = (d: engine.Resource): boolean => !d.deleted && appName(d) !== undefined
+
+/**
+ * Whether a deployment the caller of `project` sees serves the app `name` at `version` (deployed in
+ * this world or seeded).
+ */
+export const isDeployed = (store: engine.Store, name: unknown, version: unknown, project: string | undefined) => {
+  for (const d of store.collections.get("/deployments")?.values() ?? []) {
+    if (serves(d) && engine.visible(d, project) && appName(d) === name && versionOf(d) === version) return true
+  }
+  return false
+}
+
 export const handlers: Handlers = {
-  listApps: ({ call, op, store }) => {
-    // the service reads the app's name from its code, which the simulator does not run: a
-    // deployment that names no app is listed under its entrypoint's base name
-    const appName = (d: engine.Resource): string | undefined => {
-      const named = d.fields["app_name"]
-      const entrypoint = d.fields["entrypoint_rel_path"]
-      return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
-    }
-    const listed = (d: engine.Resource): boolean =>
-      !d.deleted && (typeof d.fields["app_name"] === "string" || typeof d.fields["entrypoint_rel_path"] === "string")
+  listApps: ({ call, op, store }) =>
     // only the page's apps are made
-    return engine.list(op, store.collections.get("/deployments")?.values() ?? [], call.query, (d) => ({
+    engine.list(op, store.collections.get("/deployments")?.values() ?? [], call.query, (d) => ({
       id: `app_${d.id}`,
       app_name: appName(d),
-      version: d.fields["version"] ?? "latest",
+      version: versionOf(d),
       region: d.fields["region"],
       deployment: d.id,
       actions: []
-    }), listed)
-  }
+    }), serves)
 }

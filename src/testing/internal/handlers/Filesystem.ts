@@ -9,8 +9,8 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as live from "../live.js"
 import * as values from "../values.js"
-import type { Browser, Handler, Handlers } from "./shared.js"
-import { baseName, error, normalize, ok, onBrowser, parentOf } from "./shared.js"
+import type { Browser, Handler, Handlers, Organization } from "./shared.js"
+import { baseName, error, normalize, ok, onBrowser, overBudget, parentOf } from "./shared.js"
 
 /** What a zip upload may hold once inflated (a small archive cannot fill the simulator's memory). */
 const zipBytesLimit = 1024 * 1024
@@ -39,12 +39,21 @@ const makeDirs = (browser: Browser, path: string, now: number): void => {
   }
 }
 
-const writeNode = (browser: Browser, path: string, bytes: Uint8Array, mode: string, now: number): Reply | undefined => {
+const writeNode = (
+  org: Organization,
+  browser: Browser,
+  path: string,
+  bytes: Uint8Array,
+  mode: string,
+  now: number
+): Reply | undefined => {
   const existing = browser.fs.get(path)
   if (existing?.dir === true) return error(400, "bad_request", `${path} is a directory`)
   if (existing === undefined && browser.fs.size >= engine.fsLimit) {
     return error(400, "bad_request", `the simulated filesystem holds at most ${engine.fsLimit} entries`)
   }
+  const over = overBudget(org, bytes.length, existing?.bytes.length)
+  if (over !== undefined) return over
   makeDirs(browser, parentOf(path), now)
   browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
   changed(browser, existing === undefined ? "CREATE" : "WRITE", path, false)
@@ -87,24 +96,24 @@ const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
 })
 
 export const handlers: Handlers = {
-  writeFile: onBrowser(({ call, op }, browser) => {
+  writeFile: onBrowser(({ call, op, org }, browser) => {
     const path = normalize(call.query.get("path") ?? "/")
-    const failed = writeNode(browser, path, call.raw, call.query.get("mode") ?? "0644", call.now)
+    const failed = writeNode(org, browser, path, call.raw, call.query.get("mode") ?? "0644", call.now)
     return failed ?? ok(op)
   }),
-  uploadFiles: onBrowser(({ call, op }, browser) => {
+  uploadFiles: onBrowser(({ call, op, org }, browser) => {
     const files = call.parts.filter((p) => p.filename !== undefined || /file\]?$/.test(p.name))
     const destinations = call.parts.filter((p) => p.name.includes("dest_path"))
     for (const [i, file] of files.entries()) {
       const dest = destinations[i] === undefined
         ? `/${file.filename ?? `upload_${i}`}`
         : new TextDecoder().decode(destinations[i]!.bytes)
-      const failed = writeNode(browser, normalize(dest), file.bytes, "0644", call.now)
+      const failed = writeNode(org, browser, normalize(dest), file.bytes, "0644", call.now)
       if (failed !== undefined) return failed
     }
     return ok(op)
   }),
-  uploadZip: onBrowser(({ call, op }, browser) => {
+  uploadZip: onBrowser(({ call, op, org }, browser) => {
     const archive = call.parts.find((p) => p.name === "zip_file")
     const destination = call.parts.find((p) => p.name === "dest_path")
     if (archive === undefined || destination === undefined) {
@@ -113,6 +122,9 @@ export const handlers: Handlers = {
     const root = normalize(new TextDecoder().decode(destination.bytes))
     const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
     if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
+    // nothing extracted when the whole would not fit
+    const over = overBudget(org, entries.reduce((n, entry) => n + entry.bytes.length, 0))
+    if (over !== undefined) return over
     for (const entry of entries) {
       const path = normalize(`${root}/${entry.name}`)
       // an entry may not climb out of its destination ("../x")
@@ -123,7 +135,7 @@ export const handlers: Handlers = {
         makeDirs(browser, path, call.now)
         continue
       }
-      const failed = writeNode(browser, path, entry.bytes, "0644", call.now)
+      const failed = writeNode(org, browser, path, entry.bytes, "0644", call.now)
       if (failed !== undefined) return failed
     }
     makeDirs(browser, root, call.now)

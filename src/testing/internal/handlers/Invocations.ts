@@ -5,12 +5,17 @@
  * @internal
  */
 import * as engine from "../engine.js"
+import { isDeployed } from "./Apps.js"
 import { follow } from "./follow.js"
 import type { Handlers } from "./shared.js"
-import { lastOf } from "./shared.js"
+import { error, lastOf } from "./shared.js"
 
 export const handlers: Handlers = {
   createInvocation: ({ body, call, op, stamp, store }) => {
+    // the document: 404 for an app or a version that is not deployed (the version defaults to "latest")
+    if (!isDeployed(store, body["app_name"], body["version"] ?? "latest", call.project)) {
+      return error(404, "not_found", "app or version not found: deploy it first")
+    }
     const async = body["async"] === true
     const reply = engine.generic(
       store,

@@ -26,6 +26,7 @@ export const saveProfile = (
   const stored = engine.find(store, "/profiles", key, browser.project)
   if (stored === undefined || stored.deleted) return
   stored.fields = { ...stored.fields, __bytes: savedState(browser.id), updated_at: stamp, last_used_at: stamp }
+  store.byteCollections.add("/profiles")
 }
 
 export const handlers: Handlers = {

@@ -31,8 +31,8 @@ import type { Handler, Organization } from "./shared.js"
 import { error } from "./shared.js"
 import * as Telemetry from "./Telemetry.js"
 
-export type { Browser, Deployment, Organization, Replay } from "./shared.js"
-export { browserFields } from "./shared.js"
+export type { Browser, ByteBudget, Deployment, Organization, Replay } from "./shared.js"
+export { browserFields, overBudget } from "./shared.js"
 
 const handlers: ReadonlyMap<string, Handler> = new Map(
   [

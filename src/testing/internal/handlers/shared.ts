@@ -32,7 +32,18 @@ export interface Deployment {
   markedForDeletion: boolean
 }
 
+/**
+ * The simulator's budget of stored bytes (files, uploads, saved profiles), shared by its
+ * organizations: what it may hold, and what it holds now.
+ */
+export interface ByteBudget {
+  readonly limit: number
+  readonly used: () => number
+}
+
 export interface Organization {
+  /** The simulator's budget of stored bytes (the same object for every organization). */
+  readonly budget: ByteBudget
   readonly id: string
   readonly token: string
   readonly plan: Sim.Plan
@@ -102,6 +113,15 @@ export const error = (status: number, code: string, message: string): Reply => (
   code,
   message
 })
+
+/**
+ * Whether storing `adding` bytes in place of `freeing` would take the simulator over its byte budget:
+ * the 400 that refuses the write (the filesystem's entry limit's policy), or `undefined` when it fits.
+ */
+export const overBudget = (org: Organization, adding: number, freeing = 0): Reply | undefined =>
+  adding > freeing && org.budget.used() - freeing + adding > org.budget.limit
+    ? error(400, "bad_request", `the simulator holds at most ${org.budget.limit} bytes of files and uploads`)
+    : undefined
 
 export const obj = (u: unknown): Record<string, unknown> => values.isObject(u) ? u : {}
 
