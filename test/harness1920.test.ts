@@ -5,8 +5,9 @@
  * failed before its fix) or a hostile case the other files did not cover.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
 import {
+  ApiKeys,
   BrowserPools,
   Browsers,
   Deployments,
@@ -144,6 +145,25 @@ const bombZip = Buffer.from(
 )
 const text = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>) =>
   Stream.runFold(bytes, "", (all, chunk) => all + Buffer.from(chunk).toString("utf8"))
+
+describe("harness1920: the simulator's API keys", () => {
+  it.effect("a created key has its own value, given once, and expires after its creation (or never)", () =>
+    Effect.gen(function*() {
+      const first = yield* ApiKeys.create({ name: "ci", days_to_expire: 30 })
+      const second = yield* ApiKeys.create({ name: "forever" })
+      const value = Redacted.value(first.key)
+      expect(value).toMatch(/^sk_sim_[0-9a-f]{32}$/)
+      expect(Redacted.value(second.key)).not.toBe(value)
+      expect(first.masked_key).toBe(`${value.slice(0, 7)}...${value.slice(-4)}`)
+      expect(first.expires_at).toBeDefined()
+      expect(first.expires_at!.epochMillis - first.created_at.epochMillis).toBe(30 * 24 * 60 * 60 * 1000)
+      expect(second.expires_at).toBeNull()
+      // read back: the same masked form and expiry
+      const read = yield* ApiKeys.retrieve({ id: first.id })
+      expect(read.masked_key).toBe(first.masked_key)
+      expect(read.expires_at?.epochMillis).toBe(first.expires_at!.epochMillis)
+    }).pipe(Effect.provide(simulated)))
+})
 
 describe("harness1920: the simulator's zips", () => {
   it.effect("a zip upload is extracted under dest_path; a zip download of it carries the same files", () =>

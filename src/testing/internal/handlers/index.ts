@@ -11,6 +11,7 @@
 import type { Call } from "../engine.js"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
+import * as ApiKeys from "./ApiKeys.js"
 import * as Apps from "./Apps.js"
 import * as AuthConnections from "./AuthConnections.js"
 import * as BrowserPools from "./BrowserPools.js"
@@ -36,6 +37,7 @@ export { browserFields, overBudget } from "./shared.js"
 
 const handlers: ReadonlyMap<string, Handler> = new Map(
   [
+    ApiKeys,
     Apps,
     AuthConnections,
     BrowserPools,
