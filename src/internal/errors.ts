@@ -74,6 +74,18 @@ const withCause = <E extends Error>(error: E, cause: unknown): E => {
 }
 
 /**
+ * `text` with every occurrence of each secret (4 characters or longer: a shorter one would blank
+ * ordinary text) replaced by `<redacted>`, in the order given.
+ *
+ * @internal
+ */
+export const redactAll = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("<redacted>")
+  return out
+}
+
+/**
  * Removes any credential a text may have echoed (fetch quotes an invalid header value whole; a
  * server or a proxy may quote the request's `Authorization` in its answer): the bearer token as
  * sent in the request, and anything after `Bearer`.
@@ -85,18 +97,12 @@ export const scrub = (
   request: HttpClientRequest.HttpClientRequest,
   secret?: Redacted.Redacted<string>
 ): string => {
-  let out = message
   // the token the authenticated client sends (the request here has no Authorization yet)
-  const token = secret === undefined ? "" : Redacted.value(secret)
-  if (token.length >= 4) out = out.split(token).join("<redacted>")
+  let out = redactAll(message, secret === undefined ? [] : [Redacted.value(secret)])
   const authorization = request.headers["authorization"]
   if (authorization !== undefined && authorization.length > 0) {
     const token = authorization.replace(/^Bearer\s+/i, "")
-    out = out.split(authorization).join("<redacted>")
-    if (token.length >= 4) out = out.split(token).join("<redacted>")
-    for (const line of token.split(/[\r\n]+/)) {
-      if (line.length >= 4) out = out.split(line).join("<redacted>")
-    }
+    out = redactAll(out, [authorization, token, ...token.split(/[\r\n]+/)])
   }
   return out.replace(/Bearer[^"'\s]*\s*[^"'\s]*/gi, "Bearer <redacted>")
 }

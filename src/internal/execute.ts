@@ -22,7 +22,7 @@ import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import { ownedByAttempt } from "./authenticate.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
-import { describe, transportError } from "./errors.js"
+import { describe, redactAll, transportError } from "./errors.js"
 import * as Log from "./log.js"
 import { policyFor, retry } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
@@ -405,9 +405,7 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
   for (const field of echoFields) {
     const value: unknown = Reflect.get(target, field)
     if (typeof value === "string" && secrets.some((secret) => value.includes(secret))) {
-      let out = value
-      for (const secret of secrets) out = out.split(secret).join("<redacted>")
-      Reflect.set(target, field, out)
+      Reflect.set(target, field, redactAll(value, secrets))
     }
   }
   if (depth === 0) return
