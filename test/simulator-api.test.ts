@@ -422,6 +422,23 @@ describe("real behaviours", () => {
       expect(Zlib.inflateSync(idat).length).toBe((1 + 800 * 3) * 600)
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("a screenshot of a region is the region's part inside the viewport; a region outside it is a 400", () =>
+    Effect.gen(function*() {
+      const size = (chunks: unknown) => {
+        const bytes = Buffer.concat((chunks as ReadonlyArray<Uint8Array>).map((c) => Buffer.from(c)))
+        return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)]
+      }
+      const shot = (region: Record<string, number>) => callAny(byName("captureScreenshot"), { id: "b1", region })
+      expect(size(yield* shot({ x: 10, y: 20, width: 100, height: 50 }))).toEqual([100, 50])
+      // the viewport is 800 × 600: what lies past its edges is not on the screen
+      expect(size(yield* shot({ x: 700, y: 500, width: 5000, height: 5000 }))).toEqual([100, 100])
+      expect(size(yield* shot({ x: -50, y: -50, width: 100, height: 80 }))).toEqual([50, 30])
+      const outside = yield* Effect.flip(shot({ x: 900, y: 0, width: 10, height: 10 }))
+      expect(outside).toMatchObject({ _tag: "BadRequest" })
+      expect(String((outside as { message: unknown }).message)).toContain("outside the 800 × 600 viewport")
+      expect(yield* Effect.flip(shot({ x: 0, y: 0, width: 0, height: 10 }))).toMatchObject({ _tag: "BadRequest" })
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("the mouse, clipboard and batches", () =>
     Effect.gen(function*() {
       yield* callAny(byName("moveMouse"), { id: "b1", x: 10, y: 20 })

@@ -7,7 +7,7 @@
 import * as live from "../live.js"
 import * as values from "../values.js"
 import type { Browser, Handlers } from "./shared.js"
-import { num, obj, ok, onBrowser, strings } from "./shared.js"
+import { error, num, obj, ok, onBrowser, strings } from "./shared.js"
 
 const dragTo = (browser: Browser, path: unknown): void => {
   if (!Array.isArray(path) || path.length === 0) return
@@ -88,10 +88,20 @@ export const handlers: Handlers = {
   }),
   readClipboard: onBrowser(({ op }, browser) => ok(op, { text: browser.clipboard })),
   captureScreenshot: onBrowser(({ body, op }, browser) => {
+    if (body["region"] === undefined) return ok(op, values.png(browser.viewport.width, browser.viewport.height))
+    // the region as the screen shows it: its part inside the viewport, or a 400 when none is
     const region = obj(body["region"])
-    return ok(
-      op,
-      values.png(num(region["width"], browser.viewport.width), num(region["height"], browser.viewport.height))
-    )
+    const x = num(region["x"], 0)
+    const y = num(region["y"], 0)
+    const width = Math.min(x + num(region["width"], 0), browser.viewport.width) - Math.max(x, 0)
+    const height = Math.min(y + num(region["height"], 0), browser.viewport.height) - Math.max(y, 0)
+    return width >= 1 && height >= 1
+      ? ok(op, values.png(width, height))
+      : error(
+        400,
+        "bad_request",
+        `the region (${x}, ${y}, ${num(region["width"], 0)} × ${num(region["height"], 0)}) is outside the ` +
+          `${browser.viewport.width} × ${browser.viewport.height} viewport`
+      )
   })
 }
