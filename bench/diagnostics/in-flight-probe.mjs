@@ -64,6 +64,7 @@ if (kind === "raw") {
     )
 }
 
+globalThis.__phase = 1
 await run()
 if (globalThis.__literalSitesOn !== undefined) globalThis.__literalSitesOn = true
 const printed = []

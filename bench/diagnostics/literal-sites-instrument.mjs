@@ -1,4 +1,4 @@
-// Rewrites JavaScript files in place so that every object and array literal `L` reads
+// Rewrites JavaScript files in place so that every object and array literal, and every `new Array(…)`, `L` reads
 // `__p(id, L)` (the literal, and so its V8 allocation site, stays where it was), keeping each
 // original as `<file>.orig` and the id -> file:line table in .tmp/literal-sites.json. Run
 // `--restore` with the same files to put the originals back. See README.md here.
@@ -36,7 +36,8 @@ for (const file of files) {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
   const edits = []
   const visit = (node) => {
-    if ((ts.isObjectLiteralExpression(node) || ts.isArrayLiteralExpression(node)) && !isTarget(node)) {
+    const isNewArray = ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "Array"
+    if (isNewArray || ((ts.isObjectLiteralExpression(node) || ts.isArrayLiteralExpression(node)) && !isTarget(node))) {
       const start = node.getStart()
       const { line } = source.getLineAndCharacterOfPosition(start)
       const shown = text.slice(start, start + 40).replace(/\s+/g, " ")
