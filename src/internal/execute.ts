@@ -24,6 +24,7 @@ import { ownedByAttempt } from "./authenticate.js"
 import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import { describe, redactAll, transportError } from "./errors.js"
 import * as Log from "./log.js"
+import * as PerCall from "./perCall.js"
 import { policyFor, retry } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
@@ -63,13 +64,14 @@ const answer = <A, E, E2, R>(
   onSuccess: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>,
   secret: Redacted.Redacted<string>
 ): Effect.Effect<A, E | E2 | CommonStatusError | KernelError.TransportError, R> =>
-  Effect.matchEffect(sent, {
-    onFailure: (error) => Effect.fail(transportError(request, error)),
-    onSuccess: (response): Effect.Effect<A, E | E2 | CommonStatusError> =>
+  PerCall.matchEffect(
+    sent,
+    (error) => Effect.fail(transportError(request, error)),
+    (response): Effect.Effect<A, E | E2 | CommonStatusError> =>
       response.status >= 200 && response.status < 300
         ? onSuccess(response)
         : statusError(op, request, response, secret)
-  })
+  )
 
 /** The request of an attempt after the first: the count recorded on the operation's span first. */
 const nth = <A, E, R>(attempts: number, send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -36,13 +36,25 @@ export interface Operation<E> {
   readonly idempotent: boolean
 }
 
+// a class, not an object literal: made once per call (see perCall.ts)
+class OperationImpl<E> implements Operation<E> {
+  constructor(
+    readonly name: string,
+    readonly documented: ReadonlyArray<StatusErrorClass<E>>,
+    readonly attributes: Readonly<Record<string, unknown>>,
+    readonly idempotent: boolean
+  ) {}
+}
+
+const noAttributes: Readonly<Record<string, unknown>> = {}
+
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
-  attributes: Readonly<Record<string, unknown>> = {},
+  attributes: Readonly<Record<string, unknown>> = noAttributes,
   idempotent: boolean = true
-): Operation<E> => ({ name, documented, attributes, idempotent })
+): Operation<E> => new OperationImpl(name, documented, attributes, idempotent)
 
 /** @internal */
 export type CommonStatusError =

@@ -54,6 +54,7 @@ import type * as Undici from "undici"
 import type * as KernelTransport from "../KernelTransport.js"
 import { GrowableBytes } from "./bounded.js"
 import * as Download from "./download.js"
+import { emptyArray } from "./perCall.js"
 import { isTracing } from "./tracing.js"
 
 /**
@@ -353,9 +354,9 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   track: Track | undefined = undefined
   state = State.Waiting
   status = 0
-  rawHeaders: Array<Buffer> = []
+  rawHeaders: Array<Buffer> = emptyArray()
   error: unknown = undefined
-  chunks: Array<Buffer> = []
+  chunks: Array<Buffer> = emptyArray()
   buffered = 0
   /**
    * The body of a whole-body read ({@link collect}), gathered in one buffer that doubles rather than
@@ -414,7 +415,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
       // more than a whole-body read may hold: dropped, the waiting read fails, and the request is
       // released outside undici's callback
       this.overLimit = true
-      this.chunks = []
+      this.chunks = emptyArray()
       this.whole = undefined
       this.buffered = 0
       this.wake()
@@ -446,7 +447,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     if (this.state === State.Done) return
     this.error = error
     this.state = State.Failed
-    this.chunks = []
+    this.chunks = emptyArray()
     this.whole = undefined
     this.buffered = 0
     const onHead = this.onHead
@@ -553,7 +554,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     if (this.whole === undefined && this.state === State.Body) {
       this.whole = new GrowableBytes()
       for (const chunk of this.chunks) this.whole.append(chunk)
-      this.chunks = []
+      this.chunks = emptyArray()
     }
     this.unbounded = true
     this.reading = true
@@ -588,7 +589,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
     }
     const chunks = this.chunks
-    this.chunks = []
+    this.chunks = emptyArray()
     const size = this.buffered
     this.buffered = 0
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
@@ -619,7 +620,7 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
       const check = (): void => {
         if (this.buffered > 0) {
           const taken = this.chunks
-          this.chunks = []
+          this.chunks = emptyArray()
           this.buffered = 0
           resume(chunks(Chunk.unsafeFromArray(taken)))
           this.resumeIfPaused()
@@ -1166,8 +1167,14 @@ const send = (
         exchange.onHead = undefined
         resume(Effect.fail(transportError(request, names, cause)))
       }
-      // released or expired while it was being dispatched
-      if (owner?.cancelled === true) exchange.cancel()
+      if (owner !== undefined) {
+        // released or expired while it was being dispatched
+        if (owner.cancelled) exchange.cancel()
+        // no canceler: the owner's release ends the exchange however the attempt ends, interrupted
+        // included, and a head that comes after resumes nothing. (A canceler would cost an
+        // `Effect.onInterrupt` per call, whose options object V8 may pretenure: see perCall.ts.)
+        return
+      }
       // interrupted before the headers (or the body it reads first): abort, the socket is destroyed
       // and freed
       return Effect.sync(() => {
