@@ -71,6 +71,22 @@ describe("KernelTransport streaming", () => {
       expect(end._tag).toBe("None")
     }))
 
+  it.live("a pull interrupted while it waits takes nothing: the next pull gets every chunk", () =>
+    Effect.gen(function*() {
+      const exchange = new Exchange(MiB, 0)
+      exchange.onHeaders(200, [], () => {})
+      // a reader that gives up waiting (a time-out around one pull)
+      const gaveUp = yield* exchange.pull().pipe(Effect.timeout(Duration.millis(5)), Effect.option)
+      expect(gaveUp._tag).toBe("None")
+      // chunks arrive after it gave up: the abandoned wait is woken and must not take them
+      for (let i = 0; i < 3; i++) exchange.onData(Buffer.alloc(1000, i))
+      yield* Effect.sleep(Duration.millis(5))
+      const chunk = yield* exchange.pull()
+      expect(Chunk.toReadonlyArray(chunk).map((c) => c[0])).toEqual([0, 1, 2])
+      exchange.onComplete()
+      expect((yield* Effect.flip(exchange.pull()))._tag).toBe("None")
+    }))
+
   it.scopedLive(
     "large bodies stream to their end, fast and slow consumers (bounded in time)",
     () =>

@@ -608,37 +608,44 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     return this.take<Chunk.Chunk<Uint8Array> | undefined, unknown>(Effect.succeed, nextEnd, Effect.fail)
   }
 
-  /** What {@link pull} and {@link next} share: the buffered chunks, the end or the failure, as each says. */
+  /**
+   * What {@link pull} and {@link next} share: the buffered chunks, the end or the failure, as each
+   * says. The reader's fiber takes the chunks itself, after a wait if there are none yet: the wait
+   * registers no canceler, so that a pull costs no `Effect.onInterrupt` (whose options object V8
+   * pretenures under a download's young collections, and which held each pull's chunks until the
+   * next full collection: see perCall.ts). A wait interrupted leaves its waiter, whose call then
+   * resumes nothing and takes nothing.
+   */
   private take<A, E>(
     chunks: (chunks: Chunk.Chunk<Uint8Array>) => Effect.Effect<A, E>,
     end: Effect.Effect<A, E>,
     failed: (error: unknown) => Effect.Effect<A, E>
   ): Effect.Effect<A, E> {
-    return Effect.async<A, E>((resume) => {
+    const step: Effect.Effect<A, E> = Effect.suspend(() => {
       this.reading = true
       this.clearIdleTimer()
-      const check = (): void => {
-        if (this.buffered > 0) {
-          const taken = this.chunks
-          this.chunks = emptyArray()
-          this.buffered = 0
-          resume(chunks(Chunk.unsafeFromArray(taken)))
-          this.resumeIfPaused()
-        } else if (this.state === State.Done) {
-          resume(end)
-        } else if (this.state === State.Failed) {
-          resume(failed(this.error))
-        } else {
-          this.waiter = check
-          this.resumeIfPaused()
-        }
+      if (this.buffered > 0) {
+        const taken = this.chunks
+        this.chunks = emptyArray()
+        this.buffered = 0
+        this.resumeIfPaused()
+        return chunks(Chunk.unsafeFromArray(taken))
       }
-      check()
-      return Effect.sync(() => {
-        this.waiter = undefined
-      })
+      if (this.state === State.Done) return end
+      if (this.state === State.Failed) return failed(this.error)
+      return Effect.flatMap(this.awaitData, () => step)
+    })
+    return step
+  }
+
+  /** Resumed when chunks arrive, the body ends or fails (see {@link take}); made at the first wait. */
+  private get awaitData(): Effect.Effect<void> {
+    return this.awaitDataEffect ??= Effect.async<void>((resume) => {
+      this.waiter = () => resume(Effect.void)
+      this.resumeIfPaused()
     })
   }
+  private awaitDataEffect: Effect.Effect<void> | undefined = undefined
 
   get complete(): boolean {
     return this.state === State.Done
@@ -956,14 +963,11 @@ const readableOf = <E>(stream: Stream.Stream<Uint8Array, E>, runtime: Runtime.Ru
   let demand = false
   /** The fiber waiting for {@link demand}, resumed by the next read. */
   let waiting: ((effect: Effect.Effect<void>) => void) | undefined
+  // no canceler (a chunk would cost an `Effect.onInterrupt`: see perCall.ts): a wait interrupted
+  // leaves `waiting`, whose call then resumes nothing
   const awaitDemand = Effect.async<void>((resume) => {
     if (demand) resume(Effect.void)
-    else {
-      waiting = resume
-      return Effect.sync(() => {
-        waiting = undefined
-      })
-    }
+    else waiting = resume
   })
   const push = (chunk: Chunk.Chunk<Uint8Array>) =>
     Effect.suspend(() => {
