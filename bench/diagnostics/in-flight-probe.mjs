@@ -3,8 +3,9 @@
 // call (µs), its young-generation collection time per call (µs) and the calls per second. With the
 // instrumented modules of literal-sites-instrument.mjs (and `--import` literal-sites-setup.mjs),
 // also which literals made objects straight into the old generation. See README.md here.
-//   node bench/diagnostics/in-flight-probe.mjs [sdk|bare|raw] [rounds] [calls]
+//   node bench/diagnostics/in-flight-probe.mjs [sdk|bare|sdk-platform|bare-platform|raw] [rounds] [calls]
 import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
@@ -44,17 +45,19 @@ if (kind === "raw") {
   }
 } else {
   const Sdk = await import("../../dist/esm/index.js")
-  const layer = kind === "sdk"
+  // `sdk` and `bare` on KernelTransport; `sdk-platform` and `bare-platform` on NodeHttpClient.layerUndici
+  const transport = kind.endsWith("-platform") ? NodeHttpClient.layerUndici : Sdk.KernelTransport.layerUndici
+  const layer = kind.startsWith("sdk")
     ? Sdk.Kernel.layer.pipe(
       Layer.provide(Sdk.KernelConfig.layer({ apiKey: Redacted.make("sk_bench"), baseUrl: base, maxRetries: 0 })),
-      Layer.provide(Sdk.KernelTransport.layerUndici),
+      Layer.provide(transport),
       Layer.orDie
     )
-    : Sdk.KernelTransport.layerUndici
+    : transport
   const bare = HttpClientRequest.post(`${base}/browsers/b1/computer/get_mouse_position`).pipe(
     HttpClientRequest.setHeaders(headers)
   )
-  const mouse = kind === "sdk"
+  const mouse = kind.startsWith("sdk")
     ? Sdk.Computer.getMousePosition({ id: "b1" })
     : Effect.flatMap(HttpClient.execute(bare), (response) => response.json)
   const runtime = ManagedRuntime.make(layer)
