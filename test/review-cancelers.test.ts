@@ -80,6 +80,28 @@ const every = (ms: number, f: () => boolean) => {
   timers.add(timer)
 }
 
+/** Writes `count` pieces, one every `ms`, then ends; `onReached` once `reachedAfter` pieces are written. */
+const drip = (
+  res: Http.ServerResponse,
+  ms: number,
+  count: number,
+  piece: (i: number) => string | Buffer,
+  onReached: () => void,
+  reachedAfter: number
+) => {
+  let i = 0
+  every(ms, () => {
+    if (res.destroyed) return false
+    res.write(piece(i++))
+    if (i === reachedAfter) onReached()
+    if (i === count) {
+      res.end()
+      return false
+    }
+    return true
+  })
+}
+
 const at = "2026-01-01T00:00:00Z"
 const event = (i: number) => `id: ${i}\ndata: ${JSON.stringify({ event: "log", timestamp: at, message: `m${i}` })}\n\n`
 
@@ -138,17 +160,7 @@ const handler: Http.RequestListener = (req, res) => {
       const body = `{"x":1,"y":2}${" ".repeat(400)}`
       return whenRead(() => {
         res.writeHead(200, { "content-type": "application/json", "content-length": String(body.length) })
-        let i = 0
-        every(10, () => {
-          if (res.destroyed) return false
-          res.write(body[i++]!)
-          if (i === 3) reached(id)
-          if (i === body.length) {
-            res.end()
-            return false
-          }
-          return true
-        })
+        drip(res, 10, body.length, (i) => body[i]!, () => reached(id), 3)
       })
     }
     case "download": {
@@ -156,18 +168,7 @@ const handler: Http.RequestListener = (req, res) => {
       const size = 8 * 1024 * 1024
       return whenRead(() => {
         res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(size) })
-        let sent = 0
-        every(5, () => {
-          if (res.destroyed) return false
-          res.write(pattern(sent, 16 * 1024))
-          sent += 16 * 1024
-          if (sent === 5 * 16 * 1024) reached(id)
-          if (sent >= size) {
-            res.end()
-            return false
-          }
-          return true
-        })
+        drip(res, 5, size / (16 * 1024), (i) => pattern(i * 16 * 1024, 16 * 1024), () => reached(id), 5)
       })
     }
     case "flood": {

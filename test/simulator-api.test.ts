@@ -435,7 +435,7 @@ describe("real behaviours", () => {
       expect(size(yield* shot({ x: -50, y: -50, width: 100, height: 80 }))).toEqual([50, 30])
       const outside = yield* Effect.flip(shot({ x: 900, y: 0, width: 10, height: 10 }))
       expect(outside).toMatchObject({ _tag: "BadRequest" })
-      expect(String((outside as { message: unknown }).message)).toContain("outside the 800 × 600 viewport")
+      expect(String((outside as { message: unknown }).message)).toContain("has no part inside the 800 × 600 viewport")
       expect(yield* Effect.flip(shot({ x: 0, y: 0, width: 0, height: 10 }))).toMatchObject({ _tag: "BadRequest" })
     }).pipe(Effect.provide(kernel())))
 

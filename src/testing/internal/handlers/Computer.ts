@@ -100,7 +100,7 @@ export const handlers: Handlers = {
       : error(
         400,
         "bad_request",
-        `the region (${x}, ${y}, ${num(region["width"], 0)} × ${num(region["height"], 0)}) is outside the ` +
+        `the region (${x}, ${y}, ${num(region["width"], 0)} × ${num(region["height"], 0)}) has no part inside the ` +
           `${browser.viewport.width} × ${browser.viewport.height} viewport`
       )
   })
