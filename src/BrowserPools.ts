@@ -238,7 +238,7 @@ const callList = Surface.lazy(() =>
 export const makeList: Effect.Effect<ListBrowserPoolsService, never, KernelClient> = Effect.map(
   KernelClient,
   (client) => {
-    const call = callList()(client)
+    const call = Surface.onFirstCall(callList, client)
     return { list: () => call(undefined) }
   }
 )

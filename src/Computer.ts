@@ -162,7 +162,7 @@ const callSetCursorVisibility = Surface.lazy(() =>
  */
 export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ getMousePosition: callGetMousePosition()(client) })
+  (client) => ({ getMousePosition: Surface.onFirstCall(callGetMousePosition, client) })
 )
 
 /**
@@ -173,7 +173,7 @@ export const makeGetMousePosition: Effect.Effect<GetMousePositionService, never,
  */
 export const makeSetCursorVisibility: Effect.Effect<SetCursorVisibilityService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ setCursorVisibility: callSetCursorVisibility()(client) })
+  (client) => ({ setCursorVisibility: Surface.onFirstCall(callSetCursorVisibility, client) })
 )
 
 /**

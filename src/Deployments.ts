@@ -88,7 +88,7 @@ const callDelete = Surface.lazy(() =>
  */
 export const makeDelete: Effect.Effect<DeleteDeploymentService, never, KernelClient> = Effect.map(
   KernelClient,
-  (client) => ({ delete: callDelete()(client) })
+  (client) => ({ delete: Surface.onFirstCall(callDelete, client) })
 )
 
 /**

@@ -102,10 +102,25 @@ export const pagedAllOptional = <I, const Name extends string, P, Item, E>(
  *
  * @internal
  */
-export const lazyCall = <const D extends Operation>(definition: D, client: KernelClient.Service) => {
-  let call: ((params: Call.Params<D>) => Effect.Effect<Call.Success<D>, Call.Failure<D>>) | undefined
-  return (params: Call.Params<D>): Effect.Effect<Call.Success<D>, Call.Failure<D>> =>
-    (call ??= Call.make(definition)(client))(params)
+export const lazyCall = <const D extends Operation>(
+  definition: D,
+  client: KernelClient.Service
+): (params: Call.Params<D>) => Effect.Effect<Call.Success<D>, Call.Failure<D>> =>
+  onFirstCall(() => Call.make(definition), client)
+
+/**
+ * A call on the client whose preparation (`prepare`: its request builder, decoder and the client's
+ * part of it) runs on its first call, not when the layer is built: building `Kernel.layer` then runs
+ * no operation's code.
+ *
+ * @internal
+ */
+export const onFirstCall = <P, A>(
+  prepare: () => (client: KernelClient.Service) => (params: P) => A,
+  client: KernelClient.Service
+): (params: P) => A => {
+  let call: ((params: P) => A) | undefined
+  return (params) => (call ??= prepare()(client))(params)
 }
 
 /**
