@@ -10,13 +10,14 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/client.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/BrowserPools.js"
-import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as Resource from "./internal/resource.js"
 import * as Surface from "./internal/surface.js"
 import * as internalTimestamp from "./internal/timestamp.js"
 import { KernelClient } from "./KernelClient.js"
+import type * as KernelError from "./KernelError.js"
 
 /**
  * The generated part of the module: the schemas and the operations of the area that are not
@@ -194,7 +195,7 @@ export const BrowserPoolList = Schema.Array(BrowserPool)
  * @since 0.1.0
  * @category Errors
  */
-export type ListBrowserPoolsError = Operations.ErrorOf<typeof Operations.listBrowserPools>
+export type ListBrowserPoolsError = OperationError<KernelError.Forbidden>
 
 /**
  * The list-browser-pools operation (`GET /browser_pools`).

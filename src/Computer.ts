@@ -8,11 +8,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/Computer.js"
-import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
+import type * as KernelError from "./KernelError.js"
 
 /**
  * The generated part of the module: the schemas and the operations of the area that are not
@@ -80,7 +81,7 @@ export type ComputerError = GetMousePositionError | SetCursorVisibilityError
  * @since 0.1.0
  * @category Errors
  */
-export type GetMousePositionError = Operations.ErrorOf<typeof Operations.getMousePosition>
+export type GetMousePositionError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * Errors of {@link setCursorVisibility}.
@@ -88,7 +89,7 @@ export type GetMousePositionError = Operations.ErrorOf<typeof Operations.getMous
  * @since 0.1.0
  * @category Errors
  */
-export type SetCursorVisibilityError = Operations.ErrorOf<typeof Operations.setCursorVisibility>
+export type SetCursorVisibilityError = OperationError<KernelError.BadRequest | KernelError.NotFound>
 
 /**
  * The get-mouse-position operation (`POST /browsers/{id}/computer/get_mouse_position`).

@@ -7,11 +7,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/client.js"
+import type { OperationErrorNoContent } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/Deployments.js"
-import type * as Operations from "./internal/operations.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as Surface from "./internal/surface.js"
 import { KernelClient } from "./KernelClient.js"
+import type * as KernelError from "./KernelError.js"
 
 /**
  * The generated part of the module: the schemas and the operations of the area that are not
@@ -39,7 +40,7 @@ export interface DeploymentParams {
  * @since 0.1.0
  * @category Errors
  */
-export type DeleteDeploymentError = Operations.ErrorOf<typeof Operations.deleteDeployment>
+export type DeleteDeploymentError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
  * The delete-deployment operation (`DELETE /deployments/{id}`).

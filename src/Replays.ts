@@ -24,6 +24,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { bound } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
+import type { OperationError } from "./internal/defineOperation.js"
 import * as Download from "./internal/download.js"
 import * as Generated from "./internal/generated/modules/Replays.js"
 import * as Log from "./internal/log.js"
@@ -108,7 +109,7 @@ export interface DownloadOptions {
  * @category Errors
  */
 export type DownloadReplayError =
-  | Operations.ErrorOf<typeof Operations.downloadReplay>
+  | OperationError<KernelError.BadRequest | KernelError.Forbidden | KernelError.NotFound>
   | KernelError.ReplayNotReady
 
 /**

@@ -7,8 +7,10 @@
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import type { Effect, Stream } from "effect"
 import {
+  BrowserPools,
   Browsers,
   Computer,
+  Deployments,
   Filesystem,
   Invocations,
   type Kernel,
@@ -16,6 +18,7 @@ import {
   Processes,
   Replays
 } from "effect-kernel"
+import type * as Operations from "../src/internal/operations.js"
 
 type TagOf<E> = E extends { readonly _tag: infer T } ? T : never
 
@@ -36,6 +39,8 @@ const common = [
   "InvalidInput"
 ] as const
 type Common = typeof common[number]
+
+const ErrorTagsOfDelete: ReadonlyArray<ErrorTags<typeof Deployments.delete>> = ["NotFound"]
 
 describe("generated accessor types", () => {
   it("a byte stream fails with its operation's errors", () => {
@@ -92,5 +97,25 @@ describe("generated accessor types", () => {
       Stream.Stream<Uint8Array, Replays.DownloadReplayError, Replays.DownloadReplay>
     >()
     expect(Replays.downloadStream).toBe(Replays.download)
+  })
+
+  it("the five 0.1.0 operations' error unions, written out, are what their definitions give", () => {
+    // written out so that a program's type-check does not compute them from the definitions' types
+    expectTypeOf<BrowserPools.ListBrowserPoolsError>().toEqualTypeOf<
+      Operations.ErrorOf<typeof Operations.listBrowserPools>
+    >()
+    expectTypeOf<Computer.GetMousePositionError>().toEqualTypeOf<
+      Operations.ErrorOf<typeof Operations.getMousePosition>
+    >()
+    expectTypeOf<Computer.SetCursorVisibilityError>().toEqualTypeOf<
+      Operations.ErrorOf<typeof Operations.setCursorVisibility>
+    >()
+    expectTypeOf<Deployments.DeleteDeploymentError>().toEqualTypeOf<
+      Operations.ErrorOf<typeof Operations.deleteDeployment>
+    >()
+    expectTypeOf<Replays.DownloadReplayError>().toEqualTypeOf<
+      Operations.ErrorOf<typeof Operations.downloadReplay> | KernelError.ReplayNotReady
+    >()
+    expect(ErrorTagsOfDelete).toContain("NotFound")
   })
 })
