@@ -130,13 +130,20 @@ export const runStreams = (options: {
     )
     return JSON.parse(out.trim().split("\n").at(-1)!)
   }
-  /** The same jobs measured for time (no forced collection) and for memory, the first one each round in turn. */
-  const both = (jobs: ReadonlyArray<Job>, round: number) => {
+  /**
+   * The same jobs measured for time (no forced collection) and for memory, the first one each round in turn.
+   * `memoryApart`: each job's memory in a fresh child of its own. A 1 GiB upload's peak is mostly the
+   * garbage of its own chunks waiting for a collection, and when that comes depends on V8's limits, which
+   * the jobs before it in the same process have raised: in one child after the file uploads, raw undici's
+   * own Stream upload read 43-53 MiB, and 20-23 MiB in a child of its own (docs/performance.md).
+   */
+  const both = (jobs: ReadonlyArray<Job>, round: number, memoryApart = false) => {
+    const memoryOf = () => memoryApart ? jobs.flatMap((job) => child([job], "memory")) : child(jobs, "memory")
     if (round % 2 === 0) {
       const speed = child(jobs, "speed")
-      return { speed, memory: child(jobs, "memory") }
+      return { speed, memory: memoryOf() }
     }
-    const memory = child(jobs, "memory")
+    const memory = memoryOf()
     return { speed: child(jobs, "speed"), memory }
   }
   const heapOf = (result: Result): number => {
@@ -187,7 +194,7 @@ export const runStreams = (options: {
           ...pair({ kind: "upload-stream", size: sizes.upload }, flip)
         ]
       })
-      const uploads = both(uploadSets.flat(), round)
+      const uploads = both(uploadSets.flat(), round, true)
       uploadSets.forEach((jobs, set) => {
         const results = uploads.speed.slice(set * jobs.length, (set + 1) * jobs.length)
         const memory = uploads.memory.slice(set * jobs.length, (set + 1) * jobs.length)

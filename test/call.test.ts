@@ -574,6 +574,57 @@ describe.each(variants)("calls on $name", (variant) => {
     expect(seen).toHaveLength(0)
   })
 
+  it("a union never takes a branch that fits only by dropping the input's fields; unknown keys are dropped", async () => {
+    // as a proxy's `config`: a first branch whose fields are all optional, then the one meant
+    const configure = {
+      ...base,
+      name: "configure",
+      method: "POST",
+      path: "/things/{id}/config",
+      parameters: [path("id")],
+      body: {
+        kind: "json",
+        schema: Schema.Struct({
+          config: Schema.Union(
+            Schema.Struct({ country: Schema.optional(Schema.String) }),
+            Schema.Struct({
+              host: Schema.String,
+              port: Schema.Int,
+              password: Schema.optional(Schema.Redacted(Schema.String))
+            })
+          )
+        }),
+        required: true
+      },
+      answers: { 204: { kind: "none" } },
+      idempotent: false
+    } as const satisfies Operation
+    reset(() => ({ status: 204 }))
+    const sent: ReadonlyArray<unknown> = [
+      { id: "t1", config: { host: "h", port: 1, password: Redacted.make("p") } },
+      { id: "t1", config: { country: "us" } },
+      // a key no shape has (an object with more properties than its type, as TypeScript allows): dropped
+      { id: "t1", config: { host: "h", port: 1, created_at: "2026-01-01" } }
+    ]
+    for (const params of sent) value(await run((client) => Call.make(configure)(client)(params as never)))
+    expect(seen.map((s) => JSON.parse(s.body))).toEqual([
+      { config: { host: "h", port: 1, password: "p" } },
+      { config: { country: "us" } },
+      { config: { host: "h", port: 1 } }
+    ])
+    seen = []
+    // the meant branch's field of the wrong type (an untyped caller's plain password): it was sent as
+    // `config: {}`; now InvalidInput naming that field, without quoting it
+    const error = failure(
+      await run((client) =>
+        Call.make(configure)(client)({ id: "t1", config: { host: "h", port: 1, password: "plain-secret" } } as never)
+      )
+    )
+    expect(error).toMatchObject({ _tag: "InvalidInput", field: "config.password" })
+    expect(String(error.message)).not.toContain("plain-secret")
+    expect(seen).toHaveLength(0)
+  })
+
   it("nothing required: the params may be omitted; a required body is then `{}`, an optional one absent", async () => {
     expectTypeOf<Call.Params<typeof settings>>().toEqualTypeOf<
       { readonly a?: number | undefined; readonly b?: string | undefined } | void

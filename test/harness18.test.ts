@@ -346,6 +346,20 @@ describe("harness18: a server that echoes the API key does not put it into the e
     }
   }
 
+  it.effect("a short key (5 characters) echoed in an error body: neither it nor its Bearer form is quoted", () =>
+    Effect.gen(function*() {
+      const short = "k7Zq9"
+      serve((s, res) => json(409, { code: "bad", message: `bad auth ${authorization(s)} (${bare(s)})` })(s, res))
+      const { exit, lines } = yield* run(
+        Computer.getMousePosition({ id: "b1" }).pipe(Effect.tapErrorCause(Effect.logError)),
+        { maxRetries: 0, apiKey: Redacted.make(short) }
+      )
+      if (Exit.isSuccess(exit)) return expect.fail("succeeded")
+      const error = Cause.squash(exit.cause)
+      expect(Reflect.get(Object(error), "_tag")).toBe("Conflict")
+      for (const form of [Cause.pretty(exit.cause), ...printed(error, lines)]) expect(form).not.toContain(short)
+    }))
+
   it.effect("Logs.stream, an event that quotes the key: DecodeError without the key", () =>
     Effect.gen(function*() {
       serve((s, res) =>

@@ -8,7 +8,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Inspectable, Redacted } from "effect"
-import { ApiKeys, AuthConnections, Browsers, CredentialProviders, Credentials, type Kernel } from "effect-kernel"
+import {
+  ApiKeys,
+  AuthConnections,
+  Browsers,
+  CredentialProviders,
+  Credentials,
+  Deployments,
+  type Kernel,
+  Proxies
+} from "effect-kernel"
 import { json, mockLayer, type Recorded } from "./utils/mock.js"
 import { makeObserver, withObserver } from "./utils/observe.js"
 
@@ -62,6 +71,20 @@ const routes = (recorded: Recorded): Response => {
     return json(200, { code: secret("totp"), expires_at: "2025-01-01T00:00:30Z" })
   }
   if (path === "/auth/connections/a1/exchange") return json(200, { invocation_id: "i1", jwt: secret("jwt") })
+  if (path === "/auth/connections/a1/login") {
+    return json(200, {
+      id: "a1",
+      flow_type: "LOGIN",
+      hosted_url: `https://auth.example/login?code=${secret("hosted")}`,
+      flow_expires_at: "2025-01-01T00:10:00Z"
+    })
+  }
+  if (path === "/proxies") {
+    return json(201, { id: "p1", type: "custom", config: { host: "proxy.example", port: 8080, has_password: true } })
+  }
+  if (path === "/deployments") {
+    return json(201, { id: "d1", status: "queued", region: "aws.us-east-1a", created_at: "2025-01-01T00:00:00Z" })
+  }
   return json(200, {})
 }
 
@@ -130,6 +153,13 @@ describe("secrets the API answers decode as Redacted and are never shown", () =>
     const { exit, observer } = await observe(AuthConnections.exchange({ id: "a1", code: "c" }))
     if (!Exit.isSuccess(exit)) throw new Error(Cause.pretty(exit.cause))
     expect(Redacted.value(exit.value.jwt)).toBe(secret("jwt"))
+    expectNoSentinel([...shown(exit.value), observer.dump()])
+  })
+
+  it("a hosted login page's address (it completes the login, as a live view does)", async () => {
+    const { exit, observer } = await observe(AuthConnections.login({ id: "a1" }))
+    if (!Exit.isSuccess(exit)) throw new Error(Cause.pretty(exit.cause))
+    expect(Redacted.value(exit.value.hosted_url)).toContain(secret("hosted"))
     expectNoSentinel([...shown(exit.value), observer.dump()])
   })
 
@@ -211,5 +241,48 @@ describe("secrets the user sends", () => {
     )
     expect(Exit.isFailure(update.exit)).toBe(true)
     if (Exit.isFailure(update.exit)) expectNoSentinel([Cause.pretty(update.exit.cause), update.observer.dump()])
+  })
+
+  it("a custom proxy's password and a GitHub token (format: password): on the wire only, never quoted", async () => {
+    const proxy = await observe(
+      Proxies.create({
+        type: "custom",
+        config: { host: "proxy.example", port: 8080, username: "u", password: Redacted.make(secret("proxy")) }
+      })
+    )
+    if (!Exit.isSuccess(proxy.exit)) throw new Error(Cause.pretty(proxy.exit.cause))
+    expect(JSON.parse(proxy.requests[0]!.body ?? "{}").config).toEqual({
+      host: "proxy.example",
+      port: 8080,
+      username: "u",
+      password: secret("proxy")
+    })
+    expectNoSentinel([proxy.observer.dump()])
+    const source = {
+      type: "github",
+      url: "https://github.com/org/repo",
+      ref: "main",
+      entrypoint: "src/index.ts",
+      auth: { method: "github_token", token: Redacted.make(secret("github")) }
+    } as const
+    const deployment = await observe(Deployments.create({ source }))
+    if (!Exit.isSuccess(deployment.exit)) throw new Error(Cause.pretty(deployment.exit.cause))
+    expect(deployment.requests).toHaveLength(1)
+    expectNoSentinel([deployment.observer.dump()])
+    // given as plain strings (an untyped caller): refused before sending, the value not quoted
+    const refused: ReadonlyArray<Effect.Effect<unknown, unknown, Kernel.Services>> = [
+      Proxies.create({
+        type: "custom",
+        config: { host: "proxy.example", port: 8080, password: secret("plainproxy") }
+      } as never),
+      Deployments.create({ source: { ...source, auth: { method: "github_token", token: secret("plaingh") } } } as never)
+    ]
+    for (const effect of refused) {
+      const { exit, observer, requests } = await observe(effect)
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (!Exit.isFailure(exit)) continue
+      expect(requests).toHaveLength(0)
+      expectNoSentinel([Cause.pretty(exit.cause), observer.dump()])
+    }
   })
 })

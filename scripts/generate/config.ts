@@ -256,8 +256,20 @@ export const redactedFields: ReadonlySet<string> = new Set([
   "CreateCredentialProviderRequest.token",
   "UpdateCredentialProviderRequest.token",
   // a JWT that grants access to an invocation
-  "ManagedAuthExchangeResponse.jwt"
+  "ManagedAuthExchangeResponse.jwt",
+  // the password of a custom proxy, sent on create
+  "CreateCustomProxyConfig.password",
+  // the address of a hosted login page: whoever holds it can complete the login (as a live view URL)
+  "ManagedAuth.hosted_url",
+  "LoginResponse.hosted_url",
+  "ManagedAuthStateEvent.hosted_url"
 ])
+
+/**
+ * Every string the document marks `format: password` is redacted too, listed here or not (today one:
+ * `DeploymentSource.auth.token`, a GitHub token).
+ */
+export const redactedFormat = "password"
 
 /**
  * The error class of each status: the classes of `src/KernelError.ts` that answer one (a static

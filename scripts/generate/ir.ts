@@ -264,6 +264,8 @@ export class Converter {
           ? simple("timestamp")
           : source.format === "binary"
           ? simple("binary")
+          : source.format === Config.redactedFormat
+          ? redact(withLimits(simple("string"), limitsOf(source, "string", owner)), owner)
           : withLimits(simple("string"), limitsOf(source, "string", owner))
       case "integer":
         return withLimits(simple("integer"), limitsOf(source, "integer", owner))

@@ -389,9 +389,6 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
   )
 }
 
-/** Keys shorter than this are not looked for in errors (a test's `"t"` would blank every `t`). */
-const minimumEchoedKey = 8
-
 /** The strings of an error that a server's answer may have filled, and its nested details. */
 const echoFields = ["message", "code", "body", "stack"] as const
 
@@ -430,7 +427,9 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
  */
 export const withoutKey = (config: KernelConfig.Service) => <X>(error: X): X => {
   const token = Redacted.value(config.apiKey)
-  if (token.length >= minimumEchoedKey && typeof error === "object" && error !== null) {
+  // `redactAll` leaves out a key too short to look for alone (a test's `"t"` would blank every `t`),
+  // never the `Bearer` form of it
+  if (token.length > 0 && typeof error === "object" && error !== null) {
     scrubIn(error, [`Bearer ${token}`, token], 1)
   }
   return error

@@ -408,7 +408,9 @@ const invalidFrom = (
   field: string | undefined,
   error: ParseResult.ParseError
 ): Either.Either<never, KernelError.InvalidInput> => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  // a wrong value before a key no branch of a union has: that branch was likely the one meant
+  const issue = issues.find((each) => each._tag !== "Unexpected") ?? issues[0]
   const inner = issue !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined
   const named = field === undefined ? inner ?? "body" : inner === undefined ? field : `${field}.${inner}`
   return invalid(named, `${named}: ${issue === undefined ? "invalid" : withoutSecret(issue.message)}`)
@@ -430,6 +432,92 @@ const withoutSecret = (message: string): string => {
 const encoderOf = (schema: Schema.Schema.AnyNoContext) => {
   let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
   return (u: unknown) => (made ??= Schema.encodeUnknownEither(schema))(u)
+}
+
+/** The fields of a body whose shape is an object, or a union of objects (every branch's); otherwise none. */
+const shapeFieldsOf = (ast: SchemaAST.AST): ReadonlyArray<PropertyKey> | undefined => {
+  if (SchemaAST.isTypeLiteral(ast)) {
+    return ast.indexSignatures.length > 0 ? undefined : ast.propertySignatures.map((signature) => signature.name)
+  }
+  if (!SchemaAST.isUnion(ast)) return undefined
+  const fields = new Set<PropertyKey>()
+  for (const member of ast.types) {
+    const own = shapeFieldsOf(member)
+    if (own === undefined) return undefined
+    for (const field of own) fields.add(field)
+  }
+  return [...fields]
+}
+
+/** The shapes a value of `ast` may take when encoded: its union's branches, under refinements and suspensions. */
+const shapesOf = (ast: SchemaAST.AST, into: Array<SchemaAST.AST> = [], depth = 0): Array<SchemaAST.AST> => {
+  if (depth > 32) return into
+  switch (ast._tag) {
+    case "Union":
+      for (const member of ast.types) shapesOf(member, into, depth + 1)
+      return into
+    case "Refinement":
+      return shapesOf(ast.from, into, depth + 1)
+    case "Suspend":
+      return shapesOf(ast.f(), into, depth + 1)
+    case "Transformation":
+      // what is encoded is the decoded side
+      return shapesOf(ast.to, into, depth + 1)
+  }
+  into.push(ast)
+  return into
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null &&
+  (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
+
+/**
+ * `value` with the keys no shape of it has left out, at every depth (`shapes`: the branches it may
+ * match): what a strict encoding then refuses is a wrong value, never a key TypeScript let through.
+ */
+const ownFields = (shapes: ReadonlyArray<SchemaAST.AST>, value: unknown): unknown => {
+  if (Array.isArray(value)) {
+    const items = shapes.flatMap((shape) =>
+      SchemaAST.isTupleType(shape)
+        ? [...shape.elements.map((element) => element.type), ...shape.rest.map((rest) => rest.type)]
+        : []
+    )
+    if (items.length === 0) return value
+    const itemShapes = items.flatMap((item) => shapesOf(item))
+    return value.map((item) => ownFields(itemShapes, item))
+  }
+  if (!isRecord(value)) return value
+  const objects = shapes.filter(SchemaAST.isTypeLiteral)
+  if (objects.length === 0 || objects.some((shape) => shape.indexSignatures.length > 0)) return value
+  const own: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const types = objects.flatMap((shape) =>
+      shape.propertySignatures.filter((signature) => signature.name === key).map((signature) => signature.type)
+    )
+    if (types.length > 0) own[key] = ownFields(types.flatMap((type) => shapesOf(type)), value[key])
+  }
+  return own
+}
+
+/**
+ * A body's encoder. The params object holds the path, query and header parameters too: the body's own
+ * fields are taken from it, and below them a key that no shape of the schema has at its place is left
+ * out (TypeScript lets an object with more properties through: a decoded `Profile` given as a
+ * browser's `profile`). What is left is encoded strictly, so a union never takes a branch that fits
+ * only by dropping the input's fields: a custom proxy's `config` whose `password` was not a `Redacted`
+ * was sent as `{}`, its first branch (every field optional) having fit; it is now `InvalidInput`
+ * naming `config.password`.
+ */
+const bodyEncoderOf = (schema: Schema.Schema.AnyNoContext) => {
+  let made: ((input: object) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  const make = (): (input: object) => Either.Either<unknown, ParseResult.ParseError> => {
+    const shapes = shapesOf(schema.ast)
+    if (shapeFieldsOf(SchemaAST.typeAST(schema.ast)) === undefined) return Schema.encodeUnknownEither(schema)
+    const exact = Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })
+    return (input) => exact(ownFields(shapes, isRecord(input) ? input : { ...input }))
+  }
+  return (input: object) => (made ??= make())(input)
 }
 
 /** A query parameter's or header's encoded value as text: a string, a finite number or a boolean. */
@@ -489,8 +577,8 @@ export const preparer = (
   }
   const body = definition.method === "GET" ? undefined : definition.body
   const jsonBody = body?.kind === "json" ? body : undefined
-  const encodeBody = jsonBody === undefined ? undefined : encoderOf(jsonBody.schema)
-  const encodeForm = body?.kind === "multipart" ? encoderOf(body.schema) : undefined
+  const encodeBody = jsonBody === undefined ? undefined : bodyEncoderOf(jsonBody.schema)
+  const encodeForm = body?.kind === "multipart" ? bodyEncoderOf(body.schema) : undefined
   let bodyFields: ReadonlyArray<PropertyKey> | undefined
   const attributeEntries = Object.entries(definition.attributes ?? {})
   // whether the params may be omitted (nothing in them is required): found on first need, as it

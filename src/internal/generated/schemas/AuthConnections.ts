@@ -581,6 +581,9 @@ interface ManagedAuthShared {
 }
 
 const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
+const optionalNullOrRedactedString = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Redacted(Schema.String)))
+)
 
 /**
  * Managed authentication that keeps a profile logged into a specific domain. Flow fields (flow_status, flow_step, discovered_fields, mfa_options) reflect the most recent login flow and are null when no flow has been initiated.
@@ -727,7 +730,7 @@ export const ManagedAuth: Schema.Struct<
     /**
      * URL to redirect user to for hosted login (present when flow in progress)
      */
-    hosted_url: Schema.optional<Schema.NullOr<typeof Schema.String>>
+    hosted_url: Schema.optional<Schema.NullOr<Schema.Redacted<typeof Schema.String>>>
     /**
      * Browser live view URL for debugging (present when flow in progress)
      */
@@ -902,13 +905,11 @@ export const ManagedAuth: Schema.Struct<
   /**
    * URL to redirect user to for hosted login (present when flow in progress)
    */
-  hosted_url: optionalNullOrString(),
+  hosted_url: optionalNullOrRedactedString(),
   /**
    * Browser live view URL for debugging (present when flow in progress)
    */
-  live_view_url: /*#__PURE__*/ Schema.optional(
-    /*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Redacted(Schema.String))
-  ),
+  live_view_url: optionalNullOrRedactedString(),
   /**
    * ID of the underlying browser session driving the current flow (present when flow in progress).
    * Use this to inspect or terminate the browser session via the `/browsers` API.
@@ -1074,7 +1075,7 @@ export interface ManagedAuth extends ManagedAuthShared {
   /**
    * URL to redirect user to for hosted login (present when flow in progress)
    */
-  readonly hosted_url?: string | null | undefined
+  readonly hosted_url?: Redacted.Redacted<string> | null | undefined
   /**
    * Browser live view URL for debugging (present when flow in progress)
    */
@@ -1342,6 +1343,7 @@ export interface LoginRequest {
   readonly record_session?: boolean | undefined
 }
 
+const redactedString = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.Redacted(Schema.String))
 const optionalRedactedString = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
 )
@@ -1364,7 +1366,7 @@ export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * URL to redirect user to for login
    */
-  hosted_url: Schema.String,
+  hosted_url: redactedString(),
   /**
    * When the login flow expires
    */
@@ -1397,7 +1399,7 @@ export interface LoginResponse {
   /**
    * URL to redirect user to for login
    */
-  readonly hosted_url: string
+  readonly hosted_url: Redacted.Redacted<string>
   /**
    * When the login flow expires
    */
@@ -1568,7 +1570,7 @@ export const ManagedAuthStateEvent: Schema.Struct<{
   /**
    * URL to redirect user to for hosted login.
    */
-  hosted_url: Schema.optional<typeof Schema.String>
+  hosted_url: Schema.optional<Schema.Redacted<typeof Schema.String>>
 }> = /*#__PURE__*/ struct("ManagedAuthStateEvent", () => ({
   /**
    * Event type identifier (always "managed_auth_state").
@@ -1639,7 +1641,7 @@ export const ManagedAuthStateEvent: Schema.Struct<{
   /**
    * URL to redirect user to for hosted login.
    */
-  hosted_url: optionalString()
+  hosted_url: optionalRedactedString()
 }))
 
 /**
@@ -1712,7 +1714,7 @@ export interface ManagedAuthStateEvent {
   /**
    * URL to redirect user to for hosted login.
    */
-  readonly hosted_url?: string | undefined
+  readonly hosted_url?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -1777,7 +1779,7 @@ export const ManagedAuthExchangeResponse = /*#__PURE__*/ struct("ManagedAuthExch
   /**
    * JWT token with invocation_id claim (30 minute TTL)
    */
-  jwt: /*#__PURE__*/ Schema.Redacted(Schema.String)
+  jwt: redactedString()
 }))
 
 /**

@@ -5,6 +5,7 @@
  * @internal
  */
 import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -172,7 +173,7 @@ export const DeploymentSource = /*#__PURE__*/ struct("DeploymentSource", () => (
     /**
      * GitHub PAT or installation access token
      */
-    token: Schema.String
+    token: /*#__PURE__*/ Schema.Redacted(Schema.String)
   }))
 }))
 
@@ -214,7 +215,7 @@ export interface DeploymentSource {
     /**
      * GitHub PAT or installation access token
      */
-    readonly token: string
+    readonly token: Redacted.Redacted<string>
   } | undefined
 }
 

@@ -5,6 +5,7 @@
  * @internal
  */
 import type * as DateTime from "effect/DateTime"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { array, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
@@ -580,7 +581,7 @@ export const CreateCustomProxyConfig = /*#__PURE__*/ struct("CreateCustomProxyCo
   /**
    * Password for proxy authentication.
    */
-  password: optionalString()
+  password: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Redacted(Schema.String))
 }))
 
 /**
@@ -593,7 +594,7 @@ export interface CreateCustomProxyConfig extends CustomProxyConfigShared {
   /**
    * Password for proxy authentication.
    */
-  readonly password?: string | undefined
+  readonly password?: Redacted.Redacted<string> | undefined
 }
 
 /**
