@@ -89,7 +89,7 @@ export const downloadToFile = <E, E2 = never, R = never>(
 ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
   Download.toFile<E | E2, R>(
     // an effect is also a stream (of its one value): tell them apart by the effect's mark
-    isStreamEffect(download) ? Stream.unwrap(download) : download,
+    isStreamEffect(download) ? Download.unwrap(download) : download,
     path,
     typeof options === "object" && options !== null ? options.onProgress : undefined
   )

@@ -380,7 +380,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
       // parent of the requests. It is not provided to each pull of the body, as `Stream.withSpan`
       // would do: that costs more per chunk than reading the chunk.
       download: (params, options) =>
-        Stream.unwrapScoped(Effect.flatMap(
+        Download.unwrapScoped(Effect.flatMap(
           Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
             kind: "client",
             captureStackTrace: false,
@@ -487,7 +487,7 @@ export const download = (
   params: ReplayParams,
   options?: DownloadOptions
 ): Stream.Stream<Uint8Array, DownloadReplayError, DownloadReplay> =>
-  Stream.unwrap(Effect.map(DownloadReplay, (service) => service.download(params, options)))
+  Download.unwrap(Effect.map(DownloadReplay, (service) => service.download(params, options)))
 
 /**
  * {@link download} under the operation's name (`downloadReplay`).

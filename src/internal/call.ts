@@ -13,7 +13,6 @@
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
@@ -388,10 +387,7 @@ const streamCall = (
           }
         )
         // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)
-        return Stream.ensuring(
-          Stream.fromChannel(Channel.unwrap(Effect.map(opened, Stream.toChannel))),
-          Effect.suspend(() => release)
-        )
+        return Stream.ensuring(Download.unwrap(opened), Effect.suspend(() => release))
       })
     if (!resume) return Effect.succeed(openWith(params))
     const base: object = typeof params === "object" && params !== null ? params : {}

@@ -24,6 +24,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import { InvalidInput } from "../KernelError.js"
@@ -346,3 +347,25 @@ export const streamBody = <E>(
       close
     })
   })
+
+/**
+ * `Stream.unwrap` run as the channel's own unwrap: the inner stream's channel becomes the stream's,
+ * where `Stream.unwrap` (a `flatten`) passes every chunk through a nested stream (about 15 ms of CPU
+ * on a 256 MiB download's 4,000 chunks).
+ *
+ * @internal
+ */
+export const unwrap = <A, E, R, E2, R2>(
+  effect: Effect.Effect<Stream.Stream<A, E, R>, E2, R2>
+): Stream.Stream<A, E | E2, R | R2> => Stream.fromChannel(Channel.unwrap(Effect.map(effect, Stream.toChannel)))
+
+/**
+ * {@link unwrap} with a scope: the effect's scope closes when the stream ends (`Stream.unwrapScoped`
+ * without its nested stream).
+ *
+ * @internal
+ */
+export const unwrapScoped = <A, E, R, E2, R2>(
+  effect: Effect.Effect<Stream.Stream<A, E, R>, E2, R2>
+): Stream.Stream<A, E | E2, R | Exclude<R2, Scope.Scope>> =>
+  Stream.fromChannel(Channel.unwrapScoped(Effect.map(effect, Stream.toChannel)))

@@ -28,6 +28,7 @@ import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
+import * as Download from "./download.js"
 import * as FastDecode from "./fastDecode.js"
 import * as Sse from "./sse.js"
 
@@ -398,7 +399,7 @@ export const resumable = <E extends KernelError.KernelError>(
         return Stream.succeed(fatalMark)
       })
     )
-    return Stream.unwrap(Effect.map(KernelEvents.ResumeSchedule, (schedule) => Stream.retry(connection, schedule)))
+    return Download.unwrap(Effect.map(KernelEvents.ResumeSchedule, (schedule) => Stream.retry(connection, schedule)))
       .pipe(
         mapChunksThenFail((chunk): readonly [Array<unknown>, E | KernelError.DecodeError | undefined] => {
           const out: Array<unknown> = []

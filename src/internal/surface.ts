@@ -14,6 +14,7 @@ import * as KernelClient from "../KernelClient.js"
 import type * as KernelError from "../KernelError.js"
 import * as Call from "./call.js"
 import type { Operation } from "./definition.js"
+import * as Download from "./download.js"
 import * as Pages from "./pages.js"
 
 /**
@@ -144,7 +145,7 @@ export const lazy = <A>(make: () => A): () => A => {
 export const streamed = <Args extends ReadonlyArray<unknown>, A, E1, E2, R>(
   accessor: (...args: Args) => Effect.Effect<Stream.Stream<A, E1>, E2, R>
 ) =>
-(...args: Args): Stream.Stream<A, E1 | E2, R> => Stream.unwrap(accessor(...args))
+(...args: Args): Stream.Stream<A, E1 | E2, R> => Download.unwrap(accessor(...args))
 
 /**
  * The Tag key of an operation's service: `effect-kernel/<Name>`, its name with a capital (the

@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeFs from "node:fs"
 import * as NodeFsPromises from "node:fs/promises"
+import * as Download from "./download.js"
 
 const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSource")
 
@@ -110,7 +111,7 @@ export const readChunkSize = 256 * 1024
  * @internal
  */
 export const read = (source: FileSource, size: number): Stream.Stream<Uint8Array, Error> =>
-  Stream.unwrapScoped(Effect.map(
+  Download.unwrapScoped(Effect.map(
     Effect.acquireRelease(
       Effect.map(
         Effect.tryPromise({ try: () => NodeFsPromises.open(source.path, "r"), catch: asError }),
