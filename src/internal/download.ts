@@ -350,8 +350,8 @@ export const streamBody = <E>(
 
 /**
  * `Stream.unwrap` run as the channel's own unwrap: the inner stream's channel becomes the stream's,
- * where `Stream.unwrap` (a `flatten`) passes every chunk through a nested stream (about 15 ms of CPU
- * on a 256 MiB download's 4,000 chunks).
+ * where `Stream.unwrap` (a `flatten`) passes every chunk through a nested stream (about 0.5 µs a
+ * chunk in a microbenchmark; a 256 MiB download is about 4,000 chunks).
  *
  * @internal
  */

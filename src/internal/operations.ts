@@ -434,21 +434,6 @@ const encoderOf = (schema: Schema.Schema.AnyNoContext) => {
   return (u: unknown) => (made ??= Schema.encodeUnknownEither(schema))(u)
 }
 
-/** The fields of a body whose shape is an object, or a union of objects (every branch's); otherwise none. */
-const shapeFieldsOf = (ast: SchemaAST.AST): ReadonlyArray<PropertyKey> | undefined => {
-  if (SchemaAST.isTypeLiteral(ast)) {
-    return ast.indexSignatures.length > 0 ? undefined : ast.propertySignatures.map((signature) => signature.name)
-  }
-  if (!SchemaAST.isUnion(ast)) return undefined
-  const fields = new Set<PropertyKey>()
-  for (const member of ast.types) {
-    const own = shapeFieldsOf(member)
-    if (own === undefined) return undefined
-    for (const field of own) fields.add(field)
-  }
-  return [...fields]
-}
-
 /** The shapes a value of `ast` may take when encoded: its union's branches, under refinements and suspensions. */
 const shapesOf = (ast: SchemaAST.AST, into: Array<SchemaAST.AST> = [], depth = 0): Array<SchemaAST.AST> => {
   if (depth > 32) return into
@@ -513,7 +498,10 @@ const bodyEncoderOf = (schema: Schema.Schema.AnyNoContext) => {
   let made: ((input: object) => Either.Either<unknown, ParseResult.ParseError>) | undefined
   const make = (): (input: object) => Either.Either<unknown, ParseResult.ParseError> => {
     const shapes = shapesOf(schema.ast)
-    if (shapeFieldsOf(SchemaAST.typeAST(schema.ast)) === undefined) return Schema.encodeUnknownEither(schema)
+    // a body that is not an object (or a union of objects) with named fields: encoded as it is given
+    if (!shapes.every((shape) => SchemaAST.isTypeLiteral(shape) && shape.indexSignatures.length === 0)) {
+      return Schema.encodeUnknownEither(schema)
+    }
     const exact = Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })
     return (input) => exact(ownFields(shapes, isRecord(input) ? input : { ...input }))
   }
