@@ -1,4 +1,5 @@
-// Cold start in a fresh process, over the built package (dist/esm; `npm run build` first).
+// Cold start in a fresh process, over the built package (`npm run build` first): the whole package through its
+// exports (what Node loads: dist/node), one area through dist/esm (what a bundler's output or a deep import loads).
 // Usage: node bench/cold.mjs MODE BASE_URL -> prints JSON
 //   base          importing effect + @effect/platform (baseImportMs)
 //   sdk           the same, then the whole package through its exports (sdkImportMs), then the first
@@ -26,7 +27,7 @@ const otherDist = process.env.EFFECT_KERNEL_DIST
 const dist = otherDist === undefined
   ? new URL("../dist/esm/", import.meta.url)
   : pathToFileURL(otherDist.endsWith("/") ? otherDist : `${otherDist}/`)
-// the package itself, through its exports (dist/esm), or the other build's index
+// the package itself, through its exports (dist/node), or the other build's index
 const importPackage = () => otherDist === undefined ? import("effect-kernel") : import(new URL("index.js", dist).href)
 const cpu = () => {
   const { system, user } = process.cpuUsage()

@@ -192,6 +192,9 @@ try {
     // building Kernel.layer (118 operations) in a fresh process
     for (const [env, who] of areaBuilds) {
       for (const area of [...coldAreas, secondArea.join(",")]) {
+        // a build from before the generated areas (e.g. 8e7e929) has no area layers (`Browsers.layer`) to compare
+        const dist = env?.EFFECT_KERNEL_DIST
+        if (dist !== undefined && !fs.existsSync(`${dist}/Browsers.js`)) continue
         const out = execFileSync(process.execPath, [`${here}cold.mjs`, `area:${area}`, base], { encoding: "utf8", env })
         const result: { clientImportMs: number; areaImportMs: number; secondAreaImportMs?: number } = JSON.parse(out)
         record(

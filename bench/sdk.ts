@@ -1,5 +1,5 @@
 /**
- * effect-kernel as its users run it: the built package (`dist/esm`, what `npm pack` ships), not
+ * effect-kernel as its users run it: the built package (`dist/node`, what Node loads of what `npm pack` ships), not
  * `src/` through tsx. tsx compiles with esbuild's `keepNames`, which wraps every named function
  * expression in a `__name(fn, "…")` call (an `Object.defineProperty` on each closure made), so
  * the SDK's per-call closures cost more under tsx than in the package, while undici and the
@@ -7,7 +7,7 @@
  * loop (32 in flight), CPU per call 49.9 µs from `src/` against 28.8 µs from `dist/esm`.
  *
  * `npm run bench` builds first; run directly (`npx tsx bench/run.ts`), `ensureBuilt` builds when
- * `dist/esm` is missing or older than a file of `src/`, and the children fail rather than measure
+ * `dist/node` is missing or older than a file of `src/`, and the children fail rather than measure
  * a stale build.
  */
 import { execFileSync } from "node:child_process"
@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url"
 import type * as EffectKernel from "../src/index.js"
 
 const root = path.resolve(import.meta.dirname, "..")
-const entry = path.join(root, "dist/esm/index.js")
+const entry = path.join(root, "dist/node/index.js")
 
 /** The newest modification time of a file under `dir`. */
 const newest = (dir: string): number =>
@@ -28,11 +28,11 @@ const newest = (dir: string): number =>
 
 /** Why the build cannot be measured (missing, or older than `src/`), or `undefined`. */
 const staleness = (): string | undefined => {
-  if (!fs.existsSync(entry)) return "dist/esm is missing"
-  return fs.statSync(entry).mtimeMs < newest(path.join(root, "src")) ? "dist/esm is older than src/" : undefined
+  if (!fs.existsSync(entry)) return "dist/node is missing"
+  return fs.statSync(entry).mtimeMs < newest(path.join(root, "src")) ? "dist/node is older than src/" : undefined
 }
 
-/** Builds the package (`npm run build`) when `dist/esm` is missing or older than `src/`. */
+/** Builds the package (`npm run build`) when `dist/node` is missing or older than `src/`. */
 export const ensureBuilt = (): void => {
   const why = staleness()
   if (why === undefined) return

@@ -1,11 +1,12 @@
 // Builds the package from clean, the way Effect's own packages are laid out:
 //   dist/esm  ES modules (the package is "type": "module"), and the simulator bin: tsc's output, then
 //             chunked by rollup (below) so that Node loads a few files instead of ~145
+//   dist/node the same ES modules in three files, for Node (below)
 //   dist/cjs  CommonJS, with its own declarations, marked by a {"type":"commonjs"} package.json
 //             so that TypeScript reads them as CommonJS for `require` consumers (node16, node10)
 //   dist/dts  declarations for `import` consumers (node16 ESM, bundler)
 // Usage: npm run build (also run by prepack, so a packed or published tarball always has dist)
-//        node scripts/build.mjs --esm-only=DIR: only the chunked ES modules, into DIR/esm (test/build.test.ts)
+//        node scripts/build.mjs --esm-only=DIR: only the ES modules, into DIR/esm and DIR/node (test/build.test.ts)
 //
 // dist/esm, chunked: importing the package is mostly Node *loading* modules (resolving each file's bare
 // specifiers, reading, compiling), not evaluating them, so fewer files is faster. The layout:
@@ -157,3 +158,57 @@ await bundle.close()
 for (const file of ["index.js", "index.js.map"]) fs.copyFileSync(path.join(tscEsm, file), path.join(esm, file))
 fs.rmSync(tscEsm, { recursive: true, force: true })
 fs.chmodSync(path.join(esm, "bin/simulator.js"), 0o755)
+
+// dist/node: what Node loads (the exports' `default` under `import`; bundlers take dist/esm by the `module`
+// condition). The same code as dist/esm, from it, in three files: index.js (its namespaces), testing.js (the
+// simulator), and the one chunk both import (internal/package.js: everything the index loads, so the two
+// entries share one copy of every class and Tag). Importing the package is mostly Node loading modules
+// (resolving, reading, compiling each file), not evaluating them: 3 files load in about 0.6x the time of
+// dist/esm's 54 (docs/performance.md). A bundler needs dist/esm's one module per namespace to drop what a
+// program does not use; Node needs none of it.
+const node = path.join(dist, "node")
+fs.rmSync(node, { recursive: true, force: true })
+/** Every module of dist/esm the index loads (itself left out): the chunk both entries share. */
+const indexModules = (getModuleInfo) => {
+  const seen = new Set()
+  const visit = (id) => {
+    if (seen.has(id) || !id.startsWith(esm)) return
+    seen.add(id)
+    for (const next of getModuleInfo(id).importedIds) visit(next)
+  }
+  visit(path.join(esm, "index.js"))
+  seen.delete(path.join(esm, "index.js"))
+  return seen
+}
+let shared
+const nodeBundle = await rollup({
+  input: { index: path.join(esm, "index.js"), testing: path.join(esm, "testing.js") },
+  external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
+  treeshake: { moduleSideEffects: (_, external) => !external },
+  plugins: [{
+    name: "esm-source-maps",
+    // dist/esm's .js with its .js.map (which lead into src/), so that these maps do too
+    load(id) {
+      if (!id.startsWith(esm) || !id.endsWith(".js")) return null
+      const code = fs.readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
+      return { code, map: fs.readFileSync(`${id}.map`, "utf8") }
+    }
+  }],
+  onwarn(warning) {
+    if (warning.code === "CIRCULAR_DEPENDENCY") return
+    throw new Error(`build: rollup (dist/node): ${warning.message}`)
+  }
+})
+await nodeBundle.write({
+  dir: node,
+  format: "es",
+  sourcemap: true,
+  entryFileNames: "[name].js",
+  chunkFileNames: "internal/[name].js",
+  hoistTransitiveImports: false,
+  manualChunks(id, { getModuleInfo }) {
+    shared ??= indexModules(getModuleInfo)
+    return shared.has(id) ? "package" : undefined
+  }
+})
+await nodeBundle.close()

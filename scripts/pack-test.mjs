@@ -2,7 +2,8 @@
 // dist must not ship), checks the tarball's layout, installs it into a fresh project with only the
 // peer dependencies, type-checks a consumer written as ESM (`.mts`) and as CommonJS (`.cts`) under
 // `--module node16`, runs both (the CommonJS one must load dist/cjs through `require`, the ESM one
-// dist/esm), and runs the simulator bin. Usage: npm run test:pack
+// dist/node), bundles a program with esbuild (which must take dist/esm), and runs the simulator bin. Usage: npm run test:pack
+import { build } from "esbuild"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -27,6 +28,8 @@ try {
       "dist/esm/index.js",
       "dist/esm/testing.js",
       "dist/esm/bin/simulator.js",
+      "dist/node/index.js",
+      "dist/node/testing.js",
       "dist/cjs/index.js",
       "dist/cjs/index.d.ts",
       "dist/cjs/testing.js",
@@ -109,7 +112,7 @@ ${program("cjs", "require.resolve(\"effect-kernel\")")}`
   const cjsRun = runBoth("out/cjs.cjs")
   const esm = esmRun.out
   const cjs = cjsRun.out
-  if (!/esm resolves .*\/dist\/esm\/index\.js/.test(esmRun.err)) throw new Error(`ESM loads ${esmRun.err}`)
+  if (!/esm resolves .*\/dist\/node\/index\.js/.test(esmRun.err)) throw new Error(`ESM loads ${esmRun.err}`)
   if (!/cjs resolves .*\/dist\/cjs\/index\.js/.test(cjsRun.err)) throw new Error(`CommonJS loads ${cjsRun.err}`)
   // no warning: the CommonJS consumer does not go through require(esm)
   if (cjsRun.err.includes("ExperimentalWarning")) throw new Error(`CommonJS: ${cjsRun.err}`)
@@ -118,12 +121,37 @@ ${program("cjs", "require.resolve(\"effect-kernel\")")}`
   if (esm !== "esm 3 InvalidInput" || cjs !== "cjs 3 InvalidInput") {
     throw new Error(`unexpected output: ${esm} / ${cjs}`)
   }
+  // a bundler takes dist/esm (the `module` condition): one module per namespace, so that it drops what a
+  // program does not use
+  fs.writeFileSync(
+    path.join(project, "bundled.mjs"),
+    `import { BrowserPools } from "effect-kernel"\nconsole.log(BrowserPools.list)\n`
+  )
+  const { metafile } = await build({
+    absWorkingDir: project,
+    entryPoints: ["bundled.mjs"],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    metafile: true,
+    outdir: "out",
+    write: false
+  })
+  // the files with a byte in the output (esbuild lists every file it read, kept or dropped)
+  const bundled = Object.entries(Object.values(metafile.outputs)[0].inputs)
+    .filter(([file, { bytesInOutput }]) => file.includes("effect-kernel/") && bytesInOutput > 0).map(([file]) => file)
+  if (!bundled.some((file) => file.includes("effect-kernel/dist/esm/BrowserPools.js"))) {
+    throw new Error(`esbuild did not take dist/esm: ${bundled.join(", ")}`)
+  }
+  if (bundled.some((file) => file.includes("/dist/node/") || file.includes("internal/Computer.js"))) {
+    throw new Error(`esbuild bundled more than BrowserPools: ${bundled.join(", ")}`)
+  }
   const help = run(path.join(project, "node_modules/.bin/effect-kernel-simulator"), ["--help"], project)
   if (!help.includes("usage: effect-kernel-simulator")) throw new Error(`bin: ${help}`)
   console.log(
     `pack-test: ${path.basename(tarball)} (${[...entries].filter((e) => e !== "").length} entries, ${
       (fs.statSync(tarball).size / 1024).toFixed(0)
-    } KiB) built from clean by prepack; installs with its peers only; type-checks (node16) and runs as ESM ("${esm}") and as CommonJS from dist/cjs ("${cjs}"); bin ok`
+    } KiB) built from clean by prepack; installs with its peers only; type-checks (node16) and runs as ESM from dist/node ("${esm}") and as CommonJS from dist/cjs ("${cjs}"); esbuild bundles from dist/esm; bin ok`
   )
 } catch (error) {
   console.error("pack-test failed:", error.stderr ?? "", error.stdout ?? "", error.message)

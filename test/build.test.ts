@@ -3,6 +3,8 @@
  * under .tmp (where Node resolves `effect` from this checkout): every public module is its own entry file
  * with its source's exports, importable alone; no cycle between chunks; an area loads the shared runtime
  * and its own chunk only; the source maps lead into src/; a bundler still drops what a program does not use.
+ * And `dist/node` (what Node loads: the same code in three files): the same exports, one chunk that the index
+ * and testing share, source maps into src/.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile, execFileSync } from "node:child_process"
@@ -167,4 +169,65 @@ describe("the chunked dist/esm", () => {
     const { stdout } = await run(process.execPath, [bin, "--help"], { cwd: root })
     expect(stdout).toContain("usage: effect-kernel-simulator")
   }, 60_000)
+})
+
+describe("dist/node: the same modules in three files, for Node", () => {
+  const node = path.join(out, "node")
+  /** The files a module of dist/node loads, itself included (relative to dist/node). */
+  const nodeGraphOf = (file: string, seen = new Set<string>()): Set<string> => {
+    if (seen.has(file)) return seen
+    seen.add(file)
+    const code = fs.readFileSync(path.join(node, file), "utf8")
+    for (const m of code.matchAll(/^(?:import|export)\b[^;]*?["'](\.{1,2}\/[^"']+)["']/gm)) {
+      nodeGraphOf(path.posix.join(path.posix.dirname(file), m[1]!), seen)
+    }
+    return seen
+  }
+
+  it("the index and testing export what their sources do, and share one chunk", async () => {
+    for (const name of ["index", "testing"]) {
+      const source: Record<string, unknown> = await import(`../src/${name}.ts`)
+      const script = `const m = await import(${JSON.stringify(pathToFileURL(path.join(node, `${name}.js`)).href)})
+process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, Object.keys(v).sort()]))))`
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root })
+      expect(JSON.parse(stdout)).toEqual(
+        Object.fromEntries(
+          Object.entries(source).map(([key, value]) => [key, Object.keys(value as object).sort()])
+        )
+      )
+    }
+    expect([...nodeGraphOf("index.js")].sort()).toEqual(["index.js", "internal/package.js"])
+    expect([...nodeGraphOf("testing.js")].sort()).toEqual(["internal/package.js", "testing.js"])
+    expect(fs.readFileSync(path.join(node, "internal/package.js"), "utf8")).not.toMatch(/KernelSimulator/)
+  }, 60_000)
+
+  it(
+    "a program on its index and testing runs against the simulator, its typed errors the index's classes",
+    async () => {
+      const href = (file: string) => JSON.stringify(pathToFileURL(path.join(node, file)).href)
+      const script = `import { Effect, Layer } from "effect"
+const { Computer, Kernel, KernelError } = await import(${href("index.js")})
+const { KernelSimulator } = await import(${href("testing.js")})
+const layer = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer()))
+const error = await Effect.runPromise(Effect.flip(Computer.getMousePosition({ id: "no-such-browser" }).pipe(Effect.provide(layer))))
+process.stdout.write(JSON.stringify([error._tag, error instanceof KernelError.NotFound]))`
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root })
+      expect(JSON.parse(stdout)).toEqual(["NotFound", true])
+    },
+    60_000
+  )
+
+  it("its source maps lead into src/", () => {
+    const file = path.join(node, "internal/package.js")
+    const lines = fs.readFileSync(file, "utf8").split("\n")
+    const needle = `"effect-kernel/KernelClient"`
+    const line = lines.findIndex((text) => text.includes(needle))
+    expect(line).toBeGreaterThanOrEqual(0)
+    const map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, "utf8")))
+    const entry = map.findEntry(line, lines[line]!.indexOf(needle))
+    expect("originalSource" in entry).toBe(true)
+    if (!("originalSource" in entry)) return
+    const source = path.resolve(path.dirname(file), entry.originalSource)
+    expect(path.relative(root, source)).toBe(path.join("src", "KernelClient.ts"))
+  })
 })
