@@ -7,6 +7,7 @@
  * Adding an operation: one entry here (and in {@link table}), one public module with its types,
  * schemas, `make<Op>` / `layer<Op>` / accessor and docs, and one simulator handler.
  */
+import * as Chunk from "effect/Chunk"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -381,16 +382,18 @@ const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | 
       oneShot = true
     }
   }
-  const stream = Stream.flatMap(
-    Stream.fromIterable(pieces),
-    (piece) =>
-      piece instanceof Uint8Array
-        ? Stream.succeed(piece)
-        : Upload.isFileSource(piece)
-        ? Upload.read(piece, sizes.get(piece) ?? 0)
-        : piece,
-    { concurrency: 1 }
-  )
+  const streamOfPiece = (piece: Piece): Stream.Stream<Uint8Array, unknown> =>
+    piece instanceof Uint8Array
+      ? Stream.succeed(piece)
+      : Upload.isFileSource(piece)
+      ? Upload.read(piece, sizes.get(piece) ?? 0)
+      : piece
+  // the pieces one after the other: a concatenation hands each chunk on as it is, where a flatMap would
+  // pass every chunk through a stream of its own (a raw body is one piece: its stream as it is)
+  const [first] = pieces
+  const stream = pieces.length === 1 && first !== undefined
+    ? streamOfPiece(first)
+    : Stream.concatAll(Chunk.fromIterable(pieces.map(streamOfPiece)))
   return {
     _tag: "Stream",
     stream: oneShot ? Upload.once(stream) : stream,
