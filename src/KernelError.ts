@@ -613,6 +613,18 @@ for (
   ]
 ) {
   Object.defineProperty(Class.prototype, TypeId, { value: TypeId, enumerable: false })
+  // `instanceof` by the brand and the tag, not by the prototype alone: a program can hold two copies of
+  // the package (the CommonJS and the ES build, or Node's build and a bundler's in one test run), and an
+  // error made by one is still an instance of the other's class. A user's subclass keeps the plain rule.
+  const tag: unknown = Class._tag
+  const ordinary = Function.prototype[Symbol.hasInstance]
+  Object.defineProperty(Class, Symbol.hasInstance, {
+    value(this: unknown, u: unknown): boolean {
+      return ordinary.call(this, u) ||
+        (this === Class && Predicate.hasProperty(u, TypeId) && Predicate.hasProperty(u, "_tag") && u._tag === tag &&
+          u instanceof Error)
+    }
+  })
 }
 
 /**

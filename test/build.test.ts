@@ -217,6 +217,20 @@ process.stdout.write(JSON.stringify([error._tag, error instanceof KernelError.No
     60_000
   )
 
+  it(
+    "with dist/esm in the same process (a bundler's copy beside Node's), an error of one is an instance of the other",
+    async () => {
+      const script = `const esm = await import(${JSON.stringify(pathToFileURL(path.join(esm, "index.js")).href)})
+const node = await import(${JSON.stringify(pathToFileURL(path.join(node, "index.js")).href)})
+const fields = { status: 404, code: "not_found", message: "no such browser", method: "GET", path: "/browsers/x" }
+const error = new esm.KernelError.NotFound(fields)
+process.stdout.write(JSON.stringify([esm.KernelError.NotFound === node.KernelError.NotFound, error instanceof node.KernelError.NotFound, error instanceof node.KernelError.Conflict]))`
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root })
+      expect(JSON.parse(stdout)).toEqual([false, true, false])
+    },
+    60_000
+  )
+
   it("its source maps lead into src/", () => {
     const file = path.join(node, "internal/package.js")
     const lines = fs.readFileSync(file, "utf8").split("\n")

@@ -220,3 +220,40 @@ describe("KernelError classes", () => {
     expect(timeout.message).toBe("GET /browsers timed out after 1s")
   })
 })
+
+describe("KernelError classes across two copies of the package", () => {
+  // a second, separately evaluated copy of the module (as when Node's build and a bundler's, or the
+  // CommonJS and the ES build, meet in one process): vite loads an id with a query as its own module
+  const second = "../src/KernelError.ts?second-copy"
+  const load = (): Promise<typeof KernelError> => import(/* @vite-ignore */ second)
+
+  it("an error made by one copy is an instance of the other's class of the same tag, and of no other", async () => {
+    const Other = await load()
+    expect(Other.NotFound).not.toBe(KernelError.NotFound)
+    for (const error of made) {
+      const other = Object.values(Other).find((value) =>
+        typeof value === "function" && "_tag" in value && value._tag === error._tag
+      )
+      expect(other).toBeDefined()
+      if (typeof other !== "function") return
+      expect({ tag: error._tag, instance: error instanceof other }).toEqual({ tag: error._tag, instance: true })
+    }
+    const foreign = new Other.NotFound(api)
+    expect(foreign).toBeInstanceOf(KernelError.NotFound)
+    expect(foreign).not.toBeInstanceOf(KernelError.Conflict)
+    expect(KernelError.isKernelError(foreign)).toBe(true)
+    expect(Schema.is(KernelError.NotFound)(foreign)).toBe(true)
+  })
+
+  it("an error of another library with the same _tag is not an instance, and a user's subclass keeps the plain rule", () => {
+    class Elsewhere extends Error {
+      readonly _tag = "NotFound"
+    }
+    expect(new Elsewhere()).not.toBeInstanceOf(KernelError.NotFound)
+    expect({ _tag: "NotFound", [KernelError.TypeId]: KernelError.TypeId }).not.toBeInstanceOf(KernelError.NotFound)
+    class Mine extends KernelError.NotFound {}
+    expect(new KernelError.NotFound(api)).not.toBeInstanceOf(Mine)
+    expect(new Mine(api)).toBeInstanceOf(Mine)
+    expect(new Mine(api)).toBeInstanceOf(KernelError.NotFound)
+  })
+})
