@@ -95,6 +95,28 @@ const runtimeModules = (getModuleIds, getModuleInfo) => {
   return runtime
 }
 
+/**
+ * Loads each `.js` under `dir` with its `.js.map` (tsc's, or dist/esm's, which lead into src/), so that the
+ * maps rollup writes point through them into src/.
+ */
+const sourceMapsOf = (dir) => ({
+  name: "source-maps",
+  load(id) {
+    if (!id.startsWith(dir) || !id.endsWith(".js")) return null
+    const code = fs.readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
+    return { code, map: fs.readFileSync(`${id}.map`, "utf8") }
+  }
+})
+/**
+ * Rollup's warnings are errors, but for cycles between modules inside one chunk: they are src's own (e.g.
+ * Browsers.ts <-> its hand-written part), evaluated in the same order as tsc's files; cycles between chunks
+ * are checked below.
+ */
+const onwarn = (warning) => {
+  if (warning.code === "CIRCULAR_DEPENDENCY") return
+  throw new Error(`build: rollup: ${warning.message}`)
+}
+
 let runtime
 const bundle = await rollup({
   input,
@@ -102,21 +124,8 @@ const bundle = await rollup({
   // the package is `"sideEffects": false`: an unused import is dropped, as a user's bundler would
   // (effect and @effect/platform say the same of themselves)
   treeshake: { moduleSideEffects: (id, external) => !external && relative(id).startsWith("bin/") },
-  plugins: [{
-    name: "tsc-source-maps",
-    // tsc's .js with its .js.map, so that rollup's maps point through it into src/
-    load(id) {
-      if (!id.startsWith(tscEsm) || !id.endsWith(".js")) return null
-      const code = fs.readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
-      return { code, map: fs.readFileSync(`${id}.map`, "utf8") }
-    }
-  }],
-  onwarn(warning) {
-    // cycles between modules inside one chunk are src's own (e.g. Browsers.ts <-> its hand-written part):
-    // evaluated in the same order as tsc's files; cycles between chunks are checked below
-    if (warning.code === "CIRCULAR_DEPENDENCY") return
-    throw new Error(`build: rollup: ${warning.message}`)
-  }
+  plugins: [sourceMapsOf(tscEsm)],
+  onwarn
 })
 await bundle.write({
   dir: esm,
@@ -185,19 +194,8 @@ const nodeBundle = await rollup({
   input: { index: path.join(esm, "index.js"), testing: path.join(esm, "testing.js") },
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
   treeshake: { moduleSideEffects: (_, external) => !external },
-  plugins: [{
-    name: "esm-source-maps",
-    // dist/esm's .js with its .js.map (which lead into src/), so that these maps do too
-    load(id) {
-      if (!id.startsWith(esm) || !id.endsWith(".js")) return null
-      const code = fs.readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
-      return { code, map: fs.readFileSync(`${id}.map`, "utf8") }
-    }
-  }],
-  onwarn(warning) {
-    if (warning.code === "CIRCULAR_DEPENDENCY") return
-    throw new Error(`build: rollup (dist/node): ${warning.message}`)
-  }
+  plugins: [sourceMapsOf(esm)],
+  onwarn
 })
 await nodeBundle.write({
   dir: node,

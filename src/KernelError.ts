@@ -620,9 +620,7 @@ for (
   const ordinary = Function.prototype[Symbol.hasInstance]
   Object.defineProperty(Class, Symbol.hasInstance, {
     value(this: unknown, u: unknown): boolean {
-      return ordinary.call(this, u) ||
-        (this === Class && Predicate.hasProperty(u, TypeId) && Predicate.hasProperty(u, "_tag") && u._tag === tag &&
-          u instanceof Error)
+      return ordinary.call(this, u) || (this === Class && isKernelError(u) && u._tag === tag)
     }
   })
 }

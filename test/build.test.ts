@@ -40,19 +40,34 @@ const outputFiles = (): Array<string> =>
   fs.readdirSync(esm, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"))
     .map((file) => file.split(path.sep).join("/"))
 
-/** The files a module imports statically (relative specifiers only), relative to the output. */
-const importsOf = (file: string): Array<string> => {
-  const code = fs.readFileSync(path.join(esm, file), "utf8")
+/** The files a module of `dir` imports statically (relative specifiers only), relative to `dir`. */
+const importsOf = (file: string, dir = esm): Array<string> => {
+  const code = fs.readFileSync(path.join(dir, file), "utf8")
   const specifiers = [...code.matchAll(/^(?:import|export)\b[^;]*?["'](\.{1,2}\/[^"']+)["']/gm)].map((m) => m[1]!)
   return specifiers.map((specifier) => path.posix.join(path.posix.dirname(file), specifier))
 }
 
-/** Every file a module loads, itself included. */
-const graphOf = (file: string, seen = new Set<string>()): Set<string> => {
+/** Every file a module of `dir` loads, itself included. */
+const graphOf = (file: string, dir = esm, seen = new Set<string>()): Set<string> => {
   if (seen.has(file)) return seen
   seen.add(file)
-  for (const next of importsOf(file)) graphOf(next, seen)
+  for (const next of importsOf(file, dir)) graphOf(next, dir, seen)
   return seen
+}
+
+/** The source map of `file` leads the line that names KernelClient's Tag key to that line in src/KernelClient.ts. */
+const expectMapIntoSrc = (file: string) => {
+  const lines = fs.readFileSync(file, "utf8").split("\n")
+  const needle = `"effect-kernel/KernelClient"`
+  const line = lines.findIndex((text) => text.includes(needle))
+  expect(line).toBeGreaterThanOrEqual(0)
+  const map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, "utf8")))
+  const entry = map.findEntry(line, lines[line]!.indexOf(needle))
+  expect("originalSource" in entry).toBe(true)
+  if (!("originalSource" in entry)) return
+  const source = path.resolve(path.dirname(file), entry.originalSource)
+  expect(path.relative(root, source)).toBe(path.join("src", "KernelClient.ts"))
+  expect(fs.readFileSync(source, "utf8").split("\n")[entry.originalLine]).toContain(needle)
 }
 
 /** The names a module exports, imported alone in a fresh process. */
@@ -127,20 +142,7 @@ describe("the chunked dist/esm", () => {
     expect(graphOf("testing.js").size).toBeGreaterThan(1)
   })
 
-  it("its source maps lead into src/", () => {
-    const file = path.join(esm, "internal/runtime.js")
-    const lines = fs.readFileSync(file, "utf8").split("\n")
-    const needle = `"effect-kernel/KernelClient"`
-    const line = lines.findIndex((text) => text.includes(needle))
-    expect(line).toBeGreaterThanOrEqual(0)
-    const map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, "utf8")))
-    const entry = map.findEntry(line, lines[line]!.indexOf(needle))
-    expect("originalSource" in entry).toBe(true)
-    if (!("originalSource" in entry)) return
-    const source = path.resolve(path.dirname(file), entry.originalSource)
-    expect(path.relative(root, source)).toBe(path.join("src", "KernelClient.ts"))
-    expect(fs.readFileSync(source, "utf8").split("\n")[entry.originalLine]).toContain(needle)
-  })
+  it("its source maps lead into src/", () => expectMapIntoSrc(path.join(esm, "internal/runtime.js")))
 
   it("a bundler still keeps only what a one-operation program uses (as from src/)", async () => {
     const onePool = `
@@ -173,16 +175,6 @@ describe("the chunked dist/esm", () => {
 
 describe("dist/node: the same modules in three files, for Node", () => {
   const node = path.join(out, "node")
-  /** The files a module of dist/node loads, itself included (relative to dist/node). */
-  const nodeGraphOf = (file: string, seen = new Set<string>()): Set<string> => {
-    if (seen.has(file)) return seen
-    seen.add(file)
-    const code = fs.readFileSync(path.join(node, file), "utf8")
-    for (const m of code.matchAll(/^(?:import|export)\b[^;]*?["'](\.{1,2}\/[^"']+)["']/gm)) {
-      nodeGraphOf(path.posix.join(path.posix.dirname(file), m[1]!), seen)
-    }
-    return seen
-  }
 
   it("the index and testing export what their sources do, and share one chunk", async () => {
     for (const name of ["index", "testing"]) {
@@ -196,8 +188,8 @@ process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k
         )
       )
     }
-    expect([...nodeGraphOf("index.js")].sort()).toEqual(["index.js", "internal/package.js"])
-    expect([...nodeGraphOf("testing.js")].sort()).toEqual(["internal/package.js", "testing.js"])
+    expect([...graphOf("index.js", node)].sort()).toEqual(["index.js", "internal/package.js"])
+    expect([...graphOf("testing.js", node)].sort()).toEqual(["internal/package.js", "testing.js"])
     expect(fs.readFileSync(path.join(node, "internal/package.js"), "utf8")).not.toMatch(/KernelSimulator/)
   }, 60_000)
 
@@ -231,17 +223,5 @@ process.stdout.write(JSON.stringify([esm.KernelError.NotFound === node.KernelErr
     60_000
   )
 
-  it("its source maps lead into src/", () => {
-    const file = path.join(node, "internal/package.js")
-    const lines = fs.readFileSync(file, "utf8").split("\n")
-    const needle = `"effect-kernel/KernelClient"`
-    const line = lines.findIndex((text) => text.includes(needle))
-    expect(line).toBeGreaterThanOrEqual(0)
-    const map = new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, "utf8")))
-    const entry = map.findEntry(line, lines[line]!.indexOf(needle))
-    expect("originalSource" in entry).toBe(true)
-    if (!("originalSource" in entry)) return
-    const source = path.resolve(path.dirname(file), entry.originalSource)
-    expect(path.relative(root, source)).toBe(path.join("src", "KernelClient.ts"))
-  })
+  it("its source maps lead into src/", () => expectMapIntoSrc(path.join(node, "internal/package.js")))
 })
