@@ -457,6 +457,84 @@ describe("real behaviours", () => {
       expect(yield* callAny(byName("readClipboard"), { id: "b1" })).toEqual({ text: "copied" })
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("a batch refuses an action without exactly its own field; the mouse stays on the screen", () =>
+    Effect.gen(function*() {
+      const batch = (actions: ReadonlyArray<Record<string, unknown>>) =>
+        Effect.flip(callAny(byName("batchComputerActions"), { id: "b1", actions }))
+      for (
+        const actions of [
+          [{ type: "click_mouse" }],
+          [{ type: "click_mouse", move_mouse: { x: 1, y: 1 } }],
+          [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }, {
+            type: "type_text",
+            type_text: { text: "a" },
+            sleep: { duration_ms: 1 }
+          }]
+        ]
+      ) {
+        expect(yield* batch(actions)).toMatchObject({ _tag: "BadRequest", status: 400 })
+      }
+      yield* callAny(byName("moveMouse"), { id: "b1", x: -5, y: 5000 })
+      // the seeded viewport is 800 × 600
+      expect(yield* callAny(byName("getMousePosition"), { id: "b1" })).toEqual({ x: 0, y: 599 })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("typed text is recorded in order and bounded: the oldest goes first", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const text = "x".repeat(10_000)
+      for (let i = 0; i < 20; i++) yield* callAny(byName("typeText"), { id: "b1", text })
+      yield* callAny(byName("batchComputerActions"), {
+        id: "b1",
+        actions: [{ type: "type_text", type_text: { text: "last" } }, {
+          type: "press_key",
+          press_key: { keys: ["Enter"] }
+        }]
+      })
+      const typed = Option.getOrThrow(yield* simulator.browser("b1")).typed
+      expect(typed.join("").length).toBeLessThanOrEqual(65_536)
+      expect(typed.slice(-2)).toEqual(["last", "<Enter>"])
+      expect(typed.length).toBe(8)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("list filters keep only what matches (a resource without the field does not)", () =>
+    Effect.gen(function*() {
+      const ids = (page: unknown) => (page as { readonly items: ReadonlyArray<Record<string, unknown>> }).items
+      const deployed = yield* callAny(byName("createDeployment"), {
+        ...bodyParams(byName("createDeployment")),
+        entrypoint_rel_path: "src/other-app.ts",
+        version: "2.0.0"
+      })
+      const deploymentId = (deployed as { readonly id: string }).id
+      const list = (name: string, params: Record<string, unknown>) => Effect.map(callAny(byName(name), params), ids)
+      expect((yield* list("listDeployments", { app_name: "nope" })).length).toBe(0)
+      expect((yield* list("listDeployments", { app_name: "seeded-app" })).map((d) => d["id"])).toEqual(["dep_1"])
+      expect((yield* list("listDeployments", { app_name: "other-app", app_version: "2.0.0" })).map((d) => d["id"]))
+        .toEqual([deploymentId])
+      expect((yield* list("listDeployments", { app_version: "9" })).length).toBe(0)
+      expect((yield* list("listApps", { app_name: "nope" })).length).toBe(0)
+      expect((yield* list("listApps", { query: "zzz" })).length).toBe(0)
+      expect((yield* list("listApps", { query: "SEEDED" })).map((a) => a["app_name"])).toEqual(["seeded-app"])
+      yield* callAny(byName("createInvocation"), { app_name: "seeded-app", version: "1.0.0", action_name: "run" })
+      yield* callAny(byName("createInvocation"), {
+        app_name: "other-app",
+        version: "2.0.0",
+        action_name: "go",
+        async: true
+      })
+      expect((yield* list("listInvocations", { status: "queued" })).length).toBe(0)
+      expect((yield* list("listInvocations", { status: "succeeded" })).length).toBe(2)
+      expect((yield* list("listInvocations", { action_name: "go" })).map((i) => i["app_name"])).toEqual(["other-app"])
+      expect((yield* list("listInvocations", { deployment_id: deploymentId })).map((i) => i["action_name"]))
+        .toEqual(["go"])
+      expect((yield* list("listInvocations", { deployment_id: "dep_none" })).length).toBe(0)
+      expect((yield* list("listInvocations", { since: "5m" })).length).toBe(2)
+      expect((yield* list("listInvocations", { since: "2999-01-01T00:00:00Z" })).length).toBe(0)
+      expect(yield* Effect.flip(list("listInvocations", { since: "yesterday" }))).toMatchObject({ status: 400 })
+      expect((yield* list("listBrowsers", { query: "nomatchzzz" })).length).toBe(0)
+      expect((yield* list("listBrowsers", { query: "B1" })).map((b) => b["session_id"])).toEqual(["b1"])
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("the filesystem: write, read, list, info, move, permissions, delete", () =>
     Effect.gen(function*() {
       const read = (path: string) =>

@@ -484,7 +484,38 @@ const merge = (target: Record<string, unknown>, patch: Record<string, unknown>):
   return out
 }
 
-const paging = new Set(["limit", "offset", "query", "include_deleted", "status"])
+const paging = new Set(["limit", "offset", "query", "include_deleted"])
+
+/** A list's filters that name a field under another name (`GET /deployments?app_version=` → `version`). */
+const filterAliases: Readonly<Record<string, string>> = { app_version: "version" }
+
+/**
+ * `since` (`GET /invocations`): an RFC 3339 time, or a duration before now (`5m`, `2h`, `30s`, `1d`),
+ * as epoch milliseconds (`undefined`: neither).
+ */
+export const sinceMillis = (value: string, now: number): number | undefined => {
+  const duration = /^(\d+)(ms|s|m|h|d)$/.exec(value)
+  if (duration !== null) {
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[duration[2]!]!
+    return now - Number(duration[1]) * unit
+  }
+  const at = /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
+  return Number.isNaN(at) ? undefined : at
+}
+
+/**
+ * Whether a resource's fields pass a list's filter `name=value`: the field (or its alias) equals the
+ * value; a resource without the field does not pass. `since` keeps what started (or was created) then
+ * or later.
+ */
+const passes = (fields: Record<string, unknown>, name: string, value: string, since: number | undefined): boolean => {
+  if (name === "since") {
+    const started = fields["started_at"] ?? fields["created_at"]
+    return since === undefined || (typeof started === "string" && Date.parse(started) >= since)
+  }
+  const field = fields[filterAliases[name] ?? name]
+  return field !== undefined && field !== null && String(field) === value
+}
 
 /** The parent resources a request names must exist (`/browsers/{id}/...` → the browser). */
 export const missingParent = (store: Store, call: Call): Reply | undefined => {
@@ -573,6 +604,11 @@ export const generic = (
       const filters: Array<readonly [string, string]> = []
       for (const [name, value] of call.query) if (!paging.has(name)) filters.push([name, value])
       const text = call.query.get("query")?.toLowerCase() ?? ""
+      const sinceText = call.query.get("since")
+      const since = sinceText === null ? undefined : sinceMillis(sinceText, call.now)
+      if (sinceText !== null && since === undefined) {
+        return badRequest("since: an RFC 3339 time or a duration such as 5m")
+      }
       return list(
         operation,
         store.collections.get(collection)?.values() ?? [],
@@ -580,7 +616,7 @@ export const generic = (
         (r) => r.fields,
         (r) =>
           !r.deleted && visible(r, call.project) &&
-          filters.every(([name, value]) => !(name in r.fields) || String(r.fields[name]) === value) &&
+          filters.every(([name, value]) => passes(r.fields, name, value, since)) &&
           (text === "" || JSON.stringify(r.fields).toLowerCase().includes(text))
       )
     }
@@ -626,6 +662,9 @@ export const generic = (
  * read in order and only as far as the answer needs: a page stops at the first item after it (a
  * collection of a thousand is not copied, nor filtered whole, for a page of five).
  */
+/** `X-Limit` / `X-Offset`: the limit and offset a page was made with (as the document's lists send them). */
+const pageHeaders = (limit: number, offset: number) => ({ "x-limit": String(limit), "x-offset": String(offset) })
+
 export const list = <A>(
   operation: Operation,
   items: Iterable<A>,
@@ -656,8 +695,8 @@ export const list = <A>(
       status,
       value: page,
       headers: more
-        ? { "x-has-more": "true", "x-next-offset": String(offset + limit) }
-        : { "x-has-more": "false" }
+        ? { "x-has-more": "true", "x-next-offset": String(offset + limit), ...pageHeaders(limit, offset) }
+        : { "x-has-more": "false", ...pageHeaders(limit, offset) }
     }
   }
   const kept: Array<A> = []

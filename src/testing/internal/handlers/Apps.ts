@@ -26,25 +26,58 @@ const versionOf = (d: engine.Resource): unknown => d.fields["version"] ?? "lates
 const serves = (d: engine.Resource): boolean => !d.deleted && appName(d) !== undefined
 
 /**
- * Whether a deployment the caller of `project` sees serves the app `name` at `version` (deployed in
- * this world or seeded).
+ * The id of a deployment the caller of `project` sees that serves the app `name` at `version` (deployed
+ * in this world or seeded), if there is one.
  */
-export const isDeployed = (store: engine.Store, name: unknown, version: unknown, project: string | undefined) => {
+export const deployedBy = (
+  store: engine.Store,
+  name: unknown,
+  version: unknown,
+  project: string | undefined
+): string | undefined => {
   for (const d of store.collections.get("/deployments")?.values() ?? []) {
-    if (serves(d) && engine.visible(d, project) && appName(d) === name && versionOf(d) === version) return true
+    if (serves(d) && engine.visible(d, project) && appName(d) === name && versionOf(d) === version) return d.id
   }
-  return false
+  return undefined
 }
 
+/** Whether a deployment passes a list's `app_name` and version filters (`null`: not given). */
+const named = (d: engine.Resource, name: string | null, version: string | null): boolean =>
+  (name === null || appName(d) === name) && (version === null || versionOf(d) === version)
+
 export const handlers: Handlers = {
-  listApps: ({ call, op, store }) =>
+  listApps: ({ call, op, store }) => {
+    const name = call.query.get("app_name")
+    const version = call.query.get("version")
+    const query = call.query.get("query")?.toLowerCase() ?? ""
     // only the page's apps are made
-    engine.list(op, store.collections.get("/deployments")?.values() ?? [], call.query, (d) => ({
-      id: `app_${d.id}`,
-      app_name: appName(d),
-      version: versionOf(d),
-      region: d.fields["region"],
-      deployment: d.id,
-      actions: []
-    }), serves)
+    return engine.list(
+      op,
+      store.collections.get("/deployments")?.values() ?? [],
+      call.query,
+      (d) => ({
+        id: `app_${d.id}`,
+        app_name: appName(d),
+        version: versionOf(d),
+        region: d.fields["region"],
+        deployment: d.id,
+        actions: []
+      }),
+      (d) =>
+        serves(d) && engine.visible(d, call.project) && named(d, name, version) &&
+        (query === "" || (appName(d) ?? "").toLowerCase().includes(query))
+    )
+  },
+  // the deployments of an app: `app_name` is the app a deployment serves (named or from its entrypoint)
+  listDeployments: ({ call, op, store }) => {
+    const name = call.query.get("app_name")
+    const version = call.query.get("app_version")
+    return engine.list(
+      op,
+      store.collections.get("/deployments")?.values() ?? [],
+      call.query,
+      (d) => d.fields,
+      (d) => !d.deleted && engine.visible(d, call.project) && named(d, name, version)
+    )
+  }
 }

@@ -48,10 +48,17 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
   return ok(op, fields)
 }
 
+/** What `GET /browsers?query=` searches (the document): the session id, profile id, proxy id and pool name. */
+const searched = (fields: Record<string, unknown>): ReadonlyArray<string> =>
+  [fields["session_id"], obj(fields["profile"])["id"], fields["proxy_id"], obj(fields["pool"])["name"]].filter(
+    (field): field is string => typeof field === "string"
+  )
+
 export const handlers: Handlers = {
   createBrowser: (context) => makeBrowser(context, undefined),
   listBrowsers: ({ call, op, store }) => {
     const status = call.query.get("status") ?? (call.query.get("include_deleted") === "true" ? "all" : "active")
+    const query = call.query.get("query")?.toLowerCase() ?? ""
     return engine.list(
       op,
       store.collections.get("/browsers")?.values() ?? [],
@@ -59,7 +66,8 @@ export const handlers: Handlers = {
       (r) => r.fields,
       (r) =>
         (r.project === undefined || call.project === undefined || r.project === call.project) &&
-        (status === "all" || (status === "deleted") === r.deleted)
+        (status === "all" || (status === "deleted") === r.deleted) &&
+        (query === "" || searched(r.fields).some((field) => field.toLowerCase().includes(query)))
     )
   },
   getBrowser: ({ call, op, store }) => {

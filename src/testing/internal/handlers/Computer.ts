@@ -9,36 +9,31 @@ import * as values from "../values.js"
 import type { Browser, Handlers } from "./shared.js"
 import { error, num, obj, ok, onBrowser, strings } from "./shared.js"
 
+/** The mouse at `(x, y)`, kept on the screen (a point outside the viewport is its nearest edge). */
+const mouseAt = (browser: Browser, x: number, y: number): void => {
+  browser.mouse = {
+    x: Math.max(0, Math.min(browser.viewport.width - 1, x)),
+    y: Math.max(0, Math.min(browser.viewport.height - 1, y))
+  }
+}
+
 const dragTo = (browser: Browser, path: unknown): void => {
   if (!Array.isArray(path) || path.length === 0) return
   const last: unknown = path[path.length - 1]
-  if (Array.isArray(last) && last.length >= 2) browser.mouse = { x: num(last[0], 0), y: num(last[1], 0) }
+  if (Array.isArray(last) && last.length >= 2) mouseAt(browser, num(last[0], 0), num(last[1], 0))
 }
 
-const applyAction = (browser: Browser, action: Record<string, unknown>): void => {
-  const type = action["type"]
-  const args = (name: string): Record<string, unknown> => obj(action[name])
-  switch (type) {
-    case "click_mouse":
-    case "move_mouse":
-    case "scroll": {
-      const a = args(type)
-      browser.mouse = { x: num(a["x"], browser.mouse.x), y: num(a["y"], browser.mouse.y) }
-      return
-    }
-    case "drag_mouse":
-      dragTo(browser, args(type)["path"])
-      return
-    case "type_text":
-      browser.typed.push(String(args(type)["text"] ?? ""))
-      return
-    case "press_key":
-      browser.typed.push(...strings(args(type)["keys"]).map((k) => `<${k}>`))
-      return
-    case "set_cursor":
-      browser.cursorHidden = args(type)["hidden"] === true
-      return
-  }
+/** The most characters of typed text and pressed keys a browser keeps (the oldest are dropped first). */
+export const typedLimit = 65_536
+
+/** Text typed or keys pressed, recorded in order; what is kept stays within {@link typedLimit} characters. */
+const record = (browser: Browser, entries: ReadonlyArray<string>): void => {
+  browser.typed.push(...entries)
+  let kept = 0
+  for (const entry of browser.typed) kept += entry.length
+  let drop = 0
+  while (kept > typedLimit && drop < browser.typed.length) kept -= browser.typed[drop++]!.length
+  if (drop > 0) browser.typed.splice(0, drop)
 }
 
 /** A telemetry event of the browser, as it happens. */
@@ -51,34 +46,86 @@ const telemetry = (browser: Browser, now: number, type: string, data: Record<str
   })
 }
 
-const moveMouse = onBrowser(({ body, call, op }, browser) => {
-  browser.mouse = { x: num(body["x"], browser.mouse.x), y: num(body["y"], browser.mouse.y) }
-  if (op.name === "clickMouse") telemetry(browser, call.now, "interaction_click", { ...browser.mouse })
-  if (op.name === "scrollMouseWheel") telemetry(browser, call.now, "interaction_scroll_settled", {})
-  return ok(op)
-})
+/**
+ * One computer action, done as its own operation does it (the mouse, keys, cursor, and their telemetry):
+ * `action` is the operation's body, `type` a batch action's type (`click_mouse`...).
+ */
+const act = (browser: Browser, now: number, type: string, action: Record<string, unknown>): void => {
+  switch (type) {
+    case "click_mouse":
+    case "move_mouse":
+    case "scroll": {
+      mouseAt(browser, num(action["x"], browser.mouse.x), num(action["y"], browser.mouse.y))
+      if (type === "click_mouse") telemetry(browser, now, "interaction_click", { ...browser.mouse })
+      if (type === "scroll") telemetry(browser, now, "interaction_scroll_settled", {})
+      return
+    }
+    case "drag_mouse":
+      dragTo(browser, action["path"])
+      return
+    case "type_text":
+      record(browser, [String(action["text"] ?? "")])
+      telemetry(browser, now, "interaction_key", {})
+      return
+    case "press_key":
+      record(browser, strings(action["keys"]).map((k) => `<${k}>`))
+      telemetry(browser, now, "interaction_key", {})
+      return
+    case "set_cursor":
+      browser.cursorHidden = action["hidden"] === true
+      return
+  }
+}
+
+const actionTypes = [
+  "click_mouse",
+  "move_mouse",
+  "type_text",
+  "press_key",
+  "scroll",
+  "drag_mouse",
+  "set_cursor",
+  "sleep"
+]
+
+/**
+ * Why a batch's action is refused (the document: "Exactly one action field matching the type must be
+ * provided"), or `undefined`.
+ */
+const actionIssue = (action: Record<string, unknown>, index: number): string | undefined => {
+  const given = actionTypes.filter((name) => action[name] !== undefined)
+  const type = String(action["type"])
+  return given.length === 1 && given[0] === type
+    ? undefined
+    : `actions[${index}]: exactly one action field matching its type (${type}) must be provided, found ${
+      given.length === 0 ? "none" : given.join(", ")
+    }`
+}
+
+/** A direct computer action: `type` is its batch type. */
+const direct = (type: string) =>
+  onBrowser(({ body, call, op }, browser) => {
+    act(browser, call.now, type, body)
+    return ok(op)
+  })
 
 export const handlers: Handlers = {
-  clickMouse: moveMouse,
-  moveMouse,
-  scrollMouseWheel: moveMouse,
-  dragMouse: onBrowser(({ body, op }, browser) => {
-    dragTo(browser, body["path"])
-    return ok(op)
-  }),
-  typeText: onBrowser(({ body, call, op }, browser) => {
-    browser.typed.push(String(body["text"] ?? ""))
-    telemetry(browser, call.now, "interaction_key", {})
-    return ok(op)
-  }),
-  pressKey: onBrowser(({ body, call, op }, browser) => {
-    browser.typed.push(...strings(body["keys"]).map((k) => `<${k}>`))
-    telemetry(browser, call.now, "interaction_key", {})
-    return ok(op)
-  }),
-  batchComputerActions: onBrowser(({ body, op }, browser) => {
-    for (const action of Array.isArray(body["actions"]) ? body["actions"].map(obj) : []) {
-      applyAction(browser, action)
+  clickMouse: direct("click_mouse"),
+  moveMouse: direct("move_mouse"),
+  scrollMouseWheel: direct("scroll"),
+  dragMouse: direct("drag_mouse"),
+  typeText: direct("type_text"),
+  pressKey: direct("press_key"),
+  batchComputerActions: onBrowser(({ body, call, op }, browser) => {
+    const actions = Array.isArray(body["actions"]) ? body["actions"].map(obj) : []
+    for (let i = 0; i < actions.length; i++) {
+      const issue = actionIssue(actions[i]!, i)
+      if (issue !== undefined) return error(400, "bad_request", issue)
+    }
+    // in order; a `sleep` is not waited: the simulator answers at once (a test on a `TestClock` never hangs)
+    for (const action of actions) {
+      const type = String(action["type"])
+      act(browser, call.now, type, obj(action[type]))
     }
     return ok(op)
   }),

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as engine from "../engine.js"
-import { isDeployed } from "./Apps.js"
+import { deployedBy } from "./Apps.js"
 import { follow } from "./follow.js"
 import type { Handlers } from "./shared.js"
 import { error, lastOf } from "./shared.js"
@@ -13,13 +13,15 @@ import { error, lastOf } from "./shared.js"
 export const handlers: Handlers = {
   createInvocation: ({ body, call, op, stamp, store }) => {
     // the document: 404 for an app or a version that is not deployed (the version defaults to "latest")
-    if (!isDeployed(store, body["app_name"], body["version"] ?? "latest", call.project)) {
+    const deployment = deployedBy(store, body["app_name"], body["version"] ?? "latest", call.project)
+    if (deployment === undefined) {
       return error(404, "not_found", "app or version not found: deploy it first")
     }
     const async = body["async"] === true
+    // `deployment_id` (not in the answer's schema): what `GET /invocations?deployment_id=` filters by
     const reply = engine.generic(
       store,
-      { ...call, body: { ...body, status: async ? "queued" : "succeeded" } },
+      { ...call, body: { ...body, status: async ? "queued" : "succeeded", deployment_id: deployment } },
       () => "inv"
     )
     const created = lastOf(store, "/invocations")
