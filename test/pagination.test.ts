@@ -28,7 +28,12 @@ interface Seen {
 
 let seen: Array<Seen> = []
 /** The total of items; `repeatAt`: from that offset on, the next offset is the page's own. */
-let server = { total: 250, repeatAt: undefined as number | undefined, noNext: false }
+let server = {
+  total: 250,
+  repeatAt: undefined as number | undefined,
+  noNext: false,
+  hasMore: undefined as string | undefined
+}
 
 const handler: Http.RequestListener = (req, res) => {
   const url = new URL(req.url ?? "/", "http://loopback")
@@ -44,12 +49,13 @@ const handler: Http.RequestListener = (req, res) => {
   res.writeHead(200, {
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(body)),
-    "x-has-more": String(hasMore),
+    "x-has-more": server.hasMore ?? String(hasMore),
     ...(hasMore && !server.noNext ? { "x-next-offset": String(nextOffset) } : {})
   })
   res.end(body)
 }
 
+const key = "sk_Pages_MixedCase_Key"
 const scope = Effect.runSync(Scope.make())
 let layer: Layer.Layer<Kernel.Services> = Layer.empty as never
 
@@ -57,7 +63,7 @@ beforeAll(async () => {
   const served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
   layer = Kernel.layer.pipe(
     Layer.provide(KernelConfig.layer({
-      apiKey: Redacted.make("sk_pages"),
+      apiKey: Redacted.make(key),
       baseUrl: served.url,
       maxRetries: 0,
       timeout: "5 seconds"
@@ -71,7 +77,7 @@ afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 const reset = (options: Partial<typeof server> = {}) => {
   seen = []
-  server = { total: 250, repeatAt: undefined, noNext: false, ...options }
+  server = { total: 250, repeatAt: undefined, noNext: false, hasMore: undefined, ...options }
 }
 
 const ids = (browsers: Chunk.Chunk<Browsers.Browser>) => Chunk.toArray(browsers).map((b) => b.session_id)
@@ -130,6 +136,21 @@ describe("paged lists as streams (<accessor>All)", () => {
     )
     expect(error).toMatchObject({ _tag: "DecodeError" })
     expect(seen).toHaveLength(1)
+  })
+
+  it("a paging header that is not valid is quoted as sent when short (an echoed key is scrubbed), else not quoted", async () => {
+    for (
+      const [hasMore, shows] of [["maybe", "\"maybe\""], [key, "<redacted>"], ["x".repeat(12_000), "12000 characters"]]
+    ) {
+      reset({ hasMore })
+      const error = await Effect.runPromise(
+        Effect.flip(Stream.runDrain(Browsers.listAll({ limit: 100 }))).pipe(Effect.provide(layer))
+      )
+      expect(error).toMatchObject({ _tag: "DecodeError" })
+      expect(error.message).toContain(shows)
+      expect(error.message.toLowerCase()).not.toContain(key.toLowerCase())
+      expect(error.message.length).toBeLessThan(200)
+    }
   })
 
   it("every paged area has its stream accessor", () => {

@@ -7,7 +7,7 @@
  * no `InvalidInput` message and no span, and reach the wire as they are.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Inspectable, Redacted } from "effect"
+import { Cause, Effect, Exit, Inspectable, Redacted, Stream } from "effect"
 import {
   ApiKeys,
   AuthConnections,
@@ -77,6 +77,22 @@ const routes = (recorded: Recorded): Response => {
       flow_type: "LOGIN",
       hosted_url: `https://auth.example/login?code=${secret("hosted")}`,
       flow_expires_at: "2025-01-01T00:10:00Z"
+    })
+  }
+  // an event of a known type that does not decode (a flow step the SDK does not know), and one that is not JSON
+  if (path === "/auth/connections/a2/events" || path === "/auth/connections/a3/events") {
+    const event = {
+      event: "managed_auth_state",
+      timestamp: "2025-01-01T00:00:00Z",
+      live_view_url: `https://live.example/?token=${secret("eventlive")}`,
+      hosted_url: `https://auth.example/?code=${secret("eventhosted")}`,
+      flow_status: "IN_PROGRESS",
+      flow_step: "SOMETHING_NEW"
+    }
+    const data = path.includes("a2") ? JSON.stringify(event) : `{not json ${secret("eventraw")}`
+    return new Response(`event: managed_auth_state\ndata: ${data}\n\n`, {
+      status: 200,
+      headers: { "content-type": "text/event-stream" }
     })
   }
   if (path === "/proxies") {
@@ -184,6 +200,19 @@ describe("secrets the API answers decode as Redacted and are never shown", () =>
 
 describe("secrets the user sends", () => {
   const values = { username: Redacted.make("me"), password: Redacted.make(secret("password")) }
+
+  it("an event that does not decode, or is not JSON, is a DecodeError that does not quote its secrets", async () => {
+    for (const id of ["a2", "a3"]) {
+      const { exit, observer } = await observe(Effect.flatMap(AuthConnections.follow({ id }), Stream.runCollect))
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (!Exit.isFailure(exit)) return
+      const error = Cause.failureOption(exit.cause)
+      expect(error._tag === "Some" && error.value._tag).toBe("DecodeError")
+      // what decodes of the event is still quoted: the field that failed, and the value it had
+      if (id === "a2") expect(error._tag === "Some" && error.value.message).toContain("SOMETHING_NEW")
+      expectNoSentinel([Cause.pretty(exit.cause), ...shown(error), observer.dump()])
+    }
+  })
 
   it("a credential's values reach the wire, and no span or log", async () => {
     const { exit, observer, requests } = await observe(

@@ -30,6 +30,7 @@ import { bound, formatParseError } from "./bounded.js"
 import * as Client from "./client.js"
 import * as Download from "./download.js"
 import * as FastDecode from "./fastDecode.js"
+import * as Secrets from "./secrets.js"
 import * as Sse from "./sse.js"
 
 /** How an operation's events end, map and resume. @internal */
@@ -234,6 +235,17 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
   const slow = FastDecode.decoder(schema)
   let tags: Tags | undefined | null = null
   const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
+  /**
+   * What an error quotes of a frame's data: its first 200 characters, the values the schema types as
+   * `Redacted` replaced first (an event that does not decode may still carry a live-view URL's token);
+   * data that is not JSON, of events that may carry secrets, is not shown.
+   */
+  const excerpt = (data: string, json?: unknown): string =>
+    !Secrets.holdsSecrets(schema)
+      ? JSON.stringify(data.slice(0, 200))
+      : json === undefined
+      ? "<not shown: this stream's events may carry secrets>"
+      : JSON.stringify(JSON.stringify(Secrets.redactJson(schema.ast, json)).slice(0, 200))
   return <E>(
     request: HttpClientRequest.HttpClientRequest,
     status: number,
@@ -263,9 +275,7 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
           json = JSON.parse(frame.data)
         } catch (cause) {
           return failed(
-            `event data is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${
-              JSON.stringify(frame.data.slice(0, 200))
-            }`
+            `event data is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${excerpt(frame.data)}`
           )
         }
         const known = tagsNow()
@@ -282,13 +292,13 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
             if (known !== undefined && typeof tag === "string" && !known.values.has(tag)) {
               return new KernelEvents.UnknownEvent({ event: tag, data: json, id: frame.id })
             }
-            return failed(`event: ${formatParseError(decoded.left)}; data: ${JSON.stringify(frame.data.slice(0, 200))}`)
+            return failed(`event: ${formatParseError(decoded.left)}; data: ${excerpt(frame.data, json)}`)
           }
           return mapped(decoded.right)
         } catch (cause) {
           return failed(
             `event could not be decoded (${cause instanceof Error ? cause.message : String(cause)}): ${
-              JSON.stringify(frame.data.slice(0, 200))
+              excerpt(frame.data, json)
             }`
           )
         }

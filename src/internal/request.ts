@@ -180,6 +180,14 @@ const prefetchOf = (
 }
 
 /**
+ * A header's value as an error quotes it: whole and as sent when short (so that the key scrub, which
+ * matches the key exactly, removes an echoed key), else only its length (a cut value could hold part
+ * of a key, which no scrub would find).
+ */
+const quoted = (value: string): string =>
+  value.length <= 40 ? JSON.stringify(value) : `a value of ${value.length} characters`
+
+/**
  * The paging headers of a page: `X-Has-More` (`true` / `false`, in any case; absent: `false`) and
  * `X-Next-Offset` (a whole number; absent, or `null` — the document marks the header nullable, as on
  * a last page: `undefined`), or why they are invalid. `header` gives a header's value by its
@@ -190,16 +198,17 @@ const prefetchOf = (
 export const pagingOf = (
   header: (name: string) => string | undefined
 ): { readonly hasMore: boolean; readonly nextOffset: number | undefined } | string => {
-  const more = header("x-has-more")?.trim().toLowerCase()
-  if (more !== undefined && more !== "" && more !== "true" && more !== "false") {
-    return `X-Has-More: expected true or false, got ${JSON.stringify(more)}`
+  const given = header("x-has-more")?.trim()
+  const more = given?.toLowerCase()
+  if (given !== undefined && more !== "" && more !== "true" && more !== "false") {
+    return `X-Has-More: expected true or false, got ${quoted(given)}`
   }
   const next = header("x-next-offset")?.trim()
   let nextOffset: number | undefined
   if (next !== undefined && next !== "" && next !== "null") {
     nextOffset = /^\d+$/.test(next) ? Number(next) : NaN
     if (!Number.isSafeInteger(nextOffset)) {
-      return `X-Next-Offset: expected a whole number, got ${JSON.stringify(next.slice(0, 40))}`
+      return `X-Next-Offset: expected a whole number, got ${quoted(next)}`
     }
   }
   return { hasMore: more === "true", nextOffset }

@@ -6,100 +6,10 @@
  *
  * @internal
  */
-import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
+import { redactJson } from "../../internal/secrets.js"
 
-const hidden = "<redacted>"
-
-const isRedacted = (ast: SchemaAST.AST): boolean =>
-  Option.exists(SchemaAST.getTypeConstructorAnnotation(ast), (constructor) => constructor._tag === "effect/Redacted")
-
-/** Whether some value of the schema's AST is a `Redacted`. */
-const holdsSecret = (ast: SchemaAST.AST, visited: Set<SchemaAST.AST>): boolean => {
-  if (visited.has(ast)) return false
-  visited.add(ast)
-  switch (ast._tag) {
-    case "Declaration":
-      return isRedacted(ast) || ast.typeParameters.some((p) => holdsSecret(p, visited))
-    case "Transformation":
-      return holdsSecret(ast.to, visited) || holdsSecret(ast.from, visited)
-    case "Refinement":
-      return holdsSecret(ast.from, visited)
-    case "Suspend":
-      return holdsSecret(ast.f(), visited)
-    case "Union":
-      return ast.types.some((member) => holdsSecret(member, visited))
-    case "TypeLiteral":
-      return ast.propertySignatures.some((p) => holdsSecret(p.type, visited)) ||
-        ast.indexSignatures.some((s) => holdsSecret(s.type, visited))
-    case "TupleType":
-      return ast.elements.some((e) => holdsSecret(e.type, visited)) ||
-        ast.rest.some((r) => holdsSecret(r.type, visited))
-    default:
-      return false
-  }
-}
-
-/** The JSON value with what the schema types as `Redacted` replaced (a union: by each member). */
-const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
-  if (depth > 64) return value
-  switch (ast._tag) {
-    case "Declaration":
-      return isRedacted(ast) ? hidden : value
-    case "Transformation":
-      return isRedacted(ast.to) ? hidden : redact(ast.from, value, depth + 1)
-    case "Refinement":
-      return redact(ast.from, value, depth + 1)
-    case "Suspend":
-      return redact(ast.f(), value, depth + 1)
-    case "Union":
-      return ast.types.reduce((current: unknown, member) => redact(member, current, depth + 1), value)
-    case "TypeLiteral": {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) return value
-      const out: Record<string, unknown> = { ...value }
-      const named = new Set<PropertyKey>()
-      for (const property of ast.propertySignatures) {
-        named.add(property.name)
-        if (typeof property.name === "string" && Object.hasOwn(out, property.name)) {
-          out[property.name] = redact(property.type, out[property.name], depth + 1)
-        }
-      }
-      for (const signature of ast.indexSignatures) {
-        for (const key of Object.keys(out)) {
-          if (!named.has(key)) out[key] = redact(signature.type, out[key], depth + 1)
-        }
-      }
-      return out
-    }
-    case "TupleType": {
-      if (!Array.isArray(value)) return value
-      return value.map((item: unknown, k) => {
-        const type = ast.elements[k]?.type ?? ast.rest[0]?.type
-        return type === undefined ? item : redact(type, item, depth + 1)
-      })
-    }
-    default:
-      return value
-  }
-}
-
-const secretBearing = new WeakMap<Schema.Schema.AnyNoContext, boolean>()
-
-/**
- * Whether a body of the schema may carry a secret (found once per schema).
- *
- * @internal
- */
-export const holdsSecrets = (schema: Schema.Schema.AnyNoContext | undefined): schema is Schema.Schema.AnyNoContext => {
-  if (schema === undefined) return false
-  let secret = secretBearing.get(schema)
-  if (secret === undefined) {
-    secret = holdsSecret(schema.ast, new Set())
-    secretBearing.set(schema, secret)
-  }
-  return secret
-}
+export { holdsSecrets } from "../../internal/secrets.js"
 
 /**
  * The text of a JSON request body whose schema {@link holdsSecrets}, as the log keeps it: parsed,
@@ -114,5 +24,5 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
   } catch {
     return "<not shown: not JSON, and this operation's body may carry secrets>"
   }
-  return JSON.stringify(redact(schema.ast, json, 0))
+  return JSON.stringify(redactJson(schema.ast, json))
 }
