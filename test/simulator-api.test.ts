@@ -847,3 +847,152 @@ describe("requests are held to the document's limits, as the generated schemas c
       expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request", message: expect.stringContaining("size") })
     }).pipe(Effect.provide(kernel())))
 })
+
+describe("multipart bodies are checked as strictly as JSON bodies", () => {
+  const boundary = "sim-boundary"
+  const multipart = `multipart/form-data; boundary=${boundary}`
+  /** Text parts `[name, value]` and file parts `[name, value, filename]`, closed unless `open`. */
+  const form = (parts: ReadonlyArray<readonly [string, string, string?]>, open = false): string =>
+    parts.map(([name, value, filename]) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${
+        filename === undefined ? "" : `; filename="${filename}"`
+      }\r\n\r\n${value}\r\n`
+    ).join("") + (open ? "" : `--${boundary}--\r\n`)
+  const send = (path: string, body: string | undefined, contentType = multipart) =>
+    raw(
+      "POST",
+      path,
+      body === undefined ? {} : { "content-type": contentType },
+      undefined,
+      body === undefined ? undefined : new TextEncoder().encode(body)
+    )
+  const zip: readonly [string, string, string] = ["file", "PK", "app.zip"]
+  const app: ReadonlyArray<readonly [string, string, string?]> = [zip, ["entrypoint_rel_path", "src/app.ts"]]
+  const github = JSON.stringify({ type: "github", url: "https://github.com/o/r", ref: "main", entrypoint: "src/gh.ts" })
+
+  const refused: ReadonlyArray<{
+    readonly name: string
+    readonly path: string
+    readonly body: string | undefined
+    readonly status?: number
+    readonly message: string
+  }> = [
+    { name: "an extension with no body", path: "/extensions", body: undefined, status: 415, message: "multipart" },
+    { name: "an extension with an empty body", path: "/extensions", body: "", message: "body: is required" },
+    { name: "an extension without its file", path: "/extensions", body: form([["name", "x"]]), message: "file" },
+    { name: "a deployment with no body", path: "/deployments", body: "", message: "body: is required" },
+    { name: "a deployment of a version only", path: "/deployments", body: form([["version", "1"]]), message: "file" },
+    {
+      name: "a deployment without its entrypoint",
+      path: "/deployments",
+      body: form([zip]),
+      message: "entrypoint_rel_path: is required"
+    },
+    {
+      name: "a deployment to another region",
+      path: "/deployments",
+      body: form([...app, ["region", "eu"]]),
+      message: "region"
+    },
+    { name: "force that is no boolean", path: "/deployments", body: form([...app, ["force", "maybe"]]), message: "force" },
+    {
+      name: "a source of an unknown type",
+      path: "/deployments",
+      body: form([["source", JSON.stringify({ type: "nope" })]]),
+      message: "source.type"
+    },
+    { name: "a source that is no JSON", path: "/deployments", body: form([["source", "{"]]), message: "source" },
+    {
+      name: "both a zip and a source (oneOf)",
+      path: "/deployments",
+      body: form([...app, ["source", github]]),
+      message: "exactly one"
+    },
+    {
+      name: "a field the document does not name",
+      path: "/browsers/b1/extensions",
+      body: form([["foo", "bar"]]),
+      message: "foo"
+    },
+    {
+      name: "an extension to load without its zip",
+      path: "/browsers/b1/extensions",
+      body: form([["extensions[0][name]", "ext"]]),
+      message: "extensions.0.zip_file: is required"
+    },
+    {
+      name: "an extension to load without its name",
+      path: "/browsers/b1/extensions",
+      body: form([["extensions[0][zip_file]", "PK", "e.zip"]]),
+      message: "extensions.0.name: is required"
+    },
+    { name: "a file with no name and path", path: "/browsers/b1/fs/upload", body: form([["files[0]", "x"]]), message: "files.0" },
+    {
+      name: "a destination without its file",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][dest_path]", "/a"]]),
+      message: "files.0.file: is required"
+    },
+    {
+      name: "a file without its destination",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"]]),
+      message: "files.0.dest_path: is required"
+    },
+    {
+      name: "an item after a missing one",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[1][file]", "x", "x.txt"], ["files[1][dest_path]", "/a"]]),
+      message: "files.0"
+    },
+    {
+      name: "an index far past the parts given",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[99999999][file]", "x", "x.txt"], ["files[99999999][dest_path]", "/a"]]),
+      message: "files.99999999"
+    },
+    {
+      name: "a relative destination",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "rel"]]),
+      message: "files.0.dest_path"
+    },
+    {
+      name: "a body cut before its closing boundary",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "/a"]], true),
+      message: "not valid multipart"
+    },
+    {
+      name: "a part given twice",
+      path: "/browsers/b1/fs/upload_zip",
+      body: form([["zip_file", "PK", "a.zip"], ["dest_path", "/a"], ["dest_path", "/b"]]),
+      message: "more than once"
+    }
+  ]
+  for (const { body, message, name, path, status } of refused) {
+    it.effect(`${name}: ${status ?? 400}`, () =>
+      Effect.gen(function*() {
+        const answer = yield* send(path, body)
+        expect(answer.status).toBe(status ?? 400)
+        expect(JSON.parse(answer.text).message).toContain(message)
+      }).pipe(Effect.provide(kernel())))
+  }
+
+  it.effect("a part's name is its own parameter, not the end of its filename's", () =>
+    Effect.gen(function*() {
+      const body = `--${boundary}\r\nContent-Disposition: form-data; filename="a.txt"; name="files[0][file]"\r\n\r\n` +
+        `AAA\r\n${form([["files[0][dest_path]", "/named/a.txt"]])}`
+      expect((yield* send("/browsers/b1/fs/upload", body)).status).toBe(201)
+      const read = yield* raw("GET", "/browsers/b1/fs/read_file?path=/named/a.txt")
+      expect(read).toMatchObject({ status: 200, text: "AAA" })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deployment's typed parts are read as their types; a source deployment is accepted", () =>
+    Effect.gen(function*() {
+      const zipped = yield* send("/deployments", form([...app, ["force", "true"], ["region", "aws.us-east-1a"]]))
+      expect(zipped.status).toBe(201)
+      const sourced = yield* send("/deployments", form([["source", github], ["version", "3.0.0"]]))
+      expect(sourced.status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
