@@ -894,7 +894,12 @@ describe("multipart bodies are checked as strictly as JSON bodies", () => {
       body: form([...app, ["region", "eu"]]),
       message: "region"
     },
-    { name: "force that is no boolean", path: "/deployments", body: form([...app, ["force", "maybe"]]), message: "force" },
+    {
+      name: "force that is no boolean",
+      path: "/deployments",
+      body: form([...app, ["force", "maybe"]]),
+      message: "force"
+    },
     {
       name: "a source of an unknown type",
       path: "/deployments",
@@ -926,7 +931,12 @@ describe("multipart bodies are checked as strictly as JSON bodies", () => {
       body: form([["extensions[0][zip_file]", "PK", "e.zip"]]),
       message: "extensions.0.name: is required"
     },
-    { name: "a file with no name and path", path: "/browsers/b1/fs/upload", body: form([["files[0]", "x"]]), message: "files.0" },
+    {
+      name: "a file with no name and path",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0]", "x"]]),
+      message: "files.0"
+    },
     {
       name: "a destination without its file",
       path: "/browsers/b1/fs/upload",
@@ -994,5 +1004,77 @@ describe("multipart bodies are checked as strictly as JSON bodies", () => {
       expect(zipped.status).toBe(201)
       const sourced = yield* send("/deployments", form([["source", github], ["version", "3.0.0"]]))
       expect(sourced.status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("deployments keep what they were created with and serve their app while they run", () => {
+  const zip = new TextEncoder().encode("PK\x05\x06")
+  const appsOf = (listed: unknown): ReadonlyArray<Record<string, unknown>> =>
+    Array.isArray(listed) ? listed : Object(listed).items
+  const deploymentFields = new Set(["id", "region", "env_vars", "status", "status_reason", "entrypoint_rel_path"])
+
+  it.effect("env_vars[KEY] parts are the deployment's env_vars: retrieved, listed as its app's, in its events", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createDeployment"), {
+        file: zip,
+        entrypoint_rel_path: "src/env-app.ts",
+        version: "2.0.0",
+        env_vars: { A: "b", TOKEN: "x" }
+      })
+      const id = idOf(created, "id")
+      expect(yield* callAny(byName("getDeployment"), { id })).toMatchObject({ env_vars: { A: "b", TOKEN: "x" } })
+      const app = appsOf(yield* callAny(byName("listApps"), {})).find((a) => a["deployment"] === id)
+      expect(app).toMatchObject({ app_name: "env-app", env_vars: { A: "b", TOKEN: "x" } })
+      // the events as sent: only the document's fields of a deployment, none of the form's or the simulator's
+      const events = yield* raw("GET", `/deployments/${id}/events`)
+      const states = events.text.split("\n").filter((line) => line.startsWith("data: ")).map((line) =>
+        JSON.parse(line.slice("data: ".length))
+      ).filter((event) => event.event === "deployment_state")
+      expect(states.length).toBeGreaterThan(0)
+      for (const state of states) {
+        expect(state.deployment.env_vars).toEqual({ A: "b", TOKEN: "x" })
+        for (const key of Object.keys(state.deployment)) {
+          if (!["created_at", "updated_at"].includes(key)) expect(deploymentFields).toContain(key)
+        }
+      }
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deployment from a GitHub source serves its app, as one from a zip does", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createDeployment"), {
+        source: { type: "github", url: "https://github.com/o/r", ref: "main", entrypoint: "src/gh-app.ts" },
+        version: "3.0.0"
+      })
+      const app = appsOf(yield* callAny(byName("listApps"), {})).find((a) => a["deployment"] === idOf(created, "id"))
+      expect(app).toMatchObject({ app_name: "gh-app", version: "3.0.0" })
+      const invocation = yield* callAny(byName("createInvocation"), {
+        app_name: "gh-app",
+        version: "3.0.0",
+        action_name: "run"
+      })
+      expect(invocation).toMatchObject({ value: { status: "succeeded" } })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deleted deployment's app is not found, unless another running deployment serves it", () =>
+    Effect.gen(function*() {
+      const deploy = callAny(byName("createDeployment"), {
+        file: zip,
+        entrypoint_rel_path: "src/gone.ts",
+        version: "1.0.0"
+      })
+      const invoke = Effect.exit(callAny(byName("createInvocation"), {
+        app_name: "gone",
+        version: "1.0.0",
+        action_name: "run"
+      }))
+      const first = idOf(yield* deploy, "id")
+      const second = idOf(yield* deploy, "id")
+      yield* callAny(byName("deleteDeployment"), { id: first })
+      expect(Exit.isSuccess(yield* invoke)).toBe(true)
+      yield* callAny(byName("deleteDeployment"), { id: second })
+      const exit = yield* invoke
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("NotFound")
+      const apps = appsOf(yield* callAny(byName("listApps"), {}))
+      expect(apps.filter((a) => a["app_name"] === "gone")).toEqual([])
     }).pipe(Effect.provide(kernel())))
 })

@@ -526,13 +526,21 @@ const filled = (
     return fieldsValid || decodes(ast, out) ? { value: out, valid: true } : sampled(ast, key, depth)
   }
   if (base._tag === "Union") {
-    if (decodes(ast, value)) return { value, valid: true }
+    // a record is rebuilt as a member it decodes with (its extra fields dropped), not kept as it is
+    if (!isRecord(value) && decodes(ast, value)) return { value, valid: true }
     // the member the value names (its literal tags), then the one sharing most of its fields
     const ranked = base.types
       .map((member) => [member, isRecord(value) ? score(member, value) : 0] as const)
       .filter(([, s]) => s >= 0)
       .sort((a, b) => b[1] - a[1])
       .map(([member]) => member)
+    const fitting = isRecord(value) ? ranked.find((member) => decodes(member, value)) : undefined
+    if (fitting !== undefined) {
+      const made = filled(fitting, value, key, depth + 1)
+      if ((made.valid || decodes(fitting, made.value)) && decodes(ast, made.value)) {
+        return { value: made.value, valid: true }
+      }
+    }
     for (const member of ranked.length > 0 ? ranked : base.types) {
       const made = filled(member, value, key, depth + 1)
       if ((made.valid || decodes(member, made.value)) && decodes(ast, made.value)) {
