@@ -1078,3 +1078,26 @@ describe("deployments keep what they were created with and serve their app while
       expect(apps.filter((a) => a["app_name"] === "gone")).toEqual([])
     }).pipe(Effect.provide(kernel())))
 })
+
+describe("a proxy's config is checked as the one its type names", () => {
+  const cases: ReadonlyArray<{ readonly body: Record<string, unknown>; readonly status: number }> = [
+    { body: { type: "custom", config: { country: "US" } }, status: 400 },
+    { body: { type: "custom", config: { host: "127.0.0.1" } }, status: 400 },
+    { body: { type: "custom", config: { host: "127.0.0.1", port: 8080, username: "u", password: "p" } }, status: 201 },
+    { body: { type: "datacenter", config: { host: "127.0.0.1", port: 8080 } }, status: 400 },
+    { body: { type: "datacenter", config: { country: "US", city: "austin" } }, status: 400 },
+    { body: { type: "datacenter", config: { country: "US" } }, status: 201 },
+    { body: { type: "isp", config: { carrier: "verizon" } }, status: 400 },
+    { body: { type: "residential", config: { country: "US", city: "sanfrancisco", os: "macos" } }, status: 201 },
+    { body: { type: "mobile", config: { country: "US", carrier: "verizon" } }, status: 201 },
+    { body: { type: "mobile", config: { os: "macos" } }, status: 400 }
+  ]
+  for (const { body, status } of cases) {
+    it.effect(`${JSON.stringify(body)}: ${status}`, () =>
+      Effect.gen(function*() {
+        const answer = yield* raw("POST", "/proxies", {}, body)
+        expect(answer.status).toBe(status)
+        if (status === 400) expect(JSON.parse(answer.text).message).toContain("config")
+      }).pipe(Effect.provide(kernel())))
+  }
+})
