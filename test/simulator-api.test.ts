@@ -138,6 +138,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   dragMouse: { path: [[1, 1], [2, 2]] },
   batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
   uploadZip: { dest_path: "/" },
+  // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
+  uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
+  loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },
   // "only required if source is path" (the sampled source)
   streamLogs: { path: "/var/log/x.log" },
   // an app the seed deploys (any other is 404)

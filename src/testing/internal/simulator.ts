@@ -473,7 +473,7 @@ const serve = (
     // (an array's items' too), types, enums, the document's limits, no field it does not name
     const form = values.formValue(schema.ast, read)
     if (typeof form === "string") return invalidInput(form)
-    if (read.length === 0 && formRequired(operation.body)) return invalidInput("body: is required")
+    if (bytes.length === 0 && formRequired(operation.body)) return invalidInput("body: is required")
     const issue = values.bodyIssue(schema, form.value)
     if (issue !== undefined) return invalidInput(issue)
     parts = read
