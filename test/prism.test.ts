@@ -280,8 +280,8 @@ const bodyOf = (
     else if (Array.isArray(field)) {
       field.forEach((item, i) => {
         for (const [k, v] of Object.entries(Object(item))) {
-          if (v instanceof Uint8Array) form.append(`${key}[${i}].${k}`, new Blob([new Uint8Array(v)]), `${k}.bin`)
-          else form.append(`${key}[${i}].${k}`, String(v))
+          if (v instanceof Uint8Array) form.append(`${key}[${i}][${k}]`, new Blob([new Uint8Array(v)]), `${k}.bin`)
+          else form.append(`${key}[${i}][${k}]`, String(v))
         }
       })
     } else form.append(key, typeof field === "string" ? field : JSON.stringify(field))
@@ -329,6 +329,9 @@ const fileBodies: Record<string, Record<string, unknown>> = {
     zip_file: new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
   },
   batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] },
+  // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
+  uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
+  loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },
   spawnProcess: { command: "echo", args: ["hi"] }
 }
 

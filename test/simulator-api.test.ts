@@ -138,6 +138,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   dragMouse: { path: [[1, 1], [2, 2]] },
   batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
   uploadZip: { dest_path: "/" },
+  // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
+  uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
+  loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },
   // "only required if source is path" (the sampled source)
   streamLogs: { path: "/var/log/x.log" },
   // an app the seed deploys (any other is 404)
@@ -924,4 +927,258 @@ describe("requests are held to the document's limits, as the generated schemas c
       expect(answer.status).toBe(400)
       expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request", message: expect.stringContaining("size") })
     }).pipe(Effect.provide(kernel())))
+})
+
+describe("multipart bodies are checked as strictly as JSON bodies", () => {
+  const boundary = "sim-boundary"
+  const multipart = `multipart/form-data; boundary=${boundary}`
+  /** Text parts `[name, value]` and file parts `[name, value, filename]`, closed unless `open`. */
+  const form = (parts: ReadonlyArray<readonly [string, string, string?]>, open = false): string =>
+    parts.map(([name, value, filename]) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${
+        filename === undefined ? "" : `; filename="${filename}"`
+      }\r\n\r\n${value}\r\n`
+    ).join("") + (open ? "" : `--${boundary}--\r\n`)
+  const send = (path: string, body: string | undefined, contentType = multipart) =>
+    raw(
+      "POST",
+      path,
+      body === undefined ? {} : { "content-type": contentType },
+      undefined,
+      body === undefined ? undefined : new TextEncoder().encode(body)
+    )
+  const zip: readonly [string, string, string] = ["file", "PK", "app.zip"]
+  const app: ReadonlyArray<readonly [string, string, string?]> = [zip, ["entrypoint_rel_path", "src/app.ts"]]
+  const github = JSON.stringify({ type: "github", url: "https://github.com/o/r", ref: "main", entrypoint: "src/gh.ts" })
+
+  const refused: ReadonlyArray<{
+    readonly name: string
+    readonly path: string
+    readonly body: string | undefined
+    readonly status?: number
+    readonly message: string
+  }> = [
+    { name: "an extension with no body", path: "/extensions", body: undefined, status: 415, message: "multipart" },
+    { name: "an extension with an empty body", path: "/extensions", body: "", message: "body: is required" },
+    { name: "an extension without its file", path: "/extensions", body: form([["name", "x"]]), message: "file" },
+    { name: "a deployment with no body", path: "/deployments", body: "", message: "body: is required" },
+    { name: "a deployment of a version only", path: "/deployments", body: form([["version", "1"]]), message: "file" },
+    {
+      name: "a deployment without its entrypoint",
+      path: "/deployments",
+      body: form([zip]),
+      message: "entrypoint_rel_path: is required"
+    },
+    {
+      name: "a deployment to another region",
+      path: "/deployments",
+      body: form([...app, ["region", "eu"]]),
+      message: "region"
+    },
+    {
+      name: "force that is no boolean",
+      path: "/deployments",
+      body: form([...app, ["force", "maybe"]]),
+      message: "force"
+    },
+    {
+      name: "a source of an unknown type",
+      path: "/deployments",
+      body: form([["source", JSON.stringify({ type: "nope" })]]),
+      message: "source.type"
+    },
+    { name: "a source that is no JSON", path: "/deployments", body: form([["source", "{"]]), message: "source" },
+    {
+      name: "both a zip and a source (oneOf)",
+      path: "/deployments",
+      body: form([...app, ["source", github]]),
+      message: "exactly one"
+    },
+    {
+      name: "a field the document does not name",
+      path: "/browsers/b1/extensions",
+      body: form([["foo", "bar"]]),
+      message: "foo"
+    },
+    {
+      name: "an extension to load without its zip",
+      path: "/browsers/b1/extensions",
+      body: form([["extensions[0][name]", "ext"]]),
+      message: "extensions.0.zip_file: is required"
+    },
+    {
+      name: "an extension to load without its name",
+      path: "/browsers/b1/extensions",
+      body: form([["extensions[0][zip_file]", "PK", "e.zip"]]),
+      message: "extensions.0.name: is required"
+    },
+    {
+      name: "a file with no name and path",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0]", "x"]]),
+      message: "files.0"
+    },
+    {
+      name: "a destination without its file",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][dest_path]", "/a"]]),
+      message: "files.0.file: is required"
+    },
+    {
+      name: "a file without its destination",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"]]),
+      message: "files.0.dest_path: is required"
+    },
+    {
+      name: "an item after a missing one",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[1][file]", "x", "x.txt"], ["files[1][dest_path]", "/a"]]),
+      message: "files.0"
+    },
+    {
+      name: "an index far past the parts given",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[99999999][file]", "x", "x.txt"], ["files[99999999][dest_path]", "/a"]]),
+      message: "files.99999999"
+    },
+    {
+      name: "a relative destination",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "rel"]]),
+      message: "files.0.dest_path"
+    },
+    {
+      name: "a body cut before its closing boundary",
+      path: "/browsers/b1/fs/upload",
+      body: form([["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "/a"]], true),
+      message: "not valid multipart"
+    },
+    {
+      name: "a part given twice",
+      path: "/browsers/b1/fs/upload_zip",
+      body: form([["zip_file", "PK", "a.zip"], ["dest_path", "/a"], ["dest_path", "/b"]]),
+      message: "more than once"
+    }
+  ]
+  for (const { body, message, name, path, status } of refused) {
+    it.effect(`${name}: ${status ?? 400}`, () =>
+      Effect.gen(function*() {
+        const answer = yield* send(path, body)
+        expect(answer.status).toBe(status ?? 400)
+        expect(JSON.parse(answer.text).message).toContain(message)
+      }).pipe(Effect.provide(kernel())))
+  }
+
+  it.effect("a part's name is its own parameter, not the end of its filename's", () =>
+    Effect.gen(function*() {
+      const body = `--${boundary}\r\nContent-Disposition: form-data; filename="a.txt"; name="files[0][file]"\r\n\r\n` +
+        `AAA\r\n${form([["files[0][dest_path]", "/named/a.txt"]])}`
+      expect((yield* send("/browsers/b1/fs/upload", body)).status).toBe(201)
+      const read = yield* raw("GET", "/browsers/b1/fs/read_file?path=/named/a.txt")
+      expect(read).toMatchObject({ status: 200, text: "AAA" })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deployment's typed parts are read as their types; a source deployment is accepted", () =>
+    Effect.gen(function*() {
+      const zipped = yield* send("/deployments", form([...app, ["force", "true"], ["region", "aws.us-east-1a"]]))
+      expect(zipped.status).toBe(201)
+      const sourced = yield* send("/deployments", form([["source", github], ["version", "3.0.0"]]))
+      expect(sourced.status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("deployments keep what they were created with and serve their app while they run", () => {
+  const zip = new TextEncoder().encode("PK\x05\x06")
+  const appsOf = (listed: unknown): ReadonlyArray<Record<string, unknown>> =>
+    Array.isArray(listed) ? listed : Object(listed).items
+  const deploymentFields = new Set(["id", "region", "env_vars", "status", "status_reason", "entrypoint_rel_path"])
+
+  it.effect("env_vars[KEY] parts are the deployment's env_vars: retrieved, listed as its app's, in its events", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createDeployment"), {
+        file: zip,
+        entrypoint_rel_path: "src/env-app.ts",
+        version: "2.0.0",
+        env_vars: { A: "b", TOKEN: "x" }
+      })
+      const id = idOf(created, "id")
+      expect(yield* callAny(byName("getDeployment"), { id })).toMatchObject({ env_vars: { A: "b", TOKEN: "x" } })
+      const app = appsOf(yield* callAny(byName("listApps"), {})).find((a) => a["deployment"] === id)
+      expect(app).toMatchObject({ app_name: "env-app", env_vars: { A: "b", TOKEN: "x" } })
+      // the events as sent: only the document's fields of a deployment, none of the form's or the simulator's
+      const events = yield* raw("GET", `/deployments/${id}/events`)
+      const states = events.text.split("\n").filter((line) => line.startsWith("data: ")).map((line) =>
+        JSON.parse(line.slice("data: ".length))
+      ).filter((event) => event.event === "deployment_state")
+      expect(states.length).toBeGreaterThan(0)
+      for (const state of states) {
+        expect(state.deployment.env_vars).toEqual({ A: "b", TOKEN: "x" })
+        for (const key of Object.keys(state.deployment)) {
+          if (!["created_at", "updated_at"].includes(key)) expect(deploymentFields).toContain(key)
+        }
+      }
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deployment from a GitHub source serves its app, as one from a zip does", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createDeployment"), {
+        source: { type: "github", url: "https://github.com/o/r", ref: "main", entrypoint: "src/gh-app.ts" },
+        version: "3.0.0"
+      })
+      const app = appsOf(yield* callAny(byName("listApps"), {})).find((a) => a["deployment"] === idOf(created, "id"))
+      expect(app).toMatchObject({ app_name: "gh-app", version: "3.0.0" })
+      const invocation = yield* callAny(byName("createInvocation"), {
+        app_name: "gh-app",
+        version: "3.0.0",
+        action_name: "run"
+      })
+      expect(invocation).toMatchObject({ value: { status: "succeeded" } })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deleted deployment's app is not found, unless another running deployment serves it", () =>
+    Effect.gen(function*() {
+      const deploy = callAny(byName("createDeployment"), {
+        file: zip,
+        entrypoint_rel_path: "src/gone.ts",
+        version: "1.0.0"
+      })
+      const invoke = Effect.exit(callAny(byName("createInvocation"), {
+        app_name: "gone",
+        version: "1.0.0",
+        action_name: "run"
+      }))
+      const first = idOf(yield* deploy, "id")
+      const second = idOf(yield* deploy, "id")
+      yield* callAny(byName("deleteDeployment"), { id: first })
+      expect(Exit.isSuccess(yield* invoke)).toBe(true)
+      yield* callAny(byName("deleteDeployment"), { id: second })
+      const exit = yield* invoke
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("NotFound")
+      const apps = appsOf(yield* callAny(byName("listApps"), {}))
+      expect(apps.filter((a) => a["app_name"] === "gone")).toEqual([])
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("a proxy's config is checked as the one its type names", () => {
+  const cases: ReadonlyArray<{ readonly body: Record<string, unknown>; readonly status: number }> = [
+    { body: { type: "custom", config: { country: "US" } }, status: 400 },
+    { body: { type: "custom", config: { host: "127.0.0.1" } }, status: 400 },
+    { body: { type: "custom", config: { host: "127.0.0.1", port: 8080, username: "u", password: "p" } }, status: 201 },
+    { body: { type: "datacenter", config: { host: "127.0.0.1", port: 8080 } }, status: 400 },
+    { body: { type: "datacenter", config: { country: "US", city: "austin" } }, status: 400 },
+    { body: { type: "datacenter", config: { country: "US" } }, status: 201 },
+    { body: { type: "isp", config: { carrier: "verizon" } }, status: 400 },
+    { body: { type: "residential", config: { country: "US", city: "sanfrancisco", os: "macos" } }, status: 201 },
+    { body: { type: "mobile", config: { country: "US", carrier: "verizon" } }, status: 201 },
+    { body: { type: "mobile", config: { os: "macos" } }, status: 400 }
+  ]
+  for (const { body, status } of cases) {
+    it.effect(`${JSON.stringify(body)}: ${status}`, () =>
+      Effect.gen(function*() {
+        const answer = yield* raw("POST", "/proxies", {}, body)
+        expect(answer.status).toBe(status)
+        if (status === 400) expect(JSON.parse(answer.text).message).toContain("config")
+      }).pipe(Effect.provide(kernel())))
+  }
 })

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
@@ -459,38 +460,28 @@ const serve = (
     } else if (operation.body.required) {
       return invalidInput("body: is required")
     }
-  } else if (operation.body?.kind === "multipart" && bytes.length > 0) {
-    const type = contentType?.split(";")[0]!.trim().toLowerCase()
-    if (type !== "multipart/form-data") {
-      return {
-        _tag: "Error",
-        status: 415,
-        code: "unsupported_media_type",
-        message: "the request body must be multipart/form-data"
-      }
+  } else if (operation.body?.kind === "multipart") {
+    const schema = operation.body.schema
+    // the content type is checked before the body is read (`answer`), as a JSON body's is
+    let read: ReadonlyArray<values.Part> = []
+    if (bytes.length > 0) {
+      const parsed = values.parseMultipart(contentType ?? "", bytes)
+      if (parsed === undefined) return invalidInput("body: is not valid multipart/form-data")
+      read = parsed
     }
-    const read = values.parseMultipart(contentType!, bytes)
-    if (read === undefined) return invalidInput("body: is not valid multipart/form-data")
-    // each required field of the body schema is a part (`files`, `files[0][file]`...)
-    const missing = values.requiredNames(operation.body.schema.ast).find((name) =>
-      !read.some((part) => part.name === name || part.name.startsWith(`${name}[`) || part.name.startsWith(`${name}.`))
-    )
-    if (missing !== undefined) return invalidInput(`${missing}: is required`)
-    // the text parts are held to the document's limits on their fields, as a JSON body is
-    // (each text decoded once, by the one decoder of every body)
-    const texts: Array<readonly [string, string]> = []
-    for (const part of read) {
-      if (part.filename !== undefined) continue
-      const text = utf8.decode(part.bytes)
-      const issue = values.partIssue(operation.body.schema, part.name, text)
-      if (issue !== undefined) return invalidInput(issue)
-      texts.push([part.name, text])
-    }
+    // the parts as the value they stand for, checked as strictly as a JSON body: required fields
+    // (an array's items' too), types, enums, the document's limits, no field it does not name
+    const form = values.formValue(schema.ast, read)
+    if (typeof form === "string") return invalidInput(form)
+    if (bytes.length === 0 && formRequired(operation.body)) return invalidInput("body: is required")
+    const issue = values.bodyIssue(schema, form.value)
+    if (issue !== undefined) return invalidInput(issue)
     parts = read
-    // the text parts are the fields; the first file is kept (an extension's download answers it)
-    const file = read.find((part) => part.filename !== undefined)
-    body = Object.fromEntries(texts)
-    if (file !== undefined) body["__bytes"] = file.bytes
+    // the fields without their files; the first file is kept as the resource's bytes (an extension's download answers it)
+    const fields = values.withoutFiles(form.value)
+    const file = values.filesOf(form.value)[0]
+    body = values.isObject(fields) ? { ...fields } : {}
+    if (file !== undefined) body["__bytes"] = file
   }
   if (org.plan === "free" && freeForbidden.has(operation.module)) {
     return { _tag: "Error", status: 403, code: "forbidden", message: `your plan does not include ${operation.module}` }
@@ -520,8 +511,19 @@ export const bearerToken = (authorization: string | undefined): string | undefin
   return match === null ? undefined : match[1]
 }
 
-const isJson = (contentType: string | undefined): boolean =>
-  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
+const mediaType = (contentType: string | undefined): string | undefined =>
+  contentType?.split(";")[0]!.trim().toLowerCase()
+
+const isJson = (contentType: string | undefined): boolean => mediaType(contentType) === "application/json"
+
+const isMultipart = (contentType: string | undefined): boolean => mediaType(contentType) === "multipart/form-data"
+
+/**
+ * Whether a multipart body is required: the table does not say, its schema does (an empty form, `{}`,
+ * does not fit it; every multipart body of the document is required and has required fields).
+ */
+const formRequired = (body: { readonly schema: Schema.Schema.AnyNoContext }): boolean =>
+  !values.accepts(body.schema.ast, {})
 
 const gatewayPage = (status: number): string => {
   const reason = status === 429
@@ -792,6 +794,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         ) {
           return Effect.succeed(
             errorResponse(415, "unsupported_media_type", "the request body must be application/json")
+          )
+        }
+        if (operation.body?.kind === "multipart" && formRequired(operation.body) && !isMultipart(contentType)) {
+          return Effect.succeed(
+            errorResponse(415, "unsupported_media_type", "the request body must be multipart/form-data")
           )
         }
         // an upload (a multipart or raw body: a file, a zip, an extension, an app) may be larger than JSON

@@ -526,13 +526,21 @@ const filled = (
     return fieldsValid || decodes(ast, out) ? { value: out, valid: true } : sampled(ast, key, depth)
   }
   if (base._tag === "Union") {
-    if (decodes(ast, value)) return { value, valid: true }
+    // a record is rebuilt as a member it decodes with (its extra fields dropped), not kept as it is
+    if (!isRecord(value) && decodes(ast, value)) return { value, valid: true }
     // the member the value names (its literal tags), then the one sharing most of its fields
     const ranked = base.types
       .map((member) => [member, isRecord(value) ? score(member, value) : 0] as const)
       .filter(([, s]) => s >= 0)
       .sort((a, b) => b[1] - a[1])
       .map(([member]) => member)
+    const fitting = isRecord(value) ? ranked.find((member) => decodes(member, value)) : undefined
+    if (fitting !== undefined) {
+      const made = filled(fitting, value, key, depth + 1)
+      if ((made.valid || decodes(fitting, made.value)) && decodes(ast, made.value)) {
+        return { value: made.value, valid: true }
+      }
+    }
     for (const member of ranked.length > 0 ? ranked : base.types) {
       const made = filled(member, value, key, depth + 1)
       if ((made.valid || decodes(member, made.value)) && decodes(ast, made.value)) {
@@ -580,24 +588,6 @@ export const propertyNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
   return []
 }
 
-/** The required property names of a struct-like schema (arrays aside: an empty one sends no part). */
-export const requiredNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
-  let names = requiredNamesOf.get(ast)
-  if (names === undefined) {
-    const base = unwrap(ast)
-    names = base._tag === "TypeLiteral"
-      ? base.propertySignatures.flatMap((ps) =>
-        typeof ps.name === "string" && !ps.isOptional && unwrap(ps.type)._tag !== "TupleType" ? [ps.name] : []
-      )
-      : []
-    requiredNamesOf.set(ast, names)
-  }
-  return names
-}
-
-/** Each body schema's required names, found once (every multipart request asks). */
-const requiredNamesOf = new WeakMap<SchemaAST.AST, ReadonlyArray<string>>()
-
 /** The members of a union schema (itself for others), each with what it samples to. */
 export const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
   const base = unwrap(ast)
@@ -623,10 +613,10 @@ export const memberSamples = (ast: SchemaAST.AST): ReadonlyArray<unknown> => {
 export const heartbeatOf = (ast: SchemaAST.AST): unknown =>
   memberSamples(ast).find((v) => isObject(v) && v["event"] === "sse_heartbeat")
 
-/** The issue of an invalid value as `field: message`, the field its path in the value. */
 /**
  * The schema of the field at `path` (a multipart part's name, `files[0][dest_path]`, split:
- * `["files", "0", "dest_path"]`) in a body schema, or `undefined` when there is none.
+ * `["files", "0", "dest_path"]`) in a body schema, or `undefined` when there is none. A record's
+ * entries (`env_vars[FOO]`) are its values'.
  */
 export const fieldAt = (ast: SchemaAST.AST, path: ReadonlyArray<string>): SchemaAST.AST | undefined => {
   const [head, ...rest] = path
@@ -639,7 +629,9 @@ export const fieldAt = (ast: SchemaAST.AST, path: ReadonlyArray<string>): Schema
       return fieldAt(ast.f(), path)
     case "TypeLiteral": {
       const property = ast.propertySignatures.find((p) => p.name === head)
-      return property === undefined ? undefined : fieldAt(property.type, rest)
+      if (property !== undefined) return fieldAt(property.type, rest)
+      const signature = ast.indexSignatures.find((s) => s.parameter._tag === "StringKeyword")
+      return signature === undefined ? undefined : fieldAt(signature.type, rest)
     }
     case "TupleType": {
       if (!/^\d+$/.test(head)) return undefined
@@ -658,26 +650,179 @@ export const fieldAt = (ast: SchemaAST.AST, path: ReadonlyArray<string>): Schema
   }
 }
 
-/**
- * Why a multipart text part breaks the document's limits on its field (`undefined`: it keeps them,
- * or its field is not a text field, or is not in the schema): `files.0.dest_path: must match ...`.
- */
-export const partIssue = (schema: Schema.Schema.AnyNoContext, name: string, text: string): string | undefined => {
-  const path = name.replace(/\]/g, "").split(/[[.]/)
-  const field = fieldAt(schema.ast, path)
-  // only a field whose type a text is (a number or a boolean sent as text is not judged here)
-  if (field === undefined || !decodes(field, text)) return undefined
-  let fieldSchema = fieldSchemas.get(field)
-  if (fieldSchema === undefined) {
-    fieldSchema = Schema.make(field)
-    fieldSchemas.set(field, fieldSchema)
+/** Whether a field's schema is an array's (its members' when it is a union: `Schema.optional` of an array). */
+const isArrayField = (ast: SchemaAST.AST | undefined): boolean => {
+  if (ast === undefined) return false
+  switch (ast._tag) {
+    case "TupleType":
+      return true
+    case "Transformation":
+    case "Refinement":
+      return isArrayField(ast.from)
+    case "Suspend":
+      return isArrayField(ast.f())
+    case "Union":
+      return ast.types.some(isArrayField)
+    default:
+      return false
   }
-  const issue = firstIssue(fieldSchema, text)
-  return issue === undefined ? undefined : `${path.join(".").slice(0, 100)}${issue.slice("body".length)}`
 }
 
-/** The schema of each field a multipart part is checked against, made once (not a schema class per part). */
-const fieldSchemas = new WeakMap<SchemaAST.AST, Schema.Schema.AnyNoContext>()
+const noBytes = new Uint8Array(0)
+
+/** Whether a field takes a file (its bytes, not a text). */
+const isFileField = (ast: SchemaAST.AST): boolean => !decodes(ast, "") && decodes(ast, noBytes)
+
+/**
+ * A text part as its field's value: the text when the field takes it, else the first of its readings
+ * as a number, a boolean or JSON (`force=true`, `source={"type":"github",...}`) the field accepts;
+ * when none does, the reading the field's check tells best why (JSON read as an object, else the text).
+ */
+const readText = (ast: SchemaAST.AST, text: string): unknown => {
+  if (accepts(ast, text)) return text
+  const readings: Array<unknown> = []
+  if (text.trim() !== "" && Number.isFinite(Number(text))) readings.push(Number(text))
+  if (text === "true" || text === "false") readings.push(text === "true")
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+    readings.push(json)
+  } catch {
+    json = undefined
+  }
+  return readings.find((reading) => accepts(ast, reading)) ?? (isObject(json) || Array.isArray(json) ? json : text)
+}
+
+/** A form's value being assembled: a text or file part's value, or the entries under a name. */
+type FormNode = { readonly leaf: unknown } | { readonly entries: Map<string, FormNode> }
+
+/** The segments of a part's name: `files[0][dest_path]` → `files`, `0`, `dest_path` (a name of another shape is one segment). */
+const segmentsOfName = (name: string): ReadonlyArray<string> => {
+  const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name)
+  if (match === null) return [name]
+  const rest = match[2]!
+  return [match[1]!, ...(rest === "" ? [] : rest.slice(1, -1).split("]["))]
+}
+
+/**
+ * The encoded value a `multipart/form-data` body stands for under its body schema, as the clients
+ * send one (the official client's and this SDK's naming): each part under the path of its name
+ * (`files[0][dest_path]`, `env_vars[FOO]`), an array's items by their index (`[]`: the next one), a
+ * file field's part as its bytes, a text part as its field's type (see {@link readText}). Or why the
+ * parts make no value (a name given twice, an index past the parts given).
+ */
+export const formValue = (
+  ast: SchemaAST.AST,
+  parts: ReadonlyArray<Part>
+): { readonly value: Record<string, unknown> } | string => {
+  const root = new Map<string, FormNode>()
+  for (const part of parts) {
+    const segments = segmentsOfName(part.name)
+    if (segments.length > 8) return `${part.name.slice(0, 100)}: is nested too deep`
+    let entries = root
+    const path: Array<string> = []
+    for (const [i, segment] of segments.entries()) {
+      const array = isArrayField(fieldAt(ast, path))
+      // an array's item: by its index (at most one per part), or the next one
+      const key = array && segment === "" ? String(entries.size) : segment
+      if (array && (!/^\d+$/.test(key) || Number(key) >= parts.length)) {
+        return `${[...path, key].join(".").slice(0, 100)}: is not an index of the array's items`
+      }
+      path.push(key)
+      const known = entries.get(key)
+      if (i === segments.length - 1) {
+        if (known !== undefined) return `${path.join(".").slice(0, 100)}: is given more than once`
+        const field = fieldAt(ast, path)
+        const leaf = field === undefined
+          ? utf8.decode(part.bytes)
+          : isFileField(field)
+          ? part.bytes
+          : readText(field, utf8.decode(part.bytes))
+        entries.set(key, { leaf })
+      } else if (known === undefined) {
+        const next = new Map<string, FormNode>()
+        entries.set(key, { entries: next })
+        entries = next
+      } else if ("entries" in known) {
+        entries = known.entries
+      } else {
+        return `${path.join(".").slice(0, 100)}: is given more than once`
+      }
+    }
+  }
+  const valueOf = (node: FormNode, path: ReadonlyArray<string>): unknown => {
+    if ("leaf" in node) return node.leaf
+    if (isArrayField(fieldAt(ast, path))) {
+      // the items in index order; a missing index is an item missing
+      const items: Array<unknown> = Array.from({ length: Math.max(-1, ...[...node.entries.keys()].map(Number)) + 1 })
+      for (const [key, child] of node.entries) items[Number(key)] = valueOf(child, [...path, key])
+      return items
+    }
+    return Object.fromEntries([...node.entries].map(([key, child]) => [key, valueOf(child, [...path, key])]))
+  }
+  return { value: Object.fromEntries([...root].map(([key, node]) => [key, valueOf(node, [key])])) }
+}
+
+/** The form's value without its files (what a resource keeps of it: the files are kept as bytes apart). */
+export const withoutFiles = (value: unknown): unknown =>
+  value instanceof Uint8Array
+    ? undefined
+    : Array.isArray(value)
+    ? value.map(withoutFiles)
+    : isObject(value)
+    ? Object.fromEntries(
+      Object.entries(value).flatMap(([k, v]) => v instanceof Uint8Array ? [] : [[k, withoutFiles(v)]])
+    )
+    : value
+
+/** The files of a form's value, in the order of its fields. */
+export const filesOf = (value: unknown): ReadonlyArray<Uint8Array> =>
+  value instanceof Uint8Array
+    ? [value]
+    : Array.isArray(value)
+    ? value.flatMap(filesOf)
+    : isObject(value)
+    ? Object.values(value).flatMap(filesOf)
+    : []
+
+const utf8 = new TextDecoder()
+
+/**
+ * Why a body breaks its schema ({@link firstIssue}); for a `oneOf` (the document has no `anyOf`: a
+ * union of structs is one, `DeploymentRequest`'s `file` + `entrypoint_rel_path`, or `source`): the
+ * issue of the branch the body comes closest to (the most of its required fields given), or that the
+ * body fits more than one branch.
+ */
+export const bodyIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
+  const issue = firstIssue(schema, value)
+  const base = unwrap(schema.ast)
+  if (base._tag !== "Union" || base.types.length < 2) return issue
+  if (issue !== undefined) {
+    const given = (member: SchemaAST.AST): number => {
+      const struct = unwrap(member)
+      return struct._tag === "TypeLiteral" && isRecord(value)
+        ? struct.propertySignatures.filter((ps) => !ps.isOptional && typeof ps.name === "string" && ps.name in value)
+          .length
+        : 0
+    }
+    const closest = base.types.reduce((best, member) => given(member) > given(best) ? member : best)
+    return firstIssue(schemaOf(closest), value) ?? issue
+  }
+  const fitting = base.types.filter((member) => firstIssue(schemaOf(member), value) === undefined).length
+  return fitting > 1 ? `body: must match exactly one of the document's oneOf branches, matches ${fitting}` : undefined
+}
+
+/** A schema of an AST, made once (not a schema per request). */
+export const schemaOf = (ast: SchemaAST.AST): Schema.Schema.AnyNoContext => {
+  let schema = schemas.get(ast)
+  if (schema === undefined) {
+    schema = Schema.make(ast)
+    schemas.set(ast, schema)
+  }
+  return schema
+}
+
+const schemas = new WeakMap<SchemaAST.AST, Schema.Schema.AnyNoContext>()
 
 /** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
 const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
@@ -776,6 +921,7 @@ export const passesStrictGuard = (ast: SchemaAST.AST, value: unknown): boolean =
   return guard !== "none" && guard(value)
 }
 
+/** The issue of an invalid value as `field: message`, the field its path in the value. */
 export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
   // the bodies the strict guard passes are valid: no parser run for them
   if (passesStrictGuard(schema.ast, value)) return undefined
@@ -926,33 +1072,36 @@ export interface Part {
   readonly bytes: Uint8Array
 }
 
-/** The parts of a `multipart/form-data` body, or `undefined` when it is not one. */
+/** The parts of a `multipart/form-data` body, or `undefined` when it is not one (no boundary, no closing delimiter, a part without headers). */
 export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyArray<Part> | undefined => {
   const match = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
   const boundary = match?.[1] ?? match?.[2]
   if (boundary === undefined) return undefined
   // a view of the body, not a copy (each part's bytes are copied out of it)
   const buffer = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-  const delimiter = Buffer.from(`--${boundary}`)
+  // every delimiter but one at the very start of the body follows a line break (RFC 2046)
+  const delimiter = Buffer.from(`\r\n--${boundary}`)
   const parts: Array<Part> = []
-  let at = buffer.indexOf(delimiter)
-  if (at < 0) return undefined
-  while (at >= 0) {
+  let at = buffer.subarray(0, delimiter.length - 2).equals(delimiter.subarray(2)) ? -2 : buffer.indexOf(delimiter)
+  if (at === -1) return undefined
+  for (;;) {
     const start = at + delimiter.length
-    if (buffer.subarray(start, start + 2).toString() === "--") break
+    // the closing delimiter `--boundary--` ends the body; a body without it was cut short
+    if (buffer.subarray(start, start + 2).toString() === "--") return parts
     const next = buffer.indexOf(delimiter, start)
-    if (next < 0) break
-    const part = buffer.subarray(start + 2, next - 2)
+    if (next < 0) return undefined
+    // the delimiter's line ends (after any padding) before the part's headers
+    const lineEnd = buffer.indexOf("\r\n", start)
+    const part = buffer.subarray(lineEnd + 2, next)
     const split = part.indexOf("\r\n\r\n")
-    if (split >= 0) {
-      const head = part.subarray(0, split).toString("utf8")
-      const name = /name="([^"]*)"/i.exec(head)?.[1] ?? ""
-      const filename = /filename="([^"]*)"/i.exec(head)?.[1]
-      parts.push({ name, filename, bytes: new Uint8Array(part.subarray(split + 4)) })
-    }
+    if (lineEnd < 0 || lineEnd >= next || split < 0) return undefined
+    const disposition = /^content-disposition:(.*)$/im.exec(part.subarray(0, split).toString("utf8"))?.[1] ?? ""
+    // `name=` as a parameter of its own, not the end of `filename=`
+    const name = /(?:^|;)\s*name="([^"]*)"/i.exec(disposition)?.[1] ?? ""
+    const filename = /(?:^|;)\s*filename="([^"]*)"/i.exec(disposition)?.[1]
+    parts.push({ name, filename, bytes: new Uint8Array(part.subarray(split + 4)) })
     at = next
   }
-  return parts
 }
 
 /** A file or directory of a ZIP archive: its name inside the archive (a directory's ends with `/`). */

@@ -4,6 +4,7 @@
  * @internal
  */
 import * as engine from "../engine.js"
+import { isObject } from "../values.js"
 import type { Handlers } from "./shared.js"
 
 /** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
@@ -11,19 +12,22 @@ const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.
 
 /**
  * The app a deployment serves: the service reads the app's name from its code, which the simulator
- * does not run, so a deployment that names no app serves one named by its entrypoint's base name
- * (`undefined`: it serves none).
+ * does not run, so a deployment that names no app serves one named by its entrypoint's base name (a
+ * zip's `entrypoint_rel_path`, a GitHub source's `entrypoint`; `undefined`: it serves none).
  */
 const appName = (d: engine.Resource): string | undefined => {
   const named = d.fields["app_name"]
-  const entrypoint = d.fields["entrypoint_rel_path"]
+  const source = d.fields["source"]
+  const entrypoint = d.fields["entrypoint_rel_path"] ?? (isObject(source) ? source["entrypoint"] : undefined)
   return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
 }
 
 /** The version of a deployment's app. */
 const versionOf = (d: engine.Resource): unknown => d.fields["version"] ?? "latest"
 
-const serves = (d: engine.Resource): boolean => !d.deleted && appName(d) !== undefined
+/** Whether a deployment serves its app: not deleted, not stopped (a deleted deployment is) nor failed. */
+const serves = (d: engine.Resource): boolean =>
+  !d.deleted && d.fields["status"] !== "stopped" && d.fields["status"] !== "failed" && appName(d) !== undefined
 
 /**
  * The id of a deployment the caller of `project` sees that serves the app `name` at `version` (deployed
@@ -61,7 +65,8 @@ export const handlers: Handlers = {
         version: versionOf(d),
         region: d.fields["region"],
         deployment: d.id,
-        actions: []
+        actions: [],
+        env_vars: d.fields["env_vars"] ?? {}
       }),
       (d) =>
         serves(d) && engine.visible(d, call.project) && named(d, name, version) &&

@@ -5,18 +5,19 @@
  * @internal
  */
 import * as engine from "../engine.js"
+import { isObject } from "../values.js"
 import { follow } from "./follow.js"
 import type { Handlers } from "./shared.js"
 import { lastOf } from "./shared.js"
 
-/** One decoder for the text parts (a `TextDecoder` per part cost more than the rest of the create). */
-const utf8 = new TextDecoder()
-
 export const handlers: Handlers = {
-  createDeployment: ({ call, org, store }) => {
-    const fields: Record<string, unknown> = {}
-    for (const part of call.parts) {
-      if (part.filename === undefined) fields[part.name] = utf8.decode(part.bytes)
+  createDeployment: ({ body, call, org, store }) => {
+    // the request's fields as the form gave them (`env_vars[FOO]` assembled into `env_vars`), its
+    // zip aside; a GitHub source without its token (never answered, not kept)
+    const { __bytes: _zip, source, ...fields } = body
+    if (isObject(source)) {
+      const { auth: _auth, ...kept } = source
+      fields["source"] = kept
     }
     const reply = engine.generic(
       store,

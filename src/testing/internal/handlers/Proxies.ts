@@ -1,13 +1,68 @@
 /**
- * The simulator's proxies: a check marks the proxy available.
+ * The simulator's proxies: a create's `config` checked as the member its `type` names; a check
+ * marks the proxy available.
  *
  * @internal
  */
+import * as Option from "effect/Option"
+import * as SchemaAST from "effect/SchemaAST"
 import * as engine from "../engine.js"
+import * as values from "../values.js"
 import type { Handlers } from "./shared.js"
 import { error, ok } from "./shared.js"
 
+/**
+ * The config schema each proxy `type` takes (the document's discriminator on `type`; for `custom` a
+ * create takes `CreateCustomProxyConfig`, the document's mapping names the answer's `CustomProxyConfig`).
+ */
+const configOf: Readonly<Record<string, string>> = {
+  datacenter: "DatacenterProxyConfig",
+  isp: "IspProxyConfig",
+  residential: "ResidentialProxyConfig",
+  mobile: "MobileProxyConfig",
+  custom: "CreateCustomProxyConfig"
+}
+
+/** The member of the body's `config` union named `identifier`, found once per body schema. */
+const memberNamed = (body: SchemaAST.AST, identifier: string): SchemaAST.AST | undefined => {
+  let found = members.get(body)
+  if (found === undefined) {
+    const config = values.fieldAt(body, ["config"])
+    found = new Map()
+    for (const member of config === undefined ? [] : flatMembers(config)) {
+      const name = SchemaAST.getIdentifierAnnotation(member)
+      if (Option.isSome(name) && !found.has(name.value)) found.set(name.value, member)
+    }
+    members.set(body, found)
+  }
+  return found.get(identifier)
+}
+
+/** The members of a union, the unions among them flattened (`Schema.optional` of a union is a union of it). */
+const flatMembers = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> =>
+  ast._tag === "Union" ? ast.types.flatMap(flatMembers) : [ast]
+
+const members = new WeakMap<SchemaAST.AST, Map<string, SchemaAST.AST>>()
+
 export const handlers: Handlers = {
+  createProxy: ({ body, call, op, store }) => {
+    // the body's union is told apart by `type`, not by the first member that fits: a custom proxy's
+    // config needs its host and port, a datacenter's takes no city
+    const type = body["type"]
+    const config = body["config"]
+    const identifier = typeof type === "string" ? configOf[type] : undefined
+    const member = identifier === undefined || op.body?.kind !== "json"
+      ? undefined
+      : memberNamed(op.body.schema.ast, identifier)
+    if (config !== undefined && member !== undefined) {
+      const issue = values.firstIssue(values.schemaOf(member), config)
+      if (issue !== undefined) {
+        const where = issue.startsWith("body") ? `config${issue.slice("body".length)}` : `config.${issue}`
+        return error(400, "bad_request", `invalid input: ${where} (a ${type} proxy's config)`)
+      }
+    }
+    return engine.generic(store, call, () => "proxy")
+  },
   checkProxy: ({ call, op, stamp, store }) => {
     const resource = engine.find(store, "/proxies", call.segments[1]!, call.project)
     if (resource === undefined) return error(404, "not_found", "proxy not found")
