@@ -26,6 +26,8 @@ interface Gates {
   readonly deleteStatus?: number
   /** `acquire` answers 204 (no browser within the wait). */
   readonly none?: boolean
+  /** The create's 200 answer does not decode (`headless` is not a boolean); without its `session_id` too. */
+  readonly undecodable?: "with id" | "without id"
 }
 
 const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds") => {
@@ -47,6 +49,10 @@ const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds")
         if (gates.create !== undefined) yield* Deferred.await(gates.create)
         answered.create++
         if (gates.none === true) return new Response(null, { status: 204 })
+        if (gates.undecodable !== undefined) {
+          const { session_id: _, ...rest } = browserJson("b1")
+          return json(200, { ...(gates.undecodable === "with id" ? browserJson("b1") : rest), headless: "yes" })
+        }
         return json(200, browserJson("b1"))
       }
       if (isRemove) {
@@ -116,6 +122,16 @@ describe("Browsers.scoped", () => {
     expect(Exit.isFailure(exit)).toBe(true)
     expect(t.seen).toHaveLength(0)
     expect(t.removes()).toEqual([])
+  })
+
+  it("a create answered 200 that does not decode: the browser it names is deleted at once, the DecodeError kept", async () => {
+    for (const [undecodable, removed] of [["with id", ["/browsers/b1"]], ["without id", []]] as const) {
+      const t = setup({ undecodable })
+      const exit = await run(Effect.scoped(Browsers.scoped({ headless: true })), t.layer)
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "DecodeError", status: 200 } } })
+      expect(t.removes()).toEqual(removed)
+      expect(t.log).toEqual([])
+    }
   })
 
   it("interrupted during create: the create completes, then the browser is deleted once", async () => {

@@ -21,6 +21,27 @@ const detached = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, 
   Effect.flatMap(Effect.forkDaemon(Effect.interruptible(effect)), Fiber.join)
 
 /**
+ * A release run to its end that cannot fail: its failure is logged at `Warning` level (`what`, and
+ * the error's tag and message), unless `ignore` says the resource is already gone (a 404).
+ */
+const releaseLogged = <E2, R2>(
+  release: Effect.Effect<unknown, E2, R2>,
+  what: string,
+  ignore: ((error: E2) => boolean) | undefined
+): Effect.Effect<void, never, R2> =>
+  detached(release).pipe(
+    Effect.asVoid,
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.failureOption(cause)
+      if (failure._tag === "Some" && ignore?.(failure.value) === true) return Effect.void
+      const error: unknown = failure._tag === "Some" ? failure.value : Cause.squash(cause)
+      const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect"
+      const message = error instanceof Error ? error.message : String(error)
+      return Effect.logWarning(`${what} failed (${tag}): ${message}`)
+    })
+  )
+
+/**
  * `Effect.acquireRelease` for a resource of the API:
  * - `acquire` runs to its end even when the caller is interrupted meanwhile (the caller waits for
  *   it: at most the call's time-outs); once it succeeded, the release is registered in the scope
@@ -28,23 +49,31 @@ const detached = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, 
  * - `release` runs once, when the scope closes, and to its end (an interruption of the fiber
  *   closing the scope does not cut it short); it cannot fail the scope: its failure is logged at
  *   `Warning` level (`what`, and the error's tag and message), unless `ignore` says the resource
- *   is already gone (a 404).
+ *   is already gone (a 404);
+ * - `orphan`: when `acquire` fails although the resource was made (its answer did not decode, yet
+ *   names it), the release of what it made, run at once in the same way; the failure stays the
+ *   acquisition's.
  *
  * @internal
  */
 export const scopedResource = <A, E, R, E2, R2>(
   acquire: Effect.Effect<A, E, R>,
   release: (resource: A, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<unknown, E2, R2>,
-  options: { readonly what: (resource: A) => string; readonly ignore?: (error: E2) => boolean }
-): Effect.Effect<A, E, R | R2 | Scope.Scope> =>
-  Effect.acquireRelease(detached(acquire), (resource, exit) =>
-    detached(release(resource, exit)).pipe(
-      Effect.catchAllCause((cause) => {
-        const failure = Cause.failureOption(cause)
-        if (failure._tag === "Some" && options.ignore?.(failure.value) === true) return Effect.void
-        const error: unknown = failure._tag === "Some" ? failure.value : Cause.squash(cause)
-        const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect"
-        const message = error instanceof Error ? error.message : String(error)
-        return Effect.logWarning(`${options.what(resource)} failed (${tag}): ${message}`)
-      })
-    ))
+  options: {
+    readonly what: (resource: A) => string
+    readonly ignore?: (error: E2) => boolean
+    readonly orphan?: (
+      error: E
+    ) => { readonly release: Effect.Effect<unknown, E2, R2>; readonly what: string } | undefined
+  }
+): Effect.Effect<A, E, R | R2 | Scope.Scope> => {
+  const orphan = options.orphan
+  const acquired = orphan === undefined ? acquire : Effect.tapError(acquire, (error) => {
+    const made = orphan(error)
+    return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
+  })
+  return Effect.acquireRelease(
+    detached(acquired),
+    (resource, exit) => releaseLogged(release(resource, exit), options.what(resource), options.ignore)
+  )
+}

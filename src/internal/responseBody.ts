@@ -232,6 +232,18 @@ const readEncodedJson = (
     )
   })
 
+/** The JSON of a 2xx answer that did not decode, by its error (held only while the error is). */
+const undecoded = new WeakMap<KernelError.DecodeError, unknown>()
+
+/**
+ * The JSON a `DecodeError` of a 2xx JSON answer was made from (`undefined` for any other error):
+ * what a resource's create made even when its answer does not decode (`Browsers.scoped` reads the
+ * id there to delete it). Never shown: it may carry the answer's secrets.
+ *
+ * @internal
+ */
+export const undecodedJson = (error: KernelError.DecodeError): unknown => undecoded.get(error)
+
 /**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
  * transports enforce) the body is read whole, or refused before it is read when too large;
@@ -418,7 +430,11 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
         )
       }
       return Either.match(result, {
-        onLeft: (error) => Effect.fail(decodeError(request, response.status, error)),
+        onLeft: (error) => {
+          const failure = decodeError(request, response.status, error)
+          undecoded.set(failure, json)
+          return Effect.fail(failure)
+        },
         onRight: Effect.succeed
       })
     })

@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Browsers from "../../Browsers.js"
 import * as Resource from "../resource.js"
+import * as ResponseBody from "../responseBody.js"
 
 /**
  * Creates a browser (as {@link Browsers.create}) that is deleted (as {@link Browsers.delete}) when
@@ -15,7 +16,9 @@ import * as Resource from "../resource.js"
  *
  * - Creating runs to its end even if the fiber is interrupted meanwhile (the interruption waits,
  *   at most the call's time-outs), so a browser the server created is never left behind without
- *   its id; once created, its deletion is registered in the same uninterruptible step.
+ *   its id; once created, its deletion is registered in the same uninterruptible step. A create
+ *   answered 2xx whose answer does not decode (`DecodeError`) still made the browser its
+ *   `session_id` names: it is deleted at once, and `scoped` fails with the `DecodeError`.
  * - Deleting runs to its end too (an interruption of the fiber closing the scope does not cut it
  *   short). It cannot fail the scope: a 404 (the browser is already gone) is ignored, any other
  *   failure is logged at `Warning` level (its tag and message; the browser's secrets are never
@@ -52,6 +55,17 @@ export const scoped = (
     (browser) => Browsers.delete({ id: browser.session_id }),
     {
       what: (browser) => `Browsers.scoped: deleting browser ${browser.session_id}`,
-      ignore: (error) => error._tag === "NotFound"
+      ignore: (error) => error._tag === "NotFound",
+      // a 2xx whose answer does not decode still made the browser it names: deleted at once
+      orphan: (error) => {
+        const made = error._tag === "DecodeError" ? ResponseBody.undecodedJson(error) : undefined
+        const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
+        return typeof id === "string" && id !== ""
+          ? {
+            release: Browsers.delete({ id }),
+            what: `Browsers.scoped: deleting browser ${id} (its answer did not decode)`
+          }
+          : undefined
+      }
     }
   )
