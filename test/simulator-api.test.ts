@@ -491,6 +491,30 @@ describe("real behaviours", () => {
       expect(Buffer.from(idOf(cat, "stdout_b64"), "base64").toString()).toBe("hello\n")
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("`ls` of a file names the file; `cat` of a directory says it is one, and goes on", () =>
+    Effect.gen(function*() {
+      yield* callAny(byName("writeFile"), { id: "b1", path: "/d/f.txt", ...bodyParams(byName("writeFile")) })
+      const text = (answer: unknown, field: string) => Buffer.from(idOf(answer, field), "base64").toString()
+      const exec = (command: string, args: ReadonlyArray<string>) =>
+        Effect.map(callAny(byName("execProcess"), { id: "b1", command, args }), (answer) => ({
+          out: text(answer, "stdout_b64"),
+          err: text(answer, "stderr_b64"),
+          code: (answer as { exit_code: number }).exit_code
+        }))
+      expect(yield* exec("ls", ["/d/f.txt"])).toEqual({ out: "/d/f.txt\n", err: "", code: 0 })
+      expect(yield* exec("ls", ["/d"])).toEqual({ out: "f.txt\n", err: "", code: 0 })
+      expect(yield* exec("ls", ["/nope"])).toEqual({
+        out: "",
+        err: "ls: cannot access '/nope': No such file or directory\n",
+        code: 2
+      })
+      expect(yield* exec("cat", ["/d", "/d/f.txt", "/nope"])).toEqual({
+        out: "hello\n",
+        err: "cat: /d: Is a directory\ncat: /nope: No such file or directory\n",
+        code: 1
+      })
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("a TOTP code from the seeded secret (RFC 6238)", () =>
     Effect.gen(function*() {
       const answer = yield* callAny(byName("getCredentialTotpCode"), { idOrName: "cred_1" })
