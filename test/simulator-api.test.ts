@@ -13,7 +13,7 @@ import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { accepts, crc32, firstIssue, multiMethodPaths, sample, totp } from "../src/testing/internal/values.js"
+import { accepts, crc32, firstIssue, multiMethodPaths, sample, totp, zip } from "../src/testing/internal/values.js"
 
 const token = "sk_sim_api"
 const secret = "JBSWY3DPEHPK3PXP"
@@ -570,6 +570,30 @@ describe("real behaviours", () => {
       yield* callAny(byName("writeFile"), { id: "b1", path: "/x", ...bodyParams(byName("writeFile")) })
       const cat = yield* callAny(byName("execProcess"), { id: "b1", command: "cat", args: ["/x"] })
       expect(Buffer.from(idOf(cat, "stdout_b64"), "base64").toString()).toBe("hello\n")
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("`ls` of a file names the file; `cat` of a directory says it is one, and goes on", () =>
+    Effect.gen(function*() {
+      yield* callAny(byName("writeFile"), { id: "b1", path: "/d/f.txt", ...bodyParams(byName("writeFile")) })
+      const text = (answer: unknown, field: string) => Buffer.from(idOf(answer, field), "base64").toString()
+      const exec = (command: string, args: ReadonlyArray<string>) =>
+        Effect.map(callAny(byName("execProcess"), { id: "b1", command, args }), (answer) => ({
+          out: text(answer, "stdout_b64"),
+          err: text(answer, "stderr_b64"),
+          code: (answer as { exit_code: number }).exit_code
+        }))
+      expect(yield* exec("ls", ["/d/f.txt"])).toEqual({ out: "/d/f.txt\n", err: "", code: 0 })
+      expect(yield* exec("ls", ["/d"])).toEqual({ out: "f.txt\n", err: "", code: 0 })
+      expect(yield* exec("ls", ["/nope"])).toEqual({
+        out: "",
+        err: "ls: cannot access '/nope': No such file or directory\n",
+        code: 2
+      })
+      expect(yield* exec("cat", ["/d", "/d/f.txt", "/nope"])).toEqual({
+        out: "hello\n",
+        err: "cat: /d: Is a directory\ncat: /nope: No such file or directory\n",
+        code: 1
+      })
     }).pipe(Effect.provide(kernel())))
 
   it.effect("a TOTP code from the seeded secret (RFC 6238)", () =>
@@ -1181,4 +1205,173 @@ describe("a proxy's config is checked as the one its type names", () => {
         if (status === 400) expect(JSON.parse(answer.text).message).toContain("config")
       }).pipe(Effect.provide(kernel())))
   }
+})
+
+describe("the filesystem stays a tree, within its limits", () => {
+  const fs = "/browsers/b1/fs"
+  const write = (path: string, text = "x") =>
+    raw(
+      "PUT",
+      `${fs}/write_file?path=${encodeURIComponent(path)}`,
+      { "content-type": "application/octet-stream" },
+      undefined,
+      new TextEncoder().encode(text)
+    )
+  const put = (op: string, body: Record<string, unknown>) => raw("PUT", `${fs}/${op}`, {}, body)
+  const get = (op: string, path: string) => raw("GET", `${fs}/${op}?path=${encodeURIComponent(path)}`)
+  type Part = readonly [name: string, value: string | Uint8Array, filename?: string]
+  const multipart = (parts: ReadonlyArray<Part>) => {
+    const boundary = "fsboundary"
+    const bytes = Buffer.concat([
+      ...parts.flatMap(([name, value, filename]) => [
+        Buffer.from(
+          `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${
+            filename === undefined ? "" : `; filename="${filename}"\r\ncontent-type: application/octet-stream`
+          }\r\n\r\n`
+        ),
+        Buffer.from(value),
+        Buffer.from("\r\n")
+      ]),
+      Buffer.from(`--${boundary}--\r\n`)
+    ])
+    return { headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, bytes: new Uint8Array(bytes) }
+  }
+  const upload = (parts: ReadonlyArray<Part>) => {
+    const { bytes, headers } = multipart(parts)
+    return raw("POST", `${fs}/upload`, headers, undefined, bytes)
+  }
+
+  type Step = readonly ["write", string] | readonly [string, Record<string, unknown>]
+  const step = ([op, arg]: Step) => typeof arg === "string" ? write(arg) : put(op, arg)
+  // name, setup, the step, its status, and the statuses of file_info of paths afterwards
+  const move = (src_path: string, dest_path: string): Step => ["move", { src_path, dest_path }]
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<Step>, Step, number, Record<string, number>]> = [
+    ["a write under a file is refused", [["write", "/f"]], ["write", "/f/c"], 400, { "/f": 200, "/f/c": 404 }],
+    ["a write makes the directories on its way", [], ["write", "/x/y/z"], 201, { "/x/y": 200, "/x/y/z": 200 }],
+    ["a directory under a file is refused", [["write", "/f"]], ["create_directory", { path: "/f/d" }], 400, {
+      "/f/d": 404
+    }],
+    ["a directory moved into itself is refused", [["write", "/d/s/x"]], move("/d", "/d/s/in"), 400, {
+      "/d/s/x": 200,
+      "/d/s/in": 404
+    }],
+    ["a file moved onto a directory is refused", [["write", "/m"], ["write", "/d/k"]], move("/m", "/d"), 400, {
+      "/m": 200,
+      "/d/k": 200
+    }],
+    ["a directory moved onto a file is refused", [["write", "/d/x"], ["write", "/f"]], move("/d", "/f"), 400, {
+      "/d/x": 200,
+      "/f": 200
+    }],
+    ["a move into a missing directory is 404, nothing made", [["write", "/m"]], move("/m", "/n/x/m"), 404, {
+      "/m": 200,
+      "/n": 404
+    }],
+    ["a move under a file is refused", [["write", "/m"], ["write", "/f"]], move("/m", "/f/m"), 400, { "/m": 200 }],
+    ["a file moved onto a file replaces it", [["write", "/a"], ["write", "/b"]], move("/a", "/b"), 200, {
+      "/a": 404,
+      "/b": 200
+    }],
+    ["the root directory cannot be deleted", [["write", "/t"]], ["delete_directory", { path: "/" }], 400, { "/t": 200 }]
+  ]
+
+  for (const [name, setup, last, status, after] of cases) {
+    it.effect(`the tree stays consistent: ${name} (${status})`, () =>
+      Effect.gen(function*() {
+        for (const s of setup) expect((yield* step(s)).status).toBe(201)
+        const answer = yield* step(last)
+        expect(answer.status).toBe(status)
+        if (status >= 400) expect(JSON.parse(answer.text)).toMatchObject({ code: expect.any(String) })
+        for (const [path, expected] of Object.entries(after)) {
+          expect([path, (yield* get("file_info", path)).status]).toEqual([path, expected])
+        }
+      }).pipe(Effect.provide(kernel())))
+  }
+
+  const limit = KernelSimulator.filesystemLimit
+  /** `/a/a/…`: `levels` nested directories. */
+  const deep = (levels: number) => "/a".repeat(levels)
+
+  it.effect("the entry limit holds for directories made on the way, by every operation", () =>
+    Effect.gen(function*() {
+      // the root and `limit` directories: one too many, refused whole
+      expect((yield* put("create_directory", { path: deep(limit) })).status).toBe(400)
+      expect((yield* get("file_info", "/a")).status).toBe(404)
+      expect((yield* write(`${deep(limit - 1)}/f`)).status).toBe(400)
+      expect((yield* get("file_info", "/a")).status).toBe(404)
+      // the root and `limit - 1` directories: full
+      expect((yield* put("create_directory", { path: deep(limit - 1) })).status).toBe(201)
+      const archive = multipart([["zip_file", zip([{ name: "z.txt", bytes: new Uint8Array(1) }]), "z.zip"], [
+        "dest_path",
+        "/more"
+      ]])
+      for (
+        const refused of [
+          yield* write("/more"),
+          yield* put("create_directory", { path: "/more" }),
+          yield* upload([["files[0][file]", "x", "x"], ["files[0][dest_path]", "/more"]]),
+          yield* raw("POST", `${fs}/upload_zip`, archive.headers, undefined, archive.bytes)
+        ]
+      ) {
+        expect(refused.status).toBe(400)
+        expect(JSON.parse(refused.text).message).toBe(`the simulated filesystem holds at most ${limit} entries`)
+      }
+      // a move makes no entry: still possible when full
+      expect((yield* put("move", { src_path: deep(limit - 1), dest_path: `${deep(limit - 2)}/b` })).status).toBe(200)
+      // so a zip of the whole tree is its files' bytes and at most the headers of `limit` entries
+      const whole = yield* raw("GET", `${fs}/download_dir_zip?path=/`)
+      expect(whole.status).toBe(200)
+      expect(Number(whole.headers["content-length"])).toBeLessThan(
+        limit * (76 + 2 * KernelSimulator.filesystemPathBytes)
+      )
+      // freeing entries makes room again
+      expect((yield* put("delete_directory", { path: "/a" })).status).toBe(200)
+      expect((yield* write("/more")).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a path is at most filesystemPathBytes bytes, and a move cannot make a longer one", () =>
+    Effect.gen(function*() {
+      const max = KernelSimulator.filesystemPathBytes
+      expect(max).toBe(4096)
+      expect((yield* write(`/${"p".repeat(max)}`)).status).toBe(400)
+      expect((yield* put("create_directory", { path: `/${"p".repeat(max)}` })).status).toBe(400)
+      expect((yield* get("file_info", `/${"p".repeat(max)}`)).status).toBe(400)
+      expect((yield* upload([["files[0][file]", "x", "x"], ["files[0][dest_path]", `/${"p".repeat(max)}`]])).status)
+        .toBe(400)
+      const dir = `/${"d".repeat(2000)}`
+      const file = `${dir}/${"e".repeat(max - dir.length - 1)}`
+      expect(Buffer.byteLength(file)).toBe(max)
+      expect((yield* write(file)).status).toBe(201)
+      expect((yield* put("move", { src_path: dir, dest_path: `/${"f".repeat(2001)}` })).status).toBe(400)
+      expect((yield* get("file_info", file)).status).toBe(200)
+      expect((yield* put("move", { src_path: dir, dest_path: `/${"f".repeat(1999)}` })).status).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an upload pairs each file with the dest_path of its index, whatever the parts' order", () =>
+    Effect.gen(function*() {
+      const answer = yield* upload([
+        ["files[0][dest_path]", "/pair/a"],
+        ["files[1][dest_path]", "/pair/b"],
+        ["files[1][file]", "BBB", "B.txt"],
+        ["files[0][file]", "AAA", "A.txt"]
+      ])
+      expect(answer.status).toBe(201)
+      expect((yield* get("read_file", "/pair/a")).text).toBe("AAA")
+      expect((yield* get("read_file", "/pair/b")).text).toBe("BBB")
+      // an entry without its file or its dest_path is refused, nothing written
+      for (
+        const parts of [
+          [["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "/pair/c"], ["files[1][file]", "y", "y.txt"]],
+          [["files[0][file]", "x", "x.txt"], ["files[0][dest_path]", "/pair/c"], ["files[1][dest_path]", "/pair/d"]]
+        ] as const
+      ) {
+        const refused = yield* upload(parts)
+        expect(refused.status).toBe(400)
+        expect(JSON.parse(refused.text)).toMatchObject({
+          code: "bad_request",
+          message: expect.stringContaining("files.1")
+        })
+        expect((yield* get("file_info", "/pair/c")).status).toBe(404)
+      }
+    }).pipe(Effect.provide(kernel())))
 })

@@ -136,6 +136,7 @@ describe("filesystem watches and logs as things happen", () => {
       yield* write("/data/a.txt", "one")
       yield* write("/data/a.txt", "two")
       yield* write("/elsewhere.txt", "not watched")
+      yield* call("PUT", "/browsers/b1/fs/create_directory", { path: "/data/sub" })
       yield* call("PUT", "/browsers/b1/fs/move", { src_path: "/data/a.txt", dest_path: "/data/sub/b.txt" })
       yield* call("PUT", "/browsers/b1/fs/delete_file", { path: "/data/sub/b.txt" })
       yield* TestClock.adjust("20 seconds")

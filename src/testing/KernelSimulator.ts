@@ -445,6 +445,15 @@ export const collectionLimit: number = engine.collectionLimit
 export const filesystemLimit: number = engine.fsLimit
 
 /**
+ * The longest path of a browser's simulated filesystem, in UTF-8 bytes (Linux's `PATH_MAX`); a
+ * request naming a longer one, or a move that would make one, is 400.
+ *
+ * @since 0.2.0
+ * @category Limits
+ */
+export const filesystemPathBytes: number = engine.fsPathBytes
+
+/**
  * The simulator's control service.
  *
  * @since 0.1.0

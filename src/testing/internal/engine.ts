@@ -133,6 +133,8 @@ export interface Store {
 export const collectionLimit = 1000
 /** The most filesystem nodes per browser. */
 export const fsLimit = 1000
+/** The longest path of a browser's filesystem, in UTF-8 bytes (Linux's `PATH_MAX`). */
+export const fsPathBytes = 4096
 const evictionLog = 100
 
 export const emptyStore = (): Store => ({

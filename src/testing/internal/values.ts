@@ -1115,7 +1115,8 @@ const dosDate = (1 << 5) | 1
 
 /** A ZIP archive (stored, no compression) of `entries`, in their order. */
 export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
-  const locals: Array<Buffer> = []
+  // the entries' bytes go into the archive as they are: one copy, not one per entry and another of the whole
+  const locals: Array<Uint8Array> = []
   const centrals: Array<Buffer> = []
   let offset = 0
   for (const entry of entries) {
@@ -1144,7 +1145,7 @@ export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
     central.writeUInt32LE(entry.name.endsWith("/") ? 0x10 : 0, 38)
     central.writeUInt32LE(offset, 42)
     name.copy(central, 46)
-    locals.push(local, Buffer.from(entry.bytes))
+    locals.push(local, entry.bytes)
     centrals.push(central)
     offset += local.length + entry.bytes.length
   }

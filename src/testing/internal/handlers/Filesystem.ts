@@ -28,17 +28,62 @@ const fileInfo = (path: string, node: engine.FsNode) => ({
 const changed = (browser: Browser, type: "CREATE" | "WRITE" | "DELETE" | "RENAME", path: string, isDir: boolean) =>
   live.publish(browser.events, { _tag: "Fs", type, path, isDir })
 
-const makeDirs = (browser: Browser, path: string, now: number): void => {
-  let at = "/"
-  for (const part of path.split("/").filter((p) => p !== "")) {
-    at = at === "/" ? `/${part}` : `${at}/${part}`
-    if (!browser.fs.has(at)) {
-      browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
-      changed(browser, "CREATE", at, true)
+/** A path of the request (`path`, `dest_path`...) normalized, or the 400 refusing one longer than `PATH_MAX`. */
+const pathOf = (raw: unknown): string | Reply => {
+  const path = normalize(typeof raw === "string" ? raw : "/")
+  return Buffer.byteLength(path) > engine.fsPathBytes
+    ? error(400, "bad_request", `a path is at most ${engine.fsPathBytes} bytes`)
+    : path
+}
+
+/** The 400 refusing `count` more entries when the browser's filesystem would then hold more than its limit. */
+const roomFor = (browser: Browser, count: number): Reply | undefined =>
+  browser.fs.size + count > engine.fsLimit
+    ? error(400, "bad_request", `the simulated filesystem holds at most ${engine.fsLimit} entries`)
+    : undefined
+
+/**
+ * The entries that making `paths` (and the directories on their way) would add: the paths and their
+ * ancestors that do not exist yet.
+ */
+const adding = (browser: Browser, paths: Iterable<string>): Set<string> => {
+  const added = new Set<string>()
+  for (const path of paths) {
+    for (let at = path; !browser.fs.has(at) && !added.has(at); at = parentOf(at)) added.add(at)
+  }
+  return added
+}
+
+/**
+ * The directories missing on the way to `path` (itself included), the shallowest first, or the
+ * 400 when a file is in the way.
+ */
+const missingDirs = (browser: Browser, path: string): Array<string> | Reply => {
+  const missing: Array<string> = []
+  for (let at = path;; at = parentOf(at)) {
+    const node = browser.fs.get(at)
+    if (node !== undefined) {
+      return node.dir ? missing.reverse() : error(400, "bad_request", `${at} is not a directory`)
     }
+    missing.push(at)
+    if (at === "/") return missing.reverse()
   }
 }
 
+/** Makes the directories `path` and those on its way, within the browser's entry limit. */
+const makeDirs = (browser: Browser, path: string, now: number): Reply | undefined => {
+  const missing = missingDirs(browser, path)
+  if (!Array.isArray(missing)) return missing
+  const full = roomFor(browser, missing.length)
+  if (full !== undefined) return full
+  for (const at of missing) {
+    browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
+    changed(browser, "CREATE", at, true)
+  }
+  return undefined
+}
+
+/** Writes a file, making the directories on its way, within the limits. */
 const writeNode = (
   org: Organization,
   browser: Browser,
@@ -49,9 +94,10 @@ const writeNode = (
 ): Reply | undefined => {
   const existing = browser.fs.get(path)
   if (existing?.dir === true) return error(400, "bad_request", `${path} is a directory`)
-  if (existing === undefined && browser.fs.size >= engine.fsLimit) {
-    return error(400, "bad_request", `the simulated filesystem holds at most ${engine.fsLimit} entries`)
-  }
+  const parents = missingDirs(browser, parentOf(path))
+  if (!Array.isArray(parents)) return parents
+  const full = roomFor(browser, parents.length + (existing === undefined ? 1 : 0))
+  if (full !== undefined) return full
   const over = overBudget(org, bytes.length, existing?.bytes.length)
   if (over !== undefined) return over
   makeDirs(browser, parentOf(path), now)
@@ -61,7 +107,8 @@ const writeNode = (
 }
 
 const readNode: Handler = onBrowser(({ call, op }, browser) => {
-  const path = normalize(call.query.get("path") ?? "/")
+  const path = pathOf(call.query.get("path") ?? "/")
+  if (typeof path !== "string") return path
   const node = browser.fs.get(path)
   if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
   if (op.name === "getFileInfo") return ok(op, fileInfo(path, node))
@@ -70,7 +117,8 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
     return ok(op, node.bytes)
   }
   if (!node.dir) return error(400, "bad_request", `${path} is not a directory`)
-  // the entries under it, named relative to it (a directory's name ends with "/")
+  // the entries under it, named relative to it (a directory's name ends with "/"): at most `fsLimit` entries
+  // of names under `fsPathBytes`, so the archive is its files' bytes and a few megabytes of headers
   const prefix = path === "/" ? "/" : `${path}/`
   const entries = [...browser.fs.entries()]
     .filter(([p]) => p.startsWith(prefix))
@@ -80,12 +128,14 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
 })
 
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
-  const path = normalize(String(body["path"] ?? "/"))
+  const path = pathOf(body["path"])
+  if (typeof path !== "string") return path
   const node = browser.fs.get(path)
   if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
   if (node.dir !== (op.name === "deleteDirectory")) {
     return error(400, "bad_request", `${path} is ${node.dir ? "a directory" : "not a directory"}`)
   }
+  if (path === "/") return error(400, "bad_request", "the root directory cannot be deleted")
   for (const [p, gone] of [...browser.fs.entries()]) {
     if (p === path || p.startsWith(`${path}/`)) {
       browser.fs.delete(p)
@@ -95,20 +145,86 @@ const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
   return ok(op)
 })
 
+/**
+ * The 400 refusing files written at once (an upload) when their bytes, less those of the files
+ * they replace, would take the simulator over its byte budget.
+ */
+const overBudgetAll = (
+  org: Organization,
+  browser: Browser,
+  files: ReadonlyArray<{ readonly path: string; readonly bytes: Uint8Array }>
+): Reply | undefined => {
+  const replaced = new Set(files.map((f) => f.path))
+  let freeing = 0
+  for (const path of replaced) freeing += browser.fs.get(path)?.bytes.length ?? 0
+  return overBudget(org, files.reduce((n, f) => n + f.bytes.length, 0), freeing)
+}
+
+/**
+ * Why moving `src` (the entry `moved`) to `dest` is refused, as `rename(2)` would: into itself, onto
+ * a directory, a directory onto a file, under a file (400), into a directory that does not exist
+ * (404), or making a path longer than `fsPathBytes` (400); `undefined` when it may be moved.
+ */
+const moveRefused = (browser: Browser, src: string, moved: engine.FsNode, dest: string): Reply | undefined => {
+  if (dest === src) return undefined
+  if (dest.startsWith(`${src}/`)) return error(400, "bad_request", `cannot move ${src} into itself (${dest})`)
+  const target = browser.fs.get(dest)
+  if (target?.dir === true) return error(400, "bad_request", `${dest} is a directory that exists`)
+  if (target !== undefined && moved.dir) return error(400, "bad_request", `${dest} exists and is not a directory`)
+  const parent = browser.fs.get(parentOf(dest))
+  if (parent === undefined) return error(404, "not_found", `${parentOf(dest)}: no such directory`)
+  if (!parent.dir) return error(400, "bad_request", `${parentOf(dest)} is not a directory`)
+  let longest = 0
+  for (const p of browser.fs.keys()) {
+    if (p === src || p.startsWith(`${src}/`)) longest = Math.max(longest, Buffer.byteLength(p))
+  }
+  return Buffer.byteLength(dest) + longest - Buffer.byteLength(src) > engine.fsPathBytes
+    ? error(400, "bad_request", `a path is at most ${engine.fsPathBytes} bytes`)
+    : undefined
+}
+
+/** An upload's files by their index (`files[0][file]` with `files[0][dest_path]`), in index order. */
+const uploadsOf = (
+  parts: ReadonlyArray<values.Part>
+): ReadonlyArray<{ readonly index: number; file?: Uint8Array; dest?: string }> => {
+  const byIndex = new Map<number, { readonly index: number; file?: Uint8Array; dest?: string }>()
+  for (const part of parts) {
+    const match = /^files\[(\d+)\]\[(file|dest_path)\]$/.exec(part.name)
+    if (match === null) continue
+    const index = Number(match[1])
+    const upload = byIndex.get(index) ?? { index }
+    byIndex.set(index, upload)
+    if (match[2] === "file") upload.file = part.bytes
+    else upload.dest = new TextDecoder().decode(part.bytes)
+  }
+  return [...byIndex.values()].sort((a, b) => a.index - b.index)
+}
+
 export const handlers: Handlers = {
   writeFile: onBrowser(({ call, op, org }, browser) => {
-    const path = normalize(call.query.get("path") ?? "/")
+    const path = pathOf(call.query.get("path") ?? "/")
+    if (typeof path !== "string") return path
     const failed = writeNode(org, browser, path, call.raw, call.query.get("mode") ?? "0644", call.now)
     return failed ?? ok(op)
   }),
   uploadFiles: onBrowser(({ call, op, org }, browser) => {
-    const files = call.parts.filter((p) => p.filename !== undefined || /file\]?$/.test(p.name))
-    const destinations = call.parts.filter((p) => p.name.includes("dest_path"))
-    for (const [i, file] of files.entries()) {
-      const dest = destinations[i] === undefined
-        ? `/${file.filename ?? `upload_${i}`}`
-        : new TextDecoder().decode(destinations[i]!.bytes)
-      const failed = writeNode(org, browser, normalize(dest), file.bytes, "0644", call.now)
+    const uploads = uploadsOf(call.parts)
+    const files: Array<{ readonly path: string; readonly bytes: Uint8Array }> = []
+    for (const { dest, file, index } of uploads) {
+      if (file === undefined || dest === undefined) {
+        return error(400, "bad_request", `files.${index}: file and dest_path are required`)
+      }
+      const path = pathOf(dest)
+      if (typeof path !== "string") return path
+      files.push({ path, bytes: file })
+    }
+    // nothing written when the whole would not fit
+    const full = roomFor(browser, adding(browser, files.map((f) => f.path)).size)
+    if (full !== undefined) return full
+    const over = overBudgetAll(org, browser, files)
+    if (over !== undefined) return over
+    for (const { bytes, path } of files) {
+      const failed = writeNode(org, browser, path, bytes, "0644", call.now)
       if (failed !== undefined) return failed
     }
     return ok(op)
@@ -119,60 +235,72 @@ export const handlers: Handlers = {
     if (archive === undefined || destination === undefined) {
       return error(400, "bad_request", "zip_file and dest_path are required")
     }
-    const root = normalize(new TextDecoder().decode(destination.bytes))
+    const root = pathOf(new TextDecoder().decode(destination.bytes))
+    if (typeof root !== "string") return root
     const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
     if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
-    // nothing extracted when the whole would not fit
-    const over = overBudget(org, entries.reduce((n, entry) => n + entry.bytes.length, 0))
-    if (over !== undefined) return over
+    const paths: Array<string> = []
     for (const entry of entries) {
-      const path = normalize(`${root}/${entry.name}`)
+      const path = pathOf(`${root}/${entry.name}`)
+      if (typeof path !== "string") return path
       // an entry may not climb out of its destination ("../x")
       if (path !== root && !path.startsWith(root === "/" ? "/" : `${root}/`)) {
         return error(400, "bad_request", `zip_file: ${entry.name} is outside ${root}`)
       }
-      if (entry.name.endsWith("/")) {
-        makeDirs(browser, path, call.now)
-        continue
-      }
-      const failed = writeNode(org, browser, path, entry.bytes, "0644", call.now)
+      paths.push(path)
+    }
+    // nothing extracted when the whole would not fit
+    const full = roomFor(browser, adding(browser, [root, ...paths]).size)
+    if (full !== undefined) return full
+    const over = overBudgetAll(org, browser, entries.map((entry, i) => ({ path: paths[i]!, bytes: entry.bytes })))
+    if (over !== undefined) return over
+    for (const [i, entry] of entries.entries()) {
+      const failed = entry.name.endsWith("/")
+        ? makeDirs(browser, paths[i]!, call.now)
+        : writeNode(org, browser, paths[i]!, entry.bytes, "0644", call.now)
       if (failed !== undefined) return failed
     }
-    makeDirs(browser, root, call.now)
-    return ok(op)
+    return makeDirs(browser, root, call.now) ?? ok(op)
   }),
   readFile: readNode,
   getFileInfo: readNode,
   downloadDirZip: readNode,
   listFiles: onBrowser(({ call, op }, browser) => {
-    const path = normalize(call.query.get("path") ?? "/")
+    const path = pathOf(call.query.get("path") ?? "/")
+    if (typeof path !== "string") return path
     const node = browser.fs.get(path)
     if (node === undefined || !node.dir) return error(404, "not_found", `${path}: no such directory`)
     const entries = [...browser.fs.entries()].filter(([p]) => p !== path && parentOf(p) === path)
     return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
   }),
   createDirectory: onBrowser(({ body, call, op }, browser) => {
-    const path = normalize(String(body["path"] ?? "/"))
-    if (browser.fs.get(path)?.dir === false) return error(400, "bad_request", `${path} is a file`)
-    makeDirs(browser, path, call.now)
+    const path = pathOf(body["path"])
+    if (typeof path !== "string") return path
+    const failed = makeDirs(browser, path, call.now)
+    if (failed !== undefined) return failed
     if (typeof body["mode"] === "string") browser.fs.get(path)!.mode = body["mode"]
     return ok(op)
   }),
   deleteFile: deleteNode,
   deleteDirectory: deleteNode,
   setFilePermissions: onBrowser(({ body, op }, browser) => {
-    const path = normalize(String(body["path"] ?? "/"))
+    const path = pathOf(body["path"])
+    if (typeof path !== "string") return path
     const node = browser.fs.get(path)
     if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
     node.mode = String(body["mode"] ?? node.mode)
     return ok(op)
   }),
-  movePath: onBrowser(({ body, call, op }, browser) => {
-    const src = normalize(String(body["src_path"] ?? "/"))
-    const dest = normalize(String(body["dest_path"] ?? "/"))
-    if (!browser.fs.has(src) || src === "/") return error(404, "not_found", `${src}: no such file or directory`)
-    makeDirs(browser, parentOf(dest), call.now)
-    const moved = browser.fs.get(src)!
+  movePath: onBrowser(({ body, op }, browser) => {
+    const src = pathOf(body["src_path"])
+    if (typeof src !== "string") return src
+    const dest = pathOf(body["dest_path"])
+    if (typeof dest !== "string") return dest
+    const moved = browser.fs.get(src)
+    if (moved === undefined || src === "/") return error(404, "not_found", `${src}: no such file or directory`)
+    const refused = moveRefused(browser, src, moved, dest)
+    if (refused !== undefined) return refused
+    if (dest === src) return ok(op)
     for (const [p, node] of [...browser.fs.entries()]) {
       if (p === src || p.startsWith(`${src}/`)) {
         browser.fs.delete(p)

@@ -30,20 +30,26 @@ const run = (
     case "pwd":
       return { out: "/\n", err: "", code: 0 }
     case "cat": {
+      // as cat(1): each file in turn, a message for each that cannot be read, exit 1 when one could not
       let out = ""
+      let err = ""
       for (const file of rest) {
         const node = browser.fs.get(normalize(file))
-        if (node === undefined || node.dir) return { out, err: `cat: ${file}: No such file or directory\n`, code: 1 }
-        out += new TextDecoder().decode(node.bytes)
+        if (node === undefined) err += `cat: ${file}: No such file or directory\n`
+        else if (node.dir) err += `cat: ${file}: Is a directory\n`
+        else out += new TextDecoder().decode(node.bytes)
       }
-      return { out, err: "", code: 0 }
+      return { out, err, code: err === "" ? 0 : 1 }
     }
     case "ls": {
-      const dir = normalize(rest.find((a) => !a.startsWith("-")) ?? "/")
+      const arg = rest.find((a) => !a.startsWith("-")) ?? "/"
+      const dir = normalize(arg)
       const node = browser.fs.get(dir)
       if (node === undefined) {
-        return { out: "", err: `ls: cannot access '${dir}': No such file or directory\n`, code: 2 }
+        return { out: "", err: `ls: cannot access '${arg}': No such file or directory\n`, code: 2 }
       }
+      // a file is listed as itself, named as it was given
+      if (!node.dir) return { out: `${arg}\n`, err: "", code: 0 }
       const names = [...browser.fs.keys()].filter((p) => p !== dir && parentOf(p) === dir).map(baseName).sort()
       return { out: names.map((n) => `${n}\n`).join(""), err: "", code: 0 }
     }
