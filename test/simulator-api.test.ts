@@ -847,3 +847,48 @@ describe("requests are held to the document's limits, as the generated schemas c
       expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request", message: expect.stringContaining("size") })
     }).pipe(Effect.provide(kernel())))
 })
+
+describe("a browser times out after timeout_seconds without activity, on the simulator's clock", () => {
+  const status = (method: string, path: string) => Effect.map(raw(method, path), (r) => r.status)
+  const ids = (path: string) =>
+    Effect.map(raw("GET", path), (r) => (JSON.parse(r.text) as ReadonlyArray<{ session_id: string }>).map((b) => b.session_id))
+
+  it.effect("a request addressed to it is activity; idle for timeout_seconds it is gone (deleted in include_deleted)", () =>
+    Effect.gen(function*() {
+      const id = JSON.parse((yield* raw("POST", "/browsers", {}, { timeout_seconds: 10 })).text).session_id
+      const other = JSON.parse((yield* raw("POST", "/browsers", {}, {})).text)
+      expect(other.timeout_seconds).toBe(60)
+      const steps: ReadonlyArray<readonly [string, number, string, string, number]> = [
+        // [what, seconds to move the clock, method, path, expected status]
+        ["still there after 9 s", 9, "GET", `/browsers/${id}`, 200],
+        ["a computer call is activity too", 9, "POST", `/browsers/${id}/computer/get_mouse_position`, 200],
+        ["9 s after the last activity", 9, "GET", `/browsers/${id}`, 200],
+        ["10 s idle: gone", 10, "GET", `/browsers/${id}`, 404],
+        ["its operations are 404", 0, "POST", `/browsers/${id}/computer/get_mouse_position`, 404]
+      ]
+      for (const [what, seconds, method, path, expected] of steps) {
+        yield* TestClock.adjust(`${seconds} seconds`)
+        expect([what, yield* status(method, path)]).toEqual([what, expected])
+      }
+      expect(yield* ids("/browsers")).not.toContain(id)
+      expect(yield* ids("/browsers?status=deleted")).toContain(id)
+      // the default (60 s) for the other one, idle since its creation 37 s ago
+      expect(yield* ids("/browsers")).toContain(other.session_id)
+      yield* TestClock.adjust("23 seconds")
+      expect(yield* ids("/browsers")).not.toContain(other.session_id)
+      // a seeded browser does not time out
+      expect(yield* status("GET", "/browsers/b1")).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): its slot is not refilled", () =>
+    Effect.gen(function*() {
+      const id = JSON.parse((yield* raw("POST", "/browser_pools/pool_1/acquire", {}, {})).text).session_id
+      expect(JSON.parse((yield* raw("GET", `/browsers/${id}`)).text).timeout_seconds).toBe(600)
+      yield* TestClock.adjust("599 seconds")
+      expect(yield* status("GET", `/browsers/${id}`)).toBe(200)
+      yield* TestClock.adjust("600 seconds")
+      expect(yield* status("GET", `/browsers/${id}`)).toBe(404)
+      const pool = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
+      expect([pool.acquired_count, pool.available_count]).toEqual([0, 1])
+    }).pipe(Effect.provide(kernel())))
+})

@@ -215,7 +215,10 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
             startedAt: stamp,
             stopped: true
           }])
-        )
+        ),
+        // a seeded browser does not time out
+        activeAt: startedAt,
+        idleMs: Number.POSITIVE_INFINITY
       })
       for (const r of b.replays ?? []) {
         engine.put(store, `/browsers/${b.id}/replays`, {
@@ -286,7 +289,8 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
       ),
-      poolWaiters: new Map()
+      poolWaiters: new Map(),
+      idleCheckAt: Number.POSITIVE_INFINITY
     })
   }
   return organizations
@@ -828,10 +832,12 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             record.bodyBytes = read.bytes.length
           }
           const project = request.headers["x-kernel-project-id"]
-          if (isLegacy(operation.name)) {
-            return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
-          }
           return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            // the browsers idle for their `timeout_seconds` end; one a request addresses is active
+            behaviours.expireIdle(org, now, segments.value[0] === "browsers" ? segments.value[1] : undefined)
+            if (isLegacy(operation.name)) {
+              return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
+            }
             const reply = serve(org, operation, which.template, segments.value, request, read.bytes, text, project, now)
             return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
           })

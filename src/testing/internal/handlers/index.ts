@@ -33,6 +33,7 @@ import { error } from "./shared.js"
 import * as Telemetry from "./Telemetry.js"
 
 export type { Browser, ByteBudget, Deployment, Organization, Replay } from "./shared.js"
+export { expireIdle } from "./Browsers.js"
 export { browserFields, overBudget } from "./shared.js"
 
 const handlers: ReadonlyMap<string, Handler> = new Map(
