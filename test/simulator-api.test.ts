@@ -502,6 +502,36 @@ describe("real behaviours", () => {
       expect(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000)).toBe("287082")
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("a credential without a TOTP secret has no code (404); a secret that is not base32 is refused (400)", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [string, string, string, unknown, number]> = [
+        // [what, method, path, body, expected status]
+        ["created without a secret", "POST", "/credentials", { name: "plain", domain: "a.com", values: {} }, 201],
+        ["its code", "GET", "/credentials/plain/totp-code", undefined, 404],
+        ["a secret that is not base32", "POST", "/credentials", {
+          name: "bad",
+          domain: "a.com",
+          values: {},
+          totp_secret: "not-base32!"
+        }, 400],
+        ["so not created", "GET", "/credentials/bad", undefined, 404],
+        ["an update to one", "PATCH", "/credentials/plain", { totp_secret: "not-base32!" }, 400],
+        ["an update to a base32 one", "PATCH", "/credentials/plain", { totp_secret: secret }, 200],
+        ["then a code", "GET", "/credentials/plain/totp-code", undefined, 200],
+        ["an empty secret removes it", "PATCH", "/credentials/plain", { totp_secret: "" }, 200],
+        ["then no code", "GET", "/credentials/plain/totp-code", undefined, 404],
+        ["no such credential", "GET", "/credentials/nope/totp-code", undefined, 404]
+      ]
+      for (const [what, method, path, body, expected] of cases) {
+        const answer = yield* raw(method, path, {}, body)
+        expect([what, answer.status]).toEqual([what, expected])
+        if (expected === 404 && path.endsWith("totp-code") && !path.includes("nope")) {
+          expect(JSON.parse(answer.text).message).toBe("Credential not found or has no TOTP secret configured")
+        }
+      }
+      expect(JSON.parse((yield* raw("GET", "/credentials/plain")).text).has_totp_secret).toBe(false)
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("event streams: heartbeats never reach the SDK's user, and a follow ends at the terminal state", () =>
     Effect.gen(function*() {
       const invocation = yield* callAny(byName("createInvocation"), {
