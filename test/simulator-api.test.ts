@@ -203,9 +203,10 @@ const setUp = Effect.gen(function*() {
     extension: idOf(yield* create("uploadExtension"), "id"),
     proxy: idOf(yield* create("createProxy"), "id"),
     invocation: idOf(yield* create("createInvocation", queryOverrides["createInvocation"]), "id"),
-    auth: idOf(yield* create("createAuthConnection"), "id"),
-    provider: idOf(yield* create("createCredentialProvider"), "id"),
-    project: idOf(yield* create("createProject"), "id"),
+    // names other than the sampled ones the table then creates again (names are unique: 409)
+    auth: idOf(yield* create("createAuthConnection", { profile_name: "setup-profile" }), "id"),
+    provider: idOf(yield* create("createCredentialProvider", { name: "provider-one" }), "id"),
+    project: idOf(yield* create("createProject", { name: "project-one" }), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
     watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
     process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
@@ -881,7 +882,10 @@ describe("requests are held to the document's limits, as the generated schemas c
 describe("a browser times out after timeout_seconds without activity, on the simulator's clock", () => {
   const status = (method: string, path: string) => Effect.map(raw(method, path), (r) => r.status)
   const ids = (path: string) =>
-    Effect.map(raw("GET", path), (r) => (JSON.parse(r.text) as ReadonlyArray<{ session_id: string }>).map((b) => b.session_id))
+    Effect.map(
+      raw("GET", path),
+      (r) => (JSON.parse(r.text) as ReadonlyArray<{ session_id: string }>).map((b) => b.session_id)
+    )
 
   it.effect("a request addressed to it is activity; idle for timeout_seconds it is gone (deleted in include_deleted)", () =>
     Effect.gen(function*() {
@@ -920,5 +924,105 @@ describe("a browser times out after timeout_seconds without activity, on the sim
       expect(yield* status("GET", `/browsers/${id}`)).toBe(404)
       const pool = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
       expect([pool.acquired_count, pool.available_count]).toEqual([0, 1])
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("unique names: a second create (or a rename) onto a name in use is the documented 409", () => {
+  const form = (name: string) => {
+    const data = new FormData()
+    data.append("name", name)
+    data.append("file", new Blob([emptyZip]), "ext.zip")
+    return data
+  }
+  const upload = (name: string) =>
+    Effect.flatMap(
+      Effect.promise(async () => {
+        const response = new Response(form(name))
+        return {
+          type: response.headers.get("content-type")!,
+          bytes: new Uint8Array(await response.arrayBuffer())
+        }
+      }),
+      ({ bytes, type }) => raw("POST", "/extensions", { "content-type": type }, undefined, bytes)
+    )
+  const json = (path: string, body: unknown, headers: Record<string, string> = {}) => raw("POST", path, headers, body)
+  const creates: ReadonlyArray<
+    readonly [string, (name: string, headers?: Record<string, string>) => ReturnType<typeof raw>]
+  > = [
+    ["pools", (name, headers) => json("/browser_pools", { name, size: 1 }, headers)],
+    ["profiles", (name, headers) => json("/profiles", { name }, headers)],
+    ["credentials", (name, headers) => json("/credentials", { name, domain: "a.com", values: {} }, headers)],
+    ["projects", (name, headers) => json("/org/projects", { name }, headers)],
+    [
+      "credential providers",
+      (name, headers) => json("/org/credential_providers", { name, provider_type: "onepassword", token: "t" }, headers)
+    ],
+    ["extensions", (name) => upload(name)]
+  ]
+
+  it.effect("pools, profiles, credentials, projects, credential providers, extensions", () =>
+    Effect.gen(function*() {
+      for (const [what, create] of creates) {
+        const first = yield* create("same")
+        expect([what, first.status]).toEqual([what, first.status >= 200 && first.status < 300 ? first.status : 201])
+        const second = yield* create("same")
+        expect([what, second.status, JSON.parse(second.text).code]).toEqual([what, 409, "conflict"])
+        const other = yield* create("other")
+        expect([what, other.status < 300]).toEqual([what, true])
+      }
+      // in another project, a name of the project is free (not for what is unique in the organization)
+      const inB = { "x-kernel-project-id": "proj_b" }
+      const scoped = yield* raw("POST", "/org/projects", {}, { name: "scoped" })
+      expect(scoped.status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" }, { "x-kernel-project-id": "proj_a" })).status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" }, inB)).status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" })).status).toBe(409)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an update renaming onto a name in use is 409; keeping its own name is not", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [string, string, string, unknown, number]> = [
+        ["the seeded pool keeps its name", "PATCH", "/browser_pools/pool_1", { name: "pool-one", size: 2 }, 200],
+        ["a new pool", "POST", "/browser_pools", { name: "pool-two", size: 1 }, 201],
+        ["renamed onto pool-one", "PATCH", "/browser_pools/pool-two", { name: "pool-one", size: 1 }, 409],
+        ["a credential", "POST", "/credentials", { name: "cred-two", domain: "a.com", values: {} }, 201],
+        ["renamed onto cred-one", "PATCH", "/credentials/cred-two", { name: "cred-one" }, 409],
+        ["keeps its name", "PATCH", "/credentials/cred-two", { name: "cred-two" }, 200],
+        ["a project", "POST", "/org/projects", { name: "p1" }, 201],
+        ["another", "POST", "/org/projects", { name: "p2" }, 201]
+      ]
+      for (const [what, method, path, body, expected] of cases) {
+        expect([what, (yield* raw(method, path, {}, body)).status]).toEqual([what, expected])
+      }
+      const projects = JSON.parse((yield* raw("GET", "/org/projects")).text) as ReadonlyArray<
+        { id: string; name: string }
+      >
+      const p2 = projects.find((p) => p.name === "p2")!.id
+      expect((yield* raw("PATCH", `/org/projects/${p2}`, {}, { name: "p1" })).status).toBe(409)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a second auth connection for the same profile and domain is 409 with the existing one's id", () =>
+    Effect.gen(function*() {
+      const first = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "netflix.com" })
+      expect(first.status).toBe(201)
+      const again = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "netflix.com" })
+      expect(again.status).toBe(409)
+      expect(JSON.parse(again.text)).toMatchObject({ code: "already_exists", existing_id: JSON.parse(first.text).id })
+      const other = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "hulu.com" })
+      expect(other.status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("a project that still holds resources cannot be deleted (409)", () => {
+  it.effect("409 while a resource of it is there, 204 once it is gone", () =>
+    Effect.gen(function*() {
+      const project = JSON.parse((yield* raw("POST", "/org/projects", {}, { name: "busy" })).text).id
+      const inIt = { "x-kernel-project-id": project }
+      const proxy = JSON.parse((yield* raw("POST", "/proxies", inIt, { type: "datacenter" })).text).id
+      const busy = yield* raw("DELETE", `/org/projects/${project}`)
+      expect([busy.status, JSON.parse(busy.text).code]).toEqual([409, "conflict"])
+      expect((yield* raw("DELETE", `/proxies/${proxy}`, inIt)).status).toBe(204)
+      expect((yield* raw("DELETE", `/org/projects/${project}`)).status).toBe(204)
+      expect((yield* raw("GET", `/org/projects/${project}`)).status).toBe(404)
     }).pipe(Effect.provide(kernel())))
 })
