@@ -1026,3 +1026,16 @@ describe("a project that still holds resources cannot be deleted (409)", () => {
       expect((yield* raw("GET", `/org/projects/${project}`)).status).toBe(404)
     }).pipe(Effect.provide(kernel())))
 })
+
+describe("replays: one recording at a time per browser", () => {
+  it.effect("a start while one is recording is 409; once it is stopped, a new one starts", () =>
+    Effect.gen(function*() {
+      const first = yield* raw("POST", "/browsers/b1/replays", {}, {})
+      expect(first.status).toBe(201)
+      const id = JSON.parse(first.text).replay_id
+      const again = yield* raw("POST", "/browsers/b1/replays", {}, {})
+      expect([again.status, JSON.parse(again.text).code]).toEqual([409, "conflict"])
+      expect((yield* raw("POST", `/browsers/b1/replays/${id}/stop`)).status).toBe(200)
+      expect((yield* raw("POST", "/browsers/b1/replays", {}, {})).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
