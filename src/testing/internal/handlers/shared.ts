@@ -219,12 +219,8 @@ export const liveReply = <A, S>(
   operation: Call["operation"],
   /** The events, or a hub followed (then sent over HTTP without a `Stream`). */
   events: Stream.Stream<A> | live.Following<S, A>,
-  source?: live.Hub<S>,
   idOf?: (event: A, index: number) => string
 ): Reply => {
-  if (source !== undefined && source.subscribers.size >= live.subscriberLimit) {
-    return error(429, "rate_limited", `at most ${live.subscriberLimit} streams may be open on one source`)
-  }
   const [status, answer] = engine.mainAnswer(operation)
   return answer.kind === "sse"
     ? {
