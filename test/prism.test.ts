@@ -322,6 +322,8 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   setFilePermissions: { path: "/hello.txt", mode: "0600" },
   movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
   execProcess: { command: "echo", args: ["hi"] },
+  // exactly one choice (the sampled body has none): the fields the login flow asks for
+  submitAuthConnection: { fields: { username: "user", password: "secret" } },
   dragMouse: { path: [[0, 0], [10, 10]] },
   // the simulator extracts a zip upload: an empty archive (its end record alone)
   uploadZip: {

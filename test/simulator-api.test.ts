@@ -141,7 +141,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   // "only required if source is path" (the sampled source)
   streamLogs: { path: "/var/log/x.log" },
   // an app the seed deploys (any other is 404)
-  createInvocation: { app_name: "seeded-app", version: "1.0.0" }
+  createInvocation: { app_name: "seeded-app", version: "1.0.0" },
+  // exactly one choice (the sampled body has none): the fields the login flow asks for
+  submitAuthConnection: { fields: { username: Redacted.make("user"), password: Redacted.make("secret") } }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */
@@ -1037,5 +1039,83 @@ describe("replays: one recording at a time per browser", () => {
       expect([again.status, JSON.parse(again.text).code]).toEqual([409, "conflict"])
       expect((yield* raw("POST", `/browsers/b1/replays/${id}/stop`)).status).toBe(200)
       expect((yield* raw("POST", "/browsers/b1/replays", {}, {})).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("managed auth: login → events → submit → success", () => {
+  const connection = Effect.map(
+    raw("POST", "/auth/connections", {}, { profile_name: "flow-user", domain: "example.com" }),
+    (r) => JSON.parse(r.text)
+  )
+  const get = (id: string) => Effect.map(raw("GET", `/auth/connections/${id}`), (r) => JSON.parse(r.text))
+  const followText = (id: string) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      Effect.map(
+        client.execute(
+          HttpClientRequest.get(`http://localhost/auth/connections/${id}/events`).pipe(
+            HttpClientRequest.bearerToken(token)
+          )
+        ),
+        (response) => Stream.decodeText(response.stream)
+      ))
+  const states = (text: string) =>
+    text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((e) => e.event === "managed_auth_state").map((e) => `${e.flow_status}/${e.flow_step}`)
+
+  it.effect("the events tell the flow as it goes, and end with its success", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      // a new connection is not authenticated, and has no flow
+      expect(created).toMatchObject({ status: "NEEDS_AUTH", flow_status: null, flow_step: null })
+      // no flow to follow: the stream ends at once, with nothing
+      expect(states(yield* Stream.mkString(yield* followText(created.id)))).toEqual([])
+      // nothing awaits input: not accepted
+      const early = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, { fields: { username: "u" } })
+      expect([early.status, JSON.parse(early.text)]).toEqual([202, { accepted: false }])
+      const login = yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      expect(login.status).toBe(200)
+      expect(JSON.parse(login.text)).toMatchObject({ id: created.id, flow_type: "LOGIN" })
+      const again = yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      expect([again.status, JSON.parse(again.text).message]).toEqual([409, "Login flow already in progress"])
+      const waiting = yield* get(created.id)
+      expect(waiting).toMatchObject({ status: "NEEDS_AUTH", flow_status: "IN_PROGRESS", flow_step: "AWAITING_INPUT" })
+      expect(waiting.discovered_fields.map((f: { name: string }) => f.name)).toEqual(["username", "password"])
+      // the stream asks for input and waits
+      const reader = yield* Effect.fork(Stream.mkString(yield* followText(created.id)))
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      const refused: ReadonlyArray<readonly [string, unknown, number]> = [
+        ["no choice", {}, 400],
+        ["two choices", { fields: { username: "u", password: "p" }, sso_provider: "google" }, 400],
+        ["a field missing", { fields: { username: "u" } }, 400],
+        ["not what it asks for", { mfa_option_id: "sms" }, 400]
+      ]
+      for (const [what, body, expected] of refused) {
+        const answer = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, body)
+        expect([what, answer.status]).toEqual([what, expected])
+      }
+      const submit = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, {
+        fields: { username: "u", password: "p" }
+      })
+      expect([submit.status, JSON.parse(submit.text)]).toEqual([202, { accepted: true }])
+      expect(states(yield* Fiber.join(reader))).toEqual([
+        "IN_PROGRESS/AWAITING_INPUT",
+        "IN_PROGRESS/SUBMITTING",
+        "SUCCESS/COMPLETED"
+      ])
+      expect(yield* get(created.id)).toMatchObject({ status: "AUTHENTICATED", flow_status: "SUCCESS" })
+      // a finished flow: its end state, and the end
+      expect(states(yield* Stream.mkString(yield* followText(created.id)))).toEqual(["SUCCESS/COMPLETED"])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a flow not completed within flow_expires_at is EXPIRED; a new login may start then", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      const reader = yield* Effect.fork(Stream.mkString(yield* followText(created.id)))
+      yield* TestClock.adjust("10 minutes")
+      expect((yield* get(created.id)).flow_status).toBe("EXPIRED")
+      expect(states(yield* Fiber.join(reader))).toEqual(["IN_PROGRESS/AWAITING_INPUT", "EXPIRED/AWAITING_INPUT"])
+      expect((yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})).status).toBe(200)
     }).pipe(Effect.provide(kernel())))
 })

@@ -10,7 +10,7 @@ import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
 import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
-import type * as live from "./live.js"
+import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -290,7 +290,8 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
       ),
       poolWaiters: new Map(),
-      idleCheckAt: Number.POSITIVE_INFINITY
+      idleCheckAt: Number.POSITIVE_INFINITY,
+      authFlows: new Map()
     })
   }
   return organizations
@@ -921,6 +922,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           // the old world's open streams end with it, and its waiting acquires get their 204
           for (const org of organizations.values()) {
             for (const browser of org.browsers.values()) endBrowser(browser)
+            for (const flow of org.authFlows.values()) live.end(flow)
             endPoolWaiters(org)
           }
           organizations = build(next, now, budget)

@@ -61,6 +61,11 @@ export interface Organization {
    * for only once a request comes at or after it (see `Browsers.expireIdle`).
    */
   idleCheckAt: number
+  /**
+   * Per auth connection with a login flow in progress, the flow's state events (`managed_auth_state`), for its
+   * followers; it ends with the flow (at most one per connection: bounded with the connections).
+   */
+  readonly authFlows: Map<string, live.Hub<Record<string, unknown>>>
 }
 
 /**
