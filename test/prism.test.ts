@@ -369,10 +369,14 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         extensions: (await direct("uploadExtension", "/extensions")).id,
         proxies: (await direct("createProxy", "/proxies")).id,
         invocations: (await direct("createInvocation", "/invocations", seededApp)).id,
-        auth: (await direct("createAuthConnection", "/auth/connections")).id,
-        credentials: (await direct("createCredential", "/credentials", { totp_secret: "JBSWY3DPEHPK3PXP" })).id,
-        credential_providers: (await direct("createCredentialProvider", "/org/credential_providers")).id,
-        projects: (await direct("createProject", "/org/projects")).id,
+        // names other than the sampled ones the pass creates again (names are unique: 409)
+        auth: (await direct("createAuthConnection", "/auth/connections", { profile_name: "prism-auth" })).id,
+        credentials:
+          (await direct("createCredential", "/credentials", { name: "prism-cred", totp_secret: "JBSWY3DPEHPK3PXP" }))
+            .id,
+        credential_providers:
+          (await direct("createCredentialProvider", "/org/credential_providers", { name: "prism-provider" })).id,
+        projects: (await direct("createProject", "/org/projects", { name: "prism-project" })).id,
         api_keys: (await direct("createApiKey", "/org/api_keys")).id,
         watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch", { path: "/", recursive: true }))
           .watch_id,
