@@ -322,6 +322,8 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   setFilePermissions: { path: "/hello.txt", mode: "0600" },
   movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
   execProcess: { command: "echo", args: ["hi"] },
+  // exactly one choice (the sampled body has none): the fields the login flow asks for
+  submitAuthConnection: { fields: { username: "user", password: "secret" } },
   dragMouse: { path: [[0, 0], [10, 10]] },
   // the simulator extracts a zip upload: an empty archive (its end record alone)
   uploadZip: {
@@ -370,10 +372,14 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         extensions: (await direct("uploadExtension", "/extensions")).id,
         proxies: (await direct("createProxy", "/proxies")).id,
         invocations: (await direct("createInvocation", "/invocations", seededApp)).id,
-        auth: (await direct("createAuthConnection", "/auth/connections")).id,
-        credentials: (await direct("createCredential", "/credentials", { totp_secret: "JBSWY3DPEHPK3PXP" })).id,
-        credential_providers: (await direct("createCredentialProvider", "/org/credential_providers")).id,
-        projects: (await direct("createProject", "/org/projects")).id,
+        // names other than the sampled ones the pass creates again (names are unique: 409)
+        auth: (await direct("createAuthConnection", "/auth/connections", { profile_name: "prism-auth" })).id,
+        credentials:
+          (await direct("createCredential", "/credentials", { name: "prism-cred", totp_secret: "JBSWY3DPEHPK3PXP" }))
+            .id,
+        credential_providers:
+          (await direct("createCredentialProvider", "/org/credential_providers", { name: "prism-provider" })).id,
+        projects: (await direct("createProject", "/org/projects", { name: "prism-project" })).id,
         api_keys: (await direct("createApiKey", "/org/api_keys")).id,
         watch: (await direct("startFilesystemWatch", "/browsers/browser_1/fs/watch", { path: "/", recursive: true }))
           .watch_id,

@@ -144,7 +144,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   // "only required if source is path" (the sampled source)
   streamLogs: { path: "/var/log/x.log" },
   // an app the seed deploys (any other is 404)
-  createInvocation: { app_name: "seeded-app", version: "1.0.0" }
+  createInvocation: { app_name: "seeded-app", version: "1.0.0" },
+  // exactly one choice (the sampled body has none): the fields the login flow asks for
+  submitAuthConnection: { fields: { username: Redacted.make("user"), password: Redacted.make("secret") } }
 }
 
 /** Binary answers among several (200 bytes / 202 none) that the generic pipeline does not take yet: asked raw. */
@@ -206,9 +208,10 @@ const setUp = Effect.gen(function*() {
     extension: idOf(yield* create("uploadExtension"), "id"),
     proxy: idOf(yield* create("createProxy"), "id"),
     invocation: idOf(yield* create("createInvocation", queryOverrides["createInvocation"]), "id"),
-    auth: idOf(yield* create("createAuthConnection"), "id"),
-    provider: idOf(yield* create("createCredentialProvider"), "id"),
-    project: idOf(yield* create("createProject"), "id"),
+    // names other than the sampled ones the table then creates again (names are unique: 409)
+    auth: idOf(yield* create("createAuthConnection", { profile_name: "setup-profile" }), "id"),
+    provider: idOf(yield* create("createCredentialProvider", { name: "provider-one" }), "id"),
+    project: idOf(yield* create("createProject", { name: "project-one" }), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
     watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
     process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
@@ -605,6 +608,36 @@ describe("real behaviours", () => {
       expect(value).toBe(totp(secret, 0))
       // the RFC 6238 test vector (SHA-1, T = 59 s): 94287082 → 287082 in 6 digits
       expect(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000)).toBe("287082")
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a credential without a TOTP secret has no code (404); a secret that is not base32 is refused (400)", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [string, string, string, unknown, number]> = [
+        // [what, method, path, body, expected status]
+        ["created without a secret", "POST", "/credentials", { name: "plain", domain: "a.com", values: {} }, 201],
+        ["its code", "GET", "/credentials/plain/totp-code", undefined, 404],
+        ["a secret that is not base32", "POST", "/credentials", {
+          name: "bad",
+          domain: "a.com",
+          values: {},
+          totp_secret: "not-base32!"
+        }, 400],
+        ["so not created", "GET", "/credentials/bad", undefined, 404],
+        ["an update to one", "PATCH", "/credentials/plain", { totp_secret: "not-base32!" }, 400],
+        ["an update to a base32 one", "PATCH", "/credentials/plain", { totp_secret: secret }, 200],
+        ["then a code", "GET", "/credentials/plain/totp-code", undefined, 200],
+        ["an empty secret removes it", "PATCH", "/credentials/plain", { totp_secret: "" }, 200],
+        ["then no code", "GET", "/credentials/plain/totp-code", undefined, 404],
+        ["no such credential", "GET", "/credentials/nope/totp-code", undefined, 404]
+      ]
+      for (const [what, method, path, body, expected] of cases) {
+        const answer = yield* raw(method, path, {}, body)
+        expect([what, answer.status]).toEqual([what, expected])
+        if (expected === 404 && path.endsWith("totp-code") && !path.includes("nope")) {
+          expect(JSON.parse(answer.text).message).toBe("Credential not found or has no TOTP secret configured")
+        }
+      }
+      expect(JSON.parse((yield* raw("GET", "/credentials/plain")).text).has_totp_secret).toBe(false)
     }).pipe(Effect.provide(kernel())))
 
   it.effect("event streams: heartbeats never reach the SDK's user, and a follow ends at the terminal state", () =>
@@ -1373,5 +1406,244 @@ describe("the filesystem stays a tree, within its limits", () => {
         })
         expect((yield* get("file_info", "/pair/c")).status).toBe(404)
       }
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("a browser times out after timeout_seconds without activity, on the simulator's clock", () => {
+  const status = (method: string, path: string) => Effect.map(raw(method, path), (r) => r.status)
+  const ids = (path: string) =>
+    Effect.map(
+      raw("GET", path),
+      (r) => (JSON.parse(r.text) as ReadonlyArray<{ session_id: string }>).map((b) => b.session_id)
+    )
+
+  it.effect("a request addressed to it is activity; idle for timeout_seconds it is gone (deleted in include_deleted)", () =>
+    Effect.gen(function*() {
+      const id = JSON.parse((yield* raw("POST", "/browsers", {}, { timeout_seconds: 10 })).text).session_id
+      const other = JSON.parse((yield* raw("POST", "/browsers", {}, {})).text)
+      expect(other.timeout_seconds).toBe(60)
+      const steps: ReadonlyArray<readonly [string, number, string, string, number]> = [
+        // [what, seconds to move the clock, method, path, expected status]
+        ["still there after 9 s", 9, "GET", `/browsers/${id}`, 200],
+        ["a computer call is activity too", 9, "POST", `/browsers/${id}/computer/get_mouse_position`, 200],
+        ["9 s after the last activity", 9, "GET", `/browsers/${id}`, 200],
+        ["10 s idle: gone", 10, "GET", `/browsers/${id}`, 404],
+        ["its operations are 404", 0, "POST", `/browsers/${id}/computer/get_mouse_position`, 404]
+      ]
+      for (const [what, seconds, method, path, expected] of steps) {
+        yield* TestClock.adjust(`${seconds} seconds`)
+        expect([what, yield* status(method, path)]).toEqual([what, expected])
+      }
+      expect(yield* ids("/browsers")).not.toContain(id)
+      expect(yield* ids("/browsers?status=deleted")).toContain(id)
+      // the default (60 s) for the other one, idle since its creation 37 s ago
+      expect(yield* ids("/browsers")).toContain(other.session_id)
+      yield* TestClock.adjust("23 seconds")
+      expect(yield* ids("/browsers")).not.toContain(other.session_id)
+      // a seeded browser does not time out
+      expect(yield* status("GET", "/browsers/b1")).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): its slot is not refilled", () =>
+    Effect.gen(function*() {
+      const id = JSON.parse((yield* raw("POST", "/browser_pools/pool_1/acquire", {}, {})).text).session_id
+      expect(JSON.parse((yield* raw("GET", `/browsers/${id}`)).text).timeout_seconds).toBe(600)
+      yield* TestClock.adjust("599 seconds")
+      expect(yield* status("GET", `/browsers/${id}`)).toBe(200)
+      yield* TestClock.adjust("600 seconds")
+      expect(yield* status("GET", `/browsers/${id}`)).toBe(404)
+      const pool = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
+      expect([pool.acquired_count, pool.available_count]).toEqual([0, 1])
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("unique names: a second create (or a rename) onto a name in use is the documented 409", () => {
+  const form = (name: string) => {
+    const data = new FormData()
+    data.append("name", name)
+    data.append("file", new Blob([emptyZip]), "ext.zip")
+    return data
+  }
+  const upload = (name: string) =>
+    Effect.flatMap(
+      Effect.promise(async () => {
+        const response = new Response(form(name))
+        return {
+          type: response.headers.get("content-type")!,
+          bytes: new Uint8Array(await response.arrayBuffer())
+        }
+      }),
+      ({ bytes, type }) => raw("POST", "/extensions", { "content-type": type }, undefined, bytes)
+    )
+  const json = (path: string, body: unknown, headers: Record<string, string> = {}) => raw("POST", path, headers, body)
+  const creates: ReadonlyArray<
+    readonly [string, (name: string, headers?: Record<string, string>) => ReturnType<typeof raw>]
+  > = [
+    ["pools", (name, headers) => json("/browser_pools", { name, size: 1 }, headers)],
+    ["profiles", (name, headers) => json("/profiles", { name }, headers)],
+    ["credentials", (name, headers) => json("/credentials", { name, domain: "a.com", values: {} }, headers)],
+    ["projects", (name, headers) => json("/org/projects", { name }, headers)],
+    [
+      "credential providers",
+      (name, headers) => json("/org/credential_providers", { name, provider_type: "onepassword", token: "t" }, headers)
+    ],
+    ["extensions", (name) => upload(name)]
+  ]
+
+  it.effect("pools, profiles, credentials, projects, credential providers, extensions", () =>
+    Effect.gen(function*() {
+      for (const [what, create] of creates) {
+        const first = yield* create("same")
+        expect([what, first.status]).toEqual([what, first.status >= 200 && first.status < 300 ? first.status : 201])
+        const second = yield* create("same")
+        expect([what, second.status, JSON.parse(second.text).code]).toEqual([what, 409, "conflict"])
+        const other = yield* create("other")
+        expect([what, other.status < 300]).toEqual([what, true])
+      }
+      // in another project, a name of the project is free (not for what is unique in the organization)
+      const inB = { "x-kernel-project-id": "proj_b" }
+      const scoped = yield* raw("POST", "/org/projects", {}, { name: "scoped" })
+      expect(scoped.status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" }, { "x-kernel-project-id": "proj_a" })).status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" }, inB)).status).toBe(201)
+      expect((yield* json("/profiles", { name: "mine" })).status).toBe(409)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an update renaming onto a name in use is 409; keeping its own name is not", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [string, string, string, unknown, number]> = [
+        ["the seeded pool keeps its name", "PATCH", "/browser_pools/pool_1", { name: "pool-one", size: 2 }, 200],
+        ["a new pool", "POST", "/browser_pools", { name: "pool-two", size: 1 }, 201],
+        ["renamed onto pool-one", "PATCH", "/browser_pools/pool-two", { name: "pool-one", size: 1 }, 409],
+        ["a credential", "POST", "/credentials", { name: "cred-two", domain: "a.com", values: {} }, 201],
+        ["renamed onto cred-one", "PATCH", "/credentials/cred-two", { name: "cred-one" }, 409],
+        ["keeps its name", "PATCH", "/credentials/cred-two", { name: "cred-two" }, 200],
+        ["a project", "POST", "/org/projects", { name: "p1" }, 201],
+        ["another", "POST", "/org/projects", { name: "p2" }, 201]
+      ]
+      for (const [what, method, path, body, expected] of cases) {
+        expect([what, (yield* raw(method, path, {}, body)).status]).toEqual([what, expected])
+      }
+      const projects = JSON.parse((yield* raw("GET", "/org/projects")).text) as ReadonlyArray<
+        { id: string; name: string }
+      >
+      const p2 = projects.find((p) => p.name === "p2")!.id
+      expect((yield* raw("PATCH", `/org/projects/${p2}`, {}, { name: "p1" })).status).toBe(409)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a second auth connection for the same profile and domain is 409 with the existing one's id", () =>
+    Effect.gen(function*() {
+      const first = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "netflix.com" })
+      expect(first.status).toBe(201)
+      const again = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "netflix.com" })
+      expect(again.status).toBe(409)
+      expect(JSON.parse(again.text)).toMatchObject({ code: "already_exists", existing_id: JSON.parse(first.text).id })
+      const other = yield* raw("POST", "/auth/connections", {}, { profile_name: "u1", domain: "hulu.com" })
+      expect(other.status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("a project that still holds resources cannot be deleted (409)", () => {
+  it.effect("409 while a resource of it is there, 204 once it is gone", () =>
+    Effect.gen(function*() {
+      const project = JSON.parse((yield* raw("POST", "/org/projects", {}, { name: "busy" })).text).id
+      const inIt = { "x-kernel-project-id": project }
+      const proxy = JSON.parse((yield* raw("POST", "/proxies", inIt, { type: "datacenter" })).text).id
+      const busy = yield* raw("DELETE", `/org/projects/${project}`)
+      expect([busy.status, JSON.parse(busy.text).code]).toEqual([409, "conflict"])
+      expect((yield* raw("DELETE", `/proxies/${proxy}`, inIt)).status).toBe(204)
+      expect((yield* raw("DELETE", `/org/projects/${project}`)).status).toBe(204)
+      expect((yield* raw("GET", `/org/projects/${project}`)).status).toBe(404)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("replays: one recording at a time per browser", () => {
+  it.effect("a start while one is recording is 409; once it is stopped, a new one starts", () =>
+    Effect.gen(function*() {
+      const first = yield* raw("POST", "/browsers/b1/replays", {}, {})
+      expect(first.status).toBe(201)
+      const id = JSON.parse(first.text).replay_id
+      const again = yield* raw("POST", "/browsers/b1/replays", {}, {})
+      expect([again.status, JSON.parse(again.text).code]).toEqual([409, "conflict"])
+      expect((yield* raw("POST", `/browsers/b1/replays/${id}/stop`)).status).toBe(200)
+      expect((yield* raw("POST", "/browsers/b1/replays", {}, {})).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("managed auth: login → events → submit → success", () => {
+  const connection = Effect.map(
+    raw("POST", "/auth/connections", {}, { profile_name: "flow-user", domain: "example.com" }),
+    (r) => JSON.parse(r.text)
+  )
+  const get = (id: string) => Effect.map(raw("GET", `/auth/connections/${id}`), (r) => JSON.parse(r.text))
+  const followText = (id: string) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      Effect.map(
+        client.execute(
+          HttpClientRequest.get(`http://localhost/auth/connections/${id}/events`).pipe(
+            HttpClientRequest.bearerToken(token)
+          )
+        ),
+        (response) => Stream.decodeText(response.stream)
+      ))
+  const states = (text: string) =>
+    text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((e) => e.event === "managed_auth_state").map((e) => `${e.flow_status}/${e.flow_step}`)
+
+  it.effect("the events tell the flow as it goes, and end with its success", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      // a new connection is not authenticated, and has no flow
+      expect(created).toMatchObject({ status: "NEEDS_AUTH", flow_status: null, flow_step: null })
+      // no flow to follow: the stream ends at once, with nothing
+      expect(states(yield* Stream.mkString(yield* followText(created.id)))).toEqual([])
+      // nothing awaits input: not accepted
+      const early = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, { fields: { username: "u" } })
+      expect([early.status, JSON.parse(early.text)]).toEqual([202, { accepted: false }])
+      const login = yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      expect(login.status).toBe(200)
+      expect(JSON.parse(login.text)).toMatchObject({ id: created.id, flow_type: "LOGIN" })
+      const again = yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      expect([again.status, JSON.parse(again.text).message]).toEqual([409, "Login flow already in progress"])
+      const waiting = yield* get(created.id)
+      expect(waiting).toMatchObject({ status: "NEEDS_AUTH", flow_status: "IN_PROGRESS", flow_step: "AWAITING_INPUT" })
+      expect(waiting.discovered_fields.map((f: { name: string }) => f.name)).toEqual(["username", "password"])
+      // the stream asks for input and waits
+      const reader = yield* Effect.fork(Stream.mkString(yield* followText(created.id)))
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      const refused: ReadonlyArray<readonly [string, unknown, number]> = [
+        ["no choice", {}, 400],
+        ["two choices", { fields: { username: "u", password: "p" }, sso_provider: "google" }, 400],
+        ["a field missing", { fields: { username: "u" } }, 400],
+        ["not what it asks for", { mfa_option_id: "sms" }, 400]
+      ]
+      for (const [what, body, expected] of refused) {
+        const answer = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, body)
+        expect([what, answer.status]).toEqual([what, expected])
+      }
+      const submit = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, {
+        fields: { username: "u", password: "p" }
+      })
+      expect([submit.status, JSON.parse(submit.text)]).toEqual([202, { accepted: true }])
+      expect(states(yield* Fiber.join(reader))).toEqual([
+        "IN_PROGRESS/AWAITING_INPUT",
+        "IN_PROGRESS/SUBMITTING",
+        "SUCCESS/COMPLETED"
+      ])
+      expect(yield* get(created.id)).toMatchObject({ status: "AUTHENTICATED", flow_status: "SUCCESS" })
+      // a finished flow: its end state, and the end
+      expect(states(yield* Stream.mkString(yield* followText(created.id)))).toEqual(["SUCCESS/COMPLETED"])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a flow not completed within flow_expires_at is EXPIRED; a new login may start then", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      const reader = yield* Effect.fork(Stream.mkString(yield* followText(created.id)))
+      yield* TestClock.adjust("10 minutes")
+      expect((yield* get(created.id)).flow_status).toBe("EXPIRED")
+      expect(states(yield* Fiber.join(reader))).toEqual(["IN_PROGRESS/AWAITING_INPUT", "EXPIRED/AWAITING_INPUT"])
+      expect((yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})).status).toBe(200)
     }).pipe(Effect.provide(kernel())))
 })

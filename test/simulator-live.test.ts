@@ -175,6 +175,33 @@ describe("filesystem watches and logs as things happen", () => {
       const once = yield* open("/browsers/b2/logs/stream?source=supervisor&supervisor_process=chromium")
       expect(once.status).toBe(404)
     }).pipe(Effect.provide(simulator)))
+  it.effect("beyond 100 streams on one source the oldest ends (never a 429, which the document does not list)", () =>
+    Effect.gen(function*() {
+      const sim = (yield* KernelSimulator.KernelSimulator) as KernelSimulator.Simulator
+      const path = "/browsers/b1/logs/stream?source=supervisor&supervisor_process=chromium&follow=true"
+      const readers: Array<Fiber.RuntimeFiber<string, unknown>> = []
+      const openOne = Effect.gen(function*() {
+        const stream = yield* open(path)
+        expect(stream.status).toBe(200)
+        readers.push(yield* Effect.fork(collect(stream.text)))
+        // subscribed once its reader runs
+        for (let i = 0; i < 50 && (yield* sim.liveSubscribers) < Math.min(readers.length, 100); i++) {
+          yield* Effect.yieldNow()
+        }
+      })
+      for (let i = 0; i < 100; i++) yield* openOne
+      expect(yield* sim.liveSubscribers).toBe(100)
+      yield* openOne
+      // the oldest has ended, cleanly, with what it was told; the others are still open
+      const oldest = yield* Fiber.join(readers[0]!)
+      expect(events(oldest).map((e) => e.message)).toEqual(["browser started", "session b1 ready"])
+      expect((yield* Fiber.poll(readers[1]!))._tag).toBe("None")
+      expect((yield* Fiber.poll(readers[100]!))._tag).toBe("None")
+      expect(yield* sim.liveSubscribers).toBe(100)
+      yield* call("DELETE", "/browsers/b1")
+      for (const reader of readers) yield* Fiber.join(reader)
+      expect(yield* sim.liveSubscribers).toBe(0)
+    }).pipe(Effect.provide(simulator)))
 })
 
 describe("telemetry as it happens", () => {

@@ -41,8 +41,21 @@ export const backlogLimit = 256
  */
 export const subscriberBuffer = 1024
 
-/** How many streams may be open on one source at once. */
+/**
+ * How many streams may be open on one source at once: one more, and the oldest ends (as a dropped
+ * connection would: cleanly, after what it holds), so that the newest is always served.
+ */
 export const subscriberLimit = 100
+
+/** Subscribes to a hub: its oldest subscribers end first when it has {@link subscriberLimit} already. */
+const join = <A>(hub: Hub<A>, subscriber: Subscriber<A>): void => {
+  for (const oldest of hub.subscribers) {
+    if (hub.subscribers.size < subscriberLimit) break
+    hub.subscribers.delete(oldest)
+    oldest.tell({ _tag: "End" })
+  }
+  hub.subscribers.add(subscriber)
+}
 
 /** How often an open stream says it is alive when nothing happens. */
 export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
@@ -95,7 +108,7 @@ export const subscribe = <A>(
             }
             // the past and the subscription are taken at once: nothing is lost or told twice
             const following = options.follow && !hub.ended
-            if (following) hub.subscribers.add(subscriber)
+            if (following) join(hub, subscriber)
             return { queue, subscriber, following, past: pastOf(hub, options.from) }
           })),
         ({ queue, subscriber }) =>
@@ -187,7 +200,7 @@ export const follow = <S, B>(
     }
   }
   const followed = !hub.ended
-  if (followed) hub.subscribers.add(subscriber)
+  if (followed) join(hub, subscriber)
   past = pastOf(hub, source.from)
   if (!followed) waiting.push({ _tag: "End" })
   drain()

@@ -78,13 +78,16 @@ export const BrowserSeed = Schema.Struct({
   project: Schema.optional(Id)
 }).annotations({ identifier: "BrowserSeed" })
 
+/** A TOTP secret the simulator accepts: base32 (A-Z, 2-7; spaces and padding allowed), 8 to 256 characters. */
+export const base32Secret = /^[A-Za-z2-7=\s]{8,256}$/
+
 /** A credential; with `totp_secret` (base32) its TOTP codes are real (RFC 6238). */
 export const CredentialSeed = Schema.Struct({
   id: Id,
   name: Schema.optional(Name),
   domain: Schema.optional(Schema.String),
   totp_secret: Schema.optional(
-    Schema.String.pipe(Schema.pattern(/^[A-Za-z2-7=\s]{8,256}$/, { message: () => "a base32 secret (A-Z, 2-7)" }))
+    Schema.String.pipe(Schema.pattern(base32Secret, { message: () => "a base32 secret (A-Z, 2-7)" }))
   ),
   project: Schema.optional(Id)
 }).annotations({ identifier: "CredentialSeed" })

@@ -11,7 +11,7 @@ import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
 import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
-import type * as live from "./live.js"
+import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
 import { isValidHeader } from "./schema.js"
@@ -216,7 +216,10 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
             startedAt: stamp,
             stopped: true
           }])
-        )
+        ),
+        // a seeded browser does not time out
+        activeAt: startedAt,
+        idleMs: Number.POSITIVE_INFINITY
       })
       for (const r of b.replays ?? []) {
         engine.put(store, `/browsers/${b.id}/replays`, {
@@ -287,7 +290,9 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       deployments: new Map(
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
       ),
-      poolWaiters: new Map()
+      poolWaiters: new Map(),
+      idleCheckAt: Number.POSITIVE_INFINITY,
+      authFlows: new Map()
     })
   }
   return organizations
@@ -835,10 +840,12 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             record.bodyBytes = read.bytes.length
           }
           const project = request.headers["x-kernel-project-id"]
-          if (isLegacy(operation.name)) {
-            return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
-          }
           return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            // the browsers idle for their `timeout_seconds` end; one a request addresses is active
+            behaviours.expireIdle(org, now, segments.value[0] === "browsers" ? segments.value[1] : undefined)
+            if (isLegacy(operation.name)) {
+              return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
+            }
             const reply = serve(org, operation, which.template, segments.value, request, read.bytes, text, project, now)
             return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
           })
@@ -922,6 +929,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           // the old world's open streams end with it, and its waiting acquires get their 204
           for (const org of organizations.values()) {
             for (const browser of org.browsers.values()) endBrowser(browser)
+            for (const flow of org.authFlows.values()) live.end(flow)
             endPoolWaiters(org)
           }
           organizations = build(next, now, budget)

@@ -1,27 +1,189 @@
 /**
- * The simulator's managed auth connections: a login gives a hosted URL, and the followed flow
- * succeeds.
+ * The simulator's managed auth connections, stateful and deterministic: a new connection `NEEDS_AUTH`
+ * with no flow; a login starts a `LOGIN` flow that asks for a username and a password
+ * (`IN_PROGRESS` / `AWAITING_INPUT`, a second login meanwhile is the document's 409) until its
+ * `flow_expires_at` (ten minutes of the simulator's clock; then `EXPIRED`); a submit of those fields
+ * moves it to `SUBMITTING`, then `SUCCESS` / `COMPLETED` and the connection to `AUTHENTICATED`. The
+ * events stream tells the flow's state now, then each change, and ends with its terminal state.
  *
  * @internal
  */
+import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
-import type { Handlers } from "./shared.js"
-import { error, ok } from "./shared.js"
+import * as live from "../live.js"
+import type { Context, Handlers, Organization } from "./shared.js"
+import { error, lastOf, liveReply, ok, wholeReply } from "./shared.js"
+
+/** How long a login flow lasts. */
+const flowMillis = 10 * 60_000
+
+/** What a login flow asks for (`DiscoveredField`s). */
+const asked = [
+  { name: "username", type: "text", label: "Username", selector: "input#username", required: true },
+  { name: "password", type: "password", label: "Password", selector: "input#password", required: true }
+]
+
+/** The flow fields of a connection with no flow in progress (`null`, as the document says). */
+const noFlow = {
+  discovered_fields: null,
+  mfa_options: null,
+  sign_in_options: null,
+  pending_sso_buttons: null,
+  external_action_message: null,
+  website_error: null,
+  hosted_url: null,
+  live_view_url: null,
+  browser_session_id: null
+}
+
+/** The `managed_auth_state` event of a connection's flow as it is now. */
+const stateOf = (fields: Record<string, unknown>, timestamp: string): Record<string, unknown> => {
+  const event: Record<string, unknown> = { event: "managed_auth_state", timestamp }
+  for (const key of ["flow_status", "flow_step", "flow_type", "discovered_fields", "hosted_url", "live_view_url"]) {
+    if (fields[key] !== null && fields[key] !== undefined) event[key] = fields[key]
+  }
+  if (fields["flow_status"] === "SUCCESS") event["post_login_url"] = fields["post_login_url"]
+  if (fields["flow_status"] === "EXPIRED") {
+    event["error_code"] = "flow_expired"
+    event["error_message"] = "the login flow expired"
+  }
+  return event
+}
+
+/** The connection's flow changes: its fields, an event to its followers, and the end of the flow when terminal. */
+const change = (org: Organization, connection: engine.Resource, fields: Record<string, unknown>, stamp: string) => {
+  connection.fields = { ...connection.fields, ...fields }
+  const flow = org.authFlows.get(connection.id)
+  if (flow === undefined) return
+  live.publish(flow, stateOf(connection.fields, stamp))
+  if (connection.fields["flow_status"] !== "IN_PROGRESS") endFlow(org, connection.id)
+}
+
+const endFlow = (org: Organization, id: string): void => {
+  const flow = org.authFlows.get(id)
+  if (flow !== undefined) live.end(flow)
+  org.authFlows.delete(id)
+}
+
+/** The connection of the call, its flow expired when its time is up; `undefined` when there is none. */
+const connectionOf = ({ call, org, store }: Context): engine.Resource | undefined => {
+  const connection = engine.find(store, "/auth/connections", call.segments[2]!, call.project)
+  if (connection === undefined || connection.deleted) return undefined
+  const expires = connection.fields["flow_expires_at"]
+  if (
+    connection.fields["flow_status"] === "IN_PROGRESS" && typeof expires === "string" &&
+    Date.parse(expires) <= call.now
+  ) {
+    change(org, connection, { flow_status: "EXPIRED", ...noFlow }, expires)
+  }
+  return connection
+}
+
+const notFound = error(404, "not_found", "auth connection not found")
+
+/** The choices a submit makes: exactly one of them (the document's `SubmitFieldsRequest`). */
+const choices = ["fields", "sso_button_selector", "sso_provider", "mfa_option_id", "sign_in_option_id"]
 
 export const handlers: Handlers = {
-  loginAuthConnection: ({ call, op, store }) => {
-    const resource = engine.find(store, "/auth/connections", call.segments[2]!, call.project)
-    if (resource === undefined) return error(404, "not_found", "auth connection not found")
-    return ok(op, {
-      id: resource.id,
+  createAuthConnection: ({ call, op, org, store }) => {
+    const reply = engine.generic(store, call, () => "connection", (evicted) => endFlow(org, evicted))
+    const created = lastOf(store, "/auth/connections")
+    if (reply._tag === "Error" || created === undefined) return reply
+    // no flow yet: it needs one to be authenticated
+    created.fields = {
+      ...created.fields,
+      status: "NEEDS_AUTH",
+      flow_status: null,
+      flow_step: null,
+      flow_type: null,
+      flow_expires_at: null,
+      ...noFlow
+    }
+    return ok(op, created.fields)
+  },
+  getAuthConnection: (context) => {
+    const connection = connectionOf(context)
+    return connection === undefined ? notFound : ok(context.op, connection.fields)
+  },
+  deleteAuthConnection: (context) => {
+    const connection = connectionOf(context)
+    if (connection !== undefined) endFlow(context.org, connection.id)
+    return engine.generic(context.store, context.call, () => "connection")
+  },
+  loginAuthConnection: (context) => {
+    const { call, op, org } = context
+    const connection = connectionOf(context)
+    if (connection === undefined) return notFound
+    if (connection.fields["flow_status"] === "IN_PROGRESS") {
+      return error(409, "conflict", "Login flow already in progress")
+    }
+    const flow = {
+      flow_status: "IN_PROGRESS",
+      flow_step: "AWAITING_INPUT",
       flow_type: "LOGIN",
-      hosted_url: `https://sim.kernel.local/login/${resource.id}`,
-      flow_expires_at: new Date(call.now + 10 * 60_000).toISOString()
+      flow_expires_at: engine.isoAt(call.now + flowMillis),
+      ...noFlow,
+      discovered_fields: asked,
+      hosted_url: `https://sim.kernel.local/login/${connection.id}`,
+      live_view_url: `https://sim.kernel.local/login/${connection.id}/live`
+    }
+    connection.fields = { ...connection.fields, ...flow }
+    org.authFlows.set(connection.id, live.make())
+    return ok(op, {
+      id: connection.id,
+      flow_type: flow.flow_type,
+      hosted_url: flow.hosted_url,
+      flow_expires_at: flow.flow_expires_at,
+      live_view_url: flow.live_view_url
     })
   },
-  followAuthConnection: ({ op, stamp }) =>
-    ok(op, [
-      { event: "managed_auth_state", timestamp: stamp, flow_status: "IN_PROGRESS", flow_step: "DISCOVERING" },
-      { event: "managed_auth_state", timestamp: stamp, flow_status: "SUCCESS", flow_step: "COMPLETED" }
-    ])
+  submitAuthConnection: (context) => {
+    const { body, op, org, stamp } = context
+    const given = choices.filter((choice) => body[choice] !== undefined)
+    if (given.length !== 1) {
+      return error(400, "bad_request", `invalid input: provide exactly one of ${choices.join(", ")}`)
+    }
+    const connection = connectionOf(context)
+    if (connection === undefined) return notFound
+    // nothing awaits input: not accepted
+    if (connection.fields["flow_status"] !== "IN_PROGRESS" || connection.fields["flow_step"] !== "AWAITING_INPUT") {
+      return ok(op, { accepted: false })
+    }
+    const fields = body["fields"]
+    if (given[0] !== "fields" || typeof fields !== "object" || fields === null) {
+      return error(400, "bad_request", `invalid input: the flow asks for fields (${asked.map((f) => f.name)})`)
+    }
+    const missing = asked.find((field) => {
+      const value: unknown = Object.getOwnPropertyDescriptor(fields, field.name)?.value
+      return typeof value !== "string" || value === ""
+    })
+    if (missing !== undefined) return error(400, "bad_request", `invalid input: fields.${missing.name}: is required`)
+    change(org, connection, { flow_step: "SUBMITTING", discovered_fields: null }, stamp)
+    const domain = String(connection.fields["domain"])
+    change(org, connection, {
+      status: "AUTHENTICATED",
+      flow_status: "SUCCESS",
+      flow_step: "COMPLETED",
+      ...noFlow,
+      post_login_url: connection.fields["login_url"] ?? `https://${domain}/`,
+      last_auth_check_at: stamp,
+      last_auth_at: stamp
+    }, stamp)
+    return ok(op, { accepted: true })
+  },
+  followAuthConnection: (context) => {
+    const { op, org, stamp } = context
+    const connection = connectionOf(context)
+    if (connection === undefined) return notFound
+    const flow = org.authFlows.get(connection.id)
+    const now = stateOf(connection.fields, stamp)
+    // no flow in progress: the last flow's (terminal) state, if any, and the end
+    if (flow === undefined) {
+      return wholeReply(
+        op,
+        connection.fields["flow_status"] === null || connection.fields["flow_status"] === undefined ? [] : [now]
+      )
+    }
+    return liveReply(op, Stream.concat(Stream.make(now), live.subscribe(flow, { from: live.now(flow), follow: true })))
+  }
 }

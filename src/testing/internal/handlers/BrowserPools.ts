@@ -14,7 +14,7 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import { makeBrowser } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { endBrowser, endPoolWaiters, error, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
+import { endPoolWaiters, error, giveBack, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -28,24 +28,6 @@ const waiting = (org: Organization): number => {
 }
 
 /** Waits up to `seconds` for a release to hand a browser over; 204 when none comes. */
-/**
- * A browser back to its pool: handed as it is to the oldest waiting acquire (the counts do not
- * change), or else gone, its slot available again (not with `reuse: false`).
- */
-const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean): void => {
-  const waiter = reuse ? org.poolWaiters.get(pool.id)?.shift() : undefined
-  if (waiter !== undefined) return waiter.hand(id)
-  org.store.collections.get("/browsers")?.delete(id)
-  const browser = org.browsers.get(id)
-  if (browser !== undefined) endBrowser(browser)
-  org.browsers.delete(id)
-  pool.fields = {
-    ...pool.fields,
-    available_count: num(pool.fields["available_count"], 0) + (reuse ? 1 : 0),
-    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
-  }
-}
-
 const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effect.Effect<Reply> =>
   Effect.flatMap(Deferred.make<void>(), (handed) => {
     const { op, org, store } = context
@@ -109,6 +91,9 @@ export const handlers: Handlers = {
     if (obj(resource.fields["pool"])["id"] !== pool.id) {
       return error(400, "bad_request", "the browser was not acquired from this pool")
     }
+    // the release is activity on the browser: handed to a waiter, its idle time starts again
+    const browser = org.browsers.get(resource.id)
+    if (browser !== undefined) browser.activeAt = call.now
     giveBack(org, pool, resource.id, body["reuse"] !== false)
     return ok(op)
   },

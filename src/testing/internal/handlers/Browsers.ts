@@ -8,8 +8,8 @@ import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
-import type { Context, Handlers } from "./shared.js"
-import { browserFields, endBrowser, error, num, obj, ok, unresolvedReference } from "./shared.js"
+import type { Browser, Context, Handlers, Organization } from "./shared.js"
+import { browserFields, endBrowser, error, giveBack, num, obj, ok, unresolvedReference } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
@@ -21,11 +21,13 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
   const id = engine.nextId(store, "browser")
   const given = obj(source["viewport"])
   const viewport = { ...given, width: num(given["width"], 1920), height: num(given["height"], 1080) }
+  // the document's defaults: 60 s for a browser, 600 s for one acquired from a pool
+  const timeout = num(source["timeout_seconds"], pool === undefined ? 60 : 600)
   const fields = browserFields(id, {
     ...(pool === undefined ? body : {}),
     headless: source["headless"] === true,
     stealth: source["stealth"] === true,
-    timeout_seconds: num(source["timeout_seconds"], 60),
+    timeout_seconds: timeout,
     viewport,
     created_at: stamp,
     ...(pool === undefined
@@ -43,8 +45,11 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
     ...engine.newBrowserState(id, {
       viewport: { width: num(viewport.width, 1920), height: num(viewport.height, 1080) }
     }),
-    replays: new Map()
+    replays: new Map(),
+    activeAt: call.now,
+    idleMs: timeout * 1000
   })
+  org.idleCheckAt = Math.min(org.idleCheckAt, call.now + timeout * 1000)
   return ok(op, fields)
 }
 
@@ -53,6 +58,49 @@ const searched = (fields: Record<string, unknown>): ReadonlyArray<string> =>
   [fields["session_id"], obj(fields["profile"])["id"], fields["proxy_id"], obj(fields["pool"])["name"]].filter(
     (field): field is string => typeof field === "string"
   )
+
+/** A browser session ends (deleted, or timed out at `stamp`): kept as deleted, its live state gone, its profile saved. */
+const endSession = (org: Organization, resource: engine.Resource, stamp: string): void => {
+  resource.deleted = true
+  resource.fields = { ...resource.fields, deleted_at: stamp }
+  const browser = org.browsers.get(resource.id)
+  if (browser !== undefined) endBrowser(browser)
+  org.browsers.delete(resource.id)
+  saveProfile(org.store, resource, stamp)
+}
+
+/** A browser idle for its `timeout_seconds` ends then: as a delete, or, acquired from a pool, as a release without reuse. */
+const timeOut = (org: Organization, browser: Browser, at: number): void => {
+  const resource = org.store.collections.get("/browsers")?.get(browser.id)
+  const poolId = obj(resource?.fields["pool"])["id"]
+  const pool = typeof poolId === "string" ? engine.find(org.store, "/browser_pools", poolId, undefined) : undefined
+  if (pool !== undefined) return giveBack(org, pool, browser.id, false)
+  if (resource === undefined) {
+    endBrowser(browser)
+    org.browsers.delete(browser.id)
+    return
+  }
+  endSession(org, resource, engine.isoAt(at))
+}
+
+/**
+ * Before a request is answered at `now`: the browsers idle for their `timeout_seconds` end (looked for only
+ * once the earliest of their deadlines has passed, not at every request), then the browser the request
+ * addresses (`/browsers/{touched}...`), if still there, is active from now on.
+ */
+export const expireIdle = (org: Organization, now: number, touched: string | undefined): void => {
+  if (now >= org.idleCheckAt) {
+    let next = Number.POSITIVE_INFINITY
+    for (const browser of [...org.browsers.values()]) {
+      const endsAt = browser.activeAt + browser.idleMs
+      if (endsAt <= now) timeOut(org, browser, endsAt)
+      else next = Math.min(next, endsAt)
+    }
+    org.idleCheckAt = next
+  }
+  const browser = touched === undefined ? undefined : org.browsers.get(touched)
+  if (browser !== undefined) browser.activeAt = now
+}
 
 export const handlers: Handlers = {
   createBrowser: (context) => makeBrowser(context, undefined),
@@ -80,12 +128,7 @@ export const handlers: Handlers = {
   deleteBrowser: ({ call, op, org, stamp, store }) => {
     const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
     if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
-    resource.deleted = true
-    resource.fields = { ...resource.fields, deleted_at: stamp }
-    const browser = org.browsers.get(resource.id)
-    if (browser !== undefined) endBrowser(browser)
-    org.browsers.delete(resource.id)
-    saveProfile(store, resource, stamp)
+    endSession(org, resource, stamp)
     return ok(op)
   },
   updateBrowser: ({ body, call, op, org, store }) => {

@@ -4,6 +4,7 @@
  * @internal
  */
 import * as engine from "../engine.js"
+import { base32Secret } from "../schema.js"
 import * as values from "../values.js"
 import type { Handler, Handlers } from "./shared.js"
 import { error, lastOf, ok } from "./shared.js"
@@ -11,13 +12,21 @@ import { error, lastOf, ok } from "./shared.js"
 const expiry = (now: number): string => new Date((Math.floor(now / 30_000) + 1) * 30_000).toISOString()
 
 const save: Handler = ({ body, call, op, store }) => {
+  const secret = body["totp_secret"]
+  // the seed's rule: a secret the simulator could not make codes of is refused, not stored ("": removed)
+  if (typeof secret === "string" && secret !== "" && !base32Secret.test(secret)) {
+    return error(400, "bad_request", "invalid input: totp_secret: must be a base32 secret (A-Z, 2-7)")
+  }
   const reply = engine.generic(store, call, () => "cred")
   if (reply._tag !== "Json") return reply
   const resource = op.name === "createCredential"
     ? lastOf(store, "/credentials")
     : engine.find(store, "/credentials", call.segments[1]!, call.project)
   if (resource === undefined) return reply
-  const secret = body["totp_secret"]
+  if (secret === "") {
+    const { totp_secret: _removed, ...rest } = resource.fields
+    resource.fields = { ...rest, has_totp_secret: false }
+  }
   if (typeof secret === "string" && secret !== "") {
     resource.fields = { ...resource.fields, has_totp_secret: true }
     return ok(op, {
@@ -34,9 +43,11 @@ export const handlers: Handlers = {
   updateCredential: save,
   getCredentialTotpCode: ({ call, op, store }) => {
     const resource = engine.find(store, "/credentials", call.segments[1]!, call.project)
-    if (resource === undefined) return error(404, "not_found", "credential not found")
-    const secret = resource.fields["totp_secret"]
-    if (typeof secret !== "string") return error(400, "bad_request", "this credential has no TOTP secret")
+    const secret = resource?.fields["totp_secret"]
+    // the document's one 404 for both
+    if (typeof secret !== "string" || secret === "") {
+      return error(404, "not_found", "Credential not found or has no TOTP secret configured")
+    }
     return ok(op, { code: values.totp(secret, call.now), expires_at: expiry(call.now) })
   }
 }

@@ -49,8 +49,7 @@ export const handlers: Handlers = {
             : event._tag === "Fs" && within(watch, event.path)
             ? Option.some({ type: event.type, path: event.path, name: baseName(event.path), is_dir: event.isDir })
             : Option.none()
-      },
-      browser.events
+      }
     )
   })
 }

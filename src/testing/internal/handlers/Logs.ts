@@ -28,8 +28,7 @@ export const handlers: Handlers = {
               ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
               : Option.none()
         )
-      ),
-      browser.events
+      )
     )
   })
 }

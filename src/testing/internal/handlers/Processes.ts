@@ -167,8 +167,7 @@ export const handlers: Handlers = {
     const output = live.subscribe(process.output, { from: 0, follow: true })
     return liveReply(
       op,
-      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), toEvent),
-      process.output
+      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), toEvent)
     )
   })
 }

@@ -10,6 +10,10 @@ import { error, ok, onBrowser } from "./shared.js"
 
 export const handlers: Handlers = {
   startReplay: onBrowser(({ call, op, stamp, store }, browser) => {
+    // one recording at a time per browser (the document's 409)
+    for (const replay of browser.replays.values()) {
+      if (!replay.stopped) return error(409, "conflict", `replay ${replay.id} is already recording on this browser`)
+    }
     const id = engine.nextId(store, "replay")
     engine.put(store, `/browsers/${browser.id}/replays`, {
       id,

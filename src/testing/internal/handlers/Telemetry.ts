@@ -25,7 +25,6 @@ export const handlers: Handlers = {
             ? Option.some({ seq: event.seq, event: event.event })
             : Option.none()
       },
-      browser.events,
       (envelope) => String(envelope.seq)
     )
   })

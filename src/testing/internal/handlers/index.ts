@@ -23,15 +23,18 @@ import * as Filesystem from "./Filesystem.js"
 import * as FilesystemWatch from "./FilesystemWatch.js"
 import * as Invocations from "./Invocations.js"
 import * as Logs from "./Logs.js"
+import { conflict } from "./Names.js"
 import * as Playwright from "./Playwright.js"
 import * as Processes from "./Processes.js"
 import * as Profiles from "./Profiles.js"
+import * as Projects from "./Projects.js"
 import * as Proxies from "./Proxies.js"
 import * as Replays from "./Replays.js"
 import type { Handler, Organization } from "./shared.js"
 import { error } from "./shared.js"
 import * as Telemetry from "./Telemetry.js"
 
+export { expireIdle } from "./Browsers.js"
 export type { Browser, ByteBudget, Deployment, Organization, Replay } from "./shared.js"
 export { browserFields, overBudget } from "./shared.js"
 
@@ -52,6 +55,7 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Playwright,
     Processes,
     Profiles,
+    Projects,
     Proxies,
     Replays,
     Telemetry
@@ -73,8 +77,7 @@ export const handle = (org: Organization, call: Call): ReturnType<Handler> | und
       message: `${call.operation.method} /${call.segments.join("/")}`
     })
   }
-  const handler = handlers.get(call.operation.name)
-  return handler?.({
+  const context = {
     org,
     call,
     op: call.operation,
@@ -82,5 +85,6 @@ export const handle = (org: Organization, call: Call): ReturnType<Handler> | und
     store: org.store,
     stamp: engine.isoAt(call.now),
     browser
-  })
+  }
+  return conflict(context) ?? handlers.get(call.operation.name)?.(context)
 }

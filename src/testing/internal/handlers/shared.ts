@@ -24,6 +24,10 @@ export interface Replay {
 
 export interface Browser extends engine.BrowserState {
   readonly replays: Map<string, Replay>
+  /** When a request last addressed it (epoch milliseconds, the simulator's clock). */
+  activeAt: number
+  /** Its `timeout_seconds` in milliseconds: it ends after that long without activity (a seeded one: never). */
+  readonly idleMs: number
 }
 
 export interface Deployment {
@@ -52,6 +56,16 @@ export interface Organization {
   readonly deployments: Map<string, Deployment>
   /** Per pool, the acquires waiting for a browser, oldest first (at most `engine.collectionLimit` in all). */
   readonly poolWaiters: Map<string, Array<PoolWaiter>>
+  /**
+   * No browser of the organization times out before this (epoch milliseconds): the idle browsers are looked
+   * for only once a request comes at or after it (see `Browsers.expireIdle`).
+   */
+  idleCheckAt: number
+  /**
+   * Per auth connection with a login flow in progress, the flow's state events (`managed_auth_state`), for its
+   * followers; it ends with the flow (at most one per connection: bounded with the connections).
+   */
+  readonly authFlows: Map<string, live.Hub<Record<string, unknown>>>
 }
 
 /**
@@ -69,6 +83,24 @@ export const endPoolWaiters = (org: Organization, poolId?: string): void => {
     if (poolId !== undefined && id !== poolId) continue
     org.poolWaiters.delete(id)
     for (const waiter of queue.splice(0)) waiter.end()
+  }
+}
+
+/**
+ * A browser back to its pool: handed as it is to the oldest waiting acquire (the counts do not
+ * change), or else gone, its slot available again (not with `reuse: false`).
+ */
+export const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean): void => {
+  const waiter = reuse ? org.poolWaiters.get(pool.id)?.shift() : undefined
+  if (waiter !== undefined) return waiter.hand(id)
+  org.store.collections.get("/browsers")?.delete(id)
+  const browser = org.browsers.get(id)
+  if (browser !== undefined) endBrowser(browser)
+  org.browsers.delete(id)
+  pool.fields = {
+    ...pool.fields,
+    available_count: num(pool.fields["available_count"], 0) + (reuse ? 1 : 0),
+    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
   }
 }
 
@@ -192,12 +224,8 @@ export const liveReply = <A, S>(
   operation: Call["operation"],
   /** The events, or a hub followed (then sent over HTTP without a `Stream`). */
   events: Stream.Stream<A> | live.Following<S, A>,
-  source?: live.Hub<S>,
   idOf?: (event: A, index: number) => string
 ): Reply => {
-  if (source !== undefined && source.subscribers.size >= live.subscriberLimit) {
-    return error(429, "rate_limited", `at most ${live.subscriberLimit} streams may be open on one source`)
-  }
   const [status, answer] = engine.mainAnswer(operation)
   return answer.kind === "sse"
     ? {

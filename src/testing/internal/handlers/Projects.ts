@@ -1,0 +1,26 @@
+/**
+ * The simulator's projects: one that still holds resources cannot be deleted (the document: "The
+ * project must be empty (no active resources)", 409).
+ *
+ * @internal
+ */
+import * as engine from "../engine.js"
+import type { Handlers } from "./shared.js"
+import { error } from "./shared.js"
+
+export const handlers: Handlers = {
+  deleteProject: ({ call, store }) => {
+    const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
+    if (project !== undefined && !project.deleted) {
+      for (const [collection, items] of store.collections) {
+        if (collection === "/org/projects") continue
+        for (const resource of items.values()) {
+          if (resource.project === project.id && !resource.deleted && resource.retired !== true) {
+            return error(409, "conflict", `the project still holds resources (${collection}/${resource.id})`)
+          }
+        }
+      }
+    }
+    return engine.generic(store, call, () => "project")
+  }
+}
