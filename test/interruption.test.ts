@@ -3,13 +3,14 @@
  * generated table: each event stream, each download (as a stream and through `downloadToFile`) and
  * each upload. The fiber is interrupted at seeded random moments of a phase the server reached
  * (before the response head, in the middle of it, after the first bytes or events, in the middle of
- * the body, during the upload body) and then:
+ * the body; an upload also at once, 0-5 ms after its start, with its head in and none of its body read,
+ * and during its body) and then:
  * - the interruption returns (no hang) and the fiber ends interrupted (nothing failed or ended first);
  * - every socket that carried the request is closed promptly (undici may open a spare idle
  *   connection after an abort mid-body on Node 22, nodejs/undici#5845: it carried no request and is
  *   not counted);
  * - no temporary file (nor the destination) remains after a `downloadToFile`;
- * - a file on disk being uploaded is closed.
+ * - a file on disk being uploaded is closed, and a caller's `Stream` body's scope (its finalizer).
  *
  * The client's layer is built once per transport (its connection pool lives through the file), so
  * a socket left open by the SDK is seen as open (a layer torn down would close it for us).
@@ -104,7 +105,16 @@ const bytesOf = (module: string, accessor: string, params: unknown) =>
 // one loopback server for the file
 // ---------------------------------------------------------------------------------------------
 
-type Phase = "before head" | "mid-head" | "first bytes" | "mid-body" | "upload body" | "upload sent" | "resuming"
+type Phase =
+  | "before head"
+  | "mid-head"
+  | "first bytes"
+  | "mid-body"
+  | "at once"
+  | "upload head"
+  | "upload body"
+  | "upload sent"
+  | "resuming"
 
 interface Plan {
   readonly phase: Phase
@@ -176,6 +186,12 @@ const handler: Http.RequestListener = (req, res) => {
   if (p.kind !== "upload") {
     req.resume()
     return answer(req, res, p)
+  }
+  if (p.phase === "upload head" || p.phase === "at once") {
+    // the request's head, and none of its body read: the client may not have started sending it
+    paused.push(req)
+    req.pause()
+    return p.reached()
   }
   if (p.phase === "upload body") {
     // read a part of the body, then stop reading: the client is held in the middle of sending it
@@ -253,7 +269,22 @@ interface Case {
   readonly target?: true
   /** A file on disk being read by the program. */
   readonly reads?: true
+  /** A body whose scope the program opens ({@link bodyScopes}): closed by the interruption. */
+  readonly scoped?: true
 }
+
+/** The scopes of the `Stream` bodies: opened when the stream runs, closed when its run ends. */
+const bodyScopes = { opened: 0, closed: 0 }
+
+/** A caller's endless `Stream` body with a finalizer (its run counted in {@link bodyScopes}). */
+const scopedBody = (): Stream.Stream<Uint8Array> =>
+  Stream.unwrapScoped(Effect.as(
+    Effect.acquireRelease(
+      Effect.sync(() => bodyScopes.opened++),
+      () => Effect.sync(() => bodyScopes.closed++)
+    ),
+    Stream.repeatEffect(Effect.as(Effect.sleep("1 millis"), new Uint8Array(32 * 1024)))
+  ))
 
 const answerPhases: ReadonlyArray<Phase> = ["before head", "mid-head", "first bytes", "mid-body"]
 
@@ -298,20 +329,26 @@ const cases: ReadonlyArray<Case> = [
       {
         name: `${e.module}.${e.accessor} (a file on disk)`,
         kind: "upload",
-        phases: ["upload body", "upload body", "upload sent", "mid-head"],
+        // a fetch interrupted at once leaves the file open only now and then: tried three times
+        phases: [
+          "at once",
+          "at once",
+          "at once",
+          "upload head",
+          "upload body",
+          "upload body",
+          "upload sent",
+          "mid-head"
+        ],
         reads: true,
         program: () => call(e.module, e.accessor, params(KernelFiles.file(bigFile)))
       },
       {
         name: `${e.module}.${e.accessor} (a Stream)`,
         kind: "upload",
-        phases: ["upload body"],
-        program: () =>
-          call(
-            e.module,
-            e.accessor,
-            params(Stream.repeatEffect(Effect.as(Effect.sleep("1 millis"), new Uint8Array(32 * 1024))))
-          )
+        phases: ["at once", "upload head", "upload body"],
+        scoped: true,
+        program: () => call(e.module, e.accessor, params(scopedBody()))
       }
     ]
   })
@@ -346,7 +383,13 @@ describe.each(transports)("interrupted at random points over $name", (transport)
           count: phase === "mid-body" ? 2 + Math.floor(next() * 30) : 64 * 1024 + Math.floor(next() * 1024 * 1024),
           reached
         }
+        // what an earlier run left open is its own failure, not this run's
+        const scopesBefore = { ...bodyScopes }
+        const openBefore = c.reads === true ? openOn(bigFile) : []
+        const openNow = () => openOn(bigFile).filter((fd) => !openBefore.includes(fd))
         const fiber = Effect.runFork(Effect.provide(c.program(target), context!))
+        // at once: 0-5 ms after the start, before the server may have seen the request
+        if (phase === "at once") reached()
         const ended = Effect.runPromise(Fiber.await(fiber))
         const first = await within(5_000, Promise.race([reachedPromise.then(() => "reached" as const), ended]), where)
         if (first !== "reached") {
@@ -356,7 +399,7 @@ describe.each(transports)("interrupted at random points over $name", (transport)
             }`
           )
         }
-        await sleep(Math.floor(next() * 20))
+        await sleep(Math.floor(next() * (phase === "at once" ? 6 : 20)))
         const interruptAt = Date.now()
         const exit = await within(3_000, Effect.runPromise(Fiber.interrupt(fiber)), `${where}: interrupting`)
         if (process.env.DEBUG_INTERRUPT) console.log(where, "interrupted in", Date.now() - interruptAt, "ms")
@@ -368,21 +411,32 @@ describe.each(transports)("interrupted at random points over $name", (transport)
         // the server reads again (a paused socket would not see the client close it)
         for (const req of paused) req.resume()
         paused = []
-        // the sockets that carried the request are closed promptly
+        // the sockets that carried the request are closed promptly (interrupted at once, the request
+        // may never have reached the server, or reach it only after the interruption)
         const start = Date.now()
-        const freed = () => carried.length > 0 && carried.every((socket) => socket.destroyed || socket.closed)
+        const freed = () =>
+          (carried.length > 0 || phase === "at once") && carried.every((socket) => socket.destroyed || socket.closed)
+        if (phase === "at once") await sleep(50)
         while (!freed() && Date.now() - start < 2_000) await sleep(10)
         expect(freed(), `${where}: the sockets that carried it (${carried.length}) closed`).toBe(true)
         // nothing was sent after the interruption (a resumption, a retry)
         await sleep(phase === "resuming" ? 300 : 0)
-        expect(carried, `${where}: no request after the interruption`).toHaveLength(requests)
+        if (phase !== "at once") expect(carried, `${where}: no request after the interruption`).toHaveLength(requests)
         if (c.target === true) {
           expect(leftovers(), `${where}: no file left`).toEqual([])
         }
         if (c.reads === true) {
           const readStart = Date.now()
-          while (openOn(bigFile).length > 0 && Date.now() - readStart < 2_000) await sleep(10)
-          expect(openOn(bigFile), `${where}: the uploaded file closed`).toEqual([])
+          while (openNow().length > 0 && Date.now() - readStart < 2_000) await sleep(10)
+          expect(openNow(), `${where}: the uploaded file closed`).toEqual([])
+        }
+        if (c.scoped === true) {
+          const closeStart = Date.now()
+          const opened = () => bodyScopes.opened - scopesBefore.opened
+          const closed = () => bodyScopes.closed - scopesBefore.closed
+          while (closed() < opened() && Date.now() - closeStart < 2_000) await sleep(10)
+          expect(opened(), `${where}: the body's scope opened once at most`).toBeLessThanOrEqual(1)
+          expect(closed(), `${where}: the body's scope closed`).toBe(opened())
         }
       }
     }, 30_000)

@@ -1,13 +1,15 @@
+import { FetchHttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, type Layer, Option, Scope, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Browsers, Deployments, Extensions, Filesystem, KernelFiles } from "effect-kernel"
 import * as fs from "node:fs"
 import type * as Http from "node:http"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { httpServer, loopbackLayer } from "./utils/loopback.js"
+import { openOn } from "./utils/descriptors.js"
+import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { parseMultipart } from "./utils/multipart.js"
 import { transports } from "./utils/transports.js"
 
@@ -274,4 +276,63 @@ describe("a large file upload keeps memory flat", () => {
     },
     120_000
   )
+})
+
+describe("an upload's body ends with its attempt on fetch, whether fetch read it or not", () => {
+  // fetch (`FetchHttpClient`) is given the body as a `ReadableStream` whose fiber starts with it; a
+  // fetch that answers or is aborted without reading it all need not cancel it: the attempt's end
+  // closes the body's scope (the file, the caller's finalizer) itself
+  const bodyScopes = { opened: 0, closed: 0 }
+  const scopedBody = Stream.unwrapScoped(Effect.as(
+    Effect.acquireRelease(Effect.sync(() => bodyScopes.opened++), () => Effect.sync(() => bodyScopes.closed++)),
+    Stream.repeatEffect(Effect.as(Effect.sleep("1 millis"), new Uint8Array(32 * 1024)))
+  ))
+  /** A fetch that reads `chunks` chunks of the body, then answers `status` (or never answers). */
+  const fetchReading = (chunks: number, status?: number): typeof globalThis.fetch => async (_input, init) => {
+    const body = init?.body
+    if (chunks > 0 && body instanceof ReadableStream) {
+      const reader = body.getReader()
+      for (let i = 0; i < chunks; i++) await reader.read()
+      // neither cancelled nor released: as an aborted fetch may leave it
+    }
+    if (status !== undefined) return new Response(JSON.stringify({ code: "unavailable", message: "m" }), { status })
+    return new Promise<Response>((_resolve, reject) => {
+      init?.signal?.addEventListener("abort", () => reject(init.signal?.reason))
+    })
+  }
+  const sent = (fetch: typeof globalThis.fetch, contents: KernelFiles.Upload, options = {}) =>
+    Effect.runFork(
+      Effect.provide(
+        Filesystem.writeFile({ id: "b1", path: "/tmp/w", contents }),
+        loopbackLayer(port, Layer.provide(FetchHttpClient.layer, Layer.succeed(FetchHttpClient.Fetch, fetch)), options)
+      )
+    )
+  const closed = (path: string) =>
+    Effect.runPromise(waitUntil(() => openOn(path) === 0 && bodyScopes.closed === bodyScopes.opened))
+
+  for (const [name, chunks] of [["before fetch reads it", 0], ["after fetch read a part", 2]] as const) {
+    it(`interrupted ${name}`, async () => {
+      const path = onDisk(`fetch-interrupted-${chunks}.bin`, payload(4 * 1024 * 1024))
+      for (const [what, contents] of [["a file", KernelFiles.file(path)], ["a Stream", scopedBody]] as const) {
+        const fiber = sent(fetchReading(chunks), contents)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(Exit.isInterrupted(await Effect.runPromise(Fiber.interrupt(fiber)))).toBe(true)
+        expect(await closed(path), `${what}: body closed`).toBe(true)
+      }
+      expect(bodyScopes.opened).toBeGreaterThan(0)
+    })
+    it(`answered ${name} (a 503: the attempt fails) and timed out ${name}`, async () => {
+      const path = onDisk(`fetch-answered-${chunks}.bin`, payload(4 * 1024 * 1024))
+      for (const [what, contents] of [["a file", KernelFiles.file(path)], ["a Stream", scopedBody]] as const) {
+        const answered = await Effect.runPromise(Fiber.await(sent(fetchReading(chunks, 503), contents)))
+        expect(failureOf(answered)).toMatchObject({ status: 503 })
+        expect(await closed(path), `${what}: body closed after the answer`).toBe(true)
+        const timedOut = await Effect.runPromise(
+          Fiber.await(sent(fetchReading(chunks), contents, { timeout: "50 millis" }))
+        )
+        expect(failureOf(timedOut)).toMatchObject({ _tag: "Timeout" })
+        expect(await closed(path), `${what}: body closed after the time-out`).toBe(true)
+      }
+    })
+  }
 })

@@ -1,17 +1,20 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as Headers from "@effect/platform/Headers"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpClientResponseNs from "@effect/platform/HttpClientResponse"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
@@ -109,9 +112,13 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   // `DOMException`) is skipped.
   // Only a response the caller keeps (`keep`, a body being streamed) outlives its attempt, and
   // then its release (`onSuccess`'s second argument: closing the attempt's scope) is the caller's.
+  // A stream body's run is the attempt's too (see `ownedBody`).
   // without a tracer, the platform's `http.client` span of a direct request would be seen by
   // nothing (as the SDK's own spans, made only when tracing): not made
-  const send = direct ? untraced(scoped.execute(request)) : scoped.execute(request)
+  const sendOf = (sent: HttpClientRequest.HttpClientRequest, tracing: boolean) =>
+    direct && !tracing ? untraced(scoped.execute(sent)) : scoped.execute(sent)
+  const send = direct ? sendOf(request, false) : scoped.execute(request)
+  const streamed = request.body._tag === "Stream"
   const run = (attempts: number, tracing: boolean) =>
     Effect.acquireUseRelease(
       Effect.map(Scope.make(), (scope) => new Attempt(scope)),
@@ -119,7 +126,14 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
         answer(
           op,
           request,
-          nth(attempts, tracing || !direct ? scoped.execute(request) : send).pipe(
+          nth(
+            attempts,
+            streamed
+              ? Effect.flatMap(ownedBody(request, attempt.scope), (owned) => sendOf(owned, tracing))
+              : tracing || !direct
+              ? scoped.execute(request)
+              : send
+          ).pipe(
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
           (response) =>
@@ -137,6 +151,58 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
     request,
     (attempts, _millis, tracing) => Timeout.timeoutFail(run(attempts, tracing), config.timeout, timeout)
   )
+}
+
+/**
+ * The request an attempt sends, its stream body's run owned by the attempt's scope: when the attempt
+ * ends, however it ends, a run still going is interrupted (the body's scope closed: a file being
+ * uploaded, a caller's finalizer) and a run not started yet fails as interrupted when it starts.
+ * A transport may run the body on a fiber of its own that nothing else ends: fetch's
+ * (`Stream.toReadableStreamEffect`) starts with the `ReadableStream`, before fetch reads it, and
+ * fetch aborted before it reads the body (or in the middle of it) does not always cancel the
+ * `ReadableStream`, whose fiber then waits forever with the body's scope open.
+ * A body of bytes is the request as it is; `KernelTransport` (`executeOwned`) ends the run itself.
+ */
+const ownedBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  scope: Scope.Scope
+): Effect.Effect<HttpClientRequest.HttpClientRequest> => {
+  const body = request.body
+  if (body._tag !== "Stream") return Effect.succeed(request)
+  const run = new BodyRun()
+  return Effect.as(
+    Scope.addFinalizer(scope, run.end),
+    HttpClientRequest.setBody(request, HttpBody.stream(run.own(body.stream), body.contentType, body.contentLength))
+  )
+}
+
+/** The run of an attempt's stream body: the fiber running it, from its start to its end. */
+class BodyRun {
+  private fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
+  private ended = false
+
+  /** The stream, its run noted from its start to its end (a per-run cost, nothing per chunk). */
+  own<E>(stream: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E> {
+    const start = Effect.withFiberRuntime<void>((fiber) => {
+      if (this.ended) return Effect.interrupt
+      this.fiber = fiber
+      return Effect.void
+    })
+    const stop = Effect.sync(() => {
+      this.fiber = undefined
+    })
+    return Stream.fromChannel(
+      Channel.ensuring(Channel.flatMap(Channel.fromEffect(start), () => Stream.toChannel(stream)), stop)
+    )
+  }
+
+  /** The attempt's end: the run still going interrupted (and awaited), no run started after it. */
+  readonly end: Effect.Effect<void> = Effect.withFiberRuntime((current) => {
+    this.ended = true
+    const fiber = this.fiber
+    this.fiber = undefined
+    return fiber === undefined || fiber === current ? Effect.void : Effect.asVoid(Fiber.interrupt(fiber))
+  })
 }
 
 /** The transport's request without the platform's span (`HttpClient`'s tracer turned off for it). */
