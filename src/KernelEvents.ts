@@ -69,14 +69,15 @@ export interface ProcessOutputChunk {
 }
 
 /**
- * The end of a process: its exit code (the last event of the stream).
+ * The end of a process: its exit code (the last event of the stream), `undefined` when the service
+ * sent none (the document marks `exit_code` optional; the SDK does not make one up).
  *
  * @since 0.2.0
  * @category Models
  */
 export interface ProcessExit {
   readonly _tag: "Exit"
-  readonly exitCode: number
+  readonly exitCode: number | undefined
 }
 
 /**

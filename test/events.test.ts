@@ -314,6 +314,15 @@ describe.each(transports)("event streams over $name", (transport) => {
     expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
   })
 
+  it("process output: an exit without its code has none (undefined), never a made-up one", async () => {
+    set((_req, res) => {
+      sse(res)
+      res.write(frame({ event: "exit" }))
+    })
+    const events = valueOf(await run(transport, collect(Processes.stdoutStream({ id: "b1", processId: "p1" }))))
+    expect(events).toEqual([{ _tag: "Exit", exitCode: undefined }])
+  })
+
   it("telemetry: an unknown event type inside the envelope is an UnknownEvent, its seq counted", async () => {
     set((_req, res) => {
       sse(res)

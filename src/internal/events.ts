@@ -63,7 +63,7 @@ const text = (value: unknown): string | undefined => typeof value === "string" ?
 const processOutput = (event: unknown): Either.Either<KernelEvents.ProcessOutput, string> => {
   if (tagAt(event, ["event"]) === "exit") {
     const code = tagAt(event, ["exit_code"])
-    return Either.right({ _tag: "Exit", exitCode: typeof code === "number" ? code : -1 })
+    return Either.right({ _tag: "Exit", exitCode: typeof code === "number" ? code : undefined })
   }
   const decoded = Encoding.decodeBase64(text(tagAt(event, ["data_b64"])) ?? "")
   return Either.isLeft(decoded)
