@@ -599,6 +599,31 @@ describe("real behaviours", () => {
       })
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("exec runs in its cwd (a directory of the tree, else 400); `echo -n`; stdin that is not base64 is 400", () =>
+    Effect.gen(function*() {
+      yield* callAny(byName("writeFile"), { id: "b1", path: "/home/u/f.txt", ...bodyParams(byName("writeFile")) })
+      const out = (answer: unknown) => Buffer.from(idOf(answer, "stdout_b64"), "base64").toString()
+      const exec = (params: Record<string, unknown>) => callAny(byName("execProcess"), { id: "b1", ...params })
+      expect(out(yield* exec({ command: "pwd", cwd: "/home/u" }))).toBe("/home/u\n")
+      expect(out(yield* exec({ command: "pwd" }))).toBe("/\n")
+      expect(out(yield* exec({ command: "cat", args: ["f.txt"], cwd: "/home/u" }))).toBe("hello\n")
+      expect(out(yield* exec({ command: "ls", cwd: "/home" }))).toBe("u\n")
+      expect(out(yield* exec({ command: "echo", args: ["-n", "a", "b"] }))).toBe("a b")
+      for (const cwd of ["/nope", "/home/u/f.txt"]) {
+        expect(yield* Effect.flip(exec({ command: "pwd", cwd }))).toMatchObject({ _tag: "BadRequest" })
+        expect(yield* Effect.flip(callAny(byName("spawnProcess"), { id: "b1", command: "pwd", cwd })))
+          .toMatchObject({ _tag: "BadRequest" })
+      }
+      const spawned = yield* callAny(byName("spawnProcess"), { id: "b1", command: "true" })
+      const processId = idOf(spawned, "process_id")
+      const stdin = (data_b64: string) =>
+        Effect.flip(callAny(byName("writeProcessStdin"), { id: "b1", processId, data_b64 }))
+      expect(yield* stdin("not base64!")).toMatchObject({
+        _tag: "BadRequest",
+        message: expect.stringContaining("base64")
+      })
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("a TOTP code from the seeded secret (RFC 6238)", () =>
     Effect.gen(function*() {
       const answer = yield* callAny(byName("getCredentialTotpCode"), { idOrName: "cred_1" })

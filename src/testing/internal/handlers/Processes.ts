@@ -12,29 +12,36 @@ import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
 import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings, wholeReply } from "./shared.js"
 
-/** The deterministic output of a command: `echo`, `cat <file of the tree>`, `ls [dir]`, `true`, `false`. */
+/**
+ * The deterministic output of a command run in the directory `cwd`: `echo [-n]`, `cat <file of the
+ * tree>`, `ls [dir]`, `pwd`, `true`, `false`; a relative path is taken from `cwd`.
+ */
 const run = (
   browser: Browser,
   command: string,
-  args: ReadonlyArray<string>
+  args: ReadonlyArray<string>,
+  cwd: string
 ): { out: string; err: string; code: number } => {
   const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
   const [program, ...rest] = words
+  const at = (path: string) => normalize(path.startsWith("/") ? path : `${cwd}/${path}`)
   switch (program) {
     case "echo":
-      return { out: `${rest.join(" ")}\n`, err: "", code: 0 }
+      return rest[0] === "-n"
+        ? { out: rest.slice(1).join(" "), err: "", code: 0 }
+        : { out: `${rest.join(" ")}\n`, err: "", code: 0 }
     case "true":
       return { out: "", err: "", code: 0 }
     case "false":
       return { out: "", err: "", code: 1 }
     case "pwd":
-      return { out: "/\n", err: "", code: 0 }
+      return { out: `${cwd}\n`, err: "", code: 0 }
     case "cat": {
       // as cat(1): each file in turn, a message for each that cannot be read, exit 1 when one could not
       let out = ""
       let err = ""
       for (const file of rest) {
-        const node = browser.fs.get(normalize(file))
+        const node = browser.fs.get(at(file))
         if (node === undefined) err += `cat: ${file}: No such file or directory\n`
         else if (node.dir) err += `cat: ${file}: Is a directory\n`
         else out += new TextDecoder().decode(node.bytes)
@@ -42,8 +49,8 @@ const run = (
       return { out, err, code: err === "" ? 0 : 1 }
     }
     case "ls": {
-      const arg = rest.find((a) => !a.startsWith("-")) ?? "/"
-      const dir = normalize(arg)
+      const arg = rest.find((a) => !a.startsWith("-")) ?? cwd
+      const dir = at(arg)
       const node = browser.fs.get(dir)
       if (node === undefined) {
         return { out: "", err: `ls: cannot access '${arg}': No such file or directory\n`, code: 2 }
@@ -74,7 +81,9 @@ const settle = (process: engine.Process, now: number): void => {
 
 export const handlers: Handlers = {
   execProcess: onBrowser(({ body, op }, browser) => {
-    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]))
+    const cwd = workingDirectory(browser, body)
+    if (typeof cwd !== "string") return cwd
+    const result = run(browser, String(body["command"] ?? ""), strings(body["args"]), cwd)
     return ok(op, {
       exit_code: result.code,
       stdout_b64: b64(result.out),
@@ -91,7 +100,9 @@ export const handlers: Handlers = {
     const seconds = words[0] === "sleep" && words.length === 2 ? Number(words[1]) : Number.NaN
     const sleeps = Number.isFinite(seconds) && seconds > 0
     const interactive = (words[0] === "cat" && words.length === 1) || sleeps
-    const result = run(browser, command, args)
+    const cwd = workingDirectory(browser, body)
+    if (typeof cwd !== "string") return cwd
+    const result = run(browser, command, args, cwd)
     // the document's process ids are UUIDs
     store.counter++
     const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
@@ -137,12 +148,19 @@ export const handlers: Handlers = {
     if (process.state === "running") exit(process, body["signal"] === "KILL" ? 137 : 143)
     return { ok: true }
   }),
-  writeProcessStdin: onProcess((body, process) => {
-    const bytes = Buffer.from(String(body["data_b64"] ?? ""), "base64")
+  writeProcessStdin: onBrowser(({ body, call, op }, browser) => {
+    const process = browser.processes.get(call.segments[3]!)
+    if (process === undefined) return error(404, "not_found", "process not found")
+    settle(process, call.now)
+    const text = String(body["data_b64"] ?? "")
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
+      return error(400, "bad_request", "data_b64: not base64")
+    }
+    const bytes = Buffer.from(text, "base64")
     if (process.echoesStdin && process.state === "running" && bytes.length > 0) {
       live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: new Uint8Array(bytes) })
     }
-    return { written_bytes: bytes.length }
+    return ok(op, { written_bytes: bytes.length })
   }),
   resizeProcess: onProcess(() => ({ ok: true })),
   // its output from the start, then as it comes, until it exits (or the browser is deleted)
@@ -170,6 +188,16 @@ export const handlers: Handlers = {
       Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), toEvent)
     )
   })
+}
+
+/** A command's working directory (`cwd`, default `/`): a directory of the tree, or the 400 when it is not one. */
+const workingDirectory = (browser: Browser, body: Record<string, unknown>): string | engine.Reply => {
+  const given = body["cwd"]
+  if (given === undefined) return "/"
+  const cwd = normalize(String(given))
+  return browser.fs.get(cwd)?.dir === true
+    ? cwd
+    : error(400, "bad_request", `cwd: ${String(given).slice(0, 256)} is not a directory of the browser`)
 }
 
 const exit = (process: engine.Process, code: number): void => {
