@@ -6,7 +6,20 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, ParseResult, Redacted, Schema, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  DateTime,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  ParseResult,
+  Redacted,
+  Schema,
+  Stream,
+  TestClock
+} from "effect"
 import { Browsers, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
@@ -679,6 +692,17 @@ describe("real behaviours", () => {
       expect(events.length).toBeGreaterThan(0)
       expect(events.filter((event) => event["event"] === "sse_heartbeat")).toEqual([])
       expect(events.at(-1)).toMatchObject({ event: "invocation_state", invocation: { status: "succeeded" } })
+      // the running state has not finished; it started when it was created (the simulator's clock: 0 here)
+      const states = events.filter((event) => event["event"] === "invocation_state").map((event) =>
+        event["invocation"] as {
+          readonly status: string
+          readonly started_at: DateTime.Utc
+          readonly finished_at?: unknown
+        }
+      )
+      expect(states.map((state) => [state.status, state.finished_at === null || state.finished_at === undefined]))
+        .toEqual([["running", true], ["succeeded", false]])
+      expect(states.map((state) => DateTime.toEpochMillis(state.started_at))).toEqual([0, 0])
       const deployment = (yield* callAny(byName("followDeployment"), { id: "dep_1" })) as ReadonlyArray<
         Record<string, unknown>
       >

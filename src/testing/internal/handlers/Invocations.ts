@@ -21,7 +21,16 @@ export const handlers: Handlers = {
     // `deployment_id` (not in the answer's schema): what `GET /invocations?deployment_id=` filters by
     const reply = engine.generic(
       store,
-      { ...call, body: { ...body, status: async ? "queued" : "succeeded", deployment_id: deployment } },
+      {
+        ...call,
+        body: {
+          ...body,
+          status: async ? "queued" : "succeeded",
+          deployment_id: deployment,
+          started_at: stamp,
+          ...(async ? {} : { finished_at: stamp })
+        }
+      },
       () => "inv"
     )
     const created = lastOf(store, "/invocations")

@@ -22,7 +22,7 @@ export const follow = (kind: "deployment" | "invocation"): Handler => ({ call, o
     { event: "log", timestamp: stamp, message: deployment ? "building image" : "invocation started" },
     deployment
       ? { event: "deployment_state", timestamp: stamp, deployment: { ...state, status: "in_progress" } }
-      : { event: "invocation_state", timestamp: stamp, invocation: { ...state, status: "running" } },
+      : { event: "invocation_state", timestamp: stamp, invocation: { ...state, status: "running", finished_at: null } },
     { event: "log", timestamp: stamp, message: deployment ? "deployed" : "invocation finished" },
     deployment
       ? { event: "deployment_state", timestamp: stamp, deployment: state }
