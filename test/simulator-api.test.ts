@@ -899,6 +899,27 @@ describe("routing, faults and projects", () => {
       expect((yield* raw("GET", `/proxies/${id}`, { "x-kernel-project-id": "proj_b" })).status).toBe(404)
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("an API key created in the simulator authenticates as its organization (its project's caller) until deleted", () =>
+    Effect.gen(function*() {
+      const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+      const created = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "ci" })).text)
+      const scoped = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "ci-a", project_id: "proj_a" })).text)
+      expect(created.key).not.toBe(scoped.key)
+      const proxy = JSON.parse(
+        (yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })).text
+      )
+      const other = JSON.parse(
+        (yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_b" }, { type: "datacenter" })).text
+      )
+      const ids = (text: string) => JSON.parse(text).map((p: { id: string }) => p.id)
+      expect(ids((yield* raw("GET", "/proxies", bearer(created.key))).text)).toEqual([proxy.id, other.id])
+      expect(ids((yield* raw("GET", "/proxies", bearer(scoped.key))).text)).toEqual([proxy.id])
+      expect((yield* raw("GET", "/proxies", bearer(`${created.key}x`))).status).toBe(401)
+      expect((yield* raw("DELETE", `/org/api_keys/${created.id}`)).status).toBe(204)
+      expect((yield* raw("GET", "/proxies", bearer(created.key))).status).toBe(401)
+      expect((yield* raw("GET", "/proxies", bearer(scoped.key))).status).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("the project header scopes the five original operations too", () =>
     Effect.gen(function*() {
       const inA = { "x-kernel-project-id": "proj_a" }

@@ -292,7 +292,8 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       ),
       poolWaiters: new Map(),
       idleCheckAt: Number.POSITIVE_INFINITY,
-      authFlows: new Map()
+      authFlows: new Map(),
+      apiKeys: new Map()
     })
   }
   return organizations
@@ -757,6 +758,23 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 
     const decoder = new TextDecoder()
 
+    /** The organization (and project) of an API key created in the simulator, while the key exists. */
+    const createdKey = (
+      token: string
+    ): { readonly org: Organization; readonly project: string | undefined } | undefined => {
+      if (!token.startsWith("sk_sim_")) return undefined
+      const digest = behaviours.keyDigest(token)
+      for (const org of organizations.values()) {
+        const id = org.apiKeys.get(digest)
+        const resource = id === undefined ? undefined : org.store.collections.get("/org/api_keys")?.get(id)
+        if (resource !== undefined && !resource.deleted) {
+          const project = resource.fields["project_id"]
+          return { org, project: typeof project === "string" ? project : undefined }
+        }
+      }
+      return undefined
+    }
+
     const answer = (
       request: SimRequest,
       record: { body: string | undefined; bodyBytes?: number | undefined },
@@ -765,7 +783,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       draw: number
     ): Effect.Effect<SimResponse> => {
       const token = bearerToken(request.headers["authorization"])
-      const org = token === undefined ? undefined : organizations.get(token)
+      const seeded = token === undefined ? undefined : organizations.get(token)
+      const key = seeded === undefined && token !== undefined ? createdKey(token) : undefined
+      const org = seeded ?? key?.org
       const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
       // a fault is served (and spent) only after authentication: a caller with no token gets 401
       const fault = org !== undefined && name !== undefined ? takeFault(name, draw) : undefined
@@ -839,7 +859,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             }
             record.bodyBytes = read.bytes.length
           }
-          const project = request.headers["x-kernel-project-id"]
+          // a project's API key is that project's caller; otherwise the header says
+          const project = key?.project ?? request.headers["x-kernel-project-id"]
           return Effect.flatMap(Clock.currentTimeMillis, (now) => {
             // the browsers idle for their `timeout_seconds` end; one a request addresses is active
             behaviours.expireIdle(org, now, segments.value[0] === "browsers" ? segments.value[1] : undefined)

@@ -4,25 +4,36 @@
  *
  * @internal
  */
-import * as Crypto from "node:crypto"
 import * as engine from "../engine.js"
 import type { Handlers } from "./shared.js"
-import { lastOf, ok } from "./shared.js"
+import { keyDigest, lastOf, ok } from "./shared.js"
 
 const day = 24 * 60 * 60 * 1000
 
 export const handlers: Handlers = {
-  createApiKey: ({ body, call, op, store }) => {
+  createApiKey: ({ body, call, op, org, store }) => {
     const reply = engine.generic(store, call, () => "api_key")
     if (reply._tag !== "Json") return reply
     const resource = lastOf(store, "/org/api_keys")
     if (resource === undefined) return reply
-    // deterministic per key (the simulator's answers repeat from run to run), distinct between keys
-    const key = `sk_sim_${Crypto.createHash("sha256").update(resource.id).digest("hex").slice(0, 32)}`
+    // deterministic per organization and key (the simulator's answers repeat from run to run), distinct
+    // between keys and between organizations
+    const key = `sk_sim_${keyDigest(`${org.id}/${resource.id}`).slice(0, 32)}`
+    // it authenticates as the organization from now on (while it exists); the map is pruned of keys gone
+    if (org.apiKeys.size >= 2 * engine.collectionLimit) {
+      const kept = store.collections.get("/org/api_keys")
+      for (const [digest, id] of org.apiKeys) if (kept?.get(id)?.deleted !== false) org.apiKeys.delete(digest)
+    }
+    org.apiKeys.set(keyDigest(key), resource.id)
     const days = body["days_to_expire"]
     const { key: _, ...fields } = resource.fields
+    // org-wide unless it names a project (or is made by a project's caller)
+    const projectId = typeof body["project_id"] === "string" ? body["project_id"] : call.project ?? null
+    const project = projectId === null ? undefined : engine.find(store, "/org/projects", projectId, undefined)
     resource.fields = {
       ...fields,
+      project_id: projectId,
+      project_name: project?.fields["name"] ?? null,
       expires_at: typeof days === "number" ? engine.isoAt(call.now + days * day) : null,
       masked_key: `${key.slice(0, 7)}...${key.slice(-4)}`
     }

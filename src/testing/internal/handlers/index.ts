@@ -36,7 +36,7 @@ import * as Telemetry from "./Telemetry.js"
 
 export { expireIdle } from "./Browsers.js"
 export type { Browser, ByteBudget, Deployment, Organization, Replay } from "./shared.js"
-export { browserFields, overBudget } from "./shared.js"
+export { browserFields, keyDigest, overBudget } from "./shared.js"
 
 const handlers: ReadonlyMap<string, Handler> = new Map(
   [

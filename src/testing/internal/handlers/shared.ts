@@ -6,6 +6,7 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as Crypto from "node:crypto"
 import type * as Sim from "../../KernelSimulator.js"
 import * as engine from "../engine.js"
 import type { Call, Reply, Store } from "../engine.js"
@@ -66,7 +67,16 @@ export interface Organization {
    * followers; it ends with the flow (at most one per connection: bounded with the connections).
    */
   readonly authFlows: Map<string, live.Hub<Record<string, unknown>>>
+  /**
+   * The API keys created in the organization, by the SHA-256 of their value (the value itself is given
+   * once and never kept): a request bearing one is the organization's (and its project's, if the key has
+   * one) while the key exists.
+   */
+  readonly apiKeys: Map<string, string>
 }
+
+/** The digest by which {@link Organization.apiKeys} knows a key. */
+export const keyDigest = (key: string): string => Crypto.createHash("sha256").update(key).digest("hex")
 
 /**
  * An acquire waiting for a browser: a release hands it the released browser's id; `end` answers
