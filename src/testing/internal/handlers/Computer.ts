@@ -77,23 +77,13 @@ const act = (browser: Browser, now: number, type: string, action: Record<string,
   }
 }
 
-const actionTypes = [
-  "click_mouse",
-  "move_mouse",
-  "type_text",
-  "press_key",
-  "scroll",
-  "drag_mouse",
-  "set_cursor",
-  "sleep"
-]
-
 /**
  * Why a batch's action is refused (the document: "Exactly one action field matching the type must be
  * provided"), or `undefined`.
  */
 const actionIssue = (action: Record<string, unknown>, index: number): string | undefined => {
-  const given = actionTypes.filter((name) => action[name] !== undefined)
+  // the body passed its schema: the keys beside `type` are action fields
+  const given = Object.keys(action).filter((name) => name !== "type" && action[name] !== undefined)
   const type = String(action["type"])
   return given.length === 1 && given[0] === type
     ? undefined
