@@ -346,8 +346,11 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
       const page = kept.slice(offset, offset + limit)
       expect((reply.value as ReadonlyArray<{ id: string }>).map((d) => d.id)).toEqual(page.map((i) => i.id))
       const more = offset + limit < kept.length
+      const made = { "x-limit": String(limit), "x-offset": String(offset) }
       expect(reply.headers).toEqual(
-        more ? { "x-has-more": "true", "x-next-offset": String(offset + limit) } : { "x-has-more": "false" }
+        more
+          ? { "x-has-more": "true", "x-next-offset": String(offset + limit), ...made }
+          : { "x-has-more": "false", ...made }
       )
     }
   })
