@@ -37,7 +37,11 @@ export interface Service {
   readonly baseUrl: string
   /** Sent as `X-Kernel-Project-Id` when set. */
   readonly projectId: Option.Option<string>
-  /** Time-out of one attempt (until the whole JSON body, or the download's headers, arrived). */
+  /**
+   * Time-out of one attempt (until the whole JSON body, or the download's headers, arrived). For a
+   * streamed upload (a file on disk, a `Stream`), pushed back each time the transport takes a chunk of
+   * the body: it bounds a silence of the upload, then the wait for the answer (docs/retries.md).
+   */
   readonly timeout: Duration.Duration
   /** How long a download may stall between two chunks before it fails with `Timeout`. */
   readonly idleTimeout: Duration.Duration
@@ -63,7 +67,10 @@ export interface Options {
    */
   readonly baseUrl?: string | undefined
   readonly projectId?: string | undefined
-  /** Per attempt. Default 60 seconds. */
+  /**
+   * Per attempt; for a streamed upload, per silence of the upload, then for the answer
+   * (docs/retries.md, "Time-outs"). Default 60 seconds.
+   */
   readonly timeout?: Duration.DurationInput | undefined
   /** Default 60 seconds. */
   readonly idleTimeout?: Duration.DurationInput | undefined

@@ -1,6 +1,7 @@
+import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Random, Schedule, TestClock } from "effect"
-import { Computer, KernelError, KernelRetry } from "effect-kernel"
+import { Duration, Effect, Fiber, Option, Random, Schedule, Stream, TestClock } from "effect"
+import { Computer, Filesystem, KernelError, KernelRetry } from "effect-kernel"
 import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
 
 const position = () => json(200, { x: 1, y: 2 })
@@ -156,6 +157,68 @@ describe("retry policy", () => {
         method: "POST",
         path: "/browsers/b1/computer/get_mouse_position"
       })
+    })
+  })
+
+  // A streamed body's deadline is pushed back by each chunk the transport takes (docs/retries.md,
+  // "Time-outs"), on the program's clock: the mock transport takes a chunk, waits on the clock, takes
+  // the next.
+  const uploadThrough = (
+    mock: ReturnType<typeof mockLayer>,
+    steps: number
+  ) =>
+    Effect.gen(function*() {
+      const chunk = new Uint8Array(16)
+      const fiber = yield* Effect.fork(Effect.exit(
+        Filesystem.writeFile({
+          id: "b1",
+          path: "/tmp/x",
+          contents: Stream.rechunk(Stream.make(chunk, chunk, chunk, chunk), 1)
+        })
+      ))
+      const done: Array<boolean> = []
+      for (let i = 0; i < steps; i++) {
+        yield* TestClock.adjust("100 millis")
+        yield* settle
+        done.push(Option.isSome(yield* Fiber.poll(fiber)))
+      }
+      return { done, exit: yield* Fiber.join(fiber) }
+    }).pipe(Effect.provide(mock.layer))
+  const taking = (request: HttpClientRequest.HttpClientRequest, between: (index: number) => Duration.DurationInput) => {
+    let index = 0
+    return request.body._tag === "Stream"
+      ? Effect.as(
+        Effect.orDie(Stream.runForEach(request.body.stream, () => Effect.sleep(between(index++)))),
+        new Response(null, { status: 201 })
+      )
+      : Effect.die("not a stream body")
+  }
+
+  it.effect("on the TestClock, a streamed body taken a chunk every 1.5 s outlasts a timeout of 2 s", () => {
+    const mock = mockLayer((_r, request) => taking(request, () => "1500 millis"), { timeout: "2 seconds" })
+    return Effect.gen(function*() {
+      // chunks taken at 0, 1.5, 3 and 4.5 s, the end at 6 s
+      const { done, exit } = yield* uploadThrough(mock, 65)
+      expect(exit._tag).toBe("Success")
+      expect(done.indexOf(true)).toBe(59)
+      expect(mock.requests.length).toBe(1)
+    })
+  })
+
+  it.effect("on the TestClock, a streamed body not taken for the timeout fails with Timeout", () => {
+    // the second chunk taken 1.5 s after the first, the third 2.5 s after it: cut 2 s after the second
+    const mock = mockLayer((_r, request) => taking(request, (index) => index === 0 ? "1500 millis" : "2500 millis"), {
+      timeout: "2 seconds"
+    })
+    return Effect.gen(function*() {
+      const { done, exit } = yield* uploadThrough(mock, 40)
+      expect(exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
+        _tag: "Timeout",
+        method: "PUT"
+      })
+      expect(done.indexOf(true)).toBe(34)
+      // a one-shot Stream body is never sent again
+      expect(mock.requests.length).toBe(1)
     })
   })
 

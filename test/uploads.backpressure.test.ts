@@ -1,8 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Scope, Stream } from "effect"
-import { Filesystem } from "effect-kernel"
+import { Filesystem, KernelFiles } from "effect-kernel"
+import * as fs from "node:fs"
 import type * as Http from "node:http"
-import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import { fileHttpServer, httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 // A `Stream` body is pulled as the socket drains, never ahead of it: a server that reads nothing for
@@ -127,6 +131,124 @@ describe("a Stream upload that ends early", () => {
           expect(pulled).toBe(stopped)
           expect(yield* waitUntil(() => served.open() === 0)).toBe(true)
           yield* Scope.close(scope, Exit.void)
+        }),
+      30_000
+    )
+  }
+})
+
+// The attempt's `timeout` bounds a silence of a streamed upload, not the whole of it
+// (docs/retries.md, "Time-outs"): each chunk the transport takes of the body pushes the deadline
+// back, and once the whole body is taken `timeout` bounds the wait for the answer. A file of 32 MiB
+// (several times what the loopback socket buffers hold, so the server's reads pace the upload) with
+// a `timeout` of 1 second.
+const fileSize = 32 * 1024 * 1024
+const steps = 8
+const stepMillis = 300
+let dir = ""
+let bigFile = ""
+beforeAll(() => {
+  dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "effect-kernel-upload-timeout-"))
+  bigFile = nodePath.join(dir, "big.bin")
+  fs.writeFileSync(bigFile, Buffer.alloc(fileSize, 7))
+})
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+/** The requests each server below was sent, since the test that reset it. */
+const seen = { slow: 0, stalled: 0, silent: 0 }
+
+const created = (res: Http.ServerResponse) => {
+  res.writeHead(201, { "content-length": "0" })
+  res.end()
+}
+
+// reads the body an eighth at a time, every 300 ms (2.4 s in all), then answers at once
+const slow = fileHttpServer((req, res) => {
+  seen.slow++
+  let read = 0
+  let step = 0
+  req.pause()
+  req.on("data", (chunk: Buffer) => {
+    read += chunk.length
+    if (step < steps && read >= (step * fileSize) / steps) req.pause()
+  })
+  const timer = setInterval(() => {
+    step++
+    req.resume()
+  }, stepMillis)
+  req.on("end", () => {
+    clearInterval(timer)
+    created(res)
+  })
+  req.on("close", () => clearInterval(timer))
+})
+
+// reads 1 MiB of the body, then nothing more
+const stalled = fileHttpServer((req) => {
+  seen.stalled++
+  let read = 0
+  req.on("data", (chunk: Buffer) => {
+    read += chunk.length
+    if (read >= 1024 * 1024) req.pause()
+  })
+})
+
+// reads the whole body and never answers
+const silent = fileHttpServer((req) => {
+  seen.silent++
+  req.resume()
+})
+
+describe("an upload's timeout bounds a silence of the upload, not the whole of it", () => {
+  for (const transport of transports) {
+    const upload = (port: number) =>
+      Filesystem.writeFile({ id: "b1", path: "/tmp/big.bin", contents: KernelFiles.file(bigFile) }).pipe(
+        Effect.provide(
+          loopbackLayer(port, transport.layer, { timeout: "1 second", idleTimeout: "1 second", maxRetries: 1 })
+        ),
+        Effect.exit
+      )
+
+    it.live(
+      `over '${transport.name}': a file read slowly but steadily is sent in one attempt`,
+      () =>
+        Effect.gen(function*() {
+          seen.slow = 0
+          const start = Date.now()
+          const exit = yield* upload(slow.port())
+          expect(exit).toStrictEqual(Exit.void)
+          expect(seen.slow).toBe(1)
+          // longer than the timeout: the deadline moved as the body was taken
+          expect(Date.now() - start).toBeGreaterThan(1500)
+        }),
+      30_000
+    )
+
+    it.live(
+      `over '${transport.name}': a server that stops reading mid-body times out, and is retried`,
+      () =>
+        Effect.gen(function*() {
+          seen.stalled = 0
+          const exit = yield* upload(stalled.port())
+          expect(Exit.isFailure(exit)).toBe(true)
+          if (Exit.isFailure(exit)) expect(Cause.squash(exit.cause)).toMatchObject({ _tag: "Timeout" })
+          expect(seen.stalled).toBe(2)
+        }),
+      30_000
+    )
+
+    it.live(
+      `over '${transport.name}': a server that takes the whole body and never answers times out`,
+      () =>
+        Effect.gen(function*() {
+          seen.silent = 0
+          const start = Date.now()
+          const exit = yield* upload(silent.port())
+          expect(Exit.isFailure(exit)).toBe(true)
+          if (Exit.isFailure(exit)) expect(Cause.squash(exit.cause)).toMatchObject({ _tag: "Timeout" })
+          expect(seen.silent).toBe(2)
+          // two attempts of about a second each (and the wait between them), not many more
+          expect(Date.now() - start).toBeLessThan(10_000)
         }),
       30_000
     )

@@ -119,7 +119,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
     direct && !tracing ? untraced(scoped.execute(sent)) : scoped.execute(sent)
   const send = direct ? sendOf(request, false) : scoped.execute(request)
   const streamed = request.body._tag === "Stream"
-  const run = (attempts: number, tracing: boolean) =>
+  const run = (attempts: number, tracing: boolean, progress: Timeout.Progress | undefined) =>
     Effect.acquireUseRelease(
       Effect.map(Scope.make(), (scope) => new Attempt(scope)),
       (attempt) =>
@@ -129,7 +129,7 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           nth(
             attempts,
             streamed
-              ? Effect.flatMap(ownedBody(request, attempt.scope), (owned) => sendOf(owned, tracing))
+              ? Effect.flatMap(ownedBody(request, attempt.scope, progress), (owned) => sendOf(owned, tracing))
               : tracing || !direct
               ? scoped.execute(request)
               : send
@@ -149,7 +149,11 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
     config,
     op,
     request,
-    (attempts, _millis, tracing) => Timeout.timeoutFail(run(attempts, tracing), config.timeout, timeout)
+    // a streamed body's deadline moves with each chunk the transport takes (see `Timeout.Progress`)
+    (attempts, _millis, tracing) =>
+      streamed
+        ? Timeout.timeoutFailFlowing((progress) => run(attempts, tracing, progress), config.timeout, timeout)
+        : Timeout.timeoutFail(run(attempts, tracing, undefined), config.timeout, timeout)
   )
 }
 
@@ -161,28 +165,40 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
  * (`Stream.toReadableStreamEffect`) starts with the `ReadableStream`, before fetch reads it, and
  * fetch aborted before it reads the body (or in the middle of it) does not always cancel the
  * `ReadableStream`, whose fiber then waits forever with the body's scope open.
+ * Each chunk the transport takes of it, and its end, move the attempt's deadline on (`progress`: see
+ * `Timeout.timeoutFailFlowing`).
  * A body of bytes is the request as it is; `KernelTransport` (`executeOwned`) ends the run itself.
  */
 const ownedBody = (
   request: HttpClientRequest.HttpClientRequest,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  progress: Timeout.Progress | undefined
 ): Effect.Effect<HttpClientRequest.HttpClientRequest> => {
   const body = request.body
   if (body._tag !== "Stream") return Effect.succeed(request)
-  const run = new BodyRun()
+  const run = new BodyRun(progress)
   return Effect.as(
     Scope.addFinalizer(scope, run.end),
     HttpClientRequest.setBody(request, HttpBody.stream(run.own(body.stream), body.contentType, body.contentLength))
   )
 }
 
-/** The run of an attempt's stream body: the fiber running it, from its start to its end. */
+/**
+ * The run of an attempt's stream body: the fiber running it, from its start to its end, and the
+ * attempt's {@link Timeout.Progress}, moved on as the transport takes the body's chunks.
+ */
 class BodyRun {
   private fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
   private ended = false
 
-  /** The stream, its run noted from its start to its end (a per-run cost, nothing per chunk). */
+  constructor(private readonly progress: Timeout.Progress | undefined) {}
+
+  /**
+   * The stream, its run noted from its start to its end (a per-run cost), and each chunk the
+   * transport pulls (a clock read per chunk), and the end it pulls, noted on the attempt's progress.
+   */
   own<E>(stream: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E> {
+    const progress = this.progress
     const start = Effect.withFiberRuntime<void>((fiber) => {
       if (this.ended) return Effect.interrupt
       this.fiber = fiber
@@ -190,9 +206,14 @@ class BodyRun {
     })
     const stop = Effect.sync(() => {
       this.fiber = undefined
+      progress?.took()
+    })
+    const taken = progress === undefined ? stream : Stream.mapChunks(stream, (chunk) => {
+      progress.took()
+      return chunk
     })
     return Stream.fromChannel(
-      Channel.ensuring(Channel.flatMap(Channel.fromEffect(start), () => Stream.toChannel(stream)), stop)
+      Channel.ensuring(Channel.flatMap(Channel.fromEffect(start), () => Stream.toChannel(taken)), stop)
     )
   }
 
@@ -407,17 +428,28 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
 ): Executed<A, E, E2> => {
   const timeout = () => new KernelError.Timeout({ ...describe(request), timeout: config.timeout })
   const send = Transport.executeOf(client)(request)
+  const streamed = request.body._tag === "Stream"
   // per run of the attempt (the same effect value may run on several fibers at once): the owner,
   // keyed by the fiber that sends, is made where nothing can interrupt before the release is in
   // place; the release runs however the attempt ends (but for a response kept), and a failure
-  // after the deadline passed is the Timeout
-  const run = (attempts: number, millis: number | undefined) =>
+  // after the deadline passed is the Timeout. A streamed body's deadline moves with each chunk the
+  // transport takes (`progress`, which the transport moves on: see `Timeout.Progress`): the timer,
+  // when it fires early, is set again for what is left
+  const run = (attempts: number, millis: number | undefined, progress: Timeout.Progress | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.withFiberRuntime<A, E | E2 | CommonStatusError | KernelError.TransportError | KernelError.Timeout>(
         (fiber) => {
           const owner = new Transport.Owner(fiber, request)
           owner.prefetch = prefetch
-          const timer = millis === undefined ? undefined : setTimeout(() => owner.expire(), millis)
+          // the deadline counts from the attempt's start until a chunk is taken
+          progress?.took()
+          owner.progress = progress
+          const expire = millis === undefined || progress === undefined ? () => owner.expire() : () => {
+            const left = progress.left(millis)
+            if (left > 0) timer = setTimeout(expire, left)
+            else owner.expire()
+          }
+          let timer = millis === undefined ? undefined : setTimeout(expire, millis)
           const release = () => {
             if (timer !== undefined) clearTimeout(timer)
             owner.release()
@@ -450,8 +482,10 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
     request,
     (attempts, millis) =>
       millis === undefined
-        ? Timeout.timeoutFail(run(attempts, undefined), config.timeout, timeout)
-        : run(attempts, millis)
+        ? streamed
+          ? Timeout.timeoutFailFlowing((progress) => run(attempts, undefined, progress), config.timeout, timeout)
+          : Timeout.timeoutFail(run(attempts, undefined, undefined), config.timeout, timeout)
+        : run(attempts, millis, streamed ? new Timeout.Progress(Timeout.liveClock) : undefined)
   )
 }
 

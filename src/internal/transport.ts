@@ -55,6 +55,7 @@ import type * as KernelTransport from "../KernelTransport.js"
 import { GrowableBytes } from "./bounded.js"
 import * as Download from "./download.js"
 import { emptyArray } from "./perCall.js"
+import type * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
 
 /**
@@ -897,7 +898,8 @@ type DispatchBody = string | Uint8Array | Readable | null
 const convertBody = (
   request: HttpClientRequest.HttpClientRequest,
   names: RedactedNames,
-  body: HttpBody.HttpBody
+  body: HttpBody.HttpBody,
+  progress: Timeout.Progress | undefined
 ): Effect.Effect<readonly [DispatchBody, string | undefined], HttpClientError.RequestError> => {
   switch (body._tag) {
     case "Empty":
@@ -928,7 +930,10 @@ const convertBody = (
       )
     }
     case "Stream":
-      return Effect.map(Effect.runtime<never>(), (runtime) => [readableOf(body.stream, runtime), undefined] as const)
+      return Effect.map(
+        Effect.runtime<never>(),
+        (runtime) => [readableOf(body.stream, runtime, progress), undefined] as const
+      )
   }
 }
 
@@ -955,8 +960,15 @@ const streamBodyBuffer = 64 * 1024
  * raw undici with a `Readable.from` the same generator: 1.9 MB).
  * Destroying the readable (the request aborted) interrupts the fiber; the stream failing destroys
  * the readable with its error.
+ * Each read undici makes (it took what the buffer held), and the readable's end (undici took the
+ * whole body), move the attempt's deadline on (`progress`, an SDK attempt's: see `Owner.progress`):
+ * a clock read per read, nothing allocated.
  */
-const readableOf = <E>(stream: Stream.Stream<Uint8Array, E>, runtime: Runtime.Runtime<never>): Readable => {
+const readableOf = <E>(
+  stream: Stream.Stream<Uint8Array, E>,
+  runtime: Runtime.Runtime<never>,
+  progress: Timeout.Progress | undefined
+): Readable => {
   let fiber: Fiber.RuntimeFiber<void, E> | undefined
   let started = false
   /** undici asked for more since the last push that filled the buffer. */
@@ -990,6 +1002,7 @@ const readableOf = <E>(stream: Stream.Stream<Uint8Array, E>, runtime: Runtime.Ru
     highWaterMark: streamBodyBuffer,
     read() {
       demand = true
+      progress?.took()
       if (!started) {
         started = true
         // started on the scheduler, not in this call: undici's first read (`read(0)`, to learn the
@@ -1016,6 +1029,7 @@ const readableOf = <E>(stream: Stream.Stream<Uint8Array, E>, runtime: Runtime.Ru
       callback(error)
     }
   })
+  if (progress !== undefined) readable.once("end", () => progress.took())
   return readable
 }
 
@@ -1043,6 +1057,11 @@ export class Owner {
    * body then resume the attempt once, not twice.
    */
   prefetch: ((response: ResponseImpl) => number | undefined) | undefined = undefined
+  /**
+   * The attempt's progress through a streamed request body (`undefined`: a body in memory, or none):
+   * each chunk undici takes of the body, and its end, move the attempt's deadline on.
+   */
+  progress: Timeout.Progress | undefined = undefined
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
   timedOut = false
@@ -1192,7 +1211,10 @@ const send = (
     ? dispatch(null, undefined)
     : body._tag === "Uint8Array"
     ? dispatch(body.body, undefined)
-    : Effect.flatMap(convertBody(request, names, body), ([converted, contentType]) => dispatch(converted, contentType))
+    : Effect.flatMap(
+      convertBody(request, names, body, ownerOf(fiber, request)?.progress),
+      ([converted, contentType]) => dispatch(converted, contentType)
+    )
 }
 
 /** @internal */
