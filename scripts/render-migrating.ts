@@ -151,8 +151,37 @@ const accessorCall = (operation: Operation) => {
   return `${operation.module}.${operation.accessor}(${inside === "" ? "" : `{ ${inside} }`})`
 }
 
-/** What the accessor succeeds with, when it differs from a decoded body. */
+/** What one answer is, when it differs from a decoded body (`undefined`: no content). */
+const valueOf = (answer: Operation["answers"][number]): string | undefined =>
+  answer.kind === "sse"
+    ? "a `Stream` of the events"
+    : answer.kind === "bytes"
+    ? "a `Stream` of the bytes"
+    : answer.kind === "page"
+    ? "one page of the list"
+    : answer.kind === "none"
+    ? undefined
+    : ""
+
+/** The `_tag` of a status among several (`Call.Reason`). */
+const reasons: Readonly<Record<string, string>> = { 200: "Ok", 201: "Created", 202: "Accepted", 204: "NoContent" }
+
+/**
+ * What the accessor succeeds with, when it differs from a decoded body; an operation documenting several
+ * 2xx statuses succeeds with one tagged by its status (the official client returns the body, or nothing).
+ * `Replays.download` waits out its 202 itself: one `Stream` of the bytes.
+ */
 const note = (operation: Operation) => {
+  const statuses = Object.keys(operation.answers).map(Number)
+  if (statuses.length > 1 && operation.name !== "downloadReplay") {
+    return statuses.map((status) => {
+      const tag = reasons[status] ?? `Status${status}`
+      const value = valueOf(operation.answers[status]!)
+      return value === undefined
+        ? `\`{ _tag: "${tag}" }\``
+        : `\`{ _tag: "${tag}", value }\`${value === "" ? "" : ` (${value})`}`
+    }).join(" or ")
+  }
   const kinds = new Set(Object.values(operation.answers).map((answer) => answer.kind))
   if (kinds.has("sse")) return "a `Stream` of the events"
   if (kinds.has("bytes")) return "a `Stream` of the bytes"
