@@ -899,14 +899,49 @@ describe("routing, faults and projects", () => {
       expect((yield* raw("GET", `/proxies/${id}`, { "x-kernel-project-id": "proj_b" })).status).toBe(404)
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("an API key names a project that exists; it expires on the simulator's clock; it holds its project", () =>
+    Effect.gen(function*() {
+      const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+      expect((yield* raw("POST", "/org/api_keys", {}, { name: "k", project_id: "proj_nope" })).status).toBe(404)
+      const project = JSON.parse((yield* raw("POST", "/org/projects", {}, { name: "keys-project" })).text)
+      const scoped = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "k1", project_id: project.id })).text)
+      expect(scoped).toMatchObject({ project_id: project.id, project_name: "keys-project" })
+      expect((yield* raw("DELETE", `/org/projects/${project.id}`)).status).toBe(409)
+      const brief = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "k2", days_to_expire: 1 })).text)
+      expect((yield* raw("GET", "/proxies", bearer(brief.key))).status).toBe(200)
+      yield* TestClock.adjust("25 hours")
+      expect((yield* raw("GET", "/proxies", bearer(brief.key))).status).toBe(401)
+      expect((yield* raw("GET", "/proxies", bearer(scoped.key))).status).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a missing browser on an operation documenting no 404 is its documented 400; limits of 0 read back null", () =>
+    Effect.gen(function*() {
+      const missing = [
+        yield* raw("PUT", "/browsers/nope/fs/create_directory", {}, { path: "/a" }),
+        yield* raw("POST", "/browsers/nope/playwright/execute", {}, { code: "return 1" })
+      ]
+      expect(missing.map((answer) => [answer.status, JSON.parse(answer.text).code])).toEqual([
+        [400, "bad_request"],
+        [400, "bad_request"]
+      ])
+      const project = JSON.parse((yield* raw("POST", "/org/projects", {}, { name: "limits-project" })).text)
+      const limits = `/org/projects/${project.id}/limits`
+      yield* raw("PATCH", limits, {}, { max_concurrent_sessions: 0, max_pooled_sessions: 3 })
+      expect(JSON.parse((yield* raw("GET", limits)).text)).toMatchObject({
+        max_concurrent_sessions: null,
+        max_pooled_sessions: 3
+      })
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("an API key created in the simulator authenticates as its organization (its project's caller) until deleted", () =>
     Effect.gen(function*() {
       const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
       const created = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "ci" })).text)
-      const scoped = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "ci-a", project_id: "proj_a" })).text)
+      const projectA = JSON.parse((yield* raw("POST", "/org/projects", {}, { name: "project-a" })).text).id
+      const scoped = JSON.parse((yield* raw("POST", "/org/api_keys", {}, { name: "ci-a", project_id: projectA })).text)
       expect(created.key).not.toBe(scoped.key)
       const proxy = JSON.parse(
-        (yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })).text
+        (yield* raw("POST", "/proxies", { "x-kernel-project-id": projectA }, { type: "datacenter" })).text
       )
       const other = JSON.parse(
         (yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_b" }, { type: "datacenter" })).text
@@ -1686,7 +1721,8 @@ describe("managed auth: login → events → submit → success", () => {
         ["no choice", {}, 400],
         ["two choices", { fields: { username: "u", password: "p" }, sso_provider: "google" }, 400],
         ["a field missing", { fields: { username: "u" } }, 400],
-        ["not what it asks for", { mfa_option_id: "sms" }, 400]
+        ["not what it asks for", { mfa_option_id: "sms" }, 400],
+        ["a field it does not ask for", { fields: { username: "u", password: "p", otp: "1" } }, 400]
       ]
       for (const [what, body, expected] of refused) {
         const answer = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, body)

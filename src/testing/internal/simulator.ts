@@ -191,6 +191,14 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
   }
 }
 
+/** What a request bearing an API key created in the simulator is: its organization's, its project's. */
+interface CreatedKey {
+  readonly org: Organization
+  readonly project: string | undefined
+  /** When it expires (epoch milliseconds), if it does. */
+  readonly expiresAt: number | undefined
+}
+
 /** A simulator's world, built from a seed. */
 const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget): Map<string, Organization> => {
   const organizations = new Map<string, Organization>()
@@ -322,6 +330,16 @@ const visibleItems = (org: Organization, collection: string, project: string | u
     .map((r) => r.fields)
 
 /** A reply of the engine on the wire. */
+/**
+ * An answer the operation documents: a missing resource (404) on an operation whose only documented
+ * client error is 400 (`createDirectory`, `executePlaywrightCode` of a browser that does not exist) is
+ * that 400, with the same message.
+ */
+const documentedOnly = (operation: Operation, reply: engine.Reply): engine.Reply =>
+  reply._tag === "Error" && reply.status === 404 && !operation.errors.some((error) => error.status === 404)
+    ? { ...reply, status: 400, code: "bad_request" }
+    : reply
+
 const toResponse = (reply: engine.Reply): SimResponse => {
   switch (reply._tag) {
     case "Json":
@@ -758,10 +776,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 
     const decoder = new TextDecoder()
 
-    /** The organization (and project) of an API key created in the simulator, while the key exists. */
-    const createdKey = (
-      token: string
-    ): { readonly org: Organization; readonly project: string | undefined } | undefined => {
+    /** The organization, project and expiry (epoch milliseconds) of an API key created in the simulator. */
+    const createdKey = (token: string): CreatedKey | undefined => {
       if (!token.startsWith("sk_sim_")) return undefined
       const digest = behaviours.keyDigest(token)
       for (const org of organizations.values()) {
@@ -769,7 +785,12 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         const resource = id === undefined ? undefined : org.store.collections.get("/org/api_keys")?.get(id)
         if (resource !== undefined && !resource.deleted) {
           const project = resource.fields["project_id"]
-          return { org, project: typeof project === "string" ? project : undefined }
+          const expires = resource.fields["expires_at"]
+          return {
+            org,
+            project: typeof project === "string" ? project : undefined,
+            expiresAt: typeof expires === "string" ? Date.parse(expires) : undefined
+          }
         }
       }
       return undefined
@@ -868,11 +889,21 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               return route(read.bytes, org, operation.name, segments.value[1] ?? "", segments.value[3] ?? "", project)
             }
             const reply = serve(org, operation, which.template, segments.value, request, read.bytes, text, project, now)
-            return Effect.isEffect(reply) ? Effect.map(reply, toResponse) : Effect.succeed(toResponse(reply))
+            const respond = (made: engine.Reply) => toResponse(documentedOnly(operation, made))
+            return Effect.isEffect(reply) ? Effect.map(reply, respond) : Effect.succeed(respond(reply))
           })
         })
       })
-      return fault === undefined || name === undefined ? real : applyFault(fault, name, real)
+      // a created key past its expiry (on the simulator's clock) is refused as an unknown one
+      const expiresAt = key?.expiresAt
+      const authenticated = expiresAt === undefined ? real : Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) =>
+          now >= expiresAt
+            ? Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
+            : real
+      )
+      return fault === undefined || name === undefined ? authenticated : applyFault(fault, name, authenticated)
     }
 
     const handle = (request: SimRequest): Effect.Effect<SimResponse> =>

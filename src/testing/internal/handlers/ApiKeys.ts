@@ -6,13 +6,20 @@
  */
 import * as engine from "../engine.js"
 import type { Handlers } from "./shared.js"
-import { keyDigest, lastOf, ok } from "./shared.js"
+import { error, keyDigest, lastOf, ok } from "./shared.js"
 
 const day = 24 * 60 * 60 * 1000
 
 export const handlers: Handlers = {
   createApiKey: ({ body, call, op, org, store }) => {
-    const reply = engine.generic(store, call, () => "api_key")
+    // org-wide unless it names a project (or is made by a project's caller); a project named must exist
+    const named = typeof body["project_id"] === "string" ? body["project_id"] : undefined
+    const project = named === undefined ? undefined : engine.find(store, "/org/projects", named, undefined)
+    if (named !== undefined && (project === undefined || project.deleted)) {
+      return error(404, "not_found", `project ${named.slice(0, 64)} not found`)
+    }
+    const projectId = project?.id ?? call.project ?? null
+    const reply = engine.generic(store, { ...call, project: projectId ?? undefined }, () => "api_key")
     if (reply._tag !== "Json") return reply
     const resource = lastOf(store, "/org/api_keys")
     if (resource === undefined) return reply
@@ -27,9 +34,6 @@ export const handlers: Handlers = {
     org.apiKeys.set(keyDigest(key), resource.id)
     const days = body["days_to_expire"]
     const { key: _, ...fields } = resource.fields
-    // org-wide unless it names a project (or is made by a project's caller)
-    const projectId = typeof body["project_id"] === "string" ? body["project_id"] : call.project ?? null
-    const project = projectId === null ? undefined : engine.find(store, "/org/projects", projectId, undefined)
     resource.fields = {
       ...fields,
       project_id: projectId,

@@ -158,6 +158,10 @@ export const handlers: Handlers = {
       return typeof value !== "string" || value === ""
     })
     if (missing !== undefined) return error(400, "bad_request", `invalid input: fields.${missing.name}: is required`)
+    const extra = Object.keys(fields).find((name) => !asked.some((field) => field.name === name))
+    if (extra !== undefined) {
+      return error(400, "bad_request", `invalid input: fields.${extra.slice(0, 64)}: the flow does not ask for it`)
+    }
     change(org, connection, { flow_step: "SUBMITTING", discovered_fields: null }, stamp)
     const domain = String(connection.fields["domain"])
     change(org, connection, {

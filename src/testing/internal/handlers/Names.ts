@@ -72,7 +72,13 @@ export const conflict = ({ body, call, store }: Context): Reply | undefined => {
       existing.fields["name"] === name && !existing.deleted && existing.id !== self &&
       (rule.perOrg || engine.visible(existing, call.project))
     ) {
-      return error(409, "conflict", `a ${rule.what} named ${JSON.stringify(name.slice(0, 100))} already exists`)
+      return error(
+        409,
+        "conflict",
+        `${/^[aeiou]/.test(rule.what) ? "an" : "a"} ${rule.what} named ${
+          JSON.stringify(name.slice(0, 100))
+        } already exists`
+      )
     }
   }
   return undefined

@@ -8,7 +8,17 @@ import * as engine from "../engine.js"
 import type { Handlers } from "./shared.js"
 import { error } from "./shared.js"
 
+/** The caps of a project's limits: 0 removes one (the document), so it reads back `null`. */
+const caps = ["max_concurrent_sessions", "max_concurrent_invocations", "max_pooled_sessions"]
+
 export const handlers: Handlers = {
+  updateProjectLimits: ({ body, call, store }) =>
+    engine.generic(store, {
+      ...call,
+      body: Object.fromEntries(
+        Object.entries(body).map(([name, value]) => [name, caps.includes(name) && value === 0 ? null : value])
+      )
+    }, () => "limits"),
   deleteProject: ({ call, store }) => {
     const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     if (project !== undefined && !project.deleted) {
