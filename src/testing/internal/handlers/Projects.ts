@@ -23,7 +23,9 @@ export const handlers: Handlers = {
     const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     if (project !== undefined && !project.deleted) {
       for (const [collection, items] of store.collections) {
-        if (collection === "/org/projects") continue
+        // the top-level collections only (`/browsers`, `/org/api_keys`...): what a project holds under
+        // a resource (a browser's processes, replays, watches) goes with that resource, itself the project's
+        if (collection === "/org/projects" || collection.split("/").length > 3) continue
         for (const resource of items.values()) {
           if (resource.project === project.id && !resource.deleted && resource.retired !== true) {
             return error(409, "conflict", `the project still holds resources (${collection}/${resource.id})`)
