@@ -26,7 +26,16 @@ import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
-import { accepts, crc32, firstIssue, multiMethodPaths, sample, totp, zip } from "../src/testing/internal/values.js"
+import {
+  accepts,
+  crc32,
+  firstIssue,
+  multiMethodPaths,
+  sample,
+  totp,
+  unzip,
+  zip
+} from "../src/testing/internal/values.js"
 
 const token = "sk_sim_api"
 const secret = "JBSWY3DPEHPK3PXP"
@@ -1425,6 +1434,148 @@ describe("the filesystem stays a tree, within its limits", () => {
         }
       }).pipe(Effect.provide(kernel())))
   }
+
+  // a refused write or upload makes nothing: its paths are checked against the tree and against each other first
+  const zipUpload = (dest: string, entries: ReadonlyArray<readonly [string, string]>) => {
+    const archive = multipart([
+      ["zip_file", zip(entries.map(([name, text]) => ({ name, bytes: new TextEncoder().encode(text) }))), "z.zip"],
+      ["dest_path", dest]
+    ])
+    return raw("POST", `${fs}/upload_zip`, archive.headers, undefined, archive.bytes)
+  }
+  /** An upload of one-byte files to `dests`, the `files[i]` in their order. */
+  const uploadAll = (...dests: ReadonlyArray<string>) =>
+    upload(
+      dests.flatMap((
+        dest,
+        i
+      ): ReadonlyArray<Part> => [[`files[${i}][file]`, "x", "x"], [`files[${i}][dest_path]`, dest]])
+    )
+  // name, setup, the request, its status, paths there afterwards, paths not there afterwards
+  const uploads: ReadonlyArray<
+    readonly [string, ReadonlyArray<Step>, () => ReturnType<typeof raw>, number, string, string]
+  > = [
+    [
+      "a zip entry under an earlier file entry",
+      [],
+      () => zipUpload("/p", [["a", "1"], ["d", "x"], ["d/e", "y"]]),
+      400,
+      "",
+      "/p /p/a /p/d"
+    ],
+    [
+      "a zip file entry onto a directory",
+      [["write", "/q/d/k"]],
+      () => zipUpload("/q", [["a", "1"], ["d", "x"]]),
+      400,
+      "/q/d/k",
+      "/q/a"
+    ],
+    [
+      "a zip file entry onto an earlier directory entry",
+      [],
+      () => zipUpload("/r", [["a", "1"], ["d/", ""], ["d", "x"]]),
+      400,
+      "",
+      "/r"
+    ],
+    ["a zip of ./x then x/./y", [], () => zipUpload("/s", [["./x", "1"], ["x/./y", "2"]]), 400, "", "/s"],
+    ["a zip whose destination is a file", [["write", "/t"]], () => zipUpload("/t", [["a", "1"]]), 400, "/t", "/t/a"],
+    [
+      "a zip of nested entries in any order",
+      [],
+      () => zipUpload("/u", [["d/e/f", "1"], ["d/", ""], ["d/g", "2"]]),
+      201,
+      "/u/d/e/f /u/d/g",
+      ""
+    ],
+    [
+      "an upload of a file then one under it",
+      [],
+      () => uploadAll("/m/ok.txt", "/m/ok.txt/bad"),
+      400,
+      "",
+      "/m /m/ok.txt"
+    ],
+    ["an upload under a file then onto its directory", [], () => uploadAll("/v/w/f", "/v/w"), 400, "", "/v"],
+    ["an upload onto a directory", [["write", "/y/z"]], () => uploadAll("/y/new", "/y"), 400, "/y/z", "/y/new"],
+    ["an upload of the same path twice keeps the last", [], () => uploadAll("/w/a", "/w/a"), 201, "/w/a", ""]
+  ]
+  for (const [name, setup, request, status, there, gone] of uploads) {
+    it.effect(`a refused upload makes nothing: ${name} (${status})`, () =>
+      Effect.gen(function*() {
+        for (const s of setup) expect((yield* step(s)).status).toBe(201)
+        const answer = yield* request()
+        expect(answer.status).toBe(status)
+        if (status >= 400) expect(JSON.parse(answer.text)).toMatchObject({ code: "bad_request" })
+        const paths = (list: string, expected: number) =>
+          list.split(" ").filter((p) => p !== "").map((p) => [p, expected])
+        const expected = [...paths(there, 200), ...paths(gone, 404)]
+        const found = []
+        for (const [path] of expected) found.push([path, (yield* get("file_info", String(path))).status])
+        expect(found).toEqual(expected)
+      }).pipe(Effect.provide(kernel())))
+  }
+
+  it.effect("list_files of a file is a 400, a move of the root a 400, modes have four digits", () =>
+    Effect.gen(function*() {
+      expect((yield* write("/lf")).status).toBe(201)
+      const listed = yield* get("list_files", "/lf")
+      expect([listed.status, JSON.parse(listed.text).message]).toEqual([400, "/lf is not a directory"])
+      expect((yield* get("list_files", "/none")).status).toBe(404)
+      expect((yield* put("move", { src_path: "/", dest_path: "/elsewhere" })).status).toBe(400)
+      expect((yield* put("set_file_permissions", { path: "/lf", mode: "700" })).status).toBe(200)
+      expect((yield* put("create_directory", { path: "/md", mode: "750" })).status).toBe(201)
+      expect(
+        (yield* raw(
+          "PUT",
+          `${fs}/write_file?path=/wm&mode=600`,
+          { "content-type": "application/octet-stream" },
+          undefined,
+          new Uint8Array(1)
+        )).status
+      ).toBe(201)
+      const modes = Object.fromEntries(
+        (JSON.parse((yield* get("list_files", "/")).text) as ReadonlyArray<{ path: string; mode: string }>)
+          .map((f) => [f.path, f.mode])
+      )
+      expect([modes["/lf"], modes["/md"], modes["/wm"]]).toEqual(["0700", "0750", "0600"])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a zip download holds its files' stored bytes, not a copy, and is a valid archive", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make(seed)
+      const big = new Uint8Array(256 * 1024).map((_, i) => (i * 7) & 0xff)
+      const send = (method: string, target: string, bytes: Uint8Array) =>
+        simulator.handle({
+          method,
+          path: target.split("?")[0]!,
+          query: target.split("?")[1] ?? "",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" },
+          readBody: () => Effect.succeed({ _tag: "Read" as const, bytes })
+        })
+      expect((yield* send("PUT", `${fs}/write_file?path=/z/big.bin`, big)).status).toBe(201)
+      expect((yield* send("PUT", `${fs}/write_file?path=/z/d/small.txt`, new TextEncoder().encode("hi"))).status)
+        .toBe(201)
+      for (let round = 0; round < 2; round++) {
+        const response = yield* send("GET", `${fs}/download_dir_zip?path=/z`, new Uint8Array(0))
+        expect(response.status).toBe(200)
+        const body = response.body
+        if (body._tag !== "Bytes" || body.bytes instanceof Uint8Array) throw new Error("not in pieces")
+        // the file's bytes are the stored ones, by reference
+        expect(body.bytes.some((piece) => piece === big)).toBe(true)
+        const whole = Buffer.concat(body.bytes)
+        expect(Number(response.headers["content-length"])).toBe(whole.length)
+        const entries = unzip(whole, 10, 1024 * 1024)
+        if (typeof entries === "string") throw new Error(entries)
+        expect(entries.map((e) => [e.name, e.bytes.length])).toEqual([["big.bin", big.length], ["d/", 0], [
+          "d/small.txt",
+          2
+        ]])
+        expect(Buffer.from(entries[0]!.bytes).equals(Buffer.from(big))).toBe(true)
+        expect(Zlib.crc32(big)).toBe(whole.readUInt32LE(14))
+      }
+    }))
 
   const limit = KernelSimulator.filesystemLimit
   /** `/a/a/…`: `levels` nested directories. */

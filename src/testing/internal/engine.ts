@@ -35,6 +35,8 @@ export interface FsNode {
   readonly bytes: Uint8Array
   mode: string
   modTime: number
+  /** The CRC-32 of `bytes` once a zip download needed it (a write makes a new node, so it stays true). */
+  crc?: number
 }
 
 /** A browser's filesystem: its nodes by path, and the bytes of their contents (for the simulator's byte budget). */
@@ -342,7 +344,13 @@ export type Reply =
     readonly headers?: Record<string, string>
   }
   | { readonly _tag: "Empty"; readonly status: number }
-  | { readonly _tag: "Bytes"; readonly status: number; readonly bytes: Uint8Array; readonly contentType: string }
+  /** Bytes, in one piece or in pieces written one after the other (a zip download: its files' bytes not copied). */
+  | {
+    readonly _tag: "Bytes"
+    readonly status: number
+    readonly bytes: Uint8Array | ReadonlyArray<Uint8Array>
+    readonly contentType: string
+  }
   | { readonly _tag: "Events"; readonly status: number; readonly text: string }
   /** An open-ended event stream: its frames as things happen. */
   | {
@@ -425,6 +433,10 @@ export const shape = (operation: Operation, status: number, fields: unknown): un
   return ast === undefined ? fields : values.fill(ast, fields)
 }
 
+/** Pieces of bytes (a `Bytes` reply in pieces). */
+const isChunks = (fields: unknown): fields is ReadonlyArray<Uint8Array> =>
+  Array.isArray(fields) && fields.every((chunk) => chunk instanceof Uint8Array)
+
 export const reply = (
   operation: Operation,
   fields: unknown,
@@ -440,7 +452,7 @@ export const reply = (
       return {
         _tag: "Bytes",
         status: main,
-        bytes: fields instanceof Uint8Array ? fields : new TextEncoder().encode("simulated"),
+        bytes: fields instanceof Uint8Array || isChunks(fields) ? fields : new TextEncoder().encode("simulated"),
         contentType: answer.contentType
       }
     case "sse":

@@ -173,7 +173,8 @@ export function* bodyChunks(response: internal.SimResponse): Generator<Uint8Arra
       yield* mp4.chunks(response.body.size)
       return
     case "Bytes":
-      yield response.body.bytes
+      if (response.body.bytes instanceof Uint8Array) yield response.body.bytes
+      else yield* response.body.bytes
   }
 }
 
@@ -244,10 +245,12 @@ export const send = (
     return
   }
   const cut = internal.bodyEnding(sim.network)
-  if (cut === undefined && (sim.body._tag === "Text" || sim.body._tag === "Bytes")) {
+  const whole = sim.body._tag === "Text" ? sim.body.text : sim.body._tag === "Bytes" ? sim.body.bytes : undefined
+  if (cut === undefined && (typeof whole === "string" || whole instanceof Uint8Array)) {
     // the head and the body in one write (a text not encoded to bytes first; bytes in one piece
-    // already, so no pump: they are written whole either way)
-    response.end(sim.body._tag === "Text" ? sim.body.text : sim.body.bytes)
+    // already, so no pump: they are written whole either way). Bytes in pieces (a zip download)
+    // are pumped: a client that does not read holds what the socket buffers, not the whole
+    response.end(whole)
     return
   }
   const iterator = limited(bodyChunks(sim), cut?.at)

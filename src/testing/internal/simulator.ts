@@ -70,7 +70,8 @@ export interface SimResponse {
     | { readonly _tag: "Empty" }
     | { readonly _tag: "Text"; readonly text: string }
     | { readonly _tag: "Replay"; readonly size: number }
-    | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+    /** Bytes in one piece, or in pieces written one after the other (with back-pressure over HTTP). */
+    | { readonly _tag: "Bytes"; readonly bytes: Uint8Array | ReadonlyArray<Uint8Array> }
     /** An open-ended event stream: its frames as things happen, until its source ends or the client goes. */
     | {
       readonly _tag: "Live"
@@ -349,7 +350,12 @@ const toResponse = (reply: engine.Reply): SimResponse => {
     case "Bytes":
       return {
         status: reply.status,
-        headers: { "content-type": reply.contentType, "content-length": String(reply.bytes.length) },
+        headers: {
+          "content-type": reply.contentType,
+          "content-length": String(
+            reply.bytes instanceof Uint8Array ? reply.bytes.length : reply.bytes.reduce((n, c) => n + c.length, 0)
+          )
+        },
         body: { _tag: "Bytes", bytes: reply.bytes },
         network: normal
       }

@@ -1108,20 +1108,25 @@ export const parseMultipart = (contentType: string, body: Uint8Array): ReadonlyA
 export interface ZipEntry {
   readonly name: string
   readonly bytes: Uint8Array
+  /** The CRC-32 of `bytes` when known already (computed when not). */
+  readonly crc?: number | undefined
 }
 
 /** 1980-01-01, the earliest date a ZIP entry can have (0 would be month 0, which tools show as invalid). */
 const dosDate = (1 << 5) | 1
 
-/** A ZIP archive (stored, no compression) of `entries`, in their order. */
-export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
-  // the entries' bytes go into the archive as they are: one copy, not one per entry and another of the whole
-  const locals: Array<Uint8Array> = []
+/**
+ * A ZIP archive (stored, no compression) of `entries`, in their order, as its pieces: each entry's
+ * header then its bytes (the entry's own, not a copy), then the central directory. The bytes of the
+ * archive are never copied whole: a server writes the pieces one after the other.
+ */
+export const zipChunks = (entries: ReadonlyArray<ZipEntry>): ReadonlyArray<Uint8Array> => {
+  const chunks: Array<Uint8Array> = []
   const centrals: Array<Buffer> = []
   let offset = 0
   for (const entry of entries) {
     const name = Buffer.from(entry.name, "utf8")
-    const crc = crc32(entry.bytes)
+    const crc = entry.crc ?? crc32(entry.bytes)
     const local = Buffer.alloc(30 + name.length)
     local.writeUInt32LE(0x04034b50, 0)
     local.writeUInt16LE(20, 4)
@@ -1145,7 +1150,8 @@ export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
     central.writeUInt32LE(entry.name.endsWith("/") ? 0x10 : 0, 38)
     central.writeUInt32LE(offset, 42)
     name.copy(central, 46)
-    locals.push(local, entry.bytes)
+    chunks.push(local)
+    if (entry.bytes.length > 0) chunks.push(entry.bytes)
     centrals.push(central)
     offset += local.length + entry.bytes.length
   }
@@ -1156,8 +1162,12 @@ export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => {
   end.writeUInt16LE(entries.length, 10)
   end.writeUInt32LE(directory.length, 12)
   end.writeUInt32LE(offset, 16)
-  return Buffer.concat([...locals, directory, end])
+  chunks.push(directory, end)
+  return chunks
 }
+
+/** A ZIP archive (stored, no compression) of `entries`, in their order, in one piece. */
+export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => Buffer.concat(zipChunks(entries))
 
 /**
  * The entries of a ZIP archive (stored or deflated), read from its central directory; at most

@@ -43,18 +43,6 @@ const roomFor = (browser: Browser, count: number): Reply | undefined =>
     : undefined
 
 /**
- * The entries that making `paths` (and the directories on their way) would add: the paths and their
- * ancestors that do not exist yet.
- */
-const adding = (browser: Browser, paths: Iterable<string>): Set<string> => {
-  const added = new Set<string>()
-  for (const path of paths) {
-    for (let at = path; !browser.fs.has(at) && !added.has(at); at = parentOf(at)) added.add(at)
-  }
-  return added
-}
-
-/**
  * The directories missing on the way to `path` (itself included), the shallowest first, or the
  * 400 when a file is in the way.
  */
@@ -83,28 +71,74 @@ const makeDirs = (browser: Browser, path: string, now: number): Reply | undefine
   return undefined
 }
 
-/** Writes a file, making the directories on its way, within the limits. */
-const writeNode = (
+/**
+ * The 400 refusing files written at once (an upload) when their bytes, less those of the files
+ * they replace, would take the simulator over its byte budget.
+ */
+const overBudgetAll = (
   org: Organization,
   browser: Browser,
-  path: string,
-  bytes: Uint8Array,
-  mode: string,
-  now: number
+  files: ReadonlyArray<{ readonly path: string; readonly bytes: Uint8Array }>
 ): Reply | undefined => {
-  const existing = browser.fs.get(path)
-  if (existing?.dir === true) return error(400, "bad_request", `${path} is a directory`)
-  const parents = missingDirs(browser, parentOf(path))
-  if (!Array.isArray(parents)) return parents
-  const full = roomFor(browser, parents.length + (existing === undefined ? 1 : 0))
-  if (full !== undefined) return full
-  const over = overBudget(org, bytes.length, existing?.bytes.length)
-  if (over !== undefined) return over
-  makeDirs(browser, parentOf(path), now)
-  browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
-  changed(browser, existing === undefined ? "CREATE" : "WRITE", path, false)
+  const replaced = new Set(files.map((f) => f.path))
+  let freeing = 0
+  for (const path of replaced) freeing += browser.fs.get(path)?.bytes.length ?? 0
+  return overBudget(org, files.reduce((n, f) => n + f.bytes.length, 0), freeing)
+}
+
+/** A file (its bytes) or a directory (`bytes` undefined) that a write or an upload makes at `path`. */
+interface Making {
+  readonly path: string
+  readonly bytes: Uint8Array | undefined
+  readonly mode: string
+}
+
+/**
+ * The 400 refusing to make `items` (in their order, the later replacing the earlier at the same
+ * path) when one would break the tree (a file onto a directory, a directory onto a file, a file on
+ * the way to another) or the whole would go over the entry limit or the byte budget: checked
+ * against the tree and against each other before anything is made, so a refused write makes nothing.
+ */
+const refused = (org: Organization, browser: Browser, items: ReadonlyArray<Making>): Reply | undefined => {
+  // whether each path is a directory once the items before are made
+  const planned = new Map<string, boolean>()
+  const isDir = (at: string) => planned.get(at) ?? browser.fs.get(at)?.dir
+  for (const { bytes, path } of items) {
+    const existing = isDir(path)
+    if (bytes !== undefined && existing === true) return error(400, "bad_request", `${path} is a directory`)
+    if (bytes === undefined && existing === false) return error(400, "bad_request", `${path} is not a directory`)
+    planned.set(path, bytes === undefined)
+    for (let at = parentOf(path); at !== path; at = parentOf(at)) {
+      const dir = isDir(at)
+      if (dir === false) return error(400, "bad_request", `${at} is not a directory`)
+      if (dir === true) break
+      planned.set(at, true)
+    }
+  }
+  let added = 0
+  for (const path of planned.keys()) if (!browser.fs.has(path)) added++
+  const files = items.flatMap(({ bytes, path }) => bytes === undefined ? [] : [{ path, bytes }])
+  return roomFor(browser, added) ?? overBudgetAll(org, browser, files)
+}
+
+/** Makes `items` (checked by {@link refused} first), with the directories on their way, telling the watches. */
+const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): undefined => {
+  for (const { bytes, mode, path } of items) {
+    makeDirs(browser, bytes === undefined ? path : parentOf(path), now)
+    if (bytes === undefined) continue
+    const existed = browser.fs.has(path)
+    browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
+    changed(browser, existed ? "WRITE" : "CREATE", path, false)
+  }
   return undefined
 }
+
+/** Makes `items` whole, or nothing and the 400 saying why. */
+const makeAll = (org: Organization, browser: Browser, items: ReadonlyArray<Making>, now: number): Reply | undefined =>
+  refused(org, browser, items) ?? make(browser, items, now)
+
+/** A mode as the service shows it: four octal digits ("755" is "0755"). */
+const modeOf = (mode: string): string => mode.padStart(4, "0")
 
 const readNode: Handler = onBrowser(({ call, op }, browser) => {
   const path = pathOf(call.query.get("path") ?? "/")
@@ -123,8 +157,14 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
   const entries = [...browser.fs.entries()]
     .filter(([p]) => p.startsWith(prefix))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([p, n]) => ({ name: n.dir ? `${p.slice(prefix.length)}/` : p.slice(prefix.length), bytes: n.bytes }))
-  return ok(op, values.zip(entries))
+    .map(([p, n]) => ({
+      name: n.dir ? `${p.slice(prefix.length)}/` : p.slice(prefix.length),
+      bytes: n.bytes,
+      // once per content: a write makes a new node
+      crc: n.crc ??= values.crc32(n.bytes)
+    }))
+  // in pieces, the files' bytes as they are stored (not copied): the server writes them as the client reads
+  return ok(op, values.zipChunks(entries))
 })
 
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
@@ -144,21 +184,6 @@ const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
   }
   return ok(op)
 })
-
-/**
- * The 400 refusing files written at once (an upload) when their bytes, less those of the files
- * they replace, would take the simulator over its byte budget.
- */
-const overBudgetAll = (
-  org: Organization,
-  browser: Browser,
-  files: ReadonlyArray<{ readonly path: string; readonly bytes: Uint8Array }>
-): Reply | undefined => {
-  const replaced = new Set(files.map((f) => f.path))
-  let freeing = 0
-  for (const path of replaced) freeing += browser.fs.get(path)?.bytes.length ?? 0
-  return overBudget(org, files.reduce((n, f) => n + f.bytes.length, 0), freeing)
-}
 
 /**
  * Why moving `src` (the entry `moved`) to `dest` is refused, as `rename(2)` would: into itself, onto
@@ -204,30 +229,22 @@ export const handlers: Handlers = {
   writeFile: onBrowser(({ call, op, org }, browser) => {
     const path = pathOf(call.query.get("path") ?? "/")
     if (typeof path !== "string") return path
-    const failed = writeNode(org, browser, path, call.raw, call.query.get("mode") ?? "0644", call.now)
-    return failed ?? ok(op)
+    const mode = modeOf(call.query.get("mode") ?? "0644")
+    return makeAll(org, browser, [{ path, bytes: call.raw, mode }], call.now) ?? ok(op)
   }),
   uploadFiles: onBrowser(({ call, op, org }, browser) => {
     const uploads = uploadsOf(call.parts)
-    const files: Array<{ readonly path: string; readonly bytes: Uint8Array }> = []
+    const files: Array<Making> = []
     for (const { dest, file, index } of uploads) {
       if (file === undefined || dest === undefined) {
         return error(400, "bad_request", `files.${index}: file and dest_path are required`)
       }
       const path = pathOf(dest)
       if (typeof path !== "string") return path
-      files.push({ path, bytes: file })
+      files.push({ path, bytes: file, mode: "0644" })
     }
-    // nothing written when the whole would not fit
-    const full = roomFor(browser, adding(browser, files.map((f) => f.path)).size)
-    if (full !== undefined) return full
-    const over = overBudgetAll(org, browser, files)
-    if (over !== undefined) return over
-    for (const { bytes, path } of files) {
-      const failed = writeNode(org, browser, path, bytes, "0644", call.now)
-      if (failed !== undefined) return failed
-    }
-    return ok(op)
+    // nothing written when one of them is refused
+    return makeAll(org, browser, files, call.now) ?? ok(op)
   }),
   uploadZip: onBrowser(({ call, op, org }, browser) => {
     const archive = call.parts.find((p) => p.name === "zip_file")
@@ -239,7 +256,8 @@ export const handlers: Handlers = {
     if (typeof root !== "string") return root
     const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
     if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
-    const paths: Array<string> = []
+    // the destination, then the entries (a name ending with "/" is a directory)
+    const items: Array<Making> = [{ path: root, bytes: undefined, mode: "0755" }]
     for (const entry of entries) {
       const path = pathOf(`${root}/${entry.name}`)
       if (typeof path !== "string") return path
@@ -247,20 +265,10 @@ export const handlers: Handlers = {
       if (path !== root && !path.startsWith(root === "/" ? "/" : `${root}/`)) {
         return error(400, "bad_request", `zip_file: ${entry.name} is outside ${root}`)
       }
-      paths.push(path)
+      items.push({ path, bytes: entry.name.endsWith("/") ? undefined : entry.bytes, mode: "0644" })
     }
-    // nothing extracted when the whole would not fit
-    const full = roomFor(browser, adding(browser, [root, ...paths]).size)
-    if (full !== undefined) return full
-    const over = overBudgetAll(org, browser, entries.map((entry, i) => ({ path: paths[i]!, bytes: entry.bytes })))
-    if (over !== undefined) return over
-    for (const [i, entry] of entries.entries()) {
-      const failed = entry.name.endsWith("/")
-        ? makeDirs(browser, paths[i]!, call.now)
-        : writeNode(org, browser, paths[i]!, entry.bytes, "0644", call.now)
-      if (failed !== undefined) return failed
-    }
-    return makeDirs(browser, root, call.now) ?? ok(op)
+    // nothing extracted when one entry is refused
+    return makeAll(org, browser, items, call.now) ?? ok(op)
   }),
   readFile: readNode,
   getFileInfo: readNode,
@@ -269,7 +277,8 @@ export const handlers: Handlers = {
     const path = pathOf(call.query.get("path") ?? "/")
     if (typeof path !== "string") return path
     const node = browser.fs.get(path)
-    if (node === undefined || !node.dir) return error(404, "not_found", `${path}: no such directory`)
+    if (node === undefined) return error(404, "not_found", `${path}: no such directory`)
+    if (!node.dir) return error(400, "bad_request", `${path} is not a directory`)
     const entries = [...browser.fs.entries()].filter(([p]) => p !== path && parentOf(p) === path)
     return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
   }),
@@ -278,7 +287,7 @@ export const handlers: Handlers = {
     if (typeof path !== "string") return path
     const failed = makeDirs(browser, path, call.now)
     if (failed !== undefined) return failed
-    if (typeof body["mode"] === "string") browser.fs.get(path)!.mode = body["mode"]
+    if (typeof body["mode"] === "string") browser.fs.get(path)!.mode = modeOf(body["mode"])
     return ok(op)
   }),
   deleteFile: deleteNode,
@@ -288,7 +297,7 @@ export const handlers: Handlers = {
     if (typeof path !== "string") return path
     const node = browser.fs.get(path)
     if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
-    node.mode = String(body["mode"] ?? node.mode)
+    if (typeof body["mode"] === "string") node.mode = modeOf(body["mode"])
     return ok(op)
   }),
   movePath: onBrowser(({ body, op }, browser) => {
@@ -297,7 +306,8 @@ export const handlers: Handlers = {
     const dest = pathOf(body["dest_path"])
     if (typeof dest !== "string") return dest
     const moved = browser.fs.get(src)
-    if (moved === undefined || src === "/") return error(404, "not_found", `${src}: no such file or directory`)
+    if (moved === undefined) return error(404, "not_found", `${src}: no such file or directory`)
+    if (src === "/") return error(400, "bad_request", "the root directory cannot be moved")
     const refused = moveRefused(browser, src, moved, dest)
     if (refused !== undefined) return refused
     if (dest === src) return ok(op)
