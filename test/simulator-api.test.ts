@@ -990,6 +990,79 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+describe("pools: keep their size (a destroyed or timed-out browser is replaced, a reused one comes back)", () => {
+  const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
+  const idOf = (r: { readonly text: string }): string => JSON.parse(r.text).session_id
+  const release = (session_id: string, reuse?: boolean) =>
+    raw("POST", "/browser_pools/pool_1/release", {}, reuse === undefined ? { session_id } : { session_id, reuse })
+  const pool = Effect.map(raw("GET", "/browser_pools/pool_1"), (r) => JSON.parse(r.text))
+  const cases: ReadonlyArray<{ readonly name: string; readonly run: Effect.Effect<void, unknown, never> }> = [{
+    name: "release with reuse: false destroys the browser and a new one (a new id) takes its slot",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      idOf(yield* acquire())
+      expect((yield* release(first, false)).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      expect((yield* raw("GET", `/browsers/${first}`)).status).toBe(404)
+      const next = idOf(yield* acquire())
+      expect(next).not.toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "release with reuse: true gives the same browser (session id) to the next acquire",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      expect((yield* release(first, true)).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 2, acquired_count: 0 })
+      expect(idOf(yield* acquire())).toBe(first)
+      expect((yield* raw("GET", `/browsers/${first}`)).status).toBe(200)
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "a waiter is handed a new browser when an acquired one is released with reuse: false",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      idOf(yield* acquire())
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 30 }))
+      yield* TestClock.adjust("1 second")
+      yield* release(first, false)
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect(idOf(handed)).not.toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "an acquired browser that times out is replaced: the pool does not drain, a waiter gets the new one",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      const second = idOf(yield* acquire())
+      // the pool's browsers time out after 600 s without activity (the document's default)
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 700 }))
+      yield* TestClock.adjust("601 seconds")
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect([first, second]).not.toContain(idOf(handed))
+      yield* TestClock.adjust("601 seconds")
+      expect(yield* pool).toMatchObject({ available_count: 2, acquired_count: 0 })
+      expect((yield* acquire()).status).toBe(200)
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "flush destroys the idle browsers and new ones replace them; an update keeps the same counts",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      const second = idOf(yield* acquire())
+      yield* release(first, true)
+      expect((yield* raw("POST", "/browser_pools/pool_1/flush")).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      expect((yield* raw("PATCH", "/browser_pools/pool_1", {}, { size: 2 })).status).toBe(200)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      const next = idOf(yield* acquire())
+      expect([first, second]).not.toContain(next)
+    }).pipe(Effect.provide(kernel()))
+  }]
+  for (const { name, run } of cases) it.effect(name, () => run)
+})
+
 describe("pools: a browser handed to a waiter that went away", () => {
   it.effect("goes back to the pool", () =>
     Effect.gen(function*() {
@@ -1514,7 +1587,7 @@ describe("a browser times out after timeout_seconds without activity, on the sim
       expect(yield* status("GET", "/browsers/b1")).toBe(200)
     }).pipe(Effect.provide(kernel())))
 
-  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): its slot is not refilled", () =>
+  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): a new browser takes its slot", () =>
     Effect.gen(function*() {
       const id = JSON.parse((yield* raw("POST", "/browser_pools/pool_1/acquire", {}, {})).text).session_id
       expect(JSON.parse((yield* raw("GET", `/browsers/${id}`)).text).timeout_seconds).toBe(600)
@@ -1523,7 +1596,7 @@ describe("a browser times out after timeout_seconds without activity, on the sim
       yield* TestClock.adjust("600 seconds")
       expect(yield* status("GET", `/browsers/${id}`)).toBe(404)
       const pool = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
-      expect([pool.acquired_count, pool.available_count]).toEqual([0, 1])
+      expect([pool.acquired_count, pool.available_count]).toEqual([0, 2])
     }).pipe(Effect.provide(kernel())))
 })
 
