@@ -1349,7 +1349,15 @@ describe("deployments keep what they were created with and serve their app while
         action_name: "run"
       }))
       const first = idOf(yield* deploy, "id")
-      const second = idOf(yield* deploy, "id")
+      const second = idOf(
+        yield* callAny(byName("createDeployment"), {
+          file: zip,
+          entrypoint_rel_path: "src/gone.ts",
+          version: "1.0.0",
+          force: true
+        }),
+        "id"
+      )
       yield* callAny(byName("deleteDeployment"), { id: first })
       expect(Exit.isSuccess(yield* invoke)).toBe(true)
       yield* callAny(byName("deleteDeployment"), { id: second })
@@ -1357,6 +1365,105 @@ describe("deployments keep what they were created with and serve their app while
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("NotFound")
       const apps = appsOf(yield* callAny(byName("listApps"), {}))
       expect(apps.filter((a) => a["app_name"] === "gone")).toEqual([])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an app version a running deployment serves is overwritten only with force (400 without)", () =>
+    Effect.gen(function*() {
+      const deploy = (version: string, force?: boolean) =>
+        callAny(byName("createDeployment"), {
+          file: zip,
+          entrypoint_rel_path: "src/twice.ts",
+          version,
+          ...(force === undefined ? {} : { force })
+        })
+      const served = Effect.map(
+        callAny(byName("listApps"), { app_name: "twice" }),
+        (listed) => appsOf(listed).map((a) => [a["version"], a["deployment"]])
+      )
+      const first = idOf(yield* deploy("1.0.0"), "id")
+      const cases: ReadonlyArray<{ readonly version: string; readonly force?: boolean; readonly refused: boolean }> = [
+        { version: "1.0.0", refused: true },
+        { version: "1.0.0", force: false, refused: true },
+        { version: "2.0.0", refused: false }
+      ]
+      for (const { force, refused, version } of cases) {
+        const exit = yield* Effect.exit(deploy(version, force))
+        expect(Exit.isFailure(exit)).toBe(refused)
+        if (refused) {
+          expect(yield* Effect.flip(deploy(version, force))).toMatchObject({ status: 400 })
+        }
+      }
+      const refusal = yield* Effect.flip(deploy("1.0.0"))
+      expect(JSON.stringify(refusal)).toContain("twice")
+      expect(JSON.stringify(refusal)).toContain("1.0.0")
+      const second = (yield* served).find(([version]) => version === "2.0.0")![1]
+      expect(yield* served).toEqual([["1.0.0", first], ["2.0.0", second]])
+      // force: the new deployment serves the version, the old one stops
+      const forced = idOf(yield* deploy("1.0.0", true), "id")
+      expect(yield* callAny(byName("getDeployment"), { id: first })).toMatchObject({ status: "stopped" })
+      expect((yield* served).filter(([version]) => version === "1.0.0")).toEqual([["1.0.0", forced]])
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("deployments and invocations: a follow agrees with the stored state", () => {
+  const dataOf = (text: string): ReadonlyArray<Record<string, unknown>> =>
+    text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.event !== "sse_heartbeat")
+  const states = ["queued", "in_progress", "running", "failed", "stopped"] as const
+  const seeded = Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+    organizations: [{
+      id: "org_follow",
+      token,
+      deployments: states.map((state) => ({ id: `dep_${state}`, state, app_name: `app-${state}`, version: "1.0.0" }))
+    }]
+  })))
+  const cases = states.map((state) => ({
+    state,
+    // a deployment on its way is driven to running; one in a terminal state keeps it
+    after: state === "queued" || state === "in_progress" ? "running" : state,
+    build: state === "queued" || state === "in_progress"
+  }))
+  for (const { after, build, state } of cases) {
+    it.effect(`following a deployment ${state} leaves it ${after}, and GET agrees afterwards`, () =>
+      Effect.gen(function*() {
+        const simulator = yield* KernelSimulator.KernelSimulator
+        const id = `dep_${state}`
+        yield* TestClock.adjust("1 hour")
+        const events = dataOf((yield* raw("GET", `/deployments/${id}/events`)).text)
+        const followed = events.filter((e) => e["event"] === "deployment_state").map((e) =>
+          Object(e["deployment"])["status"]
+        )
+        expect(followed).toEqual(build ? ["in_progress", "running"] : [state])
+        const stored = JSON.parse((yield* raw("GET", `/deployments/${id}`)).text)
+        expect(stored.status).toBe(after)
+        expect(Option.getOrThrow(yield* simulator.deployment(id)).state).toBe(after)
+        // stamped when the state was reached: the seed's time (0), or the build's (an hour later)
+        expect(events.at(-1)!["timestamp"]).toBe(new Date(build ? 3_600_000 : 0).toISOString())
+        // a second follow, later, does not replay the build
+        yield* TestClock.adjust("1 hour")
+        const again = dataOf((yield* raw("GET", `/deployments/${id}/events`)).text)
+        expect(again.map((e) => [e["event"], Object(e["deployment"])["status"]])).toEqual([
+          ["deployment_state", after]
+        ])
+        expect(again.at(-1)!["timestamp"]).toBe(events.at(-1)!["timestamp"])
+      }).pipe(Effect.provide(seeded)))
+  }
+
+  it.effect("an invocation's follow carries its stored finished_at, not the time of the follow", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createInvocation"), {
+        app_name: "seeded-app",
+        version: "1.0.0",
+        action_name: "run"
+      })
+      const id = idOf(created, "id")
+      yield* TestClock.adjust("1 hour")
+      const stored = JSON.parse((yield* raw("GET", `/invocations/${id}`)).text)
+      const events = dataOf((yield* raw("GET", `/invocations/${id}/events`)).text)
+      const last = events.at(-1)!
+      expect(last).toMatchObject({ event: "invocation_state", timestamp: stored.finished_at })
+      expect(Object(last["invocation"])).toMatchObject({ status: "succeeded", finished_at: stored.finished_at })
+      expect(stored.finished_at).toBe(new Date(0).toISOString())
     }).pipe(Effect.provide(kernel())))
 })
 
@@ -1731,6 +1838,7 @@ describe("managed auth: login → events → submit → success", () => {
       ))
   const states = (text: string) =>
     text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.event !== "sse_heartbeat")
       .filter((e) => e.event === "managed_auth_state").map((e) => `${e.flow_status}/${e.flow_step}`)
 
   it.effect("the events tell the flow as it goes, and end with its success", () =>
