@@ -519,7 +519,12 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       // recording, 204 of a pool with nothing available
       await send(byName("createInvocation"), undefined, { body: { ...seededApp, async: true }, expect: 202 })
       await send(byName("downloadReplay"), undefined, { expect: 202 })
-      await fetch(`${simulator}/browser_pools/pool_stealth/flush`, { method: "POST", headers: auth })
+      // pool_stealth has 2 browsers acquired: a pool of size 2 has none available
+      await fetch(`${simulator}/browser_pools/pool_stealth`, {
+        method: "PATCH",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ size: 2 })
+      })
       await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_stealth/acquire", expect: 204 })
       await send(byName("acquireBrowser"), undefined, { path: "/browser_pools/pool_kiosk/acquire", expect: 200 })
       // a profile no browser saved state into yet: 202; then a browser that saves its changes in it

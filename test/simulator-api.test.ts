@@ -1034,6 +1034,79 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+describe("pools: keep their size (a destroyed or timed-out browser is replaced, a reused one comes back)", () => {
+  const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
+  const idOf = (r: { readonly text: string }): string => JSON.parse(r.text).session_id
+  const release = (session_id: string, reuse?: boolean) =>
+    raw("POST", "/browser_pools/pool_1/release", {}, reuse === undefined ? { session_id } : { session_id, reuse })
+  const pool = Effect.map(raw("GET", "/browser_pools/pool_1"), (r) => JSON.parse(r.text))
+  const cases: ReadonlyArray<{ readonly name: string; readonly run: Effect.Effect<void, unknown, never> }> = [{
+    name: "release with reuse: false destroys the browser and a new one (a new id) takes its slot",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      idOf(yield* acquire())
+      expect((yield* release(first, false)).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      expect((yield* raw("GET", `/browsers/${first}`)).status).toBe(404)
+      const next = idOf(yield* acquire())
+      expect(next).not.toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "release with reuse: true gives the same browser (session id) to the next acquire",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      expect((yield* release(first, true)).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 2, acquired_count: 0 })
+      expect(idOf(yield* acquire())).toBe(first)
+      expect((yield* raw("GET", `/browsers/${first}`)).status).toBe(200)
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "a waiter is handed a new browser when an acquired one is released with reuse: false",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      idOf(yield* acquire())
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 30 }))
+      yield* TestClock.adjust("1 second")
+      yield* release(first, false)
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect(idOf(handed)).not.toBe(first)
+      expect(yield* pool).toMatchObject({ available_count: 0, acquired_count: 2 })
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "an acquired browser that times out is replaced: the pool does not drain, a waiter gets the new one",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      const second = idOf(yield* acquire())
+      // the pool's browsers time out after 600 s without activity (the document's default)
+      const waiter = yield* Effect.fork(acquire({ acquire_timeout_seconds: 700 }))
+      yield* TestClock.adjust("601 seconds")
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      const handed = yield* Fiber.join(waiter)
+      expect(handed.status).toBe(200)
+      expect([first, second]).not.toContain(idOf(handed))
+      yield* TestClock.adjust("601 seconds")
+      expect(yield* pool).toMatchObject({ available_count: 2, acquired_count: 0 })
+      expect((yield* acquire()).status).toBe(200)
+    }).pipe(Effect.provide(kernel()))
+  }, {
+    name: "flush destroys the idle browsers and new ones replace them; an update keeps the same counts",
+    run: Effect.gen(function*() {
+      const first = idOf(yield* acquire())
+      const second = idOf(yield* acquire())
+      yield* release(first, true)
+      expect((yield* raw("POST", "/browser_pools/pool_1/flush")).status).toBe(204)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      expect((yield* raw("PATCH", "/browser_pools/pool_1", {}, { size: 2 })).status).toBe(200)
+      expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
+      const next = idOf(yield* acquire())
+      expect([first, second]).not.toContain(next)
+    }).pipe(Effect.provide(kernel()))
+  }]
+  for (const { name, run } of cases) it.effect(name, () => run)
+})
+
 describe("pools: a browser handed to a waiter that went away", () => {
   it.effect("goes back to the pool", () =>
     Effect.gen(function*() {
@@ -1320,7 +1393,15 @@ describe("deployments keep what they were created with and serve their app while
         action_name: "run"
       }))
       const first = idOf(yield* deploy, "id")
-      const second = idOf(yield* deploy, "id")
+      const second = idOf(
+        yield* callAny(byName("createDeployment"), {
+          file: zip,
+          entrypoint_rel_path: "src/gone.ts",
+          version: "1.0.0",
+          force: true
+        }),
+        "id"
+      )
       yield* callAny(byName("deleteDeployment"), { id: first })
       expect(Exit.isSuccess(yield* invoke)).toBe(true)
       yield* callAny(byName("deleteDeployment"), { id: second })
@@ -1328,6 +1409,105 @@ describe("deployments keep what they were created with and serve their app while
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("NotFound")
       const apps = appsOf(yield* callAny(byName("listApps"), {}))
       expect(apps.filter((a) => a["app_name"] === "gone")).toEqual([])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an app version a running deployment serves is overwritten only with force (400 without)", () =>
+    Effect.gen(function*() {
+      const deploy = (version: string, force?: boolean) =>
+        callAny(byName("createDeployment"), {
+          file: zip,
+          entrypoint_rel_path: "src/twice.ts",
+          version,
+          ...(force === undefined ? {} : { force })
+        })
+      const served = Effect.map(
+        callAny(byName("listApps"), { app_name: "twice" }),
+        (listed) => appsOf(listed).map((a) => [a["version"], a["deployment"]])
+      )
+      const first = idOf(yield* deploy("1.0.0"), "id")
+      const cases: ReadonlyArray<{ readonly version: string; readonly force?: boolean; readonly refused: boolean }> = [
+        { version: "1.0.0", refused: true },
+        { version: "1.0.0", force: false, refused: true },
+        { version: "2.0.0", refused: false }
+      ]
+      for (const { force, refused, version } of cases) {
+        const exit = yield* Effect.exit(deploy(version, force))
+        expect(Exit.isFailure(exit)).toBe(refused)
+        if (refused) {
+          expect(yield* Effect.flip(deploy(version, force))).toMatchObject({ status: 400 })
+        }
+      }
+      const refusal = yield* Effect.flip(deploy("1.0.0"))
+      expect(JSON.stringify(refusal)).toContain("twice")
+      expect(JSON.stringify(refusal)).toContain("1.0.0")
+      const second = (yield* served).find(([version]) => version === "2.0.0")![1]
+      expect(yield* served).toEqual([["1.0.0", first], ["2.0.0", second]])
+      // force: the new deployment serves the version, the old one stops
+      const forced = idOf(yield* deploy("1.0.0", true), "id")
+      expect(yield* callAny(byName("getDeployment"), { id: first })).toMatchObject({ status: "stopped" })
+      expect((yield* served).filter(([version]) => version === "1.0.0")).toEqual([["1.0.0", forced]])
+    }).pipe(Effect.provide(kernel())))
+})
+
+describe("deployments and invocations: a follow agrees with the stored state", () => {
+  const dataOf = (text: string): ReadonlyArray<Record<string, unknown>> =>
+    text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.event !== "sse_heartbeat")
+  const states = ["queued", "in_progress", "running", "failed", "stopped"] as const
+  const seeded = Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+    organizations: [{
+      id: "org_follow",
+      token,
+      deployments: states.map((state) => ({ id: `dep_${state}`, state, app_name: `app-${state}`, version: "1.0.0" }))
+    }]
+  })))
+  const cases = states.map((state) => ({
+    state,
+    // a deployment on its way is driven to running; one in a terminal state keeps it
+    after: state === "queued" || state === "in_progress" ? "running" : state,
+    build: state === "queued" || state === "in_progress"
+  }))
+  for (const { after, build, state } of cases) {
+    it.effect(`following a deployment ${state} leaves it ${after}, and GET agrees afterwards`, () =>
+      Effect.gen(function*() {
+        const simulator = yield* KernelSimulator.KernelSimulator
+        const id = `dep_${state}`
+        yield* TestClock.adjust("1 hour")
+        const events = dataOf((yield* raw("GET", `/deployments/${id}/events`)).text)
+        const followed = events.filter((e) => e["event"] === "deployment_state").map((e) =>
+          Object(e["deployment"])["status"]
+        )
+        expect(followed).toEqual(build ? ["in_progress", "running"] : [state])
+        const stored = JSON.parse((yield* raw("GET", `/deployments/${id}`)).text)
+        expect(stored.status).toBe(after)
+        expect(Option.getOrThrow(yield* simulator.deployment(id)).state).toBe(after)
+        // stamped when the state was reached: the seed's time (0), or the build's (an hour later)
+        expect(events.at(-1)!["timestamp"]).toBe(new Date(build ? 3_600_000 : 0).toISOString())
+        // a second follow, later, does not replay the build
+        yield* TestClock.adjust("1 hour")
+        const again = dataOf((yield* raw("GET", `/deployments/${id}/events`)).text)
+        expect(again.map((e) => [e["event"], Object(e["deployment"])["status"]])).toEqual([
+          ["deployment_state", after]
+        ])
+        expect(again.at(-1)!["timestamp"]).toBe(events.at(-1)!["timestamp"])
+      }).pipe(Effect.provide(seeded)))
+  }
+
+  it.effect("an invocation's follow carries its stored finished_at, not the time of the follow", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createInvocation"), {
+        app_name: "seeded-app",
+        version: "1.0.0",
+        action_name: "run"
+      })
+      const id = idOf(created, "id")
+      yield* TestClock.adjust("1 hour")
+      const stored = JSON.parse((yield* raw("GET", `/invocations/${id}`)).text)
+      const events = dataOf((yield* raw("GET", `/invocations/${id}/events`)).text)
+      const last = events.at(-1)!
+      expect(last).toMatchObject({ event: "invocation_state", timestamp: stored.finished_at })
+      expect(Object(last["invocation"])).toMatchObject({ status: "succeeded", finished_at: stored.finished_at })
+      expect(stored.finished_at).toBe(new Date(0).toISOString())
     }).pipe(Effect.provide(kernel())))
 })
 
@@ -1700,7 +1880,7 @@ describe("a browser times out after timeout_seconds without activity, on the sim
       expect(yield* status("GET", "/browsers/b1")).toBe(200)
     }).pipe(Effect.provide(kernel())))
 
-  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): its slot is not refilled", () =>
+  it.effect("one acquired from a pool times out after the pool's timeout (600 s by default): a new browser takes its slot", () =>
     Effect.gen(function*() {
       const id = JSON.parse((yield* raw("POST", "/browser_pools/pool_1/acquire", {}, {})).text).session_id
       expect(JSON.parse((yield* raw("GET", `/browsers/${id}`)).text).timeout_seconds).toBe(600)
@@ -1709,7 +1889,7 @@ describe("a browser times out after timeout_seconds without activity, on the sim
       yield* TestClock.adjust("600 seconds")
       expect(yield* status("GET", `/browsers/${id}`)).toBe(404)
       const pool = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
-      expect([pool.acquired_count, pool.available_count]).toEqual([0, 1])
+      expect([pool.acquired_count, pool.available_count]).toEqual([0, 2])
     }).pipe(Effect.provide(kernel())))
 })
 
@@ -1844,6 +2024,7 @@ describe("managed auth: login → events → submit → success", () => {
       ))
   const states = (text: string) =>
     text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.event !== "sse_heartbeat")
       .filter((e) => e.event === "managed_auth_state").map((e) => `${e.flow_status}/${e.flow_step}`)
 
   it.effect("the events tell the flow as it goes, and end with its success", () =>

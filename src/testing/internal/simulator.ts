@@ -300,6 +300,7 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
         (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
       ),
       poolWaiters: new Map(),
+      poolIdle: new Map(),
       idleCheckAt: Number.POSITIVE_INFINITY,
       authFlows: new Map(),
       apiKeys: new Map()

@@ -15,7 +15,7 @@ const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.
  * does not run, so a deployment that names no app serves one named by its entrypoint's base name (a
  * zip's `entrypoint_rel_path`, a GitHub source's `entrypoint`; `undefined`: it serves none).
  */
-const appName = (d: engine.Resource): string | undefined => {
+export const appName = (d: Pick<engine.Resource, "fields">): string | undefined => {
   const named = d.fields["app_name"]
   const source = d.fields["source"]
   const entrypoint = d.fields["entrypoint_rel_path"] ?? (isObject(source) ? source["entrypoint"] : undefined)
@@ -23,7 +23,7 @@ const appName = (d: engine.Resource): string | undefined => {
 }
 
 /** The version of a deployment's app. */
-const versionOf = (d: engine.Resource): unknown => d.fields["version"] ?? "latest"
+export const versionOf = (d: Pick<engine.Resource, "fields">): unknown => d.fields["version"] ?? "latest"
 
 /** Whether a deployment serves its app: not deleted, not stopped (a deleted deployment is) nor failed. */
 const serves = (d: engine.Resource): boolean =>

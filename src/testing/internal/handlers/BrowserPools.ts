@@ -1,20 +1,23 @@
 /**
- * The simulator's browser pools: create and update keep the counts, acquire takes an available
- * browser or waits for one (up to the request's `acquire_timeout_seconds`, on the simulator's
- * clock), release gives it back (to the oldest waiting acquire first; not at all with
- * `reuse: false`), flush empties the pool.
+ * The simulator's browser pools keep `size` browsers: `available_count` idle ones beside the
+ * `acquired_count` acquired ones. Acquire takes an available browser (one released with `reuse: true`
+ * comes back under its session id) or waits for one (up to the request's `acquire_timeout_seconds`, on
+ * the simulator's clock); release gives it back (to the oldest waiting acquire first), or, with
+ * `reuse: false`, destroys it and a new browser takes its place at once, as when an acquired browser
+ * times out; flush destroys the idle browsers, which new ones replace.
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
-import { makeBrowser } from "./Browsers.js"
+import { giveBack, takeFromPool } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
-import { endPoolWaiters, error, giveBack, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
+import { endPoolWaiters, error, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
 
 const poolOf = ({ call, store }: Context): engine.Resource | undefined =>
   engine.find(store, "/browser_pools", call.segments[1]!, call.project)
@@ -51,7 +54,12 @@ const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effe
       Effect.timeoutOption(Duration.seconds(seconds)),
       Effect.ensuring(leave),
       // a browser handed to a waiter whose client went away goes back to the pool
-      Effect.onInterrupt(() => Effect.sync(() => given === undefined ? undefined : giveBack(org, pool, given, true))),
+      Effect.onInterrupt(() =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) => Effect.sync(() => given === undefined ? undefined : giveBack(org, pool, given, true, now))
+        )
+      ),
       Effect.map(() => {
         // a hand-over that raced the end of the wait still counts
         const browser = given === undefined ? undefined : engine.find(store, "/browsers", given, undefined)
@@ -59,6 +67,16 @@ const waitFor = (context: Context, pool: engine.Resource, seconds: number): Effe
       })
     )
   })
+
+/** An available browser of `pool` acquired at `now`: its fields. */
+const acquireOne = (org: Organization, pool: engine.Resource, now: number): Record<string, unknown> => {
+  pool.fields = {
+    ...pool.fields,
+    available_count: num(pool.fields["available_count"], 0) - 1,
+    acquired_count: num(pool.fields["acquired_count"], 0) + 1
+  }
+  return takeFromPool(org, pool, now)
+}
 
 export const handlers: Handlers = {
   acquireBrowser: (context) => {
@@ -73,12 +91,7 @@ export const handlers: Handlers = {
       }
       return waitFor(context, pool, seconds)
     }
-    pool.fields = {
-      ...pool.fields,
-      available_count: available - 1,
-      acquired_count: num(pool.fields["acquired_count"], 0) + 1
-    }
-    return makeBrowser(context, pool)
+    return ok(context.op, acquireOne(context.org, pool, context.call.now))
   },
   releaseBrowser: (context) => {
     const { body, call, op, org, store } = context
@@ -91,16 +104,14 @@ export const handlers: Handlers = {
     if (obj(resource.fields["pool"])["id"] !== pool.id) {
       return error(400, "bad_request", "the browser was not acquired from this pool")
     }
-    // the release is activity on the browser: handed to a waiter, its idle time starts again
-    const browser = org.browsers.get(resource.id)
-    if (browser !== undefined) browser.activeAt = call.now
-    giveBack(org, pool, resource.id, body["reuse"] !== false)
+    giveBack(org, pool, resource.id, body["reuse"] !== false, call.now)
     return ok(op)
   },
   flushBrowserPool: (context) => {
     const pool = poolOf(context)
     if (pool === undefined) return poolNotFound
-    pool.fields = { ...pool.fields, available_count: 0 }
+    // the idle browsers are destroyed, and new ones take their places: the counts stay
+    context.org.poolIdle.delete(pool.id)
     return ok(context.op)
   },
   deleteBrowserPool: (context) => {
@@ -127,15 +138,25 @@ export const handlers: Handlers = {
     return ok(op, created.fields)
   },
   updateBrowserPool: (context) => {
-    const { body, op } = context
+    const { body, call, op, org } = context
     const pool = poolOf(context)
     if (pool === undefined) return poolNotFound
     const config = { ...obj(pool.fields["browser_pool_config"]), ...body }
+    const available = Math.max(0, num(config["size"], 1) - num(pool.fields["acquired_count"], 0))
     pool.fields = {
       ...pool.fields,
       ...(typeof body["name"] === "string" ? { name: body["name"] } : {}),
       browser_pool_config: config,
-      available_count: Math.max(0, num(config["size"], 1) - num(pool.fields["acquired_count"], 0))
+      available_count: available
+    }
+    // a smaller pool destroys idle browsers (the oldest released stay); `discard_all_idle` destroys them all
+    const idle = org.poolIdle.get(pool.id) ?? []
+    idle.splice(body["discard_all_idle"] === true ? 0 : available)
+    if (idle.length === 0) org.poolIdle.delete(pool.id)
+    // a larger pool has browsers for the acquires waiting on it
+    const waiters = org.poolWaiters.get(pool.id) ?? []
+    while (waiters.length > 0 && num(pool.fields["available_count"], 0) > 0) {
+      waiters.shift()?.hand(String(acquireOne(org, pool, call.now)["id"]))
     }
     return ok(op, pool.fields)
   }

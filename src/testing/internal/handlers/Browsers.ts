@@ -9,22 +9,35 @@ import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Browser, Context, Handlers, Organization } from "./shared.js"
-import { browserFields, endBrowser, error, giveBack, num, obj, ok, unresolvedReference } from "./shared.js"
+import { browserFields, endBrowser, error, num, obj, ok, unresolvedReference } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
   const { body, call, op, org, stamp, store } = context
-  const config = obj(pool?.fields["browser_pool_config"])
-  const source = pool === undefined ? body : config
   const unresolved = pool === undefined ? unresolvedReference(store, body, call.project) : undefined
   if (unresolved !== undefined) return unresolved
-  const id = engine.nextId(store, "browser")
+  return ok(op, newBrowser(org, call.project, call.now, stamp, pool === undefined ? body : undefined, pool))
+}
+
+/**
+ * A new browser in the store (new id), from `body` or, acquired, from its pool's configuration: its
+ * stored fields.
+ */
+const newBrowser = (
+  org: Organization,
+  project: string | undefined,
+  now: number,
+  stamp: string,
+  body: Record<string, unknown> | undefined,
+  pool: engine.Resource | undefined
+): Record<string, unknown> => {
+  const source = body ?? obj(pool?.fields["browser_pool_config"])
   const given = obj(source["viewport"])
   const viewport = { ...given, width: num(given["width"], 1920), height: num(given["height"], 1080) }
   // the document's defaults: 60 s for a browser, 600 s for one acquired from a pool
   const timeout = num(source["timeout_seconds"], pool === undefined ? 60 : 600)
-  const fields = browserFields(id, {
-    ...(pool === undefined ? body : {}),
+  const fields = browserFields(engine.nextId(org.store, "browser"), {
+    ...body,
     headless: source["headless"] === true,
     stealth: source["stealth"] === true,
     timeout_seconds: timeout,
@@ -34,23 +47,69 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
       ? {}
       : { pool: { id: pool.id, ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] }) } })
   })
-  engine.put(store, "/browsers", { id, project: call.project, deleted: false, fields }, (evicted) => {
-    // its live state goes with it: its streams end, its processes, replays and files are gone
-    const gone = org.browsers.get(evicted)
-    if (gone !== undefined) endBrowser(gone)
-    org.browsers.delete(evicted)
-    engine.dropNested(store, `/browsers/${evicted}`)
-  })
+  placeBrowser(org, project, fields, now)
+  return fields
+}
+
+/** A browser with these stored fields put in the store, with fresh live state, active from `now`. */
+const placeBrowser = (org: Organization, project: string | undefined, fields: Record<string, unknown>, now: number) => {
+  const id = String(fields["id"])
+  const viewport = obj(fields["viewport"])
+  const timeout = num(fields["timeout_seconds"], 60)
+  engine.put(org.store, "/browsers", { id, project, deleted: false, fields }, (evicted) => dropBrowser(org, evicted))
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
-      viewport: { width: num(viewport.width, 1920), height: num(viewport.height, 1080) }
+      viewport: { width: num(viewport["width"], 1920), height: num(viewport["height"], 1080) }
     }),
     replays: new Map(),
-    activeAt: call.now,
+    activeAt: now,
     idleMs: timeout * 1000
   })
-  org.idleCheckAt = Math.min(org.idleCheckAt, call.now + timeout * 1000)
-  return ok(op, fields)
+  org.idleCheckAt = Math.min(org.idleCheckAt, now + timeout * 1000)
+}
+
+/** A browser's live state is gone: its streams end, its processes, replays and files are gone. */
+const dropBrowser = (org: Organization, id: string): void => {
+  const gone = org.browsers.get(id)
+  if (gone !== undefined) endBrowser(gone)
+  org.browsers.delete(id)
+  engine.dropNested(org.store, `/browsers/${id}`)
+}
+
+/**
+ * A browser `pool` hands out at `now`: the oldest one released with `reuse: true` (the same session
+ * id, its live state fresh), or else a new one (a new id).
+ */
+export const takeFromPool = (org: Organization, pool: engine.Resource, now: number): Record<string, unknown> => {
+  const reused = org.poolIdle.get(pool.id)?.shift()
+  if (reused === undefined) return newBrowser(org, pool.project, now, engine.isoAt(now), undefined, pool)
+  placeBrowser(org, pool.project, reused, now)
+  return reused
+}
+
+/**
+ * An acquired browser back to its pool at `now` (released, or timed out): kept for the next acquire
+ * with `reuse`, or else destroyed and replaced at once by a new browser, so that the pool keeps its
+ * `size`. The oldest waiting acquire is handed that browser (the counts do not change); with none
+ * waiting it is available again.
+ */
+export const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean, now: number): void => {
+  const fields = org.store.collections.get("/browsers")?.get(id)?.fields
+  org.store.collections.get("/browsers")?.delete(id)
+  dropBrowser(org, id)
+  const idle = org.poolIdle.get(pool.id) ?? []
+  // a reused browser waits its turn behind the ones released before it (at most the collection limit of them)
+  if (reuse && fields !== undefined && idle.length < engine.collectionLimit) {
+    idle.push(fields)
+    org.poolIdle.set(pool.id, idle)
+  }
+  const waiter = org.poolWaiters.get(pool.id)?.shift()
+  if (waiter !== undefined) return waiter.hand(String(takeFromPool(org, pool, now)["id"]))
+  pool.fields = {
+    ...pool.fields,
+    available_count: num(pool.fields["available_count"], 0) + 1,
+    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
+  }
 }
 
 /** What `GET /browsers?query=` searches (the document): the session id, profile id, proxy id and pool name. */
@@ -74,7 +133,7 @@ const timeOut = (org: Organization, browser: Browser, at: number): void => {
   const resource = org.store.collections.get("/browsers")?.get(browser.id)
   const poolId = obj(resource?.fields["pool"])["id"]
   const pool = typeof poolId === "string" ? engine.find(org.store, "/browser_pools", poolId, undefined) : undefined
-  if (pool !== undefined) return giveBack(org, pool, browser.id, false)
+  if (pool !== undefined) return giveBack(org, pool, browser.id, false, at)
   if (resource === undefined) {
     endBrowser(browser)
     org.browsers.delete(browser.id)
@@ -91,12 +150,14 @@ const timeOut = (org: Organization, browser: Browser, at: number): void => {
 export const expireIdle = (org: Organization, now: number, touched: string | undefined): void => {
   if (now >= org.idleCheckAt) {
     let next = Number.POSITIVE_INFINITY
+    // a pool's browser that times out is replaced by a new one, whose deadline lowers this
+    org.idleCheckAt = Number.POSITIVE_INFINITY
     for (const browser of [...org.browsers.values()]) {
       const endsAt = browser.activeAt + browser.idleMs
       if (endsAt <= now) timeOut(org, browser, endsAt)
       else next = Math.min(next, endsAt)
     }
-    org.idleCheckAt = next
+    org.idleCheckAt = Math.min(org.idleCheckAt, next)
   }
   const browser = touched === undefined ? undefined : org.browsers.get(touched)
   if (browser !== undefined) browser.activeAt = now

@@ -1,6 +1,9 @@
 /**
- * The event streams of a deployment or an invocation: a log line, the running state, a log line,
- * and the terminal state.
+ * The event streams of a deployment or an invocation, consistent with what is stored. A deployment
+ * still queued or in progress is driven to `running`, stored so, and followed through its build (a
+ * log line, `in_progress`, a log line, `running`); one already running, failed or stopped gives that
+ * state and ends. An invocation's run is followed at its stored times (started, running, finished,
+ * its terminal state); one not finished yet succeeds now, stored so.
  *
  * @internal
  */
@@ -8,24 +11,41 @@ import * as engine from "../engine.js"
 import type { Handler } from "./shared.js"
 import { error, ok } from "./shared.js"
 
-export const follow = (kind: "deployment" | "invocation"): Handler => ({ call, op, stamp, store }) => {
+const deploymentEnds: ReadonlySet<unknown> = new Set(["running", "failed", "stopped"])
+const invocationEnds: ReadonlySet<unknown> = new Set(["succeeded", "failed"])
+
+/** A stored time, or `fallback` when there is none. */
+const timeOf = (value: unknown, fallback: string): string => typeof value === "string" ? value : fallback
+
+export const follow = (kind: "deployment" | "invocation"): Handler => ({ call, op, org, stamp, store }) => {
   const deployment = kind === "deployment"
   const resource = engine.find(store, deployment ? "/deployments" : "/invocations", call.segments[1]!, call.project)
   if (resource === undefined) return error(404, "not_found", `${kind} not found`)
-  const status = deployment
-    ? (resource.fields["status"] === "queued" || resource.fields["status"] === "in_progress"
-      ? "running"
-      : resource.fields["status"])
-    : (resource.fields["status"] === "failed" ? "failed" : "succeeded")
-  const state = { ...resource.fields, status }
+  const before = resource.fields
+  if (deployment) {
+    // a deployment that has reached its state gives it, stamped when it was reached, without a replay of its build
+    if (deploymentEnds.has(before["status"])) {
+      const at = timeOf(before["updated_at"] ?? before["created_at"], stamp)
+      return ok(op, [{ event: "deployment_state", timestamp: at, deployment: before }])
+    }
+    resource.fields = { ...before, status: "running", updated_at: stamp }
+    const live = org.deployments.get(resource.id)
+    if (live !== undefined) live.state = "running"
+    return ok(op, [
+      { event: "log", timestamp: stamp, message: "building image" },
+      { event: "deployment_state", timestamp: stamp, deployment: { ...before, status: "in_progress" } },
+      { event: "log", timestamp: stamp, message: "deployed" },
+      { event: "deployment_state", timestamp: stamp, deployment: resource.fields }
+    ])
+  }
+  // an invocation's run, at its stored times; one not finished yet finishes now
+  if (!invocationEnds.has(before["status"])) resource.fields = { ...before, status: "succeeded", finished_at: stamp }
+  const started = timeOf(before["started_at"], stamp)
+  const finished = timeOf(resource.fields["finished_at"], stamp)
   return ok(op, [
-    { event: "log", timestamp: stamp, message: deployment ? "building image" : "invocation started" },
-    deployment
-      ? { event: "deployment_state", timestamp: stamp, deployment: { ...state, status: "in_progress" } }
-      : { event: "invocation_state", timestamp: stamp, invocation: { ...state, status: "running", finished_at: null } },
-    { event: "log", timestamp: stamp, message: deployment ? "deployed" : "invocation finished" },
-    deployment
-      ? { event: "deployment_state", timestamp: stamp, deployment: state }
-      : { event: "invocation_state", timestamp: stamp, invocation: { ...state, finished_at: stamp } }
+    { event: "log", timestamp: started, message: "invocation started" },
+    { event: "invocation_state", timestamp: started, invocation: { ...before, status: "running", finished_at: null } },
+    { event: "log", timestamp: finished, message: "invocation finished" },
+    { event: "invocation_state", timestamp: finished, invocation: resource.fields }
   ])
 }

@@ -58,6 +58,11 @@ export interface Organization {
   /** Per pool, the acquires waiting for a browser, oldest first (at most `engine.collectionLimit` in all). */
   readonly poolWaiters: Map<string, Array<PoolWaiter>>
   /**
+   * Per pool, the browsers released with `reuse: true` that no acquire has taken yet (their stored fields),
+   * oldest first: the next acquires hand them out again, under the same session id.
+   */
+  readonly poolIdle: Map<string, Array<Record<string, unknown>>>
+  /**
    * No browser of the organization times out before this (epoch milliseconds): the idle browsers are looked
    * for only once a request comes at or after it (see `Browsers.expireIdle`).
    */
@@ -87,30 +92,16 @@ export interface PoolWaiter {
   readonly end: () => void
 }
 
-/** Every acquire waiting on the pool `poolId` (every pool: `undefined`) of `org` gets its 204 now. */
+/**
+ * Every acquire waiting on the pool `poolId` (every pool: `undefined`) of `org` gets its 204 now, and the
+ * pool's idle reused browsers are gone (the pool is).
+ */
 export const endPoolWaiters = (org: Organization, poolId?: string): void => {
+  for (const id of [...org.poolIdle.keys()]) if (poolId === undefined || id === poolId) org.poolIdle.delete(id)
   for (const [id, queue] of [...org.poolWaiters]) {
     if (poolId !== undefined && id !== poolId) continue
     org.poolWaiters.delete(id)
     for (const waiter of queue.splice(0)) waiter.end()
-  }
-}
-
-/**
- * A browser back to its pool: handed as it is to the oldest waiting acquire (the counts do not
- * change), or else gone, its slot available again (not with `reuse: false`).
- */
-export const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean): void => {
-  const waiter = reuse ? org.poolWaiters.get(pool.id)?.shift() : undefined
-  if (waiter !== undefined) return waiter.hand(id)
-  org.store.collections.get("/browsers")?.delete(id)
-  const browser = org.browsers.get(id)
-  if (browser !== undefined) endBrowser(browser)
-  org.browsers.delete(id)
-  pool.fields = {
-    ...pool.fields,
-    available_count: num(pool.fields["available_count"], 0) + (reuse ? 1 : 0),
-    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
   }
 }
 
