@@ -426,9 +426,10 @@ const mixedFlow = async (client: number, round: number): Promise<void> => {
   await call("deleteApiKey", { id: key })
   await call("deleteProject", { id: project })
 
-  // an app: deploy, follow, invoke, follow (the app is named by the entrypoint: an undeployed one is 404)
+  // an app of the flow's own: deploy, follow, invoke, follow (the app is named by the entrypoint: an undeployed
+  // one is 404, and a version already deployed is 400 without force)
   const deployment = field(
-    await call("createDeployment", { entrypoint_rel_path: "src/my-app.ts", version: "1.0.0", file: emptyZip }),
+    await call("createDeployment", { entrypoint_rel_path: `src/app-${tag}.ts`, version: "1.0.0", file: emptyZip }),
     "id"
   )
   await call("followDeployment", { id: deployment }, { whole: true })
@@ -436,7 +437,7 @@ const mixedFlow = async (client: number, round: number): Promise<void> => {
   await call("listDeployments", { limit: 5 })
   await call("listApps", { limit: 5 })
   const invocation = field(
-    await call("createInvocation", { app_name: "my-app", action_name: "analyze", version: "1.0.0", async: true }),
+    await call("createInvocation", { app_name: `app-${tag}`, action_name: "analyze", version: "1.0.0", async: true }),
     "id"
   )
   const followed = call("followInvocation", { id: invocation }, { whole: true })

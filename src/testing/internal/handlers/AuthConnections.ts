@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import * as Stream from "effect/Stream"
+import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Context, Handlers, Organization } from "./shared.js"
@@ -128,7 +128,10 @@ export const handlers: Handlers = {
       live_view_url: `https://sim.kernel.local/login/${connection.id}/live`
     }
     connection.fields = { ...connection.fields, ...flow }
-    org.authFlows.set(connection.id, live.make())
+    // the flow's states, its first published at once: a follow starts from the last one published
+    const states = live.make<Record<string, unknown>>()
+    live.publish(states, stateOf(connection.fields, engine.isoAt(call.now)))
+    org.authFlows.set(connection.id, states)
     return ok(op, {
       id: connection.id,
       flow_type: flow.flow_type,
@@ -188,6 +191,8 @@ export const handlers: Handlers = {
         connection.fields["flow_status"] === null || connection.fields["flow_status"] === undefined ? [] : [now]
       )
     }
-    return liveReply(op, Stream.concat(Stream.make(now), live.subscribe(flow, { from: live.now(flow), follow: true })))
+    // the current state (the last published) and what follows, over HTTP without a `Stream` (as the other
+    // open streams are sent)
+    return liveReply(op, { hub: flow, from: Math.max(0, live.now(flow) - 1), select: Option.some })
   }
 }
