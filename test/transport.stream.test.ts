@@ -71,6 +71,36 @@ describe("KernelTransport streaming", () => {
       expect(end._tag).toBe("None")
     }))
 
+  it.live("128 KiB (two socket reads) wake a waiting reader at once; less waits for the end of the I/O phase", () =>
+    Effect.gen(function*() {
+      // the reader's fiber, polled after microtasks only: a wake left to `setImmediate` is not seen
+      const settledWithinMicrotasks = (fiber: Fiber.RuntimeFiber<Chunk.Chunk<Uint8Array>, unknown>) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 20; i++) {
+            if ((yield* Fiber.poll(fiber))._tag === "Some") return true
+            yield* Effect.yieldNow()
+          }
+          return false
+        })
+      const exchange = new Exchange(MiB, 0)
+      exchange.onHeaders(200, [], () => {})
+      const small = yield* Effect.fork(exchange.next().pipe(Effect.map((chunk) => chunk ?? Chunk.empty())))
+      yield* Effect.sleep(Duration.millis(5))
+      exchange.onData(Buffer.alloc(64 * 1024, 1))
+      expect(yield* settledWithinMicrotasks(small)).toBe(false)
+      expect(Chunk.size(yield* Fiber.join(small))).toBe(1)
+      // 128 KiB: handed over at once (batches of a whole I/O phase were promoted by the young
+      // collections of a fast download, and cost it mark-compacts)
+      const read = yield* Effect.fork(exchange.next().pipe(Effect.map((chunk) => chunk ?? Chunk.empty())))
+      yield* Effect.sleep(Duration.millis(5))
+      exchange.onData(Buffer.alloc(64 * 1024, 2))
+      expect(yield* settledWithinMicrotasks(read)).toBe(false)
+      exchange.onData(Buffer.alloc(64 * 1024, 3))
+      expect(yield* settledWithinMicrotasks(read)).toBe(true)
+      expect(Chunk.size(yield* Fiber.join(read))).toBe(2)
+      exchange.onComplete()
+    }))
+
   it.live("a pull interrupted while it waits takes nothing: the next pull gets every chunk", () =>
     Effect.gen(function*() {
       const exchange = new Exchange(MiB, 0)

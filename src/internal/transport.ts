@@ -71,6 +71,16 @@ export const defaultBodyBufferSize = 1024 * 1024
 export const defaultAbandonedBodyTimeout = Duration.seconds(10)
 
 /**
+ * A waiting reader is handed the buffered chunks at once from this many bytes (two socket reads' worth)
+ * rather than at the end of the I/O phase. Batches of up to a whole I/O phase (2 MiB on loopback) were
+ * alive when the young collections the read buffers trigger ran, and some were promoted: a 256 MiB
+ * download then cost up to 1.3 mark-compacts (against 0.1 for undici's own `request`) and 10-20 % of
+ * its throughput; 64 KiB (a wake per read) spent as much on the wake-ups (docs/performance.md, "A
+ * download's batches and the collector").
+ */
+const wakeBytes = 128 * 1024
+
+/**
  * Connections per origin when `connections` is not set: a large fan-out queues in undici instead of
  * opening a socket (a file descriptor) per call in flight. See docs/transports.md.
  *
@@ -425,11 +435,12 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     }
     if (this.whole !== undefined) this.whole.append(chunk)
     else this.chunks.push(chunk)
-    // A waiting reader gets the chunks in batches: at once when the buffer is full (it would pause
-    // otherwise), else after the event loop's I/O phase (every chunk the sockets delivered in it),
-    // so a fast body costs one pull per batch rather than one per socket read.
+    // A waiting reader gets the chunks in batches: at once when two socket reads' worth is buffered
+    // ({@link wakeBytes}, or the whole buffer when it is smaller), else after the event loop's I/O
+    // phase (every small chunk the sockets delivered in it), so a body dripped in small reads costs
+    // one pull per batch rather than one per read.
     if (this.waiter !== undefined) {
-      if (this.buffered >= this.highWaterMark) this.wake()
+      if (this.buffered >= wakeBytes || this.buffered >= this.highWaterMark) this.wake()
       else this.scheduleFlush()
     }
     if (this.unbounded || this.buffered < this.highWaterMark || this.track === undefined) return true
