@@ -25,18 +25,20 @@ export const sdkName = "effect-kernel (KernelTransport.layerUndici)"
 /**
  * The sizes of a run: events of the event stream, bytes of an upload and of a download, and how many
  * alternating raw/SDK pairs a round measures of each upload and download (a full run: 3 rounds, so 6
- * upload pairs of 1 GiB and 27 download pairs of 256 MiB; `--quick`: 5 and 25 in its one round). One
+ * upload pairs of 1 GiB and 45 download pairs of 256 MiB; `--quick`: 5 and 25 in its one round). One
  * pair is a fraction of a second to a few seconds, shorter than the load swings of a shared machine
  * (a single pair measured 0.57× to 1.2× in one hour): the targets read the median of the pairs. A
  * download of 256 MiB takes 50–100 ms on loopback (32 MiB: under 10 ms), and single download pairs
- * measured 0.43× to 2.48× within one run: 9 pairs left the median of a row to that noise.
+ * measured 0.23× to 3.35× within one run: 9 pairs a round (27 a run) left the median of a row to that
+ * noise, so the pairs of the seven downloads are also interleaved (the first pair of each, then the
+ * second...), so that a slow minute falls on every row rather than on the one measured then.
  */
 export const streamsSizes = (quick: boolean) => ({
   events: quick ? 400_000 : 10_000_000,
   upload: quick ? 64 * 1024 * 1024 : 1024 * 1024 * 1024,
   download: quick ? 32 * 1024 * 1024 : 256 * 1024 * 1024,
   uploadPairs: quick ? 5 : 2,
-  downloadPairs: quick ? 25 : 9
+  downloadPairs: quick ? 25 : 15
 })
 
 const label = (bytes: number) =>
@@ -241,9 +243,9 @@ export const runStreams = (options: {
       })
       // `downloadPairs` pairs of each download a round, raw and SDK next to each other: a 256 MiB download
       // takes a fraction of a second, shorter than the load swings of a shared machine
-      const downloadPairs = downloads.flatMap(([kind]) =>
-        Array.from({ length: sizes.downloadPairs }, (_, n) => pair({ kind, size: sizes.download }, round + n))
-      )
+      const downloadPairs = Array.from({ length: sizes.downloadPairs }, (_, n) =>
+        downloads.map(([kind]) => pair({ kind, size: sizes.download }, round + n))
+      ).flat()
       const results = both(downloadPairs.flat(), round)
       downloadPairs.forEach((jobs, n) => {
         const speed = results.speed.slice(n * 2, n * 2 + 2)
