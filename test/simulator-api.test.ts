@@ -20,7 +20,7 @@ import {
   Stream,
   TestClock
 } from "effect"
-import { Browsers, Kernel, KernelClient } from "effect-kernel"
+import { Browsers, Deployments, Kernel, KernelClient } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Zlib from "node:zlib"
 import * as Call from "../src/internal/call.js"
@@ -752,6 +752,28 @@ describe("real behaviours", () => {
           expect.objectContaining({ app_name: "my-app", version: "2.0.0", deployment: idOf(deployment, "id") })
         ])
       )
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a deployment's repository token (a multipart part) is not in the request log", () =>
+    Effect.gen(function*() {
+      const sentinel = "ghp_SENTINEL_deploy_token"
+      yield* Deployments.create({
+        source: {
+          type: "github",
+          url: "https://github.com/acme/app",
+          ref: "main",
+          entrypoint: "src/app.ts",
+          auth: { method: "github_token", token: Redacted.make(sentinel) }
+        },
+        region: "aws.us-east-1a"
+      })
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const logged = (yield* simulator.requests).find((r) => r.route === "createDeployment")
+      expect(logged?.body).toBeDefined()
+      expect(logged?.body).not.toContain(sentinel)
+      expect(JSON.parse(logged?.body ?? "{}")).toMatchObject({
+        source: { url: "https://github.com/acme/app", auth: { method: "github_token", token: "<redacted>" } }
+      })
     }).pipe(Effect.provide(kernel())))
 
   it.effect("an uploaded extension downloads as the uploaded bytes", () =>

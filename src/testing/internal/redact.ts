@@ -8,6 +8,7 @@
  */
 import type * as Schema from "effect/Schema"
 import { redactJson } from "../../internal/secrets.js"
+import * as values from "./values.js"
 
 export { holdsSecrets } from "../../internal/secrets.js"
 
@@ -26,3 +27,28 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
   }
   return JSON.stringify(redactJson(schema.ast, json))
 }
+
+/**
+ * The text of a `multipart/form-data` body whose schema {@link holdsSecrets} (a deployment's `source`,
+ * with its repository token), as the log keeps it: its fields as JSON, each file as its size
+ * (`"<file: N bytes>"`), the secrets replaced (a body that is not a form this schema reads is not shown).
+ *
+ * @internal
+ */
+export const loggedForm = (schema: Schema.Schema.AnyNoContext, contentType: string, bytes: Uint8Array): string => {
+  const parts = values.parseMultipart(contentType, bytes)
+  const form = parts === undefined ? undefined : values.formValue(schema.ast, parts)
+  if (form === undefined || typeof form === "string") {
+    return "<not shown: not a form this operation reads, and its body may carry secrets>"
+  }
+  return JSON.stringify(redactJson(schema.ast, filesAsSizes(form.value)))
+}
+
+const filesAsSizes = (value: unknown): unknown =>
+  value instanceof Uint8Array
+    ? `<file: ${value.length} bytes>`
+    : Array.isArray(value)
+    ? value.map(filesAsSizes)
+    : values.isObject(value)
+    ? Object.fromEntries(Object.entries(value).map(([key, field]) => [key, filesAsSizes(field)]))
+    : value

@@ -871,10 +871,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           let text: string | undefined
           if (read.bytes.length > 0) {
             const schema = operation.body?.kind === "json" ? operation.body.schema : undefined
-            if (redaction.holdsSecrets(schema)) {
+            const form = operation.body?.kind === "multipart" ? operation.body.schema : undefined
+            const secretJson = redaction.holdsSecrets(schema)
+            if (secretJson || redaction.holdsSecrets(form)) {
               // a body that may carry secrets: kept with them replaced (then cut)
-              text = decoder.decode(read.bytes)
-              const logged = redaction.loggedBody(schema, text)
+              let logged: string
+              if (secretJson) {
+                text = decoder.decode(read.bytes)
+                logged = redaction.loggedBody(schema, text)
+              } else {
+                logged = form === undefined ? "" : redaction.loggedForm(form, contentType ?? "", read.bytes)
+              }
               record.body = logged.length > limits.recordedBodyBytes
                 ? `${logged.slice(0, limits.recordedBodyBytes)}…`
                 : logged
