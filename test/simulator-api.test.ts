@@ -1531,6 +1531,35 @@ describe("deployments and invocations: a follow agrees with the stored state", (
       expect(Object(last["invocation"])).toMatchObject({ status: "succeeded", finished_at: stored.finished_at })
       expect(stored.finished_at).toBe(new Date(0).toISOString())
     }).pipe(Effect.provide(kernel())))
+
+  it.effect("`since` leaves out the log lines before it, never the states; a `since` that is neither is a 400", () =>
+    Effect.gen(function*() {
+      const created = yield* callAny(byName("createInvocation"), {
+        app_name: "seeded-app",
+        version: "1.0.0",
+        action_name: "run"
+      })
+      const id = idOf(created, "id")
+      yield* TestClock.adjust("1 hour")
+      const kinds = (text: string) => dataOf(text).map((e) => e["event"])
+      // started and finished at 0: a time after them, or the last 5 minutes, leave the log lines out
+      for (const since of [new Date(1000).toISOString(), "5m"]) {
+        expect(kinds((yield* raw("GET", `/invocations/${id}/events?since=${since}`)).text)).toEqual([
+          "invocation_state",
+          "invocation_state"
+        ])
+      }
+      expect(kinds((yield* raw("GET", `/invocations/${id}/events?since=${new Date(0).toISOString()}`)).text))
+        .toEqual(["log", "invocation_state", "log", "invocation_state"])
+      expect(kinds((yield* raw("GET", `/deployments/dep_1/events?since=5m`)).text)).toEqual(["deployment_state"])
+      for (const path of [`/invocations/${id}/events`, "/deployments/dep_1/events"]) {
+        const answer = yield* raw("GET", `${path}?since=yesterday`)
+        expect([answer.status, JSON.parse(answer.text).message]).toEqual([
+          400,
+          "since: an RFC 3339 time or a duration such as 5m"
+        ])
+      }
+    }).pipe(Effect.provide(kernel())))
 })
 
 describe("a proxy's config is checked as the one its type names", () => {
