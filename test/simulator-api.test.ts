@@ -1217,6 +1217,31 @@ describe("multipart bodies are checked as strictly as JSON bodies", () => {
   const app: ReadonlyArray<readonly [string, string, string?]> = [zip, ["entrypoint_rel_path", "src/app.ts"]]
   const github = JSON.stringify({ type: "github", url: "https://github.com/o/r", ref: "main", entrypoint: "src/gh.ts" })
 
+  it.effect("a repository token in a form that is refused stays out of the request log", () =>
+    Effect.gen(function*() {
+      const sentinel = "ghp_SENTINEL_deploy_token"
+      const source = JSON.stringify({
+        type: "github",
+        url: "https://github.com/o/r",
+        ref: "main",
+        entrypoint: "a.ts",
+        auth: { method: "github_token", token: sentinel }
+      })
+      const bodies = [
+        form([["source", `${source.slice(0, -1)},}`]]), // a trailing comma: not JSON
+        form([["source", source.slice(0, -2)]]), // cut short
+        form([["source", github], ["source.auth.token", sentinel]]), // a part the schema does not name
+        form([["source", github], ["token", sentinel]])
+      ]
+      for (const body of bodies) {
+        expect((yield* send("/deployments", body)).status).toBe(400)
+      }
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const logged = (yield* simulator.requests).filter((r) => r.route === "createDeployment")
+      expect(logged).toHaveLength(bodies.length)
+      for (const request of logged) expect(request.body ?? "").not.toContain(sentinel)
+    }).pipe(Effect.provide(kernel())))
+
   const refused: ReadonlyArray<{
     readonly name: string
     readonly path: string

@@ -31,15 +31,17 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
 /**
  * The text of a `multipart/form-data` body whose schema {@link holdsSecrets} (a deployment's `source`,
  * with its repository token), as the log keeps it: its fields as JSON, each file as its size
- * (`"<file: N bytes>"`), the secrets replaced (a body that is not a form this schema reads is not shown).
+ * (`"<file: N bytes>"`), the secrets replaced. A body that is not a valid form of this schema is not shown:
+ * a secret in a part that is not the JSON its schema reads (cut short, or with a trailing comma) stays
+ * text, where no field of the schema says it is a secret.
  *
  * @internal
  */
 export const loggedForm = (schema: Schema.Schema.AnyNoContext, contentType: string, bytes: Uint8Array): string => {
   const parts = values.parseMultipart(contentType, bytes)
   const form = parts === undefined ? undefined : values.formValue(schema.ast, parts)
-  if (form === undefined || typeof form === "string") {
-    return "<not shown: not a form this operation reads, and its body may carry secrets>"
+  if (form === undefined || typeof form === "string" || values.bodyIssue(schema, form.value) !== undefined) {
+    return "<not shown: not a valid form of this operation, and its body may carry secrets>"
   }
   return JSON.stringify(redactJson(schema.ast, filesAsSizes(form.value)))
 }
