@@ -1540,15 +1540,20 @@ describe("deployments and invocations: a follow agrees with the stored state", (
       }).pipe(Effect.provide(seeded)))
   }
 
+  /** An invocation of the seeded app, created at 0 (it finishes then), the clock an hour on. */
+  const invokedAnHourAgo = Effect.gen(function*() {
+    const created = yield* callAny(byName("createInvocation"), {
+      app_name: "seeded-app",
+      version: "1.0.0",
+      action_name: "run"
+    })
+    yield* TestClock.adjust("1 hour")
+    return idOf(created, "id")
+  })
+
   it.effect("an invocation's follow carries its stored finished_at, not the time of the follow", () =>
     Effect.gen(function*() {
-      const created = yield* callAny(byName("createInvocation"), {
-        app_name: "seeded-app",
-        version: "1.0.0",
-        action_name: "run"
-      })
-      const id = idOf(created, "id")
-      yield* TestClock.adjust("1 hour")
+      const id = yield* invokedAnHourAgo
       const stored = JSON.parse((yield* raw("GET", `/invocations/${id}`)).text)
       const events = dataOf((yield* raw("GET", `/invocations/${id}/events`)).text)
       const last = events.at(-1)!
@@ -1559,13 +1564,7 @@ describe("deployments and invocations: a follow agrees with the stored state", (
 
   it.effect("`since` leaves out the log lines before it, never the states; a `since` that is neither is a 400", () =>
     Effect.gen(function*() {
-      const created = yield* callAny(byName("createInvocation"), {
-        app_name: "seeded-app",
-        version: "1.0.0",
-        action_name: "run"
-      })
-      const id = idOf(created, "id")
-      yield* TestClock.adjust("1 hour")
+      const id = yield* invokedAnHourAgo
       const kinds = (text: string) => dataOf(text).map((e) => e["event"])
       // started and finished at 0: a time after them, or the last 5 minutes, leave the log lines out
       for (const since of [new Date(1000).toISOString(), "5m"]) {
