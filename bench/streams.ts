@@ -243,8 +243,9 @@ export const runStreams = (options: {
       })
       // `downloadPairs` pairs of each download a round, raw and SDK next to each other: a 256 MiB download
       // takes a fraction of a second, shorter than the load swings of a shared machine
-      const downloadPairs = Array.from({ length: sizes.downloadPairs }, (_, n) =>
-        downloads.map(([kind]) => pair({ kind, size: sizes.download }, round + n))
+      const downloadPairs = Array.from(
+        { length: sizes.downloadPairs },
+        (_, n) => downloads.map(([kind]) => pair({ kind, size: sizes.download }, round + n))
       ).flat()
       const results = both(downloadPairs.flat(), round)
       downloadPairs.forEach((jobs, n) => {
