@@ -504,10 +504,10 @@ const paging = new Set(["limit", "offset", "query", "include_deleted"])
 const filterAliases: Readonly<Record<string, string>> = { app_version: "version" }
 
 /**
- * `since` (`GET /invocations`): an RFC 3339 time, or a duration before now (`5m`, `2h`, `30s`, `1d`),
- * as epoch milliseconds (`undefined`: neither).
+ * `since` (`GET /invocations`, a follow): an RFC 3339 time, or a duration before now (`5m`, `2h`, `30s`,
+ * `1d`), as epoch milliseconds (`undefined`: neither).
  */
-export const sinceMillis = (value: string, now: number): number | undefined => {
+const sinceMillis = (value: string, now: number): number | undefined => {
   const duration = /^(\d+)(ms|s|m|h|d)$/.exec(value)
   if (duration !== null) {
     const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[duration[2]!]!
@@ -515,6 +515,17 @@ export const sinceMillis = (value: string, now: number): number | undefined => {
   }
   const at = /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
   return Number.isNaN(at) ? undefined : at
+}
+
+/**
+ * The request's `since` query parameter at `now`: `{ since }` (`undefined` when it is not given), or the
+ * 400 when it is neither a time nor a duration.
+ */
+export const sinceOf = (query: URLSearchParams, now: number): { readonly since: number | undefined } | Reply => {
+  const text = query.get("since")
+  if (text === null) return { since: undefined }
+  const since = sinceMillis(text, now)
+  return since === undefined ? badRequest("since: an RFC 3339 time or a duration such as 5m") : { since }
 }
 
 /**
@@ -618,11 +629,9 @@ export const generic = (
       const filters: Array<readonly [string, string]> = []
       for (const [name, value] of call.query) if (!paging.has(name)) filters.push([name, value])
       const text = call.query.get("query")?.toLowerCase() ?? ""
-      const sinceText = call.query.get("since")
-      const since = sinceText === null ? undefined : sinceMillis(sinceText, call.now)
-      if (sinceText !== null && since === undefined) {
-        return badRequest("since: an RFC 3339 time or a duration such as 5m")
-      }
+      const given = sinceOf(call.query, call.now)
+      if (!("since" in given)) return given
+      const since = given.since
       return list(
         operation,
         store.collections.get(collection)?.values() ?? [],

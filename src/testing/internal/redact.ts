@@ -43,14 +43,5 @@ export const loggedForm = (schema: Schema.Schema.AnyNoContext, contentType: stri
   if (form === undefined || typeof form === "string" || values.bodyIssue(schema, form.value) !== undefined) {
     return "<not shown: not a valid form of this operation, and its body may carry secrets>"
   }
-  return JSON.stringify(redactJson(schema.ast, filesAsSizes(form.value)))
+  return JSON.stringify(redactJson(schema.ast, values.mapFiles(form.value, (file) => `<file: ${file.length} bytes>`)))
 }
-
-const filesAsSizes = (value: unknown): unknown =>
-  value instanceof Uint8Array
-    ? `<file: ${value.length} bytes>`
-    : Array.isArray(value)
-    ? value.map(filesAsSizes)
-    : values.isObject(value)
-    ? Object.fromEntries(Object.entries(value).map(([key, field]) => [key, filesAsSizes(field)]))
-    : value

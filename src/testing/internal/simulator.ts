@@ -331,7 +331,6 @@ const visibleItems = (org: Organization, collection: string, project: string | u
     .filter((r) => !r.deleted && (project === undefined || r.project === undefined || r.project === project))
     .map((r) => r.fields)
 
-/** A reply of the engine on the wire. */
 /**
  * An answer the operation documents: a missing resource (404) on an operation whose only documented
  * client error is 400 (`createDirectory`, `executePlaywrightCode` of a browser that does not exist) is
@@ -342,6 +341,7 @@ const documentedOnly = (operation: Operation, reply: engine.Reply): engine.Reply
     ? { ...reply, status: 400, code: "bad_request" }
     : reply
 
+/** A reply of the engine on the wire. */
 const toResponse = (reply: engine.Reply): SimResponse => {
   switch (reply._tag) {
     case "Json":
@@ -870,17 +870,16 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           // the body's text when it is decoded whole for the log: the JSON body's parse reads it (not decoded twice)
           let text: string | undefined
           if (read.bytes.length > 0) {
-            const schema = operation.body?.kind === "json" ? operation.body.schema : undefined
-            const form = operation.body?.kind === "multipart" ? operation.body.schema : undefined
-            const secretJson = redaction.holdsSecrets(schema)
-            if (secretJson || redaction.holdsSecrets(form)) {
+            const body = operation.body
+            const schema = body?.kind === "json" || body?.kind === "multipart" ? body.schema : undefined
+            if (redaction.holdsSecrets(schema)) {
               // a body that may carry secrets: kept with them replaced (then cut)
               let logged: string
-              if (secretJson) {
+              if (body?.kind === "json") {
                 text = decoder.decode(read.bytes)
                 logged = redaction.loggedBody(schema, text)
               } else {
-                logged = form === undefined ? "" : redaction.loggedForm(form, contentType ?? "", read.bytes)
+                logged = redaction.loggedForm(schema, contentType ?? "", read.bytes)
               }
               record.body = logged.length > limits.recordedBodyBytes
                 ? `${logged.slice(0, limits.recordedBodyBytes)}…`

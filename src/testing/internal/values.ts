@@ -764,14 +764,23 @@ export const formValue = (
 }
 
 /** The form's value without its files (what a resource keeps of it: the files are kept as bytes apart). */
-export const withoutFiles = (value: unknown): unknown =>
+export const withoutFiles = (value: unknown): unknown => mapFiles(value, () => undefined)
+
+/**
+ * A form's value with each file replaced by `f(file)`; a field whose replacement is `undefined` is
+ * left out.
+ */
+export const mapFiles = (value: unknown, f: (file: Uint8Array) => unknown): unknown =>
   value instanceof Uint8Array
-    ? undefined
+    ? f(value)
     : Array.isArray(value)
-    ? value.map(withoutFiles)
+    ? value.map((item) => mapFiles(item, f))
     : isObject(value)
     ? Object.fromEntries(
-      Object.entries(value).flatMap(([k, v]) => v instanceof Uint8Array ? [] : [[k, withoutFiles(v)]])
+      Object.entries(value).flatMap(([k, v]) => {
+        const mapped = mapFiles(v, f)
+        return mapped === undefined && v instanceof Uint8Array ? [] : [[k, mapped]]
+      })
     )
     : value
 

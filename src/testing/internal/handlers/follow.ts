@@ -30,11 +30,9 @@ export const follow = (kind: "deployment" | "invocation"): Handler => ({ call, o
   const deployment = kind === "deployment"
   const resource = engine.find(store, deployment ? "/deployments" : "/invocations", call.segments[1]!, call.project)
   if (resource === undefined) return error(404, "not_found", `${kind} not found`)
-  const sinceText = call.query.get("since")
-  const from = sinceText === null ? undefined : engine.sinceMillis(sinceText, call.now)
-  if (sinceText !== null && from === undefined) {
-    return error(400, "bad_request", "since: an RFC 3339 time or a duration such as 5m")
-  }
+  const given = engine.sinceOf(call.query, call.now)
+  if (!("since" in given)) return given
+  const from = given.since
   const before = resource.fields
   if (deployment) {
     // a deployment that has reached its state gives it, stamped when it was reached, without a replay of its build
