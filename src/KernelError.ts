@@ -62,14 +62,6 @@ export const apiErrorFields = {
   path: Schema.String
 }
 
-/**
- * The constructor argument of every API error class.
- *
- * @since 0.1.0
- * @category Fields
- */
-export type ApiErrorFields = Schema.Struct.Constructor<typeof apiErrorFields>
-
 // The declared type of every error class below, written out. `Schema.TaggedErrorClass` (the type
 // `Schema.TaggedError` gives a class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and
 // constructor types once per class, about 1,400 type instantiations each, in every program that
@@ -120,13 +112,24 @@ type ApiErrorShape<Detail> = {
   readonly path: string
 }
 
+/**
+ * The constructor argument of every API error class: `Schema.Struct.Constructor<typeof apiErrorFields>`,
+ * written out (test/error-classes.test.ts checks that it is the same type). Spelled as that mapped
+ * type, it made tsc match each field's schema against `Schema.optional`'s in every program that
+ * related two error classes (an `Effect.gen` that yields two operations does): a program relating
+ * four error classes took 3,102 type instantiations and 0.10 s of tsc's check time, now 344 and 0.03 s.
+ *
+ * @since 0.1.0
+ * @category Fields
+ */
+export type ApiErrorFields = ApiErrorShape<ErrorDetail>
+
 type ApiErrorClass<Self, Tag extends string> = ErrorClass<
   Self,
   Tag,
   typeof apiErrorFields,
   ApiErrorShape<ErrorDetail>,
-  ApiErrorShape<ErrorDetailEncoded>,
-  ApiErrorFields
+  ApiErrorShape<ErrorDetailEncoded>
 >
 
 const BadRequestBase: ApiErrorClass<BadRequest, "BadRequest"> = Schema.TaggedError<BadRequest>(
@@ -310,8 +313,7 @@ const UnexpectedStatusBase: ErrorClass<
   "UnexpectedStatus",
   typeof unexpectedStatusFields,
   UnexpectedStatusShape<ErrorDetail>,
-  UnexpectedStatusShape<ErrorDetailEncoded>,
-  Schema.Struct.Constructor<typeof unexpectedStatusFields>
+  UnexpectedStatusShape<ErrorDetailEncoded>
 > = Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")(
   "UnexpectedStatus",
   unexpectedStatusFields

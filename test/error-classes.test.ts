@@ -122,7 +122,10 @@ export type Checks = [
   Expect<
     Own<typeof KernelError.InvalidInput, "InvalidInput", { field: typeof Schema.String; message: typeof Schema.String }>
   >,
-  Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>
+  Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>,
+  Expect<
+    Same<Simplify<KernelError.ApiErrorFields>, Simplify<Schema.Struct.Constructor<typeof KernelError.apiErrorFields>>>
+  >
 ]
 
 const api = { status: 404, code: "not_found", message: "no such browser", method: "GET", path: "/browsers/b" }
