@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/client.js"
+import type { ErrorClass } from "./internal/declaredClass.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import * as OperationsTable from "./internal/operations.js"
@@ -42,7 +43,8 @@ export const BrowserProfile = Schema.Struct({
 // The models below are written out rather than `Schema.Schema.Type<typeof X>`: a program whose
 // `Effect.gen` yields `BrowserPools.list()` and another list made tsc resolve each struct's type to
 // compare the two arrays (129 ms of one 20-operation program's check). test/models.test.ts checks that
-// each is exactly its schema's type.
+// each is exactly its schema's type. Type aliases, not interfaces: like the empty interfaces they
+// replace, they are assignable to `Record<string, unknown>` (an interface with its members is not).
 
 /**
  * The type of {@link BrowserProfile}.
@@ -50,7 +52,7 @@ export const BrowserProfile = Schema.Struct({
  * @since 0.1.0
  * @category Models
  */
-export interface BrowserProfile {
+export type BrowserProfile = {
   readonly id?: string | undefined
   readonly name?: string | undefined
   readonly save_changes?: boolean | undefined
@@ -73,7 +75,7 @@ export const BrowserExtension = Schema.Struct({
  * @since 0.1.0
  * @category Models
  */
-export interface BrowserExtension {
+export type BrowserExtension = {
   readonly id?: string | undefined
   readonly name?: string | undefined
 }
@@ -96,7 +98,7 @@ export const BrowserViewport = Schema.Struct({
  * @since 0.1.0
  * @category Models
  */
-export interface BrowserViewport {
+export type BrowserViewport = {
   readonly width: number
   readonly height: number
   readonly refresh_rate?: number | undefined
@@ -170,7 +172,7 @@ export const BrowserPoolConfig = Schema.Struct({
  * @since 0.1.0
  * @category Models
  */
-export interface BrowserPoolConfig {
+export type BrowserPoolConfig = {
   readonly size: number
   readonly name?: string | undefined
   readonly fill_rate_per_minute?: number | undefined
@@ -208,7 +210,7 @@ export const BrowserPool = Schema.Struct({
  * @since 0.1.0
  * @category Models
  */
-export interface BrowserPool {
+export type BrowserPool = {
   readonly id: string
   readonly name?: string | undefined
   readonly available_count: number
@@ -361,6 +363,19 @@ export const make: Effect.Effect<
 export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | ListBrowserPools, never, KernelClient> =
   /*#__PURE__*/ Layer.effectContext(make)
 
+const noBrowserAvailableFields = { idOrName: Schema.String }
+
+// its declared type written out, as the KernelError classes' are (internal/declaredClass.ts)
+const NoBrowserAvailableBase: ErrorClass<
+  NoBrowserAvailable,
+  "NoBrowserAvailable",
+  typeof noBrowserAvailableFields,
+  { readonly idOrName: string }
+> = Schema.TaggedError<NoBrowserAvailable>("effect-kernel/NoBrowserAvailable")(
+  "NoBrowserAvailable",
+  noBrowserAvailableFields
+)
+
 /**
  * {@link acquireScoped} found no browser in the pool within the wait (`acquire` answered 204 No
  * Content: none became available within `acquire_timeout_seconds`). Nothing was acquired, so
@@ -369,10 +384,7 @@ export const layer: Layer.Layer<Layer.Layer.Success<typeof Generated.layer> | Li
  * @since 0.2.0
  * @category Errors
  */
-export class NoBrowserAvailable extends Schema.TaggedError<NoBrowserAvailable>("effect-kernel/NoBrowserAvailable")(
-  "NoBrowserAvailable",
-  { idOrName: Schema.String }
-) {
+export class NoBrowserAvailable extends NoBrowserAvailableBase {
   /** @since 0.2.0 */
   override get message(): string {
     return `no browser of the pool ${this.idOrName} became available within the wait`

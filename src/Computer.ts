@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/client.js"
+import type { ModelClass } from "./internal/declaredClass.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/Computer.js"
 import * as OperationsTable from "./internal/operations.js"
@@ -23,16 +24,28 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/modules/Computer.js"
 
+// the models' declared types written out, as the error classes' are (internal/declaredClass.ts): a
+// `Schema.Class`'s instance is `Struct.Type` of its fields, which tsc resolves wherever two success
+// types are compared (an `Effect.gen` that yields `getMousePosition` and another operation)
+const mousePositionFields = { x: Schema.Int, y: Schema.Int }
+
+const MousePositionBase: ModelClass<
+  MousePosition,
+  typeof mousePositionFields,
+  { readonly x: number; readonly y: number }
+> = Schema.Class<MousePosition>("effect-kernel/MousePosition")(mousePositionFields)
+
+const okFields = { ok: Schema.Boolean }
+
+const OkBase: ModelClass<Ok, typeof okFields, { readonly ok: boolean }> = Schema.Class<Ok>("effect-kernel/Ok")(okFields)
+
 /**
  * The mouse cursor's position, in pixels from the top-left corner of the screen.
  *
  * @since 0.1.0
  * @category Schemas
  */
-export class MousePosition extends Schema.Class<MousePosition>("effect-kernel/MousePosition")({
-  x: Schema.Int,
-  y: Schema.Int
-}) {}
+export class MousePosition extends MousePositionBase {}
 
 /**
  * The generic OK response.
@@ -40,9 +53,7 @@ export class MousePosition extends Schema.Class<MousePosition>("effect-kernel/Mo
  * @since 0.1.0
  * @category Schemas
  */
-export class Ok extends Schema.Class<Ok>("effect-kernel/Ok")({
-  ok: Schema.Boolean
-}) {}
+export class Ok extends OkBase {}
 
 /**
  * Identifies a browser session.

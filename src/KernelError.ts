@@ -7,11 +7,10 @@
  *
  * @since 0.1.0
  */
-import type * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
+import type { ErrorClass } from "./internal/declaredClass.js"
 
 /**
  * One entry of the `details` array, or the `inner_error`, of an error response.
@@ -60,39 +59,6 @@ export const apiErrorFields = {
   shouldRetry: Schema.optional(Schema.Boolean),
   method: Schema.String,
   path: Schema.String
-}
-
-// The declared type of every error class below, written out. `Schema.TaggedErrorClass` (the type
-// `Schema.TaggedError` gives a class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and
-// constructor types once per class, about 1,400 type instantiations each, in every program that
-// names an operation's error union (a `yield*`, a `catchTag`): 15,000 for one operation's. An
-// `ErrorClass` has the same members: its instance, encoded side and constructor argument are
-// written out in types tsc reads once for all classes, and the members a program rarely uses
-// (`make`, `extend`, `transformOrFail`, `transformOrFailFrom`) are `Schema.TaggedErrorClass`'s own,
-// resolved only where they are used. Each class's value is checked against its `ErrorClass` where it
-// is made (`const XBase: ErrorClass<...> = Schema.TaggedError...`), and test/error-classes.test.ts
-// checks that each class is assignable to its `Schema.TaggedErrorClass` and that its instance,
-// encoded side and constructor argument are the ones `Schema.TaggedError` gives. The shapes are
-// type aliases, not interfaces, so that a user's declaration emit can write them out.
-type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
-  Self,
-  Tag,
-  { readonly _tag: Schema.tag<Tag> } & Fields
->
-
-interface ErrorClass<Self, Tag extends string, Fields extends Schema.Struct.Fields, Data, Encoded = Data, Props = Data>
-  extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded>
-{
-  new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
-  readonly ast: AST.Transformation
-  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, { readonly _tag: Tag } & Encoded>
-  readonly _tag: Tag
-  readonly identifier: string
-  readonly fields: Readonly<{ readonly _tag: Schema.tag<Tag> } & Fields>
-  readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
-  readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
-  readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
-  readonly transformOrFailFrom: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFailFrom"]
 }
 
 type ErrorDetailEncoded = {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
-import { KernelError } from "effect-kernel"
+import { BrowserPools, KernelError } from "effect-kernel"
 import type * as Cause from "effect/Cause"
 import type { Simplify } from "effect/Types"
 
@@ -48,11 +48,21 @@ type Matches<C extends Class, R extends Class> = {
   encoded: Same<Simplify<Schema.Schema.Encoded<C>>, Simplify<Schema.Schema.Encoded<R>>>
   context: Same<Schema.Schema.Context<C>, never>
   argument: Same<Simplify<ConstructorParameters<C>[0]>, Simplify<ConstructorParameters<R>[0]>>
+  argumentBothWays: Mutual<ConstructorParameters<C>[0], ConstructorParameters<R>[0]>
 }
 
 type Exact<C extends Class, R extends Class> = Same<
   Matches<C, R>,
-  { class: true; schemas: true; fields: true; instance: true; encoded: true; context: true; argument: true }
+  {
+    class: true
+    schemas: true
+    fields: true
+    instance: true
+    encoded: true
+    context: true
+    argument: true
+    argumentBothWays: true
+  }
 >
 
 type ApiFields = {
@@ -123,9 +133,13 @@ export type Checks = [
     Own<typeof KernelError.InvalidInput, "InvalidInput", { field: typeof Schema.String; message: typeof Schema.String }>
   >,
   Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>,
+  Expect<Own<typeof BrowserPools.NoBrowserAvailable, "NoBrowserAvailable", { idOrName: typeof Schema.String }>>,
   Expect<
     Same<Simplify<KernelError.ApiErrorFields>, Simplify<Schema.Struct.Constructor<typeof KernelError.apiErrorFields>>>
-  >
+  >,
+  // `Same` counts `?: T` and `?: T | undefined` as one; under exactOptionalPropertyTypes they are
+  // not assignable to each other, so a dropped `| undefined` fails here
+  Expect<Mutual<KernelError.ApiErrorFields, Schema.Struct.Constructor<typeof KernelError.apiErrorFields>>>
 ]
 
 const api = { status: 404, code: "not_found", message: "no such browser", method: "GET", path: "/browsers/b" }
@@ -222,6 +236,27 @@ describe("KernelError classes", () => {
     })
     expect(timeout.message).toBe("GET /browsers timed out after 1s")
   })
+})
+
+describe("BrowserPools.NoBrowserAvailable (declared like the KernelError classes)", () => {
+  it.effect("a Schema of its instances, an Error with its own message, and a failure when yielded", () =>
+    Effect.gen(function*() {
+      const error = new BrowserPools.NoBrowserAvailable({ idOrName: "pool-1" })
+      expect(error._tag).toBe("NoBrowserAvailable")
+      expect(error).toBeInstanceOf(Error)
+      expect(error.message).toBe("no browser of the pool pool-1 became available within the wait")
+      expect(BrowserPools.NoBrowserAvailable.make({ idOrName: "pool-1" })).toEqual(error)
+      const encoded = yield* Schema.encode(BrowserPools.NoBrowserAvailable)(error)
+      expect(encoded).toEqual({ _tag: "NoBrowserAvailable", idOrName: "pool-1" })
+      const decoded = yield* Schema.decodeUnknown(BrowserPools.NoBrowserAvailable)(encoded)
+      expect(decoded).toBeInstanceOf(BrowserPools.NoBrowserAvailable)
+      expect(decoded).toEqual(error)
+      expect(
+        yield* Effect.flip(Effect.gen(function*() {
+          return yield* error
+        }))
+      ).toBe(error)
+    }))
 })
 
 describe("KernelError classes across two copies of the package", () => {

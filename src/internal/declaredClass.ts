@@ -1,0 +1,86 @@
+/**
+ * The declared types of the hand-written schema classes, written out: {@link ErrorClass} (the error
+ * classes of `KernelError`, and `BrowserPools.NoBrowserAvailable`) and {@link ModelClass}
+ * (`Computer.MousePosition`, `Computer.Ok`). `Schema.TaggedErrorClass` (the type `Schema.TaggedError` gives a
+ * class) makes tsc resolve its `Struct.Type`, `Struct.Encoded` and constructor types once per class,
+ * about 1,400 type instantiations each, in every program that names an operation's error union (a
+ * `yield*`, a `catchTag`): 15,000 for one operation's. An `ErrorClass` has the same members: its
+ * instance, encoded side and constructor argument are written out in types tsc reads once for all
+ * classes, and the members a program rarely uses (`make`, `extend`, `transformOrFail`,
+ * `transformOrFailFrom`) are `Schema.TaggedErrorClass`'s own, resolved only where they are used. Each
+ * class's value is checked against its `ErrorClass` where it is made (`const XBase: ErrorClass<...> =
+ * Schema.TaggedError...`), and test/error-classes.test.ts checks that each class is assignable to its
+ * `Schema.TaggedErrorClass` and that its instance, encoded side and constructor argument are the ones
+ * `Schema.TaggedError` gives. The shapes are type aliases, not interfaces, so that a user's
+ * declaration emit can write them out.
+ *
+ * @internal
+ */
+import type * as Cause from "effect/Cause"
+import type * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
+
+type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
+  Self,
+  Tag,
+  { readonly _tag: Schema.tag<Tag> } & Fields
+>
+
+/**
+ * A `Schema.TaggedErrorClass<Self, Tag, Fields>` whose instance is `YieldableError & { _tag } & Data`,
+ * encoded side `{ _tag } & Encoded` and constructor argument `Props`.
+ *
+ * @internal
+ */
+export interface ErrorClass<
+  Self,
+  Tag extends string,
+  Fields extends Schema.Struct.Fields,
+  Data,
+  Encoded = Data,
+  Props = Data
+> extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded> {
+  new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
+  readonly ast: AST.Transformation
+  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, { readonly _tag: Tag } & Encoded>
+  readonly _tag: Tag
+  readonly identifier: string
+  readonly fields: Readonly<{ readonly _tag: Schema.tag<Tag> } & Fields>
+  readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
+  readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
+  readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
+  readonly transformOrFailFrom: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFailFrom"]
+}
+
+type ClassOf<Self, Fields extends Schema.Struct.Fields> = Schema.Class<
+  Self,
+  Fields,
+  Schema.Struct.Encoded<Fields>,
+  Schema.Struct.Context<Fields>,
+  Schema.Struct.Constructor<Fields>,
+  // what `Schema.Class<Self>(identifier)(fields)` gives: no inherited members, no prototype
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  {},
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  {}
+>
+
+/**
+ * The declared type of a `Schema.Class` (a model such as `Computer.MousePosition`), written out as
+ * {@link ErrorClass} is: instance `Data`, encoded side `Encoded`, constructor argument `Data`.
+ *
+ * @internal
+ */
+export interface ModelClass<Self, Fields extends Schema.Struct.Fields, Data, Encoded = Data>
+  extends Schema.Schema<Self, Encoded>
+{
+  new(props: Data, options?: Schema.MakeOptions): Data
+  readonly ast: AST.Transformation
+  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, Encoded>
+  readonly identifier: string
+  readonly fields: { readonly [K in keyof Fields]: Fields[K] }
+  readonly make: ClassOf<Self, Fields>["make"]
+  readonly extend: ClassOf<Self, Fields>["extend"]
+  readonly transformOrFail: ClassOf<Self, Fields>["transformOrFail"]
+  readonly transformOrFailFrom: ClassOf<Self, Fields>["transformOrFailFrom"]
+}
