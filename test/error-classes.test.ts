@@ -134,6 +134,13 @@ export type Checks = [
   >,
   Expect<Own<typeof KernelError.ReplayNotReady, "ReplayNotReady", ReplayNotReadyFields>>,
   Expect<Own<typeof BrowserPools.NoBrowserAvailable, "NoBrowserAvailable", { idOrName: typeof Schema.String }>>,
+  // the encoded side is one object type, as `Schema.TaggedError` writes it (not an intersection)
+  Expect<
+    Same<
+      Schema.Schema.Encoded<typeof BrowserPools.NoBrowserAvailable>,
+      { readonly _tag: "NoBrowserAvailable"; readonly idOrName: string }
+    >
+  >,
   Expect<
     Same<Simplify<KernelError.ApiErrorFields>, Simplify<Schema.Struct.Constructor<typeof KernelError.apiErrorFields>>>
   >,

@@ -11,14 +11,17 @@
  * class's value is checked against its `ErrorClass` where it is made (`const XBase: ErrorClass<...> =
  * Schema.TaggedError...`), and test/error-classes.test.ts checks that each class is assignable to its
  * `Schema.TaggedErrorClass` and that its instance, encoded side and constructor argument are the ones
- * `Schema.TaggedError` gives. The shapes are type aliases, not interfaces, so that a user's
- * declaration emit can write them out.
+ * `Schema.TaggedError` gives. A user's declaration emit never names them: it reaches a class
+ * through `typeof X` and writes out what it needs.
  *
  * @internal
  */
 import type * as Cause from "effect/Cause"
 import type * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
+
+/** `A`'s members as one object type (`A` an intersection): what a user sees, as effect writes it. */
+type Flat<A> = { [K in keyof A]: A[K] }
 
 type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
   Self,
@@ -28,7 +31,7 @@ type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.F
 
 /**
  * A `Schema.TaggedErrorClass<Self, Tag, Fields>` whose instance is `YieldableError & { _tag } & Data`,
- * encoded side `{ _tag } & Encoded` and constructor argument `Props`.
+ * encoded side `{ _tag } & Encoded` (one object type) and constructor argument `Props`.
  *
  * @internal
  */
@@ -39,13 +42,15 @@ export interface ErrorClass<
   Data,
   Encoded = Data,
   Props = Data
-> extends Schema.Schema<Self, { readonly _tag: Tag } & Encoded> {
+> extends Schema.Schema<Self, Flat<{ readonly _tag: Tag } & Encoded>> {
   new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
   readonly ast: AST.Transformation
-  annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, { readonly _tag: Tag } & Encoded>
+  annotations(
+    annotations: Schema.Annotations.Schema<Self>
+  ): Schema.SchemaClass<Self, Flat<{ readonly _tag: Tag } & Encoded>>
   readonly _tag: Tag
   readonly identifier: string
-  readonly fields: Readonly<{ readonly _tag: Schema.tag<Tag> } & Fields>
+  readonly fields: Readonly<Flat<{ readonly _tag: Schema.tag<Tag> } & Fields>>
   readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
   readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
   readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
