@@ -51,9 +51,22 @@ export interface ErrorClass<
   readonly _tag: Tag
   readonly identifier: string
   readonly fields: Readonly<Flat<{ readonly _tag: Schema.tag<Tag> } & Fields>>
+  /** `X.make(props)` is `new X(props)` (`Schema.TaggedErrorClass`'s `make`). */
   readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
+  /**
+   * A class with this one's fields and more (`Schema.TaggedErrorClass`'s `extend`):
+   * `class B extends A.extend<B>("B")({ more: Schema.String }) {}`.
+   */
   readonly extend: TaggedErrorClassOf<Self, Tag, Fields>["extend"]
+  /**
+   * A class decoded from this one's type by a transformation that may fail
+   * (`Schema.TaggedErrorClass`'s `transformOrFail`).
+   */
   readonly transformOrFail: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFail"]
+  /**
+   * A class decoded from this one's encoded side by a transformation that may fail
+   * (`Schema.TaggedErrorClass`'s `transformOrFailFrom`).
+   */
   readonly transformOrFailFrom: TaggedErrorClassOf<Self, Tag, Fields>["transformOrFailFrom"]
 }
 
@@ -84,8 +97,21 @@ export interface ModelClass<Self, Fields extends Schema.Struct.Fields, Data, Enc
   annotations(annotations: Schema.Annotations.Schema<Self>): Schema.SchemaClass<Self, Encoded>
   readonly identifier: string
   readonly fields: { readonly [K in keyof Fields]: Fields[K] }
+  /** `X.make(props)` is `new X(props)` (`Schema.Class`'s `make`). */
   readonly make: ClassOf<Self, Fields>["make"]
+  /**
+   * A class with this one's fields and more (`Schema.Class`'s `extend`):
+   * `class B extends A.extend<B>("B")({ more: Schema.String }) {}`.
+   */
   readonly extend: ClassOf<Self, Fields>["extend"]
+  /**
+   * A class decoded from this one's type by a transformation that may fail
+   * (`Schema.Class`'s `transformOrFail`).
+   */
   readonly transformOrFail: ClassOf<Self, Fields>["transformOrFail"]
+  /**
+   * A class decoded from this one's encoded side by a transformation that may fail
+   * (`Schema.Class`'s `transformOrFailFrom`).
+   */
   readonly transformOrFailFrom: ClassOf<Self, Fields>["transformOrFailFrom"]
 }
