@@ -36,11 +36,11 @@ export type Checks = [
   Expect<Exact<BrowserPools.BrowserPoolConfig, typeof BrowserPools.BrowserPoolConfig>>,
   Expect<Exact<BrowserPools.BrowserPool, typeof BrowserPools.BrowserPool>>,
   // as in 0.1.0 (then empty interfaces extending the schemas' types): each is a record
-  Expect<Mutual<[BrowserPools.BrowserPool] extends [Record<string, unknown>] ? true : false, true>>,
-  Expect<Mutual<[BrowserPools.BrowserPoolConfig] extends [Record<string, unknown>] ? true : false, true>>,
-  Expect<Mutual<[BrowserPools.BrowserProfile] extends [Record<string, unknown>] ? true : false, true>>,
-  Expect<Mutual<[BrowserPools.BrowserExtension] extends [Record<string, unknown>] ? true : false, true>>,
-  Expect<Mutual<[BrowserPools.BrowserViewport] extends [Record<string, unknown>] ? true : false, true>>
+  Expect<[BrowserPools.BrowserPool] extends [Record<string, unknown>] ? true : false>,
+  Expect<[BrowserPools.BrowserPoolConfig] extends [Record<string, unknown>] ? true : false>,
+  Expect<[BrowserPools.BrowserProfile] extends [Record<string, unknown>] ? true : false>,
+  Expect<[BrowserPools.BrowserExtension] extends [Record<string, unknown>] ? true : false>,
+  Expect<[BrowserPools.BrowserViewport] extends [Record<string, unknown>] ? true : false>
 ]
 
 /** What `Schema.Class<Self>(identifier)(fields)` declares. */
