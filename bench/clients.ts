@@ -10,7 +10,8 @@ import { request } from "undici"
 import { loadSdk } from "./sdk.js"
 
 // the built package, as users run it (bench/sdk.ts)
-const { BrowserPools, Computer, Kernel: EffectKernel, KernelConfig, KernelTransport, Replays } = await loadSdk()
+const { BrowserPools, Browsers, Computer, Kernel: EffectKernel, KernelConfig, KernelTransport, Replays } =
+  await loadSdk()
 
 export interface Client {
   readonly name: string
@@ -18,6 +19,11 @@ export interface Client {
   readonly sequential: (n: number) => Promise<void>
   /** `n` mouse-position calls, `inFlight` at a time. */
   readonly concurrent: (n: number, inFlight: number) => Promise<void>
+  /**
+   * `n` calls of a generated operation (`GET /browsers/:id`, a browser with its secret URLs and
+   * timestamp decoded), `inFlight` at a time. (The rows that measure only the mouse call have none.)
+   */
+  readonly retrieve?: (n: number, inFlight: number) => Promise<void>
   /** One list of pools, decoded; returns how many. (Floor rows that only measure calls have none.) */
   readonly pools?: () => Promise<number>
   /** Streams a replay of `bytes` bytes and discards it; returns the bytes received. */
@@ -50,12 +56,17 @@ export const rawUndici = (base: string): Client => {
     const response = await request(`${base}/browsers/b1/computer/get_mouse_position`, { method: "POST", headers })
     return response.body.json()
   }
+  const retrieve = async () => {
+    const response = await request(`${base}/browsers/b1`, { headers })
+    return response.body.json()
+  }
   return {
     name: "raw undici.request",
     sequential: async (n) => {
       for (let i = 0; i < n; i++) await mouse()
     },
     concurrent: (n, k) => pooled(n, k, mouse),
+    retrieve: (n, k) => pooled(n, k, retrieve),
     pools: async () => {
       const response = await request(`${base}/browser_pools`, { headers })
       const pools: unknown = JSON.parse(await response.body.text())
@@ -103,6 +114,7 @@ export const official = (base: string): Client => {
       for (let i = 0; i < n; i++) await mouse()
     },
     concurrent: (n, k) => pooled(n, k, mouse),
+    retrieve: (n, k) => pooled(n, k, () => client.browsers.retrieve("b1")),
     pools: async () => {
       // the official client pages; the server answers the whole list in one page
       const page = await client.browserPools.list()
@@ -187,6 +199,7 @@ export const effectKernel = (base: string, transport: "kernel" | "undici" | "fet
     )
   )
   const mouse = Computer.getMousePosition({ id: "b1" })
+  const retrieve = Browsers.retrieve({ id: "b1" })
   return {
     name: `effect-kernel (${transports[transport].name})`,
     sequential: (n) =>
@@ -195,6 +208,14 @@ export const effectKernel = (base: string, transport: "kernel" | "undici" | "fet
       })),
     concurrent: (n, k) =>
       runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    ...(transport === "kernel" ?
+      {
+        retrieve: (n: number, k: number) =>
+          runtime.runPromise(
+            Effect.forEach(Array.from({ length: n }), () => retrieve, { concurrency: k, discard: true })
+          )
+      } :
+      {}),
     pools: () => runtime.runPromise(Effect.map(BrowserPools.list(), (pools) => pools.length)),
     stream: (bytes) =>
       runtime.runPromise(

@@ -23,6 +23,24 @@ export const poolsJson = (count) =>
     }
   })))
 
+/**
+ * A browser as `GET /browsers/:id` answers it (the document's fields: ids, its three URLs, two of
+ * them secret, the creation time, its settings), for the per-call row of a generated operation.
+ */
+export const browserJson = (id) =>
+  JSON.stringify({
+    session_id: id,
+    created_at: "2026-11-01T09:00:00Z",
+    cdp_ws_url: `wss://proxy.kernel.example/browser/${id}/cdp?jwt=eyJhbGciOiJIUzI1NiJ9.bench`,
+    webdriver_ws_url: `wss://proxy.kernel.example/browser/${id}/webdriver`,
+    browser_live_view_url: `https://proxy.kernel.example/browser/${id}/live?jwt=eyJhbGciOiJIUzI1NiJ9.bench`,
+    headless: false,
+    stealth: true,
+    kiosk_mode: false,
+    timeout_seconds: 600,
+    viewport: { width: 1920, height: 1080, refresh_rate: 25 }
+  })
+
 /** Starts bench/server.mjs (exiting with this process) with `env` added; resolves once it listens. */
 export const startBenchServer = (env = {}) =>
   new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@
  * package, one area above the shared client, a second area above the first, building Kernel.layer) in fresh
  * processes (the shared client, KernelClient.js, loads the runtime chunk every area shares), the bundle sizes
  * (scripts/bundle-size.ts) and the type-check cost (scripts/tsc-cost.mjs), and writes
- * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, 10,000
+ * bench/results-footprint.json. `--calls` runs only the per-call rows (sequential, 32 in flight, `Browsers.retrieve` at 32 in flight, 10,000
  * pools: no replay, cold start, bundle or type-check row) and writes bench/results-calls.json. `--before-dist=<dir>` adds the cold rows of another build's dist/esm
  * (an earlier revision built into .tmp), interleaved with this one's, so both come from the same hour.
  * `--streams` runs only the events-and-files rows of issue 19 (bench/streams.ts: an event stream,
@@ -91,6 +91,9 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+/** The per-call row of a generated operation (issue 18: "per-call throughput holds for every operation"). */
+const retrieveMetric = `browsers.retrieve, ${sizes.inFlight} in flight (calls/s)`
+
 const { child, base } = await startBenchServer()
 try {
   const clients = makeClients(base)
@@ -99,6 +102,7 @@ try {
   for (const client of skipClients ? [] : clients) {
     await client.sequential(100) // warm-up
     await client.concurrent(200, sizes.inFlight)
+    if (client.retrieve) await client.retrieve(200, sizes.inFlight)
     if (client.pools) await client.pools()
   }
   for (let round = 0; round < (footprintOnly || streamsOnly ? 0 : rounds); round++) {
@@ -117,6 +121,11 @@ try {
         client.name,
         sizes.concurrent / ((performance.now() - started) / 1000)
       )
+      if (client.retrieve !== undefined) {
+        started = performance.now()
+        await client.retrieve(sizes.concurrent, sizes.inFlight)
+        record(retrieveMetric, client.name, sizes.concurrent / ((performance.now() - started) / 1000))
+      }
       const pools = client.pools
       if (pools === undefined) continue
       started = performance.now()
@@ -305,6 +314,18 @@ try {
     ratio(med(concurrentMetric, kt), med(concurrentMetric, raw)),
     ">=",
     0.7
+  ])
+  targets.push([
+    `${sizes.inFlight} in flight, a generated operation (Browsers.retrieve), KernelTransport / raw undici (issue 18)`,
+    ratio(med(retrieveMetric, kt), med(retrieveMetric, raw)),
+    ">=",
+    0.7
+  ])
+  targets.push([
+    `${sizes.inFlight} in flight, a generated operation (Browsers.retrieve), KernelTransport / official client`,
+    ratio(med(retrieveMetric, kt), med(retrieveMetric, officialName)),
+    ">=",
+    3
   ])
   targets.push([
     `${sizes.inFlight} in flight, KernelTransport / official client`,

@@ -1,6 +1,7 @@
 // A minimal node:http server answering the five routes, run in its own process so the server is
 // not what the benchmark measures. Prints `port N` once listening.
 //   GET  /browser_pools                          -> JSON array of POOLS pools (env, default 10000)
+//   GET  /browsers/:id                           -> a browser (bench/fixtures.mjs browserJson)
 //   POST /browsers/:id/computer/get_mouse_position -> {"x":640,"y":360}
 //   POST /browsers/:id/computer/cursor           -> {"ok":true}
 //   DELETE /deployments/:id                      -> 204
@@ -12,11 +13,12 @@
 // (closing every connection at once): a benchmark killed half-way never leaves it behind, holding
 // the terminal's output open.
 import http from "node:http"
-import { poolsJson } from "./fixtures.mjs"
+import { browserJson, poolsJson } from "./fixtures.mjs"
 import { streamsRoute } from "./streams-routes.mjs"
 
 const poolCount = Number(process.env.POOLS ?? 10000)
 const pools = poolsJson(poolCount)
+const browser = Buffer.from(browserJson("b1"))
 const position = Buffer.from("{\"x\":640,\"y\":360}")
 const ok = Buffer.from("{\"ok\":true}")
 const chunk = Buffer.alloc(64 * 1024, 7)
@@ -51,6 +53,7 @@ const server = http.createServer((req, res) => {
     const path = req.url.split("?")[0]
     if (path === "/browser_pools") return json(res, Buffer.from(pools))
     if (path.endsWith("/computer/get_mouse_position")) return json(res, position)
+    if (req.method === "GET" && /^\/browsers\/[^/]+$/.test(path)) return json(res, browser)
     if (path.endsWith("/computer/cursor")) return json(res, ok)
     if (path.startsWith("/deployments/")) {
       res.writeHead(204)

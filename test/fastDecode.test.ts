@@ -267,6 +267,21 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
     }
   })
 
+  it("a Redacted decodes to one Redacted: the value decoded, re-wrapped only when decoding changed it", () => {
+    // `Schema.Redacted` makes the Redacted; its type side (RedactedFromSelf) is then the input itself,
+    // where effect's decode wraps the value a second time (an entry of its WeakMap per field)
+    const same = Redacted.make("wss://x?token=sentinel")
+    const self = FastDecode.fastPath(Schema.RedactedFromSelf(Schema.String))(same)
+    expect(self?.value).toBe(same)
+    const parsed = Schema.RedactedFromSelf(Schema.NumberFromString)
+    expect(check("redacted, decoded", parsed, [Redacted.make("1"), Redacted.make("x"), "1", Redacted.make(1)]))
+      .toStrictEqual({ valid: 1, invalid: 3 })
+    const decoded = FastDecode.fastPath(parsed)(Redacted.make("1"))
+    expect(Redacted.isRedacted(decoded?.value) && Redacted.value(decoded.value)).toBe(1)
+    expect(check("redacted, in a struct", Schema.Struct({ a: Schema.Redacted(Schema.String) }), [{ a: "s" }, { a: 1 }]))
+      .toStrictEqual({ valid: 1, invalid: 1 })
+  })
+
   it("a recursive schema, a transformation and a declaration it does not know are the schema's", () => {
     interface Tree {
       readonly value: number

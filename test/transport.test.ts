@@ -62,6 +62,29 @@ describe("KernelTransport", () => {
       expect(Buffer.concat([...streamed]).toString()).toBe("héllo")
     }))
 
+  it.scopedLive("a body read whole is every byte in order, in one read or in many (kept, then gathered)", () =>
+    Effect.gen(function*() {
+      const body = Array.from({ length: 40 }, (_, i) => `part ${i} é;`).join("")
+      // /N: the body in N writes, a pause between them (a read each on loopback)
+      const served = yield* serve(async (req, res) => {
+        const parts = Number((req.url ?? "/1").slice(1))
+        const bytes = Buffer.from(body)
+        const size = Math.ceil(bytes.length / parts)
+        res.writeHead(200, { "content-type": "text/plain" })
+        for (let i = 0; i < parts; i++) {
+          res.write(bytes.subarray(i * size, (i + 1) * size))
+          await new Promise((resolve) => setTimeout(resolve, 2))
+        }
+        res.end()
+      })
+      const http = yield* client()
+      for (const parts of [1, 2, 16, 17, 40]) {
+        const response = yield* http.get(`${served.url}/${parts}`)
+        expect(yield* response.text, `${parts} writes`).toBe(body)
+        expect(new TextDecoder().decode(yield* response.arrayBuffer), `${parts} writes`).toBe(body)
+      }
+    }))
+
   it.scopedLive("sends every request body kind, with the headers", () =>
     Effect.gen(function*() {
       const served = yield* serve(async (req, res) => {

@@ -20,8 +20,10 @@
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
+import { isRedactedAst } from "./secrets.js"
 import { parseTimestamp, Timestamp } from "./timestamp.js"
 
 /**
@@ -145,6 +147,7 @@ const transformation = (ast: AST.Transformation): Node => {
 
 /** A declaration (`Redacted`, `DateTimeUtcFromSelf`, a `Schema.declare`): its own decode, when synchronous. */
 const declaration = (ast: AST.Declaration): Node => {
+  if (isRedactedOf(ast)) return redacted(nodeOf(ast.typeParameters[0]!))
   const decode = ast.decodeUnknown(...ast.typeParameters)
   let slow: Node | undefined
   return (input) => {
@@ -152,6 +155,21 @@ const declaration = (ast: AST.Declaration): Node => {
     if (!Either.isEither(result)) return (slow ??= bySchema(ast))(input)
     return Either.isLeft(result) ? Fail : result.right
   }
+}
+
+/** `Schema.RedactedFromSelf(value)`: the declaration `Schema.Redacted` decodes into. */
+const isRedactedOf = (ast: AST.Declaration): boolean => ast.typeParameters.length === 1 && isRedactedAst(ast)
+
+/**
+ * A `Redacted` whose value decodes: the value decoded, in a new `Redacted` when decoding changed it,
+ * else the input itself. `ParseResult` wraps the value again either way: a `Schema.Redacted` field
+ * (its decode has just made the `Redacted`) would cost two, each an entry of effect's `WeakMap`.
+ */
+const redacted = (value: Node): Node => (input) => {
+  if (!Redacted.isRedacted(input)) return Fail
+  const inner = Redacted.value(input)
+  const decoded = value(inner)
+  return decoded === Fail ? Fail : decoded === inner ? input : Redacted.make(decoded)
 }
 
 /** An array (`Schema.Array`: one rest element and no other); any other tuple is the schema's. */

@@ -12,7 +12,13 @@ import * as SchemaAST from "effect/SchemaAST"
 
 const hidden = "<redacted>"
 
-const isRedacted = (ast: SchemaAST.AST): boolean =>
+/**
+ * Whether the AST is effect's `Redacted` declaration (`Schema.RedactedFromSelf`, the type side of
+ * `Schema.Redacted`).
+ *
+ * @internal
+ */
+export const isRedactedAst = (ast: SchemaAST.AST): boolean =>
   Option.exists(SchemaAST.getTypeConstructorAnnotation(ast), (constructor) => constructor._tag === "effect/Redacted")
 
 /** Whether some value of the schema's AST is a `Redacted`. */
@@ -21,7 +27,7 @@ const holdsSecret = (ast: SchemaAST.AST, visited: Set<SchemaAST.AST>): boolean =
   visited.add(ast)
   switch (ast._tag) {
     case "Declaration":
-      return isRedacted(ast) || ast.typeParameters.some((p) => holdsSecret(p, visited))
+      return isRedactedAst(ast) || ast.typeParameters.some((p) => holdsSecret(p, visited))
     case "Transformation":
       return holdsSecret(ast.to, visited) || holdsSecret(ast.from, visited)
     case "Refinement":
@@ -53,9 +59,9 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
   if (depth > 64) return value
   switch (ast._tag) {
     case "Declaration":
-      return isRedacted(ast) ? hidden : value
+      return isRedactedAst(ast) ? hidden : value
     case "Transformation":
-      return isRedacted(ast.to) ? hidden : redact(ast.from, value, depth + 1)
+      return isRedactedAst(ast.to) ? hidden : redact(ast.from, value, depth + 1)
     case "Refinement":
       return redact(ast.from, value, depth + 1)
     case "Suspend":

@@ -360,6 +360,13 @@ interface Sender {
   dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean
 }
 
+/**
+ * How many chunks a whole-body read keeps as they came before it gathers them in one buffer: a small
+ * answer (one or two socket reads) is handed over without a copy, a body dripped in many reads costs
+ * its bytes, not an object per read.
+ */
+const chunksKept = 16
+
 /** @internal */
 export class Exchange implements Undici.Dispatcher.DispatchHandler {
   track: Track | undefined = undefined
@@ -370,10 +377,13 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   chunks: Array<Buffer> = emptyArray()
   buffered = 0
   /**
-   * The body of a whole-body read ({@link collect}), gathered in one buffer that doubles rather than
-   * a chunk kept per read (a body dripped a byte per read would cost an object per byte).
+   * The body of a whole-body read ({@link collect}) past {@link chunksKept} chunks, gathered in one
+   * buffer that doubles rather than a chunk kept per read (a body dripped a byte per read would cost
+   * an object per byte). A body of a few chunks (every small answer) is kept as its chunks: no copy.
    */
   whole: GrowableBytes | undefined = undefined
+  /** A whole-body read ({@link collect}) has started. */
+  collecting = false
   /** Read to the end: no bound (text, json, arrayBuffer, or the socket has ended). */
   unbounded = false
   paused = false
@@ -434,7 +444,10 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
       return true
     }
     if (this.whole !== undefined) this.whole.append(chunk)
-    else this.chunks.push(chunk)
+    else {
+      this.chunks.push(chunk)
+      if (this.collecting && this.chunks.length > chunksKept) this.gather()
+    }
     // A waiting reader gets the chunks in batches: at once when two socket reads' worth is buffered
     // ({@link wakeBytes}, or the whole buffer when it is smaller), else after the event loop's I/O
     // phase (every small chunk the sockets delivered in it), so a body dripped in small reads costs
@@ -563,11 +576,8 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
    * `limit`); at once if the body is already over. {@link stopCollecting} cancels it.
    */
   collect(done: (error: unknown, buffer: Buffer | undefined) => void): void {
-    if (this.whole === undefined && this.state === State.Body) {
-      this.whole = new GrowableBytes()
-      for (const chunk of this.chunks) this.whole.append(chunk)
-      this.chunks = emptyArray()
-    }
+    this.collecting = true
+    if (this.whole === undefined && this.state === State.Body && this.chunks.length > chunksKept) this.gather()
     this.unbounded = true
     this.reading = true
     this.clearIdleTimer()
@@ -584,6 +594,14 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     }
     check()
     this.resumeIfPaused()
+  }
+
+  /** The chunks of a whole-body read moved into one buffer ({@link whole}), which takes the next ones. */
+  private gather(): void {
+    const whole = new GrowableBytes()
+    for (const chunk of this.chunks) whole.append(chunk)
+    this.chunks = emptyArray()
+    this.whole = whole
   }
 
   /** The reader of {@link collect} is gone (interrupted): the exchange is cancelled. */
