@@ -20,16 +20,32 @@ export interface Client {
   /** `n` mouse-position calls, `inFlight` at a time. */
   readonly concurrent: (n: number, inFlight: number) => Promise<void>
   /**
-   * `n` calls of a generated operation (`GET /browsers/:id`, a browser with its secret URLs and
-   * timestamp decoded), `inFlight` at a time. (The rows that measure only the mouse call have none.)
+   * `n` calls of a generated operation, `inFlight` at a time, by operation (see {@link generatedOps}).
+   * (The rows that measure only the mouse call have none.)
    */
-  readonly retrieve?: (n: number, inFlight: number) => Promise<void>
+  readonly generated?: { readonly [Op in GeneratedOp]?: (n: number, inFlight: number) => Promise<void> }
   /** One list of pools, decoded; returns how many. (Floor rows that only measure calls have none.) */
   readonly pools?: () => Promise<number>
   /** Streams a replay of `bytes` bytes and discards it; returns the bytes received. */
   readonly stream?: (bytes: number) => Promise<number>
   readonly close: () => Promise<void>
 }
+
+/**
+ * The generated operations of the per-call rows, one of each shape, by their row's name: a JSON answer
+ * with secrets and a timestamp (`GET /browsers/:id`), a JSON body and no content in answer (`POST
+ * .../click_mouse`, not idempotent), a page and its headers (`GET /browsers`, 5 browsers). `listRedacted`
+ * is raw undici's list with each browser's three URLs wrapped in `Redacted` and its time parsed, as the
+ * SDK answers them: the floor of what the SDK's list does.
+ */
+export const generatedOps = {
+  retrieve: "browsers.retrieve",
+  clickMouse: "computer.clickMouse",
+  list: "browsers.list, a page of 5",
+  listRedacted: "browsers.list, a page of 5, secrets as Redacted"
+} as const
+
+export type GeneratedOp = keyof typeof generatedOps
 
 const token = "sk_bench"
 const headers = { authorization: `Bearer ${token}` }
@@ -60,13 +76,41 @@ export const rawUndici = (base: string): Client => {
     const response = await request(`${base}/browsers/b1`, { headers })
     return response.body.json()
   }
+  const clickMouse = async () => {
+    const response = await request(`${base}/browsers/b1/computer/click_mouse`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ x: 10, y: 20 })
+    })
+    return response.body.dump()
+  }
+  const list = async () => {
+    const response = await request(`${base}/browsers?limit=5`, { headers })
+    return response.body.json()
+  }
+  const listRedacted = async () => {
+    const browsers: unknown = await list()
+    if (!Array.isArray(browsers)) throw new Error("not a list")
+    return browsers.map((browser: Record<string, string>) => ({
+      ...browser,
+      created_at: new Date(browser.created_at!),
+      cdp_ws_url: Redacted.make(browser.cdp_ws_url),
+      webdriver_ws_url: Redacted.make(browser.webdriver_ws_url),
+      browser_live_view_url: Redacted.make(browser.browser_live_view_url)
+    }))
+  }
   return {
     name: "raw undici.request",
     sequential: async (n) => {
       for (let i = 0; i < n; i++) await mouse()
     },
     concurrent: (n, k) => pooled(n, k, mouse),
-    retrieve: (n, k) => pooled(n, k, retrieve),
+    generated: {
+      retrieve: (n, k) => pooled(n, k, retrieve),
+      clickMouse: (n, k) => pooled(n, k, clickMouse),
+      list: (n, k) => pooled(n, k, list),
+      listRedacted: (n, k) => pooled(n, k, listRedacted)
+    },
     pools: async () => {
       const response = await request(`${base}/browser_pools`, { headers })
       const pools: unknown = JSON.parse(await response.body.text())
@@ -114,7 +158,11 @@ export const official = (base: string): Client => {
       for (let i = 0; i < n; i++) await mouse()
     },
     concurrent: (n, k) => pooled(n, k, mouse),
-    retrieve: (n, k) => pooled(n, k, () => client.browsers.retrieve("b1")),
+    generated: {
+      retrieve: (n, k) => pooled(n, k, () => client.browsers.retrieve("b1")),
+      clickMouse: (n, k) => pooled(n, k, () => client.browsers.computer.clickMouse("b1", { x: 10, y: 20 })),
+      list: (n, k) => pooled(n, k, async () => (await client.browsers.list({ limit: 5 })).getPaginatedItems())
+    },
     pools: async () => {
       // the official client pages; the server answers the whole list in one page
       const page = await client.browserPools.list()
@@ -199,7 +247,15 @@ export const effectKernel = (base: string, transport: "kernel" | "undici" | "fet
     )
   )
   const mouse = Computer.getMousePosition({ id: "b1" })
-  const retrieve = Browsers.retrieve({ id: "b1" })
+  const generated = {
+    retrieve: Browsers.retrieve({ id: "b1" }),
+    clickMouse: Computer.clickMouse({ id: "b1", x: 10, y: 20 }),
+    list: Browsers.list({ limit: 5 })
+  }
+  const calls =
+    <A, E>(call: Effect.Effect<A, E, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>) =>
+    (n: number, k: number) =>
+      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => call, { concurrency: k, discard: true }))
   return {
     name: `effect-kernel (${transports[transport].name})`,
     sequential: (n) =>
@@ -210,10 +266,11 @@ export const effectKernel = (base: string, transport: "kernel" | "undici" | "fet
       runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
     ...(transport === "kernel" ?
       {
-        retrieve: (n: number, k: number) =>
-          runtime.runPromise(
-            Effect.forEach(Array.from({ length: n }), () => retrieve, { concurrency: k, discard: true })
-          )
+        generated: {
+          retrieve: calls(generated.retrieve),
+          clickMouse: calls(generated.clickMouse),
+          list: calls(generated.list)
+        }
       } :
       {}),
     pools: () => runtime.runPromise(Effect.map(BrowserPools.list(), (pools) => pools.length)),

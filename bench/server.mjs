@@ -2,6 +2,8 @@
 // not what the benchmark measures. Prints `port N` once listening.
 //   GET  /browser_pools                          -> JSON array of POOLS pools (env, default 10000)
 //   GET  /browsers/:id                           -> a browser (bench/fixtures.mjs browserJson)
+//   GET  /browsers                               -> a page of 5 browsers (X-Has-More: false, X-Next-Offset: 5)
+//   POST /browsers/:id/computer/click_mouse      -> 200, no content
 //   POST /browsers/:id/computer/get_mouse_position -> {"x":640,"y":360}
 //   POST /browsers/:id/computer/cursor           -> {"ok":true}
 //   DELETE /deployments/:id                      -> 204
@@ -19,6 +21,7 @@ import { streamsRoute } from "./streams-routes.mjs"
 const poolCount = Number(process.env.POOLS ?? 10000)
 const pools = poolsJson(poolCount)
 const browser = Buffer.from(browserJson("b1"))
+const page = Buffer.from(`[${Array.from({ length: 5 }, (_, i) => browserJson(`b${i}`)).join(",")}]`)
 const position = Buffer.from("{\"x\":640,\"y\":360}")
 const ok = Buffer.from("{\"ok\":true}")
 const chunk = Buffer.alloc(64 * 1024, 7)
@@ -54,6 +57,19 @@ const server = http.createServer((req, res) => {
     if (path === "/browser_pools") return json(res, Buffer.from(pools))
     if (path.endsWith("/computer/get_mouse_position")) return json(res, position)
     if (req.method === "GET" && /^\/browsers\/[^/]+$/.test(path)) return json(res, browser)
+    if (req.method === "GET" && path === "/browsers") {
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-length": page.length,
+        "x-has-more": "false",
+        "x-next-offset": "5"
+      })
+      return res.end(page)
+    }
+    if (path.endsWith("/computer/click_mouse")) {
+      res.writeHead(200, { "content-length": 0 })
+      return res.end()
+    }
     if (path.endsWith("/computer/cursor")) return json(res, ok)
     if (path.startsWith("/deployments/")) {
       res.writeHead(204)

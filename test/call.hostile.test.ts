@@ -59,9 +59,11 @@ const handler: Http.RequestListener = (req, res) => {
     if (answer.destroy === true) return void req.socket.destroy()
     if (answer.hang === true) return
     const body = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body))
+    // `transfer-encoding: chunked` given: the body without a length
+    const chunked = answer.headers?.["transfer-encoding"] === "chunked"
     res.writeHead(answer.status, {
       "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(body)),
+      ...(chunked ? {} : { "content-length": String(Buffer.byteLength(body)) }),
       ...answer.headers
     })
     res.end(body)
@@ -71,9 +73,12 @@ const handler: Http.RequestListener = (req, res) => {
 const scope = Effect.runSync(Scope.make())
 let baseUrl = ""
 let rawUrl = ""
+/** The connections the JSON server has accepted so far. */
+let accepted = () => 0
 beforeAll(async () => {
   const served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
   baseUrl = served.url
+  accepted = served.accepted
   // a 204 that carries a body anyway (the bytes then sit on the connection), JSON for the rest
   const raw = await Effect.runPromise(Scope.extend(
     rawServer(({ path, socket }) => {
@@ -414,6 +419,29 @@ describe.each(variants)("hostile calls (2) on $name", (variant) => {
       }
     }
   )
+
+  it("an answer without content is void whatever it carries; its connection is reused when it is small", async () => {
+    // (on KernelTransport read before the response is handed over, as a JSON answer is: one step)
+    const click = unrepeatable[1]![1]
+    for (
+      const [text, headers, reused] of [
+        ["", {}, true],
+        ["{\"ok\":true}", {}, true],
+        // past 64 KiB: not read whole (its connection may go with it)
+        ["x".repeat(100 * 1024), {}, false],
+        ["{}", { "transfer-encoding": "chunked" }, true]
+      ] as const
+    ) {
+      reset(() => ({ status: 200, text, headers }))
+      // a first call opens (or takes) a connection; the next ones take it again when the body was read
+      value(await run(click))
+      const before = accepted()
+      for (let i = 0; i < 4; i++) expect(value(await run(click))).toBeUndefined()
+      expect(seen).toHaveLength(5)
+      // (a call that follows at once may find the connection still busy: one more, then both reused)
+      if (reused) expect(accepted() - before, `${text.length} bytes`).toBeLessThanOrEqual(1)
+    }
+  })
 
   it("Browsers.create: a time-out once the request was sent is not retried", async () => {
     reset(() => ({ status: 200, hang: true }))

@@ -178,8 +178,7 @@ const pageHeaders = (
   request: HttpClientRequest.HttpClientRequest,
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<{ readonly hasMore: boolean; readonly nextOffset: number | undefined }, KernelError.DecodeError> => {
-  const headers = response.headers
-  const paging = Client.pagingOf((name) => headers[name])
+  const paging = Client.pagingOf((name) => Client.headerOf(response, name))
   return typeof paging === "string"
     ? Effect.fail(pageDecodeError(request, response.status, paging))
     : Effect.succeed(paging)
@@ -209,8 +208,8 @@ const handlerOf = (definition: Operation, answer: Answer): Handler | KernelError
     }
     case "none":
       // whatever it carries is not kept: up to 64 KiB is read (the connection may then be reused),
-      // the rest is dropped with its connection when the attempt ends
-      return (_request, response) => Effect.asVoid(Client.readBounded(response))
+      // past that it is dropped with its connection
+      return (_request, response) => Client.discardBody(response)
     case "bytes":
       // streamed by `streamCall` when it is the only answer
       return unsupported(definition, `binary answers (${answer.contentType}) among several answers`)
@@ -299,7 +298,7 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
             response.status === bytesStatus
               ? Effect.succeed(new Kept(response, release))
               : statuses.has(response.status)
-              ? Effect.as(Client.readBounded(response), response)
+              ? Effect.as(Client.discardBody(response), response)
               : Client.statusError(undocumented, request, response),
           (answer) => answer instanceof Kept
         )),

@@ -460,32 +460,59 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null &&
   (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
 
+/** What {@link prunerOf} makes: `value` with the keys no shape of it has left out, at every depth. */
+type Pruner = (value: unknown) => unknown
+
 /**
- * `value` with the keys no shape of it has left out, at every depth (`shapes`: the branches it may
- * match): what a strict encoding then refuses is a wrong value, never a key TypeScript let through.
+ * The pruner of the values `shapes` (the branches a value may match) describe: `value` with the keys
+ * no shape of it has left out, at every depth, so that what a strict encoding then refuses is a wrong
+ * value, never a key TypeScript let through. Built once per body schema; a field's pruner on first
+ * use (a recursive schema is pruned as deep as its value goes).
  */
-const ownFields = (shapes: ReadonlyArray<SchemaAST.AST>, value: unknown): unknown => {
-  if (Array.isArray(value)) {
-    const items = shapes.flatMap((shape) =>
-      SchemaAST.isTupleType(shape)
-        ? [...shape.elements.map((element) => element.type), ...shape.rest.map((rest) => rest.type)]
-        : []
-    )
-    if (items.length === 0) return value
-    const itemShapes = items.flatMap((item) => shapesOf(item))
-    return value.map((item) => ownFields(itemShapes, item))
-  }
-  if (!isRecord(value)) return value
+const prunerOf = (shapes: ReadonlyArray<SchemaAST.AST>): Pruner => {
+  const items = shapes.flatMap((shape) =>
+    SchemaAST.isTupleType(shape)
+      ? [...shape.elements.map((element) => element.type), ...shape.rest.map((rest) => rest.type)]
+      : []
+  )
+  let item: Pruner | undefined
   const objects = shapes.filter(SchemaAST.isTypeLiteral)
-  if (objects.length === 0 || objects.some((shape) => shape.indexSignatures.length > 0)) return value
-  const own: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    const types = objects.flatMap((shape) =>
-      shape.propertySignatures.filter((signature) => signature.name === key).map((signature) => signature.type)
-    )
-    if (types.length > 0) own[key] = ownFields(types.flatMap((type) => shapesOf(type)), value[key])
+  const closed = objects.length > 0 && objects.every((shape) => shape.indexSignatures.length === 0)
+  // per key: the types it has in the shapes that name it
+  const types = new Map<string, Array<SchemaAST.AST>>()
+  if (closed) {
+    for (const shape of objects) {
+      for (const signature of shape.propertySignatures) {
+        if (typeof signature.name !== "string") continue
+        const known = types.get(signature.name)
+        if (known === undefined) types.set(signature.name, [signature.type])
+        else known.push(signature.type)
+      }
+    }
   }
-  return own
+  const fields = new Map<string, Pruner>()
+  const fieldOf = (key: string, of: ReadonlyArray<SchemaAST.AST>): Pruner => {
+    let pruner = fields.get(key)
+    if (pruner === undefined) {
+      pruner = prunerOf(of.flatMap((type) => shapesOf(type)))
+      fields.set(key, pruner)
+    }
+    return pruner
+  }
+  return (value) => {
+    if (Array.isArray(value)) {
+      if (items.length === 0) return value
+      const each = item ??= prunerOf(items.flatMap((type) => shapesOf(type)))
+      return value.map((element) => each(element))
+    }
+    if (!closed || !isRecord(value)) return value
+    const own: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) {
+      const of = types.get(key)
+      if (of !== undefined) own[key] = fieldOf(key, of)(value[key])
+    }
+    return own
+  }
 }
 
 /**
@@ -506,7 +533,8 @@ const bodyEncoderOf = (schema: Schema.Schema.AnyNoContext) => {
       return Schema.encodeUnknownEither(schema)
     }
     const exact = Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })
-    return (input) => exact(ownFields(shapes, isRecord(input) ? input : { ...input }))
+    const prune = prunerOf(shapes)
+    return (input) => exact(prune(isRecord(input) ? input : { ...input }))
   }
   return (input: object) => (made ??= make())(input)
 }

@@ -11,7 +11,7 @@ import type * as KernelError from "../KernelError.js"
 import { type Direct, directOf } from "./authenticate.js"
 import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
-import { acceptEncoding, jsonPrefetch } from "./responseBody.js"
+import { acceptEncoding, discardPrefetch, jsonPrefetch } from "./responseBody.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
 import type * as Transport from "./transport.js"
 
@@ -157,18 +157,22 @@ const executeDirect = <A, E extends KernelError.KernelError, E2 extends KernelEr
 
 /**
  * What `KernelTransport` reads of an operation's answer before handing it over: the body of a
- * JSON (or page) answer, which the call reads whole anyway (`responseBody.jsonPrefetch`); nothing
- * of another status (an error's body, bytes, events, no content).
+ * JSON (or page) answer, which the call reads whole anyway (`responseBody.jsonPrefetch`), and of an
+ * answer without content, which the call discards (`responseBody.discardPrefetch`); nothing of
+ * another status (an error's body, bytes, events).
  */
 const prefetchOf = (
   definition: Operations.Definition
 ): ((response: Transport.ResponseImpl) => number | undefined) | undefined => {
   const statuses = new Map<number, boolean>()
+  const discarded = new Set<number>()
   for (const [code, answer] of Object.entries(definition.answers)) {
     if (answer.kind === "json" || answer.kind === "page") statuses.set(Number(code), answer.kind === "page")
+    if (answer.kind === "none") discarded.add(Number(code))
   }
-  if (statuses.size === 0) return undefined
+  if (statuses.size === 0 && discarded.size === 0) return undefined
   return (response) => {
+    if (discarded.has(response.status)) return discardPrefetch()
     const page = statuses.get(response.status)
     // a page whose paging headers are invalid fails at once, its body unread (as it did before
     // the transport read bodies first): not read, so that a stalled body cannot turn that

@@ -53,6 +53,27 @@ export const readBounded = (response: HttpClientResponse.HttpClientResponse): Ef
   Effect.map(readHead(response), (bytes) => new TextDecoder().decode(bytes).slice(0, errorBodyLimit))
 
 /**
+ * A body the SDK does not keep (a success without content, a 204), read so that its connection can
+ * be reused: on `KernelTransport` whole within 64 KiB in one step (usually read before the response
+ * was handed over: {@link discardPrefetch}), past that dropped with its connection; on another
+ * transport {@link readBounded}. Never fails.
+ *
+ * @internal
+ */
+export const discardBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
+  response instanceof Transport.ResponseImpl
+    ? Effect.ignore(response.textWithin(errorBodyLimit))
+    : Effect.asVoid(readBounded(response))
+
+/**
+ * The bound within which `KernelTransport` reads a body {@link discardBody} discards before it hands
+ * the response over (`Transport.Owner.prefetch`).
+ *
+ * @internal
+ */
+export const discardPrefetch = (): number => errorBodyLimit
+
+/**
  * An error body as text: {@link readBounded}, decoded when it came with a content coding the
  * transport did not undo (the operations ask for gzip, deflate and br). At most 64 KiB either
  * side; "" when it cannot be decoded.
@@ -327,7 +348,13 @@ export const jsonPrefetch = (response: Transport.ResponseImpl): number | undefin
 export const declaredLength = (header: string | undefined): number | undefined =>
   header !== undefined && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined
 
-const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
+/**
+ * A response header's value (`name` in lower case): on `KernelTransport`, without building the record
+ * of every header.
+ *
+ * @internal
+ */
+export const headerOf = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined =>
   response instanceof Transport.ResponseImpl ? response.header(name) : response.headers[name]
 
 /** zlib's (or brotli's) error along a failure's `cause` chain, as `code: message`, if there is one. */
