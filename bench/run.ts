@@ -27,6 +27,7 @@ import type { GeneratedOp } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
 import { ensureBuilt } from "./sdk.js"
 import { runStreams, streamsTargets } from "./streams.js"
+import { runSweep, unmeasured } from "./sweep.js"
 
 // effect-kernel is measured as its users run it, the built package (bench/sdk.ts): built first if stale
 ensureBuilt()
@@ -66,7 +67,9 @@ const sizes = {
   coldRuns: replaysOnly || streamsOnly || callsOnly ? 0 : quick ? 3 : 5,
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4,
   // the README's tsconfig only); the median of 3 in both, as one run on a shared machine is noise
-  tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : 3
+  tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : 3,
+  // calls per client and round of each operation in the sweep
+  sweepCalls: quick ? 100 : 1000
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
@@ -265,6 +268,12 @@ try {
     tscDifferences = result.differences
   }
   for (const client of clients) await client.close()
+  // every operation, per call (bench/sweep.ts): with the per-call rows
+  const sweep = replaysOnly || footprintOnly || streamsOnly ? undefined : await runSweep({
+    calls: sizes.sweepCalls,
+    inFlight: sizes.inFlight,
+    rounds
+  })
 
   // the table
   const lines: Array<string> = []
@@ -291,6 +300,21 @@ try {
           (ratio === undefined ? "" : `  ${ratio.toFixed(2)}× raw undici`)
       )
     }
+  }
+  if (sweep !== undefined) {
+    lines.push(
+      "",
+      `every operation, ${sizes.inFlight} in flight on KernelTransport: calls/s over raw undici's (a stream's: and over raw undici's body as an Effect Stream)`
+    )
+    for (const row of sweep.rows) {
+      lines.push(
+        `  ${row.name.padEnd(32)} ${row.kind.padEnd(34)} ${row.ratio.toFixed(2).padStart(5)}` +
+          (row.overStreamFloor === undefined ? "" : `  ${row.overStreamFloor.toFixed(2).padStart(5)} over the Stream`) +
+          `  (${row.sdkPerSecond.toFixed(0)}/s)`
+      )
+    }
+    if (sweep.failed.length > 0) lines.push(`  not measured (the call failed): ${sweep.failed.join(", ")}`)
+    for (const [name, why] of Object.entries(unmeasured)) lines.push(`  not called: ${name}: ${why}`)
   }
   // the fast-path targets, as ratios of this run's medians
   const med = (metric: string, client: string) => {
@@ -336,6 +360,35 @@ try {
       ratio(med(metric, kt), med(metric, officialName)),
       ">=",
       3
+    ])
+  }
+  if (sweep !== undefined) {
+    const plain = sweep.rows.filter((row) => row.overStreamFloor === undefined)
+    const streamed = sweep.rows.filter((row) => row.overStreamFloor !== undefined)
+    const under = (rows: ReadonlyArray<{ readonly name: string }>) => rows.map((row) => row.name).join(", ")
+    const slowPlain = plain.filter((row) => row.ratio < 0.7)
+    const slowStreamed = streamed.filter((row) => (row.overStreamFloor ?? 0) < 0.7)
+    targets.push([
+      `every operation (${plain.length} JSON, page or no-content ones): how many under 0.7× raw undici${
+        slowPlain.length > 0 ? ` (${under(slowPlain)})` : ""
+      }`,
+      slowPlain.length,
+      "<=",
+      0
+    ])
+    targets.push([
+      `every stream operation (${streamed.length}): how many under 0.7× raw undici's body as an Effect Stream${
+        slowStreamed.length > 0 ? ` (${under(slowStreamed)})` : ""
+      }`,
+      slowStreamed.length,
+      "<=",
+      0
+    ])
+    targets.push([
+      "every operation: how many could not be called (see the sweep's table)",
+      sweep.failed.length,
+      "<=",
+      0
     ])
   }
   // the list's secrets: raw undici wrapping them as the SDK does (what the SDK's list costs on top of that)

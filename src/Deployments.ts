@@ -76,7 +76,7 @@ const callDelete = Surface.lazy(() =>
     OperationsTable.deleteDeployment,
     // whatever a 2xx carries is not kept: up to 64 KiB is read (the connection may then be reused),
     // the rest is dropped with its connection when the attempt ends
-    () => (response) => Effect.asVoid(internal.readBounded(response))
+    () => (response) => internal.discardBody(response)
   )
 )
 

@@ -16,6 +16,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { operations } from "../src/internal/generated/table.js"
 import { examples } from "./generated/examples.js"
+import { paramsOf } from "./utils/exampleParams.js"
 
 const require = createRequire(import.meta.url)
 const prism = require.resolve("@stoplight/prism-cli/dist/index.js")
@@ -131,41 +132,6 @@ const known: Readonly<Record<string, Known>> = {
   updateBrowserPool: poolProfile,
   getInvocation: invocationTime,
   updateInvocation: invocationTime
-}
-
-/**
- * Values the generated params cannot make valid: the generator's IR keeps neither a string's
- * `pattern` / `format` nor an array's `minItems`, so these operations get a valid value here
- * (the document's pattern or format named).
- */
-const file = "/tmp/a.txt"
-const processId = "123e4567-e89b-42d3-a456-426614174000" // format: uuid
-const overrides: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
-  readFile: { path: file }, // pattern ^/.*
-  writeFile: { path: file },
-  listFiles: { path: "/tmp" },
-  getFileInfo: { path: file },
-  downloadDirZip: { path: "/tmp" },
-  createDirectory: { path: "/tmp/d" },
-  deleteFile: { path: file },
-  deleteDirectory: { path: "/tmp/d" },
-  setFilePermissions: { path: file, mode: "0644" }, // mode: ^[0-7]{3,4}$
-  movePath: { src_path: file, dest_path: "/tmp/b.txt" },
-  uploadZip: { dest_path: "/tmp/d" },
-  getProcessStatus: { processId },
-  streamProcessStdout: { processId },
-  writeProcessStdin: { processId },
-  killProcess: { processId },
-  resizeProcess: { processId },
-  dragMouse: { path: [[0, 0], [10, 10]] }, // minItems 2
-  batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] }, // minItems 1
-  loadBrowserExtensions: { extensions: [{ name: "ext", zip_file: new Uint8Array([80, 75, 5, 6]) }] },
-  uploadFiles: { files: [{ dest_path: file, file: new TextEncoder().encode("hello") }] }
-}
-
-const paramsOf = (name: string, params: unknown): unknown => {
-  const override = overrides[name]
-  return override === undefined ? params : { ...(typeof params === "object" ? params : {}), ...override }
 }
 
 interface Result {
