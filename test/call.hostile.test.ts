@@ -38,6 +38,8 @@ interface Answer {
   readonly destroy?: boolean
   /** Never answers. */
   readonly hang?: boolean
+  /** Sends its head (a `Content-Length` of 100) and 7 bytes of body, then nothing more. */
+  readonly stall?: boolean
 }
 
 let seen: Array<Seen> = []
@@ -58,6 +60,10 @@ const handler: Http.RequestListener = (req, res) => {
     const answer = respond(request)
     if (answer.destroy === true) return void req.socket.destroy()
     if (answer.hang === true) return
+    if (answer.stall === true) {
+      res.writeHead(answer.status, { "content-length": "100" })
+      return void res.write("partial")
+    }
     const body = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body))
     // `transfer-encoding: chunked` given: the body without a length
     const chunked = answer.headers?.["transfer-encoding"] === "chunked"
@@ -441,6 +447,13 @@ describe.each(variants)("hostile calls (2) on $name", (variant) => {
       // (a call that follows at once may find the connection still busy: one more, then both reused)
       if (reused) expect(accepted() - before, `${text.length} bytes`).toBeLessThanOrEqual(1)
     }
+  })
+
+  it("an answer without content whose body stalls is a Timeout at the deadline, not a success", async () => {
+    // (on KernelTransport the discarded read, cancelled by the deadline, succeeded as void)
+    reset(() => ({ status: 200, stall: true }))
+    expect(failure(await run(unrepeatable[1]![1]))).toMatchObject({ _tag: "Timeout" })
+    expect(seen).toHaveLength(1)
   })
 
   it("Browsers.create: a time-out once the request was sent is not retried", async () => {

@@ -469,8 +469,12 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
               if (keep !== undefined && keep(value)) {
                 if (timer !== undefined) clearTimeout(timer)
                 owner.detach()
-              } else release()
-              return Effect.succeed(value)
+                return Effect.succeed(value)
+              }
+              release()
+              // a handler that succeeds whatever its read gave (an answer without content, discarded)
+              // still ends at the deadline: the read it ignored was cancelled by the time-out
+              return owner.timedOut ? Effect.fail(timeout()) : Effect.succeed(value)
             }
           })
         }

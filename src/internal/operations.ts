@@ -287,6 +287,8 @@ export type Content =
     readonly oneShot: boolean
   }
 
+const utf8 = new TextEncoder()
+
 /** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
 const dispositionName = (name: string): string => name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
 
@@ -314,28 +316,34 @@ type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
 const multipartOf = (fields: unknown): Content | string => {
   if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
   const boundary = `effect-kernel-${globalThis.crypto.randomUUID()}`
-  const encoder = new TextEncoder()
   const pieces: Array<Piece> = []
+  // the text since the last file, encoded once when a file (or the end) comes: not three pieces a part
+  let text = ""
+  const flush = () => {
+    if (text === "") return
+    pieces.push(utf8.encode(text))
+    text = ""
+  }
   let inMemory = true
   const part = (name: string, value: unknown, depth: number): string | undefined => {
     if (value === undefined) return undefined
     if (depth > 8) return `${name}: nested too deep for a multipart body`
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
-    let body: Piece
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
     if (Upload.isUpload(value)) {
       const fileName = Upload.isFileSource(value) ? value.name : name.replace(/^.*\[([^\]]*)\]$/, "$1")
-      head += `; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream`
+      text += `${head}; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`
       if (!(value instanceof Uint8Array)) inMemory = false
-      body = value
+      flush()
+      pieces.push(value)
+      text += "\r\n"
     } else if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const refused = part(`${name}[${i}]`, value[i], depth + 1)
         if (refused !== undefined) return refused
       }
-      return undefined
-    } else if (typeof value === "string") body = encoder.encode(value)
+    } else if (typeof value === "string") text += `${head}\r\n\r\n${value}\r\n`
     else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
-      body = encoder.encode(String(value))
+      text += `${head}\r\n\r\n${String(value)}\r\n`
     } else if (typeof value === "object" && value !== null) {
       if (name === "env_vars" || holdsFile(value)) {
         for (const [key, item] of Object.entries(value)) {
@@ -344,17 +352,16 @@ const multipartOf = (fields: unknown): Content | string => {
         }
         return undefined
       }
-      head += "\r\nContent-Type: application/json"
-      body = encoder.encode(JSON.stringify(value))
+      text += `${head}\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(value)}\r\n`
     } else return `${name}: cannot be sent as a multipart part`
-    pieces.push(encoder.encode(`${head}\r\n\r\n`), body, encoder.encode("\r\n"))
     return undefined
   }
   for (const [name, value] of Object.entries(fields)) {
     const refused = part(name, value, 0)
     if (refused !== undefined) return refused
   }
-  pieces.push(encoder.encode(`--${boundary}--\r\n`))
+  text += `--${boundary}--\r\n`
+  flush()
   const contentType = `multipart/form-data; boundary=${boundary}`
   const bytesOnly = pieces.filter((piece): piece is Uint8Array => piece instanceof Uint8Array)
   if (inMemory && bytesOnly.length === pieces.length) {
@@ -470,6 +477,21 @@ type Pruner = (value: unknown) => unknown
  * use (a recursive schema is pruned as deep as its value goes).
  */
 const prunerOf = (shapes: ReadonlyArray<SchemaAST.AST>): Pruner => {
+  // one pruner per node of a single shape: a recursive schema's levels share theirs
+  if (shapes.length === 1) {
+    let pruner = pruners.get(shapes[0]!)
+    if (pruner === undefined) {
+      pruner = makePruner(shapes)
+      pruners.set(shapes[0]!, pruner)
+    }
+    return pruner
+  }
+  return makePruner(shapes)
+}
+
+const pruners = new WeakMap<SchemaAST.AST, Pruner>()
+
+const makePruner = (shapes: ReadonlyArray<SchemaAST.AST>): Pruner => {
   const items = shapes.flatMap((shape) =>
     SchemaAST.isTupleType(shape)
       ? [...shape.elements.map((element) => element.type), ...shape.rest.map((rest) => rest.type)]
