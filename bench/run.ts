@@ -68,8 +68,10 @@ const sizes = {
   // tsc runs per program and tsconfig (scripts/tsc-cost.mjs): 8 checks of 1–5 s each per run (--quick: 4,
   // the README's tsconfig only); the median of 3 in both, as one run on a shared machine is noise
   tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : 3,
-  // calls per client and round of each operation in the sweep
-  sweepCalls: quick ? 100 : 1000
+  // calls per client and round of each operation in the sweep, and its rounds (a ratio per round, the
+  // median kept: one operation's rounds are short, so more of them than the other rows')
+  sweepCalls: quick ? 100 : 1000,
+  sweepRounds: quick ? 1 : Math.max(rounds, 5)
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
 const coldAreas = ["Browsers", "BrowserPools", "Computer"]
@@ -272,7 +274,7 @@ try {
   const sweep = replaysOnly || footprintOnly || streamsOnly ? undefined : await runSweep({
     calls: sizes.sweepCalls,
     inFlight: sizes.inFlight,
-    rounds
+    rounds: sizes.sweepRounds
   })
 
   // the table
