@@ -129,6 +129,19 @@ export interface Store {
    * so that a resource evicted takes them along without a scan of every collection.
    */
   readonly nested: Map<string, Set<string>>
+  /**
+   * A project's resources in the top-level collections ({@link projectCollections}), each with its
+   * collection, in the order they were put: what `DELETE /org/projects/{id}` looks through instead of
+   * every collection. Kept by {@link put} and {@link remove}; an entry whose resource left its
+   * collection another way is dropped when next read ({@link projectHolding}).
+   */
+  readonly byProject: Map<string, Map<Resource, string>>
+  /**
+   * The deployments by the app they serve (its name when put: a deployment's app never changes), in the
+   * order they were put: what an invocation or a new deployment of an app looks through instead of every
+   * deployment. Entries are checked again when read ({@link deploymentsOf}).
+   */
+  readonly byApp: Map<string, Set<Resource>>
 }
 
 /** The most resources a collection holds; creating more evicts the oldest. */
@@ -146,7 +159,9 @@ export const emptyStore = (): Store => ({
   byteCollections: new Set(),
   counter: 0,
   lastPut: undefined,
-  nested: new Map()
+  nested: new Map(),
+  byProject: new Map(),
+  byApp: new Map()
 })
 
 export const newBrowserState = (
@@ -194,8 +209,13 @@ export const put = (
       under.add(collection)
     }
   }
-  items.delete(resource.id)
+  const replaced = items.get(resource.id)
+  if (replaced !== undefined) {
+    items.delete(resource.id)
+    unindex(store, collection, replaced)
+  }
   items.set(resource.id, resource)
+  index(store, collection, resource)
   if (resource.fields["__bytes"] instanceof Uint8Array) store.byteCollections.add(collection)
   store.lastPut = { collection, resource }
   while (items.size > collectionLimit) {
@@ -208,11 +228,135 @@ export const put = (
     }
     oldest ??= items.keys().next().value
     if (oldest === undefined) break
-    items.delete(oldest)
+    remove(store, collection, oldest)
     onEvict?.(oldest)
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }
+}
+
+/**
+ * The collections a project's resources are looked for in when it is deleted: the top-level ones
+ * (`/browsers`, `/org/api_keys`...), projects themselves aside. What a project holds under a resource (a
+ * browser's processes, replays, watches) goes with that resource, itself the project's.
+ */
+export const projectCollections = (): ReadonlySet<string> =>
+  topLevelMade ??= new Set(
+    [...collectionTemplates()].filter((template) => !template.includes("{") && template !== "/org/projects")
+  )
+
+let topLevelMade: ReadonlySet<string> | undefined
+
+/** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
+const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.replace(/\.[^.]*$/, "") || "app"
+
+/**
+ * The app a deployment serves: the service reads the app's name from its code, which the simulator
+ * does not run, so a deployment that names no app serves one named by its entrypoint's base name (a
+ * zip's `entrypoint_rel_path`, a GitHub source's `entrypoint`; `undefined`: it serves none).
+ */
+export const appName = (d: Pick<Resource, "fields">): string | undefined => {
+  const named = d.fields["app_name"]
+  const source = d.fields["source"]
+  const entrypoint = d.fields["entrypoint_rel_path"] ?? (values.isObject(source) ? source["entrypoint"] : undefined)
+  return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
+}
+
+const index = (store: Store, collection: string, resource: Resource): void => {
+  if (resource.project !== undefined && projectCollections().has(collection)) {
+    let held = store.byProject.get(resource.project)
+    if (held === undefined) {
+      held = new Map()
+      store.byProject.set(resource.project, held)
+    }
+    held.set(resource, collection)
+  }
+  if (collection === "/deployments") {
+    const app = appName(resource)
+    if (app !== undefined) {
+      let serving = store.byApp.get(app)
+      if (serving === undefined) {
+        serving = new Set()
+        store.byApp.set(app, serving)
+      }
+      serving.add(resource)
+    }
+  }
+}
+
+const unindex = (store: Store, collection: string, resource: Resource): void => {
+  if (resource.project !== undefined) {
+    const held = store.byProject.get(resource.project)
+    if (held?.get(resource) === collection) {
+      held.delete(resource)
+      if (held.size === 0) store.byProject.delete(resource.project)
+    }
+  }
+  if (collection === "/deployments") {
+    const app = appName(resource)
+    const serving = app === undefined ? undefined : store.byApp.get(app)
+    if (app !== undefined && serving !== undefined) {
+      serving.delete(resource)
+      if (serving.size === 0) store.byApp.delete(app)
+    }
+  }
+}
+
+/** Takes a resource out of its collection (and out of the store's indexes). */
+export const remove = (store: Store, collection: string, id: string): void => {
+  const items = store.collections.get(collection)
+  const resource = items?.get(id)
+  if (items === undefined || resource === undefined) return
+  items.delete(id)
+  unindex(store, collection, resource)
+}
+
+/** Whether a resource is still the one its collection holds under its id. */
+const stillHeld = (store: Store, collection: string, resource: Resource): boolean =>
+  store.collections.get(collection)?.get(resource.id) === resource
+
+/**
+ * The first resource of a project in {@link projectCollections} that passes `held`, as a scan of those
+ * collections in their order (each in its order) finds it, with its collection.
+ */
+export const projectHolding = (
+  store: Store,
+  project: string,
+  held: (resource: Resource) => boolean
+): { readonly collection: string; readonly resource: Resource } | undefined => {
+  const resources = store.byProject.get(project)
+  if (resources === undefined) return undefined
+  let found: { readonly collection: string; readonly resource: Resource } | undefined = undefined
+  let rank = Number.POSITIVE_INFINITY
+  const order = [...projectCollections()]
+  for (const [resource, collection] of resources) {
+    if (!stillHeld(store, collection, resource)) {
+      resources.delete(resource)
+      continue
+    }
+    if (!held(resource)) continue
+    // the first collection's first resource: the index keeps each collection's order (the order of puts)
+    const at = order.indexOf(collection)
+    if (at < rank) {
+      rank = at
+      found = { collection, resource }
+    }
+  }
+  if (resources.size === 0) store.byProject.delete(project)
+  return found
+}
+
+/** The deployments put as serving the app `app` (see {@link Store.byApp}), still held, in their order. */
+export const deploymentsOf = (store: Store, app: string): ReadonlyArray<Resource> => {
+  const serving = store.byApp.get(app)
+  if (serving === undefined) return []
+  const out: Array<Resource> = []
+  for (const resource of serving) {
+    if (stillHeld(store, "/deployments", resource)) out.push(resource)
+    else serving.delete(resource)
+  }
+  if (serving.size === 0) store.byApp.delete(app)
+  return out
 }
 
 /**
@@ -661,7 +805,7 @@ export const generic = (
         resource.fields = merge(resource.fields, { ...call.body, updated_at: isoAt(call.now) })
         return reply(operation, resource.fields, status, true)
       }
-      store.collections.get(collection)?.delete(resource.id)
+      remove(store, collection, resource.id)
       return reply(operation, undefined, status)
     }
     case "action": {

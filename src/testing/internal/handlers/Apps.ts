@@ -4,23 +4,10 @@
  * @internal
  */
 import * as engine from "../engine.js"
-import { isObject } from "../values.js"
 import type { Handlers } from "./shared.js"
 
-/** An app's name from its entrypoint, `src/my-app.ts` → `my-app`. */
-const appNameOf = (entrypoint: string): string => entrypoint.split("/").at(-1)!.replace(/\.[^.]*$/, "") || "app"
-
-/**
- * The app a deployment serves: the service reads the app's name from its code, which the simulator
- * does not run, so a deployment that names no app serves one named by its entrypoint's base name (a
- * zip's `entrypoint_rel_path`, a GitHub source's `entrypoint`; `undefined`: it serves none).
- */
-export const appName = (d: Pick<engine.Resource, "fields">): string | undefined => {
-  const named = d.fields["app_name"]
-  const source = d.fields["source"]
-  const entrypoint = d.fields["entrypoint_rel_path"] ?? (isObject(source) ? source["entrypoint"] : undefined)
-  return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
-}
+/** The app a deployment serves (see `engine.appName`). */
+export const appName = engine.appName
 
 /** The version of a deployment's app. */
 export const versionOf = (d: Pick<engine.Resource, "fields">): unknown => d.fields["version"] ?? "latest"
@@ -39,7 +26,9 @@ export const deployedBy = (
   version: unknown,
   project: string | undefined
 ): string | undefined => {
-  for (const d of store.collections.get("/deployments")?.values() ?? []) {
+  // only the deployments of that app (a scan of every deployment found the same first one)
+  if (typeof name !== "string") return undefined
+  for (const d of engine.deploymentsOf(store, name)) {
     if (serves(d) && engine.visible(d, project) && appName(d) === name && versionOf(d) === version) return d.id
   }
   return undefined

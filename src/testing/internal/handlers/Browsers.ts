@@ -95,7 +95,7 @@ export const takeFromPool = (org: Organization, pool: engine.Resource, now: numb
  */
 export const giveBack = (org: Organization, pool: engine.Resource, id: string, reuse: boolean, now: number): void => {
   const fields = org.store.collections.get("/browsers")?.get(id)?.fields
-  org.store.collections.get("/browsers")?.delete(id)
+  engine.remove(org.store, "/browsers", id)
   dropBrowser(org, id)
   const idle = org.poolIdle.get(pool.id) ?? []
   // a reused browser waits its turn behind the ones released before it (at most the collection limit of them)

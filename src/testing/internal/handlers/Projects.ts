@@ -11,14 +11,6 @@ import { error } from "./shared.js"
 /** The caps of a project's limits: 0 removes one (the document), so it reads back `null`. */
 const caps = ["max_concurrent_sessions", "max_concurrent_invocations", "max_pooled_sessions"]
 
-/** The collections of the API that are under no resource, but projects themselves (worked out once). */
-const topLevel = (): ReadonlyArray<string> =>
-  made ??= [...engine.collectionTemplates()].filter((template) =>
-    !template.includes("{") && template !== "/org/projects"
-  )
-
-let made: ReadonlyArray<string> | undefined
-
 export const handlers: Handlers = {
   updateProjectLimits: ({ body, call, store }) =>
     engine.generic(store, {
@@ -30,14 +22,10 @@ export const handlers: Handlers = {
   deleteProject: ({ call, store }) => {
     const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     if (project !== undefined && !project.deleted) {
-      // the top-level collections only (`/browsers`, `/org/api_keys`...): what a project holds under a
-      // resource (a browser's processes, replays, watches) goes with that resource, itself the project's
-      for (const collection of topLevel()) {
-        for (const resource of store.collections.get(collection)?.values() ?? []) {
-          if (resource.project === project.id && !resource.deleted && resource.retired !== true) {
-            return error(409, "conflict", `the project still holds resources (${collection}/${resource.id})`)
-          }
-        }
+      // the top-level collections only (`engine.projectCollections`), through the store's index of them
+      const held = engine.projectHolding(store, project.id, (r) => !r.deleted && r.retired !== true)
+      if (held !== undefined) {
+        return error(409, "conflict", `the project still holds resources (${held.collection}/${held.resource.id})`)
       }
     }
     return engine.generic(store, call, () => "project")
