@@ -27,11 +27,11 @@ import type { GeneratedOp } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
 import { ensureBuilt } from "./sdk.js"
 import { runStreams, streamsTargets } from "./streams.js"
-import { runSweep, unmeasured } from "./sweep.js"
 
 // effect-kernel is measured as its users run it, the built package (bench/sdk.ts): built first if stale
 ensureBuilt()
 const { generatedOps, makeClients } = await import("./clients.js")
+const { runSweep, unmeasured } = await import("./sweep.js")
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
