@@ -75,7 +75,7 @@ const callDelete = Surface.lazy(() =>
   internal.makeCall(
     OperationsTable.deleteDeployment,
     // whatever a 2xx carries is not kept: up to 64 KiB is read (the connection may then be reused),
-    // the rest is dropped with its connection when the attempt ends
+    // past that it is dropped with its connection
     () => (response) => internal.discardBody(response)
   )
 )

@@ -19,9 +19,7 @@
 import type * as Cause from "effect/Cause"
 import type * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
-
-/** `A`'s members as one object type (`A` an intersection): what a user sees, as effect writes it. */
-type Flat<A> = { [K in keyof A]: A[K] }
+import type * as Types from "effect/Types"
 
 type TaggedErrorClassOf<Self, Tag extends string, Fields extends Schema.Struct.Fields> = Schema.TaggedErrorClass<
   Self,
@@ -42,15 +40,15 @@ export interface ErrorClass<
   Data,
   Encoded = Data,
   Props = Data
-> extends Schema.Schema<Self, Flat<{ readonly _tag: Tag } & Encoded>> {
+> extends Schema.Schema<Self, Types.Simplify<{ readonly _tag: Tag } & Encoded>> {
   new(props: Props, options?: Schema.MakeOptions): Cause.YieldableError & { readonly _tag: Tag } & Data
   readonly ast: AST.Transformation
   annotations(
     annotations: Schema.Annotations.Schema<Self>
-  ): Schema.SchemaClass<Self, Flat<{ readonly _tag: Tag } & Encoded>>
+  ): Schema.SchemaClass<Self, Types.Simplify<{ readonly _tag: Tag } & Encoded>>
   readonly _tag: Tag
   readonly identifier: string
-  readonly fields: Readonly<Flat<{ readonly _tag: Schema.tag<Tag> } & Fields>>
+  readonly fields: Readonly<Types.Simplify<{ readonly _tag: Schema.tag<Tag> } & Fields>>
   /** `X.make(props)` is `new X(props)` (`Schema.TaggedErrorClass`'s `make`). */
   readonly make: TaggedErrorClassOf<Self, Tag, Fields>["make"]
   /**

@@ -172,7 +172,7 @@ const prefetchOf = (
   }
   if (statuses.size === 0 && discarded.size === 0) return undefined
   return (response) => {
-    if (discarded.has(response.status)) return discardPrefetch()
+    if (discarded.has(response.status)) return discardPrefetch
     const page = statuses.get(response.status)
     // a page whose paging headers are invalid fails at once, its body unread (as it did before
     // the transport read bodies first): not read, so that a stalled body cannot turn that

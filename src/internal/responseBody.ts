@@ -71,7 +71,7 @@ export const discardBody = (response: HttpClientResponse.HttpClientResponse): Ef
  *
  * @internal
  */
-export const discardPrefetch = (): number => errorBodyLimit
+export const discardPrefetch: number = errorBodyLimit
 
 /**
  * An error body as text: {@link readBounded}, decoded when it came with a content coding the
