@@ -94,6 +94,8 @@ export const runSweep = async (options: {
   readonly calls: number
   readonly inFlight: number
   readonly rounds: number
+  /** Only the operations whose name it matches (all when absent). */
+  readonly only?: RegExp | undefined
 }): Promise<{ readonly rows: ReadonlyArray<SweepRow>; readonly failed: ReadonlyArray<string> }> => {
   const { calls, inFlight, rounds } = options
   const { base, child } = await startServer(createRequire(import.meta.url).resolve("tsx"))
@@ -119,7 +121,7 @@ export const runSweep = async (options: {
   const failed: Array<string> = []
   try {
     for (const example of examples) {
-      if (unmeasured[example.name] !== undefined) continue
+      if (unmeasured[example.name] !== undefined || options.only?.test(example.name) === false) continue
       const call = Effect.suspend(() =>
         callOf(example.module, example.accessor, paramsOf(example.name, example.params))
       ) as Effect.Effect<void, unknown, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>

@@ -1,19 +1,23 @@
 /**
  * A compiled decoder for the answers' schemas: what `Schema.decodeUnknownEither(schema,
  * { onExcessProperty: "ignore" })` gives, at a fraction of its cost on a valid body (a list of 10,000
- * browser pools, every event of a stream).
+ * browser pools, every event of a stream); and its mirror for the request bodies, a compiled
+ * `Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })` (a drag's path of points, a
+ * batch of actions: encoded by `ParseResult`, a body cost more than the rest of the call).
  *
  * Built once per schema, on first use, from the schema's AST. Each node it knows (structs and their
  * index signatures, arrays, unions, refinements, transformations, declarations, literals and
- * keywords) is a plain function that does what effect's `ParseResult` does for that node — same
- * checks, same output (a new object with the fields in the schema's order, excess keys dropped; a
- * new array; a union's value from the first candidate that fits, candidates chosen as effect does by
- * their literal fields) — without building any issue on the way. A node it does not know (or one
- * with its own parse options or a decoding fallback) is decoded by `ParseResult` itself.
+ * keywords) is a plain function that does what effect's `ParseResult` does for that node in that
+ * direction — same checks, same output (a new object with the fields in the schema's order, excess
+ * keys dropped when decoding and refused when encoding; a new array; a union's value from the first
+ * candidate that fits, candidates chosen as effect does by their literal fields) — without building
+ * any issue on the way. A node it does not know (or one with its own parse options or a decoding
+ * fallback) is run by `ParseResult` itself.
  *
- * When the input does not fit anywhere, the fast path stops and the schema decodes the input again
+ * When the input does not fit anywhere, the fast path stops and the schema runs on the input again
  * from the start: a failure is always the schema's own `ParseError`, the same message and path.
- * test/fastDecode.test.ts checks the equivalence on every answer schema of the operations' table.
+ * test/fastDecode.test.ts checks the equivalence on every answer schema and every body schema of the
+ * operations' table.
  *
  * @internal
  */
@@ -33,41 +37,52 @@ import { parseTimestamp, Timestamp } from "./timestamp.js"
  */
 export const Fail: unique symbol = Symbol("effect-kernel/fastDecode/Fail")
 
-/** A node's decoder: its decoded value, or {@link Fail}. */
+/** A node's decoder (or encoder): its value, or {@link Fail}. */
 type Node = (input: unknown) => unknown
 
-/** The options the answers are decoded with (what a transformation or a filter is given). */
-const options: AST.ParseOptions = { onExcessProperty: "ignore" }
+/**
+ * A direction: decoding the answers (excess keys ignored) or encoding the request bodies (excess keys
+ * refused), with its options (what a transformation or a filter is given) and its compiled nodes.
+ */
+interface Direction {
+  readonly decoding: boolean
+  readonly options: AST.ParseOptions
+  readonly compiled: WeakMap<AST.AST, Node>
+}
 
-const compiled = new WeakMap<AST.AST, Node>()
+const decoding: Direction = { decoding: true, options: { onExcessProperty: "ignore" }, compiled: new WeakMap() }
+const encoding: Direction = { decoding: false, options: { onExcessProperty: "error" }, compiled: new WeakMap() }
 
-/** The decoder of a node, built once per AST node (shared by the schemas that hold it). */
-const nodeOf = (ast: AST.AST): Node => {
-  let node = compiled.get(ast)
+/** The node of an AST in a direction, built once per AST node (shared by the schemas that hold it). */
+const nodeOf = (ast: AST.AST, direction: Direction): Node => {
+  let node = direction.compiled.get(ast)
   if (node === undefined) {
-    node = make(ast)
-    compiled.set(ast, node)
+    node = make(ast, direction)
+    direction.compiled.set(ast, node)
   }
   return node
 }
 
-/** A node decoded by `ParseResult` itself: what the fast path does not know. */
-const bySchema = (ast: AST.AST): Node => {
-  const decode = ParseResult.decodeUnknownEither(Schema.make<unknown, unknown, never>(ast), options)
+/** A node run by `ParseResult` itself: what the fast path does not know. */
+const bySchema = (ast: AST.AST, direction: Direction): Node => {
+  const schema = Schema.make<unknown, unknown, never>(ast)
+  const run = direction.decoding
+    ? ParseResult.decodeUnknownEither(schema, direction.options)
+    : ParseResult.encodeUnknownEither(schema, direction.options)
   return (input) => {
-    const result = decode(input)
+    const result = run(input)
     return Either.isRight(result) ? result.right : Fail
   }
 }
 
 const is = (predicate: (input: unknown) => boolean): Node => (input) => predicate(input) ? input : Fail
 
-const make = (ast: AST.AST): Node => {
+const make = (ast: AST.AST, direction: Direction): Node => {
   // a node's own parse options or decoding fallback: left to ParseResult, which applies them
   if (Option.isSome(AST.getParseOptionsAnnotation(ast)) || Option.isSome(AST.getDecodingFallbackAnnotation(ast))) {
-    return bySchema(ast)
+    return bySchema(ast, direction)
   }
-  if (ast === Timestamp.ast) {
+  if (direction.decoding && ast === Timestamp.ast) {
     return (input) => typeof input === "string" ? parseTimestamp(input) ?? Fail : Fail
   }
   switch (ast._tag) {
@@ -84,36 +99,47 @@ const make = (ast: AST.AST): Node => {
     case "VoidKeyword":
       return (input) => input
     case "Refinement":
-      return refinement(ast)
+      return refinement(ast, direction)
     case "Transformation":
-      return transformation(ast)
+      return transformation(ast, direction)
     case "Literal": {
       const literal = ast.literal
       return is((input) => input === literal)
     }
     case "Declaration":
-      return declaration(ast)
+      return declaration(ast, direction)
     case "TupleType":
-      return tuple(ast)
+      return tuple(ast, direction)
     case "Enums": {
       const values = ast.enums.map(([, value]) => value)
       return is((input) => values.some((value) => value === input))
     }
     case "TypeLiteral":
-      return typeLiteral(ast)
+      return typeLiteral(ast, direction)
     case "Union":
-      return union(ast)
+      return union(ast, direction)
     case "Suspend": {
       let inner: Node | undefined
-      return (input) => (inner ??= nodeOf(ast.f()))(input)
+      return (input) => (inner ??= nodeOf(ast.f(), direction))(input)
     }
     default:
-      return bySchema(ast)
+      return bySchema(ast, direction)
   }
 }
 
-const refinement = (ast: AST.Refinement): Node => {
-  const from = nodeOf(ast.from)
+/**
+ * A refinement. Decoding: its `from` side, then the filter on the value. Encoding: the filter on the
+ * input (the type side, which `from` has just checked), and the value its `from` side encodes.
+ */
+const refinement = (ast: AST.Refinement, direction: Direction): Node => {
+  const from = nodeOf(ast.from, direction)
+  const { options } = direction
+  if (!direction.decoding) {
+    return (input) => {
+      const value = from(input)
+      return value === Fail || Option.isSome(ast.filter(input, options, ast)) ? Fail : value
+    }
+  }
   return (input) => {
     const value = from(input)
     return value === Fail || Option.isSome(ast.filter(value, options, ast)) ? Fail : value
@@ -122,13 +148,15 @@ const refinement = (ast: AST.Refinement): Node => {
 
 /**
  * A transformation: its `from` side, its decode step (when that answers synchronously, as an
- * `Either`: otherwise the node is decoded by the schema), its `to` side.
+ * `Either`: otherwise the node is run by the schema), its `to` side; encoding, the other way round:
+ * its `to` side, its encode step, its `from` side.
  */
-const transformation = (ast: AST.Transformation): Node => {
+const transformation = (ast: AST.Transformation, direction: Direction): Node => {
   const step = ast.transformation
-  if (step._tag === "TypeLiteralTransformation") return bySchema(ast)
-  const from = nodeOf(ast.from)
-  const to = nodeOf(ast.to)
+  if (step._tag === "TypeLiteralTransformation") return bySchema(ast, direction)
+  const from = nodeOf(direction.decoding ? ast.from : ast.to, direction)
+  const to = nodeOf(direction.decoding ? ast.to : ast.from, direction)
+  const { options } = direction
   if (step._tag === "ComposeTransformation") {
     return (input) => {
       const value = from(input)
@@ -139,20 +167,28 @@ const transformation = (ast: AST.Transformation): Node => {
   return (input) => {
     const value = from(input)
     if (value === Fail) return Fail
-    const result = step.decode(value, options, ast, input)
-    if (!Either.isEither(result)) return (slow ??= bySchema(ast))(input)
+    const result = direction.decoding
+      ? step.decode(value, options, ast, input)
+      : step.encode(value, options, ast, input)
+    if (!Either.isEither(result)) return (slow ??= bySchema(ast, direction))(input)
     return Either.isLeft(result) ? Fail : to(result.right)
   }
 }
 
-/** A declaration (`Redacted`, `DateTimeUtcFromSelf`, a `Schema.declare`): its own decode, when synchronous. */
-const declaration = (ast: AST.Declaration): Node => {
-  if (isRedactedOf(ast)) return redacted(nodeOf(ast.typeParameters[0]!))
-  const decode = ast.decodeUnknown(...ast.typeParameters)
+/**
+ * A declaration (`Redacted`, `DateTimeUtcFromSelf`, a `Schema.declare`): its own decode (or encode),
+ * when synchronous.
+ */
+const declaration = (ast: AST.Declaration, direction: Direction): Node => {
+  if (isRedactedOf(ast)) return redacted(nodeOf(ast.typeParameters[0]!, direction))
+  const run = direction.decoding
+    ? ast.decodeUnknown(...ast.typeParameters)
+    : ast.encodeUnknown(...ast.typeParameters)
+  const { options } = direction
   let slow: Node | undefined
   return (input) => {
-    const result = decode(input, options, ast)
-    if (!Either.isEither(result)) return (slow ??= bySchema(ast))(input)
+    const result = run(input, options, ast)
+    if (!Either.isEither(result)) return (slow ??= bySchema(ast, direction))(input)
     return Either.isLeft(result) ? Fail : result.right
   }
 }
@@ -161,9 +197,10 @@ const declaration = (ast: AST.Declaration): Node => {
 const isRedactedOf = (ast: AST.Declaration): boolean => ast.typeParameters.length === 1 && isRedactedAst(ast)
 
 /**
- * A `Redacted` whose value decodes: the value decoded, in a new `Redacted` when decoding changed it,
- * else the input itself. `ParseResult` wraps the value again either way: a `Schema.Redacted` field
- * (its decode has just made the `Redacted`) would cost two, each an entry of effect's `WeakMap`.
+ * A `Redacted` whose value decodes (or encodes): the value decoded, in a new `Redacted` when decoding
+ * changed it, else the input itself. `ParseResult` wraps the value again either way: a
+ * `Schema.Redacted` field (its decode has just made the `Redacted`) would cost two, each an entry of
+ * effect's `WeakMap`.
  */
 const redacted = (value: Node): Node => (input) => {
   if (!Redacted.isRedacted(input)) return Fail
@@ -173,9 +210,9 @@ const redacted = (value: Node): Node => (input) => {
 }
 
 /** An array (`Schema.Array`: one rest element and no other); any other tuple is the schema's. */
-const tuple = (ast: AST.TupleType): Node => {
-  if (ast.elements.length > 0 || ast.rest.length !== 1) return bySchema(ast)
-  const item = nodeOf(ast.rest[0]!.type)
+const tuple = (ast: AST.TupleType, direction: Direction): Node => {
+  if (ast.elements.length > 0 || ast.rest.length !== 1) return bySchema(ast, direction)
+  const item = nodeOf(ast.rest[0]!.type, direction)
   return (input) => {
     if (!Array.isArray(input)) return Fail
     const out: Array<unknown> = []
@@ -192,26 +229,34 @@ const tuple = (ast: AST.TupleType): Node => {
  * A struct, as `ParseResult` decodes one with `onExcessProperty: "ignore"`: the input an object (not
  * an array); each property in the schema's order (an absent optional one skipped, an absent required
  * one decoded as `undefined`); then the index signatures (string keys only) over the input's own
- * keys, each value decoded, the keys of the properties not written twice.
+ * keys, each value decoded, the keys of the properties not written twice. Encoding (with
+ * `onExcessProperty: "error"`), an input with a key the struct does not have (a symbol, or a string
+ * no property or index signature takes) does not fit.
  */
-const typeLiteral = (ast: AST.TypeLiteral): Node => {
+const typeLiteral = (ast: AST.TypeLiteral, direction: Direction): Node => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
     return is((input) => input !== null && input !== undefined)
   }
   if (
     ast.indexSignatures.some((signature) => signature.parameter._tag !== "StringKeyword") ||
     ast.propertySignatures.some((property) => property.name === "__proto__")
-  ) return bySchema(ast)
+  ) return bySchema(ast, direction)
   const properties = ast.propertySignatures.map((property) => ({
     name: property.name,
     optional: property.isOptional,
-    decode: nodeOf(property.type)
+    decode: nodeOf(property.type, direction)
   }))
   const names = new Set<PropertyKey>(properties.map((property) => property.name))
-  const values = ast.indexSignatures.map((signature) => nodeOf(signature.type))
+  const values = ast.indexSignatures.map((signature) => nodeOf(signature.type, direction))
   const count = properties.length
+  const strict = !direction.decoding
   return (input) => {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return Fail
+    if (strict) {
+      for (const key of Reflect.ownKeys(input)) {
+        if (typeof key === "symbol" || (values.length === 0 && !names.has(key))) return Fail
+      }
+    }
     const out: Record<PropertyKey, unknown> = {}
     for (let i = 0; i < count; i++) {
       const property = properties[i]!
@@ -236,19 +281,20 @@ const typeLiteral = (ast: AST.TypeLiteral): Node => {
 
 /**
  * The literal fields of a union member, as `ParseResult` finds them to choose the candidates of an
- * input (a required field whose encoded side is a literal; through refinements, transformations'
- * encoded side and suspensions).
+ * input (a required field whose input side is a literal: its encoded side when decoding, its type
+ * side when encoding; through refinements, transformations and suspensions).
  */
-const literalsOf = (ast: AST.AST): ReadonlyArray<readonly [PropertyKey, AST.Literal]> => {
+const literalsOf = (ast: AST.AST, decoding: boolean): ReadonlyArray<readonly [PropertyKey, AST.Literal]> => {
+  const sideOf = decoding ? AST.encodedAST : AST.typeAST
   switch (ast._tag) {
     case "Declaration": {
       const surrogate = AST.getSurrogateAnnotation(ast)
-      return Option.isSome(surrogate) ? literalsOf(surrogate.value) : []
+      return Option.isSome(surrogate) ? literalsOf(surrogate.value, decoding) : []
     }
     case "TypeLiteral": {
       const out: Array<readonly [PropertyKey, AST.Literal]> = []
       for (const property of ast.propertySignatures) {
-        const type = AST.encodedAST(property.type)
+        const type = sideOf(property.type)
         if (AST.isLiteral(type) && !property.isOptional) out.push([property.name, type])
       }
       return out
@@ -256,17 +302,17 @@ const literalsOf = (ast: AST.AST): ReadonlyArray<readonly [PropertyKey, AST.Lite
     case "TupleType": {
       const out: Array<readonly [PropertyKey, AST.Literal]> = []
       ast.elements.forEach((element, i) => {
-        const type = AST.encodedAST(element.type)
+        const type = sideOf(element.type)
         if (AST.isLiteral(type) && !element.isOptional) out.push([i, type])
       })
       return out
     }
     case "Refinement":
-      return literalsOf(ast.from)
+      return literalsOf(ast.from, decoding)
     case "Suspend":
-      return literalsOf(ast.f())
+      return literalsOf(ast.f(), decoding)
     case "Transformation":
-      return literalsOf(ast.from)
+      return literalsOf(decoding ? ast.from : ast.to, decoding)
     default:
       return []
   }
@@ -280,11 +326,11 @@ interface Candidates {
 }
 
 /** The candidates of a union's members, grouped as `ParseResult` groups them. */
-const candidatesOf = (members: ReadonlyArray<AST.AST>): Candidates => {
+const candidatesOf = (members: ReadonlyArray<AST.AST>, decoding: boolean): Candidates => {
   const keys: Record<PropertyKey, Record<string, Array<AST.AST>>> = {}
   const otherwise: Array<AST.AST> = []
   for (const member of members) {
-    const tags = literalsOf(member)
+    const tags = literalsOf(member, decoding)
     if (tags.length === 0) {
       otherwise.push(member)
       continue
@@ -309,10 +355,10 @@ const candidatesOf = (members: ReadonlyArray<AST.AST>): Candidates => {
  * A union: the candidates of the input (the members whose literal fields it has, then the members
  * without one), each tried in turn; the first that fits gives the value.
  */
-const union = (ast: AST.Union): Node => {
-  const { keys, otherwise } = candidatesOf(ast.types)
+const union = (ast: AST.Union, direction: Direction): Node => {
+  const { keys, otherwise } = candidatesOf(ast.types, direction.decoding)
   const names = Reflect.ownKeys(keys)
-  const decoders = new Map<AST.AST, Node>(ast.types.map((member) => [member, nodeOf(member)]))
+  const decoders = new Map<AST.AST, Node>(ast.types.map((member) => [member, nodeOf(member, direction)]))
   const rest = otherwise.map((member) => decoders.get(member)!)
   // most unions (`X | undefined`, `X | null`) have no literal field: the members in order
   if (names.length === 0) {
@@ -354,7 +400,7 @@ const union = (ast: AST.Union): Node => {
  */
 export const compile = (schema: Schema.Schema.AnyNoContext): (input: unknown) => unknown => {
   let node: Node | undefined
-  return (input) => (node ??= nodeOf(schema.ast))(input)
+  return (input) => (node ??= nodeOf(schema.ast, decoding))(input)
 }
 
 /**
@@ -363,8 +409,9 @@ export const compile = (schema: Schema.Schema.AnyNoContext): (input: unknown) =>
  *
  * @internal
  */
-export const fastPath = (schema: Schema.Schema.AnyNoContext) => {
-  const fast = compile(schema)
+export const fastPath = (schema: Schema.Schema.AnyNoContext, direction: "decode" | "encode" = "decode") => {
+  let node: Node | undefined
+  const fast = (input: unknown) => (node ??= nodeOf(schema.ast, direction === "decode" ? decoding : encoding))(input)
   return (input: unknown): { readonly value: unknown } | undefined => {
     const value = fast(input)
     return value === Fail ? undefined : { value }
@@ -395,5 +442,26 @@ export function decoder(
     return value !== Fail
       ? Either.right(value)
       : (slow ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(input)
+  }
+}
+
+/**
+ * `Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })`, through the fast path: the
+ * same value where the schema encodes, the schema's own error where it does not. Both are built on
+ * first use. test/fastDecode.test.ts checks that it gives what the schema gives, on every body schema
+ * of the table.
+ *
+ * @internal
+ */
+export const encoder = (
+  schema: Schema.Schema.AnyNoContext
+): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> => {
+  let node: Node | undefined
+  let slow: ((input: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  return (input) => {
+    const value = (node ??= nodeOf(schema.ast, encoding))(input)
+    return value !== Fail
+      ? Either.right(value)
+      : (slow ??= Schema.encodeUnknownEither(schema, encoding.options))(input)
   }
 }

@@ -14,9 +14,9 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
-import { concatBytes } from "./bounded.js"
 import { isSendableHeaderValue } from "./credentials.js"
 import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
+import * as FastDecode from "./fastDecode.js"
 import { encodeSegment } from "./path.js"
 import * as Upload from "./upload.js"
 
@@ -287,10 +287,11 @@ export type Content =
     readonly oneShot: boolean
   }
 
-const utf8 = new TextEncoder()
-
 /** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
-const dispositionName = (name: string): string => name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
+const dispositionName = (name: string): string =>
+  escaped.test(name) ? name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22") : name
+
+const escaped = /[\r\n"]/
 
 /** Whether a value holds a file (then an object is flattened into `key[field]` parts, not JSON). */
 const holdsFile = (value: unknown, depth = 0): boolean =>
@@ -316,14 +317,9 @@ type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
 const multipartOf = (fields: unknown): Content | string => {
   if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
   const boundary = `effect-kernel-${globalThis.crypto.randomUUID()}`
-  const pieces: Array<Piece> = []
-  // the text since the last file, encoded once when a file (or the end) comes: not three pieces a part
+  // the text between files, as text: encoded once, into the body's one buffer (or, streamed, per run)
+  const pieces: Array<string | Piece> = []
   let text = ""
-  const flush = () => {
-    if (text === "") return
-    pieces.push(utf8.encode(text))
-    text = ""
-  }
   let inMemory = true
   const part = (name: string, value: unknown, depth: number): string | undefined => {
     if (value === undefined) return undefined
@@ -331,11 +327,12 @@ const multipartOf = (fields: unknown): Content | string => {
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
     if (Upload.isUpload(value)) {
       const fileName = Upload.isFileSource(value) ? value.name : name.replace(/^.*\[([^\]]*)\]$/, "$1")
-      text += `${head}; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`
+      pieces.push(
+        `${text}${head}; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`
+      )
       if (!(value instanceof Uint8Array)) inMemory = false
-      flush()
       pieces.push(value)
-      text += "\r\n"
+      text = "\r\n"
     } else if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const refused = part(`${name}[${i}]`, value[i], depth + 1)
@@ -346,8 +343,9 @@ const multipartOf = (fields: unknown): Content | string => {
       text += `${head}\r\n\r\n${String(value)}\r\n`
     } else if (typeof value === "object" && value !== null) {
       if (name === "env_vars" || holdsFile(value)) {
-        for (const [key, item] of Object.entries(value)) {
-          const refused = part(`${name}[${key}]`, item, depth + 1)
+        for (const key in value) {
+          if (!Object.prototype.hasOwnProperty.call(value, key)) continue
+          const refused = part(`${name}[${key}]`, Reflect.get(value, key), depth + 1)
           if (refused !== undefined) return refused
         }
         return undefined
@@ -356,18 +354,33 @@ const multipartOf = (fields: unknown): Content | string => {
     } else return `${name}: cannot be sent as a multipart part`
     return undefined
   }
-  for (const [name, value] of Object.entries(fields)) {
-    const refused = part(name, value, 0)
+  for (const name in fields) {
+    if (!Object.prototype.hasOwnProperty.call(fields, name)) continue
+    const refused = part(name, Reflect.get(fields, name), 0)
     if (refused !== undefined) return refused
   }
-  text += `--${boundary}--\r\n`
-  flush()
+  pieces.push(`${text}--${boundary}--\r\n`)
   const contentType = `multipart/form-data; boundary=${boundary}`
-  const bytesOnly = pieces.filter((piece): piece is Uint8Array => piece instanceof Uint8Array)
-  if (inMemory && bytesOnly.length === pieces.length) {
-    return { _tag: "Bytes", bytes: concatBytes(bytesOnly), contentType }
+  if (inMemory) return { _tag: "Bytes", bytes: bytesOf(pieces), contentType }
+  return streamOf(pieces.map((piece) => typeof piece === "string" ? Buffer.from(piece) : piece), contentType)
+}
+
+/** Text and bytes in one buffer, the text encoded into it as UTF-8 (no copy of it made on the way). */
+const bytesOf = (pieces: ReadonlyArray<string | Piece>): Uint8Array => {
+  let size = 0
+  for (const piece of pieces) {
+    size += typeof piece === "string" ? Buffer.byteLength(piece) : piece instanceof Uint8Array ? piece.length : 0
   }
-  return streamOf(pieces, contentType)
+  const out = Buffer.allocUnsafe(size)
+  let offset = 0
+  for (const piece of pieces) {
+    if (typeof piece === "string") offset += out.write(piece, offset)
+    else if (piece instanceof Uint8Array) {
+      out.set(piece, offset)
+      offset += piece.length
+    }
+  }
+  return out
 }
 
 /** Pieces as one stream body: its length when every piece's is known, one-shot when a stream is in it. */
@@ -554,7 +567,8 @@ const bodyEncoderOf = (schema: Schema.Schema.AnyNoContext) => {
     if (!shapes.every((shape) => SchemaAST.isTypeLiteral(shape) && shape.indexSignatures.length === 0)) {
       return Schema.encodeUnknownEither(schema)
     }
-    const exact = Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })
+    // `Schema.encodeUnknownEither(schema, { onExcessProperty: "error" })`, compiled
+    const exact = FastDecode.encoder(schema)
     const prune = prunerOf(shapes)
     return (input) => exact(prune(isRecord(input) ? input : { ...input }))
   }

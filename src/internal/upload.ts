@@ -62,7 +62,9 @@ export const isUpload = (u: unknown): u is Upload => u instanceof Uint8Array || 
  */
 export const Upload: Schema.Schema<Upload> = Schema.declare(isUpload, {
   identifier: "Upload",
-  description: "a Uint8Array, a KernelFiles.file(path) or a Stream of Uint8Array"
+  description: "a Uint8Array, a KernelFiles.file(path) or a Stream of Uint8Array",
+  // `Arbitrary.make` of a body with a file field: its bytes in memory
+  arbitrary: () => (fc) => fc.uint8Array({ maxLength: 64 })
 })
 
 /**
