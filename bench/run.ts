@@ -27,11 +27,12 @@ import type { GeneratedOp } from "./clients.js"
 import { startBenchServer } from "./fixtures.mjs"
 import { ensureBuilt } from "./sdk.js"
 import { runStreams, streamsTargets } from "./streams.js"
+import type { SweepResult } from "./sweep.js"
 
 // effect-kernel is measured as its users run it, the built package (bench/sdk.ts): built first if stale
 ensureBuilt()
 const { generatedOps, makeClients } = await import("./clients.js")
-const { runSweep, unmeasured } = await import("./sweep.js")
+const { unmeasured } = await import("./sweep.js")
 
 const quick = process.argv.includes("--quick")
 // `--replays`: only the replay rows (256 MiB, 1 GiB and, in the first round, 8 GiB), for a targeted run
@@ -69,8 +70,10 @@ const sizes = {
   // the README's tsconfig only); the median of 3 in both, as one run on a shared machine is noise
   tscRuns: replaysOnly || streamsOnly || callsOnly ? 0 : 3,
   // calls per client and round of each operation in the sweep, and its rounds (a ratio per round, the
-  // median kept: one operation's rounds are short, so more of them than the other rows')
-  sweepCalls: quick ? 100 : 1000,
+  // median kept: one operation's rounds are short, so more of them than the other rows'). Rounds of
+  // 1000 calls (35 ms) were shorter than one major GC or re-optimisation: an operation's ratio moved by
+  // up to 0.2 between two sweeps of the same build (loadBrowserExtensions 0.53 and 0.72)
+  sweepCalls: quick ? 100 : 3000,
   sweepRounds: quick ? 1 : Math.max(rounds, 5)
 }
 /** The areas whose import is measured above the shared client (bench/cold.mjs area:<Area>). */
@@ -270,12 +273,23 @@ try {
     tscDifferences = result.differences
   }
   for (const client of clients) await client.close()
-  // every operation, per call (bench/sweep.ts): with the per-call rows
-  const sweep = replaysOnly || footprintOnly || streamsOnly ? undefined : await runSweep({
-    calls: sizes.sweepCalls,
-    inFlight: sizes.inFlight,
-    rounds: sizes.sweepRounds
-  })
+  // every operation, per call (bench/sweep.ts), in a process of its own (bench/sweep-child.ts)
+  const sweep: SweepResult | undefined = replaysOnly || footprintOnly || streamsOnly
+    ? undefined
+    : JSON.parse(
+      execFileSync(
+        process.execPath,
+        [
+          "--import",
+          tsxLoader,
+          `${here}sweep-child.ts`,
+          String(sizes.sweepCalls),
+          String(sizes.inFlight),
+          String(sizes.sweepRounds)
+        ],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 }
+      ).trim().split("\n").at(-1)!
+    )
 
   // the table
   const lines: Array<string> = []

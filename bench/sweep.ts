@@ -89,6 +89,12 @@ const startServer = (tsxLoader: string) =>
     child.once("exit", (code) => reject(new Error(`sweep server exited ${code}`)))
   })
 
+/** What a sweep measured, and the operations whose first call failed. */
+export interface SweepResult {
+  readonly rows: ReadonlyArray<SweepRow>
+  readonly failed: ReadonlyArray<string>
+}
+
 /** Runs the sweep: `calls` calls per client and round, `inFlight` at a time, `rounds` alternating rounds. */
 export const runSweep = async (options: {
   readonly calls: number
@@ -96,7 +102,7 @@ export const runSweep = async (options: {
   readonly rounds: number
   /** Only the operations whose name it matches (all when absent). */
   readonly only?: RegExp | undefined
-}): Promise<{ readonly rows: ReadonlyArray<SweepRow>; readonly failed: ReadonlyArray<string> }> => {
+}): Promise<SweepResult> => {
   const { calls, inFlight, rounds } = options
   const { base, child } = await startServer(createRequire(import.meta.url).resolve("tsx"))
   const runtime = ManagedRuntime.make(
@@ -161,8 +167,8 @@ export const runSweep = async (options: {
         Effect.runPromise(
           Effect.forEach(Array.from({ length: n }), () => floor, { concurrency: inFlight, discard: true })
         )
-      // warm-up: each side's path compiled before it is timed
-      const warm = Math.min(300, calls)
+      // warm-up: each side's path compiled (and re-optimised for this operation's shapes) before it is timed
+      const warm = Math.min(1000, calls)
       await pooled(warm, raw)
       await many(warm)
       if (stream) await floorMany(warm)

@@ -289,15 +289,27 @@ export type Content =
 
 /** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
 const dispositionName = (name: string): string =>
-  escaped.test(name) ? name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22") : name
+  name.includes("\"") || name.includes("\r") || name.includes("\n")
+    ? name.replace(/\r\n|\r|\n/g, "%0D%0A").replace(/"/g, "%22")
+    : name
 
-const escaped = /[\r\n"]/
+/** The file name of a file part without one: the field's last `[key]` (`files[0][file]`: `file`), else the field's. */
+const fieldFileName = (name: string): string => {
+  const open = name.lastIndexOf("[")
+  return open >= 0 && name.endsWith("]") && name.indexOf("]", open) === name.length - 1
+    ? name.slice(open + 1, -1)
+    : name
+}
 
 /** Whether a value holds a file (then an object is flattened into `key[field]` parts, not JSON). */
-const holdsFile = (value: unknown, depth = 0): boolean =>
-  Upload.isUpload(value) ||
-  (depth < 8 && typeof value === "object" && value !== null &&
-    Object.values(value).some((item) => holdsFile(item, depth + 1)))
+const holdsFile = (value: unknown, depth = 0): boolean => {
+  if (Upload.isUpload(value)) return true
+  if (depth >= 8 || typeof value !== "object" || value === null) return false
+  for (const key in value) {
+    if (Object.prototype.hasOwnProperty.call(value, key) && holdsFile(Reflect.get(value, key), depth + 1)) return true
+  }
+  return false
+}
 
 /** A body the content is made of: bytes, or a file / stream sent as it is read. */
 type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
@@ -326,7 +338,7 @@ const multipartOf = (fields: unknown): Content | string => {
     if (depth > 8) return `${name}: nested too deep for a multipart body`
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="${dispositionName(name)}"`
     if (Upload.isUpload(value)) {
-      const fileName = Upload.isFileSource(value) ? value.name : name.replace(/^.*\[([^\]]*)\]$/, "$1")
+      const fileName = Upload.isFileSource(value) ? value.name : fieldFileName(name)
       pieces.push(
         `${text}${head}; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`
       )
