@@ -6,6 +6,7 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform
 import { NodeHttpClient } from "@effect/platform-node"
 import Kernel from "@onkernel/sdk"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
+import { fork } from "node:child_process"
 import { request } from "undici"
 import { loadSdk } from "./sdk.js"
 
@@ -294,3 +295,76 @@ export const makeClients = (base: string): ReadonlyArray<Client> => [
   official(base),
   rawFetch(base)
 ]
+
+/**
+ * The clients of {@link makeClients}, each in a process of its own (bench/calls-child.ts), driven from
+ * this one: their per-call methods run there (timed here: one message each way per round), their
+ * `stream` is run by bench/stream-child.ts as before (here it only says whether the client streams).
+ */
+export const isolated = async (base: string, tsxLoader: string): Promise<ReadonlyArray<Client>> => {
+  const count = makeClients(base).length
+  return Promise.all(Array.from({ length: count }, (_, index) =>
+    new Promise<Client>((resolve, reject) => {
+      const child = fork(new URL("calls-child.ts", import.meta.url).pathname, [String(index), base], {
+        execArgv: ["--import", tsxLoader],
+        stdio: ["ignore", "inherit", "inherit", "ipc"]
+      })
+      let next = 0
+      const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
+      const call = (method: string, ...args: ReadonlyArray<number>) =>
+        new Promise<unknown>((resolve, reject) => {
+          const id = next++
+          pending.set(id, { resolve, reject })
+          child.send({ id, method, args })
+        })
+      child.on("message", (message: ChildMessage) => {
+        if ("ready" in message) {
+          const shape = message.ready
+          const generated: Partial<Record<GeneratedOp, (n: number, inFlight: number) => Promise<void>>> = {}
+          for (const op of shape.generated) {
+            generated[op] = async (n, inFlight) => {
+              await call(`generated:${op}`, n, inFlight)
+            }
+          }
+          resolve({
+            name: shape.name,
+            sequential: async (n) => {
+              await call("sequential", n)
+            },
+            concurrent: async (n, inFlight) => {
+              await call("concurrent", n, inFlight)
+            },
+            ...(shape.generated.length > 0 ? { generated } : {}),
+            ...(shape.pools ? { pools: async () => Number(await call("pools")) } : {}),
+            ...(shape.stream ? { stream: () => Promise.reject(new Error("streamed in bench/stream-child.ts")) } : {}),
+            close: async () => {
+              await call("close")
+              child.disconnect()
+            }
+          })
+          return
+        }
+        const waiter = pending.get(message.id)
+        pending.delete(message.id)
+        if ("error" in message) waiter?.reject(new Error(message.error))
+        else waiter?.resolve(message.value)
+      })
+      child.once("exit", (code) => {
+        const error = new Error(`calls-child ${index} exited ${code}`)
+        reject(error)
+        for (const waiter of pending.values()) waiter.reject(error)
+      })
+    })))
+}
+
+type ChildMessage =
+  | {
+    readonly ready: {
+      readonly name: string
+      readonly generated: ReadonlyArray<GeneratedOp>
+      readonly pools: boolean
+      readonly stream: boolean
+    }
+  }
+  | { readonly id: number; readonly value: unknown }
+  | { readonly id: number; readonly error: string }

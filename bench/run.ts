@@ -31,7 +31,7 @@ import type { SweepResult } from "./sweep.js"
 
 // effect-kernel is measured as its users run it, the built package (bench/sdk.ts): built first if stale
 ensureBuilt()
-const { generatedOps, makeClients } = await import("./clients.js")
+const { generatedOps, isolated } = await import("./clients.js")
 const { unmeasured } = await import("./sweep.js")
 
 const quick = process.argv.includes("--quick")
@@ -105,13 +105,15 @@ const generatedMetric = (op: GeneratedOp) => `${generatedOps[op]}, ${sizes.inFli
 
 const { child, base } = await startBenchServer()
 try {
-  const clients = makeClients(base)
+  const clients = await isolated(base, tsxLoader)
   const floor = clients[0]!.name
   const skipClients = replaysOnly || footprintOnly || streamsOnly
   for (const client of skipClients ? [] : clients) {
-    await client.sequential(100) // warm-up
-    await client.concurrent(200, sizes.inFlight)
-    for (const call of Object.values(client.generated ?? {})) await call(200, sizes.inFlight)
+    // warm-up: each client's process compiles its paths before its first round (200 calls left the
+    // first round of a client in its own process a fifth slower than the next)
+    await client.sequential(500)
+    await client.concurrent(2000, sizes.inFlight)
+    for (const call of Object.values(client.generated ?? {})) await call(2000, sizes.inFlight)
     if (client.pools) await client.pools()
   }
   for (let round = 0; round < (footprintOnly || streamsOnly ? 0 : rounds); round++) {
