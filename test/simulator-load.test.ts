@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, ParseResult, Schema, SchemaAST } from "effect"
-import { Browsers, Deployments, Kernel } from "effect-kernel"
+import { Apps, Browsers, Deployments, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { operations } from "../src/internal/generated/table.js"
 import { limited } from "../src/internal/limits.js"
@@ -353,5 +353,65 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
           : { "x-has-more": "false", ...made }
       )
     }
+  })
+})
+
+describe("the simulator's current resources (what a list of the current ones walks)", () => {
+  it.effect(
+    "browsers deleted among active ones: each status lists exactly its own, in creation order",
+    () =>
+      Effect.gen(function*() {
+        const made: Array<string> = []
+        for (let i = 0; i < 24; i++) made.push((yield* Browsers.create({})).session_id)
+        const deleted = made.filter((_, i) => i % 3 === 1)
+        for (const id of deleted) yield* Browsers.delete({ id })
+        const ids = (items: ReadonlyArray<{ readonly session_id: string }>) =>
+          items.map((b) => b.session_id).filter((id) => made.includes(id))
+        const active = yield* Browsers.list({ limit: 100 })
+        expect(ids(active.items)).toStrictEqual(made.filter((id) => !deleted.includes(id)))
+        expect(ids((yield* Browsers.list({ limit: 100, status: "deleted" })).items)).toStrictEqual(deleted)
+        expect(ids((yield* Browsers.list({ limit: 100, status: "all" })).items)).toStrictEqual(made)
+        // paged: the offsets count the active ones only
+        const second = yield* Browsers.list({ limit: 5, offset: 5 })
+        const activeIds = active.items.map((b) => b.session_id)
+        expect(second.items.map((b) => b.session_id)).toStrictEqual(activeIds.slice(5, 10))
+      }).pipe(Effect.provide(simulated))
+  )
+
+  it.effect(
+    "apps: a deleted (retired) deployment serves none; the others are listed in deployment order",
+    () =>
+      Effect.gen(function*() {
+        const zip = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
+        const ids: Array<string> = []
+        for (const name of ["a1", "a2", "a3", "a4"]) {
+          ids.push((yield* Deployments.create({ entrypoint_rel_path: `src/${name}.ts`, file: zip })).id)
+        }
+        yield* Deployments.delete({ id: ids[1]! })
+        const apps = (yield* Apps.list({ limit: 100 })).items.map((app) => app.app_name)
+        expect(apps.filter((name) => name.startsWith("a") && name.length === 2)).toStrictEqual(["a1", "a3", "a4"])
+      }).pipe(Effect.provide(simulated))
+  )
+
+  it("a full collection with nothing deleted evicts its oldest; the current ones stay those not deleted", () => {
+    const store = engine.emptyStore()
+    const made = (id: string): engine.Resource => ({ id, project: undefined, fields: { id }, deleted: false })
+    for (let i = 0; i <= engine.collectionLimit; i++) engine.put(store, "/invocations", made(`i${i}`))
+    expect(store.evictions.map((e) => e.id)).toStrictEqual(["i0"])
+    // one deleted, one retired: the next two puts evict them (the oldest of those), not the oldest
+    engine.markDeleted(store, "/invocations", store.collections.get("/invocations")!.get("i500")!)
+    engine.retire(store, "/invocations", store.collections.get("/invocations")!.get("i7")!)
+    engine.put(store, "/invocations", made("x1"))
+    engine.put(store, "/invocations", made("x2"))
+    expect(store.evictions.map((e) => e.id)).toStrictEqual(["i0", "i7", "i500"])
+    const items = [...store.collections.get("/invocations")!.values()]
+    expect([...engine.currentOf(store, "/invocations")]).toStrictEqual(
+      items.filter((r) => !r.deleted && r.retired !== true)
+    )
+    engine.markDeleted(store, "/invocations", items[3]!)
+    engine.remove(store, "/invocations", items[4]!.id)
+    expect([...engine.currentOf(store, "/invocations")]).toStrictEqual(
+      [...store.collections.get("/invocations")!.values()].filter((r) => !r.deleted && r.retired !== true)
+    )
   })
 })

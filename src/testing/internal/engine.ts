@@ -142,6 +142,13 @@ export interface Store {
    * deployment. Entries are checked again when read ({@link deploymentsOf}).
    */
   readonly byApp: Map<string, Set<Resource>>
+  /**
+   * Per collection, its resources neither deleted nor retired, in the collection's order: what a list
+   * of the current ones walks (a browser's default list, the apps) instead of the deleted ones kept
+   * beside them, and what tells {@link put} that a full collection has none to evict first. Kept by
+   * {@link put}, {@link remove}, {@link markDeleted} and {@link retire}.
+   */
+  readonly current: Map<string, Map<string, Resource>>
 }
 
 /** The most resources a collection holds; creating more evicts the oldest. */
@@ -161,7 +168,8 @@ export const emptyStore = (): Store => ({
   lastPut: undefined,
   nested: new Map(),
   byProject: new Map(),
-  byApp: new Map()
+  byApp: new Map(),
+  current: new Map()
 })
 
 export const newBrowserState = (
@@ -220,10 +228,13 @@ export const put = (
   store.lastPut = { collection, resource }
   while (items.size > collectionLimit) {
     let oldest: string | undefined = undefined
-    for (const item of items.values()) {
-      if (item.deleted || item.retired === true) {
-        oldest = item.id
-        break
+    // the oldest deleted or retired one, when the collection holds any (none: no walk of every resource)
+    if ((store.current.get(collection)?.size ?? 0) < items.size) {
+      for (const item of items.values()) {
+        if (item.deleted || item.retired === true) {
+          oldest = item.id
+          break
+        }
       }
     }
     oldest ??= items.keys().next().value
@@ -263,6 +274,14 @@ export const appName = (d: Pick<Resource, "fields">): string | undefined => {
 }
 
 const index = (store: Store, collection: string, resource: Resource): void => {
+  if (!resource.deleted && resource.retired !== true) {
+    let current = store.current.get(collection)
+    if (current === undefined) {
+      current = new Map()
+      store.current.set(collection, current)
+    }
+    current.set(resource.id, resource)
+  }
   if (resource.project !== undefined && projectCollections().has(collection)) {
     let held = store.byProject.get(resource.project)
     if (held === undefined) {
@@ -285,6 +304,7 @@ const index = (store: Store, collection: string, resource: Resource): void => {
 }
 
 const unindex = (store: Store, collection: string, resource: Resource): void => {
+  leaveCurrent(store, collection, resource)
   if (resource.project !== undefined) {
     const held = store.byProject.get(resource.project)
     if (held?.get(resource) === collection) {
@@ -301,6 +321,27 @@ const unindex = (store: Store, collection: string, resource: Resource): void => 
     }
   }
 }
+
+/** Marks a resource deleted (kept in its collection, e.g. for `include_deleted`; no longer current). */
+export const markDeleted = (store: Store, collection: string, resource: Resource): void => {
+  resource.deleted = true
+  leaveCurrent(store, collection, resource)
+}
+
+/** Marks a resource retired (still shown, evicted first, e.g. a deployment stopped; no longer current). */
+export const retire = (store: Store, collection: string, resource: Resource): void => {
+  resource.retired = true
+  leaveCurrent(store, collection, resource)
+}
+
+const leaveCurrent = (store: Store, collection: string, resource: Resource): void => {
+  const current = store.current.get(collection)
+  if (current?.get(resource.id) === resource) current.delete(resource.id)
+}
+
+/** The resources of a collection neither deleted nor retired, in its order. */
+export const currentOf = (store: Store, collection: string): Iterable<Resource> =>
+  store.current.get(collection)?.values() ?? []
 
 /** Takes a resource out of its collection (and out of the store's indexes). */
 export const remove = (store: Store, collection: string, id: string): void => {
@@ -377,7 +418,10 @@ export const storedBytes = (store: Store, browsers: Iterable<BrowserState>): num
 
 /** Drops the collections under a top-level resource (`/browsers/b1` → `/browsers/b1/replays`...). */
 export const dropNested = (store: Store, owner: string): void => {
-  for (const collection of store.nested.get(owner) ?? []) store.collections.delete(collection)
+  for (const collection of store.nested.get(owner) ?? []) {
+    store.collections.delete(collection)
+    store.current.delete(collection)
+  }
   store.nested.delete(owner)
 }
 

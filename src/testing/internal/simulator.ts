@@ -722,7 +722,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               deployment.markedForDeletion = true
             }
             stored.fields = { ...stored.fields, status: deployment.state }
-            stored.retired = true
+            engine.retire(org.store, "/deployments", stored)
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
           case "getMousePosition": {

@@ -43,10 +43,10 @@ export const handlers: Handlers = {
     const name = call.query.get("app_name")
     const version = call.query.get("version")
     const query = call.query.get("query")?.toLowerCase() ?? ""
-    // only the page's apps are made
+    // only the page's apps are made, from the current deployments (a deleted or retired one serves none)
     return engine.list(
       op,
-      store.collections.get("/deployments")?.values() ?? [],
+      engine.currentOf(store, "/deployments"),
       call.query,
       (d) => ({
         id: `app_${d.id}`,

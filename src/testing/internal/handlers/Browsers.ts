@@ -120,7 +120,7 @@ const searched = (fields: Record<string, unknown>): ReadonlyArray<string> =>
 
 /** A browser session ends (deleted, or timed out at `stamp`): kept as deleted, its live state gone, its profile saved. */
 const endSession = (org: Organization, resource: engine.Resource, stamp: string): void => {
-  resource.deleted = true
+  engine.markDeleted(org.store, "/browsers", resource)
   resource.fields = { ...resource.fields, deleted_at: stamp }
   const browser = org.browsers.get(resource.id)
   if (browser !== undefined) endBrowser(browser)
@@ -170,7 +170,8 @@ export const handlers: Handlers = {
     const query = call.query.get("query")?.toLowerCase() ?? ""
     return engine.list(
       op,
-      store.collections.get("/browsers")?.values() ?? [],
+      // the active ones without a walk past the deleted ones kept beside them
+      status === "active" ? engine.currentOf(store, "/browsers") : store.collections.get("/browsers")?.values() ?? [],
       call.query,
       (r) => r.fields,
       (r) =>
