@@ -446,4 +446,43 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
     expect(schemas.length).toBeGreaterThan(40)
     expectWide(schemas.map(([name, schema], i) => checkEncode(name, schema, typeInputsOf(schema, 2000 + i))))
   })
+
+  it("a refinement of anything but a primitive is the schema's: its type side is decoded before the filter", () => {
+    class User extends Schema.Class<User>("User")({ name: Schema.String }) {}
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const Strict = Schema.declare([], {
+      decode: () => (u, _, ast) =>
+        typeof u === "string" && u.startsWith("ok:")
+          ? ParseResult.succeed(u)
+          : ParseResult.fail(new ParseResult.Type(ast, u)),
+      encode: () => (u, _, ast) =>
+        typeof u === "string" ? ParseResult.succeed(u) : ParseResult.fail(new ParseResult.Type(ast, u))
+    })
+    const plainOnly = Schema.Struct({ x: Schema.Number }).pipe(
+      Schema.filter((p) => Object.getPrototypeOf(p) !== Object.prototype || "must not be a plain object")
+    )
+    const cases: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext, ReadonlyArray<unknown>]> = [
+      ["a class, filtered", User.pipe(Schema.filter(() => true)), [{ name: "x" }, new User({ name: "x" })]],
+      ["a struct holding a class, filtered", Schema.Struct({ user: User }).pipe(Schema.filter(() => true)), [
+        { user: { name: "x" } },
+        { user: new User({ name: "x" }) }
+      ]],
+      [
+        "a declaration decoded more strictly than encoded",
+        Schema.Struct({ s: Strict }).pipe(Schema.filter(() => true)),
+        [
+          { s: "nope" },
+          { s: "ok:yes" }
+        ]
+      ],
+      ["a filter that looks at the prototype", plainOnly, [new Point(1), { x: 1 }]],
+      ["a number's range", Schema.Number.pipe(Schema.between(0, 10)), [5, 11, "5"]]
+    ]
+    for (const [name, schema, inputs] of cases) {
+      const counts = checkEncode(name, schema, inputs)
+      expect(counts.valid + counts.invalid).toBe(inputs.length)
+    }
+  })
 })

@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import { BrowserPools, Computer, Deployments, Replays } from "../src/index.js"
+import * as Extensions from "../src/internal/generated/operations/Extensions.js"
 import * as Operations from "../src/internal/operations.js"
 import type * as Sim from "../src/testing/KernelSimulator.js"
 import { renderStatusTable } from "./utils/errorsTable.js"
@@ -76,6 +77,43 @@ describe("the operations table", () => {
       }
     }
     expect(checked).toBeGreaterThan(10_000)
+  })
+
+  it("a multipart body in memory is a Uint8Array of its own (not a slice of a shared buffer)", () => {
+    const prepared = Either.getOrThrow(
+      Operations.preparer(Extensions.uploadExtension)({ file: new Uint8Array([1, 2]), name: "ext" })
+    )
+    const content = prepared.content
+    expect(content?._tag).toBe("Bytes")
+    if (content?._tag !== "Bytes") return
+    expect(Object.getPrototypeOf(content.bytes)).toBe(Uint8Array.prototype)
+    expect(content.bytes.byteOffset).toBe(0)
+    expect(content.bytes.buffer.byteLength).toBe(content.bytes.length)
+    const text = new TextDecoder().decode(content.bytes)
+    expect(text).toContain(
+      `name="file"; filename="file"\r\nContent-Type: application/octet-stream\r\n\r\n\u0001\u0002\r\n`
+    )
+    expect(text).toContain(`name="name"\r\n\r\next\r\n`)
+  })
+
+  it("a file part's default name is the field's last [key], as the form encoding's regular expression gives it", () => {
+    const byRegex = (name: string) => name.replace(/^.*\[([^\]]*)\]$/, "$1")
+    const names = [
+      "files[0][file]",
+      "file",
+      "a[b[c]",
+      "a[]",
+      "x]y[z]",
+      "a[b]c]",
+      "[x]",
+      "a\nb[file]",
+      "a\rb[file]",
+      "a\u2028b[file]",
+      "a\u2029[x]",
+      "a[b\nc]",
+      "ü[ñ]"
+    ]
+    for (const name of names) expect(Operations.fieldFileName(name), JSON.stringify(name)).toBe(byRegex(name))
   })
 
   it("derives each request from its input: encoded segments, body, span attributes", () => {

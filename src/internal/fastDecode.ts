@@ -128,10 +128,14 @@ const make = (ast: AST.AST, direction: Direction): Node => {
 }
 
 /**
- * A refinement. Decoding: its `from` side, then the filter on the value. Encoding: the filter on the
- * input (the type side, which `from` has just checked), and the value its `from` side encodes.
+ * A refinement. Decoding: its `from` side, then the filter on the value. Encoding a refinement of a
+ * primitive (a number's range, a string's pattern: every filter of the request bodies): the filter on
+ * the input, which its `from` side has just checked, and the value that side encodes. Encoding any
+ * other is the schema's: `ParseResult` decodes the type side first and filters what that gives (a
+ * class's instance required, a struct's plain copy), which the input itself is not.
  */
 const refinement = (ast: AST.Refinement, direction: Direction): Node => {
+  if (!direction.decoding && !ofPrimitive(ast.from)) return bySchema(ast, direction)
   const from = nodeOf(ast.from, direction)
   const { options } = direction
   if (!direction.decoding) {
@@ -143,6 +147,24 @@ const refinement = (ast: AST.Refinement, direction: Direction): Node => {
   return (input) => {
     const value = from(input)
     return value === Fail || Option.isSome(ast.filter(value, options, ast)) ? Fail : value
+  }
+}
+
+/** Whether an AST is a primitive (under refinements): what a value of it is, it is as given. */
+const ofPrimitive = (ast: AST.AST): boolean => {
+  switch (ast._tag) {
+    case "Refinement":
+      return ofPrimitive(ast.from)
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "BigIntKeyword":
+    case "Literal":
+    case "Enums":
+    case "TemplateLiteral":
+      return true
+    default:
+      return false
   }
 }
 
