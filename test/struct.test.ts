@@ -50,6 +50,8 @@ describe("struct", () => {
     expect(Thing.ast).toBe(ast)
     expect(Thing.fields.id).toBe(Schema.String)
     expect(calls.count).toBe(1)
+    // read after the first time as a plain property of the class (no getter run per read)
+    expect(Object.getOwnPropertyDescriptor(Thing, "ast")).toMatchObject({ value: ast })
   })
 
   it("is the struct it stands for: AST, identifier, members, decoding, encoding, JSON Schema", () => {

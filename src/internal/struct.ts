@@ -41,7 +41,11 @@ const lazySchema = <S extends Schema.Schema.All>(schema: () => S) =>
       return variance
     }
     static get ast(): AST.AST {
-      return schema().ast
+      const ast = schema().ast
+      // from now on a plain property of the class that was asked (a getter call per read showed in
+      // the simulator's profile under load: its checks read `ast` on every request)
+      Object.defineProperty(this, "ast", { value: ast, configurable: true })
+      return ast
     }
     static pipe(...fns: ReadonlyArray<(a: unknown) => unknown>): unknown {
       return fns.reduce<unknown>((a, f) => f(a), this)
