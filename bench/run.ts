@@ -117,35 +117,39 @@ try {
     if (client.pools) await client.pools()
   }
   for (let round = 0; round < (footprintOnly || streamsOnly ? 0 : rounds); round++) {
-    for (const client of skipClients ? [] : clients) {
-      let started = performance.now()
-      await client.sequential(sizes.sequential)
-      record(
-        "get_mouse_position sequential (µs/call)",
-        client.name,
-        (performance.now() - started) * 1000 / sizes.sequential
-      )
-      started = performance.now()
-      await client.concurrent(sizes.concurrent, sizes.inFlight)
-      record(
-        `get_mouse_position, ${sizes.inFlight} in flight (calls/s)`,
-        client.name,
-        sizes.concurrent / ((performance.now() - started) / 1000)
-      )
-      for (const op of Object.keys(generatedOps) as Array<GeneratedOp>) {
+    // measurement by measurement, every client in turn (forwards in one round, backwards in the next):
+    // each row's clients measured within seconds of each other, not a whole client's rows apart
+    const order = skipClients ? [] : round % 2 === 0 ? clients : [...clients].reverse()
+    const timed = async (run: () => Promise<unknown>) => {
+      const started = performance.now()
+      await run()
+      return performance.now() - started
+    }
+    for (const client of order) {
+      const ms = await timed(() => client.sequential(sizes.sequential))
+      record("get_mouse_position sequential (µs/call)", client.name, ms * 1000 / sizes.sequential)
+    }
+    for (const client of order) {
+      const ms = await timed(() => client.concurrent(sizes.concurrent, sizes.inFlight))
+      record(`get_mouse_position, ${sizes.inFlight} in flight (calls/s)`, client.name, sizes.concurrent / (ms / 1000))
+    }
+    for (const op of Object.keys(generatedOps) as Array<GeneratedOp>) {
+      for (const client of order) {
         const call = client.generated?.[op]
         if (call === undefined) continue
-        started = performance.now()
-        await call(sizes.concurrent, sizes.inFlight)
-        record(generatedMetric(op), client.name, sizes.concurrent / ((performance.now() - started) / 1000))
+        const ms = await timed(() => call(sizes.concurrent, sizes.inFlight))
+        record(generatedMetric(op), client.name, sizes.concurrent / (ms / 1000))
       }
+    }
+    for (const client of order) {
       const pools = client.pools
       if (pools === undefined) continue
-      started = performance.now()
-      for (let i = 0; i < sizes.pools; i++) {
-        if ((await pools()) !== 10_000) throw new Error(`${client.name}: wrong pool count`)
-      }
-      record("list 10,000 pools (ms/call)", client.name, (performance.now() - started) / sizes.pools)
+      const ms = await timed(async () => {
+        for (let i = 0; i < sizes.pools; i++) {
+          if ((await pools()) !== 10_000) throw new Error(`${client.name}: wrong pool count`)
+        }
+      })
+      record("list 10,000 pools (ms/call)", client.name, ms / sizes.pools)
     }
     // streaming: each client in a fresh process, so its RSS is its own
     const streaming = callsOnly ? [] : clients.flatMap((client, index) => client.stream ? [{ client, index }] : [])
