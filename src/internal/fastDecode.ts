@@ -136,14 +136,9 @@ const make = (ast: AST.AST, direction: Direction): Node => {
  */
 const refinement = (ast: AST.Refinement, direction: Direction): Node => {
   if (!direction.decoding && !ofPrimitive(ast.from)) return bySchema(ast, direction)
+  // (a primitive's `from` gives back its input: encoding, the filter sees the input, as it should)
   const from = nodeOf(ast.from, direction)
   const { options } = direction
-  if (!direction.decoding) {
-    return (input) => {
-      const value = from(input)
-      return value === Fail || Option.isSome(ast.filter(input, options, ast)) ? Fail : value
-    }
-  }
   return (input) => {
     const value = from(input)
     return value === Fail || Option.isSome(ast.filter(value, options, ast)) ? Fail : value
@@ -420,23 +415,39 @@ const union = (ast: AST.Union, direction: Direction): Node => {
  *
  * @internal
  */
-export const compile = (schema: Schema.Schema.AnyNoContext): (input: unknown) => unknown => {
+export const compile = (schema: Schema.Schema.AnyNoContext): (input: unknown) => unknown => compiled(schema, decoding)
+
+/** A schema's fast path in a direction, built on first use. */
+const compiled = (schema: Schema.Schema.AnyNoContext, direction: Direction): (input: unknown) => unknown => {
   let node: Node | undefined
-  return (input) => (node ??= nodeOf(schema.ast, decoding))(input)
+  return (input) => (node ??= nodeOf(schema.ast, direction))(input)
 }
 
 /**
  * The value of a schema's fast path for an input, or `undefined` when the input does not fit (the
- * schema then decodes it, for its error). Tests compare it with the schema's own decoding.
+ * schema then runs, for its error). Tests compare it with the schema's own decoding (or encoding).
  *
  * @internal
  */
 export const fastPath = (schema: Schema.Schema.AnyNoContext, direction: "decode" | "encode" = "decode") => {
-  let node: Node | undefined
-  const fast = (input: unknown) => (node ??= nodeOf(schema.ast, direction === "decode" ? decoding : encoding))(input)
+  const fast = compiled(schema, direction === "decode" ? decoding : encoding)
   return (input: unknown): { readonly value: unknown } | undefined => {
     const value = fast(input)
     return value === Fail ? undefined : { value }
+  }
+}
+
+/** The fast path, and where the input does not fit, the schema itself (built on first use): its error. */
+const throughFastPath = (
+  schema: Schema.Schema.AnyNoContext,
+  direction: Direction,
+  bySchema: () => (input: unknown) => Either.Either<unknown, ParseResult.ParseError>
+): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> => {
+  const fast = compiled(schema, direction)
+  let slow: ((input: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
+  return (input) => {
+    const value = fast(input)
+    return value !== Fail ? Either.right(value) : (slow ??= bySchema())(input)
   }
 }
 
@@ -457,14 +468,7 @@ export function decoder<A, I>(
 export function decoder(
   schema: Schema.Schema.AnyNoContext
 ): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> {
-  const fast = compile(schema)
-  let slow: ((input: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  return (input) => {
-    const value = fast(input)
-    return value !== Fail
-      ? Either.right(value)
-      : (slow ??= Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" }))(input)
-  }
+  return throughFastPath(schema, decoding, () => Schema.decodeUnknownEither(schema, decoding.options))
 }
 
 /**
@@ -477,13 +481,5 @@ export function decoder(
  */
 export const encoder = (
   schema: Schema.Schema.AnyNoContext
-): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> => {
-  let node: Node | undefined
-  let slow: ((input: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  return (input) => {
-    const value = (node ??= nodeOf(schema.ast, encoding))(input)
-    return value !== Fail
-      ? Either.right(value)
-      : (slow ??= Schema.encodeUnknownEither(schema, encoding.options))(input)
-  }
-}
+): (input: unknown) => Either.Either<unknown, ParseResult.ParseError> =>
+  throughFastPath(schema, encoding, () => Schema.encodeUnknownEither(schema, encoding.options))

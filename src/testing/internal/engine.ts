@@ -208,13 +208,7 @@ export const put = (
     store.collections.set(collection, items)
     const parts = collection.split("/")
     if (parts.length > 3) {
-      const owner = `/${parts[1]}/${parts[2]}`
-      let under = store.nested.get(owner)
-      if (under === undefined) {
-        under = new Set()
-        store.nested.set(owner, under)
-      }
-      under.add(collection)
+      entryOf(store.nested, `/${parts[1]}/${parts[2]}`, () => new Set<string>()).add(collection)
     }
   }
   const replaced = items.get(resource.id)
@@ -273,33 +267,26 @@ export const appName = (d: Pick<Resource, "fields">): string | undefined => {
   return typeof named === "string" ? named : typeof entrypoint === "string" ? appNameOf(entrypoint) : undefined
 }
 
+/** The entry of `key` in an index, made empty when there is none. */
+const entryOf = <K, V>(index: Map<K, V>, key: K, make: () => V): V => {
+  let entry = index.get(key)
+  if (entry === undefined) {
+    entry = make()
+    index.set(key, entry)
+  }
+  return entry
+}
+
 const index = (store: Store, collection: string, resource: Resource): void => {
   if (!resource.deleted && resource.retired !== true) {
-    let current = store.current.get(collection)
-    if (current === undefined) {
-      current = new Map()
-      store.current.set(collection, current)
-    }
-    current.set(resource.id, resource)
+    entryOf(store.current, collection, () => new Map<string, Resource>()).set(resource.id, resource)
   }
   if (resource.project !== undefined && projectCollections().has(collection)) {
-    let held = store.byProject.get(resource.project)
-    if (held === undefined) {
-      held = new Map()
-      store.byProject.set(resource.project, held)
-    }
-    held.set(resource, collection)
+    entryOf(store.byProject, resource.project, () => new Map<Resource, string>()).set(resource, collection)
   }
   if (collection === "/deployments") {
     const app = appName(resource)
-    if (app !== undefined) {
-      let serving = store.byApp.get(app)
-      if (serving === undefined) {
-        serving = new Set()
-        store.byApp.set(app, serving)
-      }
-      serving.add(resource)
-    }
+    if (app !== undefined) entryOf(store.byApp, app, () => new Set<Resource>()).add(resource)
   }
 }
 
