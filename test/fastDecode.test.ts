@@ -1,5 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Arbitrary, DateTime, Effect, Either, Equal, FastCheck as fc, ParseResult, Redacted, Schema } from "effect"
+import {
+  Arbitrary,
+  DateTime,
+  Effect,
+  Either,
+  Equal,
+  FastCheck as fc,
+  ParseResult,
+  Redacted,
+  Schema,
+  SchemaAST
+} from "effect"
 import * as BrowserPools from "../src/BrowserPools.js"
 import * as Computer from "../src/Computer.js"
 import * as FastDecode from "../src/internal/fastDecode.js"
@@ -445,6 +456,26 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
     const schemas = bodySchemasOfTable()
     expect(schemas.length).toBeGreaterThan(40)
     expectWide(schemas.map(([name, schema], i) => checkEncode(name, schema, typeInputsOf(schema, 2000 + i))))
+  })
+
+  it("every query and header parameter of the table: its values, values of the wrong type, out of range", () => {
+    const parameters = operations.flatMap((operation) =>
+      operation.parameters.filter((parameter) => parameter.in !== "path").map((parameter) =>
+        [`${operation.name} ${parameter.in} ${parameter.field}`, parameter.schema] as const
+      )
+    )
+    expect(parameters.length).toBeGreaterThan(50)
+    const edges: ReadonlyArray<unknown> = [-1, 0, 1, 1.5, 100, 101, 2 ** 53, NaN, "", "x", "1", true, null, {}, []]
+    const counts = parameters.map(([name, schema], i) => {
+      // a scalar's: the strict encoder's excess-key rule (what it adds to the schema's default) never applies
+      expect(SchemaAST.isTypeLiteral(SchemaAST.typeAST(schema.ast)), name).toBe(false)
+      return checkEncode(name, schema, [
+        ...fc.sample(Arbitrary.make(schema), { seed: 3000 + i, numRuns: 20 }),
+        ...edges
+      ])
+    })
+    expect(counts.reduce((n, c) => n + c.valid, 0)).toBeGreaterThan(500)
+    expect(counts.reduce((n, c) => n + c.invalid, 0)).toBeGreaterThan(500)
   })
 
   it("a refinement of anything but a primitive is the schema's: its type side is decoded before the filter", () => {

@@ -475,12 +475,6 @@ const withoutSecret = (message: string): string => {
   }, actual a value that is not one (not shown: it may be a secret)`
 }
 
-/** A lazily made encoder of a schema: building one walks its AST, work not to do at import time. */
-const encoderOf = (schema: Schema.Schema.AnyNoContext) => {
-  let made: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
-  return (u: unknown) => (made ??= Schema.encodeUnknownEither(schema))(u)
-}
-
 /** The shapes a value of `ast` may take when encoded: its union's branches, under refinements and suspensions. */
 const shapesOf = (ast: SchemaAST.AST, into: Array<SchemaAST.AST> = [], depth = 0): Array<SchemaAST.AST> => {
   if (depth > 32) return into
@@ -615,9 +609,12 @@ interface CompiledParameter {
   readonly encode: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
 }
 
+// a parameter's schema is a scalar's (no struct: the strict encoder's excess-key rule never applies),
+// encoded by the compiled encoder, without `ParseResult` when the value fits (0.8 µs a call of
+// `Browsers.list` went to encoding its `limit`)
 const compileParameter = (parameter: Parameter): CompiledParameter => ({
   parameter,
-  encode: SchemaAST.isStringKeyword(parameter.schema.ast) ? undefined : encoderOf(parameter.schema)
+  encode: SchemaAST.isStringKeyword(parameter.schema.ast) ? undefined : FastDecode.encoder(parameter.schema)
 })
 
 /** The fields of a JSON body's schema (its Type side, as the caller passes them). */
