@@ -460,9 +460,12 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
 
   it("every query and header parameter of the table: its values, values of the wrong type, out of range", () => {
     const parameters = operations.flatMap((operation) =>
-      operation.parameters.filter((parameter) => parameter.in !== "path").map((parameter) =>
-        [`${operation.name} ${parameter.in} ${parameter.field}`, parameter.schema] as const
-      )
+      operation.parameters.filter((parameter) => parameter.in !== "path").map((
+        parameter
+      ): readonly [string, Schema.Schema.AnyNoContext] => [
+        `${operation.name} ${parameter.in} ${parameter.field}`,
+        parameter.schema
+      ])
     )
     expect(parameters.length).toBeGreaterThan(50)
     const edges: ReadonlyArray<unknown> = [-1, 0, 1, 1.5, 100, 101, 2 ** 53, NaN, "", "x", "1", true, null, {}, []]
