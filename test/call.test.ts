@@ -165,6 +165,22 @@ const create = {
   idempotent: false
 } as const satisfies Operation
 
+/** `create` with a field of any JSON (as `Browsers.create`'s `chrome_policy`). */
+const withPolicy = {
+  ...create,
+  name: "withPolicy",
+  body: {
+    kind: "json",
+    schema: Schema.Struct({
+      name: Schema.String,
+      when: Schema.DateFromString,
+      count: Schema.NumberFromString,
+      policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    }),
+    required: true
+  }
+} as const satisfies Operation
+
 const act = {
   ...base,
   name: "act",
@@ -515,7 +531,11 @@ describe.each(variants)("calls on $name", (variant) => {
       ["order", { itemId: "x", s: "q", order: "sideways" }],
       ["ids", { itemId: "x", s: "q", ids: [1, "2"] }],
       ["s", { itemId: "x" }],
-      ["x-trace-id", { itemId: "x", s: "q", "x-trace-id": "a\nb" }]
+      ["x-trace-id", { itemId: "x", s: "q", "x-trace-id": "a\nb" }],
+      // a string parameter given another type (it was sent as its text)
+      ["s", { itemId: "x", s: 5 }],
+      ["s", { itemId: "x", s: ["a", "b"] }],
+      ["x-trace-id", { itemId: "x", s: "q", "x-trace-id": 7 }]
     ]
     for (const [field, params] of cases) {
       const error = failure(
@@ -569,6 +589,44 @@ describe.each(variants)("calls on $name", (variant) => {
     ]
     for (const [field, params] of bad) {
       const error = failure(await run((client) => Call.make(create)(client)(params as never)))
+      expect(error, field).toMatchObject({ _tag: "InvalidInput", field })
+    }
+    expect(seen).toHaveLength(0)
+  })
+
+  it("params that throw as they are read, or a body JSON cannot hold, are InvalidInput, nothing sent", async () => {
+    reset(() => ({ status: 201, body: { id: "t1" } }))
+    const cyclic: Record<string, unknown> = { a: 1 }
+    cyclic["self"] = cyclic
+    const revoked = Proxy.revocable({}, {})
+    revoked.revoke()
+    const cases: ReadonlyArray<readonly [string, unknown]> = [
+      ["body", { id: "p1", name: "n", when: new Date(0), count: 5, policy: { a: 1n } }],
+      ["body", { id: "p1", name: "n", when: new Date(0), count: 5, policy: cyclic }],
+      ["body", {
+        id: "p1",
+        name: "n",
+        when: new Date(0),
+        count: 5,
+        policy: {
+          toJSON: () => {
+            throw new Error("no")
+          }
+        }
+      }],
+      ["params", {
+        id: "p1",
+        get name(): string {
+          throw new Error("a getter that throws")
+        },
+        when: new Date(0),
+        count: 5
+      }],
+      ["params", revoked.proxy]
+    ]
+    for (const [field, params] of cases) {
+      const exit = await run((client) => Call.make(withPolicy)(client)(params as never))
+      const error = failure(exit)
       expect(error, field).toMatchObject({ _tag: "InvalidInput", field })
     }
     expect(seen).toHaveLength(0)

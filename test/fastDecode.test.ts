@@ -451,6 +451,8 @@ const checkEncode = (name: string, schema: Schema.Schema.AnyNoContext, inputs: R
     false
   )
 
+const tagged = Symbol.for("effect-kernel/test/tagged")
+
 describe("fastDecode: the compiled encoder gives what the schema gives", () => {
   it("every JSON and multipart body schema of the table: its values, broken ones, random JSON", () => {
     const schemas = bodySchemasOfTable()
@@ -481,7 +483,7 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
     expect(counts.reduce((n, c) => n + c.invalid, 0)).toBeGreaterThan(500)
   })
 
-  it("a refinement of anything but a primitive is the schema's: its type side is decoded before the filter", () => {
+  it("a refinement of anything but a primitive is the schema's (its type side decoded before the filter); a symbol-named field", () => {
     class User extends Schema.Class<User>("User")({ name: Schema.String }) {}
     class Point {
       constructor(readonly x: number) {}
@@ -512,7 +514,13 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
         ]
       ],
       ["a filter that looks at the prototype", plainOnly, [new Point(1), { x: 1 }]],
-      ["a number's range", Schema.Number.pipe(Schema.between(0, 10)), [5, 11, "5"]]
+      ["a number's range", Schema.Number.pipe(Schema.between(0, 10)), [5, 11, "5"]],
+      // a symbol key the struct has is not an excess one: the union's first member fits
+      [
+        "a struct with a symbol-named field, first of a union",
+        Schema.Union(Schema.Struct({ [tagged]: Schema.NumberFromString }), Schema.Struct({})),
+        [{ [tagged]: 1 }, { [tagged]: "x" }, { [Symbol("other")]: 1 }]
+      ]
     ]
     for (const [name, schema, inputs] of cases) {
       const counts = checkEncode(name, schema, inputs)

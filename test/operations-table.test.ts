@@ -122,6 +122,7 @@ describe("the operations table", () => {
       Either.right({
         path: "/browsers/a%2Fb%20c/computer/cursor",
         body: { hidden: true },
+        json: "{\"hidden\":true}",
         attributes: { "kernel.browser.id": "a/b c", "kernel.cursor.hidden": true }
       })
     )

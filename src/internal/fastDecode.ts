@@ -271,7 +271,8 @@ const typeLiteral = (ast: AST.TypeLiteral, direction: Direction): Node => {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return Fail
     if (strict) {
       for (const key of Reflect.ownKeys(input)) {
-        if (typeof key === "symbol" || (values.length === 0 && !names.has(key))) return Fail
+        // a key the struct does not have: a symbol one, or a string one no index signature takes
+        if (!names.has(key) && (typeof key === "symbol" || values.length === 0)) return Fail
       }
     }
     const out: Record<PropertyKey, unknown> = {}

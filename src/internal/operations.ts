@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
+import { bound } from "./bounded.js"
 import { isSendableHeaderValue } from "./credentials.js"
 import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
 import * as FastDecode from "./fastDecode.js"
@@ -265,6 +266,8 @@ export interface Prepared {
   readonly headers: Readonly<Record<string, string>> | undefined
   /** The JSON body, encoded (`undefined`: none). */
   readonly body: unknown
+  /** The JSON body's text, what is sent (made here: a value JSON cannot hold is `InvalidInput`, not a defect). */
+  readonly json?: string | undefined
   /** A body that is not JSON: raw bytes with their content type (`multipart/form-data` included). */
   readonly content?: Content | undefined
   readonly attributes: Record<string, unknown>
@@ -321,6 +324,17 @@ const holdsFile = (value: unknown, depth = 0): boolean => {
   return false
 }
 
+/** A value's JSON text, or why it cannot be sent as JSON (a bigint, a cycle, a `toJSON` that throws). */
+const jsonText = (value: unknown): string | { readonly message: string } => {
+  try {
+    return JSON.stringify(value)
+  } catch (cause) {
+    return { message: `cannot be sent as JSON: ${bound(messageOf(cause), 200)}` }
+  }
+}
+
+const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+
 /** A body the content is made of: bytes, or a file / stream sent as it is read. */
 type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
 
@@ -372,7 +386,9 @@ const multipartOf = (fields: unknown): Content | string => {
         }
         return undefined
       }
-      text += `${head}\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(value)}\r\n`
+      const json = jsonText(value)
+      if (typeof json !== "string") return `${name}: ${json.message}`
+      text += `${head}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`
     } else return `${name}: cannot be sent as a multipart part`
     return undefined
   }
@@ -605,16 +621,20 @@ const scalarText = (value: unknown): string | undefined =>
 
 interface CompiledParameter {
   readonly parameter: Parameter
-  /** `undefined` when the schema is a plain string (nothing to encode). */
+  /** `undefined` for a path parameter typed as a plain string (its segment is checked as it is encoded). */
   readonly encode: ((u: unknown) => Either.Either<unknown, ParseResult.ParseError>) | undefined
 }
 
 // a parameter's schema is a scalar's (no struct: the strict encoder's excess-key rule never applies),
 // encoded by the compiled encoder, without `ParseResult` when the value fits (0.8 µs a call of
-// `Browsers.list` went to encoding its `limit`)
+// `Browsers.list` went to encoding its `limit`). A query or header parameter typed as a string is
+// checked too (a number given for it was sent as its text); a path parameter's segment is checked by
+// `encodeSegment`
 const compileParameter = (parameter: Parameter): CompiledParameter => ({
   parameter,
-  encode: SchemaAST.isStringKeyword(parameter.schema.ast) ? undefined : FastDecode.encoder(parameter.schema)
+  encode: parameter.in === "path" && SchemaAST.isStringKeyword(parameter.schema.ast)
+    ? undefined
+    : FastDecode.encoder(parameter.schema)
 })
 
 /** The fields of a JSON body's schema (its Type side, as the caller passes them). */
@@ -673,7 +693,7 @@ export const preparer = (
     const encoded = compiled.encode(value)
     return Either.isLeft(encoded) ? invalidFrom(compiled.parameter.field, encoded.left) : Either.right(encoded.right)
   }
-  return (given): Either.Either<Prepared, KernelError.InvalidInput> => {
+  const prepare = (given: unknown): Either.Either<Prepared, KernelError.InvalidInput> => {
     if (!takesInput) {
       return Either.right({
         path: definition.path,
@@ -688,6 +708,7 @@ export const preparer = (
       return invalid("params", `params must be an object, got ${input === null ? "null" : typeof input}`)
     }
     let sent: unknown
+    let json: string | undefined
     let content: Content | undefined
     if (body?.kind === "bytes") {
       const bytes: unknown = Reflect.get(input, body.field)
@@ -723,6 +744,9 @@ export const preparer = (
         const encoded = encodeBody(input)
         if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
         sent = encoded.right
+        const text = jsonText(sent)
+        if (typeof text !== "string") return invalid("body", `body ${text.message}`)
+        json = text
       }
     }
     let path = ""
@@ -783,6 +807,15 @@ export const preparer = (
     }
     const attributes: Record<string, unknown> = {}
     for (const [field, attribute] of attributeEntries) attributes[attribute] = Reflect.get(input, field)
-    return Either.right({ path, query: pairs, headers: headerValues, body: sent, content, attributes })
+    return Either.right({ path, query: pairs, headers: headerValues, body: sent, json, content, attributes })
+  }
+  // params that throw as they are read (a getter, a revoked proxy, a value effect's schema cannot look
+  // at): `InvalidInput`, nothing sent, never a defect
+  return (given) => {
+    try {
+      return prepare(given)
+    } catch (cause) {
+      return invalid("params", `params could not be read: ${bound(messageOf(cause), 200)}`)
+    }
   }
 }

@@ -111,7 +111,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       }
       const prepared = prepare(input)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const { attributes, body, content, path, query } = prepared.right
+      const { attributes, content, json, path, query } = prepared.right
       const url = direct.base + path.slice(1)
       const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
       // the header parameters never replace the credentials or the accept header
@@ -125,7 +125,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
           ? HttpClientRequest.setUrl(template, url)
           : make(url, { headers: requestHeaders })
         if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
-        if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+        if (json !== undefined) request = HttpClientRequest.bodyText(request, json, "application/json")
         else if (content !== undefined) request = withContent(request, content)
         return executeDirect(direct, forContent(config, content), op, request, onSuccess(request), undefined, prefetch)
       })
@@ -267,13 +267,13 @@ export const requestOf = <D extends Operations.Definition>(
     },
     KernelError.InvalidInput
   > =>
-    Either.map(prepare(input), ({ attributes, body, content, headers: own, path, query }) => {
+    Either.map(prepare(input), ({ attributes, content, headers: own, json, path, query }) => {
       let request = query === undefined ? make(path) : make(path, { urlParams: query })
       request = HttpClientRequest.setHeader(request, "accept-encoding", acceptEncoding)
       // the header parameters first: the definition's own headers (and the credentials) win
       if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
-      if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+      if (json !== undefined) request = HttpClientRequest.bodyText(request, json, "application/json")
       else if (content !== undefined) request = withContent(request, content)
       return {
         request,
