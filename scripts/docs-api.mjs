@@ -22,9 +22,47 @@ for (const file of fs.readdirSync(path.join(work, "src"), { recursive: true, enc
   const text = fs.readFileSync(target, "utf8")
   if (text.startsWith(generatedHeader)) fs.writeFileSync(target, text.slice(generatedHeader.length))
 }
-for (const file of ["docgen.json", "tsconfig.json", "tsconfig.build.json"]) {
+for (const file of ["tsconfig.json", "tsconfig.build.json"]) {
   fs.copyFileSync(path.join(root, file), path.join(work, file))
 }
+
+// A public module re-exports its generated (or hand-written) part from src/internal
+// (`export * from "./internal/generated/modules/Computer.js"`), which docgen shows as that line
+// alone. The modules so re-exported, at any depth, are documented too (excluded one by one, every
+// other internal module stays out), and their entries are merged into the page of the public module
+// that re-exports them (below).
+const reexportsOf = (file) =>
+  [...fs.readFileSync(file, "utf8").matchAll(/^export \* from "(\.[^"]+)\.js"$/gm)].map((match) =>
+    path.resolve(path.dirname(file), `${match[1]}.ts`)
+  )
+const srcOf = (...parts) => path.join(work, "src", ...parts)
+const internalDir = srcOf("internal") + path.sep
+const reexported = new Set()
+const visit = (file) => {
+  for (const target of reexportsOf(file)) {
+    if (!target.startsWith(internalDir) || reexported.has(target)) continue
+    reexported.add(target)
+    visit(target)
+  }
+}
+for (const file of fs.readdirSync(srcOf(), { recursive: true, encoding: "utf8" })) {
+  const full = srcOf(file)
+  if (file.endsWith(".ts") && !full.startsWith(internalDir) && fs.statSync(full).isFile()) visit(full)
+}
+for (const file of reexported) {
+  // their module comment says `@internal` (they are not entry points): a version for docgen instead
+  const text = fs.readFileSync(file, "utf8")
+  fs.writeFileSync(file, text.replace(/^( \* )@internal$/m, "$1@since 0.2.0"))
+}
+const docgenConfig = JSON.parse(fs.readFileSync(path.join(root, "docgen.json"), "utf8"))
+const internalFiles = fs.readdirSync(internalDir, { recursive: true, encoding: "utf8" })
+  .map((file) => path.join(internalDir, file))
+  .filter((file) => file.endsWith(".ts") && !reexported.has(file))
+docgenConfig.exclude = [
+  ...docgenConfig.exclude.filter((pattern) => pattern !== "src/internal/**/*.ts"),
+  ...internalFiles.map((file) => path.relative(work, file))
+]
+fs.writeFileSync(path.join(work, "docgen.json"), JSON.stringify(docgenConfig, null, 2))
 const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
 fs.writeFileSync(
   path.join(work, "package.json"),
@@ -34,7 +72,107 @@ execFileSync(process.execPath, [path.join(root, "node_modules/@effect/docgen/bin
   cwd: work,
   stdio: "inherit"
 })
+const modules = path.join(work, "docs", "modules")
+mergeReexports(modules)
 const api = path.join(root, "docs", "api")
 fs.rmSync(api, { recursive: true, force: true })
-fs.cpSync(path.join(work, "docs", "modules"), api, { recursive: true })
+fs.cpSync(modules, api, { recursive: true })
 fs.rmSync(work, { recursive: true, force: true })
+
+/**
+ * A page as docgen writes it: its head (front matter, overview), then under each `# Category` its
+ * entries (`## name`, alphabetical), the table of contents listing them.
+ */
+function parsePage(text) {
+  const start = text.indexOf("\n# ")
+  const tocAt = text.indexOf("<h2 class=\"text-delta\">Table of contents</h2>")
+  const head = text.slice(0, tocAt)
+  const categories = new Map()
+  let category
+  let entry
+  for (const line of text.slice(start + 1).split("\n")) {
+    if (line.startsWith("# ")) {
+      category = line.slice(2)
+      if (!categories.has(category)) categories.set(category, [])
+      entry = undefined
+    } else if (line.startsWith("## ")) {
+      entry = { title: line.slice(3), lines: [line] }
+      categories.get(category).push(entry)
+    } else if (entry !== undefined) entry.lines.push(line)
+  }
+  return { head, categories }
+}
+
+function slug(title) {
+  return title.toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")
+}
+
+function writePage(page) {
+  const names = [...page.categories.keys()].filter((name) => page.categories.get(name).length > 0)
+    .sort((a, b) => a.localeCompare(b))
+  let toc = "<h2 class=\"text-delta\">Table of contents</h2>\n\n"
+  let body = ""
+  for (const name of names) {
+    const entries = page.categories.get(name).sort((a, b) => a.title.localeCompare(b.title))
+    toc += `- [${name}](#${slug(name)})\n`
+    body += `# ${name}\n\n`
+    for (const entry of entries) {
+      toc += `  - [${entry.title}](#${slug(entry.title)})\n`
+      body += `${entry.lines.join("\n").trimEnd()}\n\n`
+    }
+  }
+  return `${page.head}${toc}\n${body.trimEnd()}\n`
+}
+
+/**
+ * Each page's `export * from "./internal/…"` entries replaced by the entries of the page of the module
+ * they name (itself merged first); the internal pages then dropped, the others numbered again.
+ */
+function mergeReexports(dir) {
+  const pages = new Map()
+  for (const file of fs.readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+    if (file.endsWith(".ts.md")) pages.set(file, fs.readFileSync(path.join(dir, file), "utf8"))
+  }
+  const merged = new Map()
+  const mergedPage = (file) => {
+    const known = merged.get(file)
+    if (known !== undefined) return known
+    const page = parsePage(pages.get(file))
+    const exports = page.categories.get("exports") ?? []
+    const kept = []
+    for (const entry of exports) {
+      const from = /^From "(\.[^"]+)\.js"$/.exec(entry.title)
+      const target = from === null ? undefined : path.join(path.dirname(file), `${from[1]}.ts.md`)
+      if (target === undefined || !target.startsWith("internal" + path.sep) || !pages.has(target)) {
+        kept.push(entry)
+        continue
+      }
+      // a name the page itself exports shadows the re-exported one (`make`, `layer`), as in the module
+      const titles = new Set([...page.categories.values()].flat().map((each) => each.title))
+      for (const [name, entries] of mergedPage(target).categories) {
+        const fresh = entries.filter((each) => !titles.has(each.title))
+        if (!page.categories.has(name)) page.categories.set(name, [])
+        if (name === "exports") kept.push(...fresh)
+        else page.categories.get(name).push(...fresh)
+      }
+    }
+    if (page.categories.has("exports")) page.categories.set("exports", kept)
+    merged.set(file, page)
+    return page
+  }
+  const order = []
+  for (const [file, text] of pages) {
+    if (file.startsWith("internal" + path.sep)) continue
+    if (text.includes("## From \"./internal/")) {
+      fs.writeFileSync(path.join(dir, file), writePage(mergedPage(file)))
+    }
+    order.push([Number(/^nav_order: (\d+)$/m.exec(text)?.[1] ?? 0), file])
+  }
+  fs.rmSync(path.join(dir, "internal"), { recursive: true, force: true })
+  order.sort((a, b) => a[0] - b[0])
+  order.forEach(([, file], i) => {
+    const target = path.join(dir, file)
+    const text = fs.readFileSync(target, "utf8")
+    fs.writeFileSync(target, text.replace(/^nav_order: \d+$/m, `nav_order: ${i + 1}`))
+  })
+}
