@@ -13,9 +13,9 @@ import * as path from "node:path"
 const bin = ["--import", createRequire(import.meta.url).resolve("tsx"), "src/bin/simulator.ts"]
 
 /** Runs the bin to completion (bounded): its exit code, stdout and stderr. */
-const run = (args: ReadonlyArray<string>) =>
+const run = (args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [...bin, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...nodeArgs, ...bin, ...args], { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -128,6 +128,29 @@ describe("effect-kernel-simulator bin explains itself", () => {
       busy.close()
     }
   }, 120_000)
+
+  it("without @effect/platform-node (an optional peer) it says what to install, one line and exit 2", async () => {
+    // a resolve hook that finds no @effect/platform-node, as in a project that did not install it
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ek-no-platform-node-"))
+    const hooks = path.join(dir, "hooks.mjs")
+    fs.writeFileSync(
+      hooks,
+      `export const resolve = (specifier, context, next) => {
+  if (specifier === "@effect/platform-node" || specifier.startsWith("@effect/platform-node/")) {
+    throw Object.assign(new Error("Cannot find package '" + specifier + "'"), { code: "ERR_MODULE_NOT_FOUND" })
+  }
+  return next(specifier, context)
+}
+`
+    )
+    const register = path.join(dir, "register.mjs")
+    fs.writeFileSync(
+      register,
+      `import { register } from "node:module"\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)})\n`
+    )
+    const result = await run(["--port", "0"], ["--import", register])
+    expectOneLine(result, "npm install @effect/platform-node@^0.108")
+  }, 60_000)
 
   it("a seed nested too deep is one line and exit 2; a seed file with a byte order mark is read", async () => {
     const deep = await run(["--seed", seedFile(`{"organizations":${"[".repeat(100_000)}${"]".repeat(100_000)}}`)])

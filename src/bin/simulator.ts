@@ -9,7 +9,6 @@
  *
  * @since 0.1.0
  */
-import { NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
@@ -228,6 +227,18 @@ const program = Effect.gen(function*() {
         Cause.failureOption(cause).pipe((failure) => failure._tag === "Some" ? failure.value : Cause.pretty(cause))
       )
     )
+  )
+)
+
+// `@effect/platform-node` is an optional peer dependency of the package (a program that only uses the
+// SDK may not have it): loaded here, so that its absence is one line, not a stack trace
+const { NodeRuntime } = await import("@effect/platform-node").catch((cause: unknown) =>
+  fail(
+    cause instanceof Error && "code" in cause && cause.code === "ERR_MODULE_NOT_FOUND"
+      ? "it needs @effect/platform-node, an optional peer dependency of effect-kernel: " +
+        "npm install @effect/platform-node@^0.108 (or npx -p effect-kernel -p @effect/platform-node@^0.108 " +
+        `${name})`
+      : `cannot load @effect/platform-node: ${describe(cause)}`
   )
 )
 
