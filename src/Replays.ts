@@ -279,6 +279,22 @@ const refuse = (
 const attribute = (value: unknown): string => typeof value === "string" ? value : typeof value
 
 /**
+ * The span's attributes of a download's params; none when they cannot be read (a getter that throws,
+ * a revoked proxy: the request is then refused as `InvalidInput`, never a defect).
+ */
+const spanAttributes = (params: unknown): Record<string, string> => {
+  if (typeof params !== "object" || params === null) return {}
+  try {
+    return {
+      "kernel.browser.id": attribute(Reflect.get(params, "id")),
+      "kernel.replay.id": attribute(Reflect.get(params, "replayId"))
+    }
+  } catch {
+    return {}
+  }
+}
+
+/**
  * Builds the operation on the shared client.
  *
  * @since 0.1.0
@@ -290,7 +306,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
     /** Waits for the replay and opens its body, in the stream's scope. */
     const open = (
       params: ReplayParams,
-      options: DownloadOptions
+      given: DownloadOptions
     ): Effect.Effect<
       Stream.Stream<Uint8Array, TransportError | Timeout | DecodeError>,
       DownloadReplayError,
@@ -300,6 +316,15 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
         if (typeof params !== "object" || params === null) {
           return yield* new InvalidInput({ field: "params", message: "params must be an object { id, replayId }" })
         }
+        // read once, as given (an untyped caller's getter that throws is `InvalidInput`, not a defect)
+        const options = yield* Effect.try({
+          try: (): DownloadOptions => ({
+            maxWait: given.maxWait,
+            schedule: given.schedule,
+            verifyMp4: given.verifyMp4
+          }),
+          catch: () => new InvalidInput({ field: "options", message: "options could not be read" })
+        })
         const maxWait = options.maxWait === undefined ? Option.some(Duration.minutes(5)) : Duration.decodeUnknown(
           options.maxWait
         )
@@ -309,8 +334,12 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
             message: "maxWait must be a duration such as \"5 minutes\""
           })
         }
-        const { id, replayId } = params
+        // the params checked (and read) first: a getter that throws, a revoked proxy are `InvalidInput`
         const { op, request } = yield* requestOf()(params)
+        const { id, replayId } = yield* Effect.try({
+          try: () => ({ id: params.id, replayId: params.replayId }),
+          catch: () => new InvalidInput({ field: "params", message: "params could not be read" })
+        })
         const info = internal.describe(request)
         // The replay's request is tied to this scope: closing it aborts it (the stream ending,
         // being interrupted, or the idle watchdog firing). Every other response (a 202, an
@@ -384,9 +413,7 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
             kind: "client",
             captureStackTrace: false,
-            attributes: typeof params === "object" && params !== null
-              ? { "kernel.browser.id": attribute(params.id), "kernel.replay.id": attribute(params.replayId) }
-              : {}
+            attributes: spanAttributes(params)
           }),
           // untyped callers may pass `null` or a non-object as options: the defaults then
           (span) =>
