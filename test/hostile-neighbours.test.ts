@@ -1,12 +1,13 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
-import { Computer, Deployments, KernelClient, Replays } from "effect-kernel"
+import { Cause, Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
+import { Computer, Deployments, Filesystem, KernelClient, Logs, Replays } from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
+import * as zlib from "node:zlib"
 import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { json, mockLayer, token } from "./utils/mock.js"
 import { asMp4, box } from "./utils/mp4.js"
@@ -327,5 +328,68 @@ describe("escape hatch: bodies are owned", () => {
         })),
       30_000
     )
+  }
+})
+
+describe("streams and downloads a server compresses though the SDK asked for none", () => {
+  const file = Buffer.from("x".repeat(12_000))
+  const event = JSON.stringify({ event: "log", timestamp: "2026-01-01T00:00:00Z", message: "a" })
+  const sse = Buffer.from(`data: ${event}\n\ndata: ${event}\n\n`)
+  for (const transport of transports) {
+    // fetch undoes gzip itself: its body is then the one sent (its Content-Length the compressed one's)
+    const decodes = transport.name === "fetch"
+    it.live(`${transport.name}: a gzip download is ${decodes ? "the file" : "DecodeError"}, never the compressed bytes`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const gz = zlib.gzipSync(file)
+        const { port } = yield* rawServer(({ socket }) =>
+          socket.end(Buffer.concat([
+            Buffer.from(head("200 OK", {
+              "content-type": "application/octet-stream",
+              "content-encoding": "gzip",
+              "content-length": gz.length
+            })),
+            gz
+          ]))
+        )
+        const exit = yield* Filesystem.readFileStream({ id: "b", path: "/f" }).pipe(
+          Stream.runFold(0, (n, chunk) => n + chunk.length),
+          Effect.provide(loopbackLayer(port, transport.layer)),
+          Effect.exit
+        )
+        if (decodes) expect(exit).toEqual(Exit.succeed(file.length))
+        else {
+          expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
+            _tag: "DecodeError",
+            message: expect.stringContaining("content-encoding gzip")
+          })
+        }
+      })))
+
+    it.live(`${transport.name}: a gzip event stream is ${decodes ? "its events" : "DecodeError"}, never an empty end`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const gz = zlib.gzipSync(sse)
+        const { port } = yield* rawServer(({ socket }) =>
+          socket.end(Buffer.concat([
+            Buffer.from(head("200 OK", {
+              "content-type": "text/event-stream",
+              "content-encoding": "gzip",
+              "content-length": gz.length
+            })),
+            gz
+          ]))
+        )
+        const exit = yield* Logs.stream({ id: "b", source: "path", path: "/x", follow: false }).pipe(
+          Effect.flatMap(Stream.runCount),
+          Effect.provide(loopbackLayer(port, transport.layer)),
+          Effect.exit
+        )
+        if (decodes) expect(exit).toEqual(Exit.succeed(2))
+        else {
+          expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
+            _tag: "DecodeError",
+            message: expect.stringContaining("content-encoding gzip")
+          })
+        }
+      })))
   }
 })

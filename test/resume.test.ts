@@ -149,6 +149,25 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
       expect(requests).toHaveLength(6)
     }))
 
+  it.effect("a seq that goes back on one connection is a DecodeError (repeated ones of a resumed one are dropped)", () =>
+    Effect.gen(function*() {
+      const { layer } = mocked((attempt) => attempt === 1 ? sending(1, 2) : sending(1, 2, 3, 1, 2, 3, 4))
+      const seen: Array<number> = []
+      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
+        Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
+        Effect.provide(layer),
+        Effect.fork
+      )
+      expect(yield* settleUntil(() => seen.length === 2)).toBe(true)
+      yield* TestClock.adjust(250)
+      const exit = yield* Fiber.await(fiber)
+      expect(seen).toEqual([1, 2, 3])
+      expect(failureOf(exit)).toMatchObject({
+        _tag: "DecodeError",
+        message: "telemetry seq went back from 3 to 1 on one connection"
+      })
+    }))
+
   it.effect("as a layer; an error that is not a drop (a 404 on resuming) is never retried", () =>
     Effect.gen(function*() {
       const { layer, requests } = mocked((attempt) =>

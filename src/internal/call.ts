@@ -302,13 +302,15 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
               : Client.statusError(undocumented, request, response),
           (answer) => answer instanceof Kept
         )),
-        (answer): Effect.Effect<unknown> =>
-          answer instanceof Kept
-            ? Effect.map(
-              bodyOf(request, answer, config),
-              ({ stream }) => ({ _tag: reasonOf(bytesStatus), value: stream })
-            )
-            : Effect.succeed({ _tag: reasonOf(answer.status) })
+        (answer): Effect.Effect<unknown, KernelError.DecodeError> => {
+          if (!(answer instanceof Kept)) return Effect.succeed({ _tag: reasonOf(answer.status) })
+          const refused = encodedBody(request, answer.response)
+          if (refused !== undefined) return Effect.zipRight(answer.release, Effect.fail(refused))
+          return Effect.map(
+            bodyOf(request, answer, config),
+            ({ stream }) => ({ _tag: reasonOf(bytesStatus), value: stream })
+          )
+        }
       )
     )
   }
@@ -368,7 +370,8 @@ const streamCall = (
             () => true
           ),
           (response) => {
-            const refused = events === undefined ? undefined : notEventStream(request, response, config)
+            const refused = (events === undefined ? undefined : notEventStream(request, response, config)) ??
+              encodedBody(request, response)
             return refused !== undefined ? Effect.fail(refused) : Effect.map(
               bodyOf(request, new Kept(response, release), config),
               ({ close, stream }) => {
@@ -424,6 +427,31 @@ const notEventStream = (
   })
 }
 
+/**
+ * Why a stream's body (a download's bytes, an event stream) is not as sent: a content coding the
+ * transport did not undo (the request asks for none: a server that compresses anyway would hand over
+ * the compressed bytes as the file, or as events that never parse), or a transfer coding other than
+ * chunked. A `DecodeError` naming it, before any byte is read. (`fetch` undoes gzip, deflate and br
+ * itself: its body is then the one sent, and its `Content-Length` the compressed one's.)
+ */
+const encodedBody = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse
+): KernelError.DecodeError | undefined => {
+  const encoding = response.headers["content-encoding"]
+  const transfer = response.headers["transfer-encoding"]
+  const refused = Client.codingsOf(encoding).length > 0 && !Client.decodedByTransport(response)
+    ? `content-encoding ${bound(encoding ?? "", 100)}`
+    : Client.codingsOf(transfer).some((coding) => coding !== "chunked")
+    ? `transfer-encoding ${bound(transfer ?? "", 100)}`
+    : undefined
+  return refused === undefined ? undefined : new KernelError.DecodeError({
+    ...Client.describe(request),
+    status: response.status,
+    message: `the body has ${refused}, which the SDK does not decode (it asks for none)`
+  })
+}
+
 /** A binary body as it arrives: counted against its `Content-Length`, watched for network silence. */
 const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
@@ -431,7 +459,10 @@ const bodyOf = (
   config: KernelConfig.Service
 ): Effect.Effect<Download.StreamedBody<KernelError.TransportError | KernelError.Timeout>> =>
   Effect.flatMap(FiberRef.get(Download.currentTotalListener), (listener) => {
-    const declared = Client.declaredLength(response.headers["content-length"])
+    // a body the transport decoded (fetch) has more bytes than the compressed length declared
+    const declared = Client.codingsOf(response.headers["content-encoding"]).length > 0
+      ? undefined
+      : Client.declaredLength(response.headers["content-length"])
     // a download to a file in this fiber hears the declared size (its progress's total)
     listener?.(declared)
     return Download.streamBody<never>(response, release, {

@@ -269,7 +269,9 @@ export const streamBody = <E>(
         : declared !== undefined && declared !== received
         ? new KernelError.TransportError({
           ...info,
-          message: `body cut short: received ${received} of ${declared} bytes`
+          message: received < declared
+            ? `body cut short: received ${received} of ${declared} bytes`
+            : `body longer than its Content-Length: received ${received} of ${declared} bytes`
         })
         : onEnd?.(received)
     type Failure = KernelError.TransportError | KernelError.Timeout | E

@@ -358,7 +358,8 @@ const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
  * connection that drops (`TransportError`, the body ending) or goes quiet (`Timeout`) is opened
  * again by the schedule (`KernelEvents.ResumeSchedule`, read when the stream runs) with
  * `Last-Event-ID` set to the last `seq` received. Events already received (a `seq` not past the
- * last one) are dropped; a `seq` that skips one is a `DecodeError` (a gap, never hidden). The
+ * last one) are dropped; a `seq` that skips one, or one that goes back on the same connection, is a
+ * `DecodeError` (a gap, or a count that restarted: never hidden). The
  * schedule starts over once an event came through; once it is done, the stream fails with the
  * drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
  *
@@ -377,7 +378,13 @@ export const resumable = <E extends KernelError.KernelError>(
       const seq = KernelEvents.isUnknownEvent(value) ? tagAt(value.data, ["seq"]) : tagAt(value, ["seq"])
       return Number.isSafeInteger(seq) && typeof seq === "number" && seq >= 1 ? seq : undefined
     }
-    const connection = Stream.suspend(() => open(last === undefined ? undefined : String(last))).pipe(
+    // the last seq of the connection running: on one connection the seqs only go up (a resumed one may
+    // start with events already received, in order); going back on it is a server whose count restarted
+    let onConnection: number | undefined
+    const connection = Stream.suspend(() => {
+      onConnection = undefined
+      return open(last === undefined ? undefined : String(last))
+    }).pipe(
       mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []
         for (const value of chunk) {
@@ -386,6 +393,17 @@ export const resumable = <E extends KernelError.KernelError>(
             out.push(value)
             continue
           }
+          if (onConnection !== undefined && seq <= onConnection) {
+            return [
+              out,
+              new KernelError.DecodeError({
+                ...info,
+                status: 200,
+                message: `telemetry seq went back from ${onConnection} to ${seq} on one connection`
+              })
+            ]
+          }
+          onConnection = seq
           if (last !== undefined && seq <= last) continue
           if (last !== undefined && seq !== last + 1) {
             return [

@@ -118,8 +118,12 @@ export const acceptEncoding = "gzip, deflate, br"
 
 const supportedCodings: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br"])
 
-/** The content codings of a `Content-Encoding` header, in the order they were applied (`identity` left out). */
-const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
+/**
+ * The content codings of a `Content-Encoding` header, in the order they were applied (`identity` left out).
+ *
+ * @internal
+ */
+export const codingsOf = (header: string | undefined): ReadonlyArray<string> =>
   header === undefined
     ? []
     : header.split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) =>
@@ -136,8 +140,10 @@ const maxCodings = 5
  * Whether the transport decoded the body itself: `fetch` does (its response wraps a web `Response`),
  * unless the header lists a coding it does not know, `identity` included (`gzip, identity`): it then
  * decodes none of them and hands the body over as sent.
+ *
+ * @internal
  */
-const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
+export const decodedByTransport = (response: HttpClientResponse.HttpClientResponse): boolean => {
   const original = response instanceof RedactedResponse ? response.original : response
   return Predicate.hasProperty(original, "source") && isWebResponse(original.source) &&
     (response.headers["content-encoding"] ?? "").toLowerCase().split(",").every((coding) =>
