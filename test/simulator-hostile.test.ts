@@ -327,3 +327,45 @@ describe("seeds and faults: total validation", () => {
       }
     }))
 })
+
+describe("served simulator: what a hostile client found", () => {
+  it("a JSON body nested deeper than 64 levels is 400 and stores nothing: the lists still answer", () =>
+    withServed({}, async ({ url }) => {
+      // written as text: a value this deep is more than JSON.stringify's stack takes
+      const nested = (depth: number) =>
+        `{"timeout_seconds":600,"chrome_policy":{"x":${"[".repeat(depth)}${"]".repeat(depth)}}}`
+      const headers = { ...auth, "content-type": "application/json" }
+      const before = await raw(url, { path: "/browsers", headers: auth })
+      const deep = await raw(url, { method: "POST", path: "/browsers", headers, body: nested(5000) })
+      expect(deep.status).toBe(400)
+      expect(deep.body).toContain("nests deeper than 64 levels")
+      const fine = await raw(url, { method: "POST", path: "/browsers", headers, body: nested(30) })
+      expect(fine.status).toBe(200)
+      const after = await raw(url, { path: "/browsers?limit=100", headers: auth })
+      expect(after.status).toBe(200)
+      expect(JSON.parse(after.body)).toHaveLength(JSON.parse(before.body).length + 1)
+    }))
+
+  it("a fault's Content-Length or Transfer-Encoding is dropped: the next answer on the connection is whole", () =>
+    withServed({}, async ({ admin: adminToken, url }) => {
+      const injected = await admin(url, adminToken, "POST", "/_simulator/faults", {
+        route: "listBrowserPools",
+        status: 500,
+        headers: { "content-length": "5", "Transfer-Encoding": "chunked", "x-fault": "yes" },
+        times: 1
+      })
+      expect(injected.status).toBe(201)
+      const { text } = await socketExchange(
+        url,
+        request("GET", "/browser_pools", auth) + request("GET", "/nope", { ...auth, connection: "close" })
+      )
+      expect(statuses(text)).toEqual([500, 404])
+      expect(text).toContain("x-fault: yes")
+      // the first answer's one Content-Length is its body's length, up to the second answer
+      const [head = "", body = ""] = text.slice(0, text.indexOf("HTTP/1.1 404")).split("\r\n\r\n")
+      expect(Array.from(head.matchAll(/content-length: (\d+)/gi), (m) => Number(m[1]))).toEqual([body.length])
+      expect(head.toLowerCase()).not.toContain("transfer-encoding")
+      expect(text).toContain("\"code\":\"internal_error\"")
+      expect(text).toContain("no such route in the Kernel API")
+    }))
+})

@@ -290,8 +290,10 @@ export const maxDepth = 64
 /**
  * Whether `input` nests deeper than `max` levels or holds more than a million values (a cycle is
  * either), checked without recursion. Shared sub-objects are fine.
+ *
+ * @internal
  */
-const tooDeep = (input: unknown, max: number): boolean => {
+export const tooDeep = (input: unknown, max: number): boolean => {
   const stack: Array<readonly [unknown, number]> = [[input, 0]]
   let visits = 0
   while (stack.length > 0) {

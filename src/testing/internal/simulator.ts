@@ -14,7 +14,7 @@ import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
 import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
-import { isValidHeader } from "./schema.js"
+import { isValidHeader, maxDepth, tooDeep } from "./schema.js"
 import * as values from "./values.js"
 
 /** What a transport hands the simulator. */
@@ -375,6 +375,16 @@ const toResponse = (reply: engine.Reply): SimResponse => {
   }
 }
 
+/** Headers without the ones that frame the body (`content-length`, `transfer-encoding`), in any case. */
+const withoutFraming = (headers: Readonly<Record<string, string>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase()
+    if (lower !== "content-length" && lower !== "transfer-encoding") out[name] = value
+  }
+  return out
+}
+
 const invalidInput = (message: string): engine.Reply => ({
   _tag: "Error",
   status: 400,
@@ -485,6 +495,9 @@ const serve = (
       if (Option.isNone(parsed)) return invalidInput("body: is not valid JSON")
       const value = parsed.value
       if (!values.isObject(value)) return invalidInput("body: must be a JSON object")
+      // a field of any JSON (`chrome_policy`) nested thousands deep would be stored, then overflow the
+      // stack of every answer that holds it (the control plane's bound, for the same reason)
+      if (tooDeep(value, maxDepth)) return invalidInput(`body: nests deeper than ${maxDepth} levels`)
       const issue = values.firstIssue(operation.body.schema, value)
       if (issue !== undefined) return invalidInput(issue)
       body = value
@@ -628,7 +641,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       return active.fault
     }
 
-    const faultAnswer = (fault: Sim.Fault, status: number, route: string): SimResponse => {
+    const faultAnswer = (given: Sim.Fault, status: number, route: string): SimResponse => {
+      // the body's framing is the simulator's: a fault's `content-length` (or `transfer-encoding`) not
+      // matching its body would make a keep-alive client read the rest as the next answer
+      const fault = given.headers === undefined ? given : { ...given, headers: withoutFraming(given.headers) }
       const retryAfter: Record<string, string> = fault.retryAfter === undefined
         ? {}
         : { "retry-after": String(fault.retryAfter) }
@@ -938,7 +954,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         }
         remember(record, logged.cost)
         return Effect.tap(
-          Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
+          // a request the simulator fails on (a bug of ours) is answered, as a 500: never left hanging
+          Effect.catchAllDefect(
+            Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
+            () => Effect.succeed(errorResponse(500, "internal_error", "the simulator could not answer this request"))
+          ),
           (response) =>
             Effect.sync(() => {
               record.status = response.network.reset ? undefined : response.status
