@@ -172,9 +172,7 @@ const withPolicy = {
   body: {
     kind: "json",
     schema: Schema.Struct({
-      name: Schema.String,
-      when: Schema.DateFromString,
-      count: Schema.NumberFromString,
+      ...create.body.schema.fields,
       policy: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
     }),
     required: true

@@ -334,62 +334,54 @@ describe("escape hatch: bodies are owned", () => {
 describe("streams and downloads a server compresses though the SDK asked for none", () => {
   const file = Buffer.from("x".repeat(12_000))
   const event = JSON.stringify({ event: "log", timestamp: "2026-01-01T00:00:00Z", message: "a" })
-  const sse = Buffer.from(`data: ${event}\n\ndata: ${event}\n\n`)
+  const cases: ReadonlyArray<{
+    readonly what: string
+    readonly body: Buffer
+    readonly contentType: string
+    readonly expected: number
+    readonly run: Effect.Effect<number, unknown, Layer.Layer.Success<ReturnType<typeof loopbackLayer>>>
+  }> = [
+    {
+      what: "a gzip download",
+      body: file,
+      contentType: "application/octet-stream",
+      expected: file.length,
+      run: Filesystem.readFileStream({ id: "b", path: "/f" }).pipe(Stream.runFold(0, (n, chunk) => n + chunk.length))
+    },
+    {
+      what: "a gzip event stream",
+      body: Buffer.from(`data: ${event}\n\ndata: ${event}\n\n`),
+      contentType: "text/event-stream",
+      expected: 2,
+      run: Effect.flatMap(Logs.stream({ id: "b", source: "path", path: "/x", follow: false }), Stream.runCount)
+    }
+  ]
   for (const transport of transports) {
     // fetch undoes gzip itself: its body is then the one sent (its Content-Length the compressed one's)
     const decodes = transport.name === "fetch"
-    it.live(`${transport.name}: a gzip download is ${decodes ? "the file" : "DecodeError"}, never the compressed bytes`, () =>
-      Effect.scoped(Effect.gen(function*() {
-        const gz = zlib.gzipSync(file)
-        const { port } = yield* rawServer(({ socket }) =>
-          socket.end(Buffer.concat([
-            Buffer.from(head("200 OK", {
-              "content-type": "application/octet-stream",
-              "content-encoding": "gzip",
-              "content-length": gz.length
-            })),
-            gz
-          ]))
-        )
-        const exit = yield* Filesystem.readFileStream({ id: "b", path: "/f" }).pipe(
-          Stream.runFold(0, (n, chunk) => n + chunk.length),
-          Effect.provide(loopbackLayer(port, transport.layer)),
-          Effect.exit
-        )
-        if (decodes) expect(exit).toEqual(Exit.succeed(file.length))
-        else {
-          expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
-            _tag: "DecodeError",
-            message: expect.stringContaining("content-encoding gzip")
-          })
-        }
-      })))
-
-    it.live(`${transport.name}: a gzip event stream is ${decodes ? "its events" : "DecodeError"}, never an empty end`, () =>
-      Effect.scoped(Effect.gen(function*() {
-        const gz = zlib.gzipSync(sse)
-        const { port } = yield* rawServer(({ socket }) =>
-          socket.end(Buffer.concat([
-            Buffer.from(head("200 OK", {
-              "content-type": "text/event-stream",
-              "content-encoding": "gzip",
-              "content-length": gz.length
-            })),
-            gz
-          ]))
-        )
-        const exit = yield* Logs.stream({ id: "b", source: "path", path: "/x", follow: false }).pipe(
-          Effect.flatMap(Stream.runCount),
-          Effect.provide(loopbackLayer(port, transport.layer)),
-          Effect.exit
-        )
-        if (decodes) expect(exit).toEqual(Exit.succeed(2))
-        else {
-          expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
-            _tag: "DecodeError",
-            message: expect.stringContaining("content-encoding gzip")
-          })
-        }
-      })))
+    for (const { body, contentType, expected, run, what } of cases) {
+      it.live(`${transport.name}: ${what} is ${decodes ? "decoded" : "DecodeError"}, never the compressed bytes`, () =>
+        Effect.scoped(Effect.gen(function*() {
+          const gz = zlib.gzipSync(body)
+          const { port } = yield* rawServer(({ socket }) =>
+            socket.end(Buffer.concat([
+              Buffer.from(head("200 OK", {
+                "content-type": contentType,
+                "content-encoding": "gzip",
+                "content-length": gz.length
+              })),
+              gz
+            ]))
+          )
+          const exit = yield* run.pipe(Effect.provide(loopbackLayer(port, transport.layer)), Effect.exit)
+          if (decodes) expect(exit).toEqual(Exit.succeed(expected))
+          else {
+            expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
+              _tag: "DecodeError",
+              message: expect.stringContaining("content-encoding gzip")
+            })
+          }
+        })))
+    }
   }
 })

@@ -80,18 +80,28 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
     return { layer, requests, ids }
   }
   const sending = (...seqs: Array<number>) => sseResponse(seqs.map((seq) => frame(telemetry(seq), seq)).join(""))
+  /** `Telemetry.stream` run in a fiber of its own: the seqs it delivers, as they come. */
+  const following = (
+    layer: ReturnType<typeof mocked>["layer"],
+    schedule: Schedule.Schedule<unknown, KernelEvents.Drop> = KernelEvents.defaultResumeSchedule
+  ) =>
+    Effect.gen(function*() {
+      const seen: Array<number> = []
+      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
+        Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
+        Effect.provideService(KernelEvents.ResumeSchedule, schedule),
+        Effect.provide(layer),
+        Effect.fork
+      )
+      return { fiber, seen }
+    })
 
   it.effect("the default: 250 ms, then doubling; resumed from the last seq", () =>
     Effect.gen(function*() {
       const { ids, layer, requests } = mocked((attempt) =>
         attempt === 1 ? sending(1, 2) : attempt === 2 ? sending() : sending(3)
       )
-      const seen: Array<number> = []
-      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
-        Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
-        Effect.provide(layer),
-        Effect.fork
-      )
+      const { fiber, seen } = yield* following(layer)
       expect(yield* settleUntil(() => seen.length === 2)).toBe(true)
       yield* nextRequestAfter(250, requests)
       // the second connection sent nothing: the next wait is 500 ms
@@ -130,13 +140,7 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
       // every connection sends one new event then drops: with recurs(1) it never gives up
       const { layer, requests } = mocked((attempt) => attempt <= 5 ? sending(attempt) : sending())
       const schedule = Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(1)))
-      const seen: Array<number> = []
-      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
-        Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
-        Effect.provideService(KernelEvents.ResumeSchedule, schedule),
-        Effect.provide(layer),
-        Effect.fork
-      )
+      const { fiber, seen } = yield* following(layer, schedule)
       for (let i = 1; i <= 5; i++) {
         expect(yield* settleUntil(() => requests.length === i)).toBe(true)
         yield* settle
@@ -152,12 +156,7 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
   it.effect("a seq that goes back on one connection is a DecodeError (repeated ones of a resumed one are dropped)", () =>
     Effect.gen(function*() {
       const { layer } = mocked((attempt) => attempt === 1 ? sending(1, 2) : sending(1, 2, 3, 1, 2, 3, 4))
-      const seen: Array<number> = []
-      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
-        Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
-        Effect.provide(layer),
-        Effect.fork
-      )
+      const { fiber, seen } = yield* following(layer)
       expect(yield* settleUntil(() => seen.length === 2)).toBe(true)
       yield* TestClock.adjust(250)
       const exit = yield* Fiber.await(fiber)
