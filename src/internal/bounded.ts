@@ -50,6 +50,23 @@ export const bound = (text: string, max: number = maxMessageLength): string => {
   return i === text.length ? text : `${text.slice(0, i)}…`
 }
 
+/**
+ * What a `JSON.parse` failure says, without the text it quotes: V8 quotes the source around the
+ * error (up to ten characters each side, or all of a short source: `Unexpected token 'k', "{"key":
+ * sk_live_ab"... is not valid JSON`), which may be part of a secret of the answer. The quoted part
+ * is dropped (`Unexpected token 'k' (not valid JSON)`); the other messages quote nothing and are
+ * kept (`Unexpected end of JSON input`, `... in JSON at position 7`).
+ *
+ * @internal
+ */
+export const jsonSyntaxMessage = (cause: unknown): string => {
+  const message = cause instanceof Error ? cause.message : String(cause)
+  if (!message.endsWith("is not valid JSON")) return message
+  // the quote follows the token (`'x', "`), or starts the message (`"undefined" is not ...`)
+  const quoted = message.startsWith("\"") ? 0 : message.search(/, (?:\.\.\.)?"/)
+  return quoted === -1 ? message : `${message.slice(0, quoted)}${quoted === 0 ? "" : " "}(not valid JSON)`
+}
+
 const previewLength = 120
 
 /**

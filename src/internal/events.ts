@@ -26,7 +26,7 @@ import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
-import { bound, formatParseError } from "./bounded.js"
+import { bound, formatParseError, jsonSyntaxMessage } from "./bounded.js"
 import * as Client from "./client.js"
 import * as Download from "./download.js"
 import * as FastDecode from "./fastDecode.js"
@@ -275,7 +275,7 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
           json = JSON.parse(frame.data)
         } catch (cause) {
           return failed(
-            `event data is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${excerpt(frame.data)}`
+            `event data is not JSON (${jsonSyntaxMessage(cause)}): ${excerpt(frame.data)}`
           )
         }
         const known = tagsNow()

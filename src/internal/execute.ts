@@ -384,7 +384,7 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
           () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
           { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
         ),
-        withoutKey(config)
+        withoutKey(config, op.secrets)
       )
     if (!tracing) {
       return self
@@ -524,17 +524,24 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
  * Removes the API key from an operation's error: a service or a proxy that echoes the
  * `Authorization` header in its answer (an error body's message, code or details, the excerpt of
  * an unexpected status, a decode error quoting a field) must not put the key into the caller's
- * errors, logs and spans. The errors are the SDK's own, made for this failure: their fields are
- * replaced in place before the caller sees them.
+ * errors, logs and spans; nor may the secrets the call sent (`sent`: its input's `Redacted` values,
+ * a credential's password quoted by a validation message). The errors are the SDK's own, made for
+ * this failure: their fields are replaced in place before the caller sees them.
  *
  * @internal
  */
-export const withoutKey = (config: KernelConfig.Service) => <X>(error: X): X => {
+export const withoutKey = (
+  config: KernelConfig.Service,
+  sent: ReadonlyArray<string> = []
+) =>
+<X>(error: X): X => {
   const token = Redacted.value(config.apiKey)
   // `redactAll` leaves out a key too short to look for alone (a test's `"t"` would blank every `t`),
   // never the `Bearer` form of it
   if (token.length > 0 && typeof error === "object" && error !== null) {
-    scrubIn(error, [`Bearer ${token}`, token], 1)
+    scrubIn(error, sent.length === 0 ? [`Bearer ${token}`, token] : [`Bearer ${token}`, token, ...sent], 1)
+  } else if (sent.length > 0 && typeof error === "object" && error !== null) {
+    scrubIn(error, sent, 1)
   }
   return error
 }

@@ -12,6 +12,7 @@ import { type Direct, directOf } from "./authenticate.js"
 import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
 import { acceptEncoding, discardPrefetch, jsonPrefetch } from "./responseBody.js"
+import * as Secrets from "./secrets.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
 import type * as Transport from "./transport.js"
 
@@ -78,6 +79,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   const make = HttpClientRequest.make(definition.method)
   const ownHeaders = definitionHeaders(definition)
   const prefetch = prefetchOf(definition)
+  const sendsSecrets = sendsSecretsOf(definition)
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
   ) => {
@@ -113,7 +115,13 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
       const { attributes, content, json, path, query } = prepared.right
       const url = direct.base + path.slice(1)
-      const op = operation(definition.name, definition.errors, attributes, definition.idempotent)
+      const op = operation(
+        definition.name,
+        definition.errors,
+        attributes,
+        definition.idempotent,
+        sendsSecrets ? Secrets.sentSecrets(input) : undefined
+      )
       // the header parameters never replace the credentials or the accept header
       const requestHeaders = prepared.right.headers === undefined
         ? headers
@@ -243,6 +251,15 @@ export const executeRequest = <A, E extends KernelError.KernelError, E2 extends 
   return executeDirect(direct, config, op, sent, onSuccess, keep)
 }
 /**
+ * Whether a definition's input may hold secrets to send (a `Redacted` field of its body or of a
+ * parameter): only then is the input of a call walked for them (`Secrets.sentSecrets`), for its
+ * errors to take out of what the server echoes.
+ */
+const sendsSecretsOf = (definition: Operations.Definition): boolean =>
+  (definition.body !== undefined && definition.body.kind !== "bytes" && Secrets.holdsSecrets(definition.body.schema)) ||
+  definition.parameters.some((parameter) => Secrets.holdsSecrets(parameter.schema))
+
+/**
  * The request and the operation (span name, documented errors, span attributes, idempotency) of
  * one call, from its definition and its input, or the `InvalidInput` refusing the input.
  *
@@ -253,6 +270,7 @@ export const requestOf = <D extends Operations.Definition>(
 ) => {
   const prepare = Operations.preparer(definition)
   const make = HttpClientRequest.make(definition.method)
+  const sendsSecrets = sendsSecretsOf(definition)
   // accept set here (not left to `authenticate`, which keeps a request's own): a header parameter
   // named accept cannot replace it
   const headers = Object.entries({ accept: "application/json", ...definitionHeaders(definition) })
@@ -277,7 +295,13 @@ export const requestOf = <D extends Operations.Definition>(
       else if (content !== undefined) request = withContent(request, content)
       return {
         request,
-        op: operation(definition.name, definition.errors, attributes, definition.idempotent),
+        op: operation(
+          definition.name,
+          definition.errors,
+          attributes,
+          definition.idempotent,
+          sendsSecrets ? Secrets.sentSecrets(input) : undefined
+        ),
         oneShot: content?._tag === "Stream" && content.oneShot
       }
     })

@@ -7,7 +7,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
-import { bound, concatBytes, GrowableBytes } from "./bounded.js"
+import { bound, concatBytes, GrowableBytes, jsonSyntaxMessage } from "./bounded.js"
 import { decodeError, describe, transportError } from "./errors.js"
 import * as FastDecode from "./fastDecode.js"
 import { RedactedResponse } from "./redact.js"
@@ -441,7 +441,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
           new KernelError.DecodeError({
             ...describe(request),
             status: response.status,
-            message: bound(`body is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`, 512)
+            message: bound(`body is not JSON: ${jsonSyntaxMessage(cause)}`, 512)
           })
         )
       }

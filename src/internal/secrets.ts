@@ -7,6 +7,7 @@
  * @internal
  */
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 
@@ -112,4 +113,42 @@ export const holdsSecrets = (schema: Schema.Schema.AnyNoContext | undefined): sc
     secretBearing.set(schema, secret)
   }
   return secret
+}
+
+const noSecrets: ReadonlyArray<string> = []
+
+/**
+ * The secrets a call's input sends: the value of every `Redacted` string in it (a credential's
+ * values and TOTP secret, a login's fields, a proxy's password...), and each one as it is written
+ * inside a JSON string when that differs, for the errors to take out of what the server echoes.
+ * Walks plain objects and arrays only (never a byte array or a stream), to a bounded depth and
+ * count.
+ *
+ * @internal
+ */
+export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  let visited = 0
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value !== "object" || value === null || depth > 8 || ++visited > 10_000) return
+    if (Redacted.isRedacted(value)) {
+      const secret: unknown = Redacted.value(value)
+      if (typeof secret === "string" && secret !== "") {
+        found.push(secret)
+        const escaped = JSON.stringify(secret).slice(1, -1)
+        if (escaped !== secret) found.push(escaped)
+      }
+      return
+    }
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth + 1)
+      return
+    }
+    const prototype: unknown = Object.getPrototypeOf(value)
+    if (prototype !== Object.prototype && prototype !== null) return
+    for (const key of Object.keys(value)) walk(Reflect.get(value, key), depth + 1)
+  }
+  walk(input, 0)
+  // the longest first: a secret that holds another is taken out whole
+  return found.length === 0 ? noSecrets : found.sort((a, b) => b.length - a.length)
 }

@@ -34,6 +34,11 @@ export interface Operation<E> {
    * request provably never reached the server, or the server answered 429 (see `retry` in retryPolicy.ts).
    */
   readonly idempotent: boolean
+  /**
+   * The secrets the call's input sends (`Secrets.sentSecrets`): taken out of its errors, where a
+   * server may echo them (`withoutKey` in execute.ts).
+   */
+  readonly secrets: ReadonlyArray<string>
 }
 
 // a class, not an object literal: made once per call (see perCall.ts)
@@ -42,19 +47,22 @@ class OperationImpl<E> implements Operation<E> {
     readonly name: string,
     readonly documented: ReadonlyArray<StatusErrorClass<E>>,
     readonly attributes: Readonly<Record<string, unknown>>,
-    readonly idempotent: boolean
+    readonly idempotent: boolean,
+    readonly secrets: ReadonlyArray<string>
   ) {}
 }
 
 const noAttributes: Readonly<Record<string, unknown>> = {}
+const noSecrets: ReadonlyArray<string> = []
 
 /** @internal */
 export const operation = <E>(
   name: string,
   documented: ReadonlyArray<StatusErrorClass<E>>,
   attributes: Readonly<Record<string, unknown>> = noAttributes,
-  idempotent: boolean = true
-): Operation<E> => new OperationImpl(name, documented, attributes, idempotent)
+  idempotent: boolean = true,
+  secrets: ReadonlyArray<string> = noSecrets
+): Operation<E> => new OperationImpl(name, documented, attributes, idempotent, secrets)
 
 /** @internal */
 export type CommonStatusError =

@@ -1,0 +1,87 @@
+/**
+ * Secrets the caller sends (`Redacted` input: a credential's values and TOTP secret, a proxy's
+ * password, ...) that a server echoes in its answer never reach the caller's errors; and a body
+ * that is not JSON is refused without quoting the part of it around the syntax error (V8's
+ * `JSON.parse` message quotes up to ten characters each side, which can be part of a secret).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Redacted, Stream } from "effect"
+import { ApiKeys, AuthConnections, Credentials } from "effect-kernel"
+import * as util from "node:util"
+import { mockLayer } from "./utils/mock.js"
+
+const password = "hunter2-PASSWORD-echoed"
+const totp = "JBSWY3DPEHPK3PXP"
+
+const everything = (error: unknown) => `${String(error)} ${JSON.stringify(error)} ${util.inspect(error, { depth: 10 })}`
+
+describe("secrets the caller sent, echoed by the server", () => {
+  const cases: ReadonlyArray<readonly [string, number, string]> = [
+    [
+      "a 400's message and details",
+      400,
+      JSON.stringify({
+        code: "bad_request",
+        message: `password ${password} is too weak`,
+        details: [{ code: "totp", message: `totp secret ${totp} is invalid` }]
+      })
+    ],
+    ["a 500 body that is not an error body", 500, `upstream said {"values":{"password":"${password}"}}`],
+    ["an undocumented status", 418, JSON.stringify({ code: "teapot", message: `got ${password} and ${totp}` })]
+  ]
+  for (const [name, status, body] of cases) {
+    it.effect(`are not in the error: ${name}`, () => {
+      const { layer } = mockLayer(
+        () => new Response(body, { status, headers: { "content-type": "application/json" } }),
+        { maxRetries: 0 }
+      )
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          Credentials.create({
+            name: "n",
+            domain: "example.com",
+            values: { password: Redacted.make(password) },
+            totp_secret: Redacted.make(totp)
+          })
+        )
+        const text = everything(error)
+        expect(text).not.toContain(password)
+        expect(text).not.toContain(totp)
+        expect(text).toContain("<redacted>")
+      }).pipe(Effect.provide(layer))
+    })
+  }
+})
+
+describe("a body that is not JSON", () => {
+  it.effect("is refused without quoting the text around the syntax error", () => {
+    // an API key's value sent unquoted: V8 quotes `{"key": sk_live_ab` in its message
+    const { layer } = mockLayer(() =>
+      new Response(`{"key": sk_live_SECRETKEYVALUE, "id": "k1"}`, {
+        status: 201,
+        headers: { "content-type": "application/json" }
+      })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(ApiKeys.create({ name: "k" }))
+      expect(error._tag).toBe("DecodeError")
+      expect(error.message).toContain("not JSON")
+      expect(everything(error)).not.toContain("sk_live")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("an event that is not JSON is refused without quoting its text", () => {
+    const { layer } = mockLayer(() =>
+      new Response(`data: {"type":"x","hosted_url": SECRETURLVALUE}\n\n`, {
+        status: 200,
+        headers: { "content-type": "text/event-stream" }
+      })
+    )
+    return Effect.gen(function*() {
+      const stream = yield* AuthConnections.follow({ id: "a1" })
+      const error = yield* Effect.flip(Stream.runDrain(stream))
+      expect(error._tag).toBe("DecodeError")
+      expect(everything(error)).not.toContain("SECRETURL")
+    }).pipe(Effect.provide(layer))
+  })
+})
