@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
 import { ApiKeys, AuthConnections, Credentials } from "effect-kernel"
 import * as util from "node:util"
-import { mockLayer } from "./utils/mock.js"
+import { json, mockLayer } from "./utils/mock.js"
 
 const password = "hunter2-PASSWORD-echoed"
 const totp = "JBSWY3DPEHPK3PXP"
@@ -82,6 +82,35 @@ describe("a body that is not JSON", () => {
       const error = yield* Effect.flip(Stream.runDrain(stream))
       expect(error._tag).toBe("DecodeError")
       expect(everything(error)).not.toContain("SECRETURL")
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("a secret of the answer that does not decode", () => {
+  it.effect("a TOTP code sent as a number is not quoted", () => {
+    const { layer } = mockLayer(() => json(200, { code: 482913, expires_at: "2026-01-02T03:04:05Z" }))
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Credentials.totpCode({ idOrName: "c1" }))
+      expect(error._tag).toBe("DecodeError")
+      expect(error.message).toContain(`["code"]`)
+      expect(everything(error)).not.toContain("482913")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a live-view URL (optional, nullable) of the wrong type is not quoted", () => {
+    const { layer } = mockLayer(() =>
+      json(200, {
+        id: "a1",
+        domain: "example.com",
+        profile_name: "p",
+        status: "NEEDS_AUTH",
+        live_view_url: 4829130017
+      })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(AuthConnections.retrieve({ id: "a1" }))
+      expect(error._tag).toBe("DecodeError")
+      expect(everything(error)).not.toContain("4829130017")
     }).pipe(Effect.provide(layer))
   })
 })

@@ -1,5 +1,6 @@
 import type * as ParseResult from "effect/ParseResult"
 import * as AST from "effect/SchemaAST"
+import { astHoldsSecret } from "./secrets.js"
 
 /**
  * The longest message or excerpt an error built from server data carries, in UTF-16 code units.
@@ -132,9 +133,11 @@ const structured = (ast: AST.AST, depth: number = 0): boolean => {
  * string where an object was: a whole answer encoded twice (a proxy's JSON string of the JSON),
  * whose secrets would be quoted with it; its length is shown instead.
  */
+const hiddenSecret = "a value that is not one (not shown: it may be a secret)"
+
 const shown = (ast: AST.AST, actual: unknown): string =>
   describeAst(ast).includes("Redacted(")
-    ? "a value that is not one (not shown: it may be a secret)"
+    ? hiddenSecret
     : typeof actual === "string" && structured(ast)
     ? `a string of ${actual.length} characters (not shown: it may be a whole answer, secrets included)`
     : preview(actual)
@@ -142,8 +145,20 @@ const shown = (ast: AST.AST, actual: unknown): string =>
 export const formatParseError = (error: ParseResult.ParseError): string => {
   const path: Array<PropertyKey> = []
   let issue: ParseResult.ParseIssue = error.issue
+  // whether the value found is where a secret was expected: a schema holding a `Redacted` met on
+  // the way with a value that is not a container (the encoded side of `Redacted(String)` is a plain
+  // `string`, a member of `NullOr(Redacted(...))` the literal `null`: neither says "Redacted")
+  let secret = false
+  const shownHere = (ast: AST.AST, actual: unknown): string => secret ? hiddenSecret : shown(ast, actual)
   // the issue tree follows the schema, not the data; the bound is a guard only
   for (let depth = 0; depth < 1000; depth++) {
+    if (
+      !secret && issue._tag !== "Pointer" && issue._tag !== "Unexpected" && issue._tag !== "Missing" &&
+      (typeof issue.actual !== "object" || issue.actual === null) &&
+      astHoldsSecret(issue.ast)
+    ) {
+      secret = true
+    }
     switch (issue._tag) {
       case "Pointer": {
         const at = issue.path
@@ -164,7 +179,7 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
           continue
         }
         return bound(
-          `${pathText(path)}expected ${describeAst(issue.ast)}, got ${shown(issue.ast, issue.actual)}${
+          `${pathText(path)}expected ${describeAst(issue.ast)}, got ${shownHere(issue.ast, issue.actual)}${
             issue.issue._tag === "Type" && issue.issue.message !== undefined
               ? ` (${bound(issue.issue.message, 400)})`
               : ""
@@ -178,7 +193,7 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
       case "Forbidden":
         return bound(`${pathText(path)}cannot be decoded synchronously`)
       case "Type":
-        return bound(`${pathText(path)}expected ${describeAst(issue.ast)}, got ${shown(issue.ast, issue.actual)}`)
+        return bound(`${pathText(path)}expected ${describeAst(issue.ast)}, got ${shownHere(issue.ast, issue.actual)}`)
     }
   }
   return "the body does not match the expected schema"

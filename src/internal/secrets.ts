@@ -98,6 +98,22 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
   }
 }
 
+const secretAsts = new WeakMap<SchemaAST.AST, boolean>()
+
+/**
+ * Whether some value of the AST is a `Redacted` (found once per AST).
+ *
+ * @internal
+ */
+export const astHoldsSecret = (ast: SchemaAST.AST): boolean => {
+  let secret = secretAsts.get(ast)
+  if (secret === undefined) {
+    secret = holdsSecret(ast, new Set())
+    secretAsts.set(ast, secret)
+  }
+  return secret
+}
+
 const secretBearing = new WeakMap<Schema.Schema.AnyNoContext, boolean>()
 
 /**
