@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
-import { ApiKeys, AuthConnections, Credentials } from "effect-kernel"
+import { ApiKeys, AuthConnections, Browsers, Credentials } from "effect-kernel"
 import * as util from "node:util"
 import { json, mockLayer } from "./utils/mock.js"
 
@@ -47,7 +47,7 @@ describe("secrets the caller sent, echoed by the server", () => {
         const text = everything(error)
         expect(text).not.toContain(password)
         expect(text).not.toContain(totp)
-        expect(text).toContain("<redacted>")
+        expect(text).toMatch(/<redacted>|not shown/)
       }).pipe(Effect.provide(layer))
     })
   }
@@ -113,4 +113,37 @@ describe("a secret of the answer that does not decode", () => {
       expect(everything(error)).not.toContain("4829130017")
     }).pipe(Effect.provide(layer))
   })
+})
+
+describe("a resource's secrets in an error body", () => {
+  // a server (or a proxy in front of it) that answers an error status with a resource in its body:
+  // the values of the API's secret fields are not quoted, whichever resource it is
+  const sentinel = "SENTINEL-secret-7f3a"
+  const browser = {
+    session_id: "b1",
+    cdp_ws_url: `wss://cdp.example/${sentinel}`,
+    browser_live_view_url: `https://live.example/${sentinel}`,
+    nested: [{ key: `sk_${sentinel}`, values: { password: sentinel } }]
+  }
+  const cases: ReadonlyArray<readonly [string, number, string]> = [
+    ["a 409 with the browser as its body", 409, JSON.stringify(browser)],
+    ["a 500 with an array of browsers", 500, JSON.stringify([browser, browser])],
+    ["an undocumented status", 418, JSON.stringify(browser)],
+    ["a body cut short", 502, JSON.stringify(browser).slice(0, 60)],
+    ["a page quoting the JSON", 503, `<html><pre>${JSON.stringify(browser)}</pre></html>`]
+  ]
+  for (const [name, status, body] of cases) {
+    it.effect(name, () => {
+      const { layer } = mockLayer(
+        () => new Response(body, { status, headers: { "content-type": "application/json" } }),
+        { maxRetries: 0 }
+      )
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(Browsers.create({}))
+        expect(everything(error)).not.toContain(sentinel)
+        // what is not a secret is still quoted
+        expect(everything(error)).toContain("b1")
+      }).pipe(Effect.provide(layer))
+    })
+  }
 })

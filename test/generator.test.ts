@@ -15,6 +15,7 @@ import { check, generate, generatedDir, load, write } from "../scripts/generate/
 import * as OpenApi from "../scripts/generate/openapi.js"
 import { applyPatches } from "../scripts/generate/patches.js"
 import { ident } from "../scripts/generate/schemas.js"
+import { secretFieldNames } from "../scripts/generate/secrets.js"
 import type { Operation } from "../src/internal/definition.js"
 import * as HandWritten from "../src/internal/operations.js"
 
@@ -349,6 +350,14 @@ describe("the emitted schemas", () => {
     }) as { readonly cdp_ws_url: unknown }
     expect(Redacted.isRedacted(browser.cdp_ws_url)).toBe(true)
     expect(browser).not.toHaveProperty("a_field_of_tomorrow")
+  })
+
+  it("names every secret field for the error bodies to take out: the listed ones and format password", () => {
+    const names = secretFieldNames(api)
+    for (const field of Config.redactedFields) expect(names).toContain(field.slice(field.lastIndexOf(".") + 1))
+    // `DeploymentSource.auth.token` is a `format: password` string of an inline object
+    expect(names).toContain("token")
+    expect(names).not.toContain("session_id")
   })
 })
 

@@ -14,6 +14,7 @@ import * as OpenApi from "./openapi.js"
 import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
 import { closure, commonArea, header, placeSchemas, schemaFile, typesFile } from "./schemas.js"
+import { secretFieldsFile } from "./secrets.js"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 export const specFile = "spec/kernel-openapi.yml"
@@ -78,6 +79,7 @@ ${Config.modules.map((area) => `import { operations as ${area} } from "./operati
 export const operations = [${Config.modules.map((area) => `...${area}`).join(", ")}] as const
 `
   )
+  add(`${generatedDir}/secretFields.ts`, secretFieldsFile(api))
   add(examplesFile_, examplesFile(api))
   add(typesFile_, typesFile(names, placement))
   for (const module of api.operations.map((operation) => operation.module)) {

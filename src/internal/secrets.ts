@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import { secretFieldNames } from "./generated/secretFields.js"
 
 const hidden = "<redacted>"
 
@@ -167,4 +168,43 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
   walk(input, 0)
   // the longest first: a secret that holds another is taken out whole
   return found.length === 0 ? noSecrets : found.sort((a, b) => b.length - a.length)
+}
+
+/** A key of some schema's secret field written in a JSON text (`"cdp_ws_url":`). */
+const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
+
+/** The deepest an error body is walked for secret fields; a deeper one is cut where it holds one. */
+const maxDepth = 64
+
+const withoutFields = (value: unknown, depth: number): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  if (depth > maxDepth) throw new RangeError("too deep")
+  if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1))
+  const copy: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(value)) {
+    copy[key] = secretFieldNames.has(key) && field !== null ? hidden : withoutFields(field, depth + 1)
+  }
+  return copy
+}
+
+/**
+ * An error body's text as the SDK quotes it (a status's body that is not an error object, an
+ * unexpected status's excerpt): the value of every field named as a secret field of the API (a
+ * browser's `cdp_ws_url`, an API key's `key`, a credential's `values`...) replaced by `<redacted>`,
+ * whichever resource the server put there. A JSON text is rewritten without them; a text that is not
+ * JSON (cut short, or a page quoting JSON) is cut before the first such field.
+ *
+ * @internal
+ */
+export const withoutSecretFields = (text: string): string => {
+  const start = text.trimStart()[0]
+  if (start === "{" || start === "[") {
+    try {
+      return JSON.stringify(withoutFields(JSON.parse(text), 0))
+    } catch {
+      // not JSON, or too deep to rewrite: cut as text below
+    }
+  }
+  const found = secretKey.exec(text)
+  return found === null ? text : `${text.slice(0, found.index)}… (the rest is not shown: it holds a secret field)`
 }

@@ -11,6 +11,7 @@ import { describe, scrub } from "./errors.js"
 import type * as Operations from "./operations.js"
 import { lazy, readErrorText } from "./responseBody.js"
 import * as RetryAfter from "./retryAfter.js"
+import { withoutSecretFields } from "./secrets.js"
 
 /**
  * A class of error that answers one documented status.
@@ -167,6 +168,8 @@ export const statusError = <E>(
       )
     }
     const body = decodeErrorBody()(text)
+    // a body that is not an error object is quoted: never with a secret field of a resource in it
+    const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
     const props: KernelError.ApiErrorFields = {
@@ -174,7 +177,7 @@ export const statusError = <E>(
       status: response.status,
       code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       message: Option.match(body, {
-        onNone: () => `HTTP ${response.status}${text.length > 0 ? `: ${excerpt(text)}` : ""}`,
+        onNone: () => `HTTP ${response.status}${quoted.length > 0 ? `: ${excerpt(quoted)}` : ""}`,
         onSome: (b) => bound(b.message, messageLength)
       }),
       ...(Option.isSome(body) ? boundDetails(body.value) : {}),
@@ -187,7 +190,9 @@ export const statusError = <E>(
     for (const Class of common) {
       if (Class.status === response.status) return Effect.fail(new Class(props))
     }
-    return Effect.fail(new KernelError.UnexpectedStatus({ ...props, body: excerpt(text) }))
+    return Effect.fail(
+      new KernelError.UnexpectedStatus({ ...props, body: excerpt(Option.isSome(body) ? text : quoted) })
+    )
   })
 
 const excerpt = (text: string): string => {

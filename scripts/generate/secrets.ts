@@ -1,0 +1,53 @@
+/**
+ * The names of the fields that hold a secret somewhere in the API (a `Redacted` field of any schema):
+ * an error body the SDK quotes (a status it does not expect a JSON error for, a proxy's page) has
+ * the values of such fields taken out, whichever resource the server put there.
+ */
+import type * as Ir from "./ir.js"
+import { header } from "./schemas.js"
+
+/** Whether a field of this schema is itself a secret: a `Redacted`, nullable or not, or a map of them. */
+const isSecret = (schema: Ir.Schema): boolean =>
+  schema.kind === "redacted" ||
+  (schema.kind === "nullable" && isSecret(schema.schema)) ||
+  (schema.kind === "object" && schema.properties.length === 0 && schema.additional !== undefined &&
+    isSecret(schema.additional))
+
+/** The names of the secret fields of every schema of the API (named or inline), sorted. */
+export const secretFieldNames = (api: Ir.Api): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  const visit = (schema: Ir.Schema): void => {
+    switch (schema.kind) {
+      case "object":
+        for (const property of schema.properties) {
+          if (isSecret(property.schema)) names.add(property.name)
+          visit(property.schema)
+        }
+        if (schema.additional !== undefined) visit(schema.additional)
+        return
+      case "array":
+        return visit(schema.items)
+      case "nullable":
+        return visit(schema.schema)
+      case "union":
+        return schema.members.forEach(visit)
+    }
+  }
+  for (const named of api.schemas.values()) visit(named.schema)
+  for (const operation of api.operations) {
+    for (const parameter of operation.parameters) if (isSecret(parameter.schema)) names.add(parameter.name)
+  }
+  return [...names].sort()
+}
+
+/** `src/internal/generated/secretFields.ts`. */
+export const secretFieldsFile = (api: Ir.Api): string =>
+  `${header}
+/**
+ * The names of the fields that hold a secret in some schema of the API (decoded as \`Redacted\`):
+ * their values are taken out of the error bodies the SDK quotes.
+ *
+ * @internal
+ */
+export const secretFieldNames: ReadonlySet<string> = new Set(${JSON.stringify(secretFieldNames(api))})
+`
