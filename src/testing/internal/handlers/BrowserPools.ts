@@ -99,7 +99,8 @@ export const handlers: Handlers = {
     if (pool === undefined) return poolNotFound
     const sessionId = String(body["session_id"] ?? "")
     const resource = engine.find(store, "/browsers", sessionId, call.project)
-    if (resource === undefined) return error(404, "not_found", "browser not found")
+    // a deleted browser is not released (nor handed out again): it freed its slot when it was deleted
+    if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
     // only a browser this pool handed out goes back to it (a standalone browser is not ended)
     if (obj(resource.fields["pool"])["id"] !== pool.id) {
       return error(400, "bad_request", "the browser was not acquired from this pool")

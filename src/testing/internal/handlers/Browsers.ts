@@ -97,19 +97,44 @@ export const giveBack = (org: Organization, pool: engine.Resource, id: string, r
   const fields = org.store.collections.get("/browsers")?.get(id)?.fields
   engine.remove(org.store, "/browsers", id)
   dropBrowser(org, id)
+  freeSlot(org, pool, reuse ? fields : undefined, now)
+}
+
+/**
+ * The slot of an acquired browser of `pool` is free at `now` (released, timed out or deleted): the
+ * browser `reused` (its stored fields) waits for the next acquire, or else a new one takes the slot.
+ * A pool made smaller than its acquired browsers (`updateBrowserPool`) does not refill the slot: the
+ * browser is destroyed, and `available_count` never takes the pool past its `size`.
+ */
+const freeSlot = (
+  org: Organization,
+  pool: engine.Resource,
+  reused: Record<string, unknown> | undefined,
+  now: number
+): void => {
+  const acquired = Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
+  const available = num(pool.fields["available_count"], 0)
+  const size = num(obj(pool.fields["browser_pool_config"])["size"], acquired + available + 1)
+  const room = size - acquired
+  if (room <= 0) {
+    pool.fields = { ...pool.fields, acquired_count: acquired, available_count: 0 }
+    return
+  }
   const idle = org.poolIdle.get(pool.id) ?? []
   // a reused browser waits its turn behind the ones released before it (at most the collection limit of them)
-  if (reuse && fields !== undefined && idle.length < engine.collectionLimit) {
-    idle.push(fields)
+  if (reused !== undefined && idle.length < engine.collectionLimit) {
+    idle.push(reused)
     org.poolIdle.set(pool.id, idle)
   }
   const waiter = org.poolWaiters.get(pool.id)?.shift()
   if (waiter !== undefined) return waiter.hand(String(takeFromPool(org, pool, now)["id"]))
-  pool.fields = {
-    ...pool.fields,
-    available_count: num(pool.fields["available_count"], 0) + 1,
-    acquired_count: Math.max(0, num(pool.fields["acquired_count"], 0) - 1)
-  }
+  pool.fields = { ...pool.fields, available_count: Math.min(available + 1, room), acquired_count: acquired }
+}
+
+/** The pool a browser was acquired from, while the pool exists. */
+const poolOfBrowser = (org: Organization, resource: engine.Resource | undefined): engine.Resource | undefined => {
+  const poolId = obj(resource?.fields["pool"])["id"]
+  return typeof poolId === "string" ? engine.find(org.store, "/browser_pools", poolId, undefined) : undefined
 }
 
 /** What `GET /browsers?query=` searches (the document): the session id, profile id, proxy id and pool name. */
@@ -131,8 +156,7 @@ const endSession = (org: Organization, resource: engine.Resource, stamp: string)
 /** A browser idle for its `timeout_seconds` ends then: as a delete, or, acquired from a pool, as a release without reuse. */
 const timeOut = (org: Organization, browser: Browser, at: number): void => {
   const resource = org.store.collections.get("/browsers")?.get(browser.id)
-  const poolId = obj(resource?.fields["pool"])["id"]
-  const pool = typeof poolId === "string" ? engine.find(org.store, "/browser_pools", poolId, undefined) : undefined
+  const pool = poolOfBrowser(org, resource)
   if (pool !== undefined) return giveBack(org, pool, browser.id, false, at)
   if (resource === undefined) {
     endBrowser(browser)
@@ -190,7 +214,10 @@ export const handlers: Handlers = {
   deleteBrowser: ({ call, op, org, stamp, store }) => {
     const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
     if (resource === undefined || resource.deleted) return error(404, "not_found", "browser not found")
+    // a browser acquired from a pool frees its slot: a new browser takes it, as after a release without reuse
+    const pool = poolOfBrowser(org, resource)
     endSession(org, resource, stamp)
+    if (pool !== undefined) freeSlot(org, pool, undefined, call.now)
     return ok(op)
   },
   updateBrowser: ({ body, call, op, org, store }) => {

@@ -1,0 +1,117 @@
+/**
+ * Review of the simulator as a client in another language drives it over HTTP: the state one
+ * resource keeps about another (a pool's counts and its acquired browsers, an API key and its
+ * project, a replay and its recording) stays consistent across the operations that touch both.
+ * One served simulator for the file; each case makes the resources it uses.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+import { raw } from "./utils/served.js"
+
+// the answers' JSON, read field by field
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let scope: Scope.CloseableScope
+let url = ""
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
+})
+
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const send = async (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+): Promise<{ readonly status: number; readonly json: Json }> => {
+  const answer = await raw(url, {
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${headers["token"] ?? KernelSimulator.defaultToken}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...Object.fromEntries(Object.entries(headers).filter(([name]) => name !== "token"))
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
+}
+
+let unique = 0
+const name = (prefix: string) => `${prefix}-${++unique}`
+
+const counts = async (pool: string) => {
+  const { json } = await send("GET", `/browser_pools/${pool}`)
+  return [json.available_count, json.acquired_count]
+}
+
+describe("review: a pool's counts follow what happens to its acquired browsers", () => {
+  it.each([
+    { how: "deleted", end: (pool: string, id: string) => send("DELETE", `/browsers/${id}`).then(() => pool) },
+    {
+      how: "released without reuse",
+      end: (pool: string, id: string) =>
+        send("POST", `/browser_pools/${pool}/release`, { session_id: id, reuse: false }).then(() => pool)
+    }
+  ])("an acquired browser $how frees its slot for a new browser", async ({ end }) => {
+    const pool = (await send("POST", "/browser_pools", { name: name("pool"), size: 1 })).json.id
+    const acquired = (await send("POST", `/browser_pools/${pool}/acquire`, {})).json.session_id
+    expect(await counts(pool)).toEqual([0, 1])
+    await end(pool, acquired)
+    expect(await counts(pool)).toEqual([1, 0])
+    const next = await send("POST", `/browser_pools/${pool}/acquire`, {})
+    expect(next.status).toBe(200)
+    expect(next.json.session_id).not.toBe(acquired)
+    expect(next.json.deleted_at).toBeUndefined()
+  })
+
+  it("a deleted browser is not released: 404, and the counts do not move", async () => {
+    const pool = (await send("POST", "/browser_pools", { name: name("pool"), size: 2 })).json.id
+    const acquired = (await send("POST", `/browser_pools/${pool}/acquire`, {})).json.session_id
+    expect((await send("DELETE", `/browsers/${acquired}`)).status).toBe(204)
+    for (const reuse of [true, false]) {
+      const answer = await send("POST", `/browser_pools/${pool}/release`, { session_id: acquired, reuse })
+      expect(answer.status).toBe(404)
+    }
+    expect(await counts(pool)).toEqual([2, 0])
+    // nothing hands the deleted session out again
+    for (let i = 0; i < 2; i++) {
+      const next = (await send("POST", `/browser_pools/${pool}/acquire`, {})).json
+      expect(next.session_id).not.toBe(acquired)
+    }
+  })
+
+  it.each([true, false])(
+    "a pool made smaller than its acquired browsers never counts past its size (reuse %s)",
+    async (reuse) => {
+      const pool = (await send("POST", "/browser_pools", { name: name("pool"), size: 3 })).json.id
+      const ids: Array<string> = []
+      for (let i = 0; i < 3; i++) ids.push((await send("POST", `/browser_pools/${pool}/acquire`, {})).json.session_id)
+      await send("PATCH", `/browser_pools/${pool}`, { size: 1 })
+      const seen: Array<Array<number>> = []
+      for (const id of ids) {
+        expect((await send("POST", `/browser_pools/${pool}/release`, { session_id: id, reuse })).status).toBe(204)
+        seen.push(await counts(pool))
+      }
+      expect(seen).toEqual([[0, 2], [0, 1], [1, 0]])
+      expect((await send("POST", `/browser_pools/${pool}/acquire`, {})).status).toBe(200)
+      expect((await send("POST", `/browser_pools/${pool}/acquire`, {})).status).toBe(204)
+    }
+  )
+
+  it("a waiting acquire is handed the browser that replaces a deleted one", async () => {
+    const pool = (await send("POST", "/browser_pools", { name: name("pool"), size: 1 })).json.id
+    const acquired = (await send("POST", `/browser_pools/${pool}/acquire`, {})).json.session_id
+    const waiting = send("POST", `/browser_pools/${pool}/acquire`, { acquire_timeout_seconds: 5 })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await send("DELETE", `/browsers/${acquired}`)
+    const handed = await waiting
+    expect(handed.status).toBe(200)
+    expect(handed.json.session_id).not.toBe(acquired)
+    expect(await counts(pool)).toEqual([0, 1])
+  })
+})
