@@ -115,3 +115,44 @@ describe("review: a pool's counts follow what happens to its acquired browsers",
     expect(await counts(pool)).toEqual([0, 1])
   })
 })
+
+describe("review: an API key made by a project's caller", () => {
+  it("names its project (project_name too), and cannot be made for another project", async () => {
+    const a = (await send("POST", "/org/projects", { name: name("project") })).json
+    const b = (await send("POST", "/org/projects", { name: name("project") })).json
+    const key = (await send("POST", "/org/api_keys", { name: name("key"), project_id: a.id })).json
+    expect(key).toMatchObject({ project_id: a.id, project_name: a.name })
+    const callers = [{ token: key.key }, { "x-kernel-project-id": a.id }]
+    for (const caller of callers) {
+      const own = await send("POST", "/org/api_keys", { name: name("key") }, caller)
+      expect(own.status).toBe(201)
+      expect(own.json).toMatchObject({ project_id: a.id, project_name: a.name })
+      const other = await send("POST", "/org/api_keys", { name: name("key"), project_id: b.id }, caller)
+      expect(other.status).toBe(404)
+    }
+    // no key of project B was made
+    const keys = (await send("GET", "/org/api_keys?limit=100")).json as Array<Json>
+    expect(keys.filter((k) => k["project_id"] === b.id)).toEqual([])
+    // the organization's caller still makes keys of any project
+    const org = await send("POST", "/org/api_keys", { name: name("key"), project_id: b.id })
+    expect(org.json).toMatchObject({ project_id: b.id, project_name: b.name })
+  })
+})
+
+describe("review: a replay's recording", () => {
+  it("is listed with finished_at null while it records, then the time it was stopped", async () => {
+    const browser = (await send("POST", "/browsers", { timeout_seconds: 600 })).json.session_id
+    const replays = `/browsers/${browser}/replays`
+    const started = (await send("POST", replays, {})).json
+    expect((await send("GET", replays)).json).toEqual([
+      { replay_id: started.replay_id, started_at: started.started_at, finished_at: null }
+    ])
+    expect((await send("POST", `${replays}/${started.replay_id}/stop`)).status).toBe(200)
+    const [stopped] = (await send("GET", replays)).json as Array<Json>
+    expect(typeof stopped!["finished_at"]).toBe("string")
+    expect(Date.parse(stopped!["finished_at"])).toBeGreaterThanOrEqual(Date.parse(started.started_at))
+    // a second stop keeps the first one's time
+    await send("POST", `${replays}/${started.replay_id}/stop`)
+    expect((await send("GET", replays)).json).toEqual([stopped])
+  })
+})

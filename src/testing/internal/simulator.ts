@@ -223,7 +223,8 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
             pollsLeft: r.pendingPolls ?? 0,
             readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter)),
             startedAt: stamp,
-            stopped: true
+            stopped: true,
+            finishedAt: stamp
           }])
         ),
         // a seeded browser does not time out

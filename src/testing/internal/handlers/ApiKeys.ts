@@ -14,11 +14,19 @@ export const handlers: Handlers = {
   createApiKey: ({ body, call, op, org, store }) => {
     // org-wide unless it names a project (or is made by a project's caller); a project named must exist
     const named = typeof body["project_id"] === "string" ? body["project_id"] : undefined
-    const project = named === undefined ? undefined : engine.find(store, "/org/projects", named, undefined)
-    if (named !== undefined && (project === undefined || project.deleted)) {
+    const found = named === undefined ? undefined : engine.find(store, "/org/projects", named, undefined)
+    // a project's caller (its API key, or the project header) makes keys of its own project only: a key of
+    // another project would let it act in that project
+    if (
+      named !== undefined &&
+      (found === undefined || found.deleted || (call.project !== undefined && found.id !== call.project))
+    ) {
       return error(404, "not_found", `project ${named.slice(0, 64)} not found`)
     }
-    const projectId = project?.id ?? call.project ?? null
+    const projectId = found?.id ?? call.project ?? null
+    // the project's name also when the project is the caller's (`project_name` is null only for an org-wide key)
+    const project = found ??
+      (projectId === null ? undefined : engine.find(store, "/org/projects", projectId, undefined))
     const reply = engine.generic(store, { ...call, project: projectId ?? undefined }, () => "api_key")
     if (reply._tag !== "Json") return reply
     const resource = lastOf(store, "/org/api_keys")
@@ -37,7 +45,7 @@ export const handlers: Handlers = {
     resource.fields = {
       ...fields,
       project_id: projectId,
-      project_name: project?.fields["name"] ?? null,
+      project_name: project === undefined || project.deleted ? null : project.fields["name"] ?? null,
       expires_at: typeof days === "number" ? engine.isoAt(call.now + days * day) : null,
       masked_key: `${key.slice(0, 7)}...${key.slice(-4)}`
     }

@@ -33,11 +33,20 @@ export const handlers: Handlers = {
     return ok(op, { replay_id: id, started_at: stamp })
   }),
   listReplays: onBrowser(({ op }, browser) =>
-    ok(op, [...browser.replays.values()].map((r) => ({ replay_id: r.id, started_at: r.startedAt })))
+    ok(
+      op,
+      [...browser.replays.values()].map((r) => ({
+        replay_id: r.id,
+        started_at: r.startedAt,
+        finished_at: r.finishedAt ?? null
+      }))
+    )
   ),
-  stopReplay: onBrowser(({ call, op }, browser) => {
+  stopReplay: onBrowser(({ call, op, stamp }, browser) => {
     const replay = browser.replays.get(call.segments[3]!)
     if (replay === undefined) return error(404, "not_found", "replay not found")
+    // the list tells a stopped recording by its `finished_at` (the first stop's)
+    if (!replay.stopped) replay.finishedAt = stamp
     replay.stopped = true
     return ok(op)
   })

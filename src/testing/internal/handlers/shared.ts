@@ -21,6 +21,8 @@ export interface Replay {
   readonly readyAt: number
   readonly startedAt: string
   stopped: boolean
+  /** When it was stopped (an ISO date); `undefined` while it records. */
+  finishedAt?: string | undefined
 }
 
 export interface Browser extends engine.BrowserState {
