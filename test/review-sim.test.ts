@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
+import { operations } from "../src/internal/generated/table.js"
+import * as engine from "../src/testing/internal/engine.js"
 import { raw } from "./utils/served.js"
 
 // the answers' JSON, read field by field
@@ -154,5 +156,63 @@ describe("review: a replay's recording", () => {
     // a second stop keeps the first one's time
     await send("POST", `${replays}/${started.replay_id}/stop`)
     expect((await send("GET", replays)).json).toEqual([stopped])
+  })
+})
+
+describe("review: a project's limits", () => {
+  it.each(["id", "name"] as const)(
+    "set through its %s, are the project's whatever names it, and go with it",
+    async (by) => {
+      const projectName = name("project")
+      const project = (await send("POST", "/org/projects", { name: projectName })).json
+      const via = { id: project.id, name: projectName }
+      const set = await send("PATCH", `/org/projects/${via[by]}/limits`, { max_concurrent_sessions: 3 })
+      expect(set.json).toEqual({ max_concurrent_sessions: 3 })
+      for (const path of [project.id, projectName]) {
+        expect((await send("GET", `/org/projects/${path}/limits`)).json).toEqual({ max_concurrent_sessions: 3 })
+      }
+      expect((await send("DELETE", `/org/projects/${project.id}`)).status).toBe(204)
+      // a new project of the same name starts with no limits
+      const again = (await send("POST", "/org/projects", { name: projectName })).json
+      for (const path of [again.id, projectName]) {
+        expect((await send("GET", `/org/projects/${path}/limits`)).json).toEqual({})
+      }
+    }
+  )
+
+  it("are not kept once their project is gone (removed or evicted)", () => {
+    const store = engine.emptyStore()
+    const operation = operations.find((o) => o.name === "updateProjectLimits")!
+    const limitsOf = (id: string) =>
+      engine.generic(store, {
+        operation,
+        template: operation.path,
+        segments: ["org", "projects", id, "limits"],
+        query: new URLSearchParams(),
+        body: { max_concurrent_sessions: 2 },
+        raw: new Uint8Array(),
+        parts: [],
+        project: undefined,
+        now: 0,
+        headers: {}
+      }, () => "limits")
+    const project = (id: string): engine.Resource => ({
+      id,
+      project: undefined,
+      deleted: false,
+      fields: { id, name: id }
+    })
+    engine.put(store, "/org/projects", project("p0"))
+    limitsOf("p0")
+    expect(store.singletons.size).toBe(1)
+    engine.remove(store, "/org/projects", "p0")
+    expect(store.singletons.size).toBe(0)
+    // a thousand and one projects with limits: the evicted one's go with it
+    for (let i = 1; i <= engine.collectionLimit + 1; i++) {
+      engine.put(store, "/org/projects", project(`p${i}`))
+      limitsOf(`p${i}`)
+    }
+    expect(store.singletons.size).toBe(engine.collectionLimit)
+    expect(store.singletonsOf.size).toBe(engine.collectionLimit)
   })
 })

@@ -115,8 +115,13 @@ export interface BrowserState {
 export interface Store {
   /** Concrete collection path (`/browsers`, `/browsers/b1/fs/watch`...) → resources by id. */
   readonly collections: Map<string, Map<string, Resource>>
-  /** Concrete path → the fields of a sub-resource without an id (`/org/projects/p/limits`). */
+  /**
+   * Concrete path, its parents named by their ids (`/org/projects/p/limits`, whether the request named
+   * the project by id or by name) → the fields of a sub-resource without an id.
+   */
   readonly singletons: Map<string, Record<string, unknown>>
+  /** A resource's path (`/org/projects/p`) → the singletons under it, which go when it goes ({@link remove}). */
+  readonly singletonsOf: Map<string, Set<string>>
   /** The resources dropped to keep a collection under its limit, oldest first (bounded too). */
   readonly evictions: Array<{ readonly collection: string; readonly id: string }>
   /** The collections that were given a resource holding bytes (`__bytes`: an upload, a profile's state). */
@@ -162,6 +167,7 @@ const evictionLog = 100
 export const emptyStore = (): Store => ({
   collections: new Map(),
   singletons: new Map(),
+  singletonsOf: new Map(),
   evictions: [],
   byteCollections: new Set(),
   counter: 0,
@@ -337,6 +343,13 @@ export const remove = (store: Store, collection: string, id: string): void => {
   if (items === undefined || resource === undefined) return
   items.delete(id)
   unindex(store, collection, resource)
+  // its sub-resources without an id (a project's limits) go with it: a resource made later under the
+  // same name does not find them, and the store does not keep them
+  const owned = store.singletonsOf.get(`${collection}/${id}`)
+  if (owned !== undefined) {
+    for (const path of owned) store.singletons.delete(path)
+    store.singletonsOf.delete(`${collection}/${id}`)
+  }
 }
 
 /** Whether a resource is still the one its collection holds under its id. */
@@ -840,11 +853,21 @@ export const generic = (
       return reply(operation, undefined, status)
     }
     case "action": {
-      const path = concrete(call.segments, call.segments.length)
+      // the parents by their ids: a project's limits are the same whether it is named by id or by name
+      const segments = [...call.segments]
+      let owner: string | undefined = undefined
+      for (const i of parentsOf(operation)) {
+        const parent = find(store, concrete(call.segments, i), call.segments[i]!, call.project)
+        if (parent === undefined) continue
+        segments[i] = parent.id
+        owner = concrete(segments, i + 1)
+      }
+      const path = concrete(segments, segments.length)
       const current = store.singletons.get(path) ?? {}
       if (operation.method === "PATCH" || operation.method === "PUT") {
         const next = merge(current, call.body)
         store.singletons.set(path, next)
+        if (owner !== undefined) entryOf(store.singletonsOf, owner, () => new Set<string>()).add(path)
         return reply(operation, next, status)
       }
       const answer = operation.answers[status]!
