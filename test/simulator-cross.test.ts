@@ -1,5 +1,5 @@
 /**
- * Review of the simulator as a client in another language drives it over HTTP: the state one
+ * The simulator as a client in another language drives it over HTTP: the state one
  * resource keeps about another (a pool's counts and its acquired browsers, an API key and its
  * project, a replay and its recording) stays consistent across the operations that touch both.
  * One served simulator for the file; each case makes the resources it uses.
