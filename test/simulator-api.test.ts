@@ -597,7 +597,7 @@ describe("real behaviours", () => {
       expect(Buffer.from(idOf(cat, "stdout_b64"), "base64").toString()).toBe("hello\n")
     }).pipe(Effect.provide(kernel())))
 
-  it.effect("`ls` of a file names the file; `cat` of a directory says it is one, and goes on", () =>
+  it.effect("`ls` of a file names the file; `cat` of a directory says it is one, and goes on; `sleep`", () =>
     Effect.gen(function*() {
       yield* callAny(byName("writeFile"), { id: "b1", path: "/d/f.txt", ...bodyParams(byName("writeFile")) })
       const text = (answer: unknown, field: string) => Buffer.from(idOf(answer, field), "base64").toString()
@@ -614,6 +614,13 @@ describe("real behaviours", () => {
         err: "ls: cannot access '/nope': No such file or directory\n",
         code: 2
       })
+      // exec of `sleep` as spawn's: exit 0 after its time; an interval that is not one, 1
+      expect(yield* exec("sleep", ["2"])).toEqual({ out: "", err: "", code: 0 })
+      expect(yield* callAny(byName("execProcess"), { id: "b1", command: "sleep 0.5" })).toMatchObject({
+        exit_code: 0,
+        duration_ms: 500
+      })
+      expect(yield* exec("sleep", ["soon"])).toEqual({ out: "", err: "sleep: invalid time interval 'soon'\n", code: 1 })
       expect(yield* exec("cat", ["/d", "/d/f.txt", "/nope"])).toEqual({
         out: "hello\n",
         err: "cat: /d: Is a directory\ncat: /nope: No such file or directory\n",

@@ -14,14 +14,15 @@ import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, st
 
 /**
  * The deterministic output of a command run in the directory `cwd`: `echo [-n]`, `cat <file of the
- * tree>`, `ls [dir]`, `pwd`, `true`, `false`; a relative path is taken from `cwd`.
+ * tree>`, `ls [dir]`, `pwd`, `true`, `false`, `sleep N` (`millis`: the time it took); a relative path
+ * is taken from `cwd`.
  */
 const run = (
   browser: Browser,
   command: string,
   args: ReadonlyArray<string>,
   cwd: string
-): { out: string; err: string; code: number } => {
+): { out: string; err: string; code: number; millis?: number } => {
   const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
   const [program, ...rest] = words
   const at = (path: string) => normalize(path.startsWith("/") ? path : `${cwd}/${path}`)
@@ -36,6 +37,13 @@ const run = (
       return { out: "", err: "", code: 1 }
     case "pwd":
       return { out: `${cwd}\n`, err: "", code: 0 }
+    case "sleep": {
+      // as sleep(1): seconds, a fraction allowed; run by exec, it has taken its time when it answers
+      const seconds = rest.length === 1 ? Number(rest[0]) : Number.NaN
+      return Number.isFinite(seconds) && seconds >= 0
+        ? { out: "", err: "", code: 0, millis: Math.round(seconds * 1000) }
+        : { out: "", err: `sleep: invalid time interval '${rest.join(" ")}'\n`, code: 1 }
+    }
     case "cat": {
       // as cat(1): each file in turn, a message for each that cannot be read, exit 1 when one could not
       let out = ""
@@ -88,7 +96,7 @@ export const handlers: Handlers = {
       exit_code: result.code,
       stdout_b64: b64(result.out),
       stderr_b64: b64(result.err),
-      duration_ms: 1
+      duration_ms: result.millis ?? 1
     })
   }),
   spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
