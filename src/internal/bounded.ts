@@ -149,7 +149,9 @@ export const formatParseError = (error: ParseResult.ParseError): string => {
   // the way with a value that is not a container (the encoded side of `Redacted(String)` is a plain
   // `string`, a member of `NullOr(Redacted(...))` the literal `null`: neither says "Redacted")
   let secret = false
-  const shownHere = (ast: AST.AST, actual: unknown): string => secret ? hiddenSecret : shown(ast, actual)
+  // (a string where a structure was, a whole answer encoded twice, is measured as before)
+  const shownHere = (ast: AST.AST, actual: unknown): string =>
+    secret && !(typeof actual === "string" && structured(ast)) ? hiddenSecret : shown(ast, actual)
   // the issue tree follows the schema, not the data; the bound is a guard only
   for (let depth = 0; depth < 1000; depth++) {
     if (
