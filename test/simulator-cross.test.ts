@@ -51,7 +51,7 @@ const counts = async (pool: string) => {
   return [json.available_count, json.acquired_count]
 }
 
-describe("review: a pool's counts follow what happens to its acquired browsers", () => {
+describe("a pool's counts follow what happens to its acquired browsers", () => {
   it.each([
     { how: "deleted", end: (pool: string, id: string) => send("DELETE", `/browsers/${id}`).then(() => pool) },
     {
@@ -69,6 +69,16 @@ describe("review: a pool's counts follow what happens to its acquired browsers",
     expect(next.status).toBe(200)
     expect(next.json.session_id).not.toBe(acquired)
     expect(next.json.deleted_at).toBeUndefined()
+  })
+
+  it("an acquired browser is made as the pool's configuration says", async () => {
+    const profile = (await send("POST", "/profiles", { name: name("profile") })).json.name
+    const config = { profile: { name: profile }, kiosk_mode: true, headless: true, timeout_seconds: 120 }
+    const pool = (await send("POST", "/browser_pools", { name: name("pool"), size: 1, ...config })).json.id
+    const acquired = (await send("POST", `/browser_pools/${pool}/acquire`, {})).json
+    expect(acquired).toMatchObject({ ...config, pool: { id: pool } })
+    // the pool's own fields are not the browser's
+    expect(acquired).not.toHaveProperty("size")
   })
 
   it("a deleted browser is not released: 404, and the counts do not move", async () => {
@@ -118,7 +128,7 @@ describe("review: a pool's counts follow what happens to its acquired browsers",
   })
 })
 
-describe("review: an API key made by a project's caller", () => {
+describe("an API key made by a project's caller", () => {
   it("names its project (project_name too), and cannot be made for another project", async () => {
     const a = (await send("POST", "/org/projects", { name: name("project") })).json
     const b = (await send("POST", "/org/projects", { name: name("project") })).json
@@ -141,7 +151,7 @@ describe("review: an API key made by a project's caller", () => {
   })
 })
 
-describe("review: a replay's recording", () => {
+describe("a replay's recording", () => {
   it("is listed with finished_at null while it records, then the time it was stopped", async () => {
     const browser = (await send("POST", "/browsers", { timeout_seconds: 600 })).json.session_id
     const replays = `/browsers/${browser}/replays`
@@ -159,7 +169,7 @@ describe("review: a replay's recording", () => {
   })
 })
 
-describe("review: a project's limits", () => {
+describe("a project's limits", () => {
   it.each(["id", "name"] as const)(
     "set through its %s, are the project's whatever names it, and go with it",
     async (by) => {

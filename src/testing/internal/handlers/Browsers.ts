@@ -31,13 +31,18 @@ const newBrowser = (
   body: Record<string, unknown> | undefined,
   pool: engine.Resource | undefined
 ): Record<string, unknown> => {
-  const source = body ?? obj(pool?.fields["browser_pool_config"])
+  // an acquired browser is made as the pool's configuration says (its profile, proxy, extensions,
+  // kiosk mode...), as a created one as its body says; the pool's own fields are not the browser's
+  const { fill_rate_per_minute: _rate, name: _name, size: _size, ...configured } = obj(
+    pool?.fields["browser_pool_config"]
+  )
+  const source = body ?? configured
   const given = obj(source["viewport"])
   const viewport = { ...given, width: num(given["width"], 1920), height: num(given["height"], 1080) }
   // the document's defaults: 60 s for a browser, 600 s for one acquired from a pool
   const timeout = num(source["timeout_seconds"], pool === undefined ? 60 : 600)
   const fields = browserFields(engine.nextId(org.store, "browser"), {
-    ...body,
+    ...source,
     headless: source["headless"] === true,
     stealth: source["stealth"] === true,
     timeout_seconds: timeout,
