@@ -14,6 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -222,9 +223,6 @@ const encodedWith = (value: string | undefined, allowed: ReadonlyArray<string>):
     return name !== "" && !allowed.includes(name)
   })
 
-/** Told the declared size of the replay once its 200 arrives (for {@link downloadToFile}'s progress). */
-const totalListeners = new WeakMap<DownloadOptions, (total: number | undefined) => void>()
-
 /**
  * Why a 2xx other than 202 is not the replay, if it is not: only a `200` with no content
  * encoding and a video or generic binary content type is.
@@ -382,9 +380,9 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           if (Either.isRight(result)) {
             const response = result.right.response
             const length = response.headers["content-length"]
-            totalListeners.get(options)?.(
-              length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined
-            )
+            // a download to a file running this stream hears the declared size (its progress's total)
+            const listener = yield* FiberRef.get(Download.currentTotalListener)
+            listener?.(length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined)
             return yield* body(response, info, config, requestScope, options.verifyMp4 !== false)
           }
           const pending = result.left
@@ -604,13 +602,9 @@ export const downloadToFile = (
   Effect.suspend(() => {
     // untyped callers may pass `null` or a non-object: the defaults then
     const options: DownloadToFileOptions = typeof maybeOptions === "object" && maybeOptions !== null ? maybeOptions : {}
-    const downloadOptions: DownloadOptions = { ...options }
-    return Download.toFile(
-      download(params, downloadOptions),
-      path,
-      options.onProgress,
-      (setTotal) => totalListeners.set(downloadOptions, setTotal)
-    )
+    // the download tells the fiber running it the declared size when the 200 arrives (before, a
+    // listener keyed by these options was never found: the download reads a copy of them)
+    return Download.toFile(download(params, options), path, options.onProgress)
   })
 
 /**

@@ -306,9 +306,14 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
           if (!(answer instanceof Kept)) return Effect.succeed({ _tag: reasonOf(answer.status) })
           const refused = encodedBody(request, answer.response)
           if (refused !== undefined) return Effect.zipRight(answer.release, Effect.fail(refused))
+          // the head came before whatever runs the stream (a `downloadToFile` given the `Ok` value):
+          // its run is told the declared size (its progress's total), not only this call
           return Effect.map(
             bodyOf(request, answer, config),
-            ({ stream }) => ({ _tag: reasonOf(bytesStatus), value: stream })
+            ({ stream }) => ({
+              _tag: reasonOf(bytesStatus),
+              value: Download.announced(stream, declaredOf(answer.response))
+            })
           )
         }
       )
@@ -452,6 +457,13 @@ const encodedBody = (
   })
 }
 
+/** A binary body's declared length (`undefined`: not declared, or not the length of the bytes handed over). */
+const declaredOf = (response: HttpClientResponse.HttpClientResponse): number | undefined =>
+  // a body the transport decoded (fetch) has more bytes than the compressed length declared
+  Client.codingsOf(response.headers["content-encoding"]).length > 0
+    ? undefined
+    : Client.declaredLength(response.headers["content-length"])
+
 /** A binary body as it arrives: counted against its `Content-Length`, watched for network silence. */
 const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
@@ -459,10 +471,7 @@ const bodyOf = (
   config: KernelConfig.Service
 ): Effect.Effect<Download.StreamedBody<KernelError.TransportError | KernelError.Timeout>> =>
   Effect.flatMap(FiberRef.get(Download.currentTotalListener), (listener) => {
-    // a body the transport decoded (fetch) has more bytes than the compressed length declared
-    const declared = Client.codingsOf(response.headers["content-encoding"]).length > 0
-      ? undefined
-      : Client.declaredLength(response.headers["content-length"])
+    const declared = declaredOf(response)
     // a download to a file in this fiber hears the declared size (its progress's total)
     listener?.(declared)
     return Download.streamBody<never>(response, release, {

@@ -51,6 +51,19 @@ export const currentTotalListener: FiberRef.FiberRef<((total: number | undefined
   .unsafeMake<((total: number | undefined) => void) | undefined>(undefined)
 
 /**
+ * A body whose head arrived before the stream runs (a profile's `Ok` value): each run tells the
+ * {@link currentTotalListener} of the fiber running it the declared size, as a body opened by its
+ * own run does when its head arrives (a `downloadToFile` given the stream then reports its total).
+ *
+ * @internal
+ */
+export const announced = <E>(stream: Stream.Stream<Uint8Array, E>, declared: number | undefined) =>
+  unwrap(Effect.map(FiberRef.get(currentTotalListener), (listener) => {
+    listener?.(declared)
+    return stream
+  }))
+
+/**
  * A temporary file name next to `path`, within the 255-byte limit most file systems put on a
  * name: a long file name is shortened (the suffix keeps it unique).
  *
@@ -76,16 +89,15 @@ export const temporaryName = (path: string, suffix: string): string => {
 }
 
 /**
- * Writes `stream` to `path` atomically (see the module). `onTotal` registers the setter of the
- * declared total (by default: {@link currentTotalListener} while the stream runs).
+ * Writes `stream` to `path` atomically (see the module). The declared total is what the body tells
+ * the {@link currentTotalListener} of the fiber running it.
  *
  * @internal
  */
 export const toFile = <E, R>(
   stream: Stream.Stream<Uint8Array, E, R>,
   path: string,
-  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined,
-  onTotal?: (set: (total: number | undefined) => void) => void
+  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
 ): Effect.Effect<DownloadedFile, E | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (typeof path !== "string" || path.length === 0 || path.includes("\0")) {
@@ -108,11 +120,7 @@ export const toFile = <E, R>(
           ? written
           : Effect.zipRight(written, Effect.suspend(() => onProgress({ bytes, total })))
       })
-      if (onTotal === undefined) yield* Effect.locally(run, currentTotalListener, setTotal)
-      else {
-        onTotal(setTotal)
-        yield* run
-      }
+      yield* Effect.locally(run, currentTotalListener, setTotal)
       yield* file.sync
       return bytes
     }))
