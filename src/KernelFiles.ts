@@ -114,7 +114,7 @@ export type Upload = internalUpload.Upload
 /**
  * A file on disk as an upload: read as it is sent (256 KiB at a time), its size measured when the
  * call runs and declared; `name` is the file name sent in a multipart part (default: the path's
- * last segment). A missing file is `InvalidInput` before anything is sent; a file that changes
+ * last segment). A missing or unreadable file is `InvalidInput` before anything is sent; a file that changes
  * size while it is sent fails the call with a `TransportError` saying so.
  *
  * @since 0.2.0

@@ -68,14 +68,20 @@ export const Upload: Schema.Schema<Upload> = Schema.declare(isUpload, {
 })
 
 /**
- * The size of a file on disk, or why it cannot be read (checked before anything is sent).
+ * The size of a file on disk, or why it cannot be read (checked before anything is sent). A file
+ * that cannot be opened for reading (its mode, a write-only attribute) is refused here too: measured
+ * alone, it failed each attempt's open instead, a `TransportError` retried with back-off (in a
+ * multipart form, once the parts before it were sent). Opened without blocking, only once it is
+ * known to be a regular file (a FIFO's open would wait for a writer).
  *
  * @internal
  */
 export const sizeOf = (source: FileSource): number | string => {
   try {
     const stat = NodeFs.statSync(source.path)
-    return stat.isFile() ? stat.size : `${source.path} is not a file`
+    if (!stat.isFile()) return `${source.path} is not a file`
+    NodeFs.closeSync(NodeFs.openSync(source.path, NodeFs.constants.O_RDONLY | (NodeFs.constants.O_NONBLOCK ?? 0)))
+    return stat.size
   } catch (cause) {
     return `cannot read ${source.path}: ${cause instanceof Error ? cause.message : String(cause)}`
   }
