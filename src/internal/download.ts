@@ -104,10 +104,19 @@ export const toFile = <E, R>(
       return yield* new InvalidInput({ field: "path", message: "path must be a non-empty string without NUL" })
     }
     const fs = yield* FileSystem.FileSystem
+    // what is at `path` already: a directory is refused before anything is sent (its rename would
+    // fail once the whole body was down); a file's permissions are the new file's (the rename put a
+    // file of mode 0666 & ~umask in place of a 0600 one), without its setuid / setgid / sticky bits
+    const existing = Option.getOrUndefined(yield* Effect.option(fs.stat(path)))
+    if (existing?.type === "Directory") {
+      return yield* new InvalidInput({ field: "path", message: `${path} is a directory` })
+    }
+    const mode = existing?.type === "File" ? existing.mode & 0o777 : undefined
     const suffix = (yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)
     const temporary = temporaryName(path, suffix)
     const write = Effect.scoped(Effect.gen(function*() {
       const file = yield* fs.open(temporary, { flag: "wx" })
+      if (mode !== undefined) yield* fs.chmod(temporary, mode)
       let bytes = 0
       let total: number | undefined
       const setTotal = (declared: number | undefined) => {
