@@ -236,6 +236,15 @@ export const BrowserPoolList = Schema.Array(BrowserPool)
 export type ListBrowserPoolsError = OperationError<KernelError.Forbidden>
 
 /**
+ * What {@link list} succeeds with (the naming rule's `<Operation>Success`, as every generated
+ * operation has): every pool, in one answer (the list is not paged).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ListBrowserPoolsSuccess = ReadonlyArray<BrowserPool>
+
+/**
  * The list-browser-pools operation (`GET /browser_pools`).
  *
  * @since 0.1.0

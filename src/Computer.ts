@@ -78,6 +78,31 @@ export interface SetCursorVisibilityParams extends BrowserParams {
 }
 
 /**
+ * The input of {@link getMousePosition} (the naming rule's `<Operation>Params`, as every
+ * generated operation has).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type GetMousePositionParams = BrowserParams
+
+/**
+ * What {@link getMousePosition} succeeds with.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type GetMousePositionSuccess = MousePosition
+
+/**
+ * What {@link setCursorVisibility} succeeds with.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type SetCursorVisibilitySuccess = Ok
+
+/**
  * Everything the computer-control operations can fail with: 400, 404, the common errors, a body
  * that does not decode, and input rejected before sending.
  *

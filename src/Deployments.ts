@@ -43,6 +43,23 @@ export interface DeploymentParams {
 export type DeleteDeploymentError = OperationErrorNoContent<KernelError.NotFound>
 
 /**
+ * The input of {@link delete} (the naming rule's `<Operation>Params`, as every generated operation
+ * has).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type DeleteDeploymentParams = DeploymentParams
+
+/**
+ * What {@link delete} succeeds with: nothing (204).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type DeleteDeploymentSuccess = void
+
+/**
  * The delete-deployment operation (`DELETE /deployments/{id}`).
  *
  * @since 0.1.0

@@ -114,6 +114,24 @@ export type DownloadReplayError =
   | KernelError.ReplayNotReady
 
 /**
+ * The input of {@link download} (the naming rule's `<Operation>Params`, as every generated
+ * operation has).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type DownloadReplayParams = ReplayParams
+
+/**
+ * What {@link download} gives: the mp4's bytes as a stream (the service's method answers the stream
+ * itself, not an effect of it, as `Computer.captureScreenshotStream` does).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type DownloadReplaySuccess = Stream.Stream<Uint8Array, DownloadReplayError>
+
+/**
  * The download-replay operation (`GET /browsers/{id}/replays/{replay_id}`).
  *
  * @since 0.1.0

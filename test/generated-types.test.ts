@@ -115,4 +115,40 @@ describe("generated accessor types", () => {
       Operations.ErrorOf<typeof Operations.downloadReplay> | KernelError.ReplayNotReady
     >()
   })
+
+  it("the five 0.1.0 operations have the <Operation>Params and <Operation>Success of the naming rule", () => {
+    // as every generated operation has (Processes.ExecProcessParams, Browsers.ListBrowsersSuccess...):
+    // a fake or a helper typed by them is written the same way for every operation
+    expectTypeOf<Parameters<typeof Computer.getMousePosition>>().toEqualTypeOf<
+      [params: Computer.GetMousePositionParams]
+    >()
+    expectTypeOf(Computer.getMousePosition).returns.toEqualTypeOf<
+      Effect.Effect<Computer.GetMousePositionSuccess, Computer.GetMousePositionError, Computer.GetMousePosition>
+    >()
+    expectTypeOf(Computer.setCursorVisibility).returns.toEqualTypeOf<
+      Effect.Effect<
+        Computer.SetCursorVisibilitySuccess,
+        Computer.SetCursorVisibilityError,
+        Computer.SetCursorVisibility
+      >
+    >()
+    expectTypeOf(BrowserPools.list).returns.toEqualTypeOf<
+      Effect.Effect<
+        BrowserPools.ListBrowserPoolsSuccess,
+        BrowserPools.ListBrowserPoolsError,
+        BrowserPools.ListBrowserPools
+      >
+    >()
+    expectTypeOf<Parameters<typeof Deployments.delete>>().toEqualTypeOf<[params: Deployments.DeleteDeploymentParams]>()
+    expectTypeOf(Deployments.delete).returns.toEqualTypeOf<
+      Effect.Effect<
+        Deployments.DeleteDeploymentSuccess,
+        Deployments.DeleteDeploymentError,
+        Deployments.DeleteDeployment
+      >
+    >()
+    expectTypeOf<Parameters<typeof Replays.download>[0]>().toEqualTypeOf<Replays.DownloadReplayParams>()
+    expectTypeOf<ReturnType<Replays.DownloadReplayService["download"]>>().toEqualTypeOf<Replays.DownloadReplaySuccess>()
+    expect(Computer.getMousePosition).toBeTypeOf("function")
+  })
 })
