@@ -885,6 +885,19 @@ describe("routing, faults and projects", () => {
       ])
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("the request log keeps each request's query, so a test can check what its program asked", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.KernelSimulator
+      yield* Browsers.list({ limit: 3, offset: 2, status: "all" })
+      yield* Browsers.list()
+      yield* Browsers.create({})
+      expect((yield* simulator.requests).map((r) => [r.route, r.path, r.query])).toEqual([
+        ["listBrowsers", "/browsers", "status=all&limit=3&offset=2"],
+        ["listBrowsers", "/browsers", undefined],
+        ["createBrowser", "/browsers", undefined]
+      ])
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("collections are bounded: the oldest resource is evicted, and the eviction recorded", () =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.KernelSimulator

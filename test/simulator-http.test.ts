@@ -152,6 +152,17 @@ describe("simulator over HTTP: bounded", () => {
       ])
       expect(log[4]).toMatchObject({ body: "{\"hidden…", bodyBytes: 16, status: 200 })
     }))
+
+  it("records each request's query apart from its path", () =>
+    withServed({}, async ({ url, requests }) => {
+      await raw(url, { path: "/browsers?limit=3&offset=2&query=a%20b", headers: auth })
+      await raw(url, { path: "/browsers?", headers: auth })
+      const log = await Effect.runPromise(requests)
+      expect(log.map((r) => [r.path, r.query, r.status])).toEqual([
+        ["/browsers", "limit=3&offset=2&query=a%20b", 200],
+        ["/browsers", undefined, 200]
+      ])
+    }))
 })
 
 describe("simulator over HTTP: the control plane", () => {
@@ -270,7 +281,13 @@ describe("simulator over HTTP: the control plane", () => {
         Record<string, unknown>
       >
       expect(log).toHaveLength(1)
-      expect(log[0]).toMatchObject({ method: "POST", path: cursor, route: "setCursorVisibility", status: 200 })
+      expect(log[0]).toMatchObject({
+        method: "POST",
+        path: cursor,
+        query: null,
+        route: "setCursorVisibility",
+        status: 200
+      })
       expect(JSON.stringify(log)).not.toContain(token)
       expect((log[0]!.headers as Record<string, string>).authorization).toBe("Bearer <redacted>")
       expect(JSON.stringify(log)).not.toContain(adminToken)

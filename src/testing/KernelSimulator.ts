@@ -358,8 +358,15 @@ export interface Fault {
  */
 export interface RecordedRequest {
   readonly method: string
-  /** As sent, percent-encoded. */
+  /** As sent, percent-encoded, without the query (see `query`). */
   readonly path: string
+  /**
+   * The query string as sent, percent-encoded, without the `?` (`limit=3&offset=2`); undefined when
+   * the request had none. Cut like the path.
+   *
+   * @since 0.2.0
+   */
+  readonly query?: string | undefined
   readonly route: Route | undefined
   readonly headers: Readonly<Record<string, string>>
   /**

@@ -500,7 +500,13 @@ const admin = (
         const requests = yield* target.requests
         return yield* answer(
           200,
-          requests.map((r) => ({ ...r, route: r.route ?? null, body: r.body ?? null, status: r.status ?? null }))
+          requests.map((r) => ({
+            ...r,
+            query: r.query ?? null,
+            route: r.route ?? null,
+            body: r.body ?? null,
+            status: r.status ?? null
+          }))
         )
       }
       default: {

@@ -17,6 +17,10 @@ import * as redaction from "./redact.js"
 import { isValidHeader, maxDepth, tooDeep } from "./schema.js"
 import * as values from "./values.js"
 
+/** A request's query as the log records it: undefined when there is none, cut like the path. */
+const recordedQuery = (query: string | undefined): string | undefined =>
+  query === undefined || query === "" ? undefined : query.length > 65_536 ? `${query.slice(0, 65_536)}…` : query
+
 /** What a transport hands the simulator. */
 export interface SimRequest {
   readonly method: string
@@ -607,7 +611,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     let totalCost = 0
     const remember = (record: Sim.RecordedRequest, headerCost: number) => {
       if (limits.requestLogSize <= 0) return
-      const cost = 256 + record.path.length + limits.recordedBodyBytes + headerCost
+      const cost = 256 + record.path.length + (record.query?.length ?? 0) + limits.recordedBodyBytes + headerCost
       recorded.push(record)
       costs.push(cost)
       totalCost += cost
@@ -947,6 +951,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           method: request.method.slice(0, 32),
           // as long as the largest request line served (64 KiB), so an HTTP path is never cut
           path: request.path.length > 65_536 ? `${request.path.slice(0, 65_536)}…` : request.path,
+          query: recordedQuery(request.query),
           route: name,
           headers: logged.headers,
           body: undefined,
