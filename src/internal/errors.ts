@@ -116,13 +116,24 @@ const causeMessage = (cause: unknown): string => {
       ? ""
       : "code" in inner
       ? ` (${String(inner.code)})`
-      : inner.message === "" || inner.message === cause.message
+      : errorText(inner) === "" || inner.message === cause.message
       ? ""
-      : `: ${inner.message}`
-    return `${cause.message}${code}`
+      : `: ${errorText(inner)}`
+    return `${errorText(cause)}${code}`
   }
   return String(cause)
 }
+
+/**
+ * An error's message, or its tag when it has none (a request body's `Stream` that failed with the
+ * caller's `Data.TaggedError`, whose message is empty): never an empty text.
+ */
+const errorText = (error: Error): string =>
+  error.message !== ""
+    ? error.message
+    : "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : error.name
 
 /** @internal */
 export const decodeError = (
