@@ -4,14 +4,17 @@
  * An idempotent operation (a read, a flag that is set rather than toggled, a delete) is retried
  * after any transient failure. One that is not (creating something, running an action) is retried
  * only when its request provably never reached the server, or the server answered 429; wrap a
- * call in {@link retryNonIdempotent} to retry it like an idempotent one.
+ * call in {@link retryNonIdempotent} to retry it like an idempotent one, and in {@link withPolicy}
+ * (or {@link noRetries}) to retry it by its own schedule.
  *
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
@@ -120,3 +123,72 @@ export const currentRetryNonIdempotent: FiberRef.FiberRef<boolean> = globalValue
  */
 export const retryNonIdempotent = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(self, currentRetryNonIdempotent, true)
+
+/**
+ * The retry schedule of the calls of the current fiber, in place of the configured one
+ * (`KernelConfig`'s `retrySchedule`, else `maxRetries`): set by {@link withPolicy}. Default: none.
+ *
+ * @since 0.2.0
+ * @category FiberRefs
+ */
+export const currentPolicy: FiberRef.FiberRef<Option.Option<Schedule.Schedule<unknown, KernelError>>> = globalValue(
+  "effect-kernel/KernelRetry/currentPolicy",
+  () => FiberRef.unsafeMake<Option.Option<Schedule.Schedule<unknown, KernelError>>>(Option.none())
+)
+
+/**
+ * Retries the calls within `self` by `schedule` instead of the configured policy: one call with more
+ * (or fewer) retries than the rest of the program, without a second `KernelConfig`. The schedule is
+ * given each transient failure, as `KernelConfig`'s `retrySchedule` is. Which failures are retried
+ * does not change: a call that is not idempotent is still retried only when its request never reached
+ * the server or the server answered 429 (see {@link retryNonIdempotent}), and a call whose body is a
+ * one-shot `Stream` is never retried.
+ *
+ * @since 0.2.0
+ * @category Combinators
+ * @example
+ * ```ts
+ * import { Effect, Schedule } from "effect"
+ * import { KernelRetry } from "effect-kernel"
+ *
+ * // a call (here a stand-in)
+ * const retrieve = Effect.succeed("browser")
+ *
+ * // up to 5 retries, a second apart, for this call only
+ * const patient = retrieve.pipe(
+ *   KernelRetry.withPolicy(Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(5))))
+ * )
+ * // or KernelRetry's own policy with other options
+ * const lenient = retrieve.pipe(KernelRetry.withPolicy(KernelRetry.policy({ maxRetries: 5, maxRetryAfter: "30 seconds" })))
+ * ```
+ */
+export const withPolicy: {
+  (
+    schedule: Schedule.Schedule<unknown, KernelError>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<unknown, KernelError>): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<unknown, KernelError>): Effect.Effect<A, E, R> =>
+    Effect.locally(self, currentPolicy, Option.some(schedule))
+)
+
+/**
+ * The calls within `self` are not retried: each one's first failure is its failure (`withPolicy`
+ * with `Schedule.stop`). For a caller that retries by its own rules, or must answer fast.
+ *
+ * @since 0.2.0
+ * @category Combinators
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KernelRetry } from "effect-kernel"
+ *
+ * // a call (here a stand-in)
+ * const retrieve = Effect.succeed("browser")
+ *
+ * const once = retrieve.pipe(KernelRetry.noRetries)
+ * ```
+ */
+export const noRetries = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, currentPolicy, Option.some(Schedule.stop))

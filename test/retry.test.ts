@@ -1,7 +1,7 @@
 import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Random, Schedule, Stream, TestClock } from "effect"
-import { Computer, Filesystem, KernelError, KernelRetry } from "effect-kernel"
+import { Computer, Filesystem, Kernel, KernelError, KernelRetry } from "effect-kernel"
 import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
 
 const position = () => json(200, { x: 1, y: 2 })
@@ -315,4 +315,47 @@ describe("retry policy", () => {
       expect(attempts).toBe(4)
       yield* Fiber.join(fiber)
     }))
+})
+
+describe("a call's own retry policy (KernelRetry.withPolicy, noRetries)", () => {
+  const unavailable = () => json(503, errorBody("unavailable", "later"))
+  const limited = () => json(429, errorBody("rate_limited", "slow down"))
+  const table = [
+    // idempotent: every transient failure, by the call's schedule
+    ["an idempotent call answered 503", unavailable, Computer.getMousePosition({ id: "b1" }), [2, 4, 1]],
+    // not idempotent: a 429 is safe to repeat, by the call's schedule; a 503 never is, whatever the schedule
+    ["a click answered 429", limited, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [2, 4, 1]],
+    ["a click answered 503", unavailable, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [1, 1, 1]],
+    // a one-shot Stream body is never sent twice, whatever the schedule
+    [
+      "a Stream upload answered 429",
+      limited,
+      Filesystem.writeFile({ id: "b1", path: "/x", contents: Stream.make(new Uint8Array([1])) }),
+      [1, 1, 1]
+    ]
+  ] as const satisfies ReadonlyArray<
+    readonly [string, () => Response, Effect.Effect<unknown, unknown, Kernel.Services>, ReadonlyArray<number>]
+  >
+  // the requests sent with the config's policy (maxRetries 1), within withPolicy(recurs(3)), within noRetries
+  for (const [name, answer, row, sent] of table) {
+    const call: Effect.Effect<unknown, unknown, Kernel.Services> = row
+    it.effect(name, () =>
+      Effect.gen(function*() {
+        const counts: Array<number> = []
+        const wraps: ReadonlyArray<<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>> = [
+          (self) => self,
+          KernelRetry.withPolicy(Schedule.recurs(3)),
+          KernelRetry.noRetries
+        ]
+        for (const wrap of wraps) {
+          // no delay between attempts: the config's policy waits for nothing either (Retry-After 0)
+          const mock = mockLayer(answer, { maxRetries: 1, retrySchedule: undefined })
+          const fiber = yield* Effect.fork(Effect.exit(Effect.provide(wrap(call), mock.layer)))
+          yield* TestClock.adjust("1 minute")
+          yield* Fiber.join(fiber)
+          counts.push(mock.requests.length)
+        }
+        expect(counts).toEqual([...sent])
+      }))
+  }
 })

@@ -28,7 +28,7 @@ import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import { describe, redactAll, transportError } from "./errors.js"
 import * as Log from "./log.js"
 import * as PerCall from "./perCall.js"
-import { policyFor, retry } from "./retryPolicy.js"
+import { retry, scheduleOf } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
@@ -382,7 +382,7 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
         retry(
           attempt(1, millis, tracing),
           () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
-          { idempotent: op.idempotent, schedule: () => policyFor(config), onTransient }
+          { idempotent: op.idempotent, schedule: (override) => scheduleOf(config, override), onTransient }
         ),
         withoutKey(config, op.secrets)
       )

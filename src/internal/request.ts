@@ -4,14 +4,13 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import type * as KernelConfig from "../KernelConfig.js"
 import type * as KernelError from "../KernelError.js"
 import { type Direct, directOf } from "./authenticate.js"
 import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
 import { acceptEncoding, discardPrefetch, jsonPrefetch } from "./responseBody.js"
+import { noRetry } from "./retryPolicy.js"
 import * as Secrets from "./secrets.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
 import type * as Transport from "./transport.js"
@@ -55,11 +54,6 @@ const withContent = (
  */
 const forContent = (config: KernelConfig.Service, content: Operations.Content | undefined): KernelConfig.Service =>
   content?._tag === "Stream" && content.oneShot ? noRetry(config) : config
-
-const noRetry = (config: KernelConfig.Service): KernelConfig.Service => ({
-  ...config,
-  retrySchedule: Option.some(Schedule.stop)
-})
 
 /**
  * An operation's call, derived from its definition: the input checked and turned into the request

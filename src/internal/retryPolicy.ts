@@ -25,19 +25,24 @@ export const retry = <A, E extends KernelError.KernelError, R>(
   again: () => Effect.Effect<A, E, R>,
   options: {
     readonly idempotent: boolean
-    readonly schedule: () => Schedule.Schedule<unknown, KernelError.KernelError>
+    readonly schedule: (
+      override: Option.Option<Schedule.Schedule<unknown, KernelError.KernelError>>
+    ) => Schedule.Schedule<unknown, KernelError.KernelError>
     readonly onTransient: (error: E) => Effect.Effect<void>
   }
 ): Effect.Effect<A, E, R> =>
   Effect.catchIf(first, KernelError.isTransient, (error) =>
     Effect.zipRight(
       options.onTransient(error),
-      options.idempotent
-        ? retryFrom(again(), options.schedule(), KernelError.isTransient, error)
-        : Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
-          const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
-          return retryable(error) ? retryFrom(again(), options.schedule(), retryable, error) : Effect.fail(error)
-        })
+      Effect.flatMap(FiberRef.get(KernelRetry.currentPolicy), (override) => {
+        const schedule = () => options.schedule(override)
+        return options.idempotent
+          ? retryFrom(again(), schedule(), KernelError.isTransient, error)
+          : Effect.flatMap(FiberRef.get(KernelRetry.currentRetryNonIdempotent), (optIn) => {
+            const retryable = optIn ? KernelError.isTransient : isSafeToRepeat
+            return retryable(error) ? retryFrom(again(), schedule(), retryable, error) : Effect.fail(error)
+          })
+      })
     ))
 
 const retryFrom = <A, E extends KernelError.KernelError, R>(
@@ -119,6 +124,33 @@ const connectFailure = (error: unknown, depth: number): boolean => {
 }
 
 const policies = new WeakMap<KernelConfig.Service, Schedule.Schedule<unknown, KernelError.KernelError>>()
+
+/** The configurations of calls that must not be sent twice (a one-shot `Stream` body): no override. */
+const unrepeatable = new WeakSet<KernelConfig.Service>()
+
+/**
+ * The configuration of a call that must not be sent twice (its body a one-shot `Stream`): no retry,
+ * whatever `KernelRetry.withPolicy` says.
+ *
+ * @internal
+ */
+export const noRetry = (config: KernelConfig.Service): KernelConfig.Service => {
+  const once: KernelConfig.Service = { ...config, retrySchedule: Option.some(Schedule.stop) }
+  unrepeatable.add(once)
+  return once
+}
+
+/**
+ * The retry schedule of a call: the caller's (`KernelRetry.withPolicy`, `override`) unless the call
+ * must not be sent twice, else its configuration's ({@link policyFor}).
+ *
+ * @internal
+ */
+export const scheduleOf = (
+  config: KernelConfig.Service,
+  override: Option.Option<Schedule.Schedule<unknown, KernelError.KernelError>>
+): Schedule.Schedule<unknown, KernelError.KernelError> =>
+  Option.isSome(override) && !unrepeatable.has(config) ? override.value : policyFor(config)
 
 /**
  * The retry schedule of a configuration: its own, or `KernelRetry.policy` of its options (made
