@@ -1,8 +1,8 @@
 /**
  * The event streams of the API (`text/event-stream` answers): the body parsed by `sse.ts`, each
  * event's data parsed as JSON and decoded by the answer's schema, then:
- * - heartbeats (`sse_heartbeat` events; comment lines) are dropped: they only show the connection
- *   is alive (the idle time-out watches bytes, so they keep the stream open);
+ * - heartbeats (`sse_heartbeat` events, on every stream; comment lines) are dropped: they only show
+ *   the connection is alive (the idle time-out watches bytes, so they keep the stream open);
  * - an event whose type (its `event` / `type` field, found in the schema) the document does not
  *   know is a `KernelEvents.UnknownEvent`; an event that is not JSON, or a known type that does not
  *   fit its schema, is a `DecodeError` with a bounded excerpt;
@@ -280,7 +280,9 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         }
         const known = tagsNow()
         const tag = known === undefined ? undefined : tagAt(json, known.path)
-        if (tag === "sse_heartbeat") return undefined
+        // a heartbeat, on every stream: also where the document's union has none (the file system
+        // watch's events say their type in `type`, telemetry's in `event.type`), never a DecodeError
+        if (tag === "sse_heartbeat" || tagAt(json, ["event"]) === "sse_heartbeat") return undefined
         // decoding (and the text of its error) walks the data: an event nested deeper than the stack
         // (a recursive schema such as a call stack's `parent`) throws a RangeError, which must be the
         // stream's typed failure, not a defect

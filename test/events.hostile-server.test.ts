@@ -1,0 +1,115 @@
+/**
+ * The event streams against a hostile SSE server, on every transport (one loopback server for the
+ * file): what a server may send that the SDK must still answer with a value or a typed error.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Chunk, Effect, Exit, type Layer, Scope, Stream } from "effect"
+import {
+  AuthConnections,
+  Deployments,
+  FilesystemWatch,
+  Invocations,
+  type KernelError,
+  KernelEvents,
+  Logs,
+  Processes,
+  Telemetry
+} from "effect-kernel"
+import type * as Http from "node:http"
+import { afterAll, beforeAll } from "vitest"
+import { httpServer, loopbackLayer, type Served, waitUntil } from "./utils/loopback.js"
+import { transports } from "./utils/transports.js"
+
+type Script = (res: Http.ServerResponse, attempt: number) => void
+let script: Script = (res) => res.end()
+let attempts = 0
+const scope = Effect.runSync(Scope.make())
+let served: Served
+let port = 0
+beforeAll(async () => {
+  served = await Effect.runPromise(Scope.extend(
+    httpServer((_req, res) => {
+      res.on("error", () => {})
+      script(res, ++attempts)
+    }),
+    scope
+  ))
+  port = Number(new URL(served.url).port)
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const set = (next: Script) => {
+  script = next
+  attempts = 0
+}
+const sse = (res: Http.ServerResponse) => res.writeHead(200, { "content-type": "text/event-stream" })
+const frame = (data: unknown) => `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`
+const at = "2026-01-01T00:00:00Z"
+
+type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
+const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
+  Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer)))
+
+type Events = Stream.Stream<unknown, KernelError.KernelError>
+const open = (accessor: Effect.Effect<Events, KernelError.KernelError, Provided>) => accessor
+
+/** Each event stream: one event of it (a valid one, not terminal). */
+const streams: ReadonlyArray<
+  {
+    readonly name: string
+    readonly event: unknown
+    readonly open: () => Effect.Effect<Events, KernelError.KernelError, Provided>
+  }
+> = [
+  {
+    name: "Deployments.follow",
+    event: { event: "log", timestamp: at, message: "x" },
+    open: () => open(Deployments.follow({ id: "d1" }))
+  },
+  {
+    name: "Invocations.follow",
+    event: { event: "log", timestamp: at, message: "x" },
+    open: () => open(Invocations.follow({ id: "i1" }))
+  },
+  {
+    name: "AuthConnections.follow",
+    event: { event: "managed_auth_state", timestamp: at, flow_status: "IN_PROGRESS", flow_step: "DISCOVERING" },
+    open: () => open(AuthConnections.follow({ id: "a1" }))
+  },
+  {
+    name: "Logs.stream",
+    event: { event: "log", timestamp: at, message: "x" },
+    open: () => open(Logs.stream({ id: "b1", source: "path", path: "/x" }))
+  },
+  {
+    name: "FilesystemWatch.events",
+    event: { type: "CREATE", path: "/tmp/a" },
+    open: () => open(FilesystemWatch.events({ id: "b1", watchId: "w1" }))
+  },
+  {
+    name: "Processes.stdoutStream",
+    event: { stream: "stdout", data_b64: "aGk=" },
+    open: () => open(Processes.stdoutStream({ id: "b1", processId: "p1" }))
+  },
+  {
+    name: "Telemetry.stream",
+    event: { seq: 1, event: { type: "console_log", ts: 1, source: { kind: "cdp" }, category: "console" } },
+    open: () => open(Telemetry.stream({ id: "b1" }))
+  }
+]
+
+describe.each(transports)("event streams against a hostile server, over $name", (transport) => {
+  it.each(streams)("$name: an sse_heartbeat event never reaches the caller, nor fails the stream", async (stream) => {
+    set((res) => {
+      sse(res)
+      res.write(`event: sse_heartbeat\n${frame({ event: "sse_heartbeat", timestamp: at })}`)
+      res.write(frame({ event: "sse_heartbeat", timestamp: at }))
+      res.write(frame(stream.event))
+    })
+    const exit = await run(transport, Effect.flatMap(stream.open(), (s) => Stream.runCollect(Stream.take(s, 1))))
+    if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
+    expect(Chunk.toArray(exit.value)).toHaveLength(1)
+    expect(KernelEvents.isUnknownEvent(Chunk.unsafeHead(exit.value))).toBe(false)
+    expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
+  })
+})
