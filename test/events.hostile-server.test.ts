@@ -3,7 +3,7 @@
  * file): what a server may send that the SDK must still answer with a value or a typed error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, type Layer, Scope, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, type Layer, Option, Scope, Stream } from "effect"
 import {
   AuthConnections,
   Deployments,
@@ -49,6 +49,13 @@ const at = "2026-01-01T00:00:00Z"
 type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
   Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer)))
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error(`expected a failure, got ${JSON.stringify(exit.value)}`)
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) throw new Error(`expected a typed failure: ${Cause.pretty(exit.cause)}`)
+  return failure.value
+}
 
 type Events = Stream.Stream<unknown, KernelError.KernelError>
 const open = (accessor: Effect.Effect<Events, KernelError.KernelError, Provided>) => accessor
@@ -111,5 +118,34 @@ describe.each(transports)("event streams against a hostile server, over $name", 
     expect(Chunk.toArray(exit.value)).toHaveLength(1)
     expect(KernelEvents.isUnknownEvent(Chunk.unsafeHead(exit.value))).toBe(false)
     expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
+  })
+
+  const deep = (n: number) => "[".repeat(n) + "]".repeat(n)
+  const auth = (extra: string) =>
+    `{"event":"managed_auth_state","timestamp":"${at}","flow_status":"IN_PROGRESS","flow_step":"DISCOVERING",${extra}}`
+  it.each([
+    ["an array nested 200,000 deep where an array of objects goes", auth(`"discovered_fields":${deep(200_000)}`)],
+    [
+      "an object nested 100,000 deep where a string goes",
+      auth(`"website_error":${"{\"a\":".repeat(100_000)}1${"}".repeat(100_000)}`)
+    ],
+    [
+      "an error event with deep details",
+      `{"event":"error","timestamp":"${at}","error":{"code":"c","message":"m","details":${deep(200_000)}}}`
+    ]
+  ])("a stream whose events may carry secrets, %s: a DecodeError, never a defect", async (_, data) => {
+    set((res) => {
+      sse(res)
+      res.write(frame(auth(`"flow_type":"LOGIN"`)))
+      res.write(frame(data))
+    })
+    let seen = 0
+    const exit = await run(
+      transport,
+      Effect.flatMap(AuthConnections.follow({ id: "a1" }), (s) => Stream.runForEach(s, () => Effect.sync(() => seen++)))
+    )
+    const error = failureOf(exit)
+    expect(error).toMatchObject({ _tag: "DecodeError" })
+    expect(seen).toBe(1)
   })
 })

@@ -240,12 +240,17 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
    * `Redacted` replaced first (an event that does not decode may still carry a live-view URL's token);
    * data that is not JSON, of events that may carry secrets, is not shown.
    */
-  const excerpt = (data: string, json?: unknown): string =>
-    !Secrets.holdsSecrets(schema)
-      ? JSON.stringify(data.slice(0, 200))
-      : json === undefined
-      ? "<not shown: this stream's events may carry secrets>"
-      : JSON.stringify(JSON.stringify(Secrets.redactJson(schema.ast, json)).slice(0, 200))
+  const excerpt = (data: string, json?: unknown): string => {
+    if (!Secrets.holdsSecrets(schema)) return JSON.stringify(data.slice(0, 200))
+    if (json === undefined) return "<not shown: this stream's events may carry secrets>"
+    // the redacted copy is written out whole before it is cut: data nested deeper than the stack
+    // throws a RangeError there, which must not turn the stream's DecodeError into a defect
+    try {
+      return JSON.stringify(JSON.stringify(Secrets.redactJson(schema.ast, json)).slice(0, 200))
+    } catch {
+      return "<not shown: this stream's events may carry secrets, and this one is nested too deep to redact>"
+    }
+  }
   return <E>(
     request: HttpClientRequest.HttpClientRequest,
     status: number,
