@@ -118,7 +118,7 @@ export type Drop = TransportError | Timeout
 
 /**
  * The default resumption schedule of `Telemetry.stream`: 250 ms doubling, at most 5 s, between
- * attempts, 10 attempts in a row at most (started over by each event received).
+ * attempts, 10 attempts in a row at most (started over by each event received with a new `seq`).
  *
  * @since 0.2.0
  * @category Resumption
@@ -131,9 +131,10 @@ export const defaultResumeSchedule: Schedule.Schedule<unknown, Drop> = Schedule.
 /**
  * The schedule that resumes a dropped `Telemetry.stream` (opened again with `Last-Event-ID` set to
  * the last `seq` received): its input is the {@link Drop}; the stream fails with that error once it
- * is done; it starts over once an event came through. Read when the stream runs; default
- * {@link defaultResumeSchedule}. Provide another one around the stream (`Stream.provideService`),
- * around the program (`Effect.provideService`) or as a layer (`Layer.succeed`).
+ * is done; it starts over once an event with a new `seq` came through (an event without one is no
+ * progress). Read when the stream runs; default {@link defaultResumeSchedule}. Provide another one
+ * around the stream (`Stream.provideService`), around the program (`Effect.provideService`) or as a
+ * layer (`Layer.succeed`).
  *
  * @since 0.2.0
  * @category Resumption

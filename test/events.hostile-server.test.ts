@@ -3,7 +3,7 @@
  * file): what a server may send that the SDK must still answer with a value or a typed error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, type Layer, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, type Layer, Option, Schedule, Scope, Stream } from "effect"
 import {
   AuthConnections,
   Deployments,
@@ -147,5 +147,31 @@ describe.each(transports)("event streams against a hostile server, over $name", 
     const error = failureOf(exit)
     expect(error).toMatchObject({ _tag: "DecodeError" })
     expect(seen).toBe(1)
+  })
+
+  it("telemetry: a connection that brings no new seq is no progress, whatever else it brings (the schedule is not started over)", async () => {
+    set((res, attempt) => {
+      sse(res)
+      if (attempt === 1) res.write(frame(streams[6]!.event))
+      // an event without a seq, delivered on every connection, then a drop
+      res.write(frame({ seq: 0, event: { type: "future_kind" } }))
+      res.write(frame({ event: { type: "future_kind" } }))
+      setTimeout(() => res.socket?.destroy(), 5)
+    })
+    const exit = await run(
+      transport,
+      Effect.flatMap(Telemetry.stream({ id: "b1" }), (s) =>
+        s.pipe(
+          Stream.provideService(
+            KernelEvents.ResumeSchedule,
+            Schedule.spaced("5 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+          ),
+          Stream.take(50),
+          Stream.runCollect
+        ))
+    )
+    expect(failureOf(exit)).toMatchObject({ _tag: "TransportError" })
+    expect(attempts).toBe(4)
+    expect(await Effect.runPromise(waitUntil(() => served.open() === 0))).toBe(true)
   })
 })

@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -366,9 +367,9 @@ const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
  * again by the schedule (`KernelEvents.ResumeSchedule`, read when the stream runs) with
  * `Last-Event-ID` set to the last `seq` received. Events already received (a `seq` not past the
  * last one) are dropped; a `seq` that skips one, or one that goes back on the same connection, is a
- * `DecodeError` (a gap, or a count that restarted: never hidden). The
- * schedule starts over once an event came through; once it is done, the stream fails with the
- * drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
+ * `DecodeError` (a gap, or a count that restarted: never hidden). The schedule starts over once an
+ * event with a new seq came through (an event without one is no progress); once it is done, the
+ * stream fails with the drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
  *
  * @internal
  */
@@ -434,7 +435,26 @@ export const resumable = <E extends KernelError.KernelError>(
         return Stream.succeed(fatalMark)
       })
     )
-    return Download.unwrap(Effect.map(KernelEvents.ResumeSchedule, (schedule) => Stream.retry(connection, schedule)))
+    // the schedule's retries: it starts over after a connection that brought an event with a new seq
+    // (not `Stream.retry`'s any value: an event without a seq, sent again on every connection, would
+    // make a connection that drops each time it opens a loop without end)
+    const resumed = (
+      driver: Schedule.ScheduleDriver<unknown, KernelEvents.Drop>
+    ): Stream.Stream<unknown, E | KernelError.DecodeError> =>
+      Stream.suspend(() => {
+        const before = last
+        return Stream.catchAll(connection, (drop) =>
+          !isDrop(drop) ? Stream.fail(drop) : Download.unwrap(
+            Effect.zipRight(
+              last === before ? Effect.void : driver.reset,
+              Effect.match(driver.next(drop), {
+                onFailure: () => Stream.fail(drop),
+                onSuccess: () => resumed(driver)
+              })
+            )
+          ))
+      })
+    return Download.unwrap(Effect.map(Effect.flatMap(KernelEvents.ResumeSchedule, Schedule.driver), resumed))
       .pipe(
         mapChunksThenFail((chunk): readonly [Array<unknown>, E | KernelError.DecodeError | undefined] => {
           const out: Array<unknown> = []
