@@ -149,6 +149,35 @@ describe.each(transports)("event streams against a hostile server, over $name", 
     expect(seen).toBe(1)
   })
 
+  it.each([
+    ["with its last bytes", { event: "exit", exit_code: 2, stream: "stderr", data_b64: "Ynll" }, [
+      "stderr:bye",
+      "exit:2"
+    ]],
+    ["without bytes", { event: "exit", exit_code: 0 }, ["exit:0"]],
+    ["with empty bytes", { event: "exit", exit_code: 0, stream: "stdout", data_b64: "" }, ["exit:0"]]
+  ])("a process's exit event %s: its bytes are told before the exit, never dropped", async (_, exitEvent, told) => {
+    set((res) => {
+      sse(res)
+      res.write(frame({ stream: "stdout", data_b64: "aGk=" }))
+      res.write(frame(exitEvent))
+    })
+    const exit = await run(
+      transport,
+      Effect.flatMap(Processes.stdoutStream({ id: "b1", processId: "p1" }), Stream.runCollect)
+    )
+    if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
+    expect(
+      Chunk.toArray(exit.value).map((event) =>
+        KernelEvents.isUnknownEvent(event)
+          ? "unknown"
+          : event._tag === "Exit"
+          ? `exit:${event.exitCode}`
+          : `${event.stream}:${new TextDecoder().decode(event.data)}`
+      )
+    ).toEqual(["stdout:hi", ...told])
+  })
+
   it("telemetry: a connection that brings no new seq is no progress, whatever else it brings (the schedule is not started over)", async () => {
     set((res, attempt) => {
       sse(res)

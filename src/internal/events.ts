@@ -40,7 +40,7 @@ export interface Policy {
   readonly terminal?: ((event: unknown) => boolean) | undefined
   /** Whether a body ending (without a terminal event) is the normal end for these params. */
   readonly endIsNormal?: ((params: unknown) => boolean) | undefined
-  /** A mapping of each decoded event. */
+  /** A mapping of each decoded event (to several values: {@link Several}). */
   readonly map?: ((event: unknown) => Either.Either<unknown, string>) | undefined
   /** Telemetry: the events carry a `seq`; a dropped connection is resumed with `Last-Event-ID`. */
   readonly resume?: boolean | undefined
@@ -61,19 +61,25 @@ const tagAt = (json: unknown, path: ReadonlyArray<string>): unknown => {
 
 const text = (value: unknown): string | undefined => typeof value === "string" ? value : undefined
 
-const processOutput = (event: unknown): Either.Either<KernelEvents.ProcessOutput, string> => {
-  if (tagAt(event, ["event"]) === "exit") {
-    const code = tagAt(event, ["exit_code"])
-    return Either.right({ _tag: "Exit", exitCode: typeof code === "number" ? code : undefined })
+/** What one event of the server is to the stream's reader when it is more than one value, in order. */
+class Several {
+  constructor(readonly values: ReadonlyArray<unknown>) {}
+}
+
+const processOutput = (event: unknown): Either.Either<KernelEvents.ProcessOutput | Several, string> => {
+  const data = text(tagAt(event, ["data_b64"]))
+  const decoded = Encoding.decodeBase64(data ?? "")
+  if (Either.isLeft(decoded)) return Either.left("data_b64 is not base64")
+  const output: KernelEvents.ProcessOutput = {
+    _tag: "Output",
+    stream: tagAt(event, ["stream"]) === "stderr" ? "stderr" : "stdout",
+    data: decoded.right
   }
-  const decoded = Encoding.decodeBase64(text(tagAt(event, ["data_b64"])) ?? "")
-  return Either.isLeft(decoded)
-    ? Either.left("data_b64 is not base64")
-    : Either.right({
-      _tag: "Output",
-      stream: tagAt(event, ["stream"]) === "stderr" ? "stderr" : "stdout",
-      data: decoded.right
-    })
+  if (tagAt(event, ["event"]) !== "exit") return Either.right(output)
+  const code = tagAt(event, ["exit_code"])
+  const exit: KernelEvents.ProcessOutput = { _tag: "Exit", exitCode: typeof code === "number" ? code : undefined }
+  // the last bytes may come with the exit (the document's event has both): told first, never dropped
+  return Either.right(data === undefined || data === "" ? exit : new Several([output, exit]))
 }
 
 const isIn = (set: ReadonlySet<string>, value: unknown) => typeof value === "string" && set.has(value)
@@ -324,10 +330,13 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
                 raw.length = 0
                 return [out, value]
               }
-              out.push(value)
-              if (policy.terminal !== undefined && !KernelEvents.isUnknownEvent(value) && policy.terminal(value)) {
+              // the last of several values is the one that may end the stream
+              const last = value instanceof Several ? value.values[value.values.length - 1] : value
+              if (value instanceof Several) out.push(...value.values)
+              else out.push(value)
+              if (policy.terminal !== undefined && !KernelEvents.isUnknownEvent(last) && policy.terminal(last)) {
                 ended = true
-                terminal = value
+                terminal = last
                 break
               }
             }
