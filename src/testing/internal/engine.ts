@@ -107,6 +107,8 @@ export interface BrowserState {
   readonly events: live.Hub<BrowserEvent>
   /** The `seq` of its last telemetry event. */
   telemetrySeq: number
+  /** The bytes of output its processes keep (their backlogs), counted in the simulator's byte budget. */
+  readonly output: { bytes: number }
   /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
   readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
 }
@@ -192,6 +194,7 @@ export const newBrowserState = (
   processes: new Map(),
   events: live.make(),
   telemetrySeq: 0,
+  output: { bytes: 0 },
   watches: new Map()
 })
 
@@ -401,12 +404,12 @@ export const deploymentsOf = (store: Store, app: string): ReadonlyArray<Resource
 }
 
 /**
- * The bytes an organization's world holds as contents: its browsers' files and the bytes its resources
- * keep (uploaded extensions, saved profiles...).
+ * The bytes an organization's world holds as contents: its browsers' files, the output their processes
+ * keep, and the bytes its resources keep (uploaded extensions, saved profiles...).
  */
 export const storedBytes = (store: Store, browsers: Iterable<BrowserState>): number => {
   let total = 0
-  for (const browser of browsers) total += browser.fs.bytes
+  for (const browser of browsers) total += browser.fs.bytes + browser.output.bytes
   for (const collection of store.byteCollections) {
     for (const resource of store.collections.get(collection)?.values() ?? []) {
       const bytes = resource.fields["__bytes"]

@@ -30,6 +30,10 @@ export interface Hub<A> {
   readonly backlog: Array<A>
   readonly subscribers: Set<Subscriber<A>>
   ended: boolean
+  /** The bytes its backlog keeps, when it is weighed (a process's output: counted in the byte budget). */
+  bytes: number
+  /** How an event is weighed, and the tally (shared by a browser's processes) its backlog's bytes go into. */
+  readonly weigh?: { readonly of: (value: A) => number; readonly tally: { bytes: number } } | undefined
 }
 
 /** How many past events a hub keeps for a stream that starts late. */
@@ -60,7 +64,25 @@ const join = <A>(hub: Hub<A>, subscriber: Subscriber<A>): void => {
 /** How often an open stream says it is alive when nothing happens. */
 export const keepAliveInterval: Duration.Duration = Duration.seconds(15)
 
-export const make = <A>(): Hub<A> => ({ published: 0, backlog: [], subscribers: new Set(), ended: false })
+export const make = <A>(weigh?: Hub<A>["weigh"]): Hub<A> => ({
+  published: 0,
+  backlog: [],
+  subscribers: new Set(),
+  ended: false,
+  bytes: 0,
+  weigh
+})
+
+/** What publishing `value` would free of a weighed hub's bytes: the event its full backlog drops. */
+export const freedBy = <A>(hub: Hub<A>): number =>
+  hub.weigh !== undefined && hub.backlog.length >= backlogLimit ? hub.weigh.of(hub.backlog[0]!) : 0
+
+/** A weighed hub's source is gone for good: its bytes leave its tally. */
+export const release = <A>(hub: Hub<A>): void => {
+  if (hub.weigh !== undefined) hub.weigh.tally.bytes -= hub.bytes
+  hub.bytes = 0
+  hub.backlog.length = 0
+}
 
 /**
  * Tells every subscriber; kept in the (bounded) backlog. A subscriber already `subscriberBuffer`
@@ -71,7 +93,22 @@ export const publish = <A>(hub: Hub<A>, value: A): void => {
   if (hub.ended) return
   hub.published++
   hub.backlog.push(value)
-  if (hub.backlog.length > backlogLimit) hub.backlog.splice(0, hub.backlog.length - backlogLimit)
+  const weigh = hub.weigh
+  if (weigh !== undefined) {
+    const added = weigh.of(value)
+    hub.bytes += added
+    weigh.tally.bytes += added
+  }
+  if (hub.backlog.length > backlogLimit) {
+    const dropped = hub.backlog.splice(0, hub.backlog.length - backlogLimit)
+    if (weigh !== undefined) {
+      for (const old of dropped) {
+        const freed = weigh.of(old)
+        hub.bytes -= freed
+        weigh.tally.bytes -= freed
+      }
+    }
+  }
   for (const subscriber of hub.subscribers) {
     if (subscriber.held() >= subscriberBuffer) {
       hub.subscribers.delete(subscriber)

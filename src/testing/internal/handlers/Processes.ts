@@ -10,7 +10,53 @@ import * as Stream from "effect/Stream"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
-import { b64, baseName, error, liveReply, normalize, ok, onBrowser, parentOf, strings, wholeReply } from "./shared.js"
+import {
+  baseName,
+  error,
+  liveReply,
+  normalize,
+  ok,
+  onBrowser,
+  overBudget,
+  parentOf,
+  strings,
+  wholeReply
+} from "./shared.js"
+
+/**
+ * The most bytes of a command's stdout (and of its stderr) the simulator makes: the rest is cut, so
+ * that a `cat` of a large file named many times cannot make a gigabyte answer.
+ */
+export const outputLimit = 16 * 1024 * 1024
+
+const encoder = new TextEncoder()
+
+/** Bytes, cut after {@link outputLimit}. */
+class Output {
+  private readonly parts: Array<Uint8Array> = []
+  private length = 0
+  add(piece: Uint8Array | string): void {
+    const room = outputLimit - this.length
+    if (room <= 0) return
+    const bytes = typeof piece === "string" ? encoder.encode(piece) : piece
+    const kept = bytes.length > room ? bytes.subarray(0, room) : bytes
+    this.parts.push(kept)
+    this.length += kept.length
+  }
+  /** The bytes, a copy of none of the files they were read from. */
+  bytes(): Uint8Array {
+    return this.parts.length === 1 ? new Uint8Array(this.parts[0]!) : new Uint8Array(Buffer.concat(this.parts))
+  }
+}
+
+const outputOf = (text: string): Uint8Array => {
+  const out = new Output()
+  out.add(text)
+  return out.bytes()
+}
+
+/** What a process's output weighs in the byte budget: its bytes. */
+const weigh = (piece: engine.ProcessOutput): number => piece._tag === "Data" ? piece.bytes.length : 0
 
 /**
  * The deterministic output of a command run in the directory `cwd`: `echo [-n]`, `cat <file of the
@@ -22,7 +68,21 @@ const run = (
   command: string,
   args: ReadonlyArray<string>,
   cwd: string
-): { out: string; err: string; code: number; millis?: number } => {
+): { out: Uint8Array; err: Uint8Array; code: number; millis?: number } => {
+  const result = command_(browser, command, args, cwd)
+  return {
+    ...result,
+    out: typeof result.out === "string" ? outputOf(result.out) : result.out,
+    err: outputOf(result.err)
+  }
+}
+
+const command_ = (
+  browser: Browser,
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string
+): { out: string | Uint8Array; err: string; code: number; millis?: number } => {
   const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
   const [program, ...rest] = words
   const at = (path: string) => normalize(path.startsWith("/") ? path : `${cwd}/${path}`)
@@ -45,16 +105,17 @@ const run = (
         : { out: "", err: `sleep: invalid time interval '${rest.join(" ")}'\n`, code: 1 }
     }
     case "cat": {
-      // as cat(1): each file in turn, a message for each that cannot be read, exit 1 when one could not
-      let out = ""
+      // as cat(1): each file in turn, byte for byte, a message for each that cannot be read, exit 1
+      // when one could not; the output is cut after `outputLimit`
+      const out = new Output()
       let err = ""
       for (const file of rest) {
         const node = browser.fs.get(at(file))
         if (node === undefined) err += `cat: ${file}: No such file or directory\n`
         else if (node.dir) err += `cat: ${file}: Is a directory\n`
-        else out += new TextDecoder().decode(node.bytes)
+        else out.add(node.bytes)
       }
-      return { out, err, code: err === "" ? 0 : 1 }
+      return { out: out.bytes(), err, code: err === "" ? 0 : 1 }
     }
     case "ls": {
       const arg = rest.find((a) => !a.startsWith("-")) ?? cwd
@@ -94,12 +155,12 @@ export const handlers: Handlers = {
     const result = run(browser, String(body["command"] ?? ""), strings(body["args"]), cwd)
     return ok(op, {
       exit_code: result.code,
-      stdout_b64: b64(result.out),
-      stderr_b64: b64(result.err),
+      stdout_b64: Buffer.from(result.out).toString("base64"),
+      stderr_b64: Buffer.from(result.err).toString("base64"),
       duration_ms: result.millis ?? 1
     })
   }),
-  spawnProcess: onBrowser(({ body, call, op, stamp, store }, browser) => {
+  spawnProcess: onBrowser(({ body, call, op, org, stamp, store }, browser) => {
     const command = String(body["command"] ?? "")
     const args = strings(body["args"])
     // `cat` with no file runs until killed, echoing its stdin; `sleep N` runs N seconds of the
@@ -111,6 +172,9 @@ export const handlers: Handlers = {
     const cwd = workingDirectory(browser, body)
     if (typeof cwd !== "string") return cwd
     const result = run(browser, command, args, cwd)
+    // the output it keeps is held to the byte budget, as files are
+    const tooMuch = overBudget(org, result.out.length + result.err.length)
+    if (tooMuch !== undefined) return tooMuch
     // the document's process ids are UUIDs
     store.counter++
     const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
@@ -121,15 +185,14 @@ export const handlers: Handlers = {
       exitCode: interactive ? null : result.code,
       echoesStdin: interactive && !sleeps,
       endsAt: sleeps ? call.now + seconds * 1000 : undefined,
-      output: live.make()
+      output: live.make({ of: weigh, tally: browser.output })
     }
     if (!interactive) {
-      const encoder = new TextEncoder()
-      if (result.out !== "") {
-        live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: encoder.encode(result.out) })
+      if (result.out.length > 0) {
+        live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: result.out })
       }
-      if (result.err !== "") {
-        live.publish(process.output, { _tag: "Data", stream: "stderr", bytes: encoder.encode(result.err) })
+      if (result.err.length > 0) {
+        live.publish(process.output, { _tag: "Data", stream: "stderr", bytes: result.err })
       }
       exit(process, result.code)
     }
@@ -141,7 +204,10 @@ export const handlers: Handlers = {
       fields: { id }
     }, (evicted) => {
       const gone = browser.processes.get(evicted)
-      if (gone !== undefined) live.end(gone.output)
+      if (gone !== undefined) {
+        live.end(gone.output)
+        live.release(gone.output)
+      }
       browser.processes.delete(evicted)
     })
     return ok(op, { process_id: id, pid: process.pid, started_at: stamp })
@@ -156,7 +222,7 @@ export const handlers: Handlers = {
     if (process.state === "running") exit(process, body["signal"] === "KILL" ? 137 : 143)
     return { ok: true }
   }),
-  writeProcessStdin: onBrowser(({ body, call, op }, browser) => {
+  writeProcessStdin: onBrowser(({ body, call, op, org }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
     settle(process, call.now)
@@ -166,6 +232,8 @@ export const handlers: Handlers = {
     }
     const bytes = Buffer.from(text, "base64")
     if (process.echoesStdin && process.state === "running" && bytes.length > 0) {
+      const tooMuch = overBudget(org, bytes.length, live.freedBy(process.output))
+      if (tooMuch !== undefined) return tooMuch
       live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: new Uint8Array(bytes) })
     }
     return ok(op, { written_bytes: bytes.length })

@@ -207,8 +207,6 @@ export const parentOf = (path: string): string =>
   path === "/" ? "/" : normalize(path.slice(0, path.lastIndexOf("/")) || "/")
 export const baseName = (path: string): string => path === "/" ? "/" : path.slice(path.lastIndexOf("/") + 1)
 
-export const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64")
-
 /** The last resource put in a collection (the one a generic create just made). */
 export const lastOf = (store: Store, collection: string): engine.Resource | undefined => {
   const last = store.lastPut

@@ -1,0 +1,122 @@
+/**
+ * The simulator's control plane, faults and bounds, as a hostile reviewer drives them (one simulator
+ * per case, in memory: `KernelSimulator.make` and its handler).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+
+const token = "sk_review"
+const seed: KernelSimulator.Seed = { organizations: [{ id: "org_review", token, browsers: [{ id: "b1" }] }] }
+const mib = 1024 * 1024
+
+type Simulator = Effect.Effect.Success<ReturnType<typeof KernelSimulator.make>>
+
+/** One request to the simulator's handler: its status and its body as text. */
+const send = (
+  simulator: Simulator,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { readonly token?: string; readonly contentType?: string } = {}
+) => {
+  const bytes = body === undefined
+    ? new Uint8Array(0)
+    : body instanceof Uint8Array
+    ? body
+    : new TextEncoder().encode(JSON.stringify(body))
+  const [pathOnly, query] = path.split("?") as [string, string | undefined]
+  return Effect.map(
+    simulator.handle({
+      method,
+      path: pathOnly,
+      query: query ?? "",
+      headers: {
+        authorization: `Bearer ${options.token ?? token}`,
+        ...(body === undefined ? {} : { "content-type": options.contentType ?? "application/json" })
+      },
+      readBody: (limit) =>
+        Effect.succeed(bytes.length > limit ? { _tag: "TooLarge" as const } : { _tag: "Read" as const, bytes })
+    }),
+    (response) => ({
+      status: response.status,
+      text: response.body._tag === "Text" ? response.body.text : ""
+    })
+  )
+}
+
+const write = (simulator: Simulator, path: string, bytes: Uint8Array) =>
+  send(simulator, "PUT", `/browsers/b1/fs/write_file?path=${path}`, bytes, {
+    contentType: "application/octet-stream"
+  })
+
+describe("process output is bounded and counted in the byte budget", () => {
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly run: (simulator: Simulator) => Effect.Effect<void>
+  }> = [
+    {
+      name: "exec: a file named many times makes at most 16 MiB of stdout (it made 20 copies, 320 MiB)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          expect((yield* write(simulator, "/f", new Uint8Array(4 * mib).fill(97))).status).toBe(201)
+          const exec = yield* send(simulator, "POST", "/browsers/b1/process/exec", {
+            command: "cat",
+            args: Array.from({ length: 20 }, () => "/f")
+          })
+          expect(exec.status).toBe(200)
+          expect(Buffer.from(JSON.parse(exec.text).stdout_b64, "base64").length).toBe(16 * mib)
+        })
+    },
+    {
+      name: "exec: cat gives a file's bytes as they are (a binary file was decoded as UTF-8)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          expect((yield* write(simulator, "/b", new Uint8Array([0xff, 0xfe, 0x00, 0x80]))).status).toBe(201)
+          const exec = yield* send(simulator, "POST", "/browsers/b1/process/exec", { command: "cat", args: ["/b"] })
+          expect([...Buffer.from(JSON.parse(exec.text).stdout_b64, "base64")]).toEqual([0xff, 0xfe, 0x00, 0x80])
+        })
+    },
+    {
+      name: "spawn: the output a process keeps counts in maxStoredBytes (processes kept copies beyond it)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          // 3 MiB of file, then processes keeping a copy each: the fourth MiB of the 4 MiB budget is the last
+          expect((yield* write(simulator, "/f", new Uint8Array(3 * mib).fill(97))).status).toBe(201)
+          const spawn = () => send(simulator, "POST", "/browsers/b1/process/spawn", { command: "cat", args: ["/f"] })
+          const refused = yield* spawn()
+          expect(refused.status).toBe(400)
+          expect(refused.text).toContain("the simulator holds at most")
+          // a smaller output fits, then the budget is full
+          expect((yield* write(simulator, "/g", new Uint8Array(mib / 2).fill(98))).status).toBe(201)
+          const small = () => send(simulator, "POST", "/browsers/b1/process/spawn", { command: "cat", args: ["/g"] })
+          expect((yield* small()).status).toBe(200)
+          expect((yield* small()).status).toBe(400)
+          // deleting the browser frees what its processes kept
+          expect((yield* send(simulator, "DELETE", "/browsers/b1")).status).toBe(204)
+        })
+    },
+    {
+      name: "stdin echoed by a running cat counts too, and its backlog's dropped events free their bytes",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          const spawned = yield* send(simulator, "POST", "/browsers/b1/process/spawn", { command: "cat" })
+          const id = JSON.parse(spawned.text).process_id as string
+          const chunk = Buffer.alloc(30 * 1024, 1).toString("base64")
+          const stdin = () => send(simulator, "POST", `/browsers/b1/process/${id}/stdin`, { data_b64: chunk })
+          // 256 events of 30 KiB (7.5 MiB) do not fit 4 MiB: refused once full...
+          const statuses: Array<number> = []
+          for (let i = 0; i < 300; i++) statuses.push((yield* stdin()).status)
+          expect(statuses.slice(0, 100).every((s) => s === 200)).toBe(true)
+          expect(statuses).toContain(400)
+          // ...and killing it keeps its backlog (a late stream reads it), still counted
+          expect((yield* send(simulator, "POST", `/browsers/b1/process/${id}/kill`, { signal: "TERM" })).status)
+            .toBe(200)
+          expect((yield* write(simulator, "/h", new Uint8Array(mib))).status).toBe(400)
+        })
+    }
+  ]
+  for (const { name, run } of cases) {
+    it.effect(name, () => Effect.flatMap(KernelSimulator.make(seed, { maxStoredBytes: 4 * mib }), run))
+  }
+})
