@@ -3,7 +3,7 @@
  * per case, in memory: `KernelSimulator.make` and its handler).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 
 const token = "sk_review"
@@ -119,4 +119,67 @@ describe("process output is bounded and counted in the byte budget", () => {
   for (const { name, run } of cases) {
     it.effect(name, () => Effect.flatMap(KernelSimulator.make(seed, { maxStoredBytes: 4 * mib }), run))
   }
+})
+
+describe("a fault is served only to a caller the world knows when it is answered", () => {
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly run: (simulator: Simulator) => Effect.Effect<void>
+  }> = [
+    {
+      name: "an expired API key gets 401, not the injected fault (it got the fault's 503)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          const created = yield* send(simulator, "POST", "/org/api_keys", { name: "brief", days_to_expire: 1 })
+          const key = JSON.parse(created.text).key as string
+          expect((yield* send(simulator, "GET", "/browsers", undefined, { token: key })).status).toBe(200)
+          yield* TestClock.adjust("2 days")
+          yield* simulator.injectFault({ route: "listBrowsers", status: 503 })
+          expect((yield* send(simulator, "GET", "/browsers", undefined, { token: key })).status).toBe(401)
+          // the fault is still there for a caller who is known
+          expect((yield* send(simulator, "GET", "/browsers")).status).toBe(503)
+        })
+    },
+    {
+      name: "a key expiring during a fault's delay gets 401 (it was served as its organization)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          const created = yield* send(simulator, "POST", "/org/api_keys", { name: "brief", days_to_expire: 1 })
+          const key = JSON.parse(created.text).key as string
+          yield* simulator.injectFault({ route: "listBrowsers", delay: "2 days", times: 1 })
+          const fiber = yield* Effect.fork(send(simulator, "GET", "/browsers", undefined, { token: key }))
+          yield* TestClock.adjust("2 days")
+          expect((yield* Fiber.join(fiber)).status).toBe(401)
+        })
+    },
+    {
+      name:
+        "a request delayed across a reset to a world without its token is 401 (it created a browser in the old one)",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          yield* simulator.injectFault({ route: "createBrowser", delay: "1 second", times: 1 })
+          const fiber = yield* Effect.fork(send(simulator, "POST", "/browsers", {}))
+          yield* TestClock.adjust("10 millis")
+          yield* Effect.orDie(simulator.reset({ organizations: [{ id: "other", token: "sk_other" }] }))
+          yield* TestClock.adjust("1 second")
+          expect((yield* Fiber.join(fiber)).status).toBe(401)
+        })
+    },
+    {
+      name: "a request delayed across a reset to a world with its token is served by the new world",
+      run: (simulator) =>
+        Effect.gen(function*() {
+          yield* simulator.injectFault({ route: "createBrowser", delay: "1 second", times: 1 })
+          const fiber = yield* Effect.fork(send(simulator, "POST", "/browsers", {}))
+          yield* TestClock.adjust("10 millis")
+          yield* Effect.orDie(simulator.reset(seed))
+          yield* TestClock.adjust("1 second")
+          const created = yield* Fiber.join(fiber)
+          expect(created.status).toBe(200)
+          const id = JSON.parse(created.text).session_id as string
+          expect((yield* send(simulator, "GET", `/browsers/${id}`)).status).toBe(200)
+        })
+    }
+  ]
+  for (const { name, run } of cases) it.effect(name, () => Effect.flatMap(KernelSimulator.make(seed), run))
 })

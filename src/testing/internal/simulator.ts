@@ -824,23 +824,40 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       return undefined
     }
 
+    /**
+     * Who a token is at `now`: a seeded organization's, or a key created in the simulator (its
+     * organization's, its project's) that has not expired on the simulator's clock.
+     */
+    const callerOf = (
+      token: string | undefined,
+      now: number
+    ): { readonly org: Organization; readonly key: CreatedKey | undefined } | undefined => {
+      if (token === undefined) return undefined
+      const seeded = organizations.get(token)
+      if (seeded !== undefined) return { org: seeded, key: undefined }
+      const key = createdKey(token)
+      return key === undefined || (key.expiresAt !== undefined && now >= key.expiresAt)
+        ? undefined
+        : { org: key.org, key }
+    }
+
     const answer = (
       request: SimRequest,
       record: { body: string | undefined; bodyBytes?: number | undefined },
       segments: Option.Option<ReadonlyArray<string>>,
       which: Routed,
-      draw: number
+      draw: number,
+      arrived: number
     ): Effect.Effect<SimResponse> => {
       const token = bearerToken(request.headers["authorization"])
-      const seeded = token === undefined ? undefined : organizations.get(token)
-      const key = seeded === undefined && token !== undefined ? createdKey(token) : undefined
-      const org = seeded ?? key?.org
       const name = which?._tag === "Matched" && values.isName(which.operation.name) ? which.operation.name : undefined
-      // a fault is served (and spent) only after authentication: a caller with no token gets 401
-      const fault = org !== undefined && name !== undefined ? takeFault(name, draw) : undefined
+      // a fault is served (and spent) only after authentication: a caller with no token, or with an
+      // expired key, gets 401
+      const known = callerOf(token, arrived) !== undefined
+      const fault = known && name !== undefined ? takeFault(name, draw) : undefined
       const real: Effect.Effect<SimResponse> = Effect.suspend(() => {
         // nothing about routes is told before the caller is known
-        if (org === undefined) {
+        if (!known) {
           return Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
         }
         if (Option.isNone(segments)) {
@@ -914,9 +931,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             }
             record.bodyBytes = read.bytes.length
           }
-          // a project's API key is that project's caller; otherwise the header says
-          const project = key?.project ?? request.headers["x-kernel-project-id"]
           return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            // the caller as the world knows it now: one reset while the request waited (a fault's delay, a
+            // slow body) answers it, and an unknown token (or a key expired meanwhile) is 401, not a
+            // request served by the world that was discarded
+            const caller = callerOf(token, now)
+            if (caller === undefined) {
+              return Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
+            }
+            const org = caller.org
+            // a project's API key is that project's caller; otherwise the header says
+            const project = caller.key?.project ?? request.headers["x-kernel-project-id"]
             // the browsers idle for their `timeout_seconds` end; one a request addresses is active
             behaviours.expireIdle(org, now, segments.value[0] === "browsers" ? segments.value[1] : undefined)
             if (isLegacy(operation.name)) {
@@ -928,16 +953,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           })
         })
       })
-      // a created key past its expiry (on the simulator's clock) is refused as an unknown one
-      const expiresAt = key?.expiresAt
-      const authenticated = expiresAt === undefined ? real : Effect.flatMap(
-        Clock.currentTimeMillis,
-        (now) =>
-          now >= expiresAt
-            ? Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
-            : real
-      )
-      return fault === undefined || name === undefined ? authenticated : applyFault(fault, name, authenticated)
+      return fault === undefined || name === undefined ? real : applyFault(fault, name, real)
     }
 
     const handle = (request: SimRequest): Effect.Effect<SimResponse> =>
@@ -962,7 +978,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         return Effect.tap(
           // a request the simulator fails on (a bug of ours) is answered, as a 500: never left hanging
           Effect.catchAllDefect(
-            Effect.flatMap(Random.next, (draw) => answer(request, record, segments, which, draw)),
+            Effect.flatMap(
+              Random.next,
+              (draw) =>
+                Effect.flatMap(Clock.currentTimeMillis, (now) => answer(request, record, segments, which, draw, now))
+            ),
             () => Effect.succeed(errorResponse(500, "internal_error", "the simulator could not answer this request"))
           ),
           (response) =>
