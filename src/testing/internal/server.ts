@@ -223,6 +223,8 @@ export const send = (
     headers["content-length"] = String(Buffer.byteLength(sim.body.text))
   }
   if (noBody && sim.status !== 204 && sim.status !== 304) headers["content-length"] = "0"
+  // a 204 has no body, and says nothing of one (an injected 204 with a `body` sent `content-length: 3`)
+  if (sim.status === 204) delete headers["content-length"]
   if (unread) {
     headers["connection"] = "close"
     lingerAfter(request, response, lingerBytes)
@@ -253,6 +255,8 @@ export const send = (
     response.end(whole)
     return
   }
+  // the head goes out whatever comes of the body: a cut at 0 bytes is a head and no body, not nothing
+  if (cut !== undefined) response.flushHeaders()
   const iterator = limited(bodyChunks(sim), cut?.at)
   let closed = false
   response.once("close", () => {

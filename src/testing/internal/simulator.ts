@@ -380,12 +380,14 @@ const toResponse = (reply: engine.Reply): SimResponse => {
   }
 }
 
-/** Headers without the ones that frame the body (`content-length`, `transfer-encoding`), in any case. */
+/** Headers without the ones that frame the body (`content-length`, `transfer-encoding`), in any case; names in lower case. */
 const withoutFraming = (headers: Readonly<Record<string, string>>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase()
-    if (lower !== "content-length" && lower !== "transfer-encoding") out[name] = value
+    // by its lower-case name, as the simulator's own headers are: `Content-Type` replaces the answer's
+    // `content-type` rather than being sent beside it
+    if (lower !== "content-length" && lower !== "transfer-encoding") out[lower] = value
   }
   return out
 }
@@ -692,11 +694,14 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       }
       const status = fault.status
       const invalidHeaders = Object.entries(fault.headers ?? {}).some(([name, value]) => !isValidHeader(name, value))
-      const base: Effect.Effect<SimResponse> = status !== undefined && invalidHeaders
+      const base: Effect.Effect<SimResponse> = invalidHeaders
         ? Effect.succeed(errorResponse(500, "internal_error", "the injected headers are not valid HTTP"))
         : status !== undefined
         ? Effect.succeed(faultAnswer(fault, status, route))
-        : answer
+        : fault.headers === undefined
+        ? answer
+        // the real answer with the fault's headers (they were dropped without a `status`)
+        : Effect.map(answer, (real) => ({ ...real, headers: { ...real.headers, ...withoutFraming(fault.headers!) } }))
       return Effect.zipRight(
         delayed,
         Effect.map(base, (response) => ({

@@ -1,0 +1,107 @@
+/**
+ * Faults acted out over HTTP, as a hostile reviewer injects them through the control plane (one served
+ * simulator for the file).
+ */
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+import * as Net from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const token = KernelSimulator.defaultToken
+const scope = Effect.runSync(Scope.make())
+let served: KernelSimulator.Served
+let admin = ""
+
+beforeAll(async () => {
+  served = await Effect.runPromise(Scope.extend(KernelSimulator.serve({ port: 0 }), scope))
+  admin = Redacted.value(served.adminToken)
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+/** What comes back on one connection for one request, until the server closes or `ms` pass. */
+const exchange = (path: string, ms = 1500) =>
+  new Promise<string>((resolve) => {
+    const target = new URL(served.url)
+    const socket = Net.connect(Number(target.port), target.hostname)
+    let text = ""
+    const finish = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(text)
+    }
+    const timer = setTimeout(finish, ms)
+    socket.on("data", (d: Buffer) => (text += d.toString("latin1")))
+    socket.on("close", finish)
+    socket.on("error", finish)
+    socket.write(`GET ${path} HTTP/1.1\r\nhost: sim\r\nauthorization: Bearer ${token}\r\n\r\n`)
+  })
+
+const inject = async (fault: Record<string, unknown>) => {
+  const response = await fetch(`${served.url}/_simulator/faults`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+    body: JSON.stringify({ ...fault, times: 1 })
+  })
+  expect(response.status).toBe(201)
+}
+
+/** The head of an answer: its status and its headers, each name in lower case with its values. */
+const headOf = (text: string) => {
+  const [head = ""] = text.split("\r\n\r\n")
+  const [line = "", ...fields] = head.split("\r\n")
+  const headers = new Map<string, Array<string>>()
+  for (const field of fields) {
+    const at = field.indexOf(":")
+    const name = field.slice(0, at).toLowerCase()
+    headers.set(name, [...(headers.get(name) ?? []), field.slice(at + 1).trim()])
+  }
+  return { status: Number(line.split(" ")[1]), headers, body: text.slice(head.length + 4) }
+}
+
+describe("a body cut at 0 bytes sends the head (it sent nothing, unlike in memory)", () => {
+  for (const cut of ["truncateAt", "stallAt", "resetAt"]) {
+    it(`${cut}: 0`, async () => {
+      await inject({ route: "listBrowsers", [cut]: 0 })
+      const answer = headOf(await exchange("/browsers"))
+      expect(answer.status).toBe(200)
+      expect(Number(answer.headers.get("content-length")?.[0])).toBeGreaterThan(0)
+      expect(answer.body).toBe("")
+    })
+  }
+})
+
+describe("a fault's headers", () => {
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly fault: Record<string, unknown>
+    readonly check: (answer: ReturnType<typeof headOf>) => void
+  }> = [
+    {
+      name: "replace the answer's of the same name in another case (two content-types were sent)",
+      fault: { route: "listBrowsers", status: 503, headers: { "Content-Type": "text/plain" } },
+      check: (answer) => expect(answer.headers.get("content-type")).toEqual(["text/plain"])
+    },
+    {
+      name: "are added to the real answer when no status is injected (they were dropped)",
+      fault: { route: "listBrowsers", headers: { "X-Extra": "1" } },
+      check: (answer) => {
+        expect(answer.status).toBe(200)
+        expect(answer.headers.get("x-extra")).toEqual(["1"])
+      }
+    },
+    {
+      name: "an injected 204 with a body says no content-length (it said the body's length)",
+      fault: { route: "listBrowsers", status: 204, body: "abc" },
+      check: (answer) => {
+        expect(answer.status).toBe(204)
+        expect(answer.headers.has("content-length")).toBe(false)
+      }
+    }
+  ]
+  for (const { check, fault, name } of cases) {
+    it(name, async () => {
+      await inject(fault)
+      check(headOf(await exchange("/browsers")))
+    })
+  }
+})
