@@ -1,5 +1,5 @@
 /**
- * The simulator's control plane, faults and bounds, as a hostile reviewer drives them (one simulator
+ * The simulator's control plane, faults and bounds, as a hostile client drives them (one simulator
  * per case, in memory: `KernelSimulator.make` and its handler).
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Faults acted out over HTTP, as a hostile reviewer injects them through the control plane (one served
+ * Faults acted out over HTTP, as a hostile client injects them through the control plane (one served
  * simulator for the file).
  */
 import { Effect, Exit, Redacted, Scope } from "effect"
