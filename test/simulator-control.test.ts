@@ -3,7 +3,7 @@
  * per case, in memory: `KernelSimulator.make` and its handler).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
+import { Effect, Either, Fiber, Schema, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 
 const token = "sk_review"
@@ -182,4 +182,36 @@ describe("a fault is served only to a caller the world knows when it is answered
     }
   ]
   for (const { name, run } of cases) it.effect(name, () => Effect.flatMap(KernelSimulator.make(seed), run))
+})
+
+describe("durations of faults and seeds", () => {
+  const decodeFault = Schema.decodeUnknownEither(KernelSimulator.FaultSchema)
+  const decodeSeed = Schema.decodeUnknownEither(KernelSimulator.SeedSchema)
+  const replayAfter = (readyAfter: unknown) => ({
+    organizations: [{ id: "o", token: "sk_o", browsers: [{ id: "b1", replays: [{ id: "r1", readyAfter }] }] }]
+  })
+  it.each([-1, "-5 seconds", " -1 millis", [-5, 0], [0, -1]])("a negative duration (%j) is refused", (delay) => {
+    expect(Either.isLeft(decodeFault({ route: "createBrowser", delay }))).toBe(true)
+    expect(Either.isLeft(decodeSeed(replayAfter(delay)))).toBe(true)
+  })
+  it.each([0, 1500, "5 seconds", [1, 500]])("a duration of %j is taken", (delay) => {
+    expect(Either.isRight(decodeFault({ route: "createBrowser", delay }))).toBe(true)
+    expect(Either.isRight(decodeSeed(replayAfter(delay)))).toBe(true)
+  })
+})
+
+describe("injected faults are bounded", () => {
+  it.effect("at most 1000 at once: one more drops the oldest", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make(seed)
+      const position = () => send(simulator, "POST", "/browsers/b1/computer/get_mouse_position")
+      yield* simulator.injectFault({ route: "getMousePosition", status: 503 })
+      expect((yield* position()).status).toBe(503)
+      // 999 faults that are never served (probability 0): the first one is still there
+      for (let i = 0; i < 999; i++) yield* simulator.injectFault({ route: "clickMouse", status: 500, probability: 0 })
+      expect((yield* position()).status).toBe(503)
+      // the 1001st drops it
+      yield* simulator.injectFault({ route: "clickMouse", status: 500, probability: 0 })
+      expect((yield* position()).status).toBe(200)
+    }))
 })

@@ -26,7 +26,14 @@ export const Token = Schema.String.pipe(
 /** Anything `Duration.decode` accepts: a `Duration`, milliseconds, `"5 seconds"`... */
 export const DurationInput: Schema.Schema<Duration.DurationInput> = Schema.declare(
   (u: unknown): u is Duration.DurationInput =>
-    (typeof u === "number" ? u >= 0 : typeof u === "string" || Duration.isDuration(u) || Array.isArray(u)) &&
+    // never negative, however written (`"-5 seconds"` and `[-5, 0]` decode, to a time that has passed)
+    (typeof u === "number"
+      ? u >= 0
+      : typeof u === "string"
+      ? !u.trimStart().startsWith("-")
+      : Array.isArray(u)
+      ? u.every((part) => typeof part === "number" && part >= 0)
+      : Duration.isDuration(u)) &&
     Duration.decodeUnknown(u)._tag === "Some",
   { description: "a duration: milliseconds >= 0 or a string such as \"5 seconds\"" }
 )

@@ -589,6 +589,9 @@ const gatewayPage = (status: number): string => {
   return `<html>\r\n<head><title>${status} ${reason}</title></head>\r\n<body>\r\n<center><h1>${status} ${reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`
 }
 
+/** The most faults injected at once: one more drops the oldest (docs/testing.md). */
+const maxFaults = 1000
+
 /** The whole simulated service: state, faults, recording, and the request handler. */
 export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
   Effect.map(Clock.currentTimeMillis, (startedAt) => {
@@ -1002,6 +1005,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       clearRequests: Effect.sync(forget),
       injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {
+          // at most `maxFaults` at once, the oldest dropped: every request looks through them, and a
+          // fault that is never spent (a `probability` of 0, no `times`) would otherwise pile up
+          if (faults.length >= maxFaults) faults.shift()
           faults.push({ fault, remaining: fault.times ?? Infinity })
         }),
       clearFaults: Effect.sync(() => {
