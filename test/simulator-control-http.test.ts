@@ -2,7 +2,8 @@
  * Faults acted out over HTTP, as a hostile client injects them through the control plane (one served
  * simulator for the file).
  */
-import { Effect, Exit, Redacted, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Redacted, Scope, Stream } from "effect"
+import { Filesystem, FilesystemWatch, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -103,5 +104,65 @@ describe("a fault's headers", () => {
       await inject(fault)
       check(headOf(await exchange("/browsers")))
     })
+  }
+})
+
+describe("a fault's cut acts on a live event stream, in memory and over HTTP", () => {
+  // a watch's events: each directory made is an event (a frame of some 80 bytes)
+  const events = (inject: (fault: KernelSimulator.Fault) => Effect.Effect<void>, fault: KernelSimulator.Fault) =>
+    Effect.gen(function*() {
+      const { watch_id } = yield* FilesystemWatch.start({ id: "browser_1", path: "/", recursive: true })
+      yield* inject({ ...fault, times: 1 })
+      const stream = yield* FilesystemWatch.events({ id: "browser_1", watchId: watch_id ?? "" })
+      let received = 0
+      const fiber = yield* Effect.fork(Stream.runForEach(stream, () => Effect.sync(() => received++)))
+      // events for longer than the idle time-out: only a cut ends the stream while they come
+      for (let i = 0; i < 20 && fiber.unsafePoll() === null; i++) {
+        yield* Effect.sleep("50 millis")
+        yield* Filesystem.createDirectory({ id: "browser_1", path: `/cut-${i}-${Math.random()}` })
+      }
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      return { error, received }
+    })
+  const config = { idleTimeout: "500 millis", maxRetries: 0 } as const
+  const targets = [
+    {
+      name: "in memory",
+      run: (fault: KernelSimulator.Fault) =>
+        Effect.flatMap(KernelSimulator.KernelSimulator, (simulator) => events(simulator.injectFault, fault)).pipe(
+          Effect.provide(
+            Layer.provideMerge(Kernel.layer, KernelSimulator.layer(KernelSimulator.defaultSeed, { config }))
+          )
+        )
+    },
+    {
+      name: "over HTTP",
+      run: (fault: KernelSimulator.Fault) =>
+        events(served.injectFault, fault).pipe(
+          Effect.provide(
+            Kernel.layer.pipe(
+              Layer.provide(KernelConfig.layer({ ...config, apiKey: Redacted.make(token), baseUrl: served.url })),
+              Layer.provide(KernelTransport.layerUndici),
+              Layer.orDie
+            )
+          )
+        )
+    }
+  ]
+  const cuts: ReadonlyArray<readonly [KernelSimulator.Fault, string]> = [
+    [{ route: "streamFilesystemEvents", truncateAt: 100 }, "TransportError"],
+    [{ route: "streamFilesystemEvents", resetAt: 100 }, "TransportError"],
+    [{ route: "streamFilesystemEvents", truncateAt: 0 }, "TransportError"],
+    [{ route: "streamFilesystemEvents", stallAt: 100 }, "Timeout"]
+  ]
+  for (const target of targets) {
+    for (const [fault, tag] of cuts) {
+      it(`${target.name}: ${JSON.stringify(fault)} ends the stream with ${tag}`, async () => {
+        const { error, received } = await Effect.runPromise(target.run(fault))
+        expect(error).toMatchObject({ _tag: tag })
+        // cut within the second event: at most the first one came through
+        expect(received).toBeLessThanOrEqual(1)
+      }, 10_000)
+    }
   }
 })

@@ -548,6 +548,32 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
     onRight: Effect.succeed
   })
 
+/**
+ * A live stream's bytes within a fault's cut, as over HTTP: up to `truncateAt` / `resetAt` bytes then
+ * the connection's error, or up to `stallAt` then nothing more (until the request is aborted).
+ */
+const cutLive = (bytes: Stream.Stream<Uint8Array>, response: internal.SimResponse): Stream.Stream<Uint8Array, Error> => {
+  const ending = internal.bodyEnding(response.network)
+  if (ending === undefined) return bytes
+  const within = ending.at === 0 ? Stream.empty : Stream.suspend(() => {
+    let left = ending.at
+    return bytes.pipe(
+      Stream.map((chunk) => {
+        const part = chunk.length <= left ? chunk : chunk.subarray(0, left)
+        left -= part.length
+        return part
+      }),
+      Stream.takeUntil(() => left <= 0)
+    )
+  })
+  return Stream.concat(
+    within,
+    ending.kind === "stall"
+      ? Stream.never
+      : Stream.fail(new Error(ending.kind === "truncate" ? "other side closed" : "read ECONNRESET"))
+  )
+}
+
 const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Runtime.Runtime<never>): Response => {
   if (response.body._tag === "Live") {
     // run on the caller's runtime (its clock: the TestClock in tests); it stops when the reader
@@ -560,8 +586,9 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
     })
     return new Response(
       Stream.toReadableStreamRuntime(
-        Stream.encodeText(
-          Stream.interruptWhen(live.withKeepAlives(response.body.frames, response.body.keepAlive), aborted)
+        Stream.interruptWhen(
+          cutLive(Stream.encodeText(live.withKeepAlives(response.body.frames, response.body.keepAlive)), response),
+          aborted
         ),
         runtime
       ),

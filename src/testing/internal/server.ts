@@ -285,6 +285,51 @@ export const send = (
   pump()
 }
 
+/** The writes of a live stream, within a fault's cut (`truncateAt`, `stallAt`, `resetAt`). */
+interface CutWriter {
+  /** Acts out a cut at 0 bytes, once the head is out. */
+  readonly start: () => void
+  /** Writes the text, up to the cut: `false` once the cut is reached (or for backpressure). */
+  readonly write: (text: string) => boolean
+  /** The cut was reached: nothing more is sent. */
+  readonly over: boolean
+}
+
+const cutWriter = (
+  response: Http.ServerResponse,
+  cut: ReturnType<typeof internal.bodyEnding>
+): CutWriter => {
+  let left = cut?.at ?? Infinity
+  let over = false
+  const act = () => {
+    over = true
+    if (cut?.kind === "truncate") response.socket?.end()
+    else if (cut?.kind === "reset") response.socket?.resetAndDestroy()
+    // "stall": nothing more is sent; the connection stays open until the client or the server closes it
+  }
+  return {
+    start: () => {
+      if (left === 0) act()
+    },
+    write: (text) => {
+      if (over) return false
+      if (cut === undefined) return response.write(text)
+      const bytes = encoder.encode(text)
+      if (bytes.length < left) {
+        left -= bytes.length
+        return response.write(bytes)
+      }
+      response.write(bytes.subarray(0, left))
+      left = 0
+      act()
+      return false
+    },
+    get over() {
+      return over
+    }
+  }
+}
+
 /**
  * Writes an open-ended event stream as it comes, each frame after the last one drained; it ends
  * with its source, and stops (its subscription with it) when the client goes: the fiber running
@@ -299,34 +344,39 @@ const sendLive = (
   follow?: live.FollowFrames
 ): Effect.Effect<void> => {
   let written = 0
+  const writer = cutWriter(response, internal.bodyEnding(sim.network))
   return Effect.acquireUseRelease(
     Effect.sync(() => {
       response.writeHead(sim.status, sim.headers)
       response.flushHeaders()
       open.add(response)
       written = Date.now()
+      // a fault's cut at 0 bytes: the head, then at once the cut
+      writer.start()
       // while nothing happens, a keep-alive every 15 s, to the second (none while the client is not reading: the
       // stream is alive, and nothing is buffered up for it)
       const timer = setInterval(() => {
-        if (response.writableEnded || response.destroyed || response.writableNeedDrain) return
+        if (response.writableEnded || response.destroyed || response.writableNeedDrain || writer.over) return
         if (Date.now() - written < keepAliveMillis) return
         written = Date.now()
-        response.write(keepAlive(written))
+        writer.write(keepAlive(written))
       }, 1000)
       timer.unref()
       return timer
     }),
     () =>
       follow !== undefined
-        ? followed(response, follow, () => {
+        ? followed(response, follow, writer, () => {
           written = Date.now()
         })
         : Stream.runForEach(frames, (text) =>
           Effect.async<void>((resume) => {
             // ended by the server's shutdown, or the client gone
             if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
+            // past a fault's cut (a stall): nothing more is sent, until the client goes
+            if (writer.over) return
             written = Date.now()
-            if (response.write(text)) return resume(Effect.void)
+            if (writer.write(text)) return resume(Effect.void)
             const drained = () => resume(Effect.void)
             response.once("drain", drained)
             return Effect.sync(() => {
@@ -349,6 +399,7 @@ const sendLive = (
 const followed = (
   response: Http.ServerResponse,
   follow: live.FollowFrames,
+  writer: CutWriter,
   onWrite: () => void
 ): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
@@ -366,7 +417,7 @@ const followed = (
         return false
       }
       onWrite()
-      return response.write(frame)
+      return writer.write(frame)
     }, done)
     const onDrain = () => following.resume()
     response.on("drain", onDrain)
