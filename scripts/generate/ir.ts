@@ -388,25 +388,32 @@ const redact = (schema: Schema, at: string): Schema => {
 
 /** The names of the named schemas a schema refers to directly (`bases`: only its objects' bases). */
 export const references = (schema: Schema, into: Set<string> = new Set(), bases = false): Set<string> => {
-  switch (schema.kind) {
-    case "ref":
-      if (!bases) into.add(schema.name)
-      break
-    case "array":
-      references(schema.items, into, bases)
-      break
-    case "nullable":
-      references(schema.schema, into, bases)
-      break
-    case "union":
-      for (const member of schema.members) references(member, into, bases)
-      break
-    case "object":
-      for (const base of schema.bases ?? []) into.add(base)
-      for (const property of schema.properties) references(property.schema, into, bases)
-      if (schema.additional !== undefined) references(schema.additional, into, bases)
-  }
+  if (schema.kind === "ref" && !bases) into.add(schema.name)
+  if (schema.kind === "object") { for (const base of schema.bases ?? []) into.add(base) }
+  for (const child of children(schema)) references(child, into, bases)
   return into
+}
+
+/**
+ * The schemas a schema holds directly: an array's items, a nullable's schema, a union's members, an
+ * object's properties' schemas and its additional properties' (not the named schemas it refers to).
+ */
+export const children = (schema: Schema): ReadonlyArray<Schema> => {
+  switch (schema.kind) {
+    case "array":
+      return [schema.items]
+    case "nullable":
+      return [schema.schema]
+    case "union":
+      return schema.members
+    case "object":
+      return [
+        ...schema.properties.map((property) => property.schema),
+        ...(schema.additional === undefined ? [] : [schema.additional])
+      ]
+    default:
+      return []
+  }
 }
 
 const isPage = (response: OpenApi.Response): boolean =>

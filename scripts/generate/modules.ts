@@ -539,20 +539,8 @@ const areaUses = (api: Ir.Api, operations: ReadonlyArray<Ir.Operation>, name: st
       seen.add(schema.name)
       return visit(api.schemas.get(schema.name)!.schema)
     }
-    switch (schema.kind) {
-      case "array":
-        return visit(schema.items)
-      case "nullable":
-        return visit(schema.schema)
-      case "union":
-        return schema.members.some(visit)
-      case "object":
-        return (schema.bases ?? []).some((base) => visit({ kind: "ref", name: base })) ||
-          schema.properties.some((property) => visit(property.schema)) ||
-          (schema.additional !== undefined && visit(schema.additional))
-      default:
-        return false
-    }
+    return (schema.kind === "object" && (schema.bases ?? []).some((base) => visit({ kind: "ref", name: base }))) ||
+      Ir.children(schema).some(visit)
   }
   return operations.some((operation) =>
     operation.parameters.some((parameter) => visit(parameter.schema)) ||

@@ -3,7 +3,7 @@
  * an error body the SDK quotes (a status it does not expect a JSON error for, a proxy's page) has
  * the values of such fields taken out, whichever resource the server put there.
  */
-import type * as Ir from "./ir.js"
+import * as Ir from "./ir.js"
 import { header } from "./schemas.js"
 
 /** Whether a field of this schema is itself a secret: a `Redacted`, nullable or not, or a map of them. */
@@ -17,21 +17,10 @@ const isSecret = (schema: Ir.Schema): boolean =>
 export const secretFieldNames = (api: Ir.Api): ReadonlyArray<string> => {
   const names = new Set<string>()
   const visit = (schema: Ir.Schema): void => {
-    switch (schema.kind) {
-      case "object":
-        for (const property of schema.properties) {
-          if (isSecret(property.schema)) names.add(property.name)
-          visit(property.schema)
-        }
-        if (schema.additional !== undefined) visit(schema.additional)
-        return
-      case "array":
-        return visit(schema.items)
-      case "nullable":
-        return visit(schema.schema)
-      case "union":
-        return schema.members.forEach(visit)
+    if (schema.kind === "object") {
+      for (const property of schema.properties) if (isSecret(property.schema)) names.add(property.name)
     }
+    Ir.children(schema).forEach(visit)
   }
   for (const named of api.schemas.values()) visit(named.schema)
   for (const operation of api.operations) {
