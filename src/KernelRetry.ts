@@ -47,8 +47,13 @@ export const backoff = (attempt: number, jitter: number): Duration.Duration =>
 
 /**
  * The delay before retry number `attempt` after `error`: the server's `retry-after-ms` /
- * `Retry-After` (capped at `maxRetryAfter`) when it sent one, the jittered {@link backoff}
- * otherwise.
+ * `Retry-After` when it sent one, the jittered {@link backoff} otherwise.
+ *
+ * A server-requested wait is lengthened by up to 25 % according to `jitter` in `[0, 1)` (never
+ * shortened: the call does not come back before the server said), so that the many calls of a
+ * fan-out refused at once (a 429 storm, all with `Retry-After: 1`) do not all come back at the same
+ * instant and be refused again together. It stays within `maxRetryAfter`: a wait capped there is
+ * reduced by up to 25 % instead.
  *
  * @since 0.1.0
  * @category Delays
@@ -60,7 +65,11 @@ export const delayFor = (
   maxRetryAfter: Duration.DurationInput
 ): Duration.Duration => {
   const requested = "retryAfter" in error ? error.retryAfter : undefined
-  return requested !== undefined ? Duration.min(requested, maxRetryAfter) : backoff(attempt, jitter)
+  if (requested === undefined) return backoff(attempt, jitter)
+  const cap = Duration.toMillis(Duration.decode(maxRetryAfter))
+  const asked = Duration.toMillis(requested)
+  if (asked >= cap) return Duration.millis(Math.round(cap * (1 - 0.25 * jitter)))
+  return Duration.millis(Math.min(cap, Math.max(asked, Math.round(asked * (1 + 0.25 * jitter)))))
 }
 
 /**

@@ -35,12 +35,12 @@ describe("retry policy", () => {
     })
   })
 
-  it.effect("waits exactly the Retry-After of a 429", () => {
+  it.effect("waits the Retry-After of a 429, never less, lengthened by at most 25 % of jitter", () => {
     const mock = mockLayer((_r, _q, n) =>
       n === 1 ? json(429, errorBody("rate_limited", "slow"), { "retry-after": "3" }) : position()
     )
     return Effect.gen(function*() {
-      const { counts } = yield* stepThrough(mock, ["2999 millis", "1 millis"])
+      const { counts } = yield* stepThrough(mock, ["2999 millis", "751 millis"])
       expect(counts).toEqual([1, 1, 2])
     })
   })
@@ -52,7 +52,7 @@ describe("retry policy", () => {
         : position()
     )
     return Effect.gen(function*() {
-      const { counts } = yield* stepThrough(mock, ["249 millis", "1 millis"])
+      const { counts } = yield* stepThrough(mock, ["249 millis", "64 millis"])
       expect(counts).toEqual([1, 1, 2])
     })
   })
@@ -64,21 +64,79 @@ describe("retry policy", () => {
         : position()
     )
     return Effect.gen(function*() {
-      const { counts } = yield* stepThrough(mock, ["4999 millis", "1 millis"])
+      const { counts } = yield* stepThrough(mock, ["4999 millis", "1251 millis"])
       expect(counts).toEqual([1, 1, 2])
     })
   })
 
-  it.effect("caps a huge Retry-After at maxRetryAfter", () => {
+  it.effect("caps a huge Retry-After at maxRetryAfter (reduced by at most 25 % of jitter)", () => {
     const mock = mockLayer(
       (_r, _q, n) => n === 1 ? json(429, errorBody("x", "y"), { "retry-after": "86400" }) : position(),
       { maxRetryAfter: "10 seconds" }
     )
     return Effect.gen(function*() {
-      const { counts } = yield* stepThrough(mock, ["9999 millis", "1 millis"])
+      const { counts } = yield* stepThrough(mock, ["7499 millis", "2501 millis"])
       expect(counts).toEqual([1, 1, 2])
     })
   })
+
+  // a fan-out refused at once (a 429 storm) must not come back at one instant: the server's wait is
+  // lengthened by up to 25 % of jitter, never shortened (and spread below maxRetryAfter when capped)
+  describe.each([
+    { name: "Retry-After: 1", headers: { "retry-after": "1" }, asked: 1_000, cap: undefined },
+    { name: "retry-after-ms: 400", headers: { "retry-after-ms": "400" }, asked: 400, cap: undefined },
+    { name: "Retry-After: 1 (a 503)", headers: { "retry-after": "1" }, asked: 1_000, cap: undefined, status: 503 },
+    { name: "Retry-After: 86400, capped at 2 s", headers: { "retry-after": "86400" }, asked: 2_000, cap: Duration.seconds(2) }
+  ])("$name: 200 calls refused at once", ({ asked, cap, headers, status }) => {
+    it.effect("come back spread over the jitter window, none before the server's wait", () => {
+      const calls = 200
+      const mock = mockLayer(
+        (_r, _q, n) => n <= calls ? json(status ?? 429, errorBody("rate_limited", "slow"), headers) : position(),
+        cap === undefined ? {} : { maxRetryAfter: cap }
+      )
+      // capped: spread over [0.75 cap, cap]; else over [asked, 1.25 asked]
+      const [from, to] = cap === undefined ? [asked, asked * 1.25] : [asked * 0.75, asked]
+      return Effect.gen(function*() {
+        const fiber = yield* Effect.fork(
+          Effect.forEach(Array.from({ length: calls }), () => Computer.getMousePosition({ id: "b1" }), {
+            concurrency: "unbounded"
+          })
+        )
+        yield* settle
+        expect(mock.requests.length).toBe(calls)
+        yield* TestClock.adjust(from - 1)
+        yield* settle
+        expect(mock.requests.length).toBe(calls)
+        // a quarter of the window: about a quarter of the calls, far from all of them
+        yield* TestClock.adjust(1 + (to - from) / 4)
+        yield* settle
+        const early = mock.requests.length - calls
+        expect(early).toBeGreaterThan(0)
+        expect(early).toBeLessThan(calls / 2)
+        yield* TestClock.adjust(to - from)
+        yield* settle
+        expect(mock.requests.length).toBe(2 * calls)
+        expect(yield* Fiber.join(fiber)).toHaveLength(calls)
+      }).pipe(Effect.provide(mock.layer))
+    })
+  })
+
+  it.effect("KernelRetry.delayFor: a server's wait with jitter 0 is exactly it; jitter lengthens it by up to 25 %", () =>
+    Effect.sync(() => {
+      const refused = new KernelError.RateLimited({
+        status: 429,
+        code: "x",
+        message: "y",
+        method: "GET",
+        path: "/",
+        retryAfter: Duration.seconds(1)
+      })
+      const at = (jitter: number, cap: Duration.DurationInput = "1 minute") =>
+        Duration.toMillis(KernelRetry.delayFor(refused, 0, jitter, cap))
+      expect([at(0), at(0.5), at(0.999)]).toEqual([1000, 1125, 1250])
+      expect([at(0, "1100 millis"), at(0.999, "1100 millis")]).toEqual([1000, 1100])
+      expect([at(0, "800 millis"), at(0.999, "800 millis")]).toEqual([800, 600])
+    }))
 
   it.effect("backs off min(0.5·2^n, 8) s, reduced by at most 25 % of jitter", () => {
     const mock = mockLayer((_r, _q, n) => n <= 2 ? json(500, errorBody("x", "y")) : position())
