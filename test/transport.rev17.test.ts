@@ -661,3 +661,55 @@ describe("KernelTransport: calls that time out while queued at the connections c
     15_000
   )
 })
+
+describe("KernelTransport: a call that times out while queued at the connections cap was never sent", () => {
+  // one connection, held 600 ms by a slow read; a call queued behind it with a 300 ms time-out times
+  // out in the queue (never sent) and is retried, whatever its operation: a click (not idempotent) as
+  // much as a read. A call that was sent and timed out at the server is a click that may have clicked:
+  // not retried.
+  const rows = [
+    { name: "a click queued behind a slow call", click: true, queued: true, outcome: "ok", clicks: 1 },
+    { name: "a read queued behind a slow call", click: false, queued: true, outcome: "ok", clicks: 0 },
+    { name: "a click sent, answered after its time-out", click: true, queued: false, outcome: "Timeout", clicks: 1 }
+  ] as const
+  for (const row of rows) {
+    it.scopedLive(
+      `${row.name}: ${row.outcome === "ok" ? "retried once a connection is free, sent once" : "not retried"}`,
+      () =>
+        Effect.gen(function*() {
+          let clicks = 0
+          const served = yield* httpServer((req, res) => {
+            const click = req.url?.includes("click_mouse") === true
+            if (click) clicks++
+            const delay = req.url?.includes("/slow/") === true || (click && !row.queued) ? 600 : 0
+            req.resume()
+            setTimeout(
+              () =>
+                click
+                  ? res.writeHead(200).end()
+                  : res.writeHead(200, { "content-type": "application/json" }).end("{\"x\":1,\"y\":2}"),
+              delay
+            )
+          })
+          const transport = Layer.succeedContext(
+            yield* Layer.build(Layer.orDie(KernelTransport.layerUndiciWith({ connections: 1 })))
+          )
+          const patient = loopbackLayer(portOf(served.url), transport, { timeout: "10 seconds" })
+          const hasty = loopbackLayer(portOf(served.url), transport, { timeout: "300 millis", maxRetries: 2 })
+          const slow = row.queued
+            ? yield* Effect.fork(Computer.getMousePosition({ id: "slow" }).pipe(Effect.provide(patient)))
+            : undefined
+          yield* Effect.sleep("50 millis")
+          const outcomeOf = { onFailure: (error: { readonly _tag: string }) => error._tag, onSuccess: () => "ok" }
+          const outcome = row.click
+            ? yield* Computer.clickMouse({ id: "b1", x: 1, y: 2 }).pipe(Effect.match(outcomeOf), Effect.provide(hasty))
+            : yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.match(outcomeOf), Effect.provide(hasty))
+          if (slow !== undefined) yield* slow.await
+          expect(outcome).toBe(row.outcome)
+          expect(clicks).toBe(row.clicks)
+          expect(served.accepted()).toBe(1)
+        }),
+      15_000
+    )
+  }
+})

@@ -28,7 +28,7 @@ import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import { describe, redactAll, transportError } from "./errors.js"
 import * as Log from "./log.js"
 import * as PerCall from "./perCall.js"
-import { retry, scheduleOf } from "./retryPolicy.js"
+import { retry, scheduleOf, timedOutUnsent } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
@@ -462,7 +462,9 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
               release()
               const failure = Cause.failureOrCause(cause)
               return Either.isLeft(failure)
-                ? Effect.fail(owner.timedOut ? timeout() : failure.left)
+                // a time-out before undici took the request (queued at the `connections` cap) never
+                // sent it: safe to repeat, even for an operation that is not idempotent
+                ? Effect.fail(owner.timedOut ? (owner.sent ? timeout() : timedOutUnsent(timeout())) : failure.left)
                 : Effect.failCause(failure.right)
             },
             onSuccess: (value) => {

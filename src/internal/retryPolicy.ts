@@ -63,7 +63,8 @@ const retryFrom = <A, E extends KernelError.KernelError, R>(
 /**
  * Whether a transient failure of a non-idempotent request may be retried without the risk of
  * doing its action twice: the server refused it unprocessed (429), said so (`x-should-retry:
- * true`), or the request was never sent ({@link neverSent}).
+ * true`), or the request was never sent ({@link neverSent}; a `Timeout` of an attempt that was
+ * still waiting for a connection, {@link timedOutUnsent}).
  *
  * @internal
  */
@@ -73,6 +74,7 @@ export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
     case "TransportError":
       return neverSent(error)
     case "Timeout":
+      return unsentTimeouts.has(error)
     case "DecodeError":
     case "InvalidInput":
     case "ReplayNotReady":
@@ -80,6 +82,20 @@ export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
     default:
       return error.shouldRetry === true || error.status === 429
   }
+}
+
+/** The time-outs of attempts whose request was never sent ({@link timedOutUnsent}). */
+const unsentTimeouts = new WeakSet<KernelError.Timeout>()
+
+/**
+ * A `Timeout` of an attempt whose request the transport never sent (`KernelTransport`: it waited
+ * for a free connection at the `connections` cap until its deadline): {@link isSafeToRepeat}.
+ *
+ * @internal
+ */
+export const timedOutUnsent = (error: KernelError.Timeout): KernelError.Timeout => {
+  unsentTimeouts.add(error)
+  return error
 }
 
 /** The error codes of a connection that was never made: nothing of the request was written. */

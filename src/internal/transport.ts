@@ -1094,6 +1094,14 @@ export class Owner {
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
   timedOut = false
+  /**
+   * Whether undici took the request to write it (the exchange's `onConnect`, called as it writes):
+   * an attempt that ended before that (waiting for a free connection at the `connections` cap, or
+   * for its connection to be made) never sent a byte of it.
+   */
+  get sent(): boolean {
+    return this.exchange?.abortFn !== undefined
+  }
   /** The attempt ended: the exchange ends unless it is over (its body read to the end, or failed). */
   release(): void {
     this.cancelled = true
