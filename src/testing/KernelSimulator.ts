@@ -552,7 +552,10 @@ export const decodeSeed = (input: unknown): Effect.Effect<Seed, SeedError> =>
  * A live stream's bytes within a fault's cut, as over HTTP: up to `truncateAt` / `resetAt` bytes then
  * the connection's error, or up to `stallAt` then nothing more (until the request is aborted).
  */
-const cutLive = (bytes: Stream.Stream<Uint8Array>, response: internal.SimResponse): Stream.Stream<Uint8Array, Error> => {
+const cutLive = (
+  bytes: Stream.Stream<Uint8Array>,
+  response: internal.SimResponse
+): Stream.Stream<Uint8Array, Error> => {
   const ending = internal.bodyEnding(response.network)
   if (ending === undefined) return bytes
   const within = ending.at === 0 ? Stream.empty : Stream.suspend(() => {
