@@ -397,10 +397,9 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
           const result = yield* poll
           if (Either.isRight(result)) {
             const response = result.right.response
-            const length = response.headers["content-length"]
             // a download to a file running this stream hears the declared size (its progress's total)
             const listener = yield* FiberRef.get(Download.currentTotalListener)
-            listener?.(length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined)
+            listener?.(internal.declaredLength(response.headers["content-length"]))
             return yield* body(response, info, config, requestScope, options.verifyMp4 !== false)
           }
           const pending = result.left

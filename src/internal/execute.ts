@@ -540,11 +540,8 @@ export const withoutKey = (
   const token = Redacted.value(config.apiKey)
   // `redactAll` leaves out a key too short to look for alone (a test's `"t"` would blank every `t`),
   // never the `Bearer` form of it
-  if (token.length > 0 && typeof error === "object" && error !== null) {
-    scrubIn(error, sent.length === 0 ? [`Bearer ${token}`, token] : [`Bearer ${token}`, token, ...sent], 1)
-  } else if (sent.length > 0 && typeof error === "object" && error !== null) {
-    scrubIn(error, sent, 1)
-  }
+  const secrets = token.length > 0 ? [`Bearer ${token}`, token, ...sent] : sent
+  if (secrets.length > 0 && typeof error === "object" && error !== null) scrubIn(error, secrets, 1)
   return error
 }
 

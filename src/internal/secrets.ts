@@ -115,22 +115,13 @@ export const astHoldsSecret = (ast: SchemaAST.AST): boolean => {
   return secret
 }
 
-const secretBearing = new WeakMap<Schema.Schema.AnyNoContext, boolean>()
-
 /**
- * Whether a body of the schema may carry a secret (found once per schema).
+ * Whether a body of the schema may carry a secret (found once per schema's AST).
  *
  * @internal
  */
-export const holdsSecrets = (schema: Schema.Schema.AnyNoContext | undefined): schema is Schema.Schema.AnyNoContext => {
-  if (schema === undefined) return false
-  let secret = secretBearing.get(schema)
-  if (secret === undefined) {
-    secret = holdsSecret(schema.ast, new Set())
-    secretBearing.set(schema, secret)
-  }
-  return secret
-}
+export const holdsSecrets = (schema: Schema.Schema.AnyNoContext | undefined): schema is Schema.Schema.AnyNoContext =>
+  schema !== undefined && astHoldsSecret(schema.ast)
 
 const noSecrets: ReadonlyArray<string> = []
 
