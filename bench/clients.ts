@@ -8,6 +8,7 @@ import Kernel from "@onkernel/sdk"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { fork } from "node:child_process"
 import { request } from "undici"
+import { inFlight } from "./inFlight.js"
 import { loadSdk } from "./sdk.js"
 
 // the built package, as users run it (bench/sdk.ts)
@@ -190,8 +191,7 @@ export const effectPromiseUndici = (base: string): Client => {
       runtime.runPromise(Effect.gen(function*() {
         for (let i = 0; i < n; i++) yield* mouse
       })),
-    concurrent: (n, k) =>
-      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    concurrent: (n, k) => runtime.runPromise(inFlight(mouse, n, k)),
     close: () => runtime.dispose()
   }
 }
@@ -216,8 +216,7 @@ export const bareTransport = (base: string, transport: "kernel" | "undici"): Cli
       runtime.runPromise(Effect.gen(function*() {
         for (let i = 0; i < n; i++) yield* mouse
       })),
-    concurrent: (n, k) =>
-      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    concurrent: (n, k) => runtime.runPromise(inFlight(mouse, n, k)),
     ...(transport === "kernel" ?
       {
         pools: () =>
@@ -255,16 +254,14 @@ export const effectKernel = (base: string, transport: "kernel" | "undici" | "fet
   }
   const calls =
     <A, E>(call: Effect.Effect<A, E, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>) =>
-    (n: number, k: number) =>
-      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => call, { concurrency: k, discard: true }))
+    (n: number, k: number) => runtime.runPromise(inFlight(call, n, k))
   return {
     name: `effect-kernel (${transports[transport].name})`,
     sequential: (n) =>
       runtime.runPromise(Effect.gen(function*() {
         for (let i = 0; i < n; i++) yield* mouse
       })),
-    concurrent: (n, k) =>
-      runtime.runPromise(Effect.forEach(Array.from({ length: n }), () => mouse, { concurrency: k, discard: true })),
+    concurrent: (n, k) => runtime.runPromise(inFlight(mouse, n, k)),
     ...(transport === "kernel" ?
       {
         generated: {

@@ -16,6 +16,7 @@ import { createRequire } from "node:module"
 import { request } from "undici"
 import { examples } from "../test/generated/examples.js"
 import { paramsOf } from "../test/utils/exampleParams.js"
+import { inFlight as runInFlight } from "./inFlight.js"
 import { loadSdk } from "./sdk.js"
 
 const Sdk = await loadSdk()
@@ -133,7 +134,7 @@ export const runSweep = async (options: {
       ) as Effect.Effect<void, unknown, ManagedRuntime.ManagedRuntime.Context<typeof runtime>>
       const many = (n: number) =>
         runtime.runPromise(
-          Effect.forEach(Array.from({ length: n }), () => call, { concurrency: inFlight, discard: true })
+          runInFlight(call, n, inFlight)
         )
       const first = await runtime.runPromiseExit(call)
       const captured: Record<string, Captured | undefined> = JSON.parse(
@@ -165,7 +166,7 @@ export const runSweep = async (options: {
       )
       const floorMany = (n: number) =>
         Effect.runPromise(
-          Effect.forEach(Array.from({ length: n }), () => floor, { concurrency: inFlight, discard: true })
+          runInFlight(floor, n, inFlight)
         )
       // warm-up: each side's path compiled (and re-optimised for this operation's shapes) before it is timed
       const warm = Math.min(1000, calls)
