@@ -8,6 +8,7 @@
 // Usage: npx tsx scripts/render-migrating.ts [--check]
 import * as fs from "node:fs"
 import * as path from "node:path"
+import ts from "typescript"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
 
@@ -143,6 +144,105 @@ export const officialMethods = (): ReadonlyArray<OfficialMethod> => {
   })
 }
 
+/** An official method and the accessor standing for it. */
+interface Pair {
+  readonly method: OfficialMethod
+  readonly operation: Operation
+}
+
+/** How the fields of an official method's parameters differ from its accessor's. */
+export interface ParamDifference {
+  readonly call: string
+  /** Fields of the method's object parameters the accessor does not take (the client is newer). */
+  readonly officialOnly: ReadonlyArray<string>
+  /** Fields the accessor requires where the method leaves them optional. */
+  readonly requiredHere: ReadonlyArray<string>
+}
+
+/**
+ * The fields (names and optionality) of each pair's official parameters and accessor params, read by
+ * the TypeScript checker from @onkernel/sdk's declarations and src/index.ts: one program over a
+ * module written in memory (`Parameters<typeof client.browsers.create>`, `Parameters<typeof
+ * Browsers.create>`). The method's positional path parameters and file contents are not fields.
+ */
+export const paramDifferences = (pairs: ReadonlyArray<Pair>): ReadonlyArray<ParamDifference> => {
+  const file = path.join(root, "scripts", "__migrating-params.ts")
+  const text = [
+    `import type Kernel from "@onkernel/sdk"`,
+    `import type * as EK from "../src/index.js"`,
+    `declare const client: Kernel`,
+    ...pairs.flatMap(({ method, operation }, i) => [
+      `export type O${i} = Parameters<typeof ${method.chain}.${method.name}>`,
+      `export type E${i} = Parameters<typeof EK.${operation.module}.${operation.accessor}>`
+    ])
+  ].join("\n")
+  const options: ts.CompilerOptions = {
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+    types: ["node"],
+    skipLibCheck: true,
+    noEmit: true
+  }
+  const host = ts.createCompilerHost(options)
+  const getSourceFile = host.getSourceFile
+  host.getSourceFile = (name, version, ...rest) =>
+    name === file ? ts.createSourceFile(name, text, version) : getSourceFile.call(host, name, version, ...rest)
+  const fileExists = host.fileExists
+  host.fileExists = (name) => name === file || fileExists.call(host, name)
+  const program = ts.createProgram({ rootNames: [file], options, host })
+  const source = program.getSourceFile(file)!
+  const errors = ts.getPreEmitDiagnostics(program, source)
+  if (errors.length > 0) {
+    throw new Error(
+      `render-migrating: ${errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, " ")).join("; ")}`
+    )
+  }
+  const checker = program.getTypeChecker()
+  const aliases = new Map<string, ts.Type>()
+  for (const statement of source.statements) {
+    if (ts.isTypeAliasDeclaration(statement)) {
+      aliases.set(statement.name.text, checker.getTypeAtLocation(statement.name))
+    }
+  }
+  /** Each field of an object type (of any member of a union) and whether it is required (in every member). */
+  const fieldsOf = (type: ts.Type, into: Map<string, boolean>) => {
+    const object = checker.getNonNullableType(type)
+    const members = object.isUnion() ? object.types : [object]
+    const seen = members.map((member) =>
+      new Map(
+        checker.getPropertiesOfType(member).map((p) => [p.name, (p.flags & ts.SymbolFlags.Optional) === 0] as const)
+      )
+    )
+    for (const name of new Set(seen.flatMap((fields) => [...fields.keys()]))) {
+      into.set(name, seen.every((fields) => fields.get(name) === true))
+    }
+  }
+  return pairs.flatMap(({ method }, i) => {
+    const official = new Map<string, boolean>()
+    checker.getTypeArguments(aliases.get(`O${i}`)! as ts.TypeReference).forEach((type, k) => {
+      const name = method.params[k]
+      if (name === undefined || name === "contents") return // the options, writeFile's raw body
+      if ((checker.getNonNullableType(type).flags & ts.TypeFlags.StringLike) !== 0) return // a path parameter
+      fieldsOf(type, official)
+    })
+    const accessor = new Map<string, boolean>()
+    const [params] = checker.getTypeArguments(aliases.get(`E${i}`)! as ts.TypeReference)
+    if (params !== undefined) fieldsOf(params, accessor)
+    const officialOnly = [...official.keys()].filter((name) => !accessor.has(name))
+    const requiredHere = [...official].filter(([name, required]) => !required && accessor.get(name) === true)
+      .map(([name]) => name)
+    return officialOnly.length + requiredHere.length === 0 ? [] : [{
+      call: `${method.chain}.${method.name}(${method.params.join(", ")})`,
+      officialOnly,
+      requiredHere
+    }]
+  })
+}
+
 /** `Filesystem.readFile({ id, path })`, `Browsers.list({ ... })` or `Apps.list()`. */
 const accessorCall = (operation: Operation) => {
   const fields = operation.parameters.filter((p) => p.in === "path").map((p) => p.field)
@@ -195,6 +295,7 @@ export const render = (): string => {
   const byKey = new Map(official.map((method) => [`${method.file}#${method.name}`, method]))
   const used = new Set<string>()
   const rows: Array<string> = []
+  const pairs: Array<Pair> = []
   const extra: Array<string> = []
   for (const operation of operations as ReadonlyArray<Operation>) {
     const label = `${operation.module}.${operation.accessor}`
@@ -208,6 +309,7 @@ export const render = (): string => {
       continue
     }
     used.add(key)
+    pairs.push({ method, operation })
     rows.push(
       `| \`${method.chain}.${method.name}(${method.params.join(", ")})\` | \`${accessorCall(operation)}\` | ${http} | ${
         note(operation)
@@ -215,6 +317,10 @@ export const render = (): string => {
     )
   }
   const unmatched = official.filter((method) => !used.has(`${method.file}#${method.name}`))
+  const differences = paramDifferences(pairs)
+  const officialOnly = differences.filter((d) => d.officialOnly.length > 0)
+  const requiredHere = differences.filter((d) => d.requiredHere.length > 0)
+  const names = (fields: ReadonlyArray<string>) => fields.map((field) => `\`${field}\``).join(", ")
   const lines = [
     "<!-- generated by scripts/render-migrating.ts from src/internal/generated/operations and",
     `     @onkernel/sdk's resources/**/*.d.ts: do not edit by hand -->`,
@@ -239,7 +345,19 @@ export const render = (): string => {
     "",
     ...unmatched.map((method) =>
       `- \`${method.chain}.${method.name}(${method.params.join(", ")})\`${method.deprecated ? " (deprecated)" : ""}`
-    )
+    ),
+    "",
+    "### Parameters the accessors do not take",
+    "",
+    `Parameters of the official client an accessor does not take (${officialOnly.length} methods): fields`,
+    "the document does not describe (the client is newer); in an object literal TypeScript refuses them.",
+    "",
+    ...officialOnly.map((d) => `- \`${d.call}\`: ${names(d.officialOnly)}`),
+    "",
+    `Fields an accessor requires where the official method makes them optional (${requiredHere.length}), as the`,
+    "document does:",
+    "",
+    ...requiredHere.map((d) => `- \`${d.call}\`: ${names(d.requiredHere)}`)
   ]
   return replaceBetween(doc, fs.readFileSync(doc, "utf8"), start, end, lines)
 }
