@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Browsers, Kernel } from "effect-kernel"
+import { KernelSimulator } from "effect-kernel/testing"
 import * as fs from "node:fs"
 import { officialMethods, render } from "../scripts/render-migrating.js"
 import { operations } from "../src/internal/generated/table.js"
@@ -29,4 +32,16 @@ describe("docs/migrating.md", () => {
     // and the one field the document requires where the client does not
     expect(text).toMatch(/makes them optional \(1\)[\s\S]*- `client\.browserPools\.update\(idOrName, body\)`: `size`/)
   })
+
+  // what the list says of such a field given in a variable (a migrated call's options object)
+  it.effect("a field the accessor does not take, given in a variable, is not sent", () =>
+    Effect.gen(function*() {
+      const options = { headless: true, name: "agent-1", tags: { team: "a" } }
+      const browser = yield* Browsers.create(options)
+      expect(browser.headless).toBe(true)
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const sent = (yield* simulator.requests).filter((r) => r.method === "POST" && r.path === "/browsers")
+      expect(sent.length).toBe(1)
+      expect(JSON.parse(sent[0]!.body ?? "{}")).toEqual({ headless: true })
+    }).pipe(Effect.provide(Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer())))))
 })
