@@ -269,11 +269,12 @@ const reasons: Readonly<Record<string, string>> = { 200: "Ok", 201: "Created", 2
 /**
  * What the accessor succeeds with, when it differs from a decoded body; an operation documenting several
  * 2xx statuses succeeds with one tagged by its status (the official client returns the body, or nothing).
- * `Replays.download` waits out its 202 itself: one `Stream` of the bytes.
+ * `Replays.download` waits out its 202 itself, and is the `Stream` of the bytes (no `Effect` around it).
  */
 const note = (operation: Operation) => {
+  if (operation.name === "downloadReplay") return "is itself a `Stream` of the bytes (not an `Effect` of one)"
   const statuses = Object.keys(operation.answers).map(Number)
-  if (statuses.length > 1 && operation.name !== "downloadReplay") {
+  if (statuses.length > 1) {
     return statuses.map((status) => {
       const tag = reasons[status] ?? `Status${status}`
       const value = valueOf(operation.answers[status]!)
