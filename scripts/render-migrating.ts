@@ -73,7 +73,10 @@ export const officialFiles: Record<string, string> = {
   ApiKeys: "api-keys"
 }
 
-/** The official method an accessor of another name stands for (`client.browsers.deleteByID`). */
+/**
+ * The official method an accessor of another name stands for (`client.browsers.deleteByID`); the accessor
+ * is exported under that name too (scripts/generate/config.ts's `officialAliases`), which the table shows.
+ */
 const renamed: Record<string, string> = { "Browsers.delete": "deleteByID" }
 
 /** `browsers/fs/fs` → `client.browsers.fs`, `browser-pools` → `client.browserPools`. */
@@ -244,11 +247,11 @@ export const paramDifferences = (pairs: ReadonlyArray<Pair>): ReadonlyArray<Para
 }
 
 /** `Filesystem.readFile({ id, path })`, `Browsers.list({ ... })` or `Apps.list()`. */
-const accessorCall = (operation: Operation) => {
+const accessorCall = (operation: Operation, name: string = operation.accessor) => {
   const fields = operation.parameters.filter((p) => p.in === "path").map((p) => p.field)
   const rest = operation.parameters.some((p) => p.in !== "path") || operation.body !== undefined
   const inside = [...fields, ...(rest ? ["..."] : [])].join(", ")
-  return `${operation.module}.${operation.accessor}(${inside === "" ? "" : `{ ${inside} }`})`
+  return `${operation.module}.${name}(${inside === "" ? "" : `{ ${inside} }`})`
 }
 
 /** What one answer is, when it differs from a decoded body (`undefined`: no content). */
@@ -312,9 +315,9 @@ export const render = (): string => {
     used.add(key)
     pairs.push({ method, operation })
     rows.push(
-      `| \`${method.chain}.${method.name}(${method.params.join(", ")})\` | \`${accessorCall(operation)}\` | ${http} | ${
-        note(operation)
-      } |`
+      `| \`${method.chain}.${method.name}(${method.params.join(", ")})\` | \`${accessorCall(operation, method.name)}\`${
+        method.name === operation.accessor ? "" : ` (also \`${accessorCall(operation)}\`)`
+      } | ${http} | ${note(operation)} |`
     )
   }
   const unmatched = official.filter((method) => !used.has(`${method.file}#${method.name}`))

@@ -543,6 +543,24 @@ export {
 }
 
 /**
+ * {@link delete_} under the official client's name (`client.browsers.deleteByID`),
+ * so that a call migrated from `@onkernel/sdk` keeps its name.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Browsers } from "effect-kernel"
+ *
+ * const program = Effect.gen(function*() {
+ *   yield* Browsers.deleteByID({ id: "id" })
+ * })
+ * ```
+ */
+export const deleteByID = delete_
+
+/**
  * The input of {@link loadExtensions}.
  *
  * @since 0.2.0

@@ -33,6 +33,14 @@ describe("docs/migrating.md", () => {
     expect(text).toMatch(/makes them optional \(1\)[\s\S]*- `client\.browserPools\.update\(idOrName, body\)`: `size`/)
   })
 
+  // the one official method whose accessor has another name: exported under the client's name too
+  it("client.browsers.deleteByID is Browsers.deleteByID, the same accessor as Browsers.delete", () => {
+    expect(Browsers.deleteByID).toBe(Browsers.delete)
+    expect(fs.readFileSync("docs/migrating.md", "utf8")).toContain(
+      "| `client.browsers.deleteByID(idOrName)` | `Browsers.deleteByID({ id })` (also `Browsers.delete({ id })`) |"
+    )
+  })
+
   // what the list says of such a field given in a variable (a migrated call's options object)
   it.effect("a field the accessor does not take, given in a variable, is not sent", () =>
     Effect.gen(function*() {

@@ -16,6 +16,14 @@ export interface OperationName {
 const op = (module: string, accessor: string, name: string): OperationName => ({ module, accessor, name })
 
 /**
+ * operationId → the official client's name of an accessor whose own name differs (`client.browsers.deleteByID`
+ * is `Browsers.delete`): exported under both names, so that a migrated call keeps its name.
+ */
+export const officialAliases: Readonly<Record<string, string>> = {
+  deleteBrowsersById: "deleteByID"
+}
+
+/**
  * operationId → public module, accessor (the official client's, `@onkernel/sdk`) and name. Every
  * non-deprecated operation of the document must be here, and no name twice: the generator fails
  * otherwise.

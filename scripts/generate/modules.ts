@@ -247,6 +247,28 @@ const operationBlock = (
   const accessorDecl = reserved.has(operation.accessor)
     ? `const ${accessor} = ${accessorCode}\n\nexport {\n${jsdoc(docLines)}${accessor} as ${operation.accessor}\n}\n`
     : `${jsdoc(docLines)}export const ${accessor} = ${accessorCode}\n`
+  // the official client's name, where it differs: the same accessor under it
+  const officialAlias = Config.officialAliases[operation.operationId]
+  const aliasDecl = officialAlias === undefined ? "" : `\n${
+    jsdoc([
+      `{@link ${accessor}} under the official client's name (\`client.${
+        operation.module.charAt(0).toLowerCase() + operation.module.slice(1)
+      }.${officialAlias}\`),`,
+      "so that a call migrated from `@onkernel/sdk` keeps its name.",
+      "",
+      `@since ${since}`,
+      "@category Accessors",
+      "@example",
+      "```ts",
+      `import { Effect } from "effect"`,
+      `import { ${area} } from "effect-kernel"`,
+      "",
+      "const program = Effect.gen(function*() {",
+      `  yield* ${area}.${officialAlias}(${input})`,
+      "})",
+      "```"
+    ])
+  }export const ${officialAlias} = ${accessor}\n`
   // a paged operation: every item, page after page, from the service's one-page method
   const paged = isPaged(operation)
   const allDecl = !paged ? "" : `\n${
@@ -314,7 +336,7 @@ const operationBlock = (
     `export class ${Name} extends Context.Tag("effect-kernel/${Name}")<${Name}, ${Name}Service>() {\n` +
     `  /**\n   * Type-level only, no run-time property (the key at run time is \`key\`): the base's\n   * \`Id\`, restated so that tsc reads this class as itself, not as its base.\n   *\n   * @since ${since}\n   */\n` +
     `  declare readonly Id: "effect-kernel/${Name}"\n}\n\n`,
-    accessorDecl + allDecl + streamDecl + "\n"
+    accessorDecl + aliasDecl + allDecl + streamDecl + "\n"
   ].join("")
   return {
     paged: paged ? [operation.accessor, allName(operation)] : undefined,
