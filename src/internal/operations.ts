@@ -10,6 +10,7 @@
 import * as Chunk from "effect/Chunk"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -466,17 +467,48 @@ const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | 
 const invalid = (field: string, message: string): Either.Either<never, KernelError.InvalidInput> =>
   Either.left(new KernelError.InvalidInput({ field, message }))
 
-/** The first issue of a parse error as `InvalidInput`, naming the field (its path under `field`). */
+/**
+ * The first issue of a parse error as `InvalidInput`, naming the field (its path under `field`).
+ * `given` is what was encoded (the params, or the parameter's value): an issue inside a `Redacted`
+ * it holds is about a secret's content, which the message never quotes.
+ */
 const invalidFrom = (
   field: string | undefined,
-  error: ParseResult.ParseError
+  error: ParseResult.ParseError,
+  given: unknown
 ): Either.Either<never, KernelError.InvalidInput> => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   // a wrong value before a key no branch of a union has: that branch was likely the one meant
   const issue = issues.find((each) => each._tag !== "Unexpected") ?? issues[0]
   const inner = issue !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined
   const named = field === undefined ? inner ?? "body" : inner === undefined ? field : `${field}.${inner}`
-  return invalid(named, `${named}: ${issue === undefined ? "invalid" : withoutSecret(issue.message)}`)
+  const message = issue === undefined
+    ? "invalid"
+    : insideSecret(given, issue.path)
+    ? withoutActual(issue.message)
+    : withoutSecret(issue.message)
+  return invalid(named, `${named}: ${message}`)
+}
+
+/**
+ * Whether the value at `path` in `given`, or one on the way to it, is a `Redacted`: an issue there
+ * is about what a secret holds (`Redacted.make(1234)` where a `Redacted<string>` is expected: its
+ * issue, "Expected string, actual 1234", says nothing of `Redacted`).
+ */
+const insideSecret = (given: unknown, path: ReadonlyArray<PropertyKey>): boolean => {
+  let value = given
+  for (const key of path) {
+    if (Redacted.isRedacted(value)) return true
+    if (typeof value !== "object" || value === null) return false
+    value = Reflect.get(value, key)
+  }
+  return Redacted.isRedacted(value)
+}
+
+/** An issue's message about a secret's content: what was expected, never what was given. */
+const withoutActual = (message: string): string => {
+  const actual = message.indexOf(", actual ")
+  return `${actual < 0 ? "invalid" : message.slice(0, actual)}, actual a secret's content (not shown)`
 }
 
 /**
@@ -619,6 +651,12 @@ const scalarText = (value: unknown): string | undefined =>
     ? value.toString()
     : undefined
 
+/**
+ * A lone surrogate: a string holding one is not well-formed Unicode, which a query string cannot
+ * carry (`URLSearchParams` would send U+FFFD in its place, another value than the one given).
+ */
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 interface CompiledParameter {
   readonly parameter: Parameter
   /** `undefined` for a path parameter typed as a plain string (its segment is checked as it is encoded). */
@@ -691,7 +729,9 @@ export const preparer = (
   ): Either.Either<unknown, KernelError.InvalidInput> => {
     if (compiled.encode === undefined) return Either.right(value)
     const encoded = compiled.encode(value)
-    return Either.isLeft(encoded) ? invalidFrom(compiled.parameter.field, encoded.left) : Either.right(encoded.right)
+    return Either.isLeft(encoded)
+      ? invalidFrom(compiled.parameter.field, encoded.left, value)
+      : Either.right(encoded.right)
   }
   const prepare = (given: unknown): Either.Either<Prepared, KernelError.InvalidInput> => {
     if (!takesInput) {
@@ -726,7 +766,7 @@ export const preparer = (
       }
     } else if (encodeForm !== undefined) {
       const encoded = encodeForm(input)
-      if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
+      if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left, input)
       const form = multipartOf(encoded.right)
       if (typeof form === "string") return invalid("body", form)
       content = form
@@ -742,7 +782,7 @@ export const preparer = (
       }
       if (present) {
         const encoded = encodeBody(input)
-        if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left)
+        if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left, input)
         sent = encoded.right
         const text = jsonText(sent)
         if (typeof text !== "string") return invalid("body", `body ${text.message}`)
@@ -786,6 +826,7 @@ export const preparer = (
       for (const item of values) {
         const text = scalarText(item)
         if (text === undefined) return invalid(field, `${field} must be a string, a number or a boolean`)
+        if (loneSurrogate.test(text)) return invalid(field, `${field} is not well-formed Unicode`)
         ;(pairs ??= []).push([name, text])
       }
     }
