@@ -163,7 +163,8 @@ export const BrowserPoolConfig = Schema.Struct({
   proxy_id: Schema.optional(Schema.String),
   viewport: Schema.optional(BrowserViewport),
   kiosk_mode: Schema.optional(Schema.Boolean),
-  chrome_policy: Schema.optional(JsonObject)
+  chrome_policy: Schema.optional(JsonObject),
+  start_url: Schema.optional(Schema.String)
 }).annotations({ identifier: "BrowserPoolConfig" })
 
 /**
@@ -185,6 +186,7 @@ export type BrowserPoolConfig = {
   readonly viewport?: BrowserViewport | undefined
   readonly kiosk_mode?: boolean | undefined
   readonly chrome_policy?: { readonly [key: string]: unknown } | undefined
+  readonly start_url?: string | undefined
 }
 
 /**

@@ -133,6 +133,25 @@ describe("status mapping of every operation", () => {
     }))
 })
 
+describe("BrowserPools.list (hand-written) and BrowserPools.retrieve (generated)", () => {
+  it.scoped("decode the same documented fields of a pool's configuration (start_url included)", () =>
+    Effect.gen(function*() {
+      const pool = {
+        id: "p1",
+        available_count: 1,
+        acquired_count: 0,
+        created_at: "2025-01-02T03:04:05Z",
+        browser_pool_config: { size: 2, kiosk_mode: true, start_url: "https://example.com/" }
+      }
+      const one = yield* serve({ status: 200, body: JSON.stringify(pool) })
+      const retrieved = yield* Effect.provide(BrowserPools.retrieve({ idOrName: "p1" }), one.context)
+      const all = yield* serve({ status: 200, body: JSON.stringify([pool]) })
+      const listed = yield* Effect.provide(BrowserPools.list(), all.context)
+      expect(retrieved.browser_pool_config).toEqual(pool.browser_pool_config)
+      expect(listed.map((each) => each.browser_pool_config)).toEqual([pool.browser_pool_config])
+    }))
+})
+
 describe("secrets in InvalidInput", () => {
   const secret = 987654
   const text = String(secret)
