@@ -226,6 +226,44 @@ describe("secrets in InvalidInput", () => {
     }))
 })
 
+describe("InvalidInput names the field of the shape meant", () => {
+  // (a body whose schema is a union: each branch reports its first issue)
+  const cases: ReadonlyArray<readonly [string, string, Effect.Effect<unknown, unknown, Services>]> = [
+    [
+      "a deployment from a source whose ref is not a string",
+      "source.ref",
+      Deployments.create({ source: { type: "github", url: "https://g/o/r", ref: 5, entrypoint: "e" } } as never)
+    ],
+    [
+      "a deployment from a source without its entrypoint",
+      "source.entrypoint",
+      Deployments.create({ source: { type: "github", url: "https://g/o/r", ref: "main" } } as never)
+    ],
+    [
+      "a deployment of a file whose force is not a boolean",
+      "force",
+      Deployments.create({ file: new Uint8Array([1]), entrypoint_rel_path: "a.ts", force: "yes" } as never)
+    ],
+    ["a profile by a name that breaks its pattern", "profile.name", Browsers.create({ profile: { name: "a b" } })],
+    ["a profile by an id that is not a string", "profile.id", Browsers.create({ profile: { id: 5 } } as never)],
+    [
+      "a custom proxy's password given as a plain string",
+      "config.password",
+      Proxies.create({ type: "custom", config: { host: "h", port: 1, password: "p" } } as never)
+    ]
+  ]
+
+  it.scoped("a union's branch that went furthest, a wrong value before a missing one; nothing sent", () =>
+    Effect.gen(function*() {
+      const { context, seen } = yield* serve({ status: 500, body: "{}" })
+      for (const [label, field, call] of cases) {
+        const error = failureOf(yield* Effect.exit(Effect.provide(call, context)))
+        expect(error, label).toMatchObject({ _tag: "InvalidInput", field })
+      }
+      expect(seen).toEqual([])
+    }))
+})
+
 describe("query parameters", () => {
   it.scoped("a string that is not well-formed Unicode is InvalidInput, never sent as U+FFFD", () =>
     Effect.gen(function*() {

@@ -477,9 +477,7 @@ const invalidFrom = (
   error: ParseResult.ParseError,
   given: unknown
 ): Either.Either<never, KernelError.InvalidInput> => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  // a wrong value before a key no branch of a union has: that branch was likely the one meant
-  const issue = issues.find((each) => each._tag !== "Unexpected") ?? issues[0]
+  const issue = meantIssue(ParseResult.ArrayFormatter.formatErrorSync(error))
   const inner = issue !== undefined && issue.path.length > 0 ? issue.path.map(String).join(".") : undefined
   const named = field === undefined ? inner ?? "body" : inner === undefined ? field : `${field}.${inner}`
   const message = issue === undefined
@@ -489,6 +487,26 @@ const invalidFrom = (
     : withoutSecret(issue.message)
   return invalid(named, `${named}: ${message}`)
 }
+
+/**
+ * The issue of the shape the caller likely meant, among a union's branches' (each branch reports its
+ * first issue): a key no branch has last; else the deepest (the branch that matched furthest: a
+ * deployment from a `source` whose `ref` is not a string is refused for `source.ref`, not for the
+ * `file` the other branch requires); at one depth, a wrong value before a missing one (a profile's
+ * `name` that breaks its pattern, not the `id` the other branch requires); else the first.
+ */
+const meantIssue = (
+  issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>
+): ParseResult.ArrayFormatterIssue | undefined => {
+  let meant: ParseResult.ArrayFormatterIssue | undefined
+  for (const issue of issues) {
+    if (meant === undefined || rankOf(issue) > rankOf(meant)) meant = issue
+  }
+  return meant
+}
+
+const rankOf = (issue: ParseResult.ArrayFormatterIssue): number =>
+  issue._tag === "Unexpected" ? 0 : 1 + issue.path.length * 2 + (issue._tag === "Missing" ? 0 : 1)
 
 /**
  * Whether the value at `path` in `given`, or one on the way to it, is a `Redacted`: an issue there
