@@ -20,6 +20,8 @@ import {
   Proxies
 } from "effect-kernel"
 import type * as Http from "node:http"
+import * as OpenApi from "../scripts/generate/openapi.js"
+import { operations } from "../src/internal/generated/table.js"
 import { examples } from "./generated/examples.js"
 import { paramsOf } from "./utils/exampleParams.js"
 import { httpServer } from "./utils/loopback.js"
@@ -98,7 +100,72 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown => {
 const tagOf = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "_tag" in error ? error._tag : error
 
+/** Each operation of the document (deprecated ones left out) by operationId: its method, path and statuses. */
+const documented = (() => {
+  const document = OpenApi.load(new URL("../spec/kernel-openapi.yml", import.meta.url).pathname)
+  const byId = new Map<string, { readonly method: string; readonly path: string; readonly statuses: Array<number> }>()
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of OpenApi.methods) {
+      const operation = item[method]
+      if (operation === undefined || operation.deprecated === true) continue
+      byId.set(operation.operationId, {
+        method: method.toUpperCase(),
+        path,
+        statuses: Object.keys(operation.responses).map(Number)
+      })
+    }
+  }
+  return byId
+})()
+
+/** The tag of each error status, as issue 18 names them; the common ones on every operation. */
+const statusTags: Readonly<Record<number, string>> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  409: "Conflict",
+  410: "Gone",
+  422: "UnprocessableEntity",
+  429: "RateLimited",
+  500: "InternalServerError",
+  502: "BadGateway",
+  529: "Overloaded"
+}
+const commonStatuses = new Set([401, 409, 429, 500])
+
 describe("status mapping of every operation", () => {
+  it.scoped("each error status, from the document: its tagged error, or UnexpectedStatus; the document's route", () =>
+    Effect.gen(function*() {
+      const wrong: Array<string> = []
+      for (const status of [...Object.keys(statusTags).map(Number), 418, 503]) {
+        const { context, seen } = yield* serve({ status, body: "{\"code\":\"c\",\"message\":\"m\"}" })
+        for (const example of examples) {
+          const operationId = operations.find((definition) => definition.name === example.name)?.operationId
+          const doc = operationId === undefined ? undefined : documented.get(operationId)
+          if (doc === undefined) {
+            wrong.push(`${example.name}: not in the document`)
+            continue
+          }
+          seen.length = 0
+          const exit = yield* Effect.exit(
+            Effect.provide(callOf(example.module, example.accessor, paramsOf(example.name, example.params)), context)
+          )
+          const expected = (doc.statuses.includes(status) || commonStatuses.has(status)) && statusTags[status]
+            ? statusTags[status]
+            : "UnexpectedStatus"
+          const got = tagOf(failureOf(exit))
+          if (got !== expected) wrong.push(`${example.name} ${status}: ${JSON.stringify(got)}, not ${expected}`)
+          const route = new RegExp(`^${doc.path.replace(/\{[^}]+\}/g, "[^/?]+")}(\\?|$)`)
+          const sent = seen.map((s) => `${s.method} ${s.url}`)
+          if (seen.length !== 1 || seen[0]!.method !== doc.method || !route.test(seen[0]!.url)) {
+            wrong.push(`${example.name} ${status}: sent ${sent.join(", ")}, not ${doc.method} ${doc.path}`)
+          }
+        }
+      }
+      expect(wrong).toEqual([])
+    }))
+
   it.scoped("an undocumented 2xx is UnexpectedStatus, the hand-written operations' too", () =>
     Effect.gen(function*() {
       // a body every answer's schema could read (an object, an array's worth for none of them): it
