@@ -855,11 +855,11 @@ export class ExchangeAuthConnection
  * @category Accessors
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Redacted } from "effect"
  * import { AuthConnections } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* AuthConnections.exchange({ id: "id", code: "abc123xyz" })
+ *   const result = yield* AuthConnections.exchange({ id: "id", code: Redacted.make("secret") })
  *   yield* Effect.log(result)
  * })
  * ```

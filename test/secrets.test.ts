@@ -76,6 +76,7 @@ const routes = (recorded: Recorded): Response => {
       id: "a1",
       flow_type: "LOGIN",
       hosted_url: `https://auth.example/login?code=${secret("hosted")}`,
+      handoff_code: secret("handoff"),
       flow_expires_at: "2025-01-01T00:10:00Z"
     })
   }
@@ -166,9 +167,13 @@ describe("secrets the API answers decode as Redacted and are never shown", () =>
   })
 
   it("an exchanged JWT", async () => {
-    const { exit, observer } = await observe(AuthConnections.exchange({ id: "a1", code: "c" }))
+    const { exit, observer, requests } = await observe(
+      AuthConnections.exchange({ id: "a1", code: Redacted.make(secret("handoff")) })
+    )
     if (!Exit.isSuccess(exit)) throw new Error(Cause.pretty(exit.cause))
     expect(Redacted.value(exit.value.jwt)).toBe(secret("jwt"))
+    // the one-time code on the wire only
+    expect(JSON.parse(requests[0]!.body ?? "{}").code).toBe(secret("handoff"))
     expectNoSentinel([...shown(exit.value), observer.dump()])
   })
 
@@ -176,6 +181,9 @@ describe("secrets the API answers decode as Redacted and are never shown", () =>
     const { exit, observer } = await observe(AuthConnections.login({ id: "a1" }))
     if (!Exit.isSuccess(exit)) throw new Error(Cause.pretty(exit.cause))
     expect(Redacted.value(exit.value.hosted_url)).toContain(secret("hosted"))
+    // the one-time code `exchange` trades for a JWT
+    const handoff = exit.value.handoff_code
+    expect(handoff && Redacted.value(handoff)).toBe(secret("handoff"))
     expectNoSentinel([...shown(exit.value), observer.dump()])
   })
 

@@ -263,8 +263,11 @@ export const redactedFields: ReadonlySet<string> = new Set([
   // a credential provider's service account token (e.g. 1Password's)
   "CreateCredentialProviderRequest.token",
   "UpdateCredentialProviderRequest.token",
-  // a JWT that grants access to an invocation
+  // a JWT that grants access to an invocation, and the one-time code a login answers that `exchange`
+  // trades for it (whoever holds the code gets the JWT)
   "ManagedAuthExchangeResponse.jwt",
+  "LoginResponse.handoff_code",
+  "ManagedAuthExchangeRequest.code",
   // the password of a custom proxy, sent on create
   "CreateCustomProxyConfig.password",
   // the address of a hosted login page: whoever holds it can complete the login (as a live view URL)

@@ -898,7 +898,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/auth/connections/{id}/exchange",
     answers: ["json"],
     body: "json",
-    params: { id: "id", code: "abc123xyz" }
+    params: { id: "id", code: Redacted.make("secret") }
   },
   {
     name: "listExtensions",

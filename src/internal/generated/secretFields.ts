@@ -10,6 +10,7 @@ export const secretFieldNames: ReadonlySet<string> = new Set([
   "cdp_ws_url",
   "code",
   "fields",
+  "handoff_code",
   "hosted_url",
   "jwt",
   "key",

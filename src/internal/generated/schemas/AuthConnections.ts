@@ -1374,7 +1374,7 @@ export const LoginResponse = /*#__PURE__*/ struct("LoginResponse", () => ({
   /**
    * One-time code for handoff (internal use)
    */
-  handoff_code: optionalString(),
+  handoff_code: optionalRedactedString(),
   /**
    * Browser live view URL for watching the login flow
    */
@@ -1407,7 +1407,7 @@ export interface LoginResponse {
   /**
    * One-time code for handoff (internal use)
    */
-  readonly handoff_code?: string | undefined
+  readonly handoff_code?: Redacted.Redacted<string> | undefined
   /**
    * Browser live view URL for watching the login flow
    */
@@ -1749,7 +1749,7 @@ export const ManagedAuthExchangeRequest = /*#__PURE__*/ struct("ManagedAuthExcha
   /**
    * Handoff code from start endpoint
    */
-  code: Schema.String
+  code: redactedString()
 }))
 
 /**
@@ -1762,7 +1762,7 @@ export interface ManagedAuthExchangeRequest {
   /**
    * Handoff code from start endpoint
    */
-  readonly code: string
+  readonly code: Redacted.Redacted<string>
 }
 
 /**
