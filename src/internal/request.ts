@@ -12,7 +12,7 @@ import * as Operations from "./operations.js"
 import { acceptEncoding, discardPrefetch, jsonPrefetch } from "./responseBody.js"
 import { noRetry } from "./retryPolicy.js"
 import * as Secrets from "./secrets.js"
-import { type CommonStatusError, type Operation, operation, statusError, type StatusErrorClass } from "./statusError.js"
+import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
 import type * as Transport from "./transport.js"
 
 /**
@@ -56,29 +56,6 @@ const forContent = (config: KernelConfig.Service, content: Operations.Content | 
   content?._tag === "Stream" && content.oneShot ? noRetry(config) : config
 
 /**
- * A 2xx handler that is given only the statuses the definition documents: any other 2xx is
- * `UnexpectedStatus`, its body neither decoded nor quoted (a success may carry secrets), as
- * `statusError` makes it. (A handler of `call.ts` checks the status itself; the hand-written
- * operations' handlers, `decodeJson` and the like, do not.)
- */
-const documentedOnly = <A, E2>(
-  definition: Operations.Definition,
-  onAnswer: (
-    request: HttpClientRequest.HttpClientRequest
-  ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
-) => {
-  const documented = new Set(Object.keys(definition.answers).map(Number))
-  const undocumented = operation<never>(definition.name, [])
-  return (
-    request: HttpClientRequest.HttpClientRequest
-  ): (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2 | CommonStatusError> => {
-    const handle = onAnswer(request)
-    return (response) =>
-      documented.has(response.status) ? handle(response) : statusError(undocumented, request, response)
-  }
-}
-
-/**
  * An operation's call, derived from its definition: the input checked and turned into the request
  * (path, query, header parameters and body from the definition), executed with the definition's
  * documented errors, span attributes and idempotency; a 2xx answer handled by `onSuccess`.
@@ -87,13 +64,12 @@ const documentedOnly = <A, E2>(
  */
 export const makeCall = <D extends Operations.Definition, A, E2 extends KernelError.KernelError>(
   definition: D & { readonly errors: ReadonlyArray<StatusErrorClass<Operations.StatusErrors<D>>> },
-  onAnswer: (
+  onSuccess: (
     request: HttpClientRequest.HttpClientRequest
   ) => (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E2>
 ) => {
   const prepare = Operations.preparer(definition)
   const generic = requestOf(definition)
-  const onSuccess = documentedOnly(definition, onAnswer)
   const make = HttpClientRequest.make(definition.method)
   const ownHeaders = definitionHeaders(definition)
   const prefetch = prefetchOf(definition)
