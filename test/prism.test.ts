@@ -334,7 +334,9 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
   uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
   loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },
-  spawnProcess: { command: "echo", args: ["hi"] }
+  spawnProcess: { command: "echo", args: ["hi"] },
+  // pool_small has leased browsers: its delete takes force (else 400, as the document says)
+  deleteBrowserPool: { force: true }
 }
 
 describe("the bin behind Prism's validating proxy, for the whole API", () => {

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
-import { giveBack, takeFromPool } from "./Browsers.js"
+import { endPoolBrowsers, giveBack, takeFromPool } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
 import { endPoolWaiters, error, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
 
@@ -116,17 +116,36 @@ export const handlers: Handlers = {
     return ok(context.op)
   },
   deleteBrowserPool: (context) => {
+    const { body, org, stamp } = context
     const pool = poolOf(context)
+    // the document: "deletion is blocked if browsers are currently leased. Use force=true to terminate
+    // leased browsers" (its only client error besides 404 is the 400)
+    const leased = pool === undefined ? 0 : num(pool.fields["acquired_count"], 0)
+    if (leased > 0 && body["force"] !== true) {
+      return error(
+        400,
+        "bad_request",
+        `the browser pool has ${leased} leased browser${
+          leased === 1 ? "" : "s"
+        }: delete it with force to terminate them`
+      )
+    }
     const reply = engine.generic(context.store, context.call, () => "pool")
-    // the acquires waiting on it get their 204 now, not at the end of their wait
-    if (pool !== undefined && reply._tag !== "Error") endPoolWaiters(context.org, pool.id)
+    if (pool !== undefined && reply._tag !== "Error") {
+      // the acquires waiting on it get their 204 now, not at the end of their wait; its browsers go with it
+      endPoolWaiters(org, pool.id)
+      endPoolBrowsers(org, pool.id, stamp)
+    }
     return reply
   },
   createBrowserPool: ({ body, call, op, org, store }) => {
     const unresolved = unresolvedReference(store, body, call.project)
     if (unresolved !== undefined) return unresolved
     // a pool evicted from the bounded store takes its waiting acquires with it (204 now)
-    const reply = engine.generic(store, call, () => "pool", (evicted) => endPoolWaiters(org, evicted))
+    const reply = engine.generic(store, call, () => "pool", (evicted) => {
+      endPoolWaiters(org, evicted)
+      endPoolBrowsers(org, evicted, engine.isoAt(call.now))
+    })
     const created = lastOf(store, "/browser_pools")
     if (created === undefined) return reply
     const size = num(body["size"], 1)
@@ -142,6 +161,9 @@ export const handlers: Handlers = {
     const { body, call, op, org } = context
     const pool = poolOf(context)
     if (pool === undefined) return poolNotFound
+    // what the new configuration names must exist, as for a create (400)
+    const unresolved = unresolvedReference(context.store, body, call.project)
+    if (unresolved !== undefined) return unresolved
     const config = { ...obj(pool.fields["browser_pool_config"]), ...body }
     const available = Math.max(0, num(config["size"], 1) - num(pool.fields["acquired_count"], 0))
     pool.fields = {

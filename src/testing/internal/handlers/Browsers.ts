@@ -158,6 +158,19 @@ const endSession = (org: Organization, resource: engine.Resource, stamp: string)
   saveProfile(org.store, resource, stamp)
 }
 
+/**
+ * The browsers acquired from the pool `poolId` end at `stamp`, as deletes would (the pool is deleted with
+ * `force`, or evicted): kept as deleted, their live state gone. Its idle reused browsers go with the pool
+ * (`endPoolWaiters`).
+ */
+export const endPoolBrowsers = (org: Organization, poolId: string, stamp: string): void => {
+  const leased: Array<engine.Resource> = []
+  for (const resource of engine.currentOf(org.store, "/browsers")) {
+    if (obj(resource.fields["pool"])["id"] === poolId) leased.push(resource)
+  }
+  for (const resource of leased) endSession(org, resource, stamp)
+}
+
 /** A browser idle for its `timeout_seconds` ends then: as a delete, or, acquired from a pool, as a release without reuse. */
 const timeOut = (org: Organization, browser: Browser, at: number): void => {
   const resource = org.store.collections.get("/browsers")?.get(browser.id)
@@ -231,6 +244,17 @@ export const handlers: Handlers = {
     if (resource === undefined || resource.deleted || browser === undefined) {
       return error(404, "not_found", "browser not found")
     }
+    // what it names must exist, as for a create (400); a profile only when the session has none loaded (the
+    // document); `proxy_id: ""` removes the proxy
+    const proxyId = body["proxy_id"]
+    const unresolved = unresolvedReference(store, {
+      ...(typeof proxyId === "string" && proxyId !== "" ? { proxy_id: proxyId } : {}),
+      ...("profile" in body ? { profile: body["profile"] } : {})
+    }, call.project)
+    if (unresolved !== undefined) return unresolved
+    if ("profile" in body && resource.fields["profile"] !== undefined) {
+      return error(400, "bad_request", "the browser session already has a profile loaded")
+    }
     const viewport = values.isObject(body["viewport"]) ? body["viewport"] : undefined
     if (viewport !== undefined) {
       browser.viewport = {
@@ -239,9 +263,15 @@ export const handlers: Handlers = {
       }
     }
     const { force: _force, ...rest } = viewport ?? {}
+    // `proxy_id` and `telemetry` omitted or null leave them as they are; so does an empty `telemetry` ({})
+    const { proxy_id: _proxy, telemetry, ...given } = body
+    const { proxy_id: current, ...kept } = resource.fields
+    const proxy = proxyId === "" ? undefined : typeof proxyId === "string" ? proxyId : current
     resource.fields = {
-      ...resource.fields,
-      ...body,
+      ...kept,
+      ...given,
+      ...(proxy === undefined ? {} : { proxy_id: proxy }),
+      ...(values.isObject(telemetry) && Object.keys(telemetry).length > 0 ? { telemetry } : {}),
       ...(viewport === undefined ? {} : { viewport: rest })
     }
     return ok(op, resource.fields)

@@ -1,0 +1,162 @@
+/**
+ * A client in another language drives the served simulator over plain HTTP through multi-step
+ * flows, and checks what it reads back against the document: a pool deleted with leased browsers,
+ * a browser's update naming what does not exist, a pool's update likewise.
+ * One served simulator for the file; each case makes the resources it uses.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+import { raw } from "./utils/served.js"
+
+// the answers' JSON, read field by field
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let scope: Scope.CloseableScope
+let url = ""
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
+})
+
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const send = async (
+  method: string,
+  path: string,
+  body?: unknown
+): Promise<{ readonly status: number; readonly json: Json }> => {
+  const text = body === undefined ? undefined : JSON.stringify(body)
+  const answer = await raw(url, {
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${KernelSimulator.defaultToken}`,
+      // framed by its length (Node sends a DELETE's body unframed otherwise)
+      ...(text === undefined
+        ? {}
+        : { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) })
+    },
+    ...(text === undefined ? {} : { body: text })
+  })
+  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
+}
+
+let unique = 0
+const name = (prefix: string) => `${prefix}-${++unique}`
+
+/** A pool of `size` with one browser acquired from it. */
+const leasedPool = async (size: number) => {
+  const pool = (await send("POST", "/browser_pools", { name: name("pool"), size })).json.id
+  const acquired = await send("POST", `/browser_pools/${pool}/acquire`, {})
+  expect(acquired.status).toBe(200)
+  return { pool: String(pool), browser: String(acquired.json.session_id) }
+}
+
+describe("a pool deleted while browsers are leased (the document: blocked, unless force)", () => {
+  it.each([{ body: undefined }, { body: {} }, { body: { force: false } }])(
+    "without force ($body) it is 400, and the pool and its browser stay",
+    async ({ body }) => {
+      const { browser, pool } = await leasedPool(2)
+      const refused = await send("DELETE", `/browser_pools/${pool}`, body)
+      expect(refused.status).toBe(400)
+      expect(refused.json.message).toContain("force")
+      expect((await send("GET", `/browser_pools/${pool}`)).json).toMatchObject({ acquired_count: 1 })
+      expect((await send("GET", `/browsers/${browser}`)).status).toBe(200)
+    }
+  )
+
+  it("with force its leased browsers are terminated: 404, listed as deleted", async () => {
+    const { browser, pool } = await leasedPool(2)
+    expect((await send("DELETE", `/browser_pools/${pool}`, { force: true })).status).toBe(204)
+    expect((await send("GET", `/browser_pools/${pool}`)).status).toBe(404)
+    expect((await send("GET", `/browsers/${browser}`)).status).toBe(404)
+    const deleted = await send("GET", `/browsers/${browser}?include_deleted=true`)
+    expect(deleted.json.deleted_at).toEqual(expect.any(String))
+    expect((await send("POST", `/browsers/${browser}/computer/get_mouse_position`)).status).toBe(404)
+    const active = (await send("GET", "/browsers?limit=100")).json as ReadonlyArray<Json>
+    expect(active.map((b) => b.session_id)).not.toContain(browser)
+  })
+
+  it("a pool with no leased browser is deleted without force", async () => {
+    const { browser, pool } = await leasedPool(1)
+    await send("POST", `/browser_pools/${pool}/release`, { session_id: browser })
+    expect((await send("DELETE", `/browser_pools/${pool}`)).status).toBe(204)
+    expect((await send("GET", `/browser_pools/${pool}`)).status).toBe(404)
+  })
+})
+
+describe("an update names only what exists, as a create does (400)", () => {
+  it.each([
+    { what: "a browser's proxy", path: async () => `/browsers/${await browserId()}`, body: { proxy_id: "nope" } },
+    {
+      what: "a browser's profile",
+      path: async () => `/browsers/${await browserId()}`,
+      body: { profile: { name: "no-such-profile" } }
+    },
+    {
+      what: "a pool's proxy",
+      path: async () => `/browser_pools/${(await leasedPool(1)).pool}`,
+      body: { size: 1, proxy_id: "nope" }
+    },
+    {
+      what: "a pool's profile",
+      path: async () => `/browser_pools/${(await leasedPool(1)).pool}`,
+      body: { size: 1, profile: { name: "no-such-profile" } }
+    },
+    {
+      what: "a pool's extension",
+      path: async () => `/browser_pools/${(await leasedPool(1)).pool}`,
+      body: { size: 1, extensions: [{ name: "no-such-extension" }] }
+    }
+  ])("$what", async ({ body, path }) => {
+    const at = await path()
+    const before = (await send("GET", at)).json
+    const refused = await send("PATCH", at, body)
+    expect(refused.status).toBe(400)
+    expect(refused.json.code).toBe("bad_request")
+    expect((await send("GET", at)).json).toEqual(before)
+  })
+})
+
+const browserId = async (body: unknown = {}) => String((await send("POST", "/browsers", body)).json.session_id)
+
+describe("a browser's update as the document says", () => {
+  it("proxy_id names an existing proxy, and \"\" removes it", async () => {
+    const proxy = (await send("POST", "/proxies", { name: name("proxy"), type: "datacenter", config: {} })).json.id
+    const id = await browserId()
+    expect((await send("PATCH", `/browsers/${id}`, { proxy_id: proxy })).json.proxy_id).toBe(proxy)
+    expect((await send("GET", `/browsers/${id}`)).json.proxy_id).toBe(proxy)
+    // omitted: unchanged
+    expect((await send("PATCH", `/browsers/${id}`, { viewport: { width: 800, height: 600 } })).json.proxy_id).toBe(
+      proxy
+    )
+    const removed = await send("PATCH", `/browsers/${id}`, { proxy_id: "" })
+    expect(removed.status).toBe(200)
+    expect(removed.json.proxy_id).toBeUndefined()
+    expect((await send("GET", `/browsers/${id}`)).json.proxy_id).toBeUndefined()
+  })
+
+  it("a profile loads only into a session without one", async () => {
+    const first = (await send("POST", "/profiles", { name: name("profile") })).json.name
+    const second = (await send("POST", "/profiles", { name: name("profile") })).json.name
+    const id = await browserId()
+    const loaded = await send("PATCH", `/browsers/${id}`, { profile: { name: first } })
+    expect(loaded.status).toBe(200)
+    expect(loaded.json.profile).toMatchObject({ name: first })
+    const again = await send("PATCH", `/browsers/${id}`, { profile: { name: second } })
+    expect(again.status).toBe(400)
+    expect((await send("GET", `/browsers/${id}`)).json.profile).toMatchObject({ name: first })
+  })
+
+  it.each([{ telemetry: null }, { telemetry: {} }])("telemetry $telemetry leaves the configuration as it is", async (
+    { telemetry }
+  ) => {
+    const configured = { browser: {} }
+    const id = await browserId({ telemetry: configured })
+    expect((await send("GET", `/browsers/${id}`)).json.telemetry).toEqual(configured)
+    expect((await send("PATCH", `/browsers/${id}`, { telemetry })).json.telemetry).toEqual(configured)
+    expect((await send("GET", `/browsers/${id}`)).json.telemetry).toEqual(configured)
+  })
+})
