@@ -160,3 +160,48 @@ describe("a browser's update as the document says", () => {
     expect((await send("GET", `/browsers/${id}`)).json.telemetry).toEqual(configured)
   })
 })
+
+describe("the organization's own resources are seen by every project's caller", () => {
+  it.each([
+    { collection: "/org/projects", body: () => ({ name: name("project") }) },
+    {
+      collection: "/org/credential_providers",
+      body: () => ({ name: name("provider"), provider_type: "onepassword", token: "ops_secret" })
+    }
+  ])("$collection made by a project's caller", async ({ body, collection }) => {
+    const made = await sendAs("proj_a", "POST", collection, body())
+    expect(made.status).toBe(201)
+    const id = String(made.json.id)
+    for (const project of ["proj_a", "proj_b", id, undefined]) {
+      expect((await sendAs(project, "GET", `${collection}/${id}`)).status).toBe(200)
+      const listed = (await sendAs(project, "GET", `${collection}?limit=100`)).json as ReadonlyArray<Json>
+      expect(listed.map((item) => item.id)).toContain(id)
+    }
+    // its name is taken in the organization: seen where it is refused
+    expect((await sendAs("proj_b", "POST", collection, { ...body(), name: made.json.name })).status).toBe(409)
+    expect((await sendAs("proj_b", "DELETE", `${collection}/${id}`)).status).toBe(204)
+    expect((await sendAs(undefined, "GET", `${collection}/${id}`)).status).toBe(404)
+  })
+
+  it("a project's limits are read and set by its own project's caller", async () => {
+    const project = String((await sendAs("proj_a", "POST", "/org/projects", { name: name("project") })).json.id)
+    const limits = { max_concurrent_sessions: 3 }
+    expect((await sendAs(project, "PATCH", `/org/projects/${project}/limits`, limits)).status).toBe(200)
+    expect((await sendAs(project, "GET", `/org/projects/${project}/limits`)).json).toMatchObject(limits)
+  })
+})
+
+const sendAs = async (project: string | undefined, method: string, path: string, body?: unknown) => {
+  const text = body === undefined ? undefined : JSON.stringify(body)
+  const answer = await raw(url, {
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${KernelSimulator.defaultToken}`,
+      ...(project === undefined ? {} : { "x-kernel-project-id": project }),
+      ...(text === undefined ? {} : { "content-type": "application/json", "content-length": String(text.length) })
+    },
+    ...(text === undefined ? {} : { body: text })
+  })
+  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
+}

@@ -778,6 +778,12 @@ export const templateParts = (template: string): ReadonlyArray<string> => {
 
 const splitTemplates = new Map<string, ReadonlyArray<string>>()
 
+/**
+ * The collections of the organization itself, not of a project: a project, a credential provider (unique in
+ * the organization) is seen by every caller, whatever project a caller names.
+ */
+const organizationLevel: ReadonlySet<string> = new Set(["/org/projects", "/org/credential_providers"])
+
 /** The generic answer of an operation, by its kind. */
 export const generic = (
   store: Store,
@@ -795,6 +801,8 @@ export const generic = (
       const singularName = prefix(operation.path)
       const id = nextId(store, singularName)
       const stamp = isoAt(call.now)
+      // the organization's own resources (projects, credential providers) belong to no project, whoever makes them
+      const project = organizationLevel.has(operation.path) ? undefined : call.project
       const fields: Record<string, unknown> = {
         ...call.body,
         ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
@@ -803,12 +811,12 @@ export const generic = (
         [`${singularName}_id`]: id,
         created_at: stamp,
         updated_at: stamp,
-        ...(call.project === undefined ? {} : { project_id: call.project })
+        ...(project === undefined ? {} : { project_id: project })
       }
       const answerAst = answerSchema(operation.answers[status]!)
       const resource: Resource = {
         id,
-        project: call.project,
+        project,
         fields: answerAst === undefined ? fields : values.fillForStore(answerAst, fields, id),
         deleted: false
       }
