@@ -205,3 +205,29 @@ const sendAs = async (project: string | undefined, method: string, path: string,
   })
   return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
 }
+
+describe("a list's query searches what the document says, case-insensitively", () => {
+  it.each([
+    {
+      collection: "/org/projects",
+      body: (tag: string) => ({ name: `Alpha-${tag}` }),
+      // a project's name only: not its id, status or time
+      finds: (made: Json) => [made.name.toUpperCase(), "alpha-"],
+      misses: (made: Json) => [made.id, "active", made.created_at.slice(0, 4)]
+    },
+    {
+      collection: "/profiles",
+      body: (tag: string) => ({ name: `alpha-${tag}` }),
+      // a profile's name or id: not its times
+      finds: (made: Json) => [made.name.toUpperCase(), made.id],
+      misses: (made: Json) => [made.created_at.slice(0, 4), "T"]
+    }
+  ])("$collection", async ({ body, collection, finds, misses }) => {
+    const made = (await send("POST", collection, body(name("q")))).json
+    const ids = async (query: string) =>
+      ((await send("GET", `${collection}?limit=100&query=${encodeURIComponent(query)}`)).json as ReadonlyArray<Json>)
+        .map((item) => item.id)
+    for (const query of finds(made)) expect(await ids(query)).toContain(made.id)
+    for (const query of misses(made)) expect(await ids(query)).not.toContain(made.id)
+  })
+})

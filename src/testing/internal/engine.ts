@@ -691,6 +691,13 @@ const merge = (target: Record<string, unknown>, patch: Record<string, unknown>):
 
 const paging = new Set(["limit", "offset", "query", "include_deleted"])
 
+/**
+ * The fields a list's `query` searches, as the document says: a profile's name or id, a project's name
+ * (not every field: `2026` or `active` would find them all).
+ */
+const searchedBy = (collection: string): ReadonlyArray<string> =>
+  collection === "/org/projects" ? ["name"] : ["name", "id"]
+
 /** A list's filters that name a field under another name (`GET /deployments?app_version=` → `version`). */
 const filterAliases: Readonly<Record<string, string>> = { app_version: "version" }
 
@@ -839,7 +846,10 @@ export const generic = (
         (r) =>
           !r.deleted && visible(r, call.project) &&
           filters.every(([name, value]) => passes(r.fields, name, value, since)) &&
-          (text === "" || JSON.stringify(r.fields).toLowerCase().includes(text))
+          (text === "" || searchedBy(operation.path).some((field) => {
+            const value = r.fields[field]
+            return typeof value === "string" && value.toLowerCase().includes(text)
+          }))
       )
     }
     case "retrieve":
