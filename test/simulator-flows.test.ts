@@ -5,7 +5,7 @@
  * One served simulator for the file; each case makes the resources it uses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Scope, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 import { raw } from "./utils/served.js"
 
@@ -230,4 +230,41 @@ describe("a list's query searches what the document says, case-insensitively", (
     for (const query of finds(made)) expect(await ids(query)).toContain(made.id)
     for (const query of misses(made)) expect(await ids(query)).not.toContain(made.id)
   })
+})
+
+describe("a deployment deleted is stopped then, as its answers and its follow say", () => {
+  /** A request to a simulator in memory, its JSON (or SSE text) answer. */
+  const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string) =>
+    Effect.map(
+      simulator.handle({
+        method,
+        path,
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` },
+        readBody: () => Effect.succeed({ _tag: "Read" as const, bytes: new Uint8Array(0) })
+      }),
+      (response) => ({
+        status: response.status,
+        text: response.body._tag === "Text" ? response.body.text : ""
+      })
+    )
+
+  it.effect("its updated_at and its follow's stopped state are the time of the delete", () =>
+    Effect.gen(function*() {
+      const send = sendTo(yield* KernelSimulator.make())
+      const created = JSON.parse((yield* send("GET", "/deployments/dep_running")).text).created_at
+      yield* TestClock.adjust("1 minute")
+      expect((yield* send("DELETE", "/deployments/dep_running")).status).toBe(204)
+      const stoppedAt = new Date(Date.parse(created) + 60_000).toISOString()
+      expect(JSON.parse((yield* send("GET", "/deployments/dep_running")).text)).toMatchObject({
+        status: "stopped",
+        updated_at: stoppedAt
+      })
+      const frames = [...(yield* send("GET", "/deployments/dep_running/events")).text.matchAll(/^data: (.*)$/gm)]
+        .map((m) => JSON.parse(m[1]!))
+      expect(frames.at(-1)).toMatchObject({ event: "deployment_state", timestamp: stoppedAt })
+      // a second delete changes nothing
+      yield* TestClock.adjust("1 minute")
+      expect((yield* send("DELETE", "/deployments/dep_running")).status).toBe(204)
+      expect(JSON.parse((yield* send("GET", "/deployments/dep_running")).text).updated_at).toBe(stoppedAt)
+    }))
 })

@@ -746,11 +746,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             if (stored === undefined || deployment === undefined) {
               return errorResponse(404, "not_found", "deployment not found")
             }
-            if (deployment.state !== "stopped" && deployment.state !== "failed") {
+            // stopped now: stamped so (what its follow tells as when it reached that state)
+            const stopping = deployment.state !== "stopped" && deployment.state !== "failed"
+            if (stopping) {
               deployment.state = "stopped"
               deployment.markedForDeletion = true
             }
-            stored.fields = { ...stored.fields, status: deployment.state }
+            stored.fields = {
+              ...stored.fields,
+              status: deployment.state,
+              ...(stopping ? { updated_at: engine.isoAt(yield* Clock.currentTimeMillis) } : {})
+            }
             engine.retire(org.store, "/deployments", stored)
             return { status: 204, headers: {}, body: { _tag: "Empty" }, network: normal } satisfies SimResponse
           }
