@@ -232,22 +232,30 @@ describe("a list's query searches what the document says, case-insensitively", (
   })
 })
 
-describe("a deployment deleted is stopped then, as its answers and its follow say", () => {
-  /** A request to a simulator in memory, its JSON (or SSE text) answer. */
-  const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string) =>
-    Effect.map(
-      simulator.handle({
-        method,
-        path,
-        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` },
-        readBody: () => Effect.succeed({ _tag: "Read" as const, bytes: new Uint8Array(0) })
-      }),
-      (response) => ({
-        status: response.status,
-        text: response.body._tag === "Text" ? response.body.text : ""
-      })
-    )
+/** A request to a simulator in memory (on the `TestClock`), its JSON (or SSE) text answer. */
+const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
+  Effect.map(
+    simulator.handle({
+      method,
+      path: path.split("?")[0]!,
+      query: path.split("?")[1],
+      headers: {
+        authorization: `Bearer ${KernelSimulator.defaultToken}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
+      readBody: () =>
+        Effect.succeed({
+          _tag: "Read" as const,
+          bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+        })
+    }),
+    (response) => ({
+      status: response.status,
+      text: response.body._tag === "Text" ? response.body.text : ""
+    })
+  )
 
+describe("a deployment deleted is stopped then, as its answers and its follow say", () => {
   it.effect("its updated_at and its follow's stopped state are the time of the delete", () =>
     Effect.gen(function*() {
       const send = sendTo(yield* KernelSimulator.make())
@@ -266,5 +274,29 @@ describe("a deployment deleted is stopped then, as its answers and its follow sa
       yield* TestClock.adjust("1 minute")
       expect((yield* send("DELETE", "/deployments/dep_running")).status).toBe(204)
       expect(JSON.parse((yield* send("GET", "/deployments/dep_running")).text).updated_at).toBe(stoppedAt)
+    }))
+})
+
+describe("an auth connection's login flow expired is told so by every read", () => {
+  it.effect("a list and an update after flow_expires_at say EXPIRED, as a retrieve does", () =>
+    Effect.gen(function*() {
+      const send = sendTo(yield* KernelSimulator.make())
+      const made = yield* send("POST", "/auth/connections", { profile_name: "expiring", domain: "example.com" })
+      const id = JSON.parse(made.text).id
+      expect((yield* send("POST", `/auth/connections/${id}/login`, {})).status).toBe(200)
+      yield* TestClock.adjust("11 minutes")
+      const listed = JSON.parse((yield* send("GET", "/auth/connections?profile_name=expiring")).text)
+      expect(listed).toEqual([expect.objectContaining({ id, flow_status: "EXPIRED" })])
+      const updated = yield* send("PATCH", `/auth/connections/${id}`, { login_url: "https://example.com/login" })
+      expect(JSON.parse(updated.text)).toMatchObject({ flow_status: "EXPIRED", login_url: "https://example.com/login" })
+      expect(JSON.parse((yield* send("GET", `/auth/connections/${id}`)).text)).toMatchObject({ flow_status: "EXPIRED" })
+      // a new login may start
+      expect((yield* send("POST", `/auth/connections/${id}/login`, {})).status).toBe(200)
+    }))
+
+  it.effect("an update of a connection that does not exist is 404", () =>
+    Effect.gen(function*() {
+      const send = sendTo(yield* KernelSimulator.make())
+      expect((yield* send("PATCH", "/auth/connections/nope", { login_url: "https://example.com/" })).status).toBe(404)
     }))
 })

@@ -65,17 +65,21 @@ const endFlow = (org: Organization, id: string): void => {
   org.authFlows.delete(id)
 }
 
+/** A connection's flow expires when its time is up (at `now`). */
+const expire = (org: Organization, connection: engine.Resource, now: number): void => {
+  const expires = connection.fields["flow_expires_at"]
+  if (
+    connection.fields["flow_status"] === "IN_PROGRESS" && typeof expires === "string" && Date.parse(expires) <= now
+  ) {
+    change(org, connection, { flow_status: "EXPIRED", ...noFlow }, expires)
+  }
+}
+
 /** The connection of the call, its flow expired when its time is up; `undefined` when there is none. */
 const connectionOf = ({ call, org, store }: Context): engine.Resource | undefined => {
   const connection = engine.find(store, "/auth/connections", call.segments[2]!, call.project)
   if (connection === undefined || connection.deleted) return undefined
-  const expires = connection.fields["flow_expires_at"]
-  if (
-    connection.fields["flow_status"] === "IN_PROGRESS" && typeof expires === "string" &&
-    Date.parse(expires) <= call.now
-  ) {
-    change(org, connection, { flow_status: "EXPIRED", ...noFlow }, expires)
-  }
+  expire(org, connection, call.now)
   return connection
 }
 
@@ -100,6 +104,15 @@ export const handlers: Handlers = {
       ...noFlow
     }
     return ok(op, created.fields)
+  },
+  // a list and an update tell an expired flow as a retrieve does
+  listAuthConnections: ({ call, org, store }) => {
+    for (const connection of engine.currentOf(store, "/auth/connections")) expire(org, connection, call.now)
+    return engine.generic(store, call, () => "connection")
+  },
+  updateAuthConnection: (context) => {
+    const connection = connectionOf(context)
+    return connection === undefined ? notFound : engine.generic(context.store, context.call, () => "connection")
   },
   getAuthConnection: (context) => {
     const connection = connectionOf(context)
