@@ -300,3 +300,23 @@ describe("an auth connection's login flow expired is told so by every read", () 
       expect((yield* send("PATCH", "/auth/connections/nope", { login_url: "https://example.com/" })).status).toBe(404)
     }))
 })
+
+describe("an invocation's browsers: those created with its invocation_id", () => {
+  it("are listed by it, and its delete ends them (not the others)", async () => {
+    const invoke = () =>
+      send("POST", "/invocations", { app_name: "my-app", version: "1.0.0", action_name: "run" }).then((r) =>
+        String(r.json.id)
+      )
+    const [invocation, other] = [await invoke(), await invoke()]
+    const within = [await browserId({ invocation_id: invocation }), await browserId({ invocation_id: invocation })]
+    const elsewhere = [await browserId({ invocation_id: other }), await browserId()]
+    const listed = await send("GET", `/invocations/${invocation}/browsers`)
+    expect(listed.status).toBe(200)
+    expect((listed.json.browsers as ReadonlyArray<Json>).map((b) => b.session_id)).toEqual(within)
+    expect((await send("DELETE", `/invocations/${invocation}/browsers`)).status).toBe(204)
+    for (const id of within) expect((await send("GET", `/browsers/${id}`)).status).toBe(404)
+    for (const id of elsewhere) expect((await send("GET", `/browsers/${id}`)).status).toBe(200)
+    expect((await send("GET", `/invocations/${invocation}/browsers`)).json).toEqual({ browsers: [] })
+    expect((await send("GET", `/invocations/${other}/browsers`)).json.browsers).toHaveLength(1)
+  })
+})

@@ -205,8 +205,48 @@ export const expireIdle = (org: Organization, now: number, touched: string | und
   if (browser !== undefined) browser.activeAt = now
 }
 
+/** The active browsers a caller of `project` sees that were created within the invocation `invocation`. */
+const browsersOfInvocation = (
+  store: engine.Store,
+  invocation: string,
+  project: string | undefined
+): ReadonlyArray<engine.Resource> => {
+  const made: Array<engine.Resource> = []
+  for (const resource of engine.currentOf(store, "/browsers")) {
+    if (resource.fields["invocation_id"] === invocation && engine.visible(resource, project)) made.push(resource)
+  }
+  return made
+}
+
+/** The invocation a request names (`/invocations/{id}/...`), by its id; `undefined` when the caller sees none. */
+const invocationOf = ({ call, store }: Context): engine.Resource | undefined => {
+  const invocation = engine.find(store, "/invocations", call.segments[1]!, call.project)
+  return invocation === undefined || invocation.deleted ? undefined : invocation
+}
+
 export const handlers: Handlers = {
   createBrowser: (context) => makeBrowser(context, undefined),
+  // the browsers created with `invocation_id` (the document: "all active browser sessions created within the
+  // specified invocation")
+  listInvocationBrowsers: (context) => {
+    const invocation = invocationOf(context)
+    if (invocation === undefined) return error(404, "not_found", "invocation not found")
+    return ok(context.op, {
+      browsers: browsersOfInvocation(context.store, invocation.id, context.call.project).map((r) => r.fields)
+    })
+  },
+  // each ends as its delete would (one acquired from a pool frees its slot)
+  deleteInvocationBrowsers: (context) => {
+    const { call, op, org, stamp, store } = context
+    const invocation = invocationOf(context)
+    if (invocation === undefined) return error(404, "not_found", "invocation not found")
+    for (const resource of browsersOfInvocation(store, invocation.id, call.project)) {
+      const pool = poolOfBrowser(org, resource)
+      endSession(org, resource, stamp)
+      if (pool !== undefined) freeSlot(org, pool, undefined, call.now)
+    }
+    return ok(op)
+  },
   listBrowsers: ({ call, op, store }) => {
     const status = call.query.get("status") ?? (call.query.get("include_deleted") === "true" ? "all" : "active")
     const query = call.query.get("query")?.toLowerCase() ?? ""
