@@ -320,3 +320,15 @@ describe("an invocation's browsers: those created with its invocation_id", () =>
     expect((await send("GET", `/invocations/${other}/browsers`)).json.browsers).toHaveLength(1)
   })
 })
+
+describe("the mouse stays on the screen", () => {
+  it("a smaller viewport puts it at its nearest edge", async () => {
+    const id = await browserId({ viewport: { width: 800, height: 600 } })
+    await send("POST", `/browsers/${id}/computer/move_mouse`, { x: 700, y: 500 })
+    expect((await send("PATCH", `/browsers/${id}`, { viewport: { width: 400, height: 300 } })).status).toBe(200)
+    expect((await send("POST", `/browsers/${id}/computer/get_mouse_position`)).json).toEqual({ x: 399, y: 299 })
+    // a larger one leaves it where it is
+    await send("PATCH", `/browsers/${id}`, { viewport: { width: 1024, height: 768 } })
+    expect((await send("POST", `/browsers/${id}/computer/get_mouse_position`)).json).toEqual({ x: 399, y: 299 })
+  })
+})

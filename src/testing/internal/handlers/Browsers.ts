@@ -301,6 +301,11 @@ export const handlers: Handlers = {
         width: num(viewport.width, browser.viewport.width),
         height: num(viewport.height, browser.viewport.height)
       }
+      // the mouse stays on the screen (a smaller screen puts it at its nearest edge), as a move keeps it
+      browser.mouse = {
+        x: Math.max(0, Math.min(browser.viewport.width - 1, browser.mouse.x)),
+        y: Math.max(0, Math.min(browser.viewport.height - 1, browser.mouse.y))
+      }
     }
     const { force: _force, ...rest } = viewport ?? {}
     // `proxy_id` and `telemetry` omitted or null leave them as they are; so does an empty `telemetry` ({})
