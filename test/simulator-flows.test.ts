@@ -332,3 +332,28 @@ describe("the mouse stays on the screen", () => {
     expect((await send("POST", `/browsers/${id}/computer/get_mouse_position`)).json).toEqual({ x: 399, y: 299 })
   })
 })
+
+describe("a credential says what it holds (has_values, has_totp_secret), never the values", () => {
+  it.each([
+    { given: { values: { username: "u", password: "p" } }, has: { has_values: true, has_totp_secret: false } },
+    { given: { values: {}, totp_secret: "JBSWY3DPEHPK3PXP" }, has: { has_values: false, has_totp_secret: true } },
+    {
+      given: { values: { username: "u" }, totp_secret: "JBSWY3DPEHPK3PXP" },
+      has: { has_values: true, has_totp_secret: true }
+    }
+  ])("made with $given", async ({ given, has }) => {
+    const made = await send("POST", "/credentials", { name: name("cred"), domain: "example.com", ...given })
+    expect(made.status).toBe(201)
+    expect(made.json).toMatchObject(has)
+    expect(made.json.values).toBeUndefined()
+    for (
+      const answer of [await send("GET", `/credentials/${made.json.id}`), await send("GET", "/credentials?limit=100")]
+    ) {
+      const read = Array.isArray(answer.json) ? answer.json.find((c: Json) => c.id === made.json.id) : answer.json
+      expect(read).toMatchObject(has)
+    }
+    // the secret removed: it has none
+    const removed = await send("PATCH", `/credentials/${made.json.id}`, { totp_secret: "" })
+    expect(removed.json).toMatchObject({ has_values: has.has_values, has_totp_secret: false })
+  })
+})

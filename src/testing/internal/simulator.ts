@@ -290,7 +290,9 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
           domain: c.domain ?? "example.com",
           created_at: stamp,
           updated_at: stamp,
-          ...(c.totp_secret === undefined ? {} : { totp_secret: c.totp_secret, has_totp_secret: true })
+          has_values: false,
+          has_totp_secret: c.totp_secret !== undefined,
+          ...(c.totp_secret === undefined ? {} : { totp_secret: c.totp_secret })
         }
       })
     }

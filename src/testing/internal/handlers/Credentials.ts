@@ -25,10 +25,17 @@ const save: Handler = ({ body, call, op, store }) => {
   if (resource === undefined) return reply
   if (secret === "") {
     const { totp_secret: _removed, ...rest } = resource.fields
-    resource.fields = { ...rest, has_totp_secret: false }
+    resource.fields = rest
+  }
+  // what it holds, as the answers say it (`has_values`, `has_totp_secret`): never its values nor its secret
+  const stored = resource.fields["values"]
+  const kept = resource.fields["totp_secret"]
+  resource.fields = {
+    ...resource.fields,
+    has_values: values.isObject(stored) && Object.keys(stored).length > 0,
+    has_totp_secret: typeof kept === "string" && kept !== ""
   }
   if (typeof secret === "string" && secret !== "") {
-    resource.fields = { ...resource.fields, has_totp_secret: true }
     return ok(op, {
       ...resource.fields,
       totp_code: values.totp(secret, call.now),
