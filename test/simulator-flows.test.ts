@@ -357,3 +357,15 @@ describe("a credential says what it holds (has_values, has_totp_secret), never t
     expect(removed.json).toMatchObject({ has_values: has.has_values, has_totp_secret: false })
   })
 })
+
+describe("an empty X-Kernel-Project-Id names no project", () => {
+  it.each(["", " "])("%j: what it makes is the organization's, and it sees every project's", async (header) => {
+    const mine = String((await sendAs(header, "POST", "/browsers", {})).json.session_id)
+    const theirs = String((await sendAs("proj_x", "POST", "/browsers", {})).json.session_id)
+    expect((await sendAs("proj_y", "GET", `/browsers/${mine}`)).status).toBe(200)
+    expect((await sendAs(header, "GET", `/browsers/${theirs}`)).status).toBe(200)
+    const key = await sendAs(header, "POST", "/org/api_keys", { name: name("key") })
+    expect(key.status).toBe(201)
+    expect(key.json).toMatchObject({ project_id: null, project_name: null })
+  })
+})

@@ -956,8 +956,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               return Effect.succeed(errorResponse(401, "unauthorized", "missing or invalid authorization token"))
             }
             const org = caller.org
-            // a project's API key is that project's caller; otherwise the header says
-            const project = caller.key?.project ?? request.headers["x-kernel-project-id"]
+            // a project's API key is that project's caller; otherwise the header says (empty, it names none)
+            const header = request.headers["x-kernel-project-id"]?.trim()
+            const project = caller.key?.project ?? (header === "" ? undefined : header)
             // the browsers idle for their `timeout_seconds` end; one a request addresses is active
             behaviours.expireIdle(org, now, segments.value[0] === "browsers" ? segments.value[1] : undefined)
             if (isLegacy(operation.name)) {
