@@ -369,3 +369,26 @@ describe("an empty X-Kernel-Project-Id names no project", () => {
     expect(key.json).toMatchObject({ project_id: null, project_name: null })
   })
 })
+
+describe("an auth connection for a profile that does not exist creates it (the document)", () => {
+  it.each([{ project: undefined }, { project: "proj_auth" }])(
+    "in the caller's project ($project)",
+    async ({ project }) => {
+      const profile = name("auto-profile")
+      const made = await sendAs(project, "POST", "/auth/connections", { profile_name: profile, domain: "example.com" })
+      expect(made.status).toBe(201)
+      const read = await sendAs(project, "GET", `/profiles/${profile}`)
+      expect(read.status).toBe(200)
+      expect(read.json.name).toBe(profile)
+      const listed = (await sendAs(project, "GET", `/profiles?query=${profile}`)).json as ReadonlyArray<Json>
+      expect(listed.map((p) => p.name)).toEqual([profile])
+      if (project !== undefined) expect((await sendAs("proj_other", "GET", `/profiles/${profile}`)).status).toBe(404)
+      // an existing profile is used, not made again
+      expect(
+        (await sendAs(project, "POST", "/auth/connections", { profile_name: profile, domain: "other.example" })).status
+      )
+        .toBe(201)
+      expect((await sendAs(project, "GET", `/profiles?query=${profile}`)).json).toHaveLength(1)
+    }
+  )
+})

@@ -89,10 +89,22 @@ const notFound = error(404, "not_found", "auth connection not found")
 const choices = ["fields", "sso_button_selector", "sso_provider", "mfa_option_id", "sign_in_option_id"]
 
 export const handlers: Handlers = {
-  createAuthConnection: ({ call, op, org, store }) => {
+  createAuthConnection: ({ call, op, org, stamp, store }) => {
     const reply = engine.generic(store, call, () => "connection", (evicted) => endFlow(org, evicted))
     const created = lastOf(store, "/auth/connections")
     if (reply._tag === "Error" || created === undefined) return reply
+    // the document: "If the provided profile_name does not exist, it is created automatically" (in the caller's project)
+    const profile = call.body["profile_name"]
+    const existing = typeof profile === "string" ? engine.find(store, "/profiles", profile, call.project) : undefined
+    if (typeof profile === "string" && (existing === undefined || existing.deleted)) {
+      const id = engine.nextId(store, "profile")
+      engine.put(store, "/profiles", {
+        id,
+        project: call.project,
+        deleted: false,
+        fields: { id, name: profile, created_at: stamp, updated_at: stamp }
+      })
+    }
     // no flow yet: it needs one to be authenticated
     created.fields = {
       ...created.fields,
