@@ -392,3 +392,37 @@ describe("an auth connection for a profile that does not exist creates it (the d
     }
   )
 })
+
+describe("a resource made without the fields the document defaults reads them back at their defaults", () => {
+  it.each([
+    {
+      collection: "/browser_pools",
+      body: () => ({ name: name("pool"), size: 1 }),
+      reads: { browser_pool_config: { size: 1, timeout_seconds: 600, fill_rate_per_minute: 10 } }
+    },
+    {
+      collection: "/auth/connections",
+      body: () => ({ profile_name: name("defaults"), domain: "example.com" }),
+      reads: { save_credentials: true, record_session: false, health_check_interval: 3600 }
+    },
+    {
+      collection: "/proxies",
+      body: () => ({ name: name("proxy"), type: "custom", config: { host: "proxy.example", port: 8080 } }),
+      reads: { protocol: "https" }
+    }
+  ])("$collection", async ({ body, collection, reads }) => {
+    const made = await send("POST", collection, body())
+    expect(made.status).toBe(201)
+    expect(made.json).toMatchObject(reads)
+    expect((await send("GET", `${collection}/${made.json.id}`)).json).toMatchObject(reads)
+  })
+
+  it("what a request gives is kept", async () => {
+    const made = await send("POST", "/auth/connections", {
+      profile_name: name("given"),
+      domain: "example.com",
+      save_credentials: false
+    })
+    expect(made.json.save_credentials).toBe(false)
+  })
+})

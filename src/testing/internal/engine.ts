@@ -786,6 +786,15 @@ export const templateParts = (template: string): ReadonlyArray<string> => {
 const splitTemplates = new Map<string, ReadonlyArray<string>>()
 
 /**
+ * The document's defaults of the fields a create stores and its answers tell (`default:` in the request's
+ * schema, or "Defaults to true" / "Default is 3600" in its prose): what a resource made without them reads back.
+ */
+const createDefaults: Readonly<Record<string, Record<string, unknown>>> = {
+  createAuthConnection: { save_credentials: true, record_session: false, health_check_interval: 3600 },
+  createProxy: { protocol: "https" }
+}
+
+/**
  * The collections of the organization itself, not of a project: a project, a credential provider (unique in
  * the organization) is seen by every caller, whatever project a caller names.
  */
@@ -811,6 +820,7 @@ export const generic = (
       // the organization's own resources (projects, credential providers) belong to no project, whoever makes them
       const project = organizationLevel.has(operation.path) ? undefined : call.project
       const fields: Record<string, unknown> = {
+        ...createDefaults[operation.name],
         ...call.body,
         ...(call.body["__bytes"] instanceof Uint8Array ? { size_bytes: call.body["__bytes"].length } : {}),
         id,

@@ -153,7 +153,8 @@ export const handlers: Handlers = {
       ...created.fields,
       available_count: size,
       acquired_count: 0,
-      browser_pool_config: { ...body }
+      // the document's defaults where the request gives none
+      browser_pool_config: { timeout_seconds: 600, fill_rate_per_minute: 10, ...body }
     }
     return ok(op, created.fields)
   },
