@@ -8,7 +8,7 @@ import { Cause, Effect, Exit, Fiber, Schedule, Stream } from "effect"
 import { KernelEvents, Logs, Telemetry } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { mockLayer } from "./utils/mock.js"
-import { raw, withServed } from "./utils/served.js"
+import { handleJson, raw, withServed } from "./utils/served.js"
 
 const auth = { authorization: `Bearer ${KernelSimulator.defaultToken}` }
 const json = { ...auth, "content-type": "application/json" }
@@ -108,23 +108,7 @@ describe("review round 18: a server that ignores Last-Event-ID cannot make telem
 })
 
 describe("review round 18: a pool's waiting acquires end with the world they wait in", () => {
-  const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
-    Effect.map(
-      simulator.handle({
-        method,
-        path,
-        headers: { ...json },
-        readBody: () =>
-          Effect.succeed({
-            _tag: "Read" as const,
-            bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
-          })
-      }),
-      (response) => ({
-        status: response.status,
-        json: response.body._tag === "Text" && response.body.text !== "" ? JSON.parse(response.body.text) : undefined
-      })
-    )
+  const sendTo = handleJson
 
   /** A fresh simulator with a pool of 1 whose browser is taken, and `count` acquires waiting an hour on it. */
   const waitingOn = (count: number) =>

@@ -4,44 +4,18 @@
  * project, a replay and its recording) stays consistent across the operations that touch both.
  * One served simulator for the file; each case makes the resources it uses.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
-import { KernelSimulator } from "effect-kernel/testing"
+import { describe, expect, it } from "@effect/vitest"
 import { operations } from "../src/internal/generated/table.js"
 import * as engine from "../src/testing/internal/engine.js"
-import { raw } from "./utils/served.js"
+import { sendJson, servedForFile } from "./utils/served.js"
 
 // the answers' JSON, read field by field
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
-let scope: Scope.CloseableScope
-let url = ""
+const served = servedForFile()
 
-beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
-})
-
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-const send = async (
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {}
-): Promise<{ readonly status: number; readonly json: Json }> => {
-  const answer = await raw(url, {
-    method,
-    path,
-    headers: {
-      authorization: `Bearer ${headers["token"] ?? KernelSimulator.defaultToken}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...Object.fromEntries(Object.entries(headers).filter(([name]) => name !== "token"))
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
-}
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  sendJson(served.url, method, path, body, headers)
 
 let unique = 0
 const name = (prefix: string) => `${prefix}-${++unique}`

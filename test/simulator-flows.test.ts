@@ -4,44 +4,17 @@
  * a browser's update naming what does not exist, a pool's update likewise.
  * One served simulator for the file; each case makes the resources it uses.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope, TestClock } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
-import { raw } from "./utils/served.js"
+import { handleJson, sendJson, servedForFile } from "./utils/served.js"
 
 // the answers' JSON, read field by field
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
-let scope: Scope.CloseableScope
-let url = ""
+const served = servedForFile()
 
-beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
-})
-
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-const send = async (
-  method: string,
-  path: string,
-  body?: unknown
-): Promise<{ readonly status: number; readonly json: Json }> => {
-  const text = body === undefined ? undefined : JSON.stringify(body)
-  const answer = await raw(url, {
-    method,
-    path,
-    headers: {
-      authorization: `Bearer ${KernelSimulator.defaultToken}`,
-      // framed by its length (Node sends a DELETE's body unframed otherwise)
-      ...(text === undefined
-        ? {}
-        : { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) })
-    },
-    ...(text === undefined ? {} : { body: text })
-  })
-  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
-}
+const send = (method: string, path: string, body?: unknown) => sendJson(served.url, method, path, body)
 
 let unique = 0
 const name = (prefix: string) => `${prefix}-${++unique}`
@@ -191,20 +164,8 @@ describe("the organization's own resources are seen by every project's caller", 
   })
 })
 
-const sendAs = async (project: string | undefined, method: string, path: string, body?: unknown) => {
-  const text = body === undefined ? undefined : JSON.stringify(body)
-  const answer = await raw(url, {
-    method,
-    path,
-    headers: {
-      authorization: `Bearer ${KernelSimulator.defaultToken}`,
-      ...(project === undefined ? {} : { "x-kernel-project-id": project }),
-      ...(text === undefined ? {} : { "content-type": "application/json", "content-length": String(text.length) })
-    },
-    ...(text === undefined ? {} : { body: text })
-  })
-  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
-}
+const sendAs = (project: string | undefined, method: string, path: string, body?: unknown) =>
+  sendJson(served.url, method, path, body, project === undefined ? {} : { "x-kernel-project-id": project })
 
 describe("a list's query searches what the document says, case-insensitively", () => {
   it.each([
@@ -233,27 +194,7 @@ describe("a list's query searches what the document says, case-insensitively", (
 })
 
 /** A request to a simulator in memory (on the `TestClock`), its JSON (or SSE) text answer. */
-const sendTo = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
-  Effect.map(
-    simulator.handle({
-      method,
-      path: path.split("?")[0]!,
-      query: path.split("?")[1],
-      headers: {
-        authorization: `Bearer ${KernelSimulator.defaultToken}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      readBody: () =>
-        Effect.succeed({
-          _tag: "Read" as const,
-          bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
-        })
-    }),
-    (response) => ({
-      status: response.status,
-      text: response.body._tag === "Text" ? response.body.text : ""
-    })
-  )
+const sendTo = handleJson
 
 describe("a deployment deleted is stopped then, as its answers and its follow say", () => {
   it.effect("its updated_at and its follow's stopped state are the time of the delete", () =>

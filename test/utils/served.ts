@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "@effect/vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Http from "node:http"
@@ -78,3 +79,76 @@ export const raw = (
       request.end(options.body)
     }
   })
+
+/**
+ * A JSON request to a simulator at `url` with the default token (or `headers.token`), its body framed by
+ * its length (Node sends a DELETE's body unframed otherwise), the answer's JSON parsed (`undefined` when
+ * empty). `headers` are sent as given, but for `token`.
+ */
+export const sendJson = async (
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+  // the answers' JSON, read field by field by the tests
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ readonly status: number; readonly json: Record<string, any> }> => {
+  const text = body === undefined ? undefined : JSON.stringify(body)
+  const answer = await raw(url, {
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${headers["token"] ?? KernelSimulator.defaultToken}`,
+      ...(text === undefined
+        ? {}
+        : { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) }),
+      ...Object.fromEntries(Object.entries(headers).filter(([name]) => name !== "token"))
+    },
+    ...(text === undefined ? {} : { body: text })
+  })
+  return { status: answer.status, json: answer.body === "" ? undefined : JSON.parse(answer.body) }
+}
+
+/**
+ * A JSON request to a simulator in memory (`KernelSimulator.make`, so on the `TestClock`) with the
+ * default token; `path` may carry a query. The answer's status, text (a JSON or event-stream text, ""
+ * for another body) and JSON (`undefined` when the text is empty or an event stream).
+ */
+export const handleJson = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
+  Effect.map(
+    simulator.handle({
+      method,
+      path: path.split("?")[0]!,
+      query: path.split("?")[1],
+      headers: {
+        authorization: `Bearer ${KernelSimulator.defaultToken}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
+      readBody: () =>
+        Effect.succeed({
+          _tag: "Read" as const,
+          bytes: new TextEncoder().encode(body === undefined ? "" : JSON.stringify(body))
+        })
+    }),
+    (response) => {
+      const text = response.body._tag === "Text" ? response.body.text : ""
+      const json = text === "" || !/^[[{"]/.test(text) ? undefined : JSON.parse(text)
+      return { status: response.status, text, json }
+    }
+  )
+
+/**
+ * One served simulator (default seed) for a test file: started before its tests, stopped after them.
+ * Its `url` is read in the tests (it is set once the file's `beforeAll` ran).
+ */
+export const servedForFile = (): { readonly url: string } => {
+  const served = { url: "" }
+  let scope: Scope.CloseableScope | undefined
+  beforeAll(async () => {
+    scope = Effect.runSync(Scope.make())
+    served.url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
+  })
+  afterAll(() => scope === undefined ? undefined : Effect.runPromise(Scope.close(scope, Exit.void)))
+  return served
+}
