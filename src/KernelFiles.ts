@@ -13,7 +13,8 @@
  * takes an {@link Upload}: bytes in memory, a file on disk ({@link file}) or a `Stream` of bytes.
  * A file is read as it is sent (memory stays flat whatever its size) with its length declared;
  * a call with bytes or files is retried as any call of its kind (a retry reads the file again); a
- * call with a `Stream` is sent once and never retried (its bytes cannot be sent again).
+ * call with a `Stream` is sent once: never retried once the stream was read from (its bytes cannot be
+ * sent again).
  *
  * @since 0.2.0
  */
@@ -104,7 +105,7 @@ export type FileSource = internalUpload.FileSource
 
 /**
  * What a file field of a request takes: a `Uint8Array`, a file on disk ({@link file}) or a
- * `Stream` of `Uint8Array` (sent once, never retried).
+ * `Stream` of `Uint8Array` (sent once, never retried once read from).
  *
  * @since 0.2.0
  * @category Models

@@ -151,7 +151,7 @@ export const currentPolicy: FiberRef.FiberRef<Option.Option<Schedule.Schedule<un
  * given each transient failure, as `KernelConfig`'s `retrySchedule` is. Which failures are retried
  * does not change: a call that is not idempotent is still retried only when its request never reached
  * the server or the server answered 429 (see {@link retryNonIdempotent}), and a call whose body is a
- * one-shot `Stream` is never retried.
+ * one-shot `Stream` is never retried once the stream was read from.
  *
  * @since 0.2.0
  * @category Combinators

@@ -2,7 +2,7 @@ import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Random, Schedule, Stream, TestClock } from "effect"
 import { Computer, Filesystem, Kernel, KernelError, KernelRetry } from "effect-kernel"
-import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
+import { errorBody, type Handler, json, mockLayer, settle } from "./utils/mock.js"
 
 const position = () => json(200, { x: 1, y: 2 })
 
@@ -378,21 +378,33 @@ describe("retry policy", () => {
 describe("a call's own retry policy (KernelRetry.withPolicy, noRetries)", () => {
   const unavailable = () => json(503, errorBody("unavailable", "later"))
   const limited = () => json(429, errorBody("rate_limited", "slow down"))
+  // a 429 once the body was read whole (as a server that reads it before it answers)
+  const limitedAfterBody: Handler = (_recorded, request) =>
+    request.body._tag === "Stream"
+      ? Effect.as(Effect.orDie(Stream.runDrain(request.body.stream)), limited())
+      : limited()
   const table = [
     // idempotent: every transient failure, by the call's schedule
     ["an idempotent call answered 503", unavailable, Computer.getMousePosition({ id: "b1" }), [2, 4, 1]],
     // not idempotent: a 429 is safe to repeat, by the call's schedule; a 503 never is, whatever the schedule
     ["a click answered 429", limited, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [2, 4, 1]],
     ["a click answered 503", unavailable, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [1, 1, 1]],
-    // a one-shot Stream body is never sent twice, whatever the schedule
+    // a one-shot Stream body is never sent twice, whatever the schedule: once read from, never retried
     [
-      "a Stream upload answered 429",
-      limited,
+      "a Stream upload answered 429 once its body was read",
+      limitedAfterBody,
       Filesystem.writeFile({ id: "b1", path: "/x", contents: Stream.make(new Uint8Array([1])) }),
       [1, 1, 1]
+    ],
+    // ... but one never read from (not a byte of it sent) is retried as any call of its kind
+    [
+      "a Stream upload answered 429 before its body was read",
+      limited,
+      Filesystem.writeFile({ id: "b1", path: "/x", contents: Stream.make(new Uint8Array([1])) }),
+      [2, 4, 1]
     ]
   ] as const satisfies ReadonlyArray<
-    readonly [string, () => Response, Effect.Effect<unknown, unknown, Kernel.Services>, ReadonlyArray<number>]
+    readonly [string, Handler, Effect.Effect<unknown, unknown, Kernel.Services>, ReadonlyArray<number>]
   >
   // the requests sent with the config's policy (maxRetries 1), within withPolicy(recurs(3)), within noRetries
   for (const [name, answer, row, sent] of table) {

@@ -289,6 +289,8 @@ export type Content =
     readonly contentType: string
     readonly contentLength: number | undefined
     readonly oneShot: boolean
+    /** Whether a one-shot stream was ever read from (always `false` for a body that can be sent again). */
+    readonly started: () => boolean
   }
 
 /** A part's name or file name in a `Content-Disposition` header (as the HTML form encoding escapes it). */
@@ -424,6 +426,8 @@ const bytesOf = (pieces: ReadonlyArray<string | Piece>): Uint8Array => {
   return out
 }
 
+const never = (): boolean => false
+
 /** Pieces as one stream body: its length when every piece's is known, one-shot when a stream is in it. */
 const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | string => {
   let length: number | undefined = 0
@@ -455,12 +459,14 @@ const streamOf = (pieces: ReadonlyArray<Piece>, contentType: string): Content | 
   const stream = pieces.length === 1 && first !== undefined
     ? streamOfPiece(first)
     : Stream.concatAll(Chunk.fromIterable(pieces.map(streamOfPiece)))
+  const once = oneShot ? Upload.once(stream) : undefined
   return {
     _tag: "Stream",
-    stream: oneShot ? Upload.once(stream) : stream,
+    stream: once === undefined ? stream : once.stream,
     contentType,
     contentLength: length,
-    oneShot
+    oneShot,
+    started: once === undefined ? never : once.started
   }
 }
 

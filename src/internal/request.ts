@@ -49,11 +49,11 @@ const withContent = (
     })
 
 /**
- * The configuration of a call whose body is a caller's one-shot stream: no retry (its bytes cannot
- * be sent again).
+ * The configuration of a call whose body is a caller's one-shot stream: no retry once the stream
+ * was read from (its bytes cannot be sent again).
  */
 const forContent = (config: KernelConfig.Service, content: Operations.Content | undefined): KernelConfig.Service =>
-  content?._tag === "Stream" && content.oneShot ? noRetry(config) : config
+  content?._tag === "Stream" && content.oneShot ? noRetry(config, content.started) : config
 
 /**
  * An operation's call, derived from its definition: the input checked and turned into the request
@@ -100,8 +100,14 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         return Effect.suspend(() =>
           Either.match(generic(input), {
             onLeft: Effect.fail,
-            onRight: ({ oneShot, op, request }) =>
-              execute(httpClient, oneShot ? noRetry(config) : config, op, request, onSuccess(request))
+            onRight: ({ op, oneShot, request }) =>
+              execute(
+                httpClient,
+                oneShot === undefined ? config : noRetry(config, oneShot),
+                op,
+                request,
+                onSuccess(request)
+              )
           })
         )
       }
@@ -274,8 +280,11 @@ export const requestOf = <D extends Operations.Definition>(
     {
       readonly request: HttpClientRequest.HttpClientRequest
       readonly op: Operation<Operations.StatusErrors<D>>
-      /** Whether its body is a caller's one-shot stream (never retried). */
-      readonly oneShot: boolean
+      /**
+       * When its body is a caller's one-shot stream (not retried once read from): whether the
+       * stream was read from.
+       */
+      readonly oneShot: (() => boolean) | undefined
     },
     KernelError.InvalidInput
   > =>
@@ -296,7 +305,7 @@ export const requestOf = <D extends Operations.Definition>(
           definition.idempotent,
           sendsSecrets ? Secrets.sentSecrets(input) : undefined
         ),
-        oneShot: content?._tag === "Stream" && content.oneShot
+        oneShot: content?._tag === "Stream" && content.oneShot ? content.started : undefined
       }
     })
 }

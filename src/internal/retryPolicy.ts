@@ -141,32 +141,50 @@ const connectFailure = (error: unknown, depth: number): boolean => {
 
 const policies = new WeakMap<KernelConfig.Service, Schedule.Schedule<unknown, KernelError.KernelError>>()
 
-/** The configurations of calls that must not be sent twice (a one-shot `Stream` body): no override. */
-const unrepeatable = new WeakSet<KernelConfig.Service>()
+/**
+ * The configurations of calls whose body is a one-shot `Stream`, with whether it was read from: a
+ * retry only while it was not ({@link noRetry}).
+ */
+const unrepeatable = new WeakMap<KernelConfig.Service, () => boolean>()
+
+/** `schedule`, stopped for good once the one-shot body was read from (`started`). */
+const untilStarted = (
+  schedule: Schedule.Schedule<unknown, KernelError.KernelError>,
+  started: () => boolean
+): Schedule.Schedule<unknown, KernelError.KernelError> => Schedule.whileInput(schedule, () => !started())
 
 /**
- * The configuration of a call that must not be sent twice (its body a one-shot `Stream`): no retry,
- * whatever `KernelRetry.withPolicy` says.
+ * The configuration of a call whose body is a one-shot `Stream`, which must not be sent twice: it
+ * is retried (by its policy, which failures of its kind) only while not a byte of the stream was
+ * read (`started`: a connection refused, a time-out in the queue), never once it was, whatever
+ * `KernelRetry.withPolicy` says.
  *
  * @internal
  */
-export const noRetry = (config: KernelConfig.Service): KernelConfig.Service => {
-  const once: KernelConfig.Service = { ...config, retrySchedule: Option.some(Schedule.stop) }
-  unrepeatable.add(once)
+export const noRetry = (config: KernelConfig.Service, started: () => boolean): KernelConfig.Service => {
+  const once: KernelConfig.Service = {
+    ...config,
+    retrySchedule: Option.some(untilStarted(policyFor(config), started))
+  }
+  unrepeatable.set(once, started)
   return once
 }
 
 /**
- * The retry schedule of a call: the caller's (`KernelRetry.withPolicy`, `override`) unless the call
- * must not be sent twice, else its configuration's ({@link policyFor}).
+ * The retry schedule of a call: the caller's (`KernelRetry.withPolicy`, `override`), else its
+ * configuration's ({@link policyFor}); for a call whose body is a one-shot `Stream`, either one
+ * only while the stream was not read from ({@link noRetry}).
  *
  * @internal
  */
 export const scheduleOf = (
   config: KernelConfig.Service,
   override: Option.Option<Schedule.Schedule<unknown, KernelError.KernelError>>
-): Schedule.Schedule<unknown, KernelError.KernelError> =>
-  Option.isSome(override) && !unrepeatable.has(config) ? override.value : policyFor(config)
+): Schedule.Schedule<unknown, KernelError.KernelError> => {
+  if (Option.isNone(override)) return policyFor(config)
+  const started = unrepeatable.get(config)
+  return started === undefined ? override.value : untilStarted(override.value, started)
+}
 
 /**
  * The retry schedule of a configuration: its own, or `KernelRetry.policy` of its options (made

@@ -221,15 +221,21 @@ const asError = (cause: unknown): Error => cause instanceof Error ? cause : new 
 
 /**
  * A caller's stream, sent once: a second run (a retry of a request whose body was already sent)
- * fails instead of sending a body that cannot be replayed.
+ * fails instead of sending a body that cannot be replayed. `started` says whether it was ever run
+ * (read from): until then not a byte of it was sent, and a retry sends it whole.
  *
  * @internal
  */
-export const once = <E>(stream: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E | Error> => {
+export const once = <E>(
+  stream: Stream.Stream<Uint8Array, E>
+): { readonly stream: Stream.Stream<Uint8Array, E | Error>; readonly started: () => boolean } => {
   let ran = false
-  return Stream.suspend((): Stream.Stream<Uint8Array, E | Error> => {
-    if (ran) return Stream.fail(new Error("a one-shot Stream body cannot be sent again"))
-    ran = true
-    return stream
-  })
+  return {
+    stream: Stream.suspend((): Stream.Stream<Uint8Array, E | Error> => {
+      if (ran) return Stream.fail(new Error("a one-shot Stream body cannot be sent again"))
+      ran = true
+      return stream
+    }),
+    started: () => ran
+  }
 }
