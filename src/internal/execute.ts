@@ -28,7 +28,7 @@ import { isSendableHeaderValue, isSendableToken } from "./credentials.js"
 import { describe, redactAll, transportError } from "./errors.js"
 import * as Log from "./log.js"
 import * as PerCall from "./perCall.js"
-import { retry, scheduleOf, timedOutUnsent } from "./retryPolicy.js"
+import { failedUnsent, retry, scheduleOf, timedOutUnsent } from "./retryPolicy.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
@@ -464,7 +464,15 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
               return Either.isLeft(failure)
                 // a time-out before undici took the request (queued at the `connections` cap) never
                 // sent it: safe to repeat, even for an operation that is not idempotent
-                ? Effect.fail(owner.timedOut ? (owner.sent ? timeout() : timedOutUnsent(timeout())) : failure.left)
+                // (and a failure before undici began to write the request, a connection that failed
+                // however it failed: never sent either)
+                ? Effect.fail(
+                  owner.timedOut
+                    ? (owner.sent ? timeout() : timedOutUnsent(timeout()))
+                    : owner.sent
+                    ? failure.left
+                    : failedUnsent(failure.left)
+                )
                 : Effect.failCause(failure.right)
             },
             onSuccess: (value) => {

@@ -72,7 +72,7 @@ export const isSafeToRepeat = (error: KernelError.KernelError): boolean => {
   if (!KernelError.isTransient(error)) return false
   switch (error._tag) {
     case "TransportError":
-      return neverSent(error)
+      return neverSent(error) || unsentFailures.has(error)
     case "Timeout":
       return unsentTimeouts.has(error)
     case "DecodeError":
@@ -95,6 +95,22 @@ const unsentTimeouts = new WeakSet<KernelError.Timeout>()
  */
 export const timedOutUnsent = (error: KernelError.Timeout): KernelError.Timeout => {
   unsentTimeouts.add(error)
+  return error
+}
+
+/** The transport failures of attempts whose request was never sent ({@link failedUnsent}). */
+const unsentFailures = new WeakSet<object>()
+
+/**
+ * A failure of an attempt whose request the transport never began to write (`KernelTransport`:
+ * undici never took it, its `onConnect`, which comes before the first byte is written, was not
+ * called: its connection failed however it failed, a TLS handshake reset included). A
+ * `TransportError` so marked is safe to repeat ({@link isSafeToRepeat}).
+ *
+ * @internal
+ */
+export const failedUnsent = <E>(error: E): E => {
+  if (typeof error === "object" && error !== null) unsentFailures.add(error)
   return error
 }
 
