@@ -15,6 +15,7 @@ import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import * as OperationsTable from "./internal/operations.js"
 import * as Resource from "./internal/resource.js"
+import * as ResponseBody from "./internal/responseBody.js"
 import * as Surface from "./internal/surface.js"
 import * as internalTimestamp from "./internal/timestamp.js"
 import { KernelClient } from "./KernelClient.js"
@@ -425,6 +426,9 @@ export interface AcquireScopedParams extends Generated.AcquireBrowserParams {
  *   for the long poll to answer, at most its wait and the call's time-outs), so a lease the
  *   server granted is never left behind; once acquired, its release is registered in the same
  *   uninterruptible step.
+ * - An acquisition answered 200 whose answer does not decode (`DecodeError`) still leased the
+ *   browser its `session_id` names: it is released at once, and `acquireScoped` fails with the
+ *   `DecodeError`.
  * - Releasing runs to its end too. It cannot fail the scope: a 404 (pool or lease already gone) is
  *   ignored, any other failure is logged at `Warning` level (its tag and message).
  *
@@ -468,7 +472,23 @@ export const acquireScoped = (
       }),
     {
       what: (browser) => `BrowserPools.acquireScoped: releasing browser ${browser.session_id} to ${params.idOrName}`,
-      ignore: (error) => error._tag === "NotFound"
+      ignore: (error) => error._tag === "NotFound",
+      // a 200 whose answer does not decode still leased the browser it names: released at once
+      orphan: (error) => {
+        const made = error._tag === "DecodeError" ? ResponseBody.undecodedJson(error) : undefined
+        const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
+        return typeof id === "string" && id !== ""
+          ? {
+            release: Generated.release({
+              idOrName: params.idOrName,
+              session_id: id,
+              ...(reuse === undefined ? {} : { reuse })
+            }),
+            what:
+              `BrowserPools.acquireScoped: releasing browser ${id} to ${params.idOrName} (its answer did not decode)`
+          }
+          : undefined
+      }
     }
   )
 }

@@ -1,0 +1,242 @@
+/**
+ * Review (interruption): ways of ending a program early other than `Fiber.interrupt` —
+ * `Stream.take`, `Stream.interruptWhen`, a failing consumer, `Effect.timeout`, a scope closed early —
+ * on every transport, against a loopback `node:http` server; then the server's sockets are all closed,
+ * nothing is left next to a `downloadToFile` target, and a second run in the same layer works. And
+ * `Browsers.scoped` / `BrowserPools.acquireScoped` over real transports, interrupted while the server
+ * holds the create / acquire: the delete / release is sent exactly once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope, Stream } from "effect"
+import { BrowserPools, Browsers, Deployments, Filesystem, KernelFiles, Logs, Processes, Replays } from "effect-kernel"
+import * as fs from "node:fs"
+import type * as Http from "node:http"
+import type * as net from "node:net"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
+import { openMp4Head } from "./utils/mp4.js"
+import { transports } from "./utils/transports.js"
+
+const at = "2026-01-01T00:00:00Z"
+const log: Array<string> = []
+const carried = new Set<net.Socket>()
+let createDelay = 0
+/** The create / acquire answers 200 with a body that does not decode (it still names its `session_id`). */
+let undecodable = false
+let createArrived: (() => void) | undefined
+
+const handler: Http.RequestListener = (req, res) => {
+  res.on("error", () => {})
+  req.on("error", () => {})
+  carried.add(req.socket)
+  req.socket.on("close", () => carried.delete(req.socket))
+  const url = new URL(req.url ?? "/", "http://x")
+  const path = url.pathname
+  log.push(`${req.method} ${path}`)
+  req.resume()
+  if (req.method === "POST" && (path === "/browsers" || path.endsWith("/acquire"))) {
+    createArrived?.()
+    setTimeout(() => {
+      if (res.destroyed) return
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({
+        created_at: at,
+        cdp_ws_url: "wss://cdp.example/x",
+        webdriver_ws_url: "wss://bidi.example",
+        headless: undecodable ? "yes" : true,
+        stealth: false,
+        session_id: "b1",
+        timeout_seconds: 60
+      }))
+    }, createDelay)
+    return
+  }
+  if (req.method === "DELETE" || path.endsWith("/release")) {
+    res.writeHead(204)
+    return void res.end()
+  }
+  if (path.includes("stream") || path.endsWith("/events")) {
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    let i = 0
+    const event = path.includes("stdout")
+      ? () => ({ stream: "stdout", data_b64: Buffer.from("hi").toString("base64") })
+      : () => ({ event: "log", timestamp: at, message: `m${i}` })
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer)
+      i++
+      res.write(`id: ${i}\ndata: ${JSON.stringify(event())}\n\n`)
+    }, 2)
+    res.on("close", () => clearInterval(timer))
+    return
+  }
+  // a download: a large body, sent slowly
+  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(64 * 1024 * 1024) })
+  res.write(openMp4Head())
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer)
+    res.write(new Uint8Array(16 * 1024))
+  }, 2)
+  res.on("close", () => clearInterval(timer))
+}
+
+const scope = Effect.runSync(Scope.make())
+let port = 0
+let dir = ""
+beforeAll(async () => {
+  const s = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
+  port = Number(new URL(s.url).port)
+  dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "effect-kernel-review-intr-"))
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
+type Bytes = Stream.Stream<unknown, unknown, Provided>
+const streams: ReadonlyArray<{ readonly name: string; readonly stream: () => Bytes }> = [
+  { name: "Logs.stream", stream: () => Logs.stream({ id: "b1", source: "path", path: "/var/log/app.log" }) },
+  { name: "Processes.stdoutStream", stream: () => Processes.stdoutStream({ id: "b1", processId: "p1" }) },
+  { name: "Deployments.follow", stream: () => Deployments.follow({ id: "d1" }) },
+  { name: "Replays.download", stream: () => Replays.download({ id: "b1", replayId: "r1" }) },
+  {
+    name: "Filesystem.readFile",
+    stream: () => Stream.unwrap(Filesystem.readFile({ id: "b1", path: "/x" }))
+  },
+  {
+    name: "Filesystem.downloadDirZip",
+    stream: () => Stream.unwrap(Filesystem.downloadDirZip({ id: "b1", path: "/x" }))
+  },
+  { name: "Filesystem.readFileStream", stream: () => Filesystem.readFileStream({ id: "b1", path: "/x" }) },
+  { name: "Filesystem.downloadDirZipStream", stream: () => Filesystem.downloadDirZipStream({ id: "b1", path: "/x" }) }
+]
+
+const ends: ReadonlyArray<
+  { readonly name: string; readonly run: (s: Bytes) => Effect.Effect<unknown, unknown, Provided> }
+> = [
+  { name: "Stream.take(2)", run: (s) => Stream.runDrain(Stream.take(s, 2)) },
+  { name: "Stream.interruptWhen", run: (s) => Stream.runDrain(Stream.interruptWhen(s, Effect.sleep("30 millis"))) },
+  {
+    name: "a failing consumer",
+    run: (s) => Effect.either(Stream.runForEach(s, () => Effect.fail("consumer failed")))
+  },
+  { name: "Effect.timeout", run: (s) => Effect.either(Effect.timeout(Stream.runDrain(s), "40 millis")) },
+  {
+    name: "a scope closed early",
+    run: (s) =>
+      Effect.scoped(Effect.gen(function*() {
+        const pull = yield* Stream.toPull(s)
+        yield* Effect.either(pull)
+      }))
+  }
+]
+
+describe.each(transports)("ended early over $name", (transport) => {
+  const runtime = ManagedRuntime.make(Layer.suspend(() => loopbackLayer(port, transport.layer)))
+  afterAll(() => runtime.dispose())
+
+  for (const s of streams) {
+    for (const end of ends) {
+      it(`${s.name}, ${end.name}: every socket closed, and a second run works`, async () => {
+        for (let round = 0; round < 2; round++) {
+          const exit = await runtime.runPromiseExit(Effect.timeout(end.run(s.stream()), "5 seconds"))
+          expect(Exit.isSuccess(exit), `${s.name} ${end.name} round ${round}: ${String(exit)}`).toBe(true)
+          const closed = await Effect.runPromise(waitUntil(() => carried.size === 0))
+          expect(closed, `${s.name} ${end.name} round ${round}: ${carried.size} socket(s) open`).toBe(true)
+        }
+      })
+    }
+  }
+
+  for (const end of ends) {
+    it(`downloadToFile, ${end.name}: no temp file left`, async () => {
+      const target = nodePath.join(dir, `${transport.name}-${end.name.replace(/\W/g, "_")}.mp4`)
+      const program = KernelFiles.downloadToFile(Replays.download({ id: "b1", replayId: "r1" }), target)
+      const exit = await runtime.runPromiseExit(Effect.either(Effect.timeout(program, "40 millis")))
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(await Effect.runPromise(waitUntil(() => carried.size === 0))).toBe(true)
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith(`${transport.name}-`))).toEqual([])
+    })
+  }
+})
+
+describe.each(transports)("scoped resources interrupted over $name", (transport) => {
+  const runtime = ManagedRuntime.make(Layer.suspend(() => loopbackLayer(port, transport.layer)))
+  afterAll(() => runtime.dispose())
+
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly make: () => Effect.Effect<unknown, { readonly _tag: string }, Provided | Scope.Scope>
+    readonly remove: string
+  }> = [
+    { name: "Browsers.scoped", make: () => Browsers.scoped({}), remove: "DELETE /browsers/b1" },
+    {
+      name: "BrowserPools.acquireScoped",
+      make: () => BrowserPools.acquireScoped({ idOrName: "pool-1" }),
+      remove: "POST /browser_pools/pool-1/release"
+    }
+  ]
+  for (const c of cases) {
+    for (const how of ["Fiber.interrupt", "Effect.timeout"] as const) {
+      it(`${c.name}, ${how} while the server holds the create: released exactly once`, async () => {
+        log.length = 0
+        createDelay = 150
+        const arrived = Effect.runSync(Deferred.make<void>())
+        createArrived = () => Effect.runSync(Deferred.succeed(arrived, undefined))
+        const program = Effect.scoped(Effect.flatMap(c.make(), () => Effect.never))
+        if (how === "Fiber.interrupt") {
+          const fiber = runtime.runFork(program)
+          await Effect.runPromise(Deferred.await(arrived))
+          const exit = await runtime.runPromise(Fiber.interrupt(fiber))
+          expect(Exit.isInterrupted(exit)).toBe(true)
+        } else {
+          const exit = await runtime.runPromiseExit(Effect.timeout(program, "50 millis"))
+          expect(Exit.isFailure(exit)).toBe(true)
+        }
+        await Effect.runPromise(waitUntil(() => log.includes(c.remove)))
+        await new Promise((r) => setTimeout(r, 200))
+        expect(log.filter((l) => l === c.remove)).toHaveLength(1)
+        createDelay = 0
+        createArrived = undefined
+      })
+    }
+  }
+
+  for (const c of cases) {
+    it(`${c.name}, its 200 answer does not decode: what it names is released exactly once`, async () => {
+      log.length = 0
+      undecodable = true
+      try {
+        const exit = await runtime.runPromiseExit(Effect.scoped(c.make()))
+        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : String(exit)).toBe(
+          "DecodeError"
+        )
+        await Effect.runPromise(waitUntil(() => log.includes(c.remove)))
+        await new Promise((r) => setTimeout(r, 100))
+        expect(log.filter((l) => l === c.remove)).toHaveLength(1)
+      } finally {
+        undecodable = false
+      }
+    })
+
+    it(`${c.name}, Fiber.interrupt after N ms (a sweep, the create held 60 ms): one release per answered create`, async () => {
+      createDelay = 60
+      try {
+        for (const n of [0, 1, 3, 10, 30, 55, 65, 80, 120]) {
+          log.length = 0
+          const fiber = runtime.runFork(Effect.scoped(Effect.flatMap(c.make(), () => Effect.never)))
+          await new Promise((r) => setTimeout(r, n))
+          const exit = await runtime.runPromise(Fiber.interrupt(fiber))
+          expect(Exit.isInterrupted(exit), `after ${n} ms`).toBe(true)
+          await new Promise((r) => setTimeout(r, 150))
+          const creates = log.filter((l) => l.startsWith("POST") && !l.endsWith("/release")).length
+          expect(log.filter((l) => l === c.remove), `after ${n} ms: ${JSON.stringify(log)}`).toHaveLength(creates)
+        }
+      } finally {
+        createDelay = 0
+      }
+    })
+  }
+})
