@@ -27,6 +27,13 @@ let createDelay = 0
 let undecodable = false
 let createArrived: (() => void) | undefined
 
+/** How an upload's body is read: whole, then 201; or its first 64 KiB, then no more (the client held). */
+let uploadMode: "whole" | "stall" = "whole"
+/** Each upload's body as the server saw it: whether it ended (complete), and its bytes. */
+const uploads: Array<{ ended: boolean; bytes: number; closed: boolean }> = []
+/** Requests whose body the server stopped reading: read again once the client gave up (else it never sees the close). */
+const paused: Array<Http.IncomingMessage> = []
+
 const handler: Http.RequestListener = (req, res) => {
   res.on("error", () => {})
   req.on("error", () => {})
@@ -35,6 +42,24 @@ const handler: Http.RequestListener = (req, res) => {
   const url = new URL(req.url ?? "/", "http://x")
   const path = url.pathname
   log.push(`${req.method} ${path}`)
+  if (req.method === "PUT" || path.endsWith("/fs/upload") || path.endsWith("/fs/write_file")) {
+    const seen = { ended: false, bytes: 0, closed: false }
+    uploads.push(seen)
+    req.socket.on("close", () => seen.closed = true)
+    req.on("data", (data: Buffer) => {
+      seen.bytes += data.length
+      if (uploadMode === "stall" && seen.bytes >= 64 * 1024 && !req.isPaused()) {
+        paused.push(req)
+        req.pause()
+      }
+    })
+    req.on("end", () => {
+      seen.ended = true
+      res.writeHead(201)
+      res.end()
+    })
+    return
+  }
   req.resume()
   if (req.method === "POST" && (path === "/browsers" || path.endsWith("/acquire"))) {
     createArrived?.()
@@ -237,6 +262,106 @@ describe.each(transports)("scoped resources interrupted over $name", (transport)
       } finally {
         createDelay = 0
       }
+    })
+  }
+})
+
+/** The descriptors of this process open on `file`. */
+const openOn = (file: string): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+    } catch {
+      return false
+    }
+  }).length
+
+describe.each(transports)("uploads ended early over $name", (transport) => {
+  const runtime = ManagedRuntime.make(Layer.suspend(() => loopbackLayer(port, transport.layer)))
+  afterAll(() => runtime.dispose())
+  let big = ""
+  beforeAll(() => {
+    big = nodePath.join(dir, `big-${transport.name}.bin`)
+    fs.writeFileSync(big, new Uint8Array(8 * 1024 * 1024))
+  })
+
+  /** A body that fails after 4 chunks of 16 KiB. */
+  const failing = () =>
+    Stream.concat(
+      Stream.repeatEffect(Effect.as(Effect.sleep("1 millis"), new Uint8Array(16 * 1024))).pipe(Stream.take(4)),
+      Stream.fail("the source failed")
+    )
+  const bodies: ReadonlyArray<{
+    readonly name: string
+    readonly send: (u: KernelFiles.Upload) => Effect.Effect<void, unknown, Provided>
+  }> = [
+    { name: "writeFile", send: (u: KernelFiles.Upload) => Filesystem.writeFile({ id: "b1", path: "/x", contents: u }) },
+    {
+      name: "upload (multipart)",
+      send: (u: KernelFiles.Upload) => Filesystem.upload({ id: "b1", files: [{ file: u, dest_path: "/x" }] })
+    }
+  ]
+
+  for (const b of bodies) {
+    it(`${b.name} from a Stream that fails midway: the call fails, the server never sees a complete body`, async () => {
+      uploads.length = 0
+      uploadMode = "whole"
+      const exit = await runtime.runPromiseExit(Effect.timeout(b.send(failing()), "5 seconds"))
+      expect(Exit.isFailure(exit), String(exit)).toBe(true)
+      await new Promise((r) => setTimeout(r, 100))
+      expect(uploads.filter((u) => u.ended), JSON.stringify(uploads)).toEqual([])
+      expect(await Effect.runPromise(waitUntil(() => uploads.every((u) => u.closed)))).toBe(true)
+      // a second run works
+      const again = await runtime.runPromiseExit(b.send(new Uint8Array(100)))
+      expect(Exit.isSuccess(again), String(again)).toBe(true)
+    })
+
+    for (const how of ["Effect.timeout", "Fiber.interrupt"] as const) {
+      it(`${b.name} from a file, ${how} while the server stalls: file closed, socket closed, a second run works`, async () => {
+        uploads.length = 0
+        uploadMode = "stall"
+        try {
+          const program = b.send(KernelFiles.file(big))
+          if (how === "Effect.timeout") {
+            const exit = await runtime.runPromiseExit(Effect.timeout(program, "150 millis"))
+            expect(Exit.isFailure(exit)).toBe(true)
+          } else {
+            const fiber = runtime.runFork(program)
+            await Effect.runPromise(waitUntil(() => uploads.some((u) => u.bytes >= 64 * 1024)))
+            const exit = await runtime.runPromise(Fiber.interrupt(fiber))
+            expect(Exit.isInterrupted(exit), String(exit)).toBe(true)
+          }
+          expect(await Effect.runPromise(waitUntil(() => openOn(big) === 0)), `${openOn(big)} fd(s) open`).toBe(true)
+          uploadMode = "whole"
+          paused.splice(0).forEach((req) => req.resume())
+          // the socket that carried the upload (an idle one of an earlier test may stay in the pool)
+          const t1 = Date.now()
+          expect(await Effect.runPromise(waitUntil(() => uploads.every((u) => u.closed))), JSON.stringify(uploads))
+            .toBe(
+              true
+            )
+          expect(uploads.filter((u) => u.ended)).toEqual([])
+          expect(Date.now() - t1, "closed promptly").toBeLessThan(1_000)
+        } finally {
+          uploadMode = "whole"
+        }
+        const again = await runtime.runPromiseExit(b.send(KernelFiles.file(big)))
+        expect(Exit.isSuccess(again), String(again)).toBe(true)
+        expect(await Effect.runPromise(waitUntil(() => openOn(big) === 0))).toBe(true)
+      })
+    }
+  }
+
+  for (const b of bodies) {
+    it(`${b.name} from a file, answered: its file is closed when the call returns`, async () => {
+      uploadMode = "whole"
+      const still: Array<number> = []
+      for (let i = 0; i < 10; i++) {
+        const exit = await runtime.runPromiseExit(b.send(KernelFiles.file(big)))
+        expect(Exit.isSuccess(exit), String(exit)).toBe(true)
+        still.push(openOn(big))
+      }
+      expect(still).toEqual(still.map(() => 0))
     })
   }
 })

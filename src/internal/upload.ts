@@ -130,16 +130,29 @@ export const read = (source: FileSource, size: number): Stream.Stream<Uint8Array
     (reads) => {
       // per run (a retry opens the file again)
       let sent = 0
-      return Stream.repeatEffectOption(Effect.flatMap(reads.take, (result) => {
-        if (result instanceof Error) return Effect.fail(Option.some(result))
-        const { buffer, bytesRead } = result
-        if (bytesRead === 0) {
-          return sent === size ? Effect.fail(Option.none()) : Effect.fail(Option.some(changed(source, size, sent)))
-        }
-        sent += bytesRead
-        return sent > size
-          ? Effect.fail(Option.some(changed(source, size, sent)))
-          : Effect.succeed(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
+      let ended = false
+      return Stream.repeatEffectOption(Effect.suspend(() => {
+        if (ended) return Effect.fail(Option.none())
+        return Effect.flatMap(reads.take, (result) => {
+          if (result instanceof Error) return Effect.fail(Option.some(result))
+          const { buffer, bytesRead } = result
+          if (bytesRead === 0) {
+            return sent === size ? Effect.fail(Option.none()) : Effect.fail(Option.some(changed(source, size, sent)))
+          }
+          sent += bytesRead
+          if (sent > size) return Effect.fail(Option.some(changed(source, size, sent)))
+          const bytes = bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead)
+          if (sent < size) return Effect.succeed(bytes)
+          // the last chunk: the file's end is checked, and the file closed, before it is handed over, so
+          // it is closed before the server can have the whole body (and answer): the call never returns
+          // with the file still open (the transport pulls the stream's end after the answer came)
+          return Effect.flatMap(reads.take, (after) => {
+            if (after instanceof Error) return Effect.fail(Option.some(after))
+            if (after.bytesRead > 0) return Effect.fail(Option.some(changed(source, size, sent + after.bytesRead)))
+            ended = true
+            return Effect.as(reads.close(), bytes)
+          })
+        })
       }))
     }
   ))
@@ -193,10 +206,15 @@ class Reads {
     })
   }
 
-  /** No read starts any more; the file closes once the read in flight (if any) is done. */
+  private closing: Promise<void> | undefined = undefined
+
+  /**
+   * No read starts any more; the file closes once the read in flight (if any) is done. Closed once:
+   * at the file's end, then again (a no-op) when the run ends.
+   */
   close(): Effect.Effect<void> {
     this.over = true
-    return Effect.promise(() => this.handle.close().catch(() => undefined))
+    return Effect.promise(() => this.closing ??= this.handle.close().catch(() => undefined))
   }
 }
 
