@@ -4,7 +4,8 @@
  * on every transport, against a loopback `node:http` server; then the server's sockets are all closed,
  * nothing is left next to a `downloadToFile` target, and a second run in the same layer works. And
  * `Browsers.scoped` / `BrowserPools.acquireScoped` over real transports, interrupted while the server
- * holds the create / acquire: the delete / release is sent exactly once.
+ * holds the create / acquire: the delete / release is sent exactly once. And uploads (a file, a
+ * `Stream`, multipart) ended early: the file closed, the socket closed, no body ever complete.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope, Stream } from "effect"
@@ -165,12 +166,18 @@ describe.each(transports)("ended early over $name", (transport) => {
   for (const s of streams) {
     for (const end of ends) {
       it(`${s.name}, ${end.name}: every socket closed, and a second run works`, async () => {
-        for (let round = 0; round < 2; round++) {
+        const roots: Array<number> = []
+        for (let round = 0; round < 3; round++) {
           const exit = await runtime.runPromiseExit(Effect.timeout(end.run(s.stream()), "5 seconds"))
           expect(Exit.isSuccess(exit), `${s.name} ${end.name} round ${round}: ${String(exit)}`).toBe(true)
           const closed = await Effect.runPromise(waitUntil(() => carried.size === 0))
           expect(closed, `${s.name} ${end.name} round ${round}: ${carried.size} socket(s) open`).toBe(true)
+          // no fiber left running (a root fiber: forked as a daemon, or run by the transport)
+          // no fiber left running: the root fibers do not grow from one run to the next
+          await new Promise((r) => setTimeout(r, 20))
+          roots.push(Effect.runSync(Fiber.roots).length)
         }
+        expect(roots[2], `root fibers after each run: ${roots.join(", ")}`).toBeLessThanOrEqual(roots[0] ?? 0)
       })
     }
   }
@@ -364,4 +371,25 @@ describe.each(transports)("uploads ended early over $name", (transport) => {
       expect(still).toEqual(still.map(() => 0))
     })
   }
+
+  it("downloadToFile, Fiber.interrupt after N ms (a sweep, 0-120 ms): no temp file, sockets closed, no fiber left", async () => {
+    let baseline: number | undefined
+    for (const n of [0, 1, 2, 5, 10, 20, 40, 80, 120]) {
+      const target = nodePath.join(dir, `sweep-${transport.name}-${n}.mp4`)
+      const seen: Array<number> = []
+      const fiber = runtime.runFork(
+        Replays.downloadToFile({ id: "b1", replayId: "r1" }, target, {
+          onProgress: (p) => Effect.sync(() => seen.push(p.bytes))
+        })
+      )
+      await new Promise((r) => setTimeout(r, n))
+      const exit = await runtime.runPromise(Fiber.interrupt(fiber))
+      expect(Exit.isInterrupted(exit), `after ${n} ms: ${String(exit)}`).toBe(true)
+      expect(await Effect.runPromise(waitUntil(() => carried.size === 0)), `after ${n} ms: sockets`).toBe(true)
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith(`sweep-${transport.name}-`)), `after ${n} ms`).toEqual([])
+      await new Promise((r) => setTimeout(r, 20))
+      baseline ??= Effect.runSync(Fiber.roots).length
+      expect(Effect.runSync(Fiber.roots).length, `after ${n} ms: root fibers`).toBeLessThanOrEqual(baseline)
+    }
+  })
 })
