@@ -475,9 +475,8 @@ export const acquireScoped = (
       ignore: (error) => error._tag === "NotFound",
       // a 200 whose answer does not decode still leased the browser it names: released at once
       orphan: (error) => {
-        const made = error._tag === "DecodeError" ? ResponseBody.undecodedJson(error) : undefined
-        const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
-        return typeof id === "string" && id !== ""
+        const id = ResponseBody.undecodedSessionId(error)
+        return id !== undefined
           ? {
             release: Generated.release({
               idOrName: params.idOrName,

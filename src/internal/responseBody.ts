@@ -272,6 +272,18 @@ const undecoded = new WeakMap<KernelError.DecodeError, unknown>()
 export const undecodedJson = (error: KernelError.DecodeError): unknown => undecoded.get(error)
 
 /**
+ * The `session_id` a 2xx answer that did not decode still names (a browser made, a lease taken):
+ * what a scoped resource ends at once. `undefined` for another error, or an answer without one.
+ *
+ * @internal
+ */
+export const undecodedSessionId = (error: { readonly _tag: string }): string | undefined => {
+  const made = error instanceof KernelError.DecodeError ? undecoded.get(error) : undefined
+  const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
+  return typeof id === "string" && id !== "" ? id : undefined
+}
+
+/**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
  * transports enforce) the body is read whole, or refused before it is read when too large;
  * without one it is counted as it comes and the request released once it passes the bound.

@@ -58,9 +58,8 @@ export const scoped = (
       ignore: (error) => error._tag === "NotFound",
       // a 2xx whose answer does not decode still made the browser it names: deleted at once
       orphan: (error) => {
-        const made = error._tag === "DecodeError" ? ResponseBody.undecodedJson(error) : undefined
-        const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
-        return typeof id === "string" && id !== ""
+        const id = ResponseBody.undecodedSessionId(error)
+        return id !== undefined
           ? {
             release: Browsers.delete({ id }),
             what: `Browsers.scoped: deleting browser ${id} (its answer did not decode)`
