@@ -34,19 +34,33 @@ let uploadMode: "whole" | "stall" = "whole"
 const uploads: Array<{ ended: boolean; bytes: number; closed: boolean }> = []
 /** Requests whose body the server stopped reading: read again once the client gave up (else it never sees the close). */
 const paused: Array<Http.IncomingMessage> = []
+/** The uploads each socket carried. */
+const uploadsOn = new WeakMap<net.Socket, Array<{ closed: boolean }>>()
 
 const handler: Http.RequestListener = (req, res) => {
   res.on("error", () => {})
   req.on("error", () => {})
-  carried.add(req.socket)
-  req.socket.on("close", () => carried.delete(req.socket))
+  // a kept-alive socket carries several requests: its close is listened to once
+  if (!carried.has(req.socket)) {
+    carried.add(req.socket)
+    req.socket.once("close", () => carried.delete(req.socket))
+  }
   const url = new URL(req.url ?? "/", "http://x")
   const path = url.pathname
   log.push(`${req.method} ${path}`)
   if (req.method === "PUT" || path.endsWith("/fs/upload") || path.endsWith("/fs/write_file")) {
     const seen = { ended: false, bytes: 0, closed: false }
     uploads.push(seen)
-    req.socket.on("close", () => seen.closed = true)
+    // marked when its socket closes (one listener per socket: a kept-alive one carries several uploads)
+    const onSocket = uploadsOn.get(req.socket)
+    if (onSocket !== undefined) onSocket.push(seen)
+    else {
+      const all = [seen]
+      uploadsOn.set(req.socket, all)
+      req.socket.once("close", () => {
+        for (const upload of all) upload.closed = true
+      })
+    }
     req.on("data", (data: Buffer) => {
       seen.bytes += data.length
       if (uploadMode === "stall" && seen.bytes >= 64 * 1024 && !req.isPaused()) {
