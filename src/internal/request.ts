@@ -10,7 +10,7 @@ import { type Direct, directOf } from "./authenticate.js"
 import { execute, type Executed, executeOwned, type OnSuccess } from "./execute.js"
 import * as Operations from "./operations.js"
 import { acceptEncoding, discardPrefetch, jsonPrefetch } from "./responseBody.js"
-import { noRetry } from "./retryPolicy.js"
+import { retryUntilStarted } from "./retryPolicy.js"
 import * as Secrets from "./secrets.js"
 import { type CommonStatusError, type Operation, operation, type StatusErrorClass } from "./statusError.js"
 import type * as Transport from "./transport.js"
@@ -53,7 +53,7 @@ const withContent = (
  * was read from (its bytes cannot be sent again).
  */
 const forContent = (config: KernelConfig.Service, content: Operations.Content | undefined): KernelConfig.Service =>
-  content?._tag === "Stream" && content.oneShot ? noRetry(config, content.started) : config
+  content?._tag === "Stream" && content.oneShot ? retryUntilStarted(config, content.started) : config
 
 /**
  * An operation's call, derived from its definition: the input checked and turned into the request
@@ -103,7 +103,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
             onRight: ({ op, oneShot, request }) =>
               execute(
                 httpClient,
-                oneShot === undefined ? config : noRetry(config, oneShot),
+                oneShot === undefined ? config : retryUntilStarted(config, oneShot),
                 op,
                 request,
                 onSuccess(request)

@@ -159,7 +159,7 @@ const policies = new WeakMap<KernelConfig.Service, Schedule.Schedule<unknown, Ke
 
 /**
  * The configurations of calls whose body is a one-shot `Stream`, with whether it was read from: a
- * retry only while it was not ({@link noRetry}).
+ * retry only while it was not ({@link retryUntilStarted}).
  */
 const unrepeatable = new WeakMap<KernelConfig.Service, () => boolean>()
 
@@ -177,7 +177,7 @@ const untilStarted = (
  *
  * @internal
  */
-export const noRetry = (config: KernelConfig.Service, started: () => boolean): KernelConfig.Service => {
+export const retryUntilStarted = (config: KernelConfig.Service, started: () => boolean): KernelConfig.Service => {
   const once: KernelConfig.Service = {
     ...config,
     retrySchedule: Option.some(untilStarted(policyFor(config), started))
@@ -189,7 +189,7 @@ export const noRetry = (config: KernelConfig.Service, started: () => boolean): K
 /**
  * The retry schedule of a call: the caller's (`KernelRetry.withPolicy`, `override`), else its
  * configuration's ({@link policyFor}); for a call whose body is a one-shot `Stream`, either one
- * only while the stream was not read from ({@link noRetry}).
+ * only while the stream was not read from ({@link retryUntilStarted}).
  *
  * @internal
  */
