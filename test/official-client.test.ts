@@ -10,9 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import Kernel, { toFile } from "@onkernel/sdk"
 import { KernelSimulator } from "effect-kernel/testing"
 import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
-
-const bin = ["--import", createRequire(import.meta.url).resolve("tsx"), "src/bin/simulator.ts", "--port", "0"]
+import { simulatorBin } from "./utils/bin.js"
 
 /**
  * Methods of the official client whose route is not in spec/kernel-openapi.yml, the document the
@@ -94,7 +92,7 @@ let raw: Kernel
 let kernel: Kernel
 
 beforeAll(async () => {
-  child = spawn(process.execPath, bin, { stdio: ["ignore", "pipe", "pipe"] })
+  child = spawn(process.execPath, [await simulatorBin(), "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] })
   const out = await new Promise<string>((resolve, reject) => {
     let text = ""
     child.stdout!.on("data", (d: Buffer) => {

@@ -12,9 +12,9 @@ import { createRequire } from "node:module"
 import type { Operation } from "../src/internal/definition.js"
 import { operations } from "../src/internal/generated/table.js"
 import { sample } from "../src/testing/internal/values.js"
+import { simulatorBin } from "./utils/bin.js"
 
 const require = createRequire(import.meta.url)
-const tsx = require.resolve("tsx/cli")
 const prism = require.resolve("@stoplight/prism-cli/dist/index.js")
 // the service's document, copied verbatim into the repository (spec/kernel-openapi.yml), or where
 // KERNEL_OPENAPI_DOCUMENT says
@@ -186,7 +186,7 @@ describe("the bin behind Prism's validating proxy", () => {
     const children: Array<ChildProcess> = []
     try {
       const simulator = await start(
-        [tsx, "src/bin/simulator.ts", "--port", "0", "--admin-token", admin],
+        [await simulatorBin(), "--port", "0", "--admin-token", admin],
         /listening on (http:\/\/\S+)/,
         children
       )
@@ -344,7 +344,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
     const children: Array<ChildProcess> = []
     try {
       const simulator = await start(
-        [tsx, "src/bin/simulator.ts", "--port", "0", "--admin-token", admin],
+        [await simulatorBin(), "--port", "0", "--admin-token", admin],
         /listening on (http:\/\/\S+)/,
         children
       )

@@ -1,16 +1,19 @@
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { KernelSimulator } from "effect-kernel/testing"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as Http from "node:http"
-import { createRequire } from "node:module"
 import * as Net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { simulatorBin } from "./utils/bin.js"
 
-// the bin runs as `node --import tsx`: one process (the tsx CLI adds a parent that relays
-// signals and exit codes, one more thing that can stall on a loaded machine)
-const bin = ["--import", createRequire(import.meta.url).resolve("tsx"), "src/bin/simulator.ts"]
+// the bin bundled to one JavaScript file, run by plain `node` (test/utils/bin.ts): no tsx module hooks
+// in the child, which made a start or an exit stall for tens of seconds on a loaded machine
+let bin: ReadonlyArray<string> = []
+beforeAll(async () => {
+  bin = [await simulatorBin()]
+}, 60_000)
 
 /** Runs the bin to completion (bounded): its exit code, stdout and stderr. */
 const run = (args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []) =>

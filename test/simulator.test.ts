@@ -3,7 +3,7 @@ import { Effect, Fiber, Layer, Stream, TestClock } from "effect"
 import { BrowserPools, Computer, Kernel, Replays } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import { spawn } from "node:child_process"
-import { createRequire } from "node:module"
+import { simulatorBin } from "./utils/bin.js"
 import { settle } from "./utils/mock.js"
 
 const kernel = (seed?: KernelSimulator.Seed, options?: KernelSimulator.LayerOptions) =>
@@ -79,8 +79,7 @@ describe("KernelSimulator in memory", () => {
 
 describe("effect-kernel-simulator bin", () => {
   it("serves over HTTP on the port it prints, to any client", async () => {
-    const tsx = createRequire(import.meta.url).resolve("tsx/cli")
-    const child = spawn(process.execPath, [tsx, "src/bin/simulator.ts", "--port", "0"], {
+    const child = spawn(process.execPath, [await simulatorBin(), "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     try {

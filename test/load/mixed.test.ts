@@ -10,6 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
+import { simulatorBin } from "../utils/bin.js"
 
 const tsx = createRequire(import.meta.url).resolve("tsx")
 const driver = new URL("./mixed-driver.ts", import.meta.url).pathname
@@ -19,6 +20,7 @@ const warmup = 8
 describe("the bin under a mixed load", () => {
   it("200 keep-alive clients mixing every operation: 0 errors, RSS flat, throughput printed", async () => {
     const started = Date.now()
+    const entry = await simulatorBin()
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(
         process.execPath,
@@ -33,7 +35,9 @@ describe("the bin under a mixed load", () => {
           "--clients",
           "200",
           "--rss-growth",
-          "0.25"
+          "0.25",
+          "--bin-entry",
+          entry
         ],
         { stdio: ["ignore", "pipe", "inherit"] }
       )

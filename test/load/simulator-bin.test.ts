@@ -7,10 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { KernelSimulator } from "effect-kernel/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
+import { simulatorBin } from "../utils/bin.js"
 
-const require = createRequire(import.meta.url)
-const tsxLoader = require.resolve("tsx")
 const driver = new URL("./bin-driver.mjs", import.meta.url).pathname
 const rounds = 3
 const seconds = 8
@@ -42,8 +40,8 @@ describe("the bin under load", () => {
   it("keeps flat memory and bounded latency under keep-alive load with hostile clients", async () => {
     let bin: ChildProcess | undefined
     try {
-      // one process (no tsx wrapper), so its memory is the server's
-      const child = spawn(process.execPath, ["--import", tsxLoader, "src/bin/simulator.ts", "--port", "0"], {
+      // the bin as published (one JavaScript file, plain node): its memory is the server's alone
+      const child = spawn(process.execPath, [await simulatorBin(), "--port", "0"], {
         stdio: ["ignore", "pipe", "inherit"]
       })
       bin = child
