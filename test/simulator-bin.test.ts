@@ -6,7 +6,7 @@ import * as Http from "node:http"
 import * as Net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { simulatorBin } from "./utils/bin.js"
+import { isRunning, simulatorBin } from "./utils/bin.js"
 
 // the bin bundled to one JavaScript file, run by plain `node` (test/utils/bin.ts): no tsx module hooks
 // in the child, which made a start or an exit stall for tens of seconds on a loaded machine
@@ -47,15 +47,6 @@ const start = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = proce
     void exit.then(({ code }) => reject(new Error(`exited ${code}: ${text}${stderr}`)))
   })
   return { child, out, exit, stderr: () => stderr }
-}
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 const seedFile = (content: string) => {

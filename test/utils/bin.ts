@@ -15,7 +15,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url))
 
 let built: Promise<string> | undefined
 
-const alive = (pid: number) => {
+/** Whether a process of this pid is running. */
+export const isRunning = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
@@ -35,7 +36,7 @@ export const simulatorBin = (): Promise<string> =>
     fs.mkdirSync(dir, { recursive: true })
     for (const file of fs.readdirSync(dir)) {
       const pid = /^simulator-(\d+)-\d+\.mjs$/.exec(file)?.[1]
-      if (pid !== undefined && !alive(Number(pid))) fs.rmSync(path.join(dir, file), { force: true })
+      if (pid !== undefined && !isRunning(Number(pid))) fs.rmSync(path.join(dir, file), { force: true })
     }
     const outfile = path.join(dir, `simulator-${process.pid}-${threadId}.mjs`)
     await build({
