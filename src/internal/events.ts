@@ -244,16 +244,22 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
   const tagsNow = () => tags === null ? (tags = tagsOf(schema.ast) ?? undefined) : tags
   /**
    * What an error quotes of a frame's data: its first 200 characters, the values the schema types as
-   * `Redacted` replaced first (an event that does not decode may still carry a live-view URL's token);
-   * data that is not JSON, of events that may carry secrets, is not shown.
+   * `Redacted` replaced first (an event that does not decode may still carry a live-view URL's token),
+   * and so the value of every field named as a secret field of the API, wherever the data holds it
+   * (an event that does not decode need not have the schema's shape: a list of events, an event
+   * inside another object), on every stream; data that is not JSON, of events that may carry
+   * secrets, is not shown (of other events: cut before the first secret field's name).
    */
   const excerpt = (data: string, json?: unknown): string => {
-    if (!Secrets.holdsSecrets(schema)) return JSON.stringify(data.slice(0, 200))
+    // a stream whose events hold no secret may still be sent one (another resource, quoted): its
+    // data is quoted as an error body is, every field named as a secret field of the API replaced
+    if (!Secrets.holdsSecrets(schema)) return JSON.stringify(Secrets.withoutSecretFields(data).slice(0, 200))
     if (json === undefined) return "<not shown: this stream's events may carry secrets>"
     // the redacted copy is written out whole before it is cut: data nested deeper than the stack
     // throws a RangeError there, which must not turn the stream's DecodeError into a defect
     try {
-      return JSON.stringify(JSON.stringify(Secrets.redactJson(schema.ast, json)).slice(0, 200))
+      const redacted = Secrets.withoutSecretFieldsJson(Secrets.redactJson(schema.ast, json))
+      return JSON.stringify(JSON.stringify(redacted).slice(0, 200))
     } catch {
       return "<not shown: this stream's events may carry secrets, and this one is nested too deep to redact>"
     }

@@ -179,6 +179,17 @@ const withoutFields = (value: unknown, depth: number): unknown => {
 }
 
 /**
+ * The JSON value with the value of every field named as a secret field of the API (a browser's
+ * `cdp_ws_url`, an auth connection's `hosted_url`, an API key's `key`...) replaced by `"<redacted>"`,
+ * wherever it is: for a value that did not decode, whose secrets may sit where no schema places them
+ * (an event sent inside an array, a resource nested in another object). Throws a `RangeError` on a
+ * value nested deeper than 64 levels.
+ *
+ * @internal
+ */
+export const withoutSecretFieldsJson = (value: unknown): unknown => withoutFields(value, 0)
+
+/**
  * An error body's text as the SDK quotes it (a status's body that is not an error object, an
  * unexpected status's excerpt): the value of every field named as a secret field of the API (a
  * browser's `cdp_ws_url`, an API key's `key`, a credential's `values`...) replaced by `<redacted>`,

@@ -1,0 +1,105 @@
+/**
+ * Review of the API as a hostile server sees it (issue 18): what an error quotes of an answer that
+ * did not decode never holds a secret of the API, wherever the server put it.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
+import { AuthConnections, Deployments, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+import * as Http from "node:http"
+import type * as net from "node:net"
+import * as util from "node:util"
+import { afterAll, beforeAll } from "vitest"
+
+type Handler = (request: Http.IncomingMessage, response: Http.ServerResponse) => void
+let handler: Handler = (_request, response) => response.end()
+let baseUrl = ""
+const server = Http.createServer((request, response) => {
+  request.resume()
+  request.on("end", () => handler(request, response))
+})
+beforeAll(() =>
+  new Promise<void>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      baseUrl = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+      resolve()
+    })
+  )
+)
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
+
+const layer = () =>
+  Kernel.layer.pipe(
+    Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_review_api_key"), baseUrl, maxRetries: 0 })),
+    Layer.provide(KernelTransport.layerUndici)
+  )
+
+/** Every way a program shows a failure: `String`, `JSON.stringify`, `inspect` and `Cause.pretty`. */
+const shown = (exit: Exit.Exit<unknown, unknown>): string =>
+  [
+    String(exit),
+    JSON.stringify(exit),
+    util.inspect(exit, { depth: 20 }),
+    Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+  ].join("\n")
+
+const SECRET = "SENTINEL-review-api"
+const state = {
+  event: "managed_auth_state",
+  timestamp: "2024-01-01T00:00:00Z",
+  flow_status: "IN_PROGRESS",
+  flow_step: "DISCOVERING",
+  hosted_url: `https://${SECRET}/hosted`,
+  live_view_url: `https://${SECRET}/live`
+}
+
+describe("review api: an event that does not decode is quoted without the API's secrets", () => {
+  const cases: ReadonlyArray<readonly [string, unknown]> = [
+    ["a known type that does not fit", { ...state, flow_status: "WHAT" }],
+    ["the events in an array", [state]],
+    ["an event nested in an object", { event: { ...state } }],
+    ["an event nested in an array of an object", { items: [state] }],
+    ["another resource's secret in an array", [{ cdp_ws_url: `ws://${SECRET}` }]]
+  ]
+  it.each(cases)("%s", async (_label, data) => {
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      response.end(`event: managed_auth_state\ndata: ${JSON.stringify(data)}\n\n`)
+    }
+    const exit = await Effect.runPromiseExit(
+      AuthConnections.follow({ id: "conn_1" }).pipe(
+        Effect.flatMap((events) => Stream.runCollect(Stream.take(events, 1))),
+        Effect.provide(layer())
+      )
+    )
+    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.map(failure, (error) => error._tag)).toEqual(Option.some("DecodeError"))
+    expect(shown(exit)).toContain("<redacted>")
+    expect(shown(exit)).not.toContain(SECRET)
+  })
+})
+
+describe("review api: an event of a stream whose events hold no secret is quoted without the API's secrets", () => {
+  const cases: ReadonlyArray<readonly [string, string]> = [
+    [
+      "a browser in a deployment's event",
+      JSON.stringify({ event: "deployment_state", browser: { cdp_ws_url: `ws://${SECRET}` } })
+    ],
+    ["a list of them", JSON.stringify([{ key: SECRET }])],
+    ["data that is not JSON", `{"event":"log","cdp_ws_url":"ws://${SECRET}"`]
+  ]
+  it.each(cases)("%s", async (_label, data) => {
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      response.end(`data: ${data}\n\n`)
+    }
+    const exit = await Effect.runPromiseExit(
+      Deployments.follow({ id: "dep_1" }).pipe(
+        Effect.flatMap((events) => Stream.runCollect(Stream.take(events, 1))),
+        Effect.provide(layer())
+      )
+    )
+    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.map(failure, (error) => error._tag)).toEqual(Option.some("DecodeError"))
+    expect(shown(exit)).not.toContain(SECRET)
+  })
+})
