@@ -20,13 +20,20 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Inspectable from "effect/Inspectable"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as Secrets from "./internal/secrets.js"
 import type { Timeout, TransportError } from "./KernelError.js"
 
 /**
  * An event whose type (its `event` or `type` field) the document does not describe: its type, its
  * data as parsed JSON and the stream's last event id.
+ *
+ * Its `data` is as sent, but it prints without the API's secrets: `String(event)`,
+ * `JSON.stringify(event)`, `inspect` and `Effect.log(event)` show the value of every field named as
+ * a secret field of the API (`hosted_url`, `live_view_url`, `cdp_ws_url`, `key`, `code`...), wherever
+ * the data holds it, as `<redacted>` (a newer event may carry a live-view URL's token).
  *
  * @since 0.2.0
  * @category Models
@@ -38,7 +45,41 @@ export class UnknownEvent extends Data.TaggedClass("UnknownEvent")<{
   readonly data: unknown
   /** The stream's last event id (`id:`), `""` when none was sent. */
   readonly id: string
-}> {}
+}> {
+  /**
+   * The event as it prints: its data with the value of every secret field of the API replaced by
+   * `<redacted>` (data nested too deep to rewrite is not shown).
+   *
+   * @since 0.2.0
+   */
+  toJSON(): unknown {
+    let data: unknown
+    try {
+      data = Secrets.withoutSecretFieldsJson(this.data)
+    } catch {
+      data = "<not shown: nested too deep to redact>"
+    }
+    return { _tag: this._tag, event: this.event, data, id: this.id }
+  }
+
+  /**
+   * The event as `JSON.stringify` writes it, without the API's secrets.
+   *
+   * @since 0.2.0
+   */
+  override toString(): string {
+    return Inspectable.format(this.toJSON())
+  }
+
+  /**
+   * What `util.inspect` (and so `console.log`) shows: {@link UnknownEvent.toJSON}.
+   *
+   * @since 0.2.0
+   */
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.toJSON()
+  }
+}
 
 /**
  * Whether a value of an event stream is an {@link UnknownEvent}.

@@ -3,8 +3,8 @@
  * did not decode never holds a secret of the API, wherever the server put it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
-import { AuthConnections, Deployments, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+import { Cause, Effect, Exit, Layer, Logger, Option, Redacted, Stream } from "effect"
+import { AuthConnections, Deployments, Kernel, KernelConfig, KernelEvents, KernelTransport } from "effect-kernel"
 import * as Http from "node:http"
 import type * as net from "node:net"
 import * as util from "node:util"
@@ -101,5 +101,43 @@ describe("review api: an event of a stream whose events hold no secret is quoted
     const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
     expect(Option.map(failure, (error) => error._tag)).toEqual(Option.some("DecodeError"))
     expect(shown(exit)).not.toContain(SECRET)
+  })
+})
+
+describe("review api: an event of a type the document does not know prints without the API's secrets", () => {
+  const cases: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+    ["a newer auth state event", { ...state, event: "managed_auth_state_v2" }],
+    ["a secret nested in a list", { event: "managed_auth_batch", states: [state] }]
+  ]
+  it.each(cases)("%s", async (_label, data) => {
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      response.end(`data: ${JSON.stringify(data)}\n\n`)
+    }
+    const lines: Array<string> = []
+    const logger = Logger.replace(Logger.defaultLogger, Logger.map(Logger.logfmtLogger, (line) => lines.push(line)))
+    const events = await Effect.runPromise(
+      AuthConnections.follow({ id: "conn_1" }).pipe(
+        Effect.flatMap((stream) => Stream.runCollect(Stream.take(stream, 1))),
+        Effect.tap((chunk) => Effect.log(...chunk)),
+        Effect.provide(Layer.merge(layer(), logger))
+      )
+    )
+    const [event] = events
+    if (!KernelEvents.isUnknownEvent(event)) throw new Error("expected an UnknownEvent")
+    // the data stays as sent: a program that knows the newer type reads it
+    expect(event.data).toEqual(data)
+    const printed = [
+      String(event),
+      JSON.stringify(event),
+      util.inspect(event, { depth: 20 }),
+      util.inspect([...events], { depth: 20 }),
+      ...lines
+    ]
+    for (const text of printed) {
+      expect(text).not.toContain(SECRET)
+    }
+    expect(JSON.stringify(event)).toContain("<redacted>")
+    expect(JSON.stringify(event)).toContain(String(data.event))
   })
 })
