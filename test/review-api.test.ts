@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Logger, Option, Redacted, Stream } from "effect"
-import { AuthConnections, Deployments, Kernel, KernelConfig, KernelEvents, KernelTransport } from "effect-kernel"
+import {
+  AuthConnections,
+  Browsers,
+  Deployments,
+  Kernel,
+  KernelConfig,
+  KernelEvents,
+  KernelTransport
+} from "effect-kernel"
 import * as Http from "node:http"
 import type * as net from "node:net"
 import * as util from "node:util"
@@ -139,5 +147,61 @@ describe("review api: an event of a type the document does not know prints witho
     }
     expect(JSON.stringify(event)).toContain("<redacted>")
     expect(JSON.stringify(event)).toContain(String(data.event))
+  })
+})
+
+describe("review api: a __proto__ key the server sends does not become a decoded value's prototype", () => {
+  const browser = {
+    session_id: "s1",
+    cdp_ws_url: "wss://cdp.example/s1",
+    webdriver_ws_url: "wss://bidi.example/s1",
+    created_at: "2024-01-01T00:00:00Z",
+    headless: false,
+    stealth: false,
+    timeout_seconds: 60
+  }
+  const policy = (key: string) => `{"${key}":{"injected":"yes","toString":"x"},"Homepage":"a"}`
+  const bodyOf = (key: string) => JSON.stringify(browser).replace(/}$/, `,"chrome_policy":${policy(key)}}`)
+  const cases: ReadonlyArray<readonly [string, string, boolean]> = [
+    ["a record's __proto__ key (one answer)", bodyOf("__proto__"), false],
+    ["written with escapes", bodyOf("\\u005f_proto\\u005f_"), false],
+    ["in a page's items", `[${bodyOf("__proto__")}]`, true]
+  ]
+  it.each(cases)("%s", async (_label, body, paged) => {
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "x-has-more": "false" })
+      response.end(body)
+    }
+    const decoded = await Effect.runPromise(
+      paged
+        ? Effect.map(Browsers.list(), (page) => page.items[0]!).pipe(Effect.provide(layer()))
+        : Browsers.retrieve({ id: "s1" }).pipe(Effect.provide(layer()))
+    )
+    const chromePolicy: object = decoded.chrome_policy ?? {}
+    expect(Object.getPrototypeOf(chromePolicy)).toBe(Object.prototype)
+    expect(Reflect.get(chromePolicy, "injected")).toBeUndefined()
+    expect(chromePolicy).toEqual({ Homepage: "a" })
+    expect(() => String(chromePolicy)).not.toThrow()
+  })
+
+  it("in an event's data", async () => {
+    handler = (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      response.end(
+        `data: ${
+          JSON.stringify({ ...state, event: "managed_auth_next" }).replace(/}$/, `,"extra":${policy("__proto__")}}`)
+        }\n\n`
+      )
+    }
+    const [event] = await Effect.runPromise(
+      AuthConnections.follow({ id: "conn_1" }).pipe(
+        Effect.flatMap((stream) => Stream.runCollect(Stream.take(stream, 1))),
+        Effect.provide(layer())
+      )
+    )
+    if (!KernelEvents.isUnknownEvent(event)) throw new Error("expected an UnknownEvent")
+    const extra: unknown = Reflect.get(Object(event.data), "extra")
+    expect(extra).toEqual({ Homepage: "a" })
+    expect(Object.getPrototypeOf(extra)).toBe(Object.prototype)
   })
 })
