@@ -9,7 +9,7 @@ import type { Reply } from "../engine.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Browser, Context, Handlers, Organization } from "./shared.js"
-import { browserFields, endBrowser, error, num, obj, ok, unresolvedReference } from "./shared.js"
+import { browserFields, endBrowser, error, loadedProfile, num, obj, ok, unresolvedReference } from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
@@ -43,6 +43,7 @@ const newBrowser = (
   const timeout = num(source["timeout_seconds"], pool === undefined ? 60 : 600)
   const fields = browserFields(engine.nextId(org.store, "browser"), {
     ...source,
+    ...("profile" in source ? { profile: loadedProfile(org.store, source["profile"], project) } : {}),
     headless: source["headless"] === true,
     stealth: source["stealth"] === true,
     timeout_seconds: timeout,
@@ -315,6 +316,7 @@ export const handlers: Handlers = {
     resource.fields = {
       ...kept,
       ...given,
+      ...("profile" in body ? { profile: loadedProfile(store, body["profile"], call.project) } : {}),
       ...(proxy === undefined ? {} : { proxy_id: proxy }),
       ...(values.isObject(telemetry) && Object.keys(telemetry).length > 0 ? { telemetry } : {}),
       ...(viewport === undefined ? {} : { viewport: rest })

@@ -175,9 +175,12 @@ export const unresolvedReference = (
     const found = engine.find(store, collection, key, project)
     return found !== undefined && !found.deleted
   }
+  // an `id` and a `name` given together must name the same resource
   const byIdOrName = (collection: string, ref: unknown): boolean => {
     const fields = obj(ref)
-    return exists(collection, fields["id"]) && exists(collection, fields["name"])
+    if (!exists(collection, fields["id"]) || !exists(collection, fields["name"])) return false
+    return typeof fields["id"] !== "string" || typeof fields["name"] !== "string" ||
+      engine.find(store, collection, fields["id"], project) === engine.find(store, collection, fields["name"], project)
   }
   if ("profile" in config && !byIdOrName("/profiles", config["profile"])) {
     return error(400, "bad_request", "profile not found: create it first")
@@ -189,6 +192,24 @@ export const unresolvedReference = (
   }
   return undefined
 }
+/**
+ * The profile a browser session loads (its `profile`, `{ id }` or `{ name }`, as the request gives it) as the
+ * session answers it: the stored profile's own fields (`Profile`: its id, name and times), with the request's
+ * `save_changes` kept for when the session ends; the reference as given when it names no stored profile.
+ */
+export const loadedProfile = (store: Store, ref: unknown, project: string | undefined): unknown => {
+  const fields = obj(ref)
+  const key = typeof fields["id"] === "string" ? fields["id"] : fields["name"]
+  const stored = typeof key === "string" ? engine.find(store, "/profiles", key, project) : undefined
+  if (stored === undefined || stored.deleted) return ref
+  const { __bytes: _bytes, ...profile } = stored.fields
+  return {
+    ...profile,
+    id: stored.id,
+    ...(fields["save_changes"] === undefined ? {} : { save_changes: fields["save_changes"] })
+  }
+}
+
 export const strings = (u: unknown): ReadonlyArray<string> =>
   Array.isArray(u) ? u.filter((s): s is string => typeof s === "string") : []
 

@@ -1,0 +1,65 @@
+/**
+ * Review of the simulator as other clients see it (issue 20): defects found driving the served
+ * simulator over HTTP as an outside harness would. One served simulator for the file; each case makes
+ * the resources it uses.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { sendJson, servedForFile } from "./utils/served.js"
+
+const served = servedForFile()
+
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  sendJson(served.url, method, path, body, headers)
+
+let unique = 0
+const name = (prefix: string) => `${prefix}-${++unique}`
+
+describe("a browser's profile is the stored profile it loads", () => {
+  const withProfile = async () => {
+    const profile = (await send("POST", "/profiles", { name: name("profile") })).json
+    return { id: String(profile.id), name: String(profile.name), created_at: String(profile.created_at) }
+  }
+  it.each([
+    {
+      how: "created naming it by name",
+      make: async (profile: { name: string }) =>
+        (await send("POST", "/browsers", { profile: { name: profile.name } })).json
+    },
+    {
+      how: "created naming it by id",
+      make: async (profile: { id: string }) => (await send("POST", "/browsers", { profile: { id: profile.id } })).json
+    },
+    {
+      how: "acquired from a pool naming it by name",
+      make: async (profile: { name: string }) => {
+        const pool =
+          (await send("POST", "/browser_pools", { name: name("pool"), size: 1, profile: { name: profile.name } }))
+            .json.id
+        return (await send("POST", `/browser_pools/${pool}/acquire`, {})).json
+      }
+    },
+    {
+      how: "loaded by an update",
+      make: async (profile: { name: string }) => {
+        const browser = (await send("POST", "/browsers", {})).json.session_id
+        return (await send("PATCH", `/browsers/${browser}`, { profile: { name: profile.name } })).json
+      }
+    }
+  ])("$how: its id, name and created_at, found by the list's query", async ({ make }) => {
+    const profile = await withProfile()
+    const browser = await make(profile)
+    expect(browser.profile).toMatchObject(profile)
+    expect((await send("GET", `/browsers/${browser.session_id}`)).json.profile).toMatchObject(profile)
+    const listed = (await send("GET", `/browsers?query=${profile.id}`)).json
+    expect(listed.map((b: { session_id: string }) => b.session_id)).toEqual([browser.session_id])
+  })
+
+  it("an id and a name naming two profiles: 400", async () => {
+    const [a, b] = [await withProfile(), await withProfile()]
+    const answer = await send("POST", "/browsers", { profile: { id: a.id, name: b.name } })
+    expect(answer.status).toBe(400)
+    const same = await send("POST", "/browsers", { profile: { id: a.id, name: a.name } })
+    expect(same.status).toBe(200)
+    expect(same.json.profile).toMatchObject(a)
+  })
+})
