@@ -63,3 +63,66 @@ describe("a browser's profile is the stored profile it loads", () => {
     expect(same.json.profile).toMatchObject(a)
   })
 })
+
+describe("an auth connection's references name something of the caller's, as a browser's do", () => {
+  const world = async () => {
+    const credential =
+      (await send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }))
+        .json
+    const proxy =
+      (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }))
+        .json
+    const provider = (await send("POST", "/org/credential_providers", {
+      name: name("provider"),
+      provider_type: "onepassword",
+      token: "ops_x"
+    })).json
+    return {
+      credential: String(credential.name),
+      proxy: String(proxy.id),
+      proxyName: String(proxy.name),
+      provider: String(provider.name)
+    }
+  }
+  it.each([
+    { field: "credential.name", body: (_: unknown) => ({ credential: { name: "no-such-credential" } }), status: 400 },
+    {
+      field: "credential.provider",
+      body: (_: unknown) => ({ credential: { provider: "no-such-provider", auto: true } }),
+      status: 400
+    },
+    { field: "proxy.id", body: (_: unknown) => ({ proxy: { id: "no-such-proxy" } }), status: 400 },
+    { field: "proxy.name", body: (_: unknown) => ({ proxy: { name: "no-such-proxy" } }), status: 400 },
+    {
+      field: "proxy id and name of two proxies",
+      body: (w: { proxy: string }) => ({ proxy: { id: w.proxy, name: "no-such-proxy" } }),
+      status: 400
+    },
+    {
+      field: "an existing credential",
+      body: (w: { credential: string }) => ({ credential: { name: w.credential } }),
+      status: 201
+    },
+    {
+      field: "an existing provider",
+      body: (w: { provider: string }) => ({ credential: { provider: w.provider, auto: true } }),
+      status: 201
+    },
+    {
+      field: "an existing proxy",
+      body: (w: { proxy: string; proxyName: string }) => ({ proxy: { id: w.proxy, name: w.proxyName } }),
+      status: 201
+    }
+  ])("$field: $status on create and on update", async ({ body, status }) => {
+    const w = await world()
+    const created = await send("POST", "/auth/connections", {
+      profile_name: name("ap"),
+      domain: "example.com",
+      ...body(w)
+    })
+    expect(created.status).toBe(status)
+    const plain = (await send("POST", "/auth/connections", { profile_name: name("ap"), domain: "example.com" })).json.id
+    const updated = await send("PATCH", `/auth/connections/${plain}`, body(w))
+    expect(updated.status).toBe(status === 201 ? 200 : status)
+  })
+})

@@ -10,9 +10,10 @@
  */
 import * as Option from "effect/Option"
 import * as engine from "../engine.js"
+import type { Reply } from "../engine.js"
 import * as live from "../live.js"
 import type { Context, Handlers, Organization } from "./shared.js"
-import { error, lastOf, liveReply, ok, wholeReply } from "./shared.js"
+import { error, lastOf, liveReply, obj, ok, wholeReply } from "./shared.js"
 
 /** How long a login flow lasts. */
 const flowMillis = 10 * 60_000
@@ -88,8 +89,41 @@ const notFound = error(404, "not_found", "auth connection not found")
 /** The choices a submit makes: exactly one of them (the document's `SubmitFieldsRequest`). */
 const choices = ["fields", "sso_button_selector", "sso_provider", "mfa_option_id", "sign_in_option_id"]
 
+/**
+ * The first reference of a connection's create or update that names nothing of the caller's, as a browser's
+ * (the document: its `proxy` "must belong to the caller's org"; its `credential` names a Kernel credential
+ * or a credential provider): its 400, or `undefined` when every one resolves.
+ */
+const unresolvedAuthReference = (
+  store: engine.Store,
+  body: Record<string, unknown>,
+  project: string | undefined
+): Reply | undefined => {
+  const found = (collection: string, key: unknown): engine.Resource | undefined => {
+    const resource = typeof key === "string" ? engine.find(store, collection, key, project) : undefined
+    return resource === undefined || resource.deleted ? undefined : resource
+  }
+  const exists = (collection: string, key: unknown): boolean =>
+    key === undefined || found(collection, key) !== undefined
+  // a proxy by id or by name (both given: the same one)
+  const proxy = obj(body["proxy"])
+  if (
+    !exists("/proxies", proxy["id"]) || !exists("/proxies", proxy["name"]) ||
+    (proxy["id"] !== undefined && proxy["name"] !== undefined &&
+      found("/proxies", proxy["id"]) !== found("/proxies", proxy["name"]))
+  ) return error(400, "bad_request", "proxy not found")
+  const credential = obj(body["credential"])
+  if (!exists("/credentials", credential["name"])) return error(400, "bad_request", "credential not found")
+  if (!exists("/org/credential_providers", credential["provider"])) {
+    return error(400, "bad_request", "credential provider not found")
+  }
+  return undefined
+}
+
 export const handlers: Handlers = {
   createAuthConnection: ({ call, op, org, stamp, store }) => {
+    const unresolved = unresolvedAuthReference(store, call.body, call.project)
+    if (unresolved !== undefined) return unresolved
     const reply = engine.generic(store, call, () => "connection", (evicted) => endFlow(org, evicted))
     const created = lastOf(store, "/auth/connections")
     if (reply._tag === "Error" || created === undefined) return reply
@@ -124,7 +158,9 @@ export const handlers: Handlers = {
   },
   updateAuthConnection: (context) => {
     const connection = connectionOf(context)
-    return connection === undefined ? notFound : engine.generic(context.store, context.call, () => "connection")
+    if (connection === undefined) return notFound
+    return unresolvedAuthReference(context.store, context.call.body, context.call.project) ??
+      engine.generic(context.store, context.call, () => "connection")
   },
   getAuthConnection: (context) => {
     const connection = connectionOf(context)
