@@ -4,6 +4,8 @@
  * the resources it uses.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Option } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
 import { sendJson, servedForFile } from "./utils/served.js"
 
 const served = servedForFile()
@@ -124,5 +126,60 @@ describe("an auth connection's references name something of the caller's, as a b
     const plain = (await send("POST", "/auth/connections", { profile_name: name("ap"), domain: "example.com" })).json.id
     const updated = await send("PATCH", `/auth/connections/${plain}`, body(w))
     expect(updated.status).toBe(status === 201 ? 200 : status)
+  })
+})
+
+describe("a seed the API could not have made is refused, naming the field", () => {
+  const org = (fields: Record<string, unknown>) => ({ organizations: [{ id: "o", token: "t", ...fields }] })
+  it.each([
+    {
+      what: "two organizations with one id",
+      seed: { organizations: [{ id: "o", token: "t" }, { id: "o", token: "u" }] },
+      path: "organizations[1].id"
+    },
+    {
+      what: "two pools with one name",
+      seed: org({ pools: [{ id: "p", name: "n" }, { id: "q", name: "n" }] }),
+      path: "organizations[0].pools[1].name"
+    },
+    {
+      what: "a pool's name shared with a pool of no project",
+      seed: org({ pools: [{ id: "p", name: "n" }, { id: "q", name: "n", project: "a" }] }),
+      path: "organizations[0].pools[1].name"
+    },
+    {
+      what: "two credentials with one name",
+      seed: org({ credentials: [{ id: "c", name: "n" }, { id: "d", name: "n" }] }),
+      path: "organizations[0].credentials[1].name"
+    },
+    {
+      what: "a pool holding more browsers than its size",
+      seed: org({ pools: [{ id: "p", available_count: 5, acquired_count: 1, browser_pool_config: { size: 3 } }] }),
+      path: "organizations[0].pools[0].available_count"
+    },
+    {
+      what: "a pool of no size (1) with 2 available",
+      seed: org({ pools: [{ id: "p", available_count: 2 }] }),
+      path: "organizations[0].pools[0].available_count"
+    }
+  ])("$what: $path", async ({ path, seed }) => {
+    const exit = await Effect.runPromiseExit(KernelSimulator.decodeSeed(seed))
+    expect(Exit.isFailure(exit)).toBe(true)
+    const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.map(error, (e) => e.issues.map((issue) => issue.path))).toEqual(Option.some([path]))
+  })
+
+  it.each([
+    {
+      what: "one name in two projects",
+      seed: org({ pools: [{ id: "p", name: "n", project: "a" }, { id: "q", name: "n", project: "b" }] })
+    },
+    {
+      what: "a full pool",
+      seed: org({ pools: [{ id: "p", available_count: 2, acquired_count: 1, browser_pool_config: { size: 3 } }] })
+    },
+    { what: "the default seed", seed: KernelSimulator.defaultSeed }
+  ])("$what is accepted", async ({ seed }) => {
+    expect(Exit.isSuccess(await Effect.runPromiseExit(KernelSimulator.decodeSeed(seed)))).toBe(true)
   })
 })

@@ -165,6 +165,23 @@ const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number =>
   return -1
 }
 
+/** The index of the first item named as an earlier one of the same project (or of none, seen by every project), or -1. */
+const sharedName = (
+  items: ReadonlyArray<{ readonly name?: string | undefined; readonly project?: string | undefined }>
+): number => {
+  // per name: the projects it is used in ("" for none)
+  const seen = new Map<string, Set<string>>()
+  for (const [i, item] of items.entries()) {
+    if (item.name === undefined) continue
+    const projects = seen.get(item.name) ?? new Set<string>()
+    const project = item.project ?? ""
+    if (projects.has("") || projects.has(project) || (project === "" && projects.size > 0)) return i
+    projects.add(project)
+    seen.set(item.name, projects)
+  }
+  return -1
+}
+
 export const Seed = Schema.Struct({
   organizations: Schema.optional(Schema.Array(OrganizationSeed))
 }).annotations({ identifier: "Seed" }).pipe(
@@ -175,6 +192,8 @@ export const Seed = Schema.Struct({
     if (token >= 0) {
       issues.push({ path: ["organizations", token, "token"], message: "another organization has this token" })
     }
+    const orgId = duplicate(orgs, (o) => o.id)
+    if (orgId >= 0) issues.push({ path: ["organizations", orgId, "id"], message: "another organization has this id" })
     // ids are unique within their organization (and replays within their browser): nothing is silently replaced
     for (const [o, org] of orgs.entries()) {
       const browsers = org.browsers ?? []
@@ -187,6 +206,29 @@ export const Seed = Schema.Struct({
         const at = duplicate(items, (item: { readonly id: string }) => item.id)
         if (at >= 0) {
           issues.push({ path: ["organizations", o, field, at, "id"], message: `another item of ${field} has this id` })
+        }
+      }
+      // names are unique where the API refuses a second one (409): a pool's and a credential's within their
+      // project, one of no project counting in every project
+      for (const [field, items] of [["pools", org.pools ?? []], ["credentials", org.credentials ?? []]] as const) {
+        const at = sharedName(items)
+        if (at >= 0) {
+          issues.push({
+            path: ["organizations", o, field, at, "name"],
+            message: `another item of ${field} has this name`
+          })
+        }
+      }
+      // a pool keeps `size` browsers: its counts cannot add up to more
+      for (const [p, pool] of (org.pools ?? []).entries()) {
+        const size = pool.browser_pool_config?.size ?? 1
+        const held = (pool.available_count ?? size) + (pool.acquired_count ?? 0)
+        if (held > size) {
+          issues.push({
+            path: ["organizations", o, "pools", p, "available_count"],
+            message:
+              `available_count + acquired_count is ${held}, more than the pool's size ${size} (browser_pool_config.size, default 1)`
+          })
         }
       }
       for (const [b, browser] of browsers.entries()) {
