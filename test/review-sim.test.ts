@@ -183,3 +183,36 @@ describe("a seed the API could not have made is refused, naming the field", () =
     expect(Exit.isSuccess(await Effect.runPromiseExit(KernelSimulator.decodeSeed(seed)))).toBe(true)
   })
 })
+
+describe("an auth connection's update replaces a reference whole", () => {
+  it.each([
+    {
+      field: "credential",
+      first: (w: { credential: string }) => ({ name: w.credential }),
+      then: (w: { provider: string }) => ({ provider: w.provider, auto: true })
+    }
+  ])("$field (not merged with the one it replaces)", async ({ field, first, then }) => {
+    const credential =
+      (await send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }))
+        .json.name
+    const proxy =
+      (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }))
+        .json
+    const provider = (await send("POST", "/org/credential_providers", {
+      name: name("provider"),
+      provider_type: "onepassword",
+      token: "ops_x"
+    })).json.name
+    const w = { credential, provider, proxy: proxy.id, proxyName: proxy.name }
+    const created = await send("POST", "/auth/connections", {
+      profile_name: name("ap"),
+      domain: "example.com",
+      [field]: first(w)
+    })
+    expect(created.status).toBe(201)
+    const updated = await send("PATCH", `/auth/connections/${created.json.id}`, { [field]: then(w) })
+    expect(updated.status).toBe(200)
+    expect(updated.json[field]).toEqual(then(w))
+    expect((await send("GET", `/auth/connections/${created.json.id}`)).json[field]).toEqual(then(w))
+  })
+})

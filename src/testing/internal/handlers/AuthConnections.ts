@@ -120,6 +120,9 @@ const unresolvedAuthReference = (
   return undefined
 }
 
+/** A connection's fields that each name one other resource: an update replaces them whole, never merged. */
+const references = ["credential", "proxy"]
+
 export const handlers: Handlers = {
   createAuthConnection: ({ call, op, org, stamp, store }) => {
     const unresolved = unresolvedAuthReference(store, call.body, call.project)
@@ -159,8 +162,13 @@ export const handlers: Handlers = {
   updateAuthConnection: (context) => {
     const connection = connectionOf(context)
     if (connection === undefined) return notFound
-    return unresolvedAuthReference(context.store, context.call.body, context.call.project) ??
-      engine.generic(context.store, context.call, () => "connection")
+    const body = context.call.body
+    const unresolved = unresolvedAuthReference(context.store, body, context.call.project)
+    if (unresolved !== undefined) return unresolved
+    // a reference given replaces the one stored, whole: `{ provider, auto }` after `{ name }` is not both
+    const replaced = new Set(references.filter((key) => key in body))
+    connection.fields = Object.fromEntries(Object.entries(connection.fields).filter(([key]) => !replaced.has(key)))
+    return engine.generic(context.store, context.call, () => "connection")
   },
   getAuthConnection: (context) => {
     const connection = connectionOf(context)
