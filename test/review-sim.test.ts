@@ -216,3 +216,38 @@ describe("an auth connection's update replaces a reference whole", () => {
     expect((await send("GET", `/auth/connections/${created.json.id}`)).json[field]).toEqual(then(w))
   })
 })
+
+describe("a list ignores a query parameter the document does not declare, as the service does", () => {
+  it.each([
+    { path: "/profiles", create: () => send("POST", "/profiles", { name: name("profile") }), extra: "name=none" },
+    {
+      path: "/proxies",
+      create: () => send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }),
+      extra: "type=none"
+    },
+    {
+      path: "/credentials",
+      create: () => send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }),
+      extra: "_=1700000000"
+    },
+    { path: "/org/api_keys", create: () => send("POST", "/org/api_keys", { name: name("key") }), extra: "foo=bar" },
+    {
+      path: "/org/projects",
+      create: () => send("POST", "/org/projects", { name: name("project") }),
+      extra: "status=none"
+    }
+  ])("$path?$extra lists what $path lists", async ({ create, extra, path }) => {
+    expect((await create()).status).toBe(201)
+    const all = await send("GET", `${path}?limit=100`)
+    expect(all.json.length).toBeGreaterThan(0)
+    expect((await send("GET", `${path}?limit=100&${extra}`)).json).toEqual(all.json)
+  })
+
+  it.each([
+    { path: "/credentials?domain=none.example", count: 0 },
+    { path: "/auth/connections?domain=none.example", count: 0 },
+    { path: "/invocations?status=failed", count: 0 }
+  ])("a declared filter still filters: $path", async ({ count, path }) => {
+    expect((await send("GET", path)).json.length).toBe(count)
+  })
+})

@@ -698,6 +698,18 @@ const paging = new Set(["limit", "offset", "query", "include_deleted"])
 const searchedBy = (collection: string): ReadonlyArray<string> =>
   collection === "/org/projects" ? ["name"] : ["name", "id"]
 
+const declaredQueries = new WeakMap<Operation, ReadonlySet<string>>()
+
+/** The names of the query parameters the document declares for an operation (worked out once per operation). */
+const declaredQuery = (operation: Operation): ReadonlySet<string> => {
+  let names = declaredQueries.get(operation)
+  if (names === undefined) {
+    names = new Set(operation.parameters.filter((p) => p.in === "query").map((p) => p.name))
+    declaredQueries.set(operation, names)
+  }
+  return names
+}
+
 /** A list's filters that name a field under another name (`GET /deployments?app_version=` → `version`). */
 const filterAliases: Readonly<Record<string, string>> = { app_version: "version" }
 
@@ -842,8 +854,11 @@ export const generic = (
     }
     case "list": {
       const collection = concrete(call.segments, call.segments.length)
+      // the operation's own query parameters filter it; one the document does not declare (a client's
+      // cache buster, `?name=`) is ignored, as the service ignores it, never an empty list
+      const declared = declaredQuery(operation)
       const filters: Array<readonly [string, string]> = []
-      for (const [name, value] of call.query) if (!paging.has(name)) filters.push([name, value])
+      for (const [name, value] of call.query) if (!paging.has(name) && declared.has(name)) filters.push([name, value])
       const text = call.query.get("query")?.toLowerCase() ?? ""
       const given = sinceOf(call.query, call.now)
       if (!("since" in given)) return given
