@@ -251,3 +251,45 @@ describe("a list ignores a query parameter the document does not declare, as the
     expect((await send("GET", path)).json.length).toBe(count)
   })
 })
+
+describe("a path or a field the document names by id does not find a resource by its name", () => {
+  it.each([
+    {
+      what: "a proxy",
+      create: () => send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }),
+      paths: (n: string) => [["GET", `/proxies/${n}`], ["DELETE", `/proxies/${n}`], ["POST", `/proxies/${n}/check`]]
+    },
+    {
+      what: "an API key",
+      create: () => send("POST", "/org/api_keys", { name: name("key") }),
+      paths: (n: string) => [["GET", `/org/api_keys/${n}`], ["DELETE", `/org/api_keys/${n}`]]
+    },
+    {
+      what: "a credential provider",
+      create: () =>
+        send("POST", "/org/credential_providers", {
+          name: name("provider"),
+          provider_type: "onepassword",
+          token: "ops_x"
+        }),
+      paths: (n: string) => [["GET", `/org/credential_providers/${n}`], ["DELETE", `/org/credential_providers/${n}`]]
+    }
+  ])("$what: 404 by name, found by id", async ({ create, paths }) => {
+    const created = (await create()).json
+    for (const [method, path] of paths(created.name)) {
+      expect([method, path, (await send(method!, path!)).status]).toEqual([method, path, 404])
+    }
+    expect((await send("GET", paths(created.id)[0]![1]!)).status).toBe(200)
+  })
+
+  it("a browser's or a pool's proxy_id is the proxy's id, not its name (400)", async () => {
+    const proxy =
+      (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } })).json
+    expect((await send("POST", "/browsers", { proxy_id: proxy.name })).status).toBe(400)
+    expect((await send("POST", "/browser_pools", { name: name("pool"), size: 1, proxy_id: proxy.name })).status).toBe(
+      400
+    )
+    const browser = await send("POST", "/browsers", { proxy_id: proxy.id })
+    expect([browser.status, browser.json.proxy_id]).toEqual([200, proxy.id])
+  })
+})

@@ -587,6 +587,28 @@ export const find = (
   return undefined
 }
 
+/**
+ * The resource of a collection whose paths name it by id only (`/proxies/{id}`, `/org/api_keys/{id}`: the
+ * document's "Proxy ID", "API key ID"), visible to the caller's project; a name finds nothing there, as in
+ * the service (a program passing a name where an id goes would pass against the simulator only).
+ */
+export const findById = (
+  store: Store,
+  collection: string,
+  id: string,
+  project: string | undefined
+): Resource | undefined => {
+  const resource = store.collections.get(collection)?.get(id)
+  return resource !== undefined && visible(resource, project) ? resource : undefined
+}
+
+/**
+ * Whether an operation names its resource by id only: its path ends in `{id}` (not `{id_or_name}`), but
+ * for a project, which the simulator finds by id or by name (its limits, see `action` below).
+ */
+const byIdOnly = (operation: Operation): boolean =>
+  operation.path.endsWith("/{id}") && !operation.path.startsWith("/org/projects/")
+
 const singular = (collectionTemplate: string): string => {
   const name = lastSegment(collectionTemplate).replace(/_/g, " ")
   return name === "process" ? "process" : name.endsWith("ies") ? `${name.slice(0, -3)}y` : name.replace(/s$/, "")
@@ -882,7 +904,10 @@ export const generic = (
     case "delete": {
       const collectionTemplate = parentTemplate(operation.path)
       const collection = concrete(call.segments, call.segments.length - 1)
-      const resource = find(store, collection, call.segments[call.segments.length - 1]!, call.project)
+      const key = call.segments[call.segments.length - 1]!
+      const resource = byIdOnly(operation)
+        ? findById(store, collection, key, call.project)
+        : find(store, collection, key, call.project)
       if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
       if (kind === "retrieve") {
         const answer = operation.answers[status]!

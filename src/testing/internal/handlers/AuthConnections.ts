@@ -99,18 +99,22 @@ const unresolvedAuthReference = (
   body: Record<string, unknown>,
   project: string | undefined
 ): Reply | undefined => {
-  const found = (collection: string, key: unknown): engine.Resource | undefined => {
-    const resource = typeof key === "string" ? engine.find(store, collection, key, project) : undefined
+  const found = (collection: string, key: unknown, byId = false): engine.Resource | undefined => {
+    const resource = typeof key !== "string"
+      ? undefined
+      : byId
+      ? engine.findById(store, collection, key, project)
+      : engine.find(store, collection, key, project)
     return resource === undefined || resource.deleted ? undefined : resource
   }
   const exists = (collection: string, key: unknown): boolean =>
     key === undefined || found(collection, key) !== undefined
   // a proxy by id or by name (both given: the same one)
   const proxy = obj(body["proxy"])
+  const byId = found("/proxies", proxy["id"], true)
   if (
-    !exists("/proxies", proxy["id"]) || !exists("/proxies", proxy["name"]) ||
-    (proxy["id"] !== undefined && proxy["name"] !== undefined &&
-      found("/proxies", proxy["id"]) !== found("/proxies", proxy["name"]))
+    (proxy["id"] !== undefined && byId === undefined) || !exists("/proxies", proxy["name"]) ||
+    (proxy["id"] !== undefined && proxy["name"] !== undefined && byId !== found("/proxies", proxy["name"]))
   ) return error(400, "bad_request", "proxy not found")
   const credential = obj(body["credential"])
   if (!exists("/credentials", credential["name"])) return error(400, "bad_request", "credential not found")

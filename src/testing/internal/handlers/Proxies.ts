@@ -64,7 +64,7 @@ export const handlers: Handlers = {
     return engine.generic(store, call, () => "proxy")
   },
   checkProxy: ({ call, op, stamp, store }) => {
-    const resource = engine.find(store, "/proxies", call.segments[1]!, call.project)
+    const resource = engine.findById(store, "/proxies", call.segments[1]!, call.project)
     if (resource === undefined) return error(404, "not_found", "proxy not found")
     resource.fields = { ...resource.fields, status: "available", last_checked: stamp }
     return ok(op, resource.fields)

@@ -185,7 +185,12 @@ export const unresolvedReference = (
   if ("profile" in config && !byIdOrName("/profiles", config["profile"])) {
     return error(400, "bad_request", "profile not found: create it first")
   }
-  if (!exists("/proxies", config["proxy_id"])) return error(400, "bad_request", "proxy not found")
+  // `proxy_id` is the proxy's id (the document: "ID of the proxy"), never its name
+  const proxyId = config["proxy_id"]
+  if (typeof proxyId === "string") {
+    const proxy = engine.findById(store, "/proxies", proxyId, project)
+    if (proxy === undefined || proxy.deleted) return error(400, "bad_request", "proxy not found")
+  }
   const extensions = Array.isArray(config["extensions"]) ? config["extensions"] : []
   if (!extensions.every((ref) => byIdOrName("/extensions", ref))) {
     return error(400, "bad_request", "extension not found")
