@@ -272,7 +272,12 @@ describe("a path or a field the document names by id does not find a resource by
           provider_type: "onepassword",
           token: "ops_x"
         }),
-      paths: (n: string) => [["GET", `/org/credential_providers/${n}`], ["DELETE", `/org/credential_providers/${n}`]]
+      paths: (n: string) => [
+        ["GET", `/org/credential_providers/${n}`],
+        ["POST", `/org/credential_providers/${n}/test`],
+        ["GET", `/org/credential_providers/${n}/items`],
+        ["DELETE", `/org/credential_providers/${n}`]
+      ]
     }
   ])("$what: 404 by name, found by id", async ({ create, paths }) => {
     const created = (await create()).json

@@ -776,8 +776,13 @@ const passes = (fields: Record<string, unknown>, name: string, value: string, si
 
 /** The parent resources a request names must exist (`/browsers/{id}/...` → the browser). */
 export const missingParent = (store: Store, call: Call): Reply | undefined => {
+  const parts = templateParts(call.template)
   for (const i of parentsOf(call.operation)) {
-    const resource = find(store, concrete(call.segments, i), call.segments[i]!, call.project)
+    const collection = concrete(call.segments, i)
+    // a parent the path names by `{id}` is found by its id only (a project by id or by name, as its limits)
+    const resource = parts[i] === "{id}" && collection !== "/org/projects"
+      ? findById(store, collection, call.segments[i]!, call.project)
+      : find(store, collection, call.segments[i]!, call.project)
     if (resource === undefined || resource.deleted) {
       return notFound(singular(`/${templateParts(call.template).slice(0, i).join("/")}`))
     }
