@@ -4,7 +4,7 @@
  * the resources it uses.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 import { sendJson, servedForFile } from "./utils/served.js"
 
@@ -296,5 +296,31 @@ describe("a path or a field the document names by id does not find a resource by
     )
     const browser = await send("POST", "/browsers", { proxy_id: proxy.id })
     expect([browser.status, browser.json.proxy_id]).toEqual([200, proxy.id])
+  })
+})
+
+describe("a fault's fields that shape an injected status's answer need the status", () => {
+  it.each([
+    { fault: { route: "listProfiles", retryAfter: 2 }, paths: ["retryAfter"] },
+    { fault: { route: "listProfiles", body: "oops" }, paths: ["body"] },
+    { fault: { route: "listProfiles", gateway: true }, paths: ["gateway"] },
+    { fault: { route: "listProfiles", retryAfter: 2, gateway: true }, paths: ["retryAfter", "gateway"] }
+  ])("$fault: refused, naming $paths", async ({ fault, paths }) => {
+    const exit = await Effect.runPromiseExit(Schema.decodeUnknown(KernelSimulator.FaultSchema)(fault))
+    expect(Exit.isFailure(exit)).toBe(true)
+    const message = Exit.isFailure(exit) ? String(Cause.squash(exit.cause)) : ""
+    for (const path of paths) expect(message).toContain(path)
+  })
+
+  it.each([
+    { route: "listProfiles", status: 429, retryAfter: 2 },
+    { route: "listProfiles", status: 502, gateway: true },
+    { route: "listProfiles", status: 500, body: "oops" },
+    { route: "listProfiles", gateway: false },
+    { route: "listProfiles", headers: { "x-a": "1" } }
+  ])("%o is accepted", async (fault) => {
+    expect(Exit.isSuccess(await Effect.runPromiseExit(Schema.decodeUnknown(KernelSimulator.FaultSchema)(fault)))).toBe(
+      true
+    )
   })
 })

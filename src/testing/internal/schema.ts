@@ -288,7 +288,20 @@ export const Fault = Schema.Struct({
   probability: Schema.optional(Schema.Number.pipe(Schema.between(0, 1))),
   retryAfter: Schema.optional(Int(1, 86_400)),
   gateway: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "Fault" })
+}).annotations({ identifier: "Fault" }).pipe(
+  // `body`, `retryAfter` and `gateway` shape an injected status's answer: without one they would do nothing
+  Schema.filter((fault) => {
+    if (fault.status !== undefined) return undefined
+    const given = [
+      ...(fault.body === undefined ? [] : ["body"]),
+      ...(fault.retryAfter === undefined ? [] : ["retryAfter"]),
+      ...(fault.gateway === true ? ["gateway"] : [])
+    ]
+    return given.length === 0
+      ? undefined
+      : given.map((field) => ({ path: [field], message: "needs a status (it shapes the injected status's answer)" }))
+  })
+).annotations({ identifier: "Fault" })
 
 const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
