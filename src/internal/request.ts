@@ -18,7 +18,9 @@ import type * as Transport from "./transport.js"
 /**
  * The request headers a definition implies: a binary answer is asked for by its content type (and
  * `application/json`, for the errors), without content coding (the bytes are streamed as sent);
- * an event stream as `text/event-stream`.
+ * an event stream as `text/event-stream`, without content coding too: its body is parsed as it
+ * arrives and a coded one is refused on the transports that hand the bytes over as sent (a request
+ * that offered gzip would invite a compressing proxy to break every event stream).
  *
  * @internal
  */
@@ -32,7 +34,7 @@ export const definitionHeaders = (definition: Operations.Definition): Readonly<R
   return types.length > 0
     ? { accept: `${types.join(", ")}, application/json`, "accept-encoding": "identity" }
     : events
-    ? { accept: "text/event-stream" }
+    ? { accept: "text/event-stream", "accept-encoding": "identity" }
     : {}
 }
 
