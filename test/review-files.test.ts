@@ -7,15 +7,20 @@ import { Cause, Chunk, Effect, Exit, type Layer, Option, Scope, Stream } from "e
 import {
   AuthConnections,
   Deployments,
+  Filesystem,
   FilesystemWatch,
   Invocations,
   type KernelError,
   KernelEvents,
+  KernelFiles,
   Logs,
   Processes,
   Telemetry
 } from "effect-kernel"
+import * as fs from "node:fs"
 import type * as Http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as zlib from "node:zlib"
 import { afterAll, beforeAll } from "vitest"
 import { httpServer, loopbackLayer, type Served } from "./utils/loopback.js"
@@ -43,6 +48,20 @@ afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
   Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer)))
+
+/** The descriptors of this process open on `file`. */
+const openOn = (file: string): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+    } catch {
+      return false
+    }
+  }).length
+
+const big = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "review-files-")), "big.bin")
+fs.writeFileSync(big, new Uint8Array(8 * 1024 * 1024))
+afterAll(() => fs.rmSync(path.dirname(big), { recursive: true, force: true }))
 
 const at = "2026-01-01T00:00:00Z"
 const frame = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`
@@ -132,4 +151,52 @@ describe.each(transports)("review-files over $name", (transport) => {
       expect(values.some(KernelEvents.isUnknownEvent)).toBe(false)
     }
   )
+})
+
+let finalized = 0
+describe.each(transports)("uploads answered early over $name", (transport) => {
+  // a server that refuses the upload before reading its body (413), on a kept-alive or a closed
+  // connection: the call fails with the status (never a success, never the transport's EPIPE for a
+  // body in memory or a Stream), a Stream is not sent again, and the file is closed
+  const bodies: ReadonlyArray<{ readonly name: string; readonly body: () => KernelFiles.Upload }> = [
+    { name: "bytes", body: () => new Uint8Array(8 * 1024 * 1024) },
+    { name: "a file", body: () => KernelFiles.file(big) },
+    {
+      name: "a Stream",
+      body: () =>
+        Stream.range(1, 128).pipe(
+          Stream.map(() => new Uint8Array(65536)),
+          Stream.ensuring(Effect.sync(() => finalized++))
+        )
+    }
+  ]
+  const sends: ReadonlyArray<{
+    readonly name: string
+    readonly send: (body: KernelFiles.Upload) => Effect.Effect<unknown, KernelError.KernelError, Provided>
+  }> = [
+    { name: "Filesystem.writeFile", send: (body) => Filesystem.writeFile({ id: "b1", path: "/x", contents: body }) },
+    {
+      name: "Filesystem.upload",
+      send: (body) => Filesystem.upload({ id: "b1", files: [{ file: body, dest_path: "/x" }] })
+    }
+  ]
+  const cases = sends.flatMap((send) => bodies.map((body) => ({ ...send, body: body.body, of: body.name })))
+  it.each(cases)("$name from $of: a 413 before the body is read is the status; the body's run ended", async (c) => {
+    let requests = 0
+    finalized = 0
+    script = (req, res) => {
+      requests++
+      req.pause()
+      res.writeHead(413, { "content-type": "application/json" })
+      res.end(JSON.stringify({ code: "too_large", message: "too large" }))
+    }
+    const exit = await run(transport, c.send(c.body()))
+    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.getOrUndefined(failure), failureOf(exit)).toMatchObject({ _tag: "UnexpectedStatus", status: 413 })
+    expect(requests).toBe(1)
+    // when the call returns: the file is closed, the Stream's finalizers have run (KernelTransport
+    // returned with the pump of the body still running: the file closed some milliseconds later)
+    expect(openOn(big)).toBe(0)
+    expect(finalized).toBe(c.of === "a Stream" ? 1 : 0)
+  })
 })

@@ -461,7 +461,7 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
             onFailure: (cause) => {
               release()
               const failure = Cause.failureOrCause(cause)
-              return Either.isLeft(failure)
+              const failed = Either.isLeft(failure)
                 // a time-out before undici took the request (queued at the `connections` cap) never
                 // sent it: safe to repeat, even for an operation that is not idempotent
                 // (and a failure before undici began to write the request, a connection that failed
@@ -474,6 +474,8 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
                     : failedUnsent(failure.left)
                 )
                 : Effect.failCause(failure.right)
+              // a streamed body's run (its file, its finalizers) ends before the attempt returns
+              return streamed ? Effect.zipRight(owner.bodyEnd, failed) : failed
             },
             onSuccess: (value) => {
               if (keep !== undefined && keep(value)) {
@@ -484,7 +486,8 @@ export const executeOwned = <A, E extends KernelError.KernelError, E2 extends Ke
               release()
               // a handler that succeeds whatever its read gave (an answer without content, discarded)
               // still ends at the deadline: the read it ignored was cancelled by the time-out
-              return owner.timedOut ? Effect.fail(timeout()) : Effect.succeed(value)
+              const done = owner.timedOut ? Effect.fail(timeout()) : Effect.succeed(value)
+              return streamed ? Effect.zipRight(owner.bodyEnd, done) : done
             }
           })
         }

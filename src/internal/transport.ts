@@ -37,7 +37,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import { globalValue } from "effect/GlobalValue"
 import * as Inspectable from "effect/Inspectable"
@@ -928,7 +928,7 @@ const convertBody = (
   request: HttpClientRequest.HttpClientRequest,
   names: RedactedNames,
   body: HttpBody.HttpBody,
-  progress: Timeout.Progress | undefined
+  owner: Owner | undefined
 ): Effect.Effect<readonly [DispatchBody, string | undefined], HttpClientError.RequestError> => {
   switch (body._tag) {
     case "Empty":
@@ -961,7 +961,7 @@ const convertBody = (
     case "Stream":
       return Effect.map(
         Effect.runtime<never>(),
-        (runtime) => [readableOf(body.stream, runtime, progress), undefined] as const
+        (runtime) => [readableOf(body.stream, runtime, owner), undefined] as const
       )
   }
 }
@@ -996,8 +996,9 @@ const streamBodyBuffer = 64 * 1024
 const readableOf = <E>(
   stream: Stream.Stream<Uint8Array, E>,
   runtime: Runtime.Runtime<never>,
-  progress: Timeout.Progress | undefined
+  owner: Owner | undefined
 ): Readable => {
+  const progress = owner?.progress
   let fiber: Fiber.RuntimeFiber<void, E> | undefined
   let started = false
   /** undici asked for more since the last push that filled the buffer. */
@@ -1039,6 +1040,8 @@ const readableOf = <E>(
         // would declare a length where a stream is sent chunked
         const running = Runtime.runFork(runtime)(pump, { immediate: false })
         fiber = running
+        // the attempt's end waits for it (see `Owner.bodyEnd`)
+        if (owner !== undefined) owner.bodyFiber = running
         running.addObserver((exit) => {
           fiber = undefined
           if (Exit.isSuccess(exit)) readable.push(null)
@@ -1091,6 +1094,12 @@ export class Owner {
    * each chunk undici takes of the body, and its end, move the attempt's deadline on.
    */
   progress: Timeout.Progress | undefined = undefined
+  /**
+   * The fiber running the request's `Stream` body (a file on disk, a caller's `Stream`), once undici
+   * started reading it: it outlives the exchange when the server answered before the body was
+   * read whole (a 413), and the attempt's end waits for it ({@link bodyEnd}).
+   */
+  bodyFiber: Fiber.RuntimeFiber<void, unknown> | undefined = undefined
   cancelled = false
   /** Whether the deadline cancelled the exchange before it was over. */
   timedOut = false
@@ -1101,6 +1110,15 @@ export class Owner {
    */
   get sent(): boolean {
     return this.exchange?.abortFn !== undefined
+  }
+  /**
+   * The run of the request's `Stream` body ended: interrupted if it still runs (the server answered
+   * before reading it whole), and waited for, so that its file is closed and its finalizers have run
+   * when the attempt returns. Run after {@link release}.
+   */
+  get bodyEnd(): Effect.Effect<void> {
+    const fiber = this.bodyFiber
+    return fiber === undefined ? Effect.void : Effect.asVoid(Fiber.interrupt(fiber))
   }
   /** The attempt ended: the exchange ends unless it is over (its body read to the end, or failed). */
   release(): void {
@@ -1249,7 +1267,7 @@ const send = (
     : body._tag === "Uint8Array"
     ? dispatch(body.body, undefined)
     : Effect.flatMap(
-      convertBody(request, names, body, ownerOf(fiber, request)?.progress),
+      convertBody(request, names, body, ownerOf(fiber, request)),
       ([converted, contentType]) => dispatch(converted, contentType)
     )
 }
