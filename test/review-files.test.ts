@@ -200,3 +200,30 @@ describe.each(transports)("uploads answered early over $name", (transport) => {
     expect(finalized).toBe(c.of === "a Stream" ? 1 : 0)
   })
 })
+
+describe.each(transports)("uploads reset mid-body over $name", (transport) => {
+  it.each(["a file", "a Stream"] as const)(
+    "Filesystem.writeFile from %s: a TransportError; the body's run ended",
+    async (of) => {
+      script = (req) => {
+        let read = 0
+        req.on("data", (chunk: Buffer) => {
+          read += chunk.length
+          if (read > 256 * 1024) req.socket.destroy()
+        })
+      }
+      finalized = 0
+      const body = of === "a file"
+        ? KernelFiles.file(big)
+        : Stream.range(1, 128).pipe(
+          Stream.map(() => new Uint8Array(65536)),
+          Stream.ensuring(Effect.sync(() => finalized++))
+        )
+      const exit = await run(transport, Filesystem.writeFile({ id: "b1", path: "/x", contents: body }))
+      const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrUndefined(failure), failureOf(exit)).toMatchObject({ _tag: "TransportError" })
+      expect(openOn(big)).toBe(0)
+      expect(finalized).toBe(of === "a Stream" ? 1 : 0)
+    }
+  )
+})
