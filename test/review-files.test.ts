@@ -15,6 +15,7 @@ import {
   KernelFiles,
   Logs,
   Processes,
+  Profiles,
   Telemetry
 } from "effect-kernel"
 import * as fs from "node:fs"
@@ -226,4 +227,45 @@ describe.each(transports)("uploads reset mid-body over $name", (transport) => {
       expect(finalized).toBe(of === "a Stream" ? 1 : 0)
     }
   )
+})
+
+describe.each(transports)("a profile's Ok stream read twice over $name", (transport) => {
+  // one request, so one body: a second run found it read (or released) and was a success with no
+  // bytes on the undici transports (a defect on fetch: a locked ReadableStream), so a retry around
+  // `downloadToFile` wrote an empty profile as a success after a drop
+  const target = path.join(path.dirname(big), "profile.bin")
+  const cases = [
+    {
+      name: "Stream.runCollect, then again",
+      cut: false,
+      run: (body: Stream.Stream<Uint8Array, KernelError.KernelError>) =>
+        Effect.zipRight(Stream.runDrain(body), Stream.runDrain(body))
+    },
+    {
+      name: "Effect.retry around downloadToFile, the body cut short",
+      cut: true,
+      run: (body: Stream.Stream<Uint8Array, KernelError.KernelError>) =>
+        Effect.retry(KernelFiles.downloadToFile(body, target), { times: 1 })
+    }
+  ]
+  it.each(cases)("$name: the second run is a TransportError, never a success", async (c) => {
+    script = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": 100_000 })
+      if (c.cut) {
+        res.write(new Uint8Array(50_000))
+        setTimeout(() => res.socket?.destroy(), 20)
+      } else res.end(new Uint8Array(100_000))
+    }
+    fs.rmSync(target, { force: true })
+    const exit = await run(
+      transport,
+      Effect.flatMap(
+        Profiles.download({ idOrName: "p1" }),
+        (outcome) => outcome._tag === "Ok" ? c.run(outcome.value) : Effect.die("not Ok")
+      )
+    )
+    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+    expect(Option.getOrUndefined(failure), failureOf(exit)).toMatchObject({ _tag: "TransportError" })
+    expect(fs.existsSync(target)).toBe(false)
+  })
 })

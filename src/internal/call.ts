@@ -312,13 +312,40 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
             bodyOf(request, answer, config),
             ({ stream }) => ({
               _tag: reasonOf(bytesStatus),
-              value: Download.announced(stream, declaredOf(answer.response))
+              value: readOnce(request, Download.announced(stream, declaredOf(answer.response)))
             })
           )
         }
       )
     )
   }
+}
+
+/**
+ * The body of an answer whose head came before its stream runs (a profile's `Ok` value): one
+ * request, so one run. A second run (a `Stream.retry`, an `Effect.retry` around a `downloadToFile`
+ * given it, a second `runCollect`) would find the body read, ended or released, and took it for
+ * an empty body (or, on `fetch`, died with a locked `ReadableStream`): it fails with a
+ * `TransportError` (`transient: false`) saying so, never a success with the bytes it missed.
+ */
+const readOnce = <E>(
+  request: HttpClientRequest.HttpClientRequest,
+  stream: Stream.Stream<Uint8Array, E>
+): Stream.Stream<Uint8Array, E | KernelError.TransportError> => {
+  let ran = false
+  return Stream.suspend((): Stream.Stream<Uint8Array, E | KernelError.TransportError> => {
+    if (!ran) {
+      ran = true
+      return stream
+    }
+    return Stream.fail(
+      new KernelError.TransportError({
+        ...Client.describe(request),
+        message: "this answer's body was already read (it can be read once): download it again",
+        transient: false
+      })
+    )
+  })
 }
 
 /** A response whose body is streamed after its attempt, and what releases its request. */
