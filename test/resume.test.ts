@@ -5,27 +5,13 @@
  * error). And each of the other event streams: a drop is a typed error, never a silent end.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Cause,
-  Chunk,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Option,
-  Schedule,
-  Scope,
-  Stream,
-  TestClock,
-  TestServices
-} from "effect"
+import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Schedule, Stream, TestClock, TestServices } from "effect"
 import { KernelEvents, Telemetry } from "effect-kernel"
 import * as Sdk from "effect-kernel"
 import type * as Http from "node:http"
 import type * as net from "node:net"
-import { afterAll, beforeAll } from "vitest"
 import { examples } from "./generated/examples.js"
-import { httpServer, loopbackLayer, type Served, waitUntil } from "./utils/loopback.js"
+import { fileHttpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { json, mockLayer } from "./utils/mock.js"
 import { random } from "./utils/random.js"
 import { transports } from "./utils/transports.js"
@@ -235,22 +221,12 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
 type Script = (req: Http.IncomingMessage, res: Http.ServerResponse) => void
 let script: Script = (_req, res) => res.end()
 let lastEventIds: Array<string | undefined> = []
-const scope = Effect.runSync(Scope.make())
-let served: Served
-let port = 0
-beforeAll(async () => {
-  served = await Effect.runPromise(Scope.extend(
-    httpServer((req, res) => {
-      const id = req.headers["last-event-id"]
-      lastEventIds.push(typeof id === "string" ? id : undefined)
-      res.on("error", () => {})
-      script(req, res)
-    }),
-    scope
-  ))
-  port = Number(new URL(served.url).port)
+const served = fileHttpServer((req, res) => {
+  const id = req.headers["last-event-id"]
+  lastEventIds.push(typeof id === "string" ? id : undefined)
+  res.on("error", () => {})
+  script(req, res)
 })
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 const set = (next: Script) => {
   script = next
   lastEventIds = []
@@ -260,7 +236,7 @@ const sse = (res: Http.ServerResponse) =>
 
 type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
-  Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer)))
+  Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(served.port(), transport.layer)))
 
 const fast = Schedule.spaced("5 millis").pipe(Schedule.intersect(Schedule.recurs(30)))
 

@@ -14,30 +14,23 @@ import {
   KernelTransport
 } from "effect-kernel"
 import * as Http from "node:http"
-import type * as net from "node:net"
 import * as util from "node:util"
-import { afterAll, beforeAll } from "vitest"
+import { fileHttpServer } from "./utils/loopback.js"
 
 type Handler = (request: Http.IncomingMessage, response: Http.ServerResponse) => void
 let handler: Handler = (_request, response) => response.end()
-let baseUrl = ""
-const server = Http.createServer((request, response) => {
+const served = fileHttpServer((request, response) => {
   request.resume()
   request.on("end", () => handler(request, response))
 })
-beforeAll(() =>
-  new Promise<void>((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      baseUrl = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
-      resolve()
-    })
-  )
-)
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
 const layer = () =>
   Kernel.layer.pipe(
-    Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_review_api_key"), baseUrl, maxRetries: 0 })),
+    Layer.provide(KernelConfig.layer({
+      apiKey: Redacted.make("sk_review_api_key"),
+      baseUrl: `http://127.0.0.1:${served.port()}`,
+      maxRetries: 0
+    })),
     Layer.provide(KernelTransport.layerUndici)
   )
 

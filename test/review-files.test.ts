@@ -3,7 +3,7 @@
  * reviews' tests left out, on every transport, against one loopback server for the file.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, type Layer, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, type Layer, Option, Stream } from "effect"
 import {
   AuthConnections,
   Deployments,
@@ -23,42 +23,23 @@ import type * as Http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as zlib from "node:zlib"
-import { afterAll, beforeAll } from "vitest"
-import { httpServer, loopbackLayer, type Served } from "./utils/loopback.js"
+import { afterAll } from "vitest"
+import { openOn } from "./utils/descriptors.js"
+import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 type Script = (req: Http.IncomingMessage, res: Http.ServerResponse) => void
 let script: Script = (_req, res) => res.end()
 const asked: Array<string | undefined> = []
-const scope = Effect.runSync(Scope.make())
-let served: Served
-let port = 0
-beforeAll(async () => {
-  served = await Effect.runPromise(Scope.extend(
-    httpServer((req, res) => {
-      res.on("error", () => {})
-      asked.push(req.headers["accept-encoding"])
-      script(req, res)
-    }),
-    scope
-  ))
-  port = Number(new URL(served.url).port)
+const served = fileHttpServer((req, res) => {
+  res.on("error", () => {})
+  asked.push(req.headers["accept-encoding"])
+  script(req, res)
 })
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 const run = <A, E>(transport: (typeof transports)[number], effect: Effect.Effect<A, E, Provided>) =>
-  Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(port, transport.layer)))
-
-/** The descriptors of this process open on `file`. */
-const openOn = (file: string): number =>
-  fs.readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
-    } catch {
-      return false
-    }
-  }).length
+  Effect.runPromiseExit(Effect.provide(effect, loopbackLayer(served.port(), transport.layer)))
 
 const big = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "review-files-")), "big.bin")
 fs.writeFileSync(big, new Uint8Array(8 * 1024 * 1024))

@@ -16,6 +16,7 @@ import type * as net from "node:net"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { openOn } from "./utils/descriptors.js"
 import { httpServer, loopbackLayer, waitUntil } from "./utils/loopback.js"
 import { openMp4Head } from "./utils/mp4.js"
 import { transports } from "./utils/transports.js"
@@ -286,16 +287,6 @@ describe.each(transports)("scoped resources interrupted over $name", (transport)
     })
   }
 })
-
-/** The descriptors of this process open on `file`. */
-const openOn = (file: string): number =>
-  fs.readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
-    } catch {
-      return false
-    }
-  }).length
 
 describe.each(transports)("uploads ended early over $name", (transport) => {
   const runtime = ManagedRuntime.make(Layer.suspend(() => loopbackLayer(port, transport.layer)))

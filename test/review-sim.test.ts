@@ -66,26 +66,27 @@ describe("a browser's profile is the stored profile it loads", () => {
   })
 })
 
-describe("an auth connection's references name something of the caller's, as a browser's do", () => {
-  const world = async () => {
-    const credential =
-      (await send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }))
-        .json
-    const proxy =
-      (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }))
-        .json
-    const provider = (await send("POST", "/org/credential_providers", {
-      name: name("provider"),
-      provider_type: "onepassword",
-      token: "ops_x"
-    })).json
-    return {
-      credential: String(credential.name),
-      proxy: String(proxy.id),
-      proxyName: String(proxy.name),
-      provider: String(provider.name)
-    }
+/** A credential, a proxy and a credential provider of the caller's, for an auth connection to name. */
+const world = async () => {
+  const credential =
+    (await send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }))
+      .json
+  const proxy = (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }))
+    .json
+  const provider = (await send("POST", "/org/credential_providers", {
+    name: name("provider"),
+    provider_type: "onepassword",
+    token: "ops_x"
+  })).json
+  return {
+    credential: String(credential.name),
+    proxy: String(proxy.id),
+    proxyName: String(proxy.name),
+    provider: String(provider.name)
   }
+}
+
+describe("an auth connection's references name something of the caller's, as a browser's do", () => {
   it.each([
     { field: "credential.name", body: (_: unknown) => ({ credential: { name: "no-such-credential" } }), status: 400 },
     {
@@ -192,18 +193,7 @@ describe("an auth connection's update replaces a reference whole", () => {
       then: (w: { provider: string }) => ({ provider: w.provider, auto: true })
     }
   ])("$field (not merged with the one it replaces)", async ({ field, first, then }) => {
-    const credential =
-      (await send("POST", "/credentials", { name: name("cred"), domain: "example.com", values: { u: "a" } }))
-        .json.name
-    const proxy =
-      (await send("POST", "/proxies", { type: "datacenter", name: name("proxy"), config: { country: "US" } }))
-        .json
-    const provider = (await send("POST", "/org/credential_providers", {
-      name: name("provider"),
-      provider_type: "onepassword",
-      token: "ops_x"
-    })).json.name
-    const w = { credential, provider, proxy: proxy.id, proxyName: proxy.name }
+    const w = await world()
     const created = await send("POST", "/auth/connections", {
       profile_name: name("ap"),
       domain: "example.com",

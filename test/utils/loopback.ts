@@ -133,15 +133,19 @@ export const httpServer = (handler: Http.RequestListener) =>
 
 /**
  * One `httpServer` for a whole test file: started before its tests, closed after them. `port()`
- * is its port once started.
+ * is its port once started, `open()` how many of its connections are open.
  */
-export const fileHttpServer = (handler: Http.RequestListener): { readonly port: () => number } => {
+export const fileHttpServer = (
+  handler: Http.RequestListener
+): { readonly port: () => number; readonly open: () => number } => {
   const scope = Effect.runSync(Scope.make())
   let port = 0
+  let open = () => 0
   beforeAll(async () => {
     const served = await Effect.runPromise(Scope.extend(httpServer(handler), scope))
     port = Number(new URL(served.url).port)
+    open = served.open
   })
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-  return { port: () => port }
+  return { port: () => port, open: () => open() }
 }
