@@ -68,31 +68,6 @@ export const jsonSyntaxMessage = (cause: unknown): string => {
   return quoted === -1 ? message : `${message.slice(0, quoted)}${quoted === 0 ? "" : " "}(not valid JSON)`
 }
 
-// one pass of one expression: about 0.15 ms a MB, a twentieth of the parse (a search for each
-// pattern apart is slower: V8 searches "__proto__" itself at about 0.4 ms a MB)
-const protoPattern = /__proto__|\\u00[5-7]/
-
-/**
- * Whether a JSON text may hold a `__proto__` key: written as is, or with one of its letters or
- * underscores escaped (`\u005f`, `\u0070`...: the escapes `\u0050` to `\u007f`). A server's
- * usual escapes (`\u003c`, `\u0026`, `\u2028`, non-ASCII) do not match.
- */
-const mayHoldProto = (text: string): boolean => protoPattern.test(text)
-
-/** `JSON.parse`'s reviver that drops every `__proto__` key (returning `undefined` deletes it). */
-const dropProto = (key: string, value: unknown): unknown => key === "__proto__" ? undefined : value
-
-/**
- * `JSON.parse` of what a server sent, without its `__proto__` keys: decoding a record
- * (`Schema.Record`, such as a browser's `chrome_policy`) assigns each key of the input to a new
- * object, so a `__proto__` key would make what the server sent that object's prototype (read through
- * every key the record does not have, and `String(record)` throwing on a `toString` that is not a
- * function). Only a text that may hold the key is parsed with the reviver that drops it.
- *
- * @internal
- */
-export const parseJson = (text: string): unknown => mayHoldProto(text) ? JSON.parse(text, dropProto) : JSON.parse(text)
-
 const previewLength = 120
 
 /**

@@ -27,7 +27,7 @@ import * as AST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
-import { bound, formatParseError, jsonSyntaxMessage, parseJson } from "./bounded.js"
+import { bound, formatParseError, jsonSyntaxMessage } from "./bounded.js"
 import * as Client from "./client.js"
 import * as Download from "./download.js"
 import * as FastDecode from "./fastDecode.js"
@@ -290,7 +290,7 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
       const handle = (frame: Sse.ServerSentEvent): unknown | KernelError.DecodeError | undefined => {
         let json: unknown
         try {
-          json = parseJson(frame.data)
+          json = JSON.parse(frame.data)
         } catch (cause) {
           return failed(
             `event data is not JSON (${jsonSyntaxMessage(cause)}): ${excerpt(frame.data)}`

@@ -290,10 +290,23 @@ const typeLiteral = (ast: AST.TypeLiteral, direction: Direction): Node => {
       for (const key of Object.keys(input)) {
         const value = decode(Reflect.get(input, key))
         if (value === Fail) return Fail
-        if (!names.has(key)) out[key] = value
+        if (!names.has(key)) setOwn(out, key, value)
       }
     }
     return out
+  }
+}
+
+/**
+ * Sets `key` of a record being decoded as its own data property: a `__proto__` key (what a server or a
+ * caller's `JSON.parse` gives as an own key) stays data, never the record's prototype (`out[key] = v`
+ * would replace it, and the value's fields would read through every key).
+ */
+const setOwn = (out: Record<PropertyKey, unknown>, key: string, value: unknown): void => {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    out[key] = value
   }
 }
 

@@ -7,7 +7,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
-import { bound, concatBytes, GrowableBytes, jsonSyntaxMessage, parseJson } from "./bounded.js"
+import { bound, concatBytes, GrowableBytes, jsonSyntaxMessage } from "./bounded.js"
 import { decodeError, describe, transportError } from "./errors.js"
 import * as FastDecode from "./fastDecode.js"
 import { RedactedResponse } from "./redact.js"
@@ -447,7 +447,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
     readJsonText(request, response, (text) => {
       let json: unknown
       try {
-        json = parseJson(text)
+        json = JSON.parse(text)
       } catch (cause) {
         return Effect.fail(
           new KernelError.DecodeError({
