@@ -603,11 +603,20 @@ export const findById = (
 }
 
 /**
- * Whether an operation names its resource by id only: its path ends in `{id}` (not `{id_or_name}`), but
- * for a project, which the simulator finds by id or by name (its limits, see `action` below).
+ * The resource a path segment names, by the template part it fills: a `{id}` by its id only (not
+ * `{id_or_name}`), but for a project, which the simulator finds by id or by name (its limits, see `action`
+ * below).
  */
-const byIdOnly = (operation: Operation): boolean =>
-  operation.path.endsWith("/{id}") && !operation.path.startsWith("/org/projects/")
+const findByPart = (
+  store: Store,
+  collection: string,
+  part: string | undefined,
+  key: string,
+  project: string | undefined
+): Resource | undefined =>
+  part === "{id}" && collection !== "/org/projects"
+    ? findById(store, collection, key, project)
+    : find(store, collection, key, project)
 
 const singular = (collectionTemplate: string): string => {
   const name = lastSegment(collectionTemplate).replace(/_/g, " ")
@@ -778,13 +787,9 @@ const passes = (fields: Record<string, unknown>, name: string, value: string, si
 export const missingParent = (store: Store, call: Call): Reply | undefined => {
   const parts = templateParts(call.template)
   for (const i of parentsOf(call.operation)) {
-    const collection = concrete(call.segments, i)
-    // a parent the path names by `{id}` is found by its id only (a project by id or by name, as its limits)
-    const resource = parts[i] === "{id}" && collection !== "/org/projects"
-      ? findById(store, collection, call.segments[i]!, call.project)
-      : find(store, collection, call.segments[i]!, call.project)
+    const resource = findByPart(store, concrete(call.segments, i), parts[i], call.segments[i]!, call.project)
     if (resource === undefined || resource.deleted) {
-      return notFound(singular(`/${templateParts(call.template).slice(0, i).join("/")}`))
+      return notFound(singular(`/${parts.slice(0, i).join("/")}`))
     }
   }
   return undefined
@@ -909,10 +914,13 @@ export const generic = (
     case "delete": {
       const collectionTemplate = parentTemplate(operation.path)
       const collection = concrete(call.segments, call.segments.length - 1)
-      const key = call.segments[call.segments.length - 1]!
-      const resource = byIdOnly(operation)
-        ? findById(store, collection, key, call.project)
-        : find(store, collection, key, call.project)
+      const resource = findByPart(
+        store,
+        collection,
+        templateParts(operation.path).at(-1),
+        call.segments[call.segments.length - 1]!,
+        call.project
+      )
       if (resource === undefined || resource.deleted) return notFound(singular(collectionTemplate))
       if (kind === "retrieve") {
         const answer = operation.answers[status]!
