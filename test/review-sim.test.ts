@@ -289,6 +289,19 @@ describe("a path or a field the document names by id does not find a resource by
   })
 })
 
+describe("a browser's invocation_id names an invocation of the caller's, as its other references do", () => {
+  it("an id naming none is 400 (the browser was made, listed under an invocation that never was)", async () => {
+    const refused = await send("POST", "/browsers", { invocation_id: "inv_nothing" })
+    expect([refused.status, refused.json.code]).toEqual([400, "bad_request"])
+    const invocation =
+      (await send("POST", "/invocations", { app_name: "my-app", version: "1.0.0", action_name: "run" })).json
+    const browser = await send("POST", "/browsers", { invocation_id: invocation.id })
+    expect(browser.status).toBe(200)
+    const listed = (await send("GET", `/invocations/${invocation.id}/browsers`)).json.browsers
+    expect(listed.map((each: { readonly session_id: string }) => each.session_id)).toEqual([browser.json.session_id])
+  })
+})
+
 describe("a fault's fields that shape an injected status's answer need the status", () => {
   it.each([
     { fault: { route: "listProfiles", retryAfter: 2 }, paths: ["retryAfter"] },

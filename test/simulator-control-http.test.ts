@@ -2,8 +2,8 @@
  * Faults acted out over HTTP, as a hostile client injects them through the control plane (one served
  * simulator for the file).
  */
-import { Effect, Exit, Fiber, Layer, Redacted, Scope, Stream } from "effect"
-import { Filesystem, FilesystemWatch, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
+import { Cause, Effect, Exit, Fiber, Layer, Redacted, Scope, Stream } from "effect"
+import { Browsers, Filesystem, FilesystemWatch, Kernel, KernelConfig, KernelTransport } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -97,6 +97,16 @@ describe("a fault's headers", () => {
         expect(answer.status).toBe(204)
         expect(answer.headers.has("content-length")).toBe(false)
       }
+    },
+    {
+      // RFC 9110 15.3.6: a server must not send content with a 205 (the injected body was sent)
+      name: "an injected 205 with a body sends none, and says so (content-length: 0)",
+      fault: { route: "listBrowsers", status: 205, body: "abc" },
+      check: (answer) => {
+        expect(answer.status).toBe(205)
+        expect(answer.headers.get("content-length")).toEqual(["0"])
+        expect(answer.body).toBe("")
+      }
     }
   ]
   for (const { check, fault, name } of cases) {
@@ -164,5 +174,30 @@ describe("a fault's cut acts on a live event stream, in memory and over HTTP", (
         expect(received).toBeLessThanOrEqual(1)
       }, 10_000)
     }
+  }
+})
+
+describe("an injected status that carries no content (204, 205, 304), in memory", () => {
+  // a web `Response` refuses a body with these statuses: the in-memory answer made one for the fault's
+  // `body` and the call died with the constructor's TypeError
+  for (const status of [204, 205, 304]) {
+    it(`${status} with a body is the answer's status, not a defect`, async () => {
+      const exit = await Effect.runPromiseExit(
+        Effect.gen(function*() {
+          const simulator = yield* KernelSimulator.KernelSimulator
+          yield* simulator.injectFault({ route: "listBrowsers", status, body: "abc", times: 1 })
+          return yield* Browsers.list()
+        }).pipe(
+          Effect.provide(Layer.provideMerge(
+            Kernel.layer,
+            KernelSimulator.layer(KernelSimulator.defaultSeed, { config: { maxRetries: 0 } })
+          ))
+        )
+      )
+      expect(Exit.isFailure(exit) && Cause.isFailType(exit.cause) ? exit.cause.error : exit).toMatchObject({
+        _tag: "UnexpectedStatus",
+        status
+      })
+    })
   }
 })

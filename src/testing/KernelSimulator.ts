@@ -600,7 +600,9 @@ const toWeb = (response: internal.SimResponse, signal: AbortSignal, runtime: Run
   }
   const ending = internal.bodyEnding(response.network)
   const iterator = server.limited(server.bodyChunks(response), ending?.at)
-  const hasBody = response.body._tag !== "Empty" && response.status !== 204
+  // statuses that carry no content (a web `Response` refuses a body with them): an injected fault's
+  // `body` is dropped, as the bin drops it
+  const hasBody = response.body._tag !== "Empty" && !server.noContent.has(response.status)
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       pull(controller) {

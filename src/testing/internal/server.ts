@@ -203,6 +203,12 @@ const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerRespons
   })
 }
 
+/**
+ * The statuses whose answers carry no content (RFC 9110: 204, 205 and 304): an injected fault's `body`
+ * is not sent with them. A 205 says so with `content-length: 0`; a 204 or a 304 says nothing of a length.
+ */
+export const noContent: ReadonlySet<number> = new Set([204, 205, 304])
+
 /** Writes a simulated response, with backpressure, acting out its network faults. */
 export const send = (
   request: Http.IncomingMessage,
@@ -218,7 +224,7 @@ export const send = (
   }
   const unread = mustClose(request)
   const headers: Record<string, string> = { ...sim.headers }
-  const noBody = sim.body._tag === "Empty" || sim.status === 204 || sim.status === 304
+  const noBody = sim.body._tag === "Empty" || noContent.has(sim.status)
   if (sim.body._tag === "Text" && headers["content-length"] === undefined) {
     headers["content-length"] = String(Buffer.byteLength(sim.body.text))
   }

@@ -191,6 +191,12 @@ export const unresolvedReference = (
     const proxy = engine.findById(store, "/proxies", proxyId, project)
     if (proxy === undefined || proxy.deleted) return error(400, "bad_request", "proxy not found")
   }
+  // a browser's `invocation_id` (the document: "action invocation ID") is an invocation's id
+  const invocationId = config["invocation_id"]
+  if (typeof invocationId === "string") {
+    const invocation = engine.findById(store, "/invocations", invocationId, project)
+    if (invocation === undefined || invocation.deleted) return error(400, "bad_request", "invocation not found")
+  }
   const extensions = Array.isArray(config["extensions"]) ? config["extensions"] : []
   if (!extensions.every((ref) => byIdOrName("/extensions", ref))) {
     return error(400, "bad_request", "extension not found")
