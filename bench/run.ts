@@ -57,6 +57,7 @@ const noHuge = process.argv.includes("--no-huge")
 const roundsFlag = process.argv.find((arg) => arg.startsWith("--rounds="))
 const rounds = roundsFlag !== undefined ? Math.max(1, Number(roundsFlag.slice("--rounds=".length))) : quick ? 1 : 3
 const sizes = {
+  // sequential calls a round: 2,000 (about 0.2 s) read 91, 209 and 234 µs a call for the SDK in one run's rounds
   sequential: quick ? 200 : 5000,
   // calls of a per-call row a round: 5,000 (about 150 ms for the SDK) let one major collection or one
   // scheduling hiccup decide a round (the SDK's rounds of one run read 22,154 to 37,203 calls/s)
