@@ -107,6 +107,15 @@ describe("a fault's headers", () => {
         expect(answer.headers.get("content-length")).toEqual(["0"])
         expect(answer.body).toBe("")
       }
+    },
+    {
+      name: "an injected 304 with a body sends none, nor the body's length (it said content-length: 3)",
+      fault: { route: "listBrowsers", status: 304, body: "abc" },
+      check: (answer) => {
+        expect(answer.status).toBe(304)
+        expect(answer.headers.has("content-length")).toBe(false)
+        expect(answer.body).toBe("")
+      }
     }
   ]
   for (const { check, fault, name } of cases) {

@@ -205,7 +205,8 @@ const lingerAfter = (request: Http.IncomingMessage, response: Http.ServerRespons
 
 /**
  * The statuses whose answers carry no content (RFC 9110: 204, 205 and 304): an injected fault's `body`
- * is not sent with them. A 205 says so with `content-length: 0`; a 204 or a 304 says nothing of a length.
+ * is not sent with them, nor its length. A 205 says `content-length: 0`; a 204 says no length, a 304 none
+ * but a fault's own `content-length` header.
  */
 export const noContent: ReadonlySet<number> = new Set([204, 205, 304])
 
@@ -225,11 +226,12 @@ export const send = (
   const unread = mustClose(request)
   const headers: Record<string, string> = { ...sim.headers }
   const noBody = sim.body._tag === "Empty" || noContent.has(sim.status)
-  if (sim.body._tag === "Text" && headers["content-length"] === undefined) {
+  if (!noBody && sim.body._tag === "Text" && headers["content-length"] === undefined) {
     headers["content-length"] = String(Buffer.byteLength(sim.body.text))
   }
   if (noBody && sim.status !== 204 && sim.status !== 304) headers["content-length"] = "0"
-  // a 204 has no body, and says nothing of one (an injected 204 with a `body` sent `content-length: 3`)
+  // a 204 has no body, and says nothing of one, whatever a fault's headers say (an injected 204 with a
+  // `body` sent `content-length: 3`); a 304 says only what a fault's headers say
   if (sim.status === 204) delete headers["content-length"]
   if (unread) {
     headers["connection"] = "close"
