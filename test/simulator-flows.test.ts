@@ -299,6 +299,39 @@ describe("a credential says what it holds (has_values, has_totp_secret), never t
   })
 })
 
+// UpdateCredentialRequest.sso_provider: "Set to empty string or null to remove" (an empty string was kept)
+describe("a credential's SSO provider is removed by an empty string or null", () => {
+  it.each(["", null])("%j", async (removal) => {
+    const made = await send("POST", "/credentials", {
+      name: name("sso"),
+      domain: "example.com",
+      values: { username: "u" },
+      sso_provider: "google"
+    })
+    expect(made.json.sso_provider).toBe("google")
+    const updated = await send("PATCH", `/credentials/${made.json.id}`, { sso_provider: removal })
+    expect(updated.status).toBe(200)
+    for (const read of [updated.json, (await send("GET", `/credentials/${made.json.id}`)).json]) {
+      expect(read.sso_provider ?? null).toBeNull()
+    }
+  })
+})
+
+// docs/testing.md: an API key's `project_name` is its project's name: a rename left the keys with the old one
+describe("an API key tells its project's current name", () => {
+  it("after the project is renamed, in the key's answers and in the list", async () => {
+    const project = await send("POST", "/org/projects", { name: name("before") })
+    expect(project.status).toBe(201)
+    const key = await send("POST", "/org/api_keys", { name: name("key"), project_id: project.json.id })
+    expect(key.json.project_name).toBe(project.json.name)
+    const renamed = name("after")
+    expect((await send("PATCH", `/org/projects/${project.json.id}`, { name: renamed })).status).toBe(200)
+    expect((await send("GET", `/org/api_keys/${key.json.id}`)).json.project_name).toBe(renamed)
+    const listed = (await send("GET", "/org/api_keys?limit=100")).json.find((k: Json) => k.id === key.json.id)
+    expect(listed.project_name).toBe(renamed)
+  })
+})
+
 describe("an empty X-Kernel-Project-Id names no project", () => {
   it.each(["", " "])("%j: what it makes is the organization's, and it sees every project's", async (header) => {
     const mine = String((await sendAs(header, "POST", "/browsers", {})).json.session_id)
@@ -344,7 +377,13 @@ describe("a resource made without the fields the document defaults reads them ba
     {
       collection: "/auth/connections",
       body: () => ({ profile_name: name("defaults"), domain: "example.com" }),
-      reads: { save_credentials: true, record_session: false, health_check_interval: 3600 }
+      reads: {
+        save_credentials: true,
+        record_session: false,
+        health_check_interval: 3600,
+        health_checks: true,
+        auto_reauth: true
+      }
     },
     {
       collection: "/proxies",

@@ -342,6 +342,50 @@ describe("seeds are validated and errors name the field", () => {
       "organizations[0].pools[0].created_at"
     ],
     ["created_at 0", org({ pools: [{ id: "p", created_at: "0" }] }), "organizations[0].pools[0].created_at"],
+    // `Date.parse` rolls these over (March 2, the next day): the answers then broke the document's date-time
+    [
+      "created_at February 30",
+      org({ pools: [{ id: "p", created_at: "2026-02-30T00:00:00Z" }] }),
+      "organizations[0].pools[0].created_at"
+    ],
+    [
+      "created_at 24:00",
+      org({ pools: [{ id: "p", created_at: "2026-01-01T24:00:00Z" }] }),
+      "organizations[0].pools[0].created_at"
+    ],
+    // more than a collection holds: its oldest were evicted as the world started, silently
+    [
+      "1,001 browsers",
+      org({ browsers: Array.from({ length: 1001 }, (_, i) => ({ id: `b${i}` })) }),
+      "organizations[0].browsers"
+    ],
+    // references the API checks (400) to things a seed cannot hold: answered with a made-up profile
+    [
+      "a pool naming a proxy",
+      org({ pools: [{ id: "p", browser_pool_config: { proxy_id: "nope" } }] }),
+      "organizations[0].pools[0].browser_pool_config.proxy_id"
+    ],
+    [
+      "a pool naming a profile",
+      org({ pools: [{ id: "p", browser_pool_config: { profile: { name: "ghost" } } }] }),
+      "organizations[0].pools[0].browser_pool_config.profile"
+    ],
+    [
+      "a pool naming extensions",
+      org({ pools: [{ id: "p", browser_pool_config: { extensions: [{ name: "ext" }] } }] }),
+      "organizations[0].pools[0].browser_pool_config.extensions"
+    ],
+    // the API refuses a second deployment of a served app version without `force` (which stops the first)
+    [
+      "two deployments serving one app version",
+      org({
+        deployments: [
+          { id: "d1", state: "running", app_name: "a", version: "1" },
+          { id: "d2", state: "queued", app_name: "a", version: "1" }
+        ]
+      }),
+      "organizations[0].deployments[1].app_name"
+    ],
     ["state exploded", org({ deployments: [{ id: "d", state: "exploded" }] }), "organizations[0].deployments[0].state"],
     ["an unknown field", org({ browserz: [] }), "organizations[0].browserz"],
     [
@@ -370,6 +414,21 @@ describe("seeds are validated and errors name the field", () => {
     Effect.gen(function*() {
       yield* KernelSimulator.decodeSeed(KernelSimulator.defaultSeed)
       yield* KernelSimulator.decodeSeed(JSON.parse(JSON.stringify(KernelSimulator.defaultSeed)))
+    }))
+
+  it.effect("accepts what those rules leave: 1,000 items, a leap day, one app version served per project", () =>
+    Effect.gen(function*() {
+      yield* KernelSimulator.decodeSeed(org({
+        browsers: Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}` })),
+        pools: [{ id: "p", created_at: "2028-02-29T23:59:59.999Z" }],
+        deployments: [
+          { id: "d1", state: "running", app_name: "a", version: "1" },
+          { id: "d2", state: "stopped", app_name: "a", version: "1" },
+          { id: "d3", state: "running", app_name: "a", version: "2" },
+          { id: "d4", state: "running", app_name: "b", version: "1", project: "x" },
+          { id: "d5", state: "running", app_name: "b", version: "1", project: "y" }
+        ]
+      }))
     }))
 
   it.effect("serve fails with the SeedError; layer dies with it", () =>

@@ -171,9 +171,27 @@ describe("filesystem watches and logs as things happen", () => {
       expect(messages).toEqual(["browser started", "session b1 ready", "POST /browsers/b1/computer/click_mouse"])
       // the log events have no heartbeat kind: a comment keeps the stream alive
       expect(text).toContain(": keep-alive")
-      // without follow: what is there, then the end
+      // a browser that is not there
       const once = yield* open("/browsers/b2/logs/stream?source=supervisor&supervisor_process=chromium")
       expect(once.status).toBe(404)
+    }).pipe(Effect.provide(simulator)))
+
+  // the document's `follow` defaults to true: without it the stream followed the browser on the service
+  // and ended at once on the simulator (the SDK's `Logs.stream` then failed: a drop)
+  it.effect("logs without follow follow (the document's default); follow=false: the opening lines, then the end", () =>
+    Effect.gen(function*() {
+      const path = "/browsers/b1/logs/stream?source=supervisor&supervisor_process=chromium"
+      const stream = yield* open(path)
+      expect(stream.status).toBe(200)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* call("POST", "/browsers/b1/computer/click_mouse", { x: 1, y: 2 })
+      yield* TestClock.adjust("15 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      const whole = yield* open(`${path}&follow=false`)
+      expect(events(yield* collect(whole.text)).map((e) => e.message)).toEqual(["browser started", "session b1 ready"])
+      yield* call("DELETE", "/browsers/b1")
+      const messages = events(yield* Fiber.join(reader)).map((e) => e.message)
+      expect(messages).toEqual(["browser started", "session b1 ready", "POST /browsers/b1/computer/click_mouse"])
     }).pipe(Effect.provide(simulator)))
   it.effect("beyond 100 streams on one source the oldest ends (never a 429, which the document does not list)", () =>
     Effect.gen(function*() {

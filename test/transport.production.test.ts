@@ -1,3 +1,4 @@
+import { FetchHttpClient, HttpClient } from "@effect/platform"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
@@ -501,6 +502,32 @@ describe("content coding of JSON answers", () => {
         }
       }))
 
+    // an error page that inflates past the 64 KiB an error body is read to, or whose encoded bytes pass it
+    // (poorly compressible text): its head is the excerpt, as the same page sent plain gives (on the undici
+    // transports the inflate failed at the bound and the excerpt was empty, "HTTP 502")
+    for (const { coding, encode } of encoders) {
+      for (
+        const [what, page] of [["inflates past", "proxy error page " + "x".repeat(100_000)], [
+          "is sent past",
+          "proxy error page " + Array.from({ length: 40_000 }, (_, i) => ((i * 2654435761) >>> 0).toString(36)).join("")
+        ]] as const
+      ) {
+        it.scopedLive(`${transport.name}: a ${coding} error page that ${what} 64 KiB keeps its head`, () =>
+          Effect.gen(function*() {
+            const body = encode(Buffer.from(page))
+            if (what === "is sent past") expect(body.length).toBeGreaterThan(64 * 1024)
+            const served = yield* httpServer((_req, res) => {
+              res.writeHead(502, { "content-type": "text/plain", "content-encoding": coding }).end(body)
+            })
+            const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+              Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer)),
+              Effect.flip
+            )
+            expect(error.message).toContain("HTTP 502: proxy error page ")
+          }))
+      }
+    }
+
     it.scopedLive(`${transport.name}: a gzip bomb is refused at the 64 MiB bound, not retried`, () =>
       Effect.gen(function*() {
         const served = yield* httpServer((_req, res) => {
@@ -627,6 +654,7 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
     { cause: withCode("HPE_INVALID_CHUNK_SIZE"), code: "HPE_INVALID_CHUNK_SIZE", transient: false },
     { cause: withCode("UND_ERR_INFO"), code: "UND_ERR_INFO", transient: false },
     { cause: withCode("UND_ERR_SOCKET", "bad response"), code: "UND_ERR_SOCKET", transient: false },
+    { cause: new TypeError("fetch failed", { cause: new Error("bad port") }), code: "BAD_PORT", transient: false },
     { cause: withCode("EMFILE"), code: "EMFILE", transient: true },
     { cause: withCode("ECONNREFUSED"), code: "ECONNREFUSED", transient: true },
     // what a second attempt can cure: no row, transient
@@ -643,6 +671,31 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
       expect(found === undefined || found.rule.transient).toBe(row.transient)
     })
   }
+})
+
+// fetch refuses the Fetch standard's blocked ports (6000 here) before it connects: the same request fails
+// the same way, so it is not retried (it was: 3 attempts and their backoff, for a local refusal)
+describe("fetch: a port the Fetch standard blocks", () => {
+  it.live("a TransportError that says so, not transient, tried once", () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const counting = Layer.effect(
+        HttpClient.HttpClient,
+        Effect.map(
+          HttpClient.HttpClient,
+          (client) => HttpClient.tapRequest(client, () => Effect.sync(() => attempts++))
+        )
+      ).pipe(Layer.provide(FetchHttpClient.layer))
+      const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+        Effect.provide(loopbackLayer(6000, counting, { maxRetries: 2 })),
+        Effect.flip
+      )
+      expect(error._tag).toBe("TransportError")
+      expect(error._tag === "TransportError" && error.code).toBe("BAD_PORT")
+      expect(error.message).toContain("a port the Fetch standard blocks")
+      expect(KernelError.isTransient(error)).toBe(false)
+      expect(attempts).toBe(1)
+    }))
 })
 
 describe("KernelTransport: a trusted CA but another host name", () => {

@@ -140,8 +140,11 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
             onSuccess(direct ? new Watched(response, attempt) : response, Scope.close(attempt.scope, Exit.void)),
           config.apiKey
         ),
+      // a stream body's run ends with its attempt even when the answer was read whole: a server may
+      // answer before it read the body, and fetch then never cancels the body it was sending (its
+      // file left open, its stream's finalizers never run)
       (attempt, exit) =>
-        Exit.isSuccess(exit) && (attempt.complete || keep(exit.value))
+        Exit.isSuccess(exit) && (keep(exit.value) || (attempt.complete && !streamed))
           ? Effect.void
           : Scope.close(attempt.scope, Exit.void)
     )

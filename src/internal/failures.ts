@@ -113,6 +113,15 @@ export const rules: ReadonlyArray<Rule> = [
       `the response of ${origin} has more content codings than the client decodes (at most 5); retrying cannot help`
   },
   {
+    name: "port blocked by fetch",
+    transient: false,
+    // the Fetch standard's "bad port" list (6000, 6667, 5060...): fetch refuses the request before it connects
+    matches: (evidence) => evidence.messages.includes("bad port") ? "BAD_PORT" : undefined,
+    describe: (origin) =>
+      `fetch refuses to connect to the port of ${origin} (a port the Fetch standard blocks, such as 6000 or ` +
+      "6667); retrying cannot help: serve on another port, or use KernelTransport.layerUndici, which connects to any port"
+  },
+  {
     name: "out of file descriptors",
     transient: true,
     matches: (evidence) => firstCode(evidence, descriptorCodes),

@@ -85,11 +85,56 @@ export const readErrorText = (response: HttpClientResponse.HttpClientResponse): 
   if (codings.length === 0 || decodedByTransport(response)) return readBounded(response)
   if (codings.length > maxCodings || codings.some((coding) => !supportedCodings.has(coding))) return Effect.succeed("")
   return readHead(response).pipe(
-    Effect.flatMap((bytes) => inflateAll(codings, bytes, errorBodyLimit)),
+    Effect.flatMap((bytes) => inflateHeadAll(codings, bytes)),
     Effect.map((buffer) => new TextDecoder().decode(buffer.subarray(0, errorBodyLimit))),
     Effect.orElseSucceed(() => "")
   )
 }
+
+/**
+ * The first {@link errorBodyLimit} bytes a coding gives of `input`, whatever follows: an error page that
+ * inflates past the bound, or whose encoded bytes were cut at it (`readHead`), still gives its head
+ * (the one-shot inflate of a JSON body fails there, and the excerpt was lost). A corrupt stream gives what
+ * was decoded before it.
+ */
+const inflateHead = (zlib: Zlib, coding: string, input: Buffer): Effect.Effect<Buffer> =>
+  Effect.async<Buffer>((resume) => {
+    const inflater = coding === "br"
+      ? zlib.createBrotliDecompress()
+      : coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8
+      ? zlib.createInflateRaw()
+      : coding === "deflate"
+      ? zlib.createInflate()
+      : zlib.createGunzip()
+    const parts: Array<Buffer> = []
+    let size = 0
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      inflater.destroy()
+      resume(Effect.succeed(Buffer.concat(parts).subarray(0, errorBodyLimit)))
+    }
+    inflater.on("data", (chunk: Buffer) => {
+      parts.push(chunk)
+      size += chunk.length
+      if (size >= errorBodyLimit) finish()
+    })
+    inflater.on("end", finish)
+    inflater.on("error", finish)
+    inflater.end(input)
+    return Effect.sync(() => inflater.destroy())
+  })
+
+/** The head of an error body's codings undone, in the reverse order of their application. */
+const inflateHeadAll = (codings: ReadonlyArray<string>, input: Uint8Array): Effect.Effect<Buffer> =>
+  Effect.flatMap(loadZlib, (zlib) => {
+    let body: Effect.Effect<Buffer> = Effect.succeed(Buffer.from(input.buffer, input.byteOffset, input.length))
+    for (const coding of [...codings].reverse()) {
+      body = Effect.flatMap(body, (bytes) => inflateHead(zlib, coding, bytes))
+    }
+    return body
+  })
 
 /**
  * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger

@@ -834,7 +834,13 @@ const splitTemplates = new Map<string, ReadonlyArray<string>>()
  * schema, or "Defaults to true" / "Default is 3600" in its prose): what a resource made without them reads back.
  */
 const createDefaults: Readonly<Record<string, Record<string, unknown>>> = {
-  createAuthConnection: { save_credentials: true, record_session: false, health_check_interval: 3600 },
+  createAuthConnection: {
+    save_credentials: true,
+    record_session: false,
+    health_check_interval: 3600,
+    health_checks: true,
+    auto_reauth: true
+  },
   createProxy: { protocol: "https" }
 }
 

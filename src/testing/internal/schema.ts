@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { collectionLimit } from "./engine.js"
 import * as mp4 from "./mp4.js"
 import { names } from "./values.js"
 
@@ -40,14 +41,31 @@ export const DurationInput: Schema.Schema<Duration.DurationInput> = Schema.decla
 
 const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
-/** An ISO 8601 UTC date-time such as `2026-11-01T09:00:00Z`. */
+/**
+ * Whether the date and time of an `isoUtc` text exist: `Date.parse` rolls a February 30 over to March 2
+ * (and 24:00 to the next day), which the simulator would then have answered as given, not a `date-time`.
+ */
+const exists = (s: string): boolean => {
+  const millis = Date.parse(s)
+  return !Number.isNaN(millis) && new Date(millis).toISOString().slice(0, 19) === s.slice(0, 19)
+}
+
+/** An ISO 8601 UTC date-time such as `2026-11-01T09:00:00Z`, a date and time that exist. */
 export const IsoUtc = Schema.String.pipe(
-  Schema.filter((s) => isoUtc.test(s) && !Number.isNaN(Date.parse(s)), {
+  Schema.filter((s) => isoUtc.test(s) && exists(s), {
     message: () => "an ISO 8601 UTC date-time such as 2026-11-01T09:00:00Z"
   })
 )
 
 const Name = Schema.String.pipe(Schema.pattern(/^[a-zA-Z0-9._-]{1,255}$/))
+
+/**
+ * A seeded collection holds at most what the simulator holds of it ({@link collectionLimit}); more would be
+ * evicted, the oldest first, as the world starts.
+ */
+const atMost = {
+  message: () => `at most ${collectionLimit} items (what the simulator holds of a collection)`
+}
 
 /** The seed of a replay; its size must hold the mp4 boxes. */
 export const ReplaySeed = Schema.Struct({
@@ -78,7 +96,7 @@ export const BrowserSeed = Schema.Struct({
   id: Id,
   mouse: Schema.optional(Mouse),
   cursorHidden: Schema.optional(Schema.Boolean),
-  replays: Schema.optional(Schema.Array(ReplaySeed)),
+  replays: Schema.optional(Schema.Array(ReplaySeed).pipe(Schema.maxItems(collectionLimit, atMost))),
   viewport: Schema.optional(Viewport),
   headless: Schema.optional(Schema.Boolean),
   stealth: Schema.optional(Schema.Boolean),
@@ -150,10 +168,10 @@ export const OrganizationSeed = Schema.Struct({
   id: Id,
   token: Token,
   plan: Schema.optional(Schema.Literal("paid", "free")),
-  browsers: Schema.optional(Schema.Array(BrowserSeed)),
-  pools: Schema.optional(Schema.Array(PoolSeed)),
-  deployments: Schema.optional(Schema.Array(DeploymentSeed)),
-  credentials: Schema.optional(Schema.Array(CredentialSeed))
+  browsers: Schema.optional(Schema.Array(BrowserSeed).pipe(Schema.maxItems(collectionLimit, atMost))),
+  pools: Schema.optional(Schema.Array(PoolSeed).pipe(Schema.maxItems(collectionLimit, atMost))),
+  deployments: Schema.optional(Schema.Array(DeploymentSeed).pipe(Schema.maxItems(collectionLimit, atMost))),
+  credentials: Schema.optional(Schema.Array(CredentialSeed).pipe(Schema.maxItems(collectionLimit, atMost)))
 }).annotations({ identifier: "OrganizationSeed" })
 
 const duplicate = <A>(items: ReadonlyArray<A>, key: (a: A) => string): number => {
@@ -219,8 +237,37 @@ export const Seed = Schema.Struct({
           })
         }
       }
+      // an app's version is served by one deployment (the API refuses a second without `force`, which stops
+      // the first): two seeded deployments serving it, where a caller sees both, is a world the service never is
+      const serving = (org.deployments ?? []).map((d) =>
+        d.app_name === undefined || d.state === "stopped" || d.state === "failed"
+          ? {}
+          : { name: `${d.app_name} version ${d.version ?? "latest"}`, project: d.project }
+      )
+      const served = sharedName(serving)
+      if (served >= 0) {
+        issues.push({
+          path: ["organizations", o, "deployments", served, "app_name"],
+          message: `another deployment serves ${
+            serving[served]!.name ?? ""
+          } (only one may: stop or fail the other, or put them in different projects)`
+        })
+      }
       // a pool keeps `size` browsers: its counts cannot add up to more
       for (const [p, pool] of (org.pools ?? []).entries()) {
+        // what a pool's browsers are made with must exist, as the API checks it (400): proxies, profiles and
+        // extensions are made through the API, never seeded
+        const config = pool.browser_pool_config
+        for (
+          const [field, what] of [["proxy_id", "proxy"], ["profile", "profile"], ["extensions", "extension"]] as const
+        ) {
+          if (config?.[field] === undefined) continue
+          issues.push({
+            path: ["organizations", o, "pools", p, "browser_pool_config", field],
+            message:
+              `names a ${what}, which a seed cannot hold (made through the API): seed the pool without it, then update the pool`
+          })
+        }
         const size = pool.browser_pool_config?.size ?? 1
         const held = (pool.available_count ?? size) + (pool.acquired_count ?? 0)
         if (held > size) {

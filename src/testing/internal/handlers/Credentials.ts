@@ -27,6 +27,8 @@ const save: Handler = ({ body, call, op, store }) => {
     const { totp_secret: _removed, ...rest } = resource.fields
     resource.fields = rest
   }
+  // "Set to empty string or null to remove" (the document): the credential reads back no provider
+  if (body["sso_provider"] === "") resource.fields = { ...resource.fields, sso_provider: null }
   // what it holds, as the answers say it (`has_values`, `has_totp_secret`): never its values nor its secret
   const stored = resource.fields["values"]
   const kept = resource.fields["totp_secret"]

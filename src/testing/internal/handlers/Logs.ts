@@ -1,5 +1,5 @@
 /**
- * The simulator's browser logs: two lines when the stream opens, then (with `follow=true`) a line
+ * The simulator's browser logs: two lines when the stream opens, then (unless `follow=false`) a line
  * per operation done on the browser as it happens, until the browser is deleted.
  *
  * @internal
@@ -16,7 +16,8 @@ export const handlers: Handlers = {
       { event: "log", timestamp: stamp, message: "browser started" },
       { event: "log", timestamp: stamp, message: `session ${browser.id} ready` }
     ]
-    if (call.query.get("follow") !== "true") return wholeReply(op, opening)
+    // `follow` defaults to true (the document): only `follow=false` ends after the opening lines
+    if (call.query.get("follow") === "false") return wholeReply(op, opening)
     return liveReply(
       op,
       Stream.concat(

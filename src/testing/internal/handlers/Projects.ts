@@ -19,6 +19,18 @@ export const handlers: Handlers = {
         Object.entries(body).map(([name, value]) => [name, caps.includes(name) && value === 0 ? null : value])
       )
     }, () => "limits"),
+  // an API key tells its project's name (`project_name`): renaming the project renames it there too (it was
+  // copied once, when the key was made)
+  updateProject: ({ body, call, store }) => {
+    const reply = engine.generic(store, call, () => "project")
+    if (reply._tag !== "Json" || reply.status >= 300 || typeof body["name"] !== "string") return reply
+    const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
+    if (project === undefined) return reply
+    for (const key of store.collections.get("/org/api_keys")?.values() ?? []) {
+      if (key.fields["project_id"] === project.id) key.fields = { ...key.fields, project_name: project.fields["name"] }
+    }
+    return reply
+  },
   deleteProject: ({ call, store }) => {
     const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     if (project !== undefined && !project.deleted) {
