@@ -189,9 +189,19 @@ const indexModules = (getModuleInfo) => {
   seen.delete(path.join(esm, "index.js"))
   return seen
 }
+// each public module is an entry too (the package's `effect-kernel/<Module>` subpaths, which a library's
+// declarations name): a file that re-exports it from the shared chunk, so a program that imports both the
+// index and a subpath has one copy of every class and Tag
+const namespaces = [
+  ...fs.readFileSync(path.join(esm, "index.js"), "utf8").matchAll(/export \* as (\w+) from "\.\/(\w+)\.js"/g)
+].map(([, name]) => name)
 let shared
 const nodeBundle = await rollup({
-  input: { index: path.join(esm, "index.js"), testing: path.join(esm, "testing.js") },
+  input: {
+    index: path.join(esm, "index.js"),
+    testing: path.join(esm, "testing.js"),
+    ...Object.fromEntries(namespaces.map((name) => [name, path.join(esm, `${name}.js`)]))
+  },
   external: (id) => !id.startsWith(".") && !path.isAbsolute(id),
   treeshake: { moduleSideEffects: (_, external) => !external },
   plugins: [sourceMapsOf(esm)],

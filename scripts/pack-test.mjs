@@ -30,6 +30,8 @@ try {
       "dist/esm/bin/simulator.js",
       "dist/node/index.js",
       "dist/node/testing.js",
+      "dist/node/KernelError.js",
+      "dist/cjs/KernelError.js",
       "dist/cjs/index.js",
       "dist/cjs/index.d.ts",
       "dist/cjs/testing.js",
@@ -64,29 +66,53 @@ try {
     `typescript@${peers.typescript}`,
     `@types/node@${peers["@types/node"]}`
   ], project)
+  // every namespace of the index is a subpath too (`effect-kernel/KernelError`: what a library's declarations
+  // name), and no other: the same module, one copy of its classes and Tags
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
+  const namespaces = [...fs.readFileSync(path.join(root, "src/index.ts"), "utf8").matchAll(/export \* as (\w+) from/g)]
+    .map(([, name]) => name).sort()
+  const subpaths = Object.keys(pkg.exports).filter((key) => /^\.\/[A-Z]/.test(key)).map((key) => key.slice(2)).sort()
+  if (JSON.stringify(namespaces) !== JSON.stringify(subpaths)) {
+    throw new Error(`the subpath exports are not the index's namespaces: ${subpaths} / ${namespaces}`)
+  }
+  if (JSON.stringify(Object.keys(pkg.typesVersions["*"]).sort()) !== JSON.stringify(subpaths)) {
+    throw new Error("typesVersions (node10's types) does not list every subpath")
+  }
   const program = (label, resolved) => `
 const main = async () => {
   console.error("${label} resolves", ${resolved})
   const layer = Kernel.layer.pipe(Layer.provideMerge(KernelSimulator.layer()))
   const pools = await Effect.runPromise(BrowserPools.list().pipe(Effect.provide(layer)))
   const error = await Effect.runPromise(Effect.flip(Computer.getMousePosition({ id: "" }).pipe(Effect.provide(layer))))
-  console.log("${label}", pools.length, error._tag)
+  console.log("${label}", pools.length, error._tag, KernelError.NotFound === KernelErrorSubpath.NotFound)
 }
 main()
 `
   fs.writeFileSync(
     path.join(project, "esm.mts"),
     `import { Effect, Layer } from "effect"
-import { BrowserPools, Computer, Kernel } from "effect-kernel"
+import { BrowserPools, Computer, Kernel, KernelError } from "effect-kernel"
+import * as KernelErrorSubpath from "effect-kernel/KernelError"
 import { KernelSimulator } from "effect-kernel/testing"
 ${program("esm", "import.meta.resolve(\"effect-kernel\")")}`
   )
   fs.writeFileSync(
     path.join(project, "cjs.cts"),
     `import { Effect, Layer } from "effect"
-import { BrowserPools, Computer, Kernel } from "effect-kernel"
+import { BrowserPools, Computer, Kernel, KernelError } from "effect-kernel"
+import * as KernelErrorSubpath from "effect-kernel/KernelError"
 import { KernelSimulator } from "effect-kernel/testing"
 ${program("cjs", "require.resolve(\"effect-kernel\")")}`
+  )
+  // a library's declarations name the types its exports infer: TS2742 ("cannot be named without a reference
+  // to .../dist/dts/KernelConfig.js") when a namespace had no subpath of its own
+  fs.writeFileSync(
+    path.join(project, "library.mts"),
+    `import { Effect, Layer } from "effect"
+import { Computer, Kernel, KernelTransport } from "effect-kernel"
+export const KernelLive = Kernel.layerConfig().pipe(Layer.provide(KernelTransport.layerUndici))
+export const position = Computer.getMousePosition({ id: "b1" }).pipe(Effect.catchTag("NotFound", () => Effect.succeed(null)))
+`
   )
   fs.writeFileSync(
     path.join(project, "tsconfig.json"),
@@ -95,11 +121,12 @@ ${program("cjs", "require.resolve(\"effect-kernel\")")}`
         module: "node16",
         target: "es2022",
         strict: true,
+        declaration: true,
         outDir: "out",
         skipLibCheck: false,
         types: ["node"]
       },
-      files: ["esm.mts", "cjs.cts"]
+      files: ["esm.mts", "cjs.cts", "library.mts"]
     })
   )
   run(process.execPath, [path.join(project, "node_modules/typescript/bin/tsc"), "-p", project], project)
@@ -118,7 +145,7 @@ ${program("cjs", "require.resolve(\"effect-kernel\")")}`
   if (cjsRun.err.includes("ExperimentalWarning")) throw new Error(`CommonJS: ${cjsRun.err}`)
   const cjsSource = fs.readFileSync(path.join(project, "out/cjs.cjs"), "utf8")
   if (!cjsSource.includes("require(\"effect-kernel\")")) throw new Error("the CommonJS consumer does not use require")
-  if (esm !== "esm 3 InvalidInput" || cjs !== "cjs 3 InvalidInput") {
+  if (esm !== "esm 3 InvalidInput true" || cjs !== "cjs 3 InvalidInput true") {
     throw new Error(`unexpected output: ${esm} / ${cjs}`)
   }
   // a bundler takes dist/esm (the `module` condition): one module per namespace, so that it drops what a

@@ -517,7 +517,8 @@ export type KernelError =
   | ReplayNotReady
 
 /**
- * The `_tag`s of every error of effect-kernel.
+ * The `_tag`s of every error of effect-kernel's calls (`BrowserPools.NoBrowserAvailable`, the 204 that
+ * `acquireScoped` makes an error, is `BrowserPools`': not among them, nor a {@link KernelError}).
  *
  * @since 0.1.0
  * @category Models

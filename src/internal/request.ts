@@ -2,6 +2,7 @@ import * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as KernelConfig from "../KernelConfig.js"
@@ -58,6 +59,30 @@ const forContent = (config: KernelConfig.Service, content: Operations.Content | 
   content?._tag === "Stream" && content.oneShot ? retryUntilStarted(config, content.started) : config
 
 /**
+ * The operations the server answers only after a wait their input sets, by that input's field (seconds): a
+ * pool's `acquire` holds the request until a browser is free, up to `acquire_timeout_seconds` (then 204).
+ */
+const serverWaits: Readonly<Record<string, string>> = { acquireBrowser: "acquire_timeout_seconds" }
+
+/**
+ * The configuration of a call the server holds for a wait its input sets ({@link serverWaits}): its
+ * `timeout` counts after that wait, so a wait longer than `timeout` ends with the server's answer (a 204,
+ * or the browser leased at the last moment), not a `Timeout` that would lose a lease granted as the
+ * client gave up.
+ */
+const forWait = (
+  field: string | undefined,
+  config: KernelConfig.Service,
+  input: unknown
+): KernelConfig.Service => {
+  if (field === undefined || typeof input !== "object" || input === null) return config
+  const seconds: unknown = Reflect.get(input, field)
+  return typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0
+    ? { ...config, timeout: Duration.sum(config.timeout, Duration.seconds(seconds)) }
+    : config
+}
+
+/**
  * An operation's call, derived from its definition: the input checked and turned into the request
  * (path, query, header parameters and body from the definition), executed with the definition's
  * documented errors, span attributes and idempotency; a 2xx answer handled by `onSuccess`.
@@ -76,6 +101,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
   const ownHeaders = definitionHeaders(definition)
   const prefetch = prefetchOf(definition)
   const sendsSecrets = sendsSecretsOf(definition)
+  const waits = serverWaits[definition.name]
   return (
     { config, httpClient }: { readonly config: KernelConfig.Service; readonly httpClient: HttpClient.HttpClient }
   ) => {
@@ -105,7 +131,9 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
             onRight: ({ op, oneShot, request }) =>
               execute(
                 httpClient,
-                oneShot === undefined ? config : retryUntilStarted(config, oneShot),
+                oneShot === undefined
+                  ? forWait(waits, config, input)
+                  : retryUntilStarted(forWait(waits, config, input), oneShot),
                 op,
                 request,
                 onSuccess(request)
@@ -137,7 +165,15 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
         if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
         if (json !== undefined) request = HttpClientRequest.bodyText(request, json, "application/json")
         else if (content !== undefined) request = withContent(request, content)
-        return executeDirect(direct, forContent(config, content), op, request, onSuccess(request), undefined, prefetch)
+        return executeDirect(
+          direct,
+          forContent(forWait(waits, config, input), content),
+          op,
+          request,
+          onSuccess(request),
+          undefined,
+          prefetch
+        )
       })
     }
   }
