@@ -44,7 +44,7 @@ const releaseLogged = <E2, R2>(
 /**
  * `Effect.acquireRelease` for a resource of the API:
  * - `acquire` runs to its end even when the caller is interrupted meanwhile (the caller waits for
- *   it: at most the call's time-outs); once it succeeded, the release is registered in the scope
+ *   it, its retries included: at most the retry policy's waits and the call's time-outs); once it succeeded, the release is registered in the scope
  *   in the same uninterruptible step, so no interruption falls between the two;
  * - `release` runs once, when the scope closes, and to its end (an interruption of the fiber
  *   closing the scope does not cut it short); it cannot fail the scope: its failure is logged at

@@ -14,9 +14,13 @@ import * as ResponseBody from "../responseBody.js"
  * Creates a browser (as {@link Browsers.create}) that is deleted (as {@link Browsers.delete}) when
  * the scope closes: on success, failure or interruption, exactly once.
  *
- * - Creating runs to its end even if the fiber is interrupted meanwhile (the interruption waits,
- *   at most the call's time-outs), so a browser the server created is never left behind without
- *   its id; once created, its deletion is registered in the same uninterruptible step. A create
+ * - Creating runs to its end even if the fiber is interrupted meanwhile (the interruption waits
+ *   for the call, its retries included: a 429 or a refused connection is retried after its wait,
+ *   at most the retry policy's waits and the call's time-outs), so a browser the server created
+ *   is never left behind without its id; once created, its deletion is registered in the same
+ *   uninterruptible step. A create whose answer never arrives (its connection cut after the
+ *   request was sent: not retried) may have made a browser the SDK cannot name; its
+ *   `timeout_seconds` ends it. A create
  *   answered 2xx whose answer does not decode (`DecodeError`) still made the browser its
  *   `session_id` names: it is deleted at once, and `scoped` fails with the `DecodeError`.
  * - Deleting runs to its end too (an interruption of the fiber closing the scope does not cut it
