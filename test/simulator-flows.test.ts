@@ -329,6 +329,52 @@ describe("an API key tells its project's current name", () => {
     expect((await send("GET", `/org/api_keys/${key.json.id}`)).json.project_name).toBe(renamed)
     const listed = (await send("GET", "/org/api_keys?limit=100")).json.find((k: Json) => k.id === key.json.id)
     expect(listed.project_name).toBe(renamed)
+    // the project addressed by its name, which the update changes
+    const again = name("again")
+    expect((await send("PATCH", `/org/projects/${renamed}`, { name: again })).status).toBe(200)
+    expect((await send("GET", `/org/api_keys/${key.json.id}`)).json.project_name).toBe(again)
+  })
+})
+
+// an auth connection's `login_url` is a URI (`format: uri`): one that is not was stored and answered (and copied
+// to `post_login_url`), breaking the document's answers; an update's "" clears it ("Set to empty string to clear")
+describe("an auth connection's login_url", () => {
+  it("is refused when it is not a URI, and cleared by an update's empty string", async () => {
+    const body = { profile_name: name("login"), domain: "example.com" }
+    expect((await send("POST", "/auth/connections", { ...body, login_url: "not a uri" })).status).toBe(400)
+    const made = await send("POST", "/auth/connections", { ...body, login_url: "https://example.com/login" })
+    expect(made.status).toBe(201)
+    expect(made.json.login_url).toBe("https://example.com/login")
+    const path = `/auth/connections/${made.json.id}`
+    expect((await send("PATCH", path, { login_url: "nope" })).status).toBe(400)
+    const cleared = await send("PATCH", path, { login_url: "" })
+    expect(cleared.status).toBe(200)
+    for (const read of [cleared.json, (await send("GET", path)).json]) expect(read.login_url ?? null).toBeNull()
+  })
+})
+
+// a credential addressed by its name and renamed by the same update: its secret's and provider's changes were
+// looked up under the old name, after the rename, and lost
+describe("a credential renamed by an update that addresses it by name", () => {
+  it("removes its TOTP secret and SSO provider, or sets a secret, as by its id", async () => {
+    const first = name("cred")
+    const made = await send("POST", "/credentials", {
+      name: first,
+      domain: "example.com",
+      values: { username: "u" },
+      totp_secret: "JBSWY3DPEHPK3PXP",
+      sso_provider: "google"
+    })
+    expect(made.status).toBe(201)
+    const second = name("cred")
+    const removed = await send("PATCH", `/credentials/${first}`, { name: second, totp_secret: "", sso_provider: "" })
+    expect(removed.json).toMatchObject({ name: second, has_totp_secret: false })
+    expect(removed.json.sso_provider ?? null).toBeNull()
+    expect((await send("GET", `/credentials/${second}/totp-code`)).status).toBe(404)
+    const third = name("cred")
+    const set = await send("PATCH", `/credentials/${second}`, { name: third, totp_secret: "JBSWY3DPEHPK3PXP" })
+    expect(set.json).toMatchObject({ name: third, has_totp_secret: true })
+    expect(typeof set.json.totp_code).toBe("string")
   })
 })
 

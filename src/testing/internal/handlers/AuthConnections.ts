@@ -86,6 +86,22 @@ const connectionOf = ({ call, org, store }: Context): engine.Resource | undefine
 
 const notFound = error(404, "not_found", "auth connection not found")
 
+/**
+ * A `login_url` that is not a URI (`format: uri`: an absolute URL): 400, where it was stored and then answered
+ * (and copied to `post_login_url`) as the document's answers never are. An update's `""` clears it (the
+ * document), so only a create refuses it.
+ */
+const badLoginUrl = (body: Record<string, unknown>, clears: boolean): Reply | undefined => {
+  const url = body["login_url"]
+  if (typeof url !== "string" || (clears && url === "")) return undefined
+  try {
+    new URL(url)
+    return undefined
+  } catch {
+    return error(400, "bad_request", "invalid input: login_url: must be a URI such as https://example.com/login")
+  }
+}
+
 /** The choices a submit makes: exactly one of them (the document's `SubmitFieldsRequest`). */
 const choices = ["fields", "sso_button_selector", "sso_provider", "mfa_option_id", "sign_in_option_id"]
 
@@ -129,7 +145,7 @@ const references = ["credential", "proxy"]
 
 export const handlers: Handlers = {
   createAuthConnection: ({ call, op, org, stamp, store }) => {
-    const unresolved = unresolvedAuthReference(store, call.body, call.project)
+    const unresolved = badLoginUrl(call.body, false) ?? unresolvedAuthReference(store, call.body, call.project)
     if (unresolved !== undefined) return unresolved
     const reply = engine.generic(store, call, () => "connection", (evicted) => endFlow(org, evicted))
     const created = lastOf(store, "/auth/connections")
@@ -167,12 +183,18 @@ export const handlers: Handlers = {
     const connection = connectionOf(context)
     if (connection === undefined) return notFound
     const body = context.call.body
-    const unresolved = unresolvedAuthReference(context.store, body, context.call.project)
+    const unresolved = badLoginUrl(body, true) ?? unresolvedAuthReference(context.store, body, context.call.project)
     if (unresolved !== undefined) return unresolved
-    // a reference given replaces the one stored, whole: `{ provider, auto }` after `{ name }` is not both
+    // a reference given replaces the one stored, whole: `{ provider, auto }` after `{ name }` is not both; a
+    // `login_url` of "" clears it ("Set to empty string to clear")
     const replaced = new Set(references.filter((key) => key in body))
-    connection.fields = Object.fromEntries(Object.entries(connection.fields).filter(([key]) => !replaced.has(key)))
-    return engine.generic(context.store, context.call, () => "connection")
+    const cleared = body["login_url"] === ""
+    connection.fields = Object.fromEntries(
+      Object.entries(connection.fields).filter(([key]) => !replaced.has(key) && !(cleared && key === "login_url"))
+    )
+    if (!cleared) return engine.generic(context.store, context.call, () => "connection")
+    const { login_url: _cleared, ...rest } = body
+    return engine.generic(context.store, { ...context.call, body: rest }, () => "connection")
   },
   getAuthConnection: (context) => {
     const connection = connectionOf(context)

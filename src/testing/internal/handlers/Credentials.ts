@@ -17,11 +17,13 @@ const save: Handler = ({ body, call, op, store }) => {
   if (typeof secret === "string" && secret !== "" && !base32Secret.test(secret)) {
     return error(400, "bad_request", "invalid input: totp_secret: must be a base32 secret (A-Z, 2-7)")
   }
+  // an update's credential found before it: addressed by its name, the path names it no more once renamed
+  const updated = op.name === "createCredential"
+    ? undefined
+    : engine.find(store, "/credentials", call.segments[1]!, call.project)
   const reply = engine.generic(store, call, () => "cred")
   if (reply._tag !== "Json") return reply
-  const resource = op.name === "createCredential"
-    ? lastOf(store, "/credentials")
-    : engine.find(store, "/credentials", call.segments[1]!, call.project)
+  const resource = op.name === "createCredential" ? lastOf(store, "/credentials") : updated
   if (resource === undefined) return reply
   if (secret === "") {
     const { totp_secret: _removed, ...rest } = resource.fields

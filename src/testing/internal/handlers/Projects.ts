@@ -22,9 +22,10 @@ export const handlers: Handlers = {
   // an API key tells its project's name (`project_name`): renaming the project renames it there too (it was
   // copied once, when the key was made)
   updateProject: ({ body, call, store }) => {
+    // found before the update: addressed by its name, the path names it no more once renamed
+    const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     const reply = engine.generic(store, call, () => "project")
     if (reply._tag !== "Json" || reply.status >= 300 || typeof body["name"] !== "string") return reply
-    const project = engine.find(store, "/org/projects", call.segments[2]!, call.project)
     if (project === undefined) return reply
     for (const key of store.collections.get("/org/api_keys")?.values() ?? []) {
       if (key.fields["project_id"] === project.id) key.fields = { ...key.fields, project_name: project.fields["name"] }
