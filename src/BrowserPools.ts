@@ -422,10 +422,11 @@ export interface AcquireScopedParams extends Generated.AcquireBrowserParams {
  *
  * - The pool answering 204 (no browser became available within `acquire_timeout_seconds`) fails
  *   with {@link NoBrowserAvailable}: there is no lease, so nothing is released.
- * - Acquiring runs to its end even if the fiber is interrupted meanwhile (the interruption waits
- *   for the long poll to answer, its retries included: at most its wait, the retry policy's waits
- *   and the call's time-outs), so a lease the server granted is never left behind; once acquired,
- *   its release is registered in the same uninterruptible step.
+ * - Acquiring runs to its end even if the fiber is interrupted meanwhile: the interruption waits
+ *   for the long poll in flight to answer (at most its wait and the call's time-outs), so a lease
+ *   the server granted is never left behind (it is released at once), but no further attempt is
+ *   made (a wait before a retry ends at once); once acquired, its release is registered in the
+ *   same uninterruptible step.
  * - An acquisition answered 200 whose answer does not decode (`DecodeError`) still leased the
  *   browser its `session_id` names: it is released at once, and `acquireScoped` fails with the
  *   `DecodeError`.

@@ -6,10 +6,14 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import { currentRetryStop } from "./retryPolicy.js"
 
 /**
  * Runs `effect` on a fiber of its own, interruptible (so the call's own time-outs still abort its
@@ -19,6 +23,30 @@ import type * as Scope from "effect/Scope"
  */
 const detached = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Effect.forkDaemon(Effect.interruptible(effect)), Fiber.join)
+
+/**
+ * An acquisition run as {@link detached}, but for its caller's interruption: the caller then stops its
+ * retries (`currentRetryStop`: a wait between attempts ends at once, and no attempt follows, as nothing was
+ * made by one that is retried), waits for the attempt in flight, and releases what it made (`orphan`), since
+ * the caller, interrupted, never gets it. The interruption then goes on.
+ */
+const acquiredDetached = <A, E, R, R2>(
+  effect: Effect.Effect<A, E, R>,
+  orphan: (resource: A) => Effect.Effect<void, never, R2>
+): Effect.Effect<A, E, R | R2> =>
+  Effect.flatMap(Deferred.make<void>(), (stop) =>
+    Effect.flatMap(
+      Effect.forkDaemon(Effect.interruptible(Effect.locally(effect, currentRetryStop, Option.some(stop)))),
+      (fiber) =>
+        Effect.onInterrupt(
+          Effect.interruptible(Fiber.join(fiber)),
+          () =>
+            Effect.zipRight(
+              Deferred.succeed(stop, undefined),
+              Effect.flatMap(Fiber.await(fiber), (exit) => Exit.isSuccess(exit) ? orphan(exit.value) : Effect.void)
+            )
+        )
+    ))
 
 /**
  * A release run to its end that cannot fail: its failure is logged at `Warning` level (`what`, and
@@ -44,7 +72,8 @@ const releaseLogged = <E2, R2>(
 /**
  * `Effect.acquireRelease` for a resource of the API:
  * - `acquire` runs to its end even when the caller is interrupted meanwhile (the caller waits for
- *   it, its retries included: at most the retry policy's waits and the call's time-outs); once it succeeded, the release is registered in the scope
+ *   the attempt in flight, at most the call's time-outs, and releases what it made; no retry follows:
+ *   see {@link acquiredDetached}); once it succeeded, the release is registered in the scope
  *   in the same uninterruptible step, so no interruption falls between the two;
  * - `release` runs once, when the scope closes, and to its end (an interruption of the fiber
  *   closing the scope does not cut it short); it cannot fail the scope: its failure is logged at
@@ -73,7 +102,11 @@ export const scopedResource = <A, E, R, E2, R2>(
     return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
   })
   return Effect.acquireRelease(
-    detached(acquired),
+    acquiredDetached(
+      acquired,
+      (resource) =>
+        releaseLogged(release(resource, Exit.interrupt(FiberId.none)), options.what(resource), options.ignore)
+    ),
     (resource, exit) => releaseLogged(release(resource, exit), options.what(resource), options.ignore)
   )
 }

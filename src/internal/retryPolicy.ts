@@ -1,4 +1,5 @@
 import * as HttpClientErrorNs from "@effect/platform/HttpClientError"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
@@ -6,6 +7,18 @@ import * as Schedule from "effect/Schedule"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelRetry from "../KernelRetry.js"
+
+/**
+ * A signal that ends the retries of the calls of a fiber: once it is done, a wait between attempts ends at
+ * once and no attempt follows (the call fails with its last failure). Set by a scoped resource's
+ * acquisition when its caller is interrupted (`resource.ts`): the attempt in flight runs to its end, but
+ * no new one starts for a caller that is gone.
+ *
+ * @internal
+ */
+export const currentRetryStop: FiberRef.FiberRef<Option.Option<Deferred.Deferred<void>>> = FiberRef.unsafeMake(
+  Option.none()
+)
 
 /**
  * An operation's attempts, retried after a transient failure by the schedule: `first` is the first
@@ -51,11 +64,16 @@ const retryFrom = <A, E extends KernelError.KernelError, R>(
   retryable: (error: KernelError.KernelError) => boolean,
   first: E
 ): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Schedule.driver(schedule), (driver) => {
+  Effect.flatMap(Effect.zip(Schedule.driver(schedule), FiberRef.get(currentRetryStop)), ([driver, stop]) => {
+    // the wait before each attempt, ended by the retry stop (see `currentRetryStop`): no attempt then
+    const wait = (error: E): Effect.Effect<boolean, unknown> =>
+      Option.isNone(stop)
+        ? Effect.as(driver.next(error), true)
+        : Effect.raceFirst(Effect.as(driver.next(error), true), Effect.as(Deferred.await(stop.value), false))
     const loop = (error: E): Effect.Effect<A, E, R> =>
-      Effect.matchEffect(driver.next(error), {
+      Effect.matchEffect(wait(error), {
         onFailure: () => Effect.fail(error),
-        onSuccess: () => Effect.catchIf(effect, retryable, loop)
+        onSuccess: (again) => again ? Effect.catchIf(effect, retryable, loop) : Effect.fail(error)
       })
     return loop(first)
   })

@@ -14,11 +14,11 @@ import * as ResponseBody from "../responseBody.js"
  * Creates a browser (as {@link Browsers.create}) that is deleted (as {@link Browsers.delete}) when
  * the scope closes: on success, failure or interruption, exactly once.
  *
- * - Creating runs to its end even if the fiber is interrupted meanwhile (the interruption waits
- *   for the call, its retries included: a 429 or a refused connection is retried after its wait,
- *   at most the retry policy's waits and the call's time-outs), so a browser the server created
- *   is never left behind without its id; once created, its deletion is registered in the same
- *   uninterruptible step. A create whose answer never arrives (its connection cut after the
+ * - Creating runs to its end even if the fiber is interrupted meanwhile: the interruption waits
+ *   for the attempt in flight (at most the call's time-outs), so a browser the server created is
+ *   never left behind without its id (it is deleted at once), but no further attempt is made (a
+ *   wait before a retry, a 429's `Retry-After`, ends at once: the attempt retried made nothing);
+ *   once created, its deletion is registered in the same uninterruptible step. A create whose answer never arrives (its connection cut after the
  *   request was sent: not retried) may have made a browser the SDK cannot name; its
  *   `timeout_seconds` ends it. A create
  *   answered 2xx whose answer does not decode (`DecodeError`) still made the browser its
