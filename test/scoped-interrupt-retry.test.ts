@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Fiber, Layer, type Scope, TestClock } from "effect"
 import { BrowserPools, Browsers, Kernel } from "effect-kernel"
 import { KernelSimulator } from "effect-kernel/testing"
 
@@ -14,28 +14,30 @@ const routes = Effect.map(
 )
 
 describe("interrupted between attempts", () => {
-  it.effect("Browsers.scoped: no second create, nothing to delete, the interruption at once", () =>
-    Effect.gen(function*() {
-      const control = yield* KernelSimulator.KernelSimulator
-      yield* control.injectFault({ route: "createBrowser", status: 429, retryAfter: 4, times: 1 })
-      const fiber = yield* Effect.fork(Effect.scoped(Effect.andThen(Browsers.scoped({}), Effect.never)))
-      yield* TestClock.adjust("200 millis")
-      // no clock moves after this: the interruption must not wait for the 4 s back-off
-      yield* Fiber.interrupt(fiber)
-      expect(yield* routes).toEqual(["createBrowser:429"])
-    }).pipe(Effect.provide(simulator)))
-
-  it.effect("BrowserPools.acquireScoped: no second acquire, nothing to release", () =>
-    Effect.gen(function*() {
-      const control = yield* KernelSimulator.KernelSimulator
-      yield* control.injectFault({ route: "acquireBrowser", status: 429, retryAfter: 4, times: 1 })
-      const fiber = yield* Effect.fork(
-        Effect.scoped(Effect.andThen(BrowserPools.acquireScoped({ idOrName: "pool_kiosk" }), Effect.never))
-      )
-      yield* TestClock.adjust("200 millis")
-      yield* Fiber.interrupt(fiber)
-      expect(yield* routes).toEqual(["acquireBrowser:429"])
-    }).pipe(Effect.provide(simulator)))
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly route: KernelSimulator.Fault["route"]
+    readonly scoped: Effect.Effect<unknown, unknown, Scope.Scope | Kernel.Services>
+  }> = [
+    { name: "Browsers.scoped", route: "createBrowser", scoped: Browsers.scoped({}) },
+    {
+      name: "BrowserPools.acquireScoped",
+      route: "acquireBrowser",
+      scoped: BrowserPools.acquireScoped({ idOrName: "pool_kiosk" })
+    }
+  ]
+  for (const { name, route, scoped } of cases) {
+    it.effect(`${name}: no second attempt, nothing to delete or release, the interruption at once`, () =>
+      Effect.gen(function*() {
+        const control = yield* KernelSimulator.KernelSimulator
+        yield* control.injectFault({ route, status: 429, retryAfter: 4, times: 1 })
+        const fiber = yield* Effect.fork(Effect.scoped(Effect.andThen(scoped, Effect.never)))
+        yield* TestClock.adjust("200 millis")
+        // no clock moves after this: the interruption must not wait for the 4 s back-off
+        yield* Fiber.interrupt(fiber)
+        expect(yield* routes).toEqual([`${route}:429`])
+      }).pipe(Effect.provide(simulator)))
+  }
 
   it.effect("not interrupted: the retry goes on, and the browser is deleted when the scope closes", () =>
     Effect.gen(function*() {
