@@ -101,12 +101,10 @@ export const scopedResource = <A, E, R, E2, R2>(
     const made = orphan(error)
     return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
   })
+  const released = (resource: A, exit: Exit.Exit<unknown, unknown>) =>
+    releaseLogged(release(resource, exit), options.what(resource), options.ignore)
   return Effect.acquireRelease(
-    acquiredDetached(
-      acquired,
-      (resource) =>
-        releaseLogged(release(resource, Exit.interrupt(FiberId.none)), options.what(resource), options.ignore)
-    ),
-    (resource, exit) => releaseLogged(release(resource, exit), options.what(resource), options.ignore)
+    acquiredDetached(acquired, (resource) => released(resource, Exit.interrupt(FiberId.none))),
+    released
   )
 }

@@ -99,11 +99,12 @@ export const readErrorText = (response: HttpClientResponse.HttpClientResponse): 
  */
 const inflateHead = (zlib: Zlib, coding: string, input: Buffer): Effect.Effect<Buffer> =>
   Effect.async<Buffer>((resume) => {
-    const inflater = coding === "br"
+    const format = formatOf(coding, input)
+    const inflater = format === "br"
       ? zlib.createBrotliDecompress()
-      : coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8
+      : format === "raw"
       ? zlib.createInflateRaw()
-      : coding === "deflate"
+      : format === "zlib"
       ? zlib.createInflate()
       : zlib.createGunzip()
     const parts: Array<Buffer> = []
@@ -128,13 +129,7 @@ const inflateHead = (zlib: Zlib, coding: string, input: Buffer): Effect.Effect<B
 
 /** The head of an error body's codings undone, in the reverse order of their application. */
 const inflateHeadAll = (codings: ReadonlyArray<string>, input: Uint8Array): Effect.Effect<Buffer> =>
-  Effect.flatMap(loadZlib, (zlib) => {
-    let body: Effect.Effect<Buffer> = Effect.succeed(Buffer.from(input.buffer, input.byteOffset, input.length))
-    for (const coding of [...codings].reverse()) {
-      body = Effect.flatMap(body, (bytes) => inflateHead(zlib, coding, bytes))
-    }
-    return body
-  })
+  undoCodings(codings, input, inflateHead)
 
 /**
  * The most a JSON answer may have: 64 MiB (a list of 10,000 browser pools is a few MiB). A larger
@@ -211,6 +206,19 @@ let zlibModule: Promise<Zlib> | undefined
 /** node:zlib, loaded on the first encoded answer of a transport that does not decode (never in a browser). */
 const loadZlib = Effect.promise(() => zlibModule ??= import("node:zlib"))
 
+/**
+ * The zlib format of a coding's bytes: "deflate" is the zlib format, but some servers send raw deflate,
+ * which fetch accepts too.
+ */
+const formatOf = (coding: string, input: Buffer): "br" | "raw" | "zlib" | "gzip" =>
+  coding === "br"
+    ? "br"
+    : coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8
+    ? "raw"
+    : coding === "deflate"
+    ? "zlib"
+    : "gzip"
+
 /** One coding undone, at most {@link maxJsonBytes} of output (zlib stops there: a bomb is never inflated whole). */
 const inflate = (
   zlib: Zlib,
@@ -222,10 +230,10 @@ const inflate = (
     const options = { maxOutputLength }
     const done = (error: Error | null, output: Buffer) =>
       resume(error === null ? Effect.succeed(output) : Effect.fail(error))
-    if (coding === "br") zlib.brotliDecompress(input, options, done)
-    // "deflate" is the zlib format; some servers send raw deflate, which fetch accepts too
-    else if (coding === "deflate" && input.length > 0 && (input[0]! & 0x0f) !== 8) zlib.inflateRaw(input, options, done)
-    else if (coding === "deflate") zlib.inflate(input, options, done)
+    const format = formatOf(coding, input)
+    if (format === "br") zlib.brotliDecompress(input, options, done)
+    else if (format === "raw") zlib.inflateRaw(input, options, done)
+    else if (format === "zlib") zlib.inflate(input, options, done)
     else zlib.gunzip(input, options, done)
   })
 
@@ -238,10 +246,18 @@ const inflateAll = (
   input: Uint8Array,
   maxOutputLength: number
 ): Effect.Effect<Buffer, unknown> =>
+  undoCodings(codings, input, (zlib, coding, bytes) => inflate(zlib, coding, bytes, maxOutputLength))
+
+/** A body's codings undone by `step`, in the reverse order of their application. */
+const undoCodings = <E>(
+  codings: ReadonlyArray<string>,
+  input: Uint8Array,
+  step: (zlib: Zlib, coding: string, bytes: Buffer) => Effect.Effect<Buffer, E>
+): Effect.Effect<Buffer, E> =>
   Effect.flatMap(loadZlib, (zlib) => {
-    let body: Effect.Effect<Buffer, unknown> = Effect.succeed(Buffer.from(input.buffer, input.byteOffset, input.length))
+    let body: Effect.Effect<Buffer, E> = Effect.succeed(Buffer.from(input.buffer, input.byteOffset, input.length))
     for (const coding of [...codings].reverse()) {
-      body = Effect.flatMap(body, (bytes) => inflate(zlib, coding, bytes, maxOutputLength))
+      body = Effect.flatMap(body, (bytes) => step(zlib, coding, bytes))
     }
     return body
   })

@@ -18,11 +18,11 @@ import * as ResponseBody from "../responseBody.js"
  *   for the attempt in flight (at most the call's time-outs), so a browser the server created is
  *   never left behind without its id (it is deleted at once), but no further attempt is made (a
  *   wait before a retry, a 429's `Retry-After`, ends at once: the attempt retried made nothing);
- *   once created, its deletion is registered in the same uninterruptible step. A create whose answer never arrives (its connection cut after the
- *   request was sent: not retried) may have made a browser the SDK cannot name; its
- *   `timeout_seconds` ends it. A create
- *   answered 2xx whose answer does not decode (`DecodeError`) still made the browser its
- *   `session_id` names: it is deleted at once, and `scoped` fails with the `DecodeError`.
+ *   once created, its deletion is registered in the same uninterruptible step. A create whose
+ *   answer never arrives (its connection cut after the request was sent: not retried) may have
+ *   made a browser the SDK cannot name; its `timeout_seconds` ends it. A create answered 2xx whose
+ *   answer does not decode (`DecodeError`) still made the browser its `session_id` names: it is
+ *   deleted at once, and `scoped` fails with the `DecodeError`.
  * - Deleting runs to its end too (an interruption of the fiber closing the scope does not cut it
  *   short). It cannot fail the scope: a 404 (the browser is already gone) is ignored, any other
  *   failure is logged at `Warning` level (its tag and message; the browser's secrets are never
