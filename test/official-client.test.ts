@@ -184,6 +184,13 @@ describe("the official @onkernel/sdk against the simulator bin", () => {
     await kernel.browsers.process.stdin(pid, { id, data_b64: Buffer.from("x\n").toString("base64") })
     expect((await kernel.browsers.process.kill(pid, { id, signal: "TERM" })).ok).toBe(true)
     expect((await kernel.browsers.process.status(pid, { id })).state).toBe("exited")
+    // as on the service: an exited process cannot be signalled or written to, nor one without a
+    // terminal resized
+    await expect(kernel.browsers.process.kill(pid, { id, signal: "KILL" })).rejects.toMatchObject({ status: 500 })
+    await expect(kernel.browsers.process.stdin(pid, { id, data_b64: "eAo=" })).rejects.toMatchObject({ status: 500 })
+    await expect(kernel.browsers.process.resize(pid, { id, cols: 80, rows: 24 })).rejects.toMatchObject({
+      status: 400
+    })
 
     // replays
     const replay = await kernel.browsers.replays.start(id)

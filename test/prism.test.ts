@@ -334,7 +334,8 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
   uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
   loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },
-  spawnProcess: { command: "echo", args: ["hi"] },
+  // an interactive `cat` on a terminal: it echoes what it is sent, can be resized, and is killed last
+  spawnProcess: { command: "cat", allocate_tty: true },
   // pool_small has leased browsers: its delete takes force (else 400, as the document says)
   deleteBrowserPool: { force: true }
 }
@@ -404,8 +405,10 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
           const parts = definition.path.split("/")
           return ids[parts[1] === "org" ? parts[2]! : parts[1]!]!
         })
+      // the process is signalled after everything else done to it (an exited one answers 500)
       const ordered = [
-        ...all.filter((d) => d.method !== "DELETE"),
+        ...all.filter((d) => d.method !== "DELETE" && d.name !== "killProcess"),
+        ...all.filter((d) => d.name === "killProcess"),
         ...all.filter((d) => d.method === "DELETE").sort((a, b) => b.path.length - a.path.length)
       ]
       const violations: Array<string> = []
@@ -445,7 +448,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
       const checkFrames = async (definition: Operation, options: SendOptions) => {
         const response = await requestOf(definition, simulator, options)
         // the streams that stay open tell what happens while they are read: something happens
-        const nudge = nudges[definition.name]
+        const nudge = nudges[definition.name]?.(ids)
         if (nudge !== undefined) {
           const [path, body] = nudge
           await fetch(`${simulator}${path}`, {
@@ -576,9 +579,12 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
 })
 
 /** What makes an open stream tell something: a request (path, JSON body; none: a file written). */
-const nudges: Readonly<Record<string, readonly [string, string | undefined]>> = {
-  streamFilesystemEvents: ["/browsers/browser_1/fs/write_file?path=%2Fwatched.txt", undefined],
-  streamTelemetry: ["/browsers/browser_1/computer/click_mouse", "{\"x\":1,\"y\":1}"]
+const nudges: Readonly<
+  Record<string, (ids: Readonly<Record<string, string>>) => readonly [string, string | undefined]>
+> = {
+  streamFilesystemEvents: () => ["/browsers/browser_1/fs/write_file?path=%2Fwatched.txt", undefined],
+  streamTelemetry: () => ["/browsers/browser_1/computer/click_mouse", "{\"x\":1,\"y\":1}"],
+  streamProcessStdout: (ids) => [`/browsers/browser_1/process/${ids["process"]}/stdin`, "{\"data_b64\":\"eAo=\"}"]
 }
 
 interface SendOptions {

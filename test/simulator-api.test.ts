@@ -10,6 +10,7 @@ import {
   Chunk,
   DateTime,
   Effect,
+  Either,
   Exit,
   Fiber,
   Layer,
@@ -236,15 +237,20 @@ const setUp = Effect.gen(function*() {
     project: idOf(yield* create("createProject", { name: "project-one" }), "id"),
     apiKey: idOf(yield* create("createApiKey"), "id"),
     watch: idOf(yield* create("startFilesystemWatch", { id: "b1", path: "/", recursive: true }), "watch_id", "id"),
-    process: idOf(yield* create("spawnProcess", { id: "b1", command: "echo", args: ["hi"] }), "process_id"),
+    // an interactive `cat` on a terminal: written to, resized, signalled
+    process: idOf(yield* create("spawnProcess", { id: "b1", command: "cat", allocate_tty: true }), "process_id"),
     acquired: idOf(yield* create("acquireBrowser", { idOrName: "pool_1" }), "session_id")
   }
   return ids
 })
 
+/** The process's signal after everything else done to it (an exited one answers 500), then its whole output. */
+const afterTheRest = ["killProcess", "streamProcessStdout"]
+
 /** Deletions last, children before parents. */
 const order = (definitions: ReadonlyArray<Operation>): ReadonlyArray<Operation> => [
-  ...definitions.filter((d) => d.method !== "DELETE"),
+  ...definitions.filter((d) => d.method !== "DELETE" && !afterTheRest.includes(d.name)),
+  ...afterTheRest.map((name) => definitions.find((d) => d.name === name)).filter((d) => d !== undefined),
   ...definitions.filter((d) => d.method === "DELETE").sort((a, b) => b.path.length - a.path.length)
 ]
 
@@ -651,6 +657,38 @@ describe("real behaviours", () => {
         _tag: "BadRequest",
         message: expect.stringContaining("base64")
       })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a process as the service's process API answers: an exited one is not signalled, written to or resized (500); one without a terminal is not resized (400)", () =>
+    Effect.gen(function*() {
+      const spawn = (params: Record<string, unknown>) =>
+        Effect.map(callAny(byName("spawnProcess"), { id: "b1", ...params }), (answer) => idOf(answer, "process_id"))
+      const on = (name: string, processId: string, params: Record<string, unknown>) =>
+        Effect.either(callAny(byName(name), { id: "b1", processId, ...params }))
+      const kill = { signal: "TERM" }
+      const stdin = { data_b64: "eAo=" }
+      const resize = { rows: 40, cols: 120 }
+      const running = yield* spawn({ command: "cat", allocate_tty: true })
+      const plain = yield* spawn({ command: "cat" })
+      const exitedTty = yield* spawn({ command: "echo", args: ["x"], allocate_tty: true })
+      const cases: ReadonlyArray<readonly [string, string, string, Record<string, unknown>, number]> = [
+        // [what, operation, process, params, expected status]
+        ["stdin to a running one", "writeProcessStdin", running, stdin, 200],
+        ["a running terminal resized", "resizeProcess", running, resize, 200],
+        ["a running one without a terminal resized", "resizeProcess", plain, resize, 400],
+        ["a running one signalled", "killProcess", running, kill, 200],
+        ["signalled again, exited", "killProcess", running, kill, 500],
+        ["stdin to it, exited", "writeProcessStdin", running, stdin, 500],
+        ["its terminal resized, exited", "resizeProcess", running, resize, 500],
+        ["an exited terminal resized", "resizeProcess", exitedTty, resize, 500],
+        ["an exited one without a terminal resized", "resizeProcess", yield* spawn({ command: "true" }), resize, 400]
+      ]
+      const seen = []
+      for (const [what, name, processId, params] of cases) {
+        const result = yield* on(name, processId, params)
+        seen.push([what, Either.isRight(result) ? 200 : Object(result.left).status])
+      }
+      expect(seen).toEqual(cases.map(([what, , , , status]) => [what, status]))
     }).pipe(Effect.provide(kernel())))
 
   it.effect("a TOTP code from the seeded secret (RFC 6238)", () =>

@@ -68,6 +68,8 @@ export interface Process {
   exitCode: number | null
   /** Interactive (`cat` with no file): what is written to its stdin comes out of its stdout. */
   readonly echoesStdin: boolean
+  /** Spawned with a terminal (`allocate_tty`): it can be resized. */
+  readonly tty: boolean
   /** `sleep N`: when it exits (0) on the simulator's clock, in epoch milliseconds. */
   readonly endsAt: number | undefined
   /** Its output as it comes, ending with its exit (the backlog bounded). */

@@ -134,14 +134,27 @@ const command_ = (
   }
 }
 
-/** A behaviour of an operation on one process of the browser. */
-const onProcess = (f: (body: Record<string, unknown>, process: engine.Process) => unknown): Handler =>
+/**
+ * A behaviour of an operation on one process of the browser: its answer's fields, or the error the
+ * service answers (`failed`: what the browser's process API says when the process has exited).
+ */
+const onProcess = (
+  f: (body: Record<string, unknown>, process: engine.Process) => unknown,
+  failed?: (process: engine.Process) => engine.Reply | undefined
+): Handler =>
   onBrowser(({ body, call, op }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
     settle(process, call.now)
-    return ok(op, f(body, process))
+    return failed?.(process) ?? ok(op, f(body, process))
   })
+
+/**
+ * What the browser's process API answers for a process that has exited (its pipes and terminal
+ * closed): a signal or a write fails with a 500, as on the service.
+ */
+const exited = (message: string) => (process: engine.Process): engine.Reply | undefined =>
+  process.state === "exited" ? error(500, "internal_error", message) : undefined
 
 /** A `sleep` whose time has come has exited. */
 const settle = (process: engine.Process, now: number): void => {
@@ -184,6 +197,7 @@ export const handlers: Handlers = {
       state: interactive ? "running" : "exited",
       exitCode: interactive ? null : result.code,
       echoesStdin: interactive && !sleeps,
+      tty: body["allocate_tty"] === true,
       endsAt: sleeps ? call.now + seconds * 1000 : undefined,
       output: live.make({ of: weigh, tally: browser.output })
     }
@@ -219,9 +233,9 @@ export const handlers: Handlers = {
     mem_bytes: 1024 * 1024
   })),
   killProcess: onProcess((body, process) => {
-    if (process.state === "running") exit(process, body["signal"] === "KILL" ? 137 : 143)
+    exit(process, body["signal"] === "KILL" ? 137 : 143)
     return { ok: true }
-  }),
+  }, exited("failed to signal process")),
   writeProcessStdin: onBrowser(({ body, call, op, org }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
@@ -230,15 +244,24 @@ export const handlers: Handlers = {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
       return error(400, "bad_request", "data_b64: not base64")
     }
+    const failed = exited("failed to write to stdin")(process)
+    if (failed !== undefined) return failed
     const bytes = Buffer.from(text, "base64")
-    if (process.echoesStdin && process.state === "running" && bytes.length > 0) {
+    if (process.echoesStdin && bytes.length > 0) {
       const tooMuch = overBudget(org, bytes.length, live.freedBy(process.output))
       if (tooMuch !== undefined) return tooMuch
       live.publish(process.output, { _tag: "Data", stream: "stdout", bytes: new Uint8Array(bytes) })
     }
     return ok(op, { written_bytes: bytes.length })
   }),
-  resizeProcess: onProcess(() => ({ ok: true })),
+  // only a process spawned with a terminal (`allocate_tty`) has one to resize
+  resizeProcess: onProcess(
+    () => ({ ok: true }),
+    (process) =>
+      !process.tty
+        ? error(400, "bad_request", "process is not PTY-backed")
+        : exited("failed to resize PTY")(process)
+  ),
   // its output from the start, then as it comes, until it exits (or the browser is deleted)
   streamProcessStdout: onBrowser(({ call, op }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
