@@ -55,7 +55,7 @@ export const apiErrorFields = {
   message: Schema.String,
   details: Schema.optional(Schema.Array(ErrorDetail)),
   innerError: Schema.optional(ErrorDetail),
-  retryAfter: Schema.optional(Schema.DurationFromSelf),
+  retryAfter: Schema.optional(Schema.Duration),
   shouldRetry: Schema.optional(Schema.Boolean),
   method: Schema.String,
   path: Schema.String
@@ -66,13 +66,17 @@ type ErrorDetailEncoded = {
   readonly message?: string | undefined
 }
 
-type ApiErrorShape<Detail> = {
+// a duration's encoded side (`Schema.Duration`'s): JSON, so that an error survives a round trip
+// through `JSON.stringify` / `Schema.decode` (a worker, an RPC, a log shipped elsewhere)
+type DurationEncoded = typeof Schema.Duration.Encoded
+
+type ApiErrorShape<Detail, D = Duration.Duration> = {
   readonly status: number
   readonly code: string
   readonly message: string
   readonly details?: ReadonlyArray<Detail> | undefined
   readonly innerError?: Detail | undefined
-  readonly retryAfter?: Duration.Duration | undefined
+  readonly retryAfter?: D | undefined
   readonly shouldRetry?: boolean | undefined
   readonly method: string
   readonly path: string
@@ -98,7 +102,7 @@ type ApiErrorClass<Self, Tag extends string> = ErrorClass<
   Tag,
   typeof apiErrorFields,
   ApiErrorShape<ErrorDetail>,
-  ApiErrorShape<ErrorDetailEncoded>
+  ApiErrorShape<ErrorDetailEncoded, DurationEncoded>
 >
 
 const BadRequestBase: ApiErrorClass<BadRequest, "BadRequest"> = Schema.TaggedError<BadRequest>(
@@ -273,7 +277,7 @@ export class Overloaded extends OverloadedBase {
 
 const unexpectedStatusFields = { ...apiErrorFields, body: Schema.String }
 
-type UnexpectedStatusShape<Detail> = ApiErrorShape<Detail> & {
+type UnexpectedStatusShape<Detail, D = Duration.Duration> = ApiErrorShape<Detail, D> & {
   readonly body: string
 }
 
@@ -282,7 +286,7 @@ const UnexpectedStatusBase: ErrorClass<
   "UnexpectedStatus",
   typeof unexpectedStatusFields,
   UnexpectedStatusShape<ErrorDetail>,
-  UnexpectedStatusShape<ErrorDetailEncoded>
+  UnexpectedStatusShape<ErrorDetailEncoded, DurationEncoded>
 > = Schema.TaggedError<UnexpectedStatus>("effect-kernel/UnexpectedStatus")(
   "UnexpectedStatus",
   unexpectedStatusFields
@@ -340,21 +344,22 @@ export class TransportError extends TransportErrorBase {}
 const timeoutFields = {
   method: Schema.String,
   path: Schema.String,
-  timeout: Schema.DurationFromSelf
+  timeout: Schema.Duration
 }
 
-type TimeoutShape = {
+type TimeoutShape<D = Duration.Duration> = {
   readonly method: string
   readonly path: string
-  readonly timeout: Duration.Duration
+  readonly timeout: D
 }
 
-const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape> = Schema.TaggedError<Timeout>(
-  "effect-kernel/Timeout"
-)(
-  "Timeout",
-  timeoutFields
-)
+const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape, TimeoutShape<DurationEncoded>> =
+  Schema.TaggedError<Timeout>(
+    "effect-kernel/Timeout"
+  )(
+    "Timeout",
+    timeoutFields
+  )
 
 /**
  * An attempt took longer than the configured `timeout` (or a download stalled for longer than
@@ -426,16 +431,16 @@ export class InvalidInput extends InvalidInputBase {}
 const replayNotReadyFields = {
   id: Schema.String,
   replayId: Schema.String,
-  retryAfter: Schema.DurationFromSelf,
-  waited: Schema.DurationFromSelf,
+  retryAfter: Schema.Duration,
+  waited: Schema.Duration,
   polls: Schema.Number
 }
 
-type ReplayNotReadyShape = {
+type ReplayNotReadyShape<D = Duration.Duration> = {
   readonly id: string
   readonly replayId: string
-  readonly retryAfter: Duration.Duration
-  readonly waited: Duration.Duration
+  readonly retryAfter: D
+  readonly waited: D
   readonly polls: number
 }
 
@@ -443,7 +448,8 @@ const ReplayNotReadyBase: ErrorClass<
   ReplayNotReady,
   "ReplayNotReady",
   typeof replayNotReadyFields,
-  ReplayNotReadyShape
+  ReplayNotReadyShape,
+  ReplayNotReadyShape<DurationEncoded>
 > = Schema.TaggedError<ReplayNotReady>("effect-kernel/ReplayNotReady")(
   "ReplayNotReady",
   replayNotReadyFields

@@ -71,7 +71,7 @@ type ApiFields = {
   message: typeof Schema.String
   details: Schema.optional<Schema.Array$<typeof KernelError.ErrorDetail>>
   innerError: Schema.optional<typeof KernelError.ErrorDetail>
-  retryAfter: Schema.optional<typeof Schema.DurationFromSelf>
+  retryAfter: Schema.optional<typeof Schema.Duration>
   shouldRetry: Schema.optional<typeof Schema.Boolean>
   method: typeof Schema.String
   path: typeof Schema.String
@@ -90,7 +90,7 @@ type TransportErrorFields = {
 type TimeoutFields = {
   method: typeof Schema.String
   path: typeof Schema.String
-  timeout: typeof Schema.DurationFromSelf
+  timeout: typeof Schema.Duration
 }
 
 type DecodeErrorFields = {
@@ -103,8 +103,8 @@ type DecodeErrorFields = {
 type ReplayNotReadyFields = {
   id: typeof Schema.String
   replayId: typeof Schema.String
-  retryAfter: typeof Schema.DurationFromSelf
-  waited: typeof Schema.DurationFromSelf
+  retryAfter: typeof Schema.Duration
+  waited: typeof Schema.Duration
   polls: typeof Schema.Number
 }
 
@@ -225,6 +225,9 @@ describe("KernelError classes", () => {
         const decoded = yield* Schema.decodeUnknown(Class)(encoded)
         expect(decoded).toBeInstanceOf(Class)
         expect(decoded).toEqual(error)
+        // its encoded side is JSON: it survives a trip through text (a worker, an RPC, a log)
+        const fromText = yield* Schema.decodeUnknown(Class)(JSON.parse(JSON.stringify(encoded)))
+        expect(fromText).toEqual(error)
         const failure = yield* Effect.flip(Effect.gen(function*() {
           return yield* error
         }))
