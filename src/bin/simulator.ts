@@ -109,7 +109,14 @@ const parsed = (() => {
     })
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0]! : String(error)
-    return fail(`${message} (see --help)`)
+    // a value that starts with a dash (`--port -1`) is taken for an option: name it and say how to give it
+    const flag = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message)?.[1]
+    const value = flag === undefined ? undefined : process.argv[process.argv.indexOf(flag) + 1]
+    return value === undefined
+      ? fail(`${message} (see --help)`)
+      : fail(
+        `${flag} ${value}: a value that starts with a dash is read as an option; write ${flag}=${value} (see --help)`
+      )
   }
 })()
 const values = parsed.values
