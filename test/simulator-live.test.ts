@@ -11,14 +11,14 @@ import { KernelSimulator } from "effect-kernel/testing"
 const token = "sk_sim_live"
 const seed: KernelSimulator.Seed = { organizations: [{ id: "org_live", token, browsers: [{ id: "b1" }] }] }
 
-const request = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown) =>
+const request = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown) =>
   HttpClientRequest.make(method)(`http://localhost${path}`).pipe(
     HttpClientRequest.bearerToken(token),
     body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
   )
 
 /** A JSON call; its decoded answer. */
-const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown) =>
+const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
     Effect.flatMap(
       client.execute(request(method, path, body)),
@@ -256,6 +256,60 @@ describe("telemetry as it happens", () => {
       expect(all).toContain(": keep-alive")
       expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3])
     }).pipe(Effect.provide(simulator)))
+})
+
+describe("telemetry only as the session is configured", () => {
+  // [what, the create's body, the update after the first click (or none), the clicks' events seen]
+  const cases: ReadonlyArray<readonly [string, Record<string, unknown>, Record<string, unknown> | undefined, number]> =
+    [
+      ["created without telemetry: the stream opens, no event", {}, undefined, 0],
+      ["every category (`{}`)", { telemetry: {} }, undefined, 2],
+      ["`browser: {}`: every category", { telemetry: { browser: {} } }, undefined, 2],
+      ["interaction disabled", { telemetry: { browser: { interaction: { enabled: false } } } }, undefined, 0],
+      [
+        "another category only: interaction still captured",
+        {
+          telemetry: { browser: { console: { enabled: true } } }
+        },
+        undefined,
+        2
+      ],
+      ["enabled by an update", {}, { telemetry: { browser: {} } }, 1],
+      ["an update with `{}` leaves it on", { telemetry: {} }, { telemetry: {} }, 2],
+      ["stopped by an update", { telemetry: {} }, { telemetry: { browser: { interaction: { enabled: false } } } }, 1]
+    ]
+  it.effect("a browser created (or updated) with a telemetry configuration that captures interactions", () =>
+    Effect.gen(function*() {
+      const seen: Array<readonly [string, number]> = []
+      for (const [what, create, update] of cases) {
+        const id = (yield* call("POST", "/browsers", create)).json.session_id as string
+        const stream = yield* Effect.fork(collect(yield* Effect.map(open(`/browsers/${id}/telemetry`), (r) => r.text)))
+        yield* call("POST", `/browsers/${id}/computer/click_mouse`, { x: 1, y: 1 })
+        if (update !== undefined) yield* call("PATCH", `/browsers/${id}`, update)
+        yield* call("POST", `/browsers/${id}/computer/click_mouse`, { x: 2, y: 2 })
+        yield* call("DELETE", `/browsers/${id}`)
+        seen.push([what, (yield* Fiber.join(stream)).split("interaction_click").length - 1])
+      }
+      expect(seen).toEqual(cases.map(([what, , , clicks]) => [what, clicks]))
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("a seeded browser captures every category unless its seed says `telemetry: null`", () =>
+    Effect.gen(function*() {
+      const clicks = (id: string) =>
+        Effect.gen(function*() {
+          const stream = yield* Effect.fork(
+            collect(yield* Effect.map(open(`/browsers/${id}/telemetry`), (r) => r.text))
+          )
+          yield* call("POST", `/browsers/${id}/computer/click_mouse`, { x: 1, y: 1 })
+          yield* call("DELETE", `/browsers/${id}`)
+          return (yield* Fiber.join(stream)).split("interaction_click").length - 1
+        })
+      expect((yield* call("GET", "/browsers/b1")).json.telemetry).toEqual({})
+      expect((yield* call("GET", "/browsers/quiet")).json.telemetry).toBeUndefined()
+      expect([yield* clicks("b1"), yield* clicks("quiet")]).toEqual([1, 0])
+    }).pipe(Effect.provide(KernelSimulator.layer({
+      organizations: [{ id: "org_live", token, browsers: [{ id: "b1" }, { id: "quiet", telemetry: null }] }]
+    }, { token }))))
 })
 
 describe("telemetry: a reader more than 1,024 events behind", () => {

@@ -44,6 +44,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Net from "node:net"
+import type { BrowserTelemetryConfig } from "../internal/generated/schemas/Common.js"
 import type { operations as operationsTable } from "../internal/generated/table.js"
 import * as KernelConfig from "../KernelConfig.js"
 import * as engine from "./internal/engine.js"
@@ -132,6 +133,14 @@ export interface BrowserSeed {
    * @since 0.2.0
    */
   readonly project?: string | undefined
+  /**
+   * Its telemetry configuration (`Browsers.BrowserTelemetryConfig`): omitted, `{}`, every category
+   * captured; `null`, none, so its telemetry stream opens but delivers no event (as the service's
+   * for a session created without one).
+   *
+   * @since 0.2.0
+   */
+  readonly telemetry?: typeof BrowserTelemetryConfig.Type | null | undefined
 }
 
 /**

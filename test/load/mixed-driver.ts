@@ -298,7 +298,8 @@ const text = (s: string) => new TextEncoder().encode(s)
 const mixedFlow = async (client: number, round: number): Promise<void> => {
   const tag = `c${client}r${round}`
   // a browser and everything done with it
-  const id = field(await call("createBrowser", { timeout_seconds: 3600 }), "session_id")
+  // with telemetry (every category): its stream tells the clicks
+  const id = field(await call("createBrowser", { timeout_seconds: 3600, telemetry: {} }), "session_id")
   await call("getBrowser", { id })
   await call("updateBrowser", { id, viewport: { width: 1280, height: 800 } })
   await call("listBrowsers", { limit: 5 })

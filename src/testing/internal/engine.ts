@@ -109,6 +109,12 @@ export interface BrowserState {
   readonly events: live.Hub<BrowserEvent>
   /** The `seq` of its last telemetry event. */
   telemetrySeq: number
+  /**
+   * Whether it captures interaction telemetry: only with a telemetry configuration whose
+   * `interaction` category is not disabled (the document: "If omitted, no telemetry capture is
+   * started").
+   */
+  capturesInteractions: boolean
   /** The bytes of output its processes keep (their backlogs), counted in the simulator's byte budget. */
   readonly output: { bytes: number }
   /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
@@ -182,9 +188,27 @@ export const emptyStore = (): Store => ({
   current: new Map()
 })
 
+/**
+ * Whether a browser's telemetry configuration (`BrowserTelemetryConfig`, or none) captures
+ * interactions: a configuration without `browser` captures every category, a category without
+ * `enabled` is captured.
+ */
+export const capturesInteractions = (telemetry: unknown): boolean => {
+  if (typeof telemetry !== "object" || telemetry === null) return false
+  const categories: unknown = Reflect.get(telemetry, "browser")
+  if (typeof categories !== "object" || categories === null) return true
+  const interaction: unknown = Reflect.get(categories, "interaction")
+  return typeof interaction !== "object" || interaction === null || Reflect.get(interaction, "enabled") !== false
+}
+
 export const newBrowserState = (
   id: string,
-  init: { mouse?: { x: number; y: number }; cursorHidden?: boolean; viewport?: { width: number; height: number } } = {}
+  init: {
+    mouse?: { x: number; y: number }
+    cursorHidden?: boolean
+    viewport?: { width: number; height: number }
+    telemetry?: unknown
+  } = {}
 ): BrowserState => ({
   id,
   mouse: init.mouse ?? { x: 0, y: 0 },
@@ -196,6 +220,7 @@ export const newBrowserState = (
   processes: new Map(),
   events: live.make(),
   telemetrySeq: 0,
+  capturesInteractions: capturesInteractions(init.telemetry),
   output: { bytes: 0 },
   watches: new Map()
 })

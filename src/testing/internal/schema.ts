@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { BrowserTelemetryConfig } from "../../internal/generated/schemas/Common.js"
 import { collectionLimit } from "./engine.js"
 import * as mp4 from "./mp4.js"
 import { names } from "./values.js"
@@ -100,7 +101,13 @@ export const BrowserSeed = Schema.Struct({
   viewport: Schema.optional(Viewport),
   headless: Schema.optional(Schema.Boolean),
   stealth: Schema.optional(Schema.Boolean),
-  project: Schema.optional(Id)
+  project: Schema.optional(Id),
+  /**
+   * Its telemetry configuration (the document's `BrowserTelemetryConfig`): omitted, `{}` (every
+   * category captured); `null`, none (its telemetry stream delivers no event, as the service's for a
+   * session created without one).
+   */
+  telemetry: Schema.optional(Schema.NullOr(BrowserTelemetryConfig))
 }).annotations({ identifier: "BrowserSeed" })
 
 /** A TOTP secret the simulator accepts: base32 (A-Z, 2-7; spaces and padding allowed), 8 to 256 characters. */

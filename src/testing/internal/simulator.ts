@@ -212,9 +212,12 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
     const stamp = new Date(startedAt).toISOString()
     const browsers = new Map<string, behaviours.Browser>()
     for (const b of org.browsers ?? []) {
+      // a seeded browser captures every category of telemetry unless its seed says otherwise
+      const telemetry = b.telemetry === undefined ? {} : b.telemetry
       const state = engine.newBrowserState(b.id, {
         mouse: { x: b.mouse?.x ?? 0, y: b.mouse?.y ?? 0 },
         cursorHidden: b.cursorHidden ?? false,
+        telemetry,
         ...(b.viewport === undefined ? {} : { viewport: { width: b.viewport.width, height: b.viewport.height } })
       })
       browsers.set(b.id, {
@@ -252,7 +255,8 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
           stealth: b.stealth ?? false,
           timeout_seconds: 60,
           created_at: stamp,
-          viewport: b.viewport ?? { width: 1920, height: 1080 }
+          viewport: b.viewport ?? { width: 1920, height: 1080 },
+          ...(telemetry === null ? {} : { telemetry })
         })
       })
     }

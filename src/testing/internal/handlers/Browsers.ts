@@ -65,7 +65,8 @@ const placeBrowser = (org: Organization, project: string | undefined, fields: Re
   engine.put(org.store, "/browsers", { id, project, deleted: false, fields }, (evicted) => dropBrowser(org, evicted))
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
-      viewport: { width: num(viewport["width"], 1920), height: num(viewport["height"], 1080) }
+      viewport: { width: num(viewport["width"], 1920), height: num(viewport["height"], 1080) },
+      telemetry: fields["telemetry"]
     }),
     replays: new Map(),
     activeAt: now,
@@ -321,6 +322,7 @@ export const handlers: Handlers = {
       ...(values.isObject(telemetry) && Object.keys(telemetry).length > 0 ? { telemetry } : {}),
       ...(viewport === undefined ? {} : { viewport: rest })
     }
+    browser.capturesInteractions = engine.capturesInteractions(resource.fields["telemetry"])
     return ok(op, resource.fields)
   }
 }

@@ -38,6 +38,8 @@ const record = (browser: Browser, entries: ReadonlyArray<string>): void => {
 
 /** A telemetry event of the browser, as it happens. */
 const telemetry = (browser: Browser, now: number, type: string, data: Record<string, unknown>): void => {
+  // without a telemetry configuration that captures interactions, nothing is delivered
+  if (!browser.capturesInteractions) return
   browser.telemetrySeq++
   live.publish(browser.events, {
     _tag: "Telemetry",
