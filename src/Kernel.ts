@@ -178,9 +178,9 @@ export const layer: Layer.Layer<Services, never, KernelConfig.KernelConfig | Htt
 
 /**
  * One page of a paged list (`Browsers.list`, `Invocations.list`, ...): its items, whether more
- * follow (`X-Has-More`) and the offset of the next page (`X-Next-Offset`, `undefined` when the
- * server sent none). Every item of every page, as one `Stream`: the `<list>All` accessors
- * (`Browsers.listAll`, ...).
+ * follow (`X-Has-More`) and the offset of the next page (`X-Next-Offset`; `undefined` on the last
+ * page, where the service sends `0`, and when the server sent none). Every item of every page, as
+ * one `Stream`: the `<list>All` accessors (`Browsers.listAll`, ...).
  *
  * @since 0.2.0
  * @category Models

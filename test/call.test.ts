@@ -874,6 +874,16 @@ describe.each(variants)("calls on $name", (variant) => {
       hasMore: false,
       nextOffset: undefined
     })
+    // the service's last page: `X-Next-Offset: 0` (its stop sentinel) or an offset past the end; a
+    // loop on `nextOffset !== undefined` ends there
+    for (const last of ["0", "7"]) {
+      reset(() => ({ status: 200, body: [{ n: 6 }], headers: { "x-has-more": "false", "x-next-offset": last } }))
+      expect(value(await run((client) => Call.make(listThings)(client)({ offset: 6 })))).toEqual({
+        items: [{ n: 6 }],
+        hasMore: false,
+        nextOffset: undefined
+      })
+    }
     reset(() => ({ status: 200, body: [], headers: { "x-has-more": "maybe" } }))
     expect(failure(await run((client) => Call.make(listThings)(client)()))).toMatchObject({ _tag: "DecodeError" })
     reset(() => ({ status: 200, body: [], headers: { "x-has-more": "true", "x-next-offset": "-1" } }))

@@ -37,7 +37,8 @@ import type * as Upload from "./upload.js"
 
 /**
  * One page of a paged answer: its items, whether more follow (`X-Has-More`) and the offset of the
- * next page (`X-Next-Offset`, `undefined` when the server sent none).
+ * next page (`X-Next-Offset`; `undefined` on the last page, whatever the header says, and when the
+ * server sent none).
  *
  * @internal
  */

@@ -241,7 +241,9 @@ const quoted = (value: string): string =>
  * The paging headers of a page: `X-Has-More` (`true` / `false`, in any case; absent: `false`) and
  * `X-Next-Offset` (a whole number; absent, or `null` — the document marks the header nullable, as on
  * a last page: `undefined`), or why they are invalid. `header` gives a header's value by its
- * lower-case name.
+ * lower-case name. A last page has no next offset, whatever the header says: the service sends
+ * `X-Next-Offset: 0` there (its stop sentinel, which the official pagers stop on), and a loop
+ * `while (page.nextOffset !== undefined)` must end.
  *
  * @internal
  */
@@ -261,7 +263,7 @@ export const pagingOf = (
       return `X-Next-Offset: expected a whole number, got ${quoted(next)}`
     }
   }
-  return { hasMore: more === "true", nextOffset }
+  return more === "true" ? { hasMore: true, nextOffset } : { hasMore: false, nextOffset: undefined }
 }
 
 /**
