@@ -7,7 +7,9 @@
  * keep-alives) are consumed by the stream and never reach the caller.
  *
  * A process's output (`Processes.stdoutStream`) is {@link ProcessOutput}: its bytes (`data_b64`
- * decoded) with their stream, then its exit code as the last event.
+ * decoded) with their stream, then its exit code as the last event; like every stream it may also
+ * yield an {@link UnknownEvent} (an event the document does not know yet), so a `switch` on `_tag`
+ * has three cases: `"Output"`, `"Exit"` and `"UnknownEvent"`.
  *
  * A connection that drops (`TransportError`, the body ending before the stream's terminal event)
  * or goes quiet (`Timeout`) fails the stream with that typed error, never a silent end, except
@@ -122,7 +124,9 @@ export interface ProcessExit {
 }
 
 /**
- * What `Processes.stdoutStream` yields.
+ * A process's output and its exit: what `Processes.stdoutStream` yields, with an
+ * {@link UnknownEvent} for an event the document does not know yet (its stream's elements are
+ * `ProcessOutput | UnknownEvent`).
  *
  * @since 0.2.0
  * @category Models
