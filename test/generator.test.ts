@@ -15,7 +15,7 @@ import { check, generate, generatedDir, load, write } from "../scripts/generate/
 import * as OpenApi from "../scripts/generate/openapi.js"
 import { applyPatches } from "../scripts/generate/patches.js"
 import { ident } from "../scripts/generate/schemas.js"
-import { secretFieldNames } from "../scripts/generate/secrets.js"
+import { closedSchemaNames, secretFieldNames } from "../scripts/generate/secrets.js"
 import type { Operation } from "../src/internal/definition.js"
 import * as HandWritten from "../src/internal/operations.js"
 
@@ -358,6 +358,16 @@ describe("the emitted schemas", () => {
     // `DeploymentSource.auth.token` is a `format: password` string of an inline object
     expect(names).toContain("token")
     expect(names).not.toContain("session_id")
+  })
+
+  it("names the schemas the document closes (additionalProperties: false), and only those", () => {
+    const closed = closedSchemaNames(api)
+    expect(closed).toEqual(expect.arrayContaining(["ClickMouseRequest", "ProcessResizeRequest", "CredentialReference"]))
+    // open objects (no additionalProperties), an allOf the document does not close, and records
+    for (const open of ["BrowserRequest", "ProxyRef", "ProcessSpawnRequest", "BrowserPoolRequest"]) {
+      expect(closed).not.toContain(open)
+    }
+    expect(closed).toEqual([...closed].sort())
   })
 })
 

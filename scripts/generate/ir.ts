@@ -29,6 +29,8 @@ export type Schema =
     readonly bases?: ReadonlyArray<string>
     readonly properties: ReadonlyArray<Property>
     readonly additional: Schema | undefined
+    /** `additionalProperties: false`: a value with another field breaks it. */
+    readonly closed?: true
   }
   | { readonly kind: "union"; readonly members: ReadonlyArray<Schema>; readonly discriminator: string | undefined }
   | { readonly kind: "nullable"; readonly schema: Schema }
@@ -296,7 +298,7 @@ export class Converter {
           : extra === true
           ? simple("unknown")
           : this.convert(extra, `${owner}.*`)
-        return { kind: "object", properties, additional }
+        return { kind: "object", properties, additional, ...(extra === false ? { closed: true as const } : {}) }
       }
       default:
         return simple("unknown")

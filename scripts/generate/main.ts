@@ -14,7 +14,7 @@ import * as OpenApi from "./openapi.js"
 import { operationsFile } from "./operations.js"
 import { applyPatches } from "./patches.js"
 import { closure, commonArea, header, placeSchemas, schemaFile, typesFile } from "./schemas.js"
-import { secretFieldsFile } from "./secrets.js"
+import { closedSchemasFile, secretFieldsFile } from "./secrets.js"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 export const specFile = "spec/kernel-openapi.yml"
@@ -80,6 +80,7 @@ export const operations = [${Config.modules.map((area) => `...${area}`).join(", 
 `
   )
   add(`${generatedDir}/secretFields.ts`, secretFieldsFile(api))
+  add(`${generatedDir}/closedSchemas.ts`, closedSchemasFile(api))
   add(examplesFile_, examplesFile(api))
   add(typesFile_, typesFile(names, placement))
   for (const module of api.operations.map((operation) => operation.module)) {

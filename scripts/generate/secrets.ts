@@ -40,3 +40,24 @@ export const secretFieldsFile = (api: Ir.Api): string =>
  */
 export const secretFieldNames: ReadonlySet<string> = new Set(${JSON.stringify(secretFieldNames(api))})
 `
+
+/**
+ * The named schemas that allow no other field (`additionalProperties: false`), sorted: the simulator
+ * refuses a request body with another field where the document says so, and only there (an object
+ * the document leaves open takes fields it does not list, as the service does).
+ */
+export const closedSchemaNames = (api: Ir.Api): ReadonlyArray<string> =>
+  [...api.schemas].filter(([, named]) => named.schema.kind === "object" && named.schema.closed === true)
+    .map(([name]) => name).sort()
+
+/** `src/internal/generated/closedSchemas.ts`. */
+export const closedSchemasFile = (api: Ir.Api): string =>
+  `${header}
+/**
+ * The identifiers of the schemas the document closes (\`additionalProperties: false\`): a value with
+ * a field they do not list breaks them. The simulator checks request bodies by it.
+ *
+ * @internal
+ */
+export const closedSchemaNames: ReadonlySet<string> = new Set(${JSON.stringify(closedSchemaNames(api))})
+`

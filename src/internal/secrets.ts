@@ -85,6 +85,13 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
           if (!named.has(key)) out[key] = redact(signature.type, out[key], depth + 1)
         }
       }
+      // a field the schema does not list (an object the document leaves open takes them), named as
+      // a secret field is somewhere in the API
+      if (ast.indexSignatures.length === 0) {
+        for (const key of Object.keys(out)) {
+          if (!named.has(key) && secretFieldNames.has(key) && out[key] !== null) out[key] = hidden
+        }
+      }
       return out
     }
     case "TupleType": {

@@ -16,6 +16,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import * as Crypto from "node:crypto"
 import * as Zlib from "node:zlib"
 import type { Operation } from "../../internal/definition.js"
+import { closedSchemaNames } from "../../internal/generated/closedSchemas.js"
 import { operations } from "../../internal/generated/table.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -833,18 +834,76 @@ export const schemaOf = (ast: SchemaAST.AST): Schema.Schema.AnyNoContext => {
 
 const schemas = new WeakMap<SchemaAST.AST, Schema.Schema.AnyNoContext>()
 
-/** Each schema's strict check (decoded with no extra property, then encoded), made once: a request's body is checked by it. */
+/**
+ * Whether a struct is closed: one of the document's schemas with `additionalProperties: false`
+ * (its identifier). Any other object takes fields it does not list, as the service does (a client
+ * newer than the document sends them).
+ */
+const isClosed = (ast: SchemaAST.TypeLiteral): boolean =>
+  Option.exists(SchemaAST.getIdentifierAnnotation(ast), (identifier) => closedSchemaNames.has(identifier))
+
+/** Each schema's strict check (decoded, then encoded), made once: a request's body is checked by it. */
 const strictChecks = new WeakMap<SchemaAST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
 
 const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
   let check = strictChecks.get(schema.ast)
   if (check === undefined) {
-    const decode = ParseResult.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })
+    const decode = ParseResult.decodeUnknownEither(schema, { errors: "first" })
     const encode = ParseResult.encodeEither(schema, { errors: "first" })
     check = (u) => Either.flatMap(decode(u), encode)
     strictChecks.set(schema.ast, check)
   }
   return check
+}
+
+const join = (path: string, key: string): string => path === "" ? key : `${path}.${key}`
+
+/**
+ * The first field of `value` that a closed struct of `ast` does not list (`path.field`), or
+ * `undefined`; for a value that passed the schema (`all`: every struct taken as closed). In a union, the value's branch: a branch it
+ * fits with no such field, else the first one it fits.
+ */
+const extraField = (ast: SchemaAST.AST, value: unknown, path: string, all: boolean): string | undefined => {
+  switch (ast._tag) {
+    case "Refinement":
+    case "Transformation":
+      return extraField(ast.from, value, path, all)
+    case "Suspend":
+      return extraField(ast.f(), value, path, all)
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (!Array.isArray(value)) return undefined
+      for (const [i, item] of value.entries()) {
+        const element = ast.elements[i]?.type ?? rest?.type
+        const extra = element === undefined ? undefined : extraField(element, item, join(path, String(i)), all)
+        if (extra !== undefined) return extra
+      }
+      return undefined
+    }
+    case "TypeLiteral": {
+      if (!isRecord(value)) return undefined
+      const signatures = new Map<PropertyKey, SchemaAST.AST>()
+      for (const ps of ast.propertySignatures) signatures.set(ps.name, ps.type)
+      const index = ast.indexSignatures[0]?.type
+      const closed = index === undefined && (all || isClosed(ast))
+      for (const [key, field] of Object.entries(value)) {
+        const type = signatures.get(key) ?? index
+        if (type === undefined && closed) return join(path, key)
+        const extra = type === undefined || field === undefined
+          ? undefined
+          : extraField(type, field, join(path, key), all)
+        if (extra !== undefined) return extra
+      }
+      return undefined
+    }
+    case "Union": {
+      const fitting = ast.types.filter((member) => Either.isRight(strictCheck(schemaOf(member))(value)))
+      const extras = fitting.map((member) => extraField(member, value, path, all))
+      return extras.includes(undefined) ? undefined : extras[0]
+    }
+    default:
+      return undefined
+  }
 }
 
 /**
@@ -866,10 +925,10 @@ const strictGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined 
         if (guard === undefined) return undefined
         fields.push([ps.name, ps.isOptional, guard])
       }
-      const names = new Set(fields.map(([name]) => name))
+      const names = isClosed(ast) ? new Set(fields.map(([name]) => name)) : undefined
       return (u) => {
         if (!isRecord(u)) return false
-        for (const key of Object.keys(u)) if (!names.has(key)) return false
+        if (names !== undefined) { for (const key of Object.keys(u)) if (!names.has(key)) return false }
         for (const [name, optional, guard] of fields) {
           const given = u[name]
           if (given === undefined) {
@@ -930,14 +989,27 @@ export const passesStrictGuard = (ast: SchemaAST.AST, value: unknown): boolean =
   return guard !== "none" && guard(value)
 }
 
-/** The issue of an invalid value as `field: message`, the field its path in the value. */
-export const firstIssue = (schema: Schema.Schema.AnyNoContext, value: unknown): string | undefined => {
+/**
+ * The issue of an invalid value as `field: message`, the field its path in the value. An object
+ * takes no field it does not list where the document closes it (`additionalProperties: false`),
+ * or everywhere with `closed` (a check of the simulator's own, stricter than the document).
+ */
+export const firstIssue = (
+  schema: Schema.Schema.AnyNoContext,
+  value: unknown,
+  options?: { readonly closed?: boolean }
+): string | undefined => {
+  const closed = options?.closed === true
   // the bodies the strict guard passes are valid: no parser run for them
-  if (passesStrictGuard(schema.ast, value)) return undefined
+  if (!closed && passesStrictGuard(schema.ast, value)) return undefined
   // decoded, then encoded again: the document's limits (minLength, maximum, pattern...) are checked
   // by the generated schemas when a value is encoded, that is on what a client sends
   const result = strictCheck(schema)(value)
-  if (Either.isRight(result)) return undefined
+  if (Either.isRight(result)) {
+    // a field a closed struct does not list (`additionalProperties: false`)
+    const extra = extraField(schema.ast, value, "", closed)
+    return extra === undefined ? undefined : `${extra.slice(0, 100)}: is not allowed (additional property)`
+  }
   const issues = ParseResult.ArrayFormatter.formatIssueSync(result.left)
   const issue = issues[0]
   if (issue === undefined) return "body: is not valid"

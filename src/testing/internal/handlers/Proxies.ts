@@ -55,7 +55,9 @@ export const handlers: Handlers = {
       ? undefined
       : memberNamed(op.body.schema.ast, identifier)
     if (config !== undefined && member !== undefined) {
-      const issue = values.firstIssue(values.schemaOf(member), config)
+      // exactly the fields of its type's config (the document's configs are open, and a oneOf of them
+      // would fit several: a datacenter's with a city fits a residential's too)
+      const issue = values.firstIssue(values.schemaOf(member), config, { closed: true })
       if (issue !== undefined) {
         const where = issue.startsWith("body") ? `config${issue.slice("body".length)}` : `config.${issue}`
         return error(400, "bad_request", `invalid input: ${where} (a ${type} proxy's config)`)
