@@ -2218,8 +2218,13 @@ describe("managed auth: login → events → submit → success", () => {
       yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
       const reader = yield* Effect.fork(Stream.mkString(yield* followText(created.id)))
       yield* TestClock.adjust("10 minutes")
+      // the stream tells it when its time comes, before any request touches the connection
+      yield* TestClock.adjust("1 second")
+      const told = yield* Fiber.poll(reader)
+      expect(Option.map(told, (exit) => Exit.isSuccess(exit) ? states(exit.value) : exit)).toEqual(
+        Option.some(["IN_PROGRESS/AWAITING_INPUT", "EXPIRED/AWAITING_INPUT"])
+      )
       expect((yield* get(created.id)).flow_status).toBe("EXPIRED")
-      expect(states(yield* Fiber.join(reader))).toEqual(["IN_PROGRESS/AWAITING_INPUT", "EXPIRED/AWAITING_INPUT"])
       expect((yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})).status).toBe(200)
     }).pipe(Effect.provide(kernel())))
 })
