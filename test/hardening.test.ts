@@ -487,6 +487,67 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
       })
   )
 
+  it.effect.each([
+    ["http://evil.test/steal", "a redirect to another origin"],
+    ["//evil.test/steal", "a scheme-relative redirect"],
+    ["/\\evil.test/steal", "a redirect the URL parser reads as another host"],
+    ["http://user:pw@127.0.0.1:4010/steal", "a redirect with credentials in its URL"],
+    ["https://127.0.0.1:4010/steal", "a redirect to another scheme"]
+  ])(
+    "the escape hatch with HttpClient.followRedirects: %s (%s) is refused, nothing sent there",
+    ([location]) =>
+      Effect.gen(function*() {
+        const { client, requests } = mockTransport((request) =>
+          request.url.pathname === "/download"
+            ? new Response(null, { status: 302, headers: { location: location! } })
+            : json(200, {})
+        )
+        const layer = KernelClient.layer.pipe(
+          Layer.provide(
+            KernelConfig.layer({ apiKey: Redacted.make("sk_SENTINEL_escape"), baseUrl: "http://127.0.0.1:4010" })
+          ),
+          Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
+          Layer.orDie
+        )
+        const result = yield* Effect.flatMap(
+          KernelClient.KernelClient,
+          ({ httpClient }) => Effect.either(HttpClient.followRedirects(httpClient, 3).get("/download"))
+        ).pipe(Effect.provide(layer))
+        expect(requests.map((r) => r.url.href)).toEqual(["http://127.0.0.1:4010/download"])
+        expect(result).toMatchObject({ _tag: "Left", left: { _tag: "RequestError", reason: "InvalidUrl" } })
+        if (result._tag === "Left") { for (const text of rendered(result.left)) expect(text).not.toContain("SENTINEL") }
+      })
+  )
+
+  it.effect("the escape hatch: a redirect within the origin is followed; a URL changed after it (mapRequest) is refused", () =>
+    Effect.gen(function*() {
+      const { client, requests } = mockTransport((request) =>
+        request.url.pathname === "/download"
+          ? new Response(null, { status: 307, headers: { location: "/elsewhere" } })
+          : json(200, {})
+      )
+      const layer = KernelClient.layer.pipe(
+        Layer.provide(
+          KernelConfig.layer({ apiKey: Redacted.make("sk_SENTINEL_escape"), baseUrl: "http://127.0.0.1:4010" })
+        ),
+        Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
+        Layer.orDie
+      )
+      const { followed, mapped } = yield* Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) =>
+        Effect.all({
+          followed: Effect.either(HttpClient.followRedirects(httpClient, 3).get("/download")),
+          mapped: Effect.either(
+            httpClient.pipe(HttpClient.mapRequest(HttpClientRequest.setUrl("http://evil.test/mapped"))).get("/x")
+          )
+        })).pipe(Effect.provide(layer))
+      expect(followed._tag).toBe("Right")
+      expect(requests.map((r) => [r.url.href, r.headers.authorization])).toEqual([
+        ["http://127.0.0.1:4010/download", "Bearer sk_SENTINEL_escape"],
+        ["http://127.0.0.1:4010/elsewhere", "Bearer sk_SENTINEL_escape"]
+      ])
+      expect(mapped).toMatchObject({ _tag: "Left", left: { _tag: "RequestError", reason: "InvalidUrl" } })
+    }))
+
   for (const transport of transports) {
     it.live(`${transport.name}: raw errors and responses render no Authorization header`, () =>
       Effect.scoped(Effect.gen(function*() {

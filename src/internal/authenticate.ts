@@ -219,6 +219,19 @@ export const authenticate =
             : out
         )
       }),
+      // checked again as it is sent: a request made from one already authenticated skips the step
+      // above (`HttpClient.followRedirects` sends a 3xx's `Location` with the same headers,
+      // `HttpClient.mapRequest` changes the URL after it), and must not take the token elsewhere
+      HttpClient.transform((effect, request) =>
+        resolveUrl(base, request.url) === undefined
+          ? Effect.fail(
+            invalidUrl(
+              request,
+              `refusing to send the Kernel credentials outside ${base.origin}: a request (a redirect) to another origin`
+            )
+          )
+          : effect
+      ),
       HttpClient.transformResponse((effect) =>
         Effect.flatMap(
           Effect.zip(
