@@ -164,6 +164,9 @@ export type Drop = TransportError | Timeout
 /**
  * The default resumption schedule of `Telemetry.stream`: 250 ms doubling, at most 5 s, between
  * attempts, 10 attempts in a row at most (started over by each event received with a new `seq`).
+ * Each opening is a call retried by the retry policy first (`maxRetries`): against a server that
+ * refuses every connection, a stream makes up to `(10 + 1) × (maxRetries + 1)` requests before it
+ * fails.
  *
  * @since 0.2.0
  * @category Resumption

@@ -381,8 +381,7 @@ const streamCall = (
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
-    // `onOpen`: told when the answer's head is taken as the event stream (its body is next)
-    const openWith = (params: unknown, onOpen?: () => void): Stream.Stream<unknown, KernelError.KernelError> =>
+    const openWith = (params: unknown): Stream.Stream<unknown, KernelError.KernelError> =>
       Stream.suspend(() => {
         const checked = requestOf(params)
         if (checked._tag === "Left") return Stream.fail(checked.left)
@@ -411,7 +410,6 @@ const streamCall = (
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close
-                onOpen?.()
                 // an event may quote what the server echoed: the key is taken out of its errors
                 return events === undefined
                   ? stream
@@ -431,8 +429,7 @@ const streamCall = (
     return Effect.succeed(
       Events.resumable(
         Client.describe(checked.right.request),
-        (lastEventId, onOpen) =>
-          openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId }, onOpen)
+        (lastEventId) => openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
       )
     )
   }

@@ -384,16 +384,13 @@ const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
  * last one) are dropped; a `seq` that skips one, or one that goes back on the same connection, is a
  * `DecodeError` (a gap, or a count that restarted: never hidden). The schedule starts over once an
  * event with a new seq came through (an event without one is no progress); once it is done, the
- * stream fails with the drop's error. Any other error (a status error, a `DecodeError`) is never resumed,
- * and neither is a connection that never opened (`open` calls `onOpen` when its answer is taken as the
- * event stream): its call already retried it by the retry policy, and resuming it too would multiply
- * the two budgets (a server that refuses every connection got `(resumes + 1) × (retries + 1)` requests).
+ * stream fails with the drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
  *
  * @internal
  */
 export const resumable = <E extends KernelError.KernelError>(
   info: { readonly method: string; readonly path: string },
-  open: (lastEventId: string | undefined, onOpen: () => void) => Stream.Stream<unknown, E>
+  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>
 ): Stream.Stream<unknown, E | KernelError.DecodeError> =>
   Stream.suspend(() => {
     let last: number | undefined
@@ -407,14 +404,9 @@ export const resumable = <E extends KernelError.KernelError>(
     // the last seq of the connection running: on one connection the seqs only go up (a resumed one may
     // start with events already received, in order); going back on it is a server whose count restarted
     let onConnection: number | undefined
-    // whether the connection running was opened (its answer taken as the event stream)
-    let opened = false
     const connection = Stream.suspend(() => {
       onConnection = undefined
-      opened = false
-      return open(last === undefined ? undefined : String(last), () => {
-        opened = true
-      })
+      return open(last === undefined ? undefined : String(last))
     }).pipe(
       mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []
@@ -451,10 +443,9 @@ export const resumable = <E extends KernelError.KernelError>(
         }
         return [out, undefined]
       }),
-      // a drop of an open connection is retried by the schedule; any other error (a connection that
-      // never opened included: its call retried it) is carried through, as the last value
+      // a drop is retried by the schedule; any other error is carried through, as the last value
       Stream.catchAll((error) => {
-        if (isDrop(error) && opened) return Stream.fail(error)
+        if (isDrop(error)) return Stream.fail(error)
         fatal = error
         return Stream.succeed(fatalMark)
       })
