@@ -2,7 +2,7 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigError, Context, Duration, Effect, Either, Exit, Layer, Stream } from "effect"
+import { ConfigError, Context, Duration, Effect, Either, Exit, Layer, Scope, Stream } from "effect"
 import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
@@ -655,6 +655,8 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
     { cause: withCode("UND_ERR_INFO"), code: "UND_ERR_INFO", transient: false },
     { cause: withCode("UND_ERR_SOCKET", "bad response"), code: "UND_ERR_SOCKET", transient: false },
     { cause: new TypeError("fetch failed", { cause: new Error("bad port") }), code: "BAD_PORT", transient: false },
+    { cause: withCode("UND_ERR_DESTROYED", "The client is destroyed"), code: "UND_ERR_DESTROYED", transient: false },
+    { cause: withCode("UND_ERR_CLOSED", "The client is closed"), code: "UND_ERR_CLOSED", transient: false },
     { cause: withCode("EMFILE"), code: "EMFILE", transient: true },
     { cause: withCode("ECONNREFUSED"), code: "ECONNREFUSED", transient: true },
     // what a second attempt can cure: no row, transient
@@ -693,6 +695,31 @@ describe("fetch: a port the Fetch standard blocks", () => {
       expect(error._tag).toBe("TransportError")
       expect(error._tag === "TransportError" && error.code).toBe("BAD_PORT")
       expect(error.message).toContain("a port the Fetch standard blocks")
+      expect(KernelError.isTransient(error)).toBe(false)
+      expect(attempts).toBe(1)
+    }))
+})
+
+// a call made on a KernelTransport whose layer has ended (a fiber that outlived its runtime): the agent is
+// destroyed for good, so the call fails at once, not after its retries' back-off
+describe("KernelTransport: a call after the layer's scope closed", () => {
+  it.live("a TransportError that says so, not transient, tried once", () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const counting = Layer.effect(
+        HttpClient.HttpClient,
+        Effect.map(
+          HttpClient.HttpClient,
+          (client) => HttpClient.tapRequest(client, () => Effect.sync(() => attempts++))
+        )
+      ).pipe(Layer.provide(KernelTransport.layerUndici))
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(loopbackLayer(1, counting, { maxRetries: 2 }), scope)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(context), Effect.flip)
+      expect(error._tag).toBe("TransportError")
+      expect(error._tag === "TransportError" && error.code).toBe("UND_ERR_DESTROYED")
+      expect(error.message).toContain("closed for good")
       expect(KernelError.isTransient(error)).toBe(false)
       expect(attempts).toBe(1)
     }))

@@ -48,6 +48,7 @@ const certificateCodes: ReadonlySet<string> = new Set([
 const plainTextCodes: ReadonlySet<string> = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"])
 
 const headerOverflowCodes: ReadonlySet<string> = new Set(["UND_ERR_HEADERS_OVERFLOW", "HPE_HEADER_OVERFLOW"])
+const closedCodes: ReadonlySet<string> = new Set(["UND_ERR_DESTROYED", "UND_ERR_CLOSED"])
 
 const descriptorCodes: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"])
 
@@ -120,6 +121,16 @@ export const rules: ReadonlyArray<Rule> = [
     describe: (origin) =>
       `fetch refuses to connect to the port of ${origin} (a port the Fetch standard blocks, such as 6000 or ` +
       "6667); retrying cannot help: serve on another port, or use KernelTransport.layerUndici, which connects to any port"
+  },
+  {
+    name: "transport closed",
+    transient: false,
+    // undici's client (agent, pool) destroyed or closed: the layer's scope ended (a fiber that outlived
+    // its runtime); no request can go through it any more
+    matches: (evidence) => firstCode(evidence, closedCodes),
+    describe: (origin, code) =>
+      `the transport's connections to ${origin} are closed for good (${code}): the layer that made them has ` +
+      "ended (its scope closed); retrying cannot help: run the call within the layer's lifetime"
   },
   {
     name: "out of file descriptors",
