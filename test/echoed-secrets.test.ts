@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
-import { ApiKeys, AuthConnections, Browsers, Credentials } from "effect-kernel"
+import { ApiKeys, AuthConnections, BrowserPools, Browsers, Credentials, Logs } from "effect-kernel"
 import * as util from "node:util"
 import { json, mockLayer } from "./utils/mock.js"
 
@@ -146,4 +146,76 @@ describe("a resource's secrets in an error body", () => {
       }).pipe(Effect.provide(layer))
     })
   }
+})
+
+// an excerpt bounded before it was searched kept all of a secret but its last characters: the start
+// a cut leaves (before its `…`) is redacted too, wherever the cut falls
+describe("a secret an excerpt's cut falls inside", () => {
+  const token = "sk_live_SENTINEL_cut_0123"
+  const sent = "CorrectHorseBatteryStaple-42"
+  const layerOf = (respond: (request: { readonly body: string | undefined }) => Response) =>
+    mockLayer((recorded) => respond(recorded), { maxRetries: 0, apiKey: Redacted.make(token) }).layer
+  // every cut point inside the secret: the secret placed so that the cut leaves 4 to length - 1 of it
+  const cuts = (secret: string, at: number) =>
+    Array.from({ length: secret.length - 4 }, (_, i) => "x".repeat(at - (4 + i)) + secret + " and more")
+  // any start of the secret (its first 6 characters: the padding around it is `x`s), cut or whole
+  const leaks = (error: unknown, secret: string) => {
+    const text = everything(error)
+    const at = text.indexOf(secret.slice(0, 6))
+    return at === -1 ? undefined : text.slice(at, at + secret.length + 1)
+  }
+
+  it.effect("a DecodeError's preview of a field that echoes the API key (cut at 120)", () =>
+    Effect.gen(function*() {
+      for (const value of cuts(token, 120)) {
+        const body = JSON.stringify([{ id: "p", available_count: 1, acquired_count: 0, created_at: value }])
+        const error = yield* Effect.flip(BrowserPools.list()).pipe(
+          Effect.provide(layerOf(() => new Response(body, { headers: { "content-type": "application/json" } })))
+        )
+        expect(error._tag).toBe("DecodeError")
+        expect(leaks(error, token)).toBeUndefined()
+      }
+    }))
+
+  it.effect("an event stream's excerpt of data that echoes the API key (cut at 200)", () =>
+    Effect.gen(function*() {
+      for (const value of cuts(token, 200)) {
+        const error = yield* Logs.stream({ id: "b1", source: "path", path: "/var/log/app.log" }).pipe(
+          Effect.flatMap(Stream.runDrain),
+          Effect.flip,
+          Effect.provide(
+            layerOf(() => new Response(`data: ${value}\n\n`, { headers: { "content-type": "text/event-stream" } }))
+          )
+        )
+        expect(error._tag).toBe("DecodeError")
+        expect(leaks(error, token)).toBeUndefined()
+      }
+    }))
+
+  it.effect("a status error's message, code and details that echo a secret the call sent (cut at each bound)", () =>
+    Effect.gen(function*() {
+      // [what, where the cut falls, the Error body around the echoed secret]
+      const fields: ReadonlyArray<readonly [string, number, (echo: string) => unknown]> = [
+        ["message", 2048, (echo) => ({ code: "bad_request", message: echo })],
+        ["code", 200, (echo) => ({ code: echo, message: "m" })],
+        ["a detail's message", 256, (echo) => ({ code: "c", message: "m", details: [{ message: echo }] })]
+      ]
+      for (const [what, at, bodyOf] of fields) {
+        for (const echo of cuts(sent, at)) {
+          const error = yield* Effect.flip(
+            Credentials.create({ name: "n", domain: "example.com", values: { password: Redacted.make(sent) } })
+          ).pipe(
+            Effect.provide(
+              layerOf(() =>
+                new Response(JSON.stringify(bodyOf(echo)), {
+                  status: 400,
+                  headers: { "content-type": "application/json" }
+                })
+              )
+            )
+          )
+          expect([what, leaks(error, sent)]).toEqual([what, undefined])
+        }
+      }
+    }))
 })

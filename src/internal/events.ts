@@ -252,14 +252,15 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
    */
   const excerpt = (data: string, json?: unknown): string => {
     // a stream whose events hold no secret may still be sent one (another resource, quoted): its
-    // data is quoted as an error body is, every field named as a secret field of the API replaced
-    if (!Secrets.holdsSecrets(schema)) return JSON.stringify(Secrets.withoutSecretFields(data).slice(0, 200))
+    // data is quoted as an error body is, every field named as a secret field of the API replaced;
+    // cut with a mark (`bound`), so that the start of a credential the cut leaves is found and redacted
+    if (!Secrets.holdsSecrets(schema)) return JSON.stringify(bound(Secrets.withoutSecretFields(data), 200))
     if (json === undefined) return "<not shown: this stream's events may carry secrets>"
     // the redacted copy is written out whole before it is cut: data nested deeper than the stack
     // throws a RangeError there, which must not turn the stream's DecodeError into a defect
     try {
       const redacted = Secrets.withoutSecretFieldsJson(Secrets.redactJson(schema.ast, json))
-      return JSON.stringify(JSON.stringify(redacted).slice(0, 200))
+      return JSON.stringify(bound(JSON.stringify(redacted), 200))
     } catch {
       return "<not shown: this stream's events may carry secrets, and this one is nested too deep to redact>"
     }

@@ -523,7 +523,8 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
   if (typeof args === "object" && args !== null && args !== target) scrubIn(args, secrets, depth)
   for (const field of echoFields) {
     const value: unknown = Reflect.get(target, field)
-    if (typeof value === "string" && secrets.some((secret) => value.includes(secret))) {
+    // a secret whole, or the start of one an excerpt's cut left (before its `…`)
+    if (typeof value === "string" && (value.includes("…") || secrets.some((secret) => value.includes(secret)))) {
       Reflect.set(target, field, redactAll(value, secrets))
     }
   }
