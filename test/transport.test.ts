@@ -294,7 +294,13 @@ describe("KernelTransport", () => {
 
   it.scopedLive("the http.client span has the semantic attributes, with the token redacted", () =>
     Effect.gen(function*() {
-      const served = yield* serve((_req, res) => res.writeHead(200, { "x-answer": "42" }).end("ok"))
+      // a gateway that echoes the token in a header's value
+      const served = yield* serve((req, res) =>
+        res.writeHead(200, {
+          "x-answer": "42",
+          "www-authenticate": `Bearer error="x", token="${String(req.headers.authorization).slice(7)}"`
+        }).end("ok")
+      )
       const observer = makeObserver()
       const http = (yield* client()).pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(token)))
       yield* Effect.flatMap(http.get(`${served.url}/path?q=1`), (r) => r.text).pipe(Effect.provide(observer.layer))
@@ -312,7 +318,8 @@ describe("KernelTransport", () => {
         "url.query": "q=1",
         "http.request.header.authorization": "<redacted>",
         "http.response.status_code": 200,
-        "http.response.header.x-answer": "42"
+        "http.response.header.x-answer": "42",
+        "http.response.header.www-authenticate": `Bearer error="x", token="<redacted>"`
       })
       expect(observer.dump()).not.toContain(token)
       // tracing off: no span

@@ -1323,12 +1323,24 @@ const traced = (
       Effect.tap((response) => {
         span.attribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status)
         const redactedResponse = Headers.redact(response.headers, redactedNames)
+        // a server (a gateway's `WWW-Authenticate`) may echo the request's token in a header's value
+        const token = bearerOf(request.headers["authorization"])
         for (const name in redactedResponse) {
-          span.attribute(`http.response.header.${name}`, String(redactedResponse[name]))
+          const value = String(redactedResponse[name])
+          span.attribute(
+            `http.response.header.${name}`,
+            token !== undefined && value.includes(token) ? value.split(token).join("<redacted>") : value
+          )
         }
       })
     )
   })
+}
+
+/** The token of a bearer `Authorization` value (8 characters or more: shorter, it would blank ordinary text). */
+const bearerOf = (authorization: string | undefined): string | undefined => {
+  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
+  return token !== undefined && token.length >= 8 ? token : undefined
 }
 
 /** @internal */
