@@ -551,21 +551,37 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
   for (const transport of transports) {
     it.live(`${transport.name}: raw errors and responses render no Authorization header`, () =>
       Effect.scoped(Effect.gen(function*() {
+        // a gateway that echoes the token in a header's value, then a body cut short
         const { port } = yield* rawServer(({ socket }) => {
-          socket.write(head("200 OK", { "content-type": "application/json", "content-length": 100 }))
+          socket.write(head("200 OK", {
+            "content-type": "application/json",
+            "content-length": 100,
+            "www-authenticate": `Bearer error="invalid_token", token="sk_SENTINEL_loopback_4242"`
+          }))
           socket.end("{")
         })
         const layer = loopbackLayer(port, transport.layer)
-        const { error, response } = yield* Effect.gen(function*() {
+        const { error, response, failed } = yield* Effect.gen(function*() {
           const { httpClient } = yield* KernelClient.KernelClient
           const response = yield* httpClient.execute(HttpClientRequest.get("/x"))
           const error = yield* Effect.flip(response.json)
-          return { error, response }
+          // an operation's TransportError keeps the transport's error (and its response) as its cause
+          const failed = yield* Effect.flip(Computer.getMousePosition({ id: "b1" }))
+          return { error, response, failed }
         }).pipe(Effect.provide(layer))
         // outside any fiber, as a user would print them
         const outside = yield* Effect.promise(() =>
           new Promise<Array<string>>((resolve) =>
-            setTimeout(() => resolve([...rendered(error), ...rendered(response), ...rendered(error.request)]), 0)
+            setTimeout(
+              () =>
+                resolve([
+                  ...rendered(error),
+                  ...rendered(response),
+                  ...rendered(error.request),
+                  ...rendered(failed)
+                ]),
+              0
+            )
           )
         )
         for (const text of outside) expect(text).not.toContain("SENTINEL")

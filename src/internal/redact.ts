@@ -22,6 +22,47 @@ export const redactRequest = (request: HttpClientRequest.HttpClientRequest): Htt
     : request
 
 /**
+ * The token of a bearer `Authorization` value, to look for where a server may echo it (8 characters
+ * or more: a shorter one would blank ordinary text).
+ *
+ * @internal
+ */
+export const bearerTokenOf = (authorization: string | undefined): string | undefined => {
+  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
+  return token !== undefined && token.length >= 8 ? token : undefined
+}
+
+/**
+ * Where a transport's response whose `request` is already redacted (`KernelTransport`'s) gives the
+ * `Authorization` value it was sent with: the token to look for in what the server answered.
+ *
+ * @internal
+ */
+export const sentAuthorization: unique symbol = Symbol.for("effect-kernel/sentAuthorization")
+
+/** The `Authorization` value a response's request was sent with. */
+const authorizationSent = (response: HttpClientResponse.HttpClientResponse): string | undefined => {
+  const sent: unknown = Reflect.get(response, sentAuthorization)
+  return typeof sent === "string" ? sent : response.request.headers["authorization"]
+}
+
+/**
+ * Response headers as they may be shown (their sensitive names already redacted): a server (a
+ * gateway's `WWW-Authenticate`) may echo the request's token in a value, replaced by `<redacted>`.
+ *
+ * @internal
+ */
+export const headersShown = (headers: unknown, authorization: string | undefined): unknown => {
+  const token = bearerTokenOf(authorization)
+  if (token === undefined || typeof headers !== "object" || headers === null) return headers
+  const shown: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    shown[name] = typeof value === "string" && value.includes(token) ? value.split(token).join("<redacted>") : value
+  }
+  return shown
+}
+
+/**
  * An error of the authenticated client, made safe to print anywhere (no credentials in it).
  *
  * @internal
@@ -146,7 +187,10 @@ export class RedactedResponse implements HttpClientResponse.HttpClientResponse {
       _id: "@effect/platform/HttpClientResponse",
       request: this.request.toJSON(),
       status: this.status,
-      headers: Headers.redact(this.headers, ["authorization", "cookie", "set-cookie", "x-api-key"])
+      headers: headersShown(
+        Headers.redact(this.headers, ["authorization", "cookie", "set-cookie", "x-api-key"]),
+        authorizationSent(this.original)
+      )
     }
   }
   toString(): string {

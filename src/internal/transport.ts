@@ -55,6 +55,7 @@ import type * as KernelTransport from "../KernelTransport.js"
 import { GrowableBytes } from "./bounded.js"
 import * as Download from "./download.js"
 import { emptyArray } from "./perCall.js"
+import { headersShown, sentAuthorization } from "./redact.js"
 import type * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
 
@@ -734,6 +735,11 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
     return this.safeRequest ??= redactRequest(this.original, this.redactedNames)
   }
 
+  /** The `Authorization` value it was sent with (for the token's redaction where a server echoes it). */
+  get [sentAuthorization](): string | undefined {
+    return this.original.headers["authorization"]
+  }
+
   get status(): number {
     return this.exchange.status
   }
@@ -912,7 +918,7 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
       _id: "@effect/platform/HttpClientResponse",
       request: this.request.toJSON(),
       status: this.status,
-      headers: Inspectable.redact(this.headers),
+      headers: headersShown(Inspectable.redact(this.headers), this.original.headers["authorization"]),
       remoteAddress: this.remoteAddress.toJSON()
     }
   }
@@ -1322,25 +1328,15 @@ const traced = (
       Effect.withParentSpan(span),
       Effect.tap((response) => {
         span.attribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status)
-        const redactedResponse = Headers.redact(response.headers, redactedNames)
-        // a server (a gateway's `WWW-Authenticate`) may echo the request's token in a header's value
-        const token = bearerOf(request.headers["authorization"])
-        for (const name in redactedResponse) {
-          const value = String(redactedResponse[name])
-          span.attribute(
-            `http.response.header.${name}`,
-            token !== undefined && value.includes(token) ? value.split(token).join("<redacted>") : value
-          )
+        const shown = headersShown(Headers.redact(response.headers, redactedNames), request.headers["authorization"])
+        if (typeof shown === "object" && shown !== null) {
+          for (const [name, value] of Object.entries(shown)) {
+            span.attribute(`http.response.header.${name}`, String(value))
+          }
         }
       })
     )
   })
-}
-
-/** The token of a bearer `Authorization` value (8 characters or more: shorter, it would blank ordinary text). */
-const bearerOf = (authorization: string | undefined): string | undefined => {
-  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
-  return token !== undefined && token.length >= 8 ? token : undefined
 }
 
 /** @internal */
