@@ -438,13 +438,25 @@ describe("item 4: the token appears in no error", () => {
 })
 
 describe("item 5: the escape-hatch client keeps the token on the configured origin", () => {
-  const seen = (baseUrl: string, url: string) => {
-    const { client, requests } = mockTransport(() => json(200, {}))
+  /** `KernelClient.layer` over a mock transport answering by `handler`, and the requests it got. */
+  const escapeLayer = (baseUrl: string, handler: Parameters<typeof mockTransport>[0]) => {
+    const { client, requests } = mockTransport(handler)
     const layer = KernelClient.layer.pipe(
       Layer.provide(KernelConfig.layer({ apiKey: Redacted.make("sk_SENTINEL_escape"), baseUrl })),
       Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
       Layer.orDie
     )
+    return { layer, requests }
+  }
+
+  /** A server whose `/download` redirects (`status`) to `location`; 200 elsewhere. */
+  const redirecting = (status: number, location: string) => (request: { readonly url: URL }) =>
+    request.url.pathname === "/download"
+      ? new Response(null, { status, headers: { location } })
+      : json(200, {})
+
+  const seen = (baseUrl: string, url: string) => {
+    const { layer, requests } = escapeLayer(baseUrl, () => json(200, {}))
     return Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) => Effect.either(httpClient.get(url))).pipe(
       Effect.map((result) => ({ result, requests })),
       Effect.provide(layer)
@@ -497,18 +509,7 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
     "the escape hatch with HttpClient.followRedirects: %s (%s) is refused, nothing sent there",
     ([location]) =>
       Effect.gen(function*() {
-        const { client, requests } = mockTransport((request) =>
-          request.url.pathname === "/download"
-            ? new Response(null, { status: 302, headers: { location: location! } })
-            : json(200, {})
-        )
-        const layer = KernelClient.layer.pipe(
-          Layer.provide(
-            KernelConfig.layer({ apiKey: Redacted.make("sk_SENTINEL_escape"), baseUrl: "http://127.0.0.1:4010" })
-          ),
-          Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
-          Layer.orDie
-        )
+        const { layer, requests } = escapeLayer("http://127.0.0.1:4010", redirecting(302, location!))
         const result = yield* Effect.flatMap(
           KernelClient.KernelClient,
           ({ httpClient }) => Effect.either(HttpClient.followRedirects(httpClient, 3).get("/download"))
@@ -521,18 +522,7 @@ describe("item 5: the escape-hatch client keeps the token on the configured orig
 
   it.effect("the escape hatch: a redirect within the origin is followed; a URL changed after it (mapRequest) is refused", () =>
     Effect.gen(function*() {
-      const { client, requests } = mockTransport((request) =>
-        request.url.pathname === "/download"
-          ? new Response(null, { status: 307, headers: { location: "/elsewhere" } })
-          : json(200, {})
-      )
-      const layer = KernelClient.layer.pipe(
-        Layer.provide(
-          KernelConfig.layer({ apiKey: Redacted.make("sk_SENTINEL_escape"), baseUrl: "http://127.0.0.1:4010" })
-        ),
-        Layer.provide(Layer.succeed(HttpClient.HttpClient, client)),
-        Layer.orDie
-      )
+      const { layer, requests } = escapeLayer("http://127.0.0.1:4010", redirecting(307, "/elsewhere"))
       const { followed, mapped } = yield* Effect.flatMap(KernelClient.KernelClient, ({ httpClient }) =>
         Effect.all({
           followed: Effect.either(HttpClient.followRedirects(httpClient, 3).get("/download")),

@@ -675,19 +675,22 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
   }
 })
 
+/** A transport that counts the requests sent through it. */
+const countingAttempts = <E>(transport: Layer.Layer<HttpClient.HttpClient, E>) => {
+  let attempts = 0
+  const counting = Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, (client) => HttpClient.tapRequest(client, () => Effect.sync(() => attempts++)))
+  ).pipe(Layer.provide(transport))
+  return { attempts: () => attempts, counting }
+}
+
 // fetch refuses the Fetch standard's blocked ports (6000 here) before it connects: the same request fails
 // the same way, so it is not retried (it was: 3 attempts and their backoff, for a local refusal)
 describe("fetch: a port the Fetch standard blocks", () => {
   it.live("a TransportError that says so, not transient, tried once", () =>
     Effect.gen(function*() {
-      let attempts = 0
-      const counting = Layer.effect(
-        HttpClient.HttpClient,
-        Effect.map(
-          HttpClient.HttpClient,
-          (client) => HttpClient.tapRequest(client, () => Effect.sync(() => attempts++))
-        )
-      ).pipe(Layer.provide(FetchHttpClient.layer))
+      const { attempts, counting } = countingAttempts(FetchHttpClient.layer)
       const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
         Effect.provide(loopbackLayer(6000, counting, { maxRetries: 2 })),
         Effect.flip
@@ -696,7 +699,7 @@ describe("fetch: a port the Fetch standard blocks", () => {
       expect(error._tag === "TransportError" && error.code).toBe("BAD_PORT")
       expect(error.message).toContain("a port the Fetch standard blocks")
       expect(KernelError.isTransient(error)).toBe(false)
-      expect(attempts).toBe(1)
+      expect(attempts()).toBe(1)
     }))
 })
 
@@ -705,14 +708,7 @@ describe("fetch: a port the Fetch standard blocks", () => {
 describe("KernelTransport: a call after the layer's scope closed", () => {
   it.live("a TransportError that says so, not transient, tried once", () =>
     Effect.gen(function*() {
-      let attempts = 0
-      const counting = Layer.effect(
-        HttpClient.HttpClient,
-        Effect.map(
-          HttpClient.HttpClient,
-          (client) => HttpClient.tapRequest(client, () => Effect.sync(() => attempts++))
-        )
-      ).pipe(Layer.provide(KernelTransport.layerUndici))
+      const { attempts, counting } = countingAttempts(KernelTransport.layerUndici)
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(loopbackLayer(1, counting, { maxRetries: 2 }), scope)
       yield* Scope.close(scope, Exit.void)
@@ -721,7 +717,7 @@ describe("KernelTransport: a call after the layer's scope closed", () => {
       expect(error._tag === "TransportError" && error.code).toBe("UND_ERR_DESTROYED")
       expect(error.message).toContain("closed for good")
       expect(KernelError.isTransient(error)).toBe(false)
-      expect(attempts).toBe(1)
+      expect(attempts()).toBe(1)
     }))
 })
 
