@@ -874,9 +874,9 @@ describe.each(variants)("calls on $name", (variant) => {
       hasMore: false,
       nextOffset: undefined
     })
-    // the service's last page: `X-Next-Offset: 0` (its stop sentinel) or an offset past the end; a
-    // loop on `nextOffset !== undefined` ends there
-    for (const last of ["0", "7"]) {
+    // the service's last page: `X-Next-Offset: 0` (its stop sentinel), an offset past the end, another
+    // server's `-1` or anything: not read; a loop on `nextOffset !== undefined` ends there
+    for (const last of ["0", "7", "-1", "bogus"]) {
       reset(() => ({ status: 200, body: [{ n: 6 }], headers: { "x-has-more": "false", "x-next-offset": last } }))
       expect(value(await run((client) => Call.make(listThings)(client)({ offset: 6 })))).toEqual({
         items: [{ n: 6 }],

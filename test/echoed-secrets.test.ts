@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Stream } from "effect"
 import { ApiKeys, AuthConnections, BrowserPools, Browsers, Credentials, Logs } from "effect-kernel"
 import * as util from "node:util"
+import { headersShown } from "../src/internal/redact.js"
 import { json, mockLayer } from "./utils/mock.js"
 
 const password = "hunter2-PASSWORD-echoed"
@@ -218,4 +219,27 @@ describe("a secret an excerpt's cut falls inside", () => {
         }
       }
     }))
+})
+
+describe("a secret with whitespace, echoed where an excerpt squeezes it", () => {
+  it.effect("a non-JSON error body quoting a password with a line break and a tab", () =>
+    Effect.gen(function*() {
+      const password = "hunter2\npass\tword99"
+      const { layer } = mockLayer(
+        () =>
+          new Response(`upstream said: ${password} tail`, { status: 502, headers: { "content-type": "text/plain" } }),
+        { maxRetries: 0 }
+      )
+      const error = yield* Effect.flip(
+        Credentials.create({ name: "n", domain: "example.com", values: { password: Redacted.make(password) } })
+      ).pipe(Effect.provide(layer))
+      const text = everything(error)
+      expect(text).toContain("upstream said")
+      expect(text).not.toContain("word99")
+    }))
+
+  it("a short token (4 characters or more) echoed in a response header is not shown", () => {
+    const shown = headersShown({ "www-authenticate": `Bearer token="sk_ab1"`, other: "sk_ab" }, "Bearer sk_ab1")
+    expect(shown).toEqual({ "www-authenticate": `Bearer token="<redacted>"`, other: "sk_ab" })
+  })
 })

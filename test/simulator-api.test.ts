@@ -2228,3 +2228,38 @@ describe("managed auth: login → events → submit → success", () => {
       expect((yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})).status).toBe(200)
     }).pipe(Effect.provide(kernel())))
 })
+
+// an open object takes a field it does not list (a newer client's), and ignores it: never stored, never
+// answered, never over a field the simulator owns; one named as a secret field stays out of the log
+describe("fields an open object does not list are taken and ignored", () => {
+  it.effect("not stored or answered, whatever their name; named as a secret, not logged", () =>
+    Effect.gen(function*() {
+      const json = (answer: { readonly text: string }) => JSON.parse(answer.text)
+      const created = json(
+        yield* raw("POST", "/org/projects", {}, { name: "p", status: "archived", password: "hunter2secret" })
+      )
+      expect(created).toMatchObject({ name: "p", status: "active" })
+      expect(created).not.toHaveProperty("password")
+      const forged = { name: "p2", id: "proj_evil", created_at: "1999-01-01T00:00:00Z" }
+      const updated = json(yield* raw("PATCH", `/org/projects/${created.id}`, {}, forged))
+      expect(updated).toMatchObject({ id: created.id, name: "p2", created_at: created.created_at })
+      expect(json(yield* raw("GET", `/org/projects/${created.id}`))).toMatchObject({ id: created.id })
+      const browser = json(
+        yield* raw("POST", "/browsers", {}, { deleted_at: "2020-01-01T00:00:00Z", name: "bot", tags: { a: "b" } })
+      )
+      expect(browser).not.toHaveProperty("deleted_at")
+      expect(browser).not.toHaveProperty("tags")
+      const patched = json(
+        yield* raw("PATCH", `/browsers/${browser.session_id}`, {}, {
+          session_id: "browser_1",
+          cdp_ws_url: "wss://evil/cdp"
+        })
+      )
+      expect(patched.session_id).toBe(browser.session_id)
+      const simulator = yield* KernelSimulator.KernelSimulator
+      const logged = (yield* simulator.requests).map((r) => r.body ?? "").join("\n")
+      expect(logged).toContain("p2")
+      expect(logged).not.toContain("hunter2secret")
+      expect(logged).not.toContain("wss://evil/cdp")
+    }).pipe(Effect.provide(kernel())))
+})

@@ -93,13 +93,14 @@ describe("effect-kernel-simulator bin explains itself", () => {
     const port = (busy.address() as Net.AddressInfo).port
     try {
       // a few at a time: each starts a TypeScript loader
-      const [unknown, positional, badPort, inUse, dashed, negative] = await Promise.all([
+      const [unknown, positional, badPort, inUse, dashed, negative, noValue] = await Promise.all([
         run(["--nope"]),
         run(["extra"]),
         run(["--port", "99999"]),
         run(["--port", String(port)]),
         run(["--port", "-1"]),
-        run(["--port=-1"])
+        run(["--port=-1"]),
+        run(["--seed", "--port", "4011"])
       ])
       const [missing, notJson, invalid, adminClash] = await Promise.all([
         run(["--seed", "/nonexistent/seed.json"]),
@@ -118,6 +119,7 @@ describe("effect-kernel-simulator bin explains itself", () => {
       expectOneLine(inUse, "EADDRINUSE")
       expectOneLine(dashed, "--port -1: a value that starts with a dash is read as an option; write --port=-1")
       expectOneLine(negative, "invalid --port -1: an integer from 0 to 65535")
+      expectOneLine(noValue, "--seed needs a value, and --port is a flag")
       expectOneLine(missing, "ENOENT")
       expectOneLine(notJson, "not valid JSON")
       expectOneLine(invalid, "organizations[0].deployments[0].state")

@@ -114,6 +114,9 @@ const parsed = (() => {
     const value = flag === undefined ? undefined : process.argv[process.argv.indexOf(flag) + 1]
     return value === undefined
       ? fail(`${message} (see --help)`)
+      : value.startsWith("--")
+      // the next argument is another flag: this one's value is missing
+      ? fail(`${flag} needs a value, and ${value} is a flag (see --help)`)
       : fail(
         `${flag} ${value}: a value that starts with a dash is read as an option; write ${flag}=${value} (see --help)`
       )

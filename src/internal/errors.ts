@@ -85,8 +85,12 @@ export const redactAll = (text: string, secrets: ReadonlyArray<string>): string 
   let out = text
   for (const secret of secrets) {
     if (secret.length < 4) continue
-    out = out.split(secret).join("<redacted>")
-    if (out.includes(cutMark)) out = redactCut(out, secret)
+    // as sent, and as an excerpt that squeezes whitespace shows it (`a\n\tb` as `a b`)
+    const squeezed = secret.replace(/\s+/g, " ")
+    for (const form of squeezed === secret ? [secret] : [secret, squeezed]) {
+      out = out.split(form).join("<redacted>")
+      if (out.includes(cutMark)) out = redactCut(out, form)
+    }
   }
   return out
 }

@@ -523,9 +523,11 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
   if (typeof args === "object" && args !== null && args !== target) scrubIn(args, secrets, depth)
   for (const field of echoFields) {
     const value: unknown = Reflect.get(target, field)
-    // a secret whole, or the start of one an excerpt's cut left (before its `…`)
-    if (typeof value === "string" && (value.includes("…") || secrets.some((secret) => value.includes(secret)))) {
-      Reflect.set(target, field, redactAll(value, secrets))
+    // a secret whole (as sent, or as an excerpt squeezed its whitespace), or the start of one an
+    // excerpt's cut left (before its `…`)
+    if (typeof value === "string") {
+      const redacted = redactAll(value, secrets)
+      if (redacted !== value) Reflect.set(target, field, redacted)
     }
   }
   if (depth === 0) return

@@ -22,14 +22,14 @@ export const redactRequest = (request: HttpClientRequest.HttpClientRequest): Htt
     : request
 
 /**
- * The token of a bearer `Authorization` value, to look for where a server may echo it (8 characters
- * or more: a shorter one would blank ordinary text).
+ * The token of a bearer `Authorization` value, to look for where a server may echo it (4 characters
+ * or more, as every secret: a shorter one would blank ordinary text).
  *
  * @internal
  */
 export const bearerTokenOf = (authorization: string | undefined): string | undefined => {
   const token = authorization?.replace(/^Bearer\s+/i, "").trim()
-  return token !== undefined && token.length >= 8 ? token : undefined
+  return token !== undefined && token.length >= 4 ? token : undefined
 }
 
 /**

@@ -255,6 +255,8 @@ export const pagingOf = (
   if (given !== undefined && more !== "" && more !== "true" && more !== "false") {
     return `X-Has-More: expected true or false, got ${quoted(given)}`
   }
+  // a last page's next offset is not read (the service's `0`, another server's `-1`)
+  if (more !== "true") return { hasMore: false, nextOffset: undefined }
   const next = header("x-next-offset")?.trim()
   let nextOffset: number | undefined
   if (next !== undefined && next !== "" && next !== "null") {
@@ -263,7 +265,7 @@ export const pagingOf = (
       return `X-Next-Offset: expected a whole number, got ${quoted(next)}`
     }
   }
-  return more === "true" ? { hasMore: true, nextOffset } : { hasMore: false, nextOffset: undefined }
+  return { hasMore: true, nextOffset }
 }
 
 /**

@@ -171,6 +171,23 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
 /** A key of some schema's secret field written in a JSON text (`"cdp_ws_url":`). */
 const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
 
+/**
+ * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
+ *
+ * @internal
+ */
+export const namesSecretField = (text: string): boolean => secretKey.test(text)
+
+/** A multipart part named as a secret field (`name="token"`, `name="source.auth.token"`, `name="x[password]"`). */
+const secretPart = new RegExp(`name="(?:[^"]*[.\\[])?(?:${[...secretFieldNames].join("|")})\\]?"`)
+
+/**
+ * Whether a `multipart/form-data` text has a part named as a secret field of the API.
+ *
+ * @internal
+ */
+export const namesSecretPart = (text: string): boolean => secretPart.test(text)
+
 /** The deepest an error body is walked for secret fields; a deeper one is cut where it holds one. */
 const maxDepth = 64
 

@@ -513,7 +513,9 @@ const serve = (
       if (tooDeep(value, maxDepth)) return invalidInput(`body: nests deeper than ${maxDepth} levels`)
       const issue = values.firstIssue(operation.body.schema, value)
       if (issue !== undefined) return invalidInput(issue)
-      body = value
+      // the fields an open object took and ignored are dropped here: behaviours see the listed ones
+      const listed = values.listedOnly(operation.body.schema.ast, value)
+      body = values.isObject(listed) ? listed : value
     } else if (operation.body.required) {
       return invalidInput("body: is required")
     }
@@ -534,8 +536,9 @@ const serve = (
     const issue = values.bodyIssue(schema, form.value)
     if (issue !== undefined) return invalidInput(issue)
     parts = read
-    // the fields without their files; the first file is kept as the resource's bytes (an extension's download answers it)
-    const fields = values.withoutFiles(form.value)
+    // the fields without their files (and without the parts the form's schema does not name); the first
+    // file is kept as the resource's bytes (an extension's download answers it)
+    const fields = values.withoutFiles(values.listedOnly(schema.ast, form.value))
     const file = values.filesOf(form.value)[0]
     body = values.isObject(fields) ? { ...fields } : {}
     if (file !== undefined) body["__bytes"] = file
@@ -944,7 +947,15 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
                 : logged
             } else if (read.bytes.length <= limits.recordedBodyBytes) {
               text = decoder.decode(read.bytes)
-              record.body = text
+              // a field the schema does not list (an open object takes them) named as a secret field of the
+              // API: its value is not kept (the body rewritten only when it names one)
+              record.body = schema === undefined
+                ? text
+                : body?.kind === "json" && redaction.namesSecretField(text)
+                ? redaction.loggedBody(schema, text)
+                : body?.kind === "multipart" && redaction.namesSecretPart(text)
+                ? redaction.loggedForm(schema, contentType ?? "", read.bytes)
+                : text
             } else {
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
               record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")

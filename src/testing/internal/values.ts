@@ -856,6 +856,56 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
   return check
 }
 
+/**
+ * A valid body with only the fields its schema lists, at every level: what an open object took and
+ * ignored (a newer client's field) never reaches the stores or the answers (a field named as one of
+ * the answer's, `id` or `created_at`, would overwrite it). The same value when it lists nothing else.
+ */
+export const listedOnly = (ast: SchemaAST.AST, value: unknown): unknown => {
+  switch (ast._tag) {
+    case "Refinement":
+    case "Transformation":
+      return listedOnly(ast.from, value)
+    case "Suspend":
+      return listedOnly(ast.f(), value)
+    case "TupleType": {
+      if (!Array.isArray(value)) return value
+      let out: Array<unknown> | undefined
+      value.forEach((item: unknown, i) => {
+        const element = ast.elements[i]?.type ?? ast.rest[0]?.type
+        const kept = element === undefined ? item : listedOnly(element, item)
+        if (kept !== item) (out ??= [...value])[i] = kept
+      })
+      return out ?? value
+    }
+    case "TypeLiteral": {
+      if (!isRecord(value)) return value
+      const index = ast.indexSignatures[0]?.type
+      let out: Record<string, unknown> | undefined
+      const types = new Map<PropertyKey, SchemaAST.AST>()
+      for (const ps of ast.propertySignatures) types.set(ps.name, ps.type)
+      for (const [key, field] of Object.entries(value)) {
+        const type = types.get(key) ?? index
+        if (type === undefined) {
+          out ??= { ...value }
+          delete out[key]
+          continue
+        }
+        const kept = listedOnly(type, field)
+        if (kept !== field) (out ??= { ...value })[key] = kept
+      }
+      return out ?? value
+    }
+    case "Union": {
+      // the branch the value fits (it passed the schema)
+      const member = ast.types.find((type) => Either.isRight(strictCheck(schemaOf(type))(value)))
+      return member === undefined ? value : listedOnly(member, value)
+    }
+    default:
+      return value
+  }
+}
+
 const join = (path: string, key: string): string => path === "" ? key : `${path}.${key}`
 
 /**
