@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import * as Stream from "effect/Stream"
 import { concatBytes } from "./bounded.js"
+import { redactAll } from "./secrets.js"
 
 /**
  * A request as it may be shown: its `Authorization` header replaced by `<redacted>`.
@@ -20,17 +21,6 @@ export const redactRequest = (request: HttpClientRequest.HttpClientRequest): Htt
   Headers.has(request.headers, "authorization")
     ? HttpClientRequest.setHeader(request, "authorization", "<redacted>")
     : request
-
-/**
- * The token of a bearer `Authorization` value, to look for where a server may echo it (4 characters
- * or more, as every secret: a shorter one would blank ordinary text).
- *
- * @internal
- */
-export const bearerTokenOf = (authorization: string | undefined): string | undefined => {
-  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
-  return token !== undefined && token.length >= 4 ? token : undefined
-}
 
 /**
  * Where a transport's response whose `request` is already redacted (`KernelTransport`'s) gives the
@@ -53,11 +43,11 @@ const authorizationSent = (response: HttpClientResponse.HttpClientResponse): str
  * @internal
  */
 export const headersShown = (headers: unknown, authorization: string | undefined): unknown => {
-  const token = bearerTokenOf(authorization)
+  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
   if (token === undefined || typeof headers !== "object" || headers === null) return headers
   const shown: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(headers)) {
-    shown[name] = typeof value === "string" && value.includes(token) ? value.split(token).join("<redacted>") : value
+    shown[name] = typeof value === "string" ? redactAll(value, [token]) : value
   }
   return shown
 }

@@ -234,3 +234,44 @@ export const withoutSecretFields = (text: string): string => {
   const found = secretKey.exec(text)
   return found === null ? text : `${text.slice(0, found.index)}… (the rest is not shown: it holds a secret field)`
 }
+
+/**
+ * `text` with every occurrence of each secret (4 characters or longer: a shorter one would blank
+ * ordinary text) replaced by `<redacted>`, in the order given; and the start of one that a cut
+ * left at the end of an excerpt (4 characters of it or more, right before the `…` that marks the
+ * cut: an excerpt bounded before it was searched), so that no part of a secret stays.
+ *
+ * @internal
+ */
+export const redactAll = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  for (const secret of secrets) {
+    if (secret.length < 4) continue
+    // as sent, and as an excerpt that squeezes whitespace shows it (`a\n\tb` as `a b`)
+    const squeezed = secret.replace(/\s+/g, " ")
+    for (const form of squeezed === secret ? [secret] : [secret, squeezed]) {
+      out = out.split(form).join("<redacted>")
+      if (out.includes(cutMark)) out = redactCut(out, form)
+    }
+  }
+  return out
+}
+
+/** What `bound` (and the other excerpts) put where they cut a text. */
+const cutMark = "…"
+
+/** `text` with the longest start of `secret` (4 characters or more) that ends at each cut mark redacted. */
+const redactCut = (text: string, secret: string): string => {
+  let out = ""
+  let from = 0
+  for (let at = text.indexOf(cutMark); at !== -1; at = text.indexOf(cutMark, at + 1)) {
+    for (let length = Math.min(secret.length - 1, at - from); length >= 4; length--) {
+      if (text.startsWith(secret.slice(0, length), at - length)) {
+        out += `${text.slice(from, at - length)}<redacted>`
+        from = at
+        break
+      }
+    }
+  }
+  return out + text.slice(from)
+}

@@ -856,24 +856,32 @@ const strictCheck = (schema: Schema.Schema.AnyNoContext) => {
   return check
 }
 
+const join = (path: string, key: string): string => path === "" ? key : `${path}.${key}`
+
+/** Where {@link listed} writes the first field a closed struct does not list (`path.field`). */
+interface Unlisted {
+  extra: string | undefined
+}
+
 /**
- * A valid body with only the fields its schema lists, at every level: what an open object took and
- * ignored (a newer client's field) never reaches the stores or the answers (a field named as one of
- * the answer's, `id` or `created_at`, would overwrite it). The same value when it lists nothing else.
+ * A value that passed its schema, with only the fields the schema lists, at every level (the same
+ * value when it lists nothing else); the first field a closed struct does not list (the document's
+ * `additionalProperties: false`, or every struct with `all`) goes to `found`. In a union, the value's
+ * branch: the first it fits with no such field, else the first it fits.
  */
-export const listedOnly = (ast: SchemaAST.AST, value: unknown): unknown => {
+const listed = (ast: SchemaAST.AST, value: unknown, path: string, all: boolean, found: Unlisted): unknown => {
   switch (ast._tag) {
     case "Refinement":
     case "Transformation":
-      return listedOnly(ast.from, value)
+      return listed(ast.from, value, path, all, found)
     case "Suspend":
-      return listedOnly(ast.f(), value)
+      return listed(ast.f(), value, path, all, found)
     case "TupleType": {
       if (!Array.isArray(value)) return value
       let out: Array<unknown> | undefined
       value.forEach((item: unknown, i) => {
         const element = ast.elements[i]?.type ?? ast.rest[0]?.type
-        const kept = element === undefined ? item : listedOnly(element, item)
+        const kept = element === undefined ? item : listed(element, item, join(path, String(i)), all, found)
         if (kept !== item) (out ??= [...value])[i] = kept
       })
       return out ?? value
@@ -881,79 +889,54 @@ export const listedOnly = (ast: SchemaAST.AST, value: unknown): unknown => {
     case "TypeLiteral": {
       if (!isRecord(value)) return value
       const index = ast.indexSignatures[0]?.type
-      let out: Record<string, unknown> | undefined
+      const closed = index === undefined && (all || isClosed(ast))
       const types = new Map<PropertyKey, SchemaAST.AST>()
       for (const ps of ast.propertySignatures) types.set(ps.name, ps.type)
+      let out: Record<string, unknown> | undefined
       for (const [key, field] of Object.entries(value)) {
         const type = types.get(key) ?? index
         if (type === undefined) {
+          if (closed) found.extra ??= join(path, key)
           out ??= { ...value }
           delete out[key]
           continue
         }
-        const kept = listedOnly(type, field)
+        const kept = field === undefined ? field : listed(type, field, join(path, key), all, found)
         if (kept !== field) (out ??= { ...value })[key] = kept
       }
       return out ?? value
     }
     case "Union": {
-      // the branch the value fits (it passed the schema)
-      const member = ast.types.find((type) => Either.isRight(strictCheck(schemaOf(type))(value)))
-      return member === undefined ? value : listedOnly(member, value)
+      let first: readonly [unknown, string | undefined] | undefined
+      for (const member of ast.types) {
+        if (Either.isLeft(strictCheck(schemaOf(member))(value))) continue
+        const probe: Unlisted = { extra: undefined }
+        const kept = listed(member, value, path, all, probe)
+        if (probe.extra === undefined) return kept
+        first ??= [kept, probe.extra]
+      }
+      if (first === undefined) return value
+      found.extra ??= first[1]
+      return first[0]
     }
     default:
       return value
   }
 }
 
-const join = (path: string, key: string): string => path === "" ? key : `${path}.${key}`
-
 /**
- * The first field of `value` that a closed struct of `ast` does not list (`path.field`), or
- * `undefined`; for a value that passed the schema (`all`: every struct taken as closed). In a union, the value's branch: a branch it
- * fits with no such field, else the first one it fits.
+ * A valid body with only the fields its schema lists, at every level: what an open object took and
+ * ignored (a newer client's field) never reaches the stores or the answers (a field named as one of
+ * the answer's, `id` or `created_at`, would overwrite it). The same value when it lists nothing else.
  */
-const extraField = (ast: SchemaAST.AST, value: unknown, path: string, all: boolean): string | undefined => {
-  switch (ast._tag) {
-    case "Refinement":
-    case "Transformation":
-      return extraField(ast.from, value, path, all)
-    case "Suspend":
-      return extraField(ast.f(), value, path, all)
-    case "TupleType": {
-      const rest = ast.rest[0]
-      if (!Array.isArray(value)) return undefined
-      for (const [i, item] of value.entries()) {
-        const element = ast.elements[i]?.type ?? rest?.type
-        const extra = element === undefined ? undefined : extraField(element, item, join(path, String(i)), all)
-        if (extra !== undefined) return extra
-      }
-      return undefined
-    }
-    case "TypeLiteral": {
-      if (!isRecord(value)) return undefined
-      const signatures = new Map<PropertyKey, SchemaAST.AST>()
-      for (const ps of ast.propertySignatures) signatures.set(ps.name, ps.type)
-      const index = ast.indexSignatures[0]?.type
-      const closed = index === undefined && (all || isClosed(ast))
-      for (const [key, field] of Object.entries(value)) {
-        const type = signatures.get(key) ?? index
-        if (type === undefined && closed) return join(path, key)
-        const extra = type === undefined || field === undefined
-          ? undefined
-          : extraField(type, field, join(path, key), all)
-        if (extra !== undefined) return extra
-      }
-      return undefined
-    }
-    case "Union": {
-      const fitting = ast.types.filter((member) => Either.isRight(strictCheck(schemaOf(member))(value)))
-      const extras = fitting.map((member) => extraField(member, value, path, all))
-      return extras.includes(undefined) ? undefined : extras[0]
-    }
-    default:
-      return undefined
-  }
+export const listedOnly = (ast: SchemaAST.AST, value: unknown): unknown =>
+  listed(ast, value, "", false, { extra: undefined })
+
+/** The first field of a valid `value` that a closed struct of `ast` does not list (`all`: every struct closed). */
+const extraField = (ast: SchemaAST.AST, value: unknown, all: boolean): string | undefined => {
+  const found: Unlisted = { extra: undefined }
+  listed(ast, value, "", all, found)
+  return found.extra
 }
 
 /**
@@ -1057,7 +1040,7 @@ export const firstIssue = (
   const result = strictCheck(schema)(value)
   if (Either.isRight(result)) {
     // a field a closed struct does not list (`additionalProperties: false`)
-    const extra = extraField(schema.ast, value, "", closed)
+    const extra = extraField(schema.ast, value, closed)
     return extra === undefined ? undefined : `${extra.slice(0, 100)}: is not allowed (additional property)`
   }
   const issues = ParseResult.ArrayFormatter.formatIssueSync(result.left)
