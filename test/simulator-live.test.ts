@@ -416,4 +416,71 @@ describe("open-ended event streams over HTTP", () => {
       for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
       expect(timers()).toBeLessThanOrEqual(before)
     }))
+
+  it.scopedLive("a followed log tells its opening lines, then what is done; a `sleep`'s stream ends at its time", () =>
+    Effect.gen(function*() {
+      const served = yield* KernelSimulator.serve({ seed })
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.promise(() =>
+          fetch(`${served.url}${path}`, {
+            method,
+            headers,
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          }).then((r) => r.json())
+        )
+      /** Reads an event stream's data frames until `enough` of them (or its end), then closes it. */
+      const frames = (path: string, enough: number, onOpen: () => Promise<unknown> = async () => undefined) =>
+        Effect.promise(async () => {
+          const controller = new AbortController()
+          const response = await fetch(`${served.url}${path}`, { headers, signal: controller.signal })
+          await onOpen()
+          const reader = response.body!.getReader()
+          const decoder = new TextDecoder()
+          let text = ""
+          const data = () => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!))
+          while (data().length < enough) {
+            const chunk = await reader.read()
+            if (chunk.done) break
+            text += decoder.decode(chunk.value, { stream: true })
+          }
+          controller.abort()
+          return data()
+        })
+      // logs follow by default: the two opening lines, then a line for an operation done after it opened
+      const logs = yield* frames(
+        "/browsers/b1/logs/stream?source=supervisor&supervisor_process=chromium",
+        3,
+        () =>
+          fetch(`${served.url}/browsers/b1/computer/move_mouse`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ x: 5, y: 6 })
+          })
+      )
+      expect(logs.map((l) => l.message)).toEqual(["browser started", "session b1 ready", expect.any(String)])
+      // a `sleep 1` on the bin's clock: its stream stays open, then ends with exit 0 at its time
+      const before = timers()
+      const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["1"] })
+      const started = Date.now()
+      const output = yield* frames(`/browsers/b1/process/${process_id}/stdout/stream`, 1)
+      expect(output).toEqual([{ event: "exit", exit_code: 0 }])
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+      // a client gone before the deadline: the deadline's timer goes with its stream
+      const long = yield* send("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["600"] })
+      const controller = new AbortController()
+      yield* Effect.promise(() =>
+        fetch(`${served.url}/browsers/b1/process/${long.process_id}/stdout/stream`, {
+          headers,
+          signal: controller.signal
+        })
+      )
+      for (let i = 0; i < 100 && (yield* served.liveSubscribers) === 0; i++) yield* Effect.sleep("10 millis")
+      expect(yield* served.liveSubscribers).toBe(1)
+      controller.abort()
+      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
+      expect(yield* served.liveSubscribers).toBe(0)
+      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
+      expect(timers()).toBeLessThanOrEqual(before)
+    }))
 })

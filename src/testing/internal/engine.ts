@@ -579,6 +579,8 @@ export type Reply =
     readonly keepAlive: (now: number) => string
     /** The same frames told without a `Stream`, for a stream that follows a hub (see `live.follow`). */
     readonly follow?: live.FollowFrames | undefined
+    /** What happens at a time while `follow`'s stream is open: waited for by the transport that sends it. */
+    readonly deadline?: live.Deadline | undefined
   }
   | { readonly _tag: "Error"; readonly status: number; readonly code: string; readonly message: string }
 

@@ -184,15 +184,40 @@ export interface Following<S, B> {
   readonly hub: Hub<S>
   readonly from: number
   readonly select: (event: S) => Selected<B>
+  /** Told before the hub's events (a log stream's opening lines). */
+  readonly first?: ReadonlyArray<B> | undefined
+  /** What happens at a time while the stream is open (a `sleep` that exits, a login flow that expires). */
+  readonly deadline?: Deadline | undefined
 }
 
+/**
+ * At `at` (epoch milliseconds, on the simulator's clock) `run` is done: it publishes to the followed hub (or
+ * ends it), which the stream then tells. Run by the stream that waits for it, and stopped with it.
+ */
+export interface Deadline {
+  readonly at: number
+  readonly run: () => void
+}
+
+/** Waits for a deadline on the simulator's clock (the `TestClock` in tests), then runs it. */
+export const awaitDeadline = (deadline: Deadline): Effect.Effect<void> =>
+  Effect.zipRight(
+    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, deadline.at - now))),
+    Effect.sync(deadline.run)
+  )
+
 /** The events of a {@link Following} as a stream (the in-memory transport's). */
-export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> =>
-  subscribe(source.hub, { from: source.from, follow: true }).pipe(
+export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> => {
+  const followed = subscribe(source.hub, { from: source.from, follow: true }).pipe(
     Stream.map(source.select),
     Stream.takeWhile((selected): selected is Option.Option<B> => selected !== "stop"),
     Stream.filterMap((selected) => selected)
   )
+  const events = source.first === undefined ? followed : Stream.concat(Stream.fromIterable(source.first), followed)
+  return source.deadline === undefined
+    ? events
+    : Stream.merge(events, Stream.drain(Stream.fromEffect(awaitDeadline(source.deadline))), { haltStrategy: "left" })
+}
 
 /**
  * Follows a source as {@link following} does, telling `send` each selected event (with its index
@@ -221,10 +246,13 @@ export const follow = <S, B>(
     if (selected === "stop") return finish()
     if (Option.isSome(selected)) ready = send(selected.value, index++)
   }
-  // the past first (not held: a queue's subscriber does not hold it either), then what was told since
+  // the first events, the past (not held: a queue's subscriber does not hold it either), then what was told since
+  const first = source.first ?? []
+  let firstAt = 0
   let past: ReadonlyArray<S> = []
   let pastAt = 0
   const drain = () => {
+    while (!over && ready && firstAt < first.length) ready = send(first[firstAt++]!, index++)
     while (!over && ready && pastAt < past.length) take({ _tag: "Event", value: past[pastAt++]! })
     while (!over && ready && waiting.length > 0) take(waiting.shift()!)
   }

@@ -346,10 +346,8 @@ const cutWriter = (
 const sendLive = (
   response: Http.ServerResponse,
   sim: internal.SimResponse,
-  frames: Stream.Stream<string>,
-  keepAlive: (now: number) => string,
-  open: Set<Http.ServerResponse>,
-  follow?: live.FollowFrames
+  { deadline, follow, frames, keepAlive }: Extract<internal.SimResponse["body"], { readonly _tag: "Live" }>,
+  open: Set<Http.ServerResponse>
 ): Effect.Effect<void> => {
   let written = 0
   const writer = cutWriter(response, internal.bodyEnding(sim.network))
@@ -374,9 +372,12 @@ const sendLive = (
     }),
     () =>
       follow !== undefined
-        ? followed(response, follow, writer, () => {
-          written = Date.now()
-        })
+        ? withDeadline(
+          followed(response, follow, writer, () => {
+            written = Date.now()
+          }),
+          deadline
+        )
         : Stream.runForEach(frames, (text) =>
           Effect.async<void>((resume) => {
             // ended by the server's shutdown, or the client gone
@@ -435,6 +436,15 @@ const followed = (
       following.stop()
     })
   })
+
+/**
+ * A followed stream with what happens at a time while it is open: the deadline's run tells the stream (or
+ * ends it), which then goes on, or ends, as it says. One fiber that sleeps, not a `Stream.merge`.
+ */
+const withDeadline = (sending: Effect.Effect<void>, deadline: live.Deadline | undefined): Effect.Effect<void> =>
+  deadline === undefined
+    ? sending
+    : Effect.raceFirst(sending, Effect.zipRight(live.awaitDeadline(deadline), Effect.never))
 
 const keepAliveMillis = Duration.toMillis(live.keepAliveInterval)
 
@@ -646,7 +656,7 @@ export const attach = (
         }),
         (sim) =>
           sim.body._tag === "Live"
-            ? sendLive(response, sim, sim.body.frames, sim.body.keepAlive, open, sim.body.follow)
+            ? sendLive(response, sim, sim.body, open)
             : Effect.sync(() => send(request, response, sim, lingerBytes))
       )
     )

@@ -84,6 +84,8 @@ export interface SimResponse {
       readonly keepAlive: (now: number) => string
       /** The same frames told without a `Stream` (a stream following a hub): what the HTTP transport sends. */
       readonly follow?: live.FollowFrames | undefined
+      /** What happens at a time while `follow`'s stream is open: the transport waits for it as it sends. */
+      readonly deadline?: live.Deadline | undefined
     }
   /** Network-level misbehaviour the transport must act out. */
   readonly network: {
@@ -378,7 +380,13 @@ const toResponse = (reply: engine.Reply): SimResponse => {
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
         body: reply._tag === "Events"
           ? { _tag: "Text", text: reply.text }
-          : { _tag: "Live", frames: reply.frames, keepAlive: reply.keepAlive, follow: reply.follow },
+          : {
+            _tag: "Live",
+            frames: reply.frames,
+            keepAlive: reply.keepAlive,
+            follow: reply.follow,
+            deadline: reply.deadline
+          },
         network: normal
       }
     case "Error":

@@ -8,9 +8,7 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
 import * as live from "../live.js"
@@ -291,17 +289,13 @@ export const handlers: Handlers = {
     // the current state (the last published) and what follows; at `flow_expires_at` (the simulator's clock)
     // the flow expires, told to its followers then, not when a request next touches the connection
     const expiresAt = Date.parse(String(connection.fields["flow_expires_at"]))
-    const timer = Number.isFinite(expiresAt)
-      ? Stream.drain(Stream.fromEffect(Effect.zipRight(
-        Effect.flatMap(Clock.currentTimeMillis, (millis) => Effect.sleep(Math.max(0, expiresAt - millis))),
-        Effect.sync(() => expire(org, connection, expiresAt))
-      )))
-      : Stream.empty
-    return liveReply(
-      op,
-      Stream.merge(live.subscribe(flow, { from: Math.max(0, live.now(flow) - 1), follow: true }), timer, {
-        haltStrategy: "left"
-      })
-    )
+    return liveReply(op, {
+      hub: flow,
+      from: Math.max(0, live.now(flow) - 1),
+      select: Option.some,
+      deadline: Number.isFinite(expiresAt)
+        ? { at: expiresAt, run: () => expire(org, connection, expiresAt) }
+        : undefined
+    })
   }
 }

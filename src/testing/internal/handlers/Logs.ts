@@ -5,7 +5,6 @@
  * @internal
  */
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as live from "../live.js"
 import type { Handlers } from "./shared.js"
 import { liveReply, onBrowser, wholeReply } from "./shared.js"
@@ -18,18 +17,14 @@ export const handlers: Handlers = {
     ]
     // `follow` defaults to true (the document): only `follow=false` ends after the opening lines
     if (call.query.get("follow") === "false") return wholeReply(op, opening)
-    return liveReply(
-      op,
-      Stream.concat(
-        Stream.fromIterable(opening),
-        Stream.filterMap(
-          live.subscribe(browser.events, { from: live.now(browser.events), follow: true }),
-          (event) =>
-            event._tag === "Log"
-              ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
-              : Option.none()
-        )
-      )
-    )
+    return liveReply(op, {
+      hub: browser.events,
+      from: live.now(browser.events),
+      first: opening,
+      select: (event) =>
+        event._tag === "Log"
+          ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
+          : Option.none()
+    })
   })
 }

@@ -4,9 +4,7 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
@@ -274,18 +272,15 @@ export const handlers: Handlers = {
     // exited: all its output (what the backlog keeps of it) is known
     if (process.output.ended) return wholeReply(op, process.output.backlog.map(toEvent))
     const endsAt = process.endsAt
-    // a `sleep` exits when its time comes, on the simulator's clock
-    const timer = endsAt === undefined || process.state === "exited"
-      ? Stream.empty
-      : Stream.drain(Stream.fromEffect(Effect.zipRight(
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, endsAt - now))),
-        Effect.sync(() => exit(process, 0))
-      )))
-    const output = live.subscribe(process.output, { from: 0, follow: true })
-    return liveReply(
-      op,
-      Stream.map(Stream.merge(output, timer, { haltStrategy: "left" }), toEvent)
-    )
+    return liveReply(op, {
+      hub: process.output,
+      from: 0,
+      select: (piece) => Option.some(toEvent(piece)),
+      // a `sleep` exits when its time comes, on the simulator's clock
+      deadline: endsAt === undefined || process.state === "exited"
+        ? undefined
+        : { at: endsAt, run: () => exit(process, 0) }
+    })
   })
 }
 

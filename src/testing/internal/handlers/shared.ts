@@ -270,7 +270,8 @@ export const liveReply = <A, S>(
         ? Stream.suspend(() => live.frames(answer.schema.ast, live.following(events), idOf))
         : live.frames(answer.schema.ast, events, idOf),
       keepAlive: live.keepAlive(answer.schema.ast),
-      follow: "hub" in events ? live.followFrames(answer.schema.ast, events, idOf) : undefined
+      follow: "hub" in events ? live.followFrames(answer.schema.ast, events, idOf) : undefined,
+      deadline: "hub" in events ? events.deadline : undefined
     }
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
