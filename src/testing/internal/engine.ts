@@ -577,8 +577,8 @@ export type Reply =
     readonly frames: Stream.Stream<string>
     /** Its keep-alive frame at a time (epoch milliseconds), sent every 15 s while nothing happens. */
     readonly keepAlive: (now: number) => string
-    /** The same frames told without a `Stream`, for a stream that follows a hub (see `live.follow`). */
-    readonly follow?: live.FollowFrames | undefined
+    /** The same frames told without a `Stream` (see `live.follow`): what the HTTP transport sends. */
+    readonly follow: live.FollowFrames
     /** What happens at a time while `follow`'s stream is open: waited for by the transport that sends it. */
     readonly deadline?: live.Deadline | undefined
   }

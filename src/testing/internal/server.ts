@@ -7,7 +7,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import * as Stream from "effect/Stream"
 import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
@@ -346,7 +345,7 @@ const cutWriter = (
 const sendLive = (
   response: Http.ServerResponse,
   sim: internal.SimResponse,
-  { deadline, follow, frames, keepAlive }: Extract<internal.SimResponse["body"], { readonly _tag: "Live" }>,
+  { deadline, follow, keepAlive }: Extract<internal.SimResponse["body"], { readonly _tag: "Live" }>,
   open: Set<Http.ServerResponse>
 ): Effect.Effect<void> => {
   let written = 0
@@ -371,27 +370,12 @@ const sendLive = (
       return timer
     }),
     () =>
-      follow !== undefined
-        ? withDeadline(
-          followed(response, follow, writer, () => {
-            written = Date.now()
-          }),
-          deadline
-        )
-        : Stream.runForEach(frames, (text) =>
-          Effect.async<void>((resume) => {
-            // ended by the server's shutdown, or the client gone
-            if (response.destroyed || response.writableEnded) return resume(Effect.interrupt)
-            // past a fault's cut (a stall): nothing more is sent, until the client goes
-            if (writer.over) return
-            written = Date.now()
-            if (writer.write(text)) return resume(Effect.void)
-            const drained = () => resume(Effect.void)
-            response.once("drain", drained)
-            return Effect.sync(() => {
-              response.off("drain", drained)
-            })
-          })),
+      withDeadline(
+        followed(response, follow, writer, () => {
+          written = Date.now()
+        }),
+        deadline
+      ),
     (timer) =>
       Effect.sync(() => {
         clearInterval(timer)

@@ -83,7 +83,7 @@ export interface SimResponse {
       /** Its keep-alive frame at a time (epoch milliseconds): the transport sends one every 15 s while nothing happens. */
       readonly keepAlive: (now: number) => string
       /** The same frames told without a `Stream` (a stream following a hub): what the HTTP transport sends. */
-      readonly follow?: live.FollowFrames | undefined
+      readonly follow: live.FollowFrames
       /** What happens at a time while `follow`'s stream is open: the transport waits for it as it sends. */
       readonly deadline?: live.Deadline | undefined
     }

@@ -252,11 +252,13 @@ export const lastOf = (store: Store, collection: string): engine.Resource | unde
   return found
 }
 
-/** An open-ended event stream of the operation: the events as they come, with keep-alives. */
+/**
+ * An open-ended event stream of the operation: a hub followed, its events as they come, with keep-alives. Sent
+ * over HTTP by `follow`, without a `Stream`; the in-memory transport's `Stream` is built only when it runs.
+ */
 export const liveReply = <A, S>(
   operation: Call["operation"],
-  /** The events, or a hub followed (then sent over HTTP without a `Stream`). */
-  events: Stream.Stream<A> | live.Following<S, A>,
+  events: live.Following<S, A>,
   idOf?: (event: A, index: number) => string
 ): Reply => {
   const [status, answer] = engine.mainAnswer(operation)
@@ -264,14 +266,10 @@ export const liveReply = <A, S>(
     ? {
       _tag: "Live",
       status,
-      // a stream following a hub is sent over HTTP by `follow`: its `Stream` (the in-memory transport's) is
-      // built only when run, not for every stream opened
-      frames: "hub" in events
-        ? Stream.suspend(() => live.frames(answer.schema.ast, live.following(events), idOf))
-        : live.frames(answer.schema.ast, events, idOf),
+      frames: Stream.suspend(() => live.frames(answer.schema.ast, live.following(events), idOf)),
       keepAlive: live.keepAlive(answer.schema.ast),
-      follow: "hub" in events ? live.followFrames(answer.schema.ast, events, idOf) : undefined,
-      deadline: "hub" in events ? events.deadline : undefined
+      follow: live.followFrames(answer.schema.ast, events, idOf),
+      deadline: events.deadline
     }
     : error(500, "internal_error", `${operation.name} is not an event stream`)
 }
