@@ -483,4 +483,33 @@ describe("open-ended event streams over HTTP", () => {
       for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
       expect(timers()).toBeLessThanOrEqual(before)
     }))
+
+  it.scopedLive("a `sleep` killed while its stream is stalled keeps the kill's exit code past its deadline", () =>
+    Effect.gen(function*() {
+      const served = yield* KernelSimulator.serve({ seed })
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.promise(() =>
+          fetch(`${served.url}${path}`, {
+            method,
+            headers,
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          }).then((r) => r.json())
+        )
+      // the stream's head, then nothing: its frames wait, and the stream stays open past the kill
+      yield* served.injectFault({ route: "streamProcessStdout", stallAt: 0, times: 1 })
+      const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["1"] })
+      const controller = new AbortController()
+      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+      yield* Effect.promise(() =>
+        fetch(`${served.url}/browsers/b1/process/${process_id}/stdout/stream`, { headers, signal: controller.signal })
+      )
+      yield* send("POST", `/browsers/b1/process/${process_id}/kill`, { signal: "TERM" })
+      expect(yield* send("GET", `/browsers/b1/process/${process_id}/status`)).toMatchObject({ exit_code: 143 })
+      yield* Effect.sleep("1500 millis")
+      expect(yield* send("GET", `/browsers/b1/process/${process_id}/status`)).toMatchObject({
+        state: "exited",
+        exit_code: 143
+      })
+    }))
 })

@@ -1098,6 +1098,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             count += browser.events.subscribers.size
             for (const process of browser.processes.values()) count += process.output.subscribers.size
           }
+          for (const flow of org.authFlows.values()) count += flow.subscribers.size
         }
         return count
       })

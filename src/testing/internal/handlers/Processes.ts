@@ -192,8 +192,9 @@ export const handlers: Handlers = {
     const process: engine.Process = {
       id,
       pid: 1000 + store.counter,
-      state: interactive ? "running" : "exited",
-      exitCode: interactive ? null : result.code,
+      // one that is not interactive exits at once (below), its output told first
+      state: "running",
+      exitCode: null,
       echoesStdin: interactive && !sleeps,
       tty: body["allocate_tty"] === true,
       endsAt: sleeps ? call.now + seconds * 1000 : undefined,
@@ -294,7 +295,12 @@ const workingDirectory = (browser: Browser, body: Record<string, unknown>): stri
     : error(400, "bad_request", `cwd: ${String(given).slice(0, 256)} is not a directory of the browser`)
 }
 
+/**
+ * A running process exits with `code`; one that has exited already keeps its end (a `sleep`'s deadline, run by a
+ * stream still open, after a kill: the kill's code stays).
+ */
 const exit = (process: engine.Process, code: number): void => {
+  if (process.state === "exited") return
   process.state = "exited"
   process.exitCode = code
   live.publish(process.output, { _tag: "Exit", code })
