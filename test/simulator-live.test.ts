@@ -383,18 +383,31 @@ describe("telemetry: a reader more than 1,024 events behind", () => {
 
 describe("open-ended event streams over HTTP", () => {
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+
+  /** A JSON call to a served simulator: its decoded answer. */
+  const sendTo = (served: KernelSimulator.Served) => (method: string, path: string, body?: unknown) =>
+    Effect.promise(() =>
+      fetch(`${served.url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      }).then((r) => r.json())
+    )
+
+  /** Once its client has gone: no stream left subscribed, and no more timers than `before` (within 2 s). */
+  const leftNothing = (served: KernelSimulator.Served, before: number) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
+      expect(yield* served.liveSubscribers).toBe(0)
+      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
+      expect(timers()).toBeLessThanOrEqual(before)
+    })
 
   it.scopedLive("a client that disconnects ends its stream on the server: no subscription, no timer left", () =>
     Effect.gen(function*() {
       const served = yield* KernelSimulator.serve({ seed })
-      const send = (method: string, path: string, body?: unknown) =>
-        Effect.promise(() =>
-          fetch(`${served.url}${path}`, {
-            method,
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          }).then((r) => r.json())
-        )
+      const send = sendTo(served)
       const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "cat" })
       yield* send("POST", `/browsers/b1/process/${process_id}/stdin`, { data_b64: b64("first\n") })
       const before = timers()
@@ -411,24 +424,13 @@ describe("open-ended event streams over HTTP", () => {
       expect(first).toContain(b64("first\n"))
       expect(yield* served.liveSubscribers).toBe(1)
       controller.abort()
-      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
-      expect(yield* served.liveSubscribers).toBe(0)
-      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
-      expect(timers()).toBeLessThanOrEqual(before)
+      yield* leftNothing(served, before)
     }))
 
   it.scopedLive("a followed log tells its opening lines, then what is done; a `sleep`'s stream ends at its time", () =>
     Effect.gen(function*() {
       const served = yield* KernelSimulator.serve({ seed })
-      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const send = (method: string, path: string, body?: unknown) =>
-        Effect.promise(() =>
-          fetch(`${served.url}${path}`, {
-            method,
-            headers,
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          }).then((r) => r.json())
-        )
+      const send = sendTo(served)
       /** Reads an event stream's data frames until `enough` of them (or its end), then closes it. */
       const frames = (path: string, enough: number, onOpen: () => Promise<unknown> = async () => undefined) =>
         Effect.promise(async () => {
@@ -478,24 +480,13 @@ describe("open-ended event streams over HTTP", () => {
       for (let i = 0; i < 100 && (yield* served.liveSubscribers) === 0; i++) yield* Effect.sleep("10 millis")
       expect(yield* served.liveSubscribers).toBe(1)
       controller.abort()
-      for (let i = 0; i < 100 && (yield* served.liveSubscribers) > 0; i++) yield* Effect.sleep("20 millis")
-      expect(yield* served.liveSubscribers).toBe(0)
-      for (let i = 0; i < 100 && timers() > before; i++) yield* Effect.sleep("20 millis")
-      expect(timers()).toBeLessThanOrEqual(before)
+      yield* leftNothing(served, before)
     }))
 
   it.scopedLive("a `sleep` killed while its stream is stalled keeps the kill's exit code past its deadline", () =>
     Effect.gen(function*() {
       const served = yield* KernelSimulator.serve({ seed })
-      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const send = (method: string, path: string, body?: unknown) =>
-        Effect.promise(() =>
-          fetch(`${served.url}${path}`, {
-            method,
-            headers,
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          }).then((r) => r.json())
-        )
+      const send = sendTo(served)
       // the stream's head, then nothing: its frames wait, and the stream stays open past the kill
       yield* served.injectFault({ route: "streamProcessStdout", stallAt: 0, times: 1 })
       const { process_id } = yield* send("POST", "/browsers/b1/process/spawn", { command: "sleep", args: ["1"] })
