@@ -204,3 +204,23 @@ describe("review api: a __proto__ key the server sends stays data, never a decod
     expect(Object.keys(extra)).toEqual(["__proto__", "Homepage"])
   })
 })
+
+describe("review api: Browsers.curl's 502 body (the document's BrowserCurlTransportError)", () => {
+  it("is the BadGateway's message, its net error name the code and its number a detail", async () => {
+    handler = (_request, response) => {
+      response.writeHead(502, { "content-type": "application/json" })
+      response.end(JSON.stringify({ message: "dns failed", net_error: -105, net_error_name: "ERR_NAME_NOT_RESOLVED" }))
+    }
+    const exit = await Effect.runPromiseExit(
+      Browsers.curl({ id: "b1", url: "https://example.invalid/" }).pipe(Effect.provide(layer()))
+    )
+    const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+    expect(failure?._tag).toBe("BadGateway")
+    expect(failure).toMatchObject({
+      status: 502,
+      code: "ERR_NAME_NOT_RESOLVED",
+      message: "dns failed",
+      details: [{ code: "net_error", message: "-105" }]
+    })
+  })
+})

@@ -250,11 +250,14 @@ describe("telemetry as it happens", () => {
       expect(frames(all).map((f) => [f.id, f.seq, f.event.type])).toEqual([
         ["1", 1, "interaction_click"],
         ["2", 2, "interaction_key"],
-        ["3", 3, "interaction_scroll_settled"]
+        ["3", 3, "interaction_key"],
+        ["4", 4, "interaction_scroll_settled"]
       ])
       expect(frames(all)[0]!.event.data).toMatchObject({ x: 10, y: 20 })
+      // a key event per character typed, with its key
+      expect(frames(all).slice(1, 3).map((f) => f.event.data.key)).toEqual(["h", "i"])
       expect(all).toContain(": keep-alive")
-      expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3])
+      expect(frames(yield* Fiber.join(resumed)).map((f) => f.seq)).toEqual([2, 3, 4])
     }).pipe(Effect.provide(simulator)))
 })
 

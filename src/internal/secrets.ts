@@ -71,7 +71,11 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
     case "Union":
       return ast.types.reduce((current: unknown, member) => redact(member, current, depth + 1), value)
     case "TypeLiteral": {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) return value
+      // a value of another shape where a secret-holding object is expected (`values: ["hunter2"]`, a
+      // request the service refuses): hidden whole, as the secrets it was meant to hold may be in it
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
+      }
       const out: Record<string, unknown> = { ...value }
       const named = new Set<PropertyKey>()
       for (const property of ast.propertySignatures) {
@@ -95,7 +99,7 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
       return out
     }
     case "TupleType": {
-      if (!Array.isArray(value)) return value
+      if (!Array.isArray(value)) return value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
       return value.map((item: unknown, k) => {
         const type = ast.elements[k]?.type ?? ast.rest[0]?.type
         return type === undefined ? item : redact(type, item, depth + 1)

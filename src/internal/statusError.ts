@@ -136,6 +136,36 @@ const boundDetails = (
 const decodeErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(KernelError.ErrorBody)))
 
 /**
+ * The document's other error body, `BrowserCurlTransportError` (`Browsers.curl`'s 502: the request
+ * could not reach its destination): a `message`, with Chromium's `net_error` and its name.
+ */
+const TransportErrorBody = Schema.Struct({
+  message: Schema.String,
+  net_error: Schema.optional(Schema.Number),
+  net_error_name: Schema.optional(Schema.String)
+})
+
+const decodeTransportErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(TransportErrorBody)))
+
+/**
+ * The `Error` body of an answer (`code`, `message`...), or the one a `BrowserCurlTransportError` makes:
+ * its `net_error_name` as the code (`ERR_NAME_NOT_RESOLVED`), its message, and its `net_error` as a
+ * detail (`{ code: "net_error", message: "-105" }`).
+ */
+const errorBodyOf = (text: string): Option.Option<KernelError.ErrorBody> => {
+  const body = decodeErrorBody()(text)
+  if (Option.isSome(body)) return body
+  return Option.map(decodeTransportErrorBody()(text), (transport) =>
+    new KernelError.ErrorBody({
+      code: transport.net_error_name ?? "unknown",
+      message: transport.message,
+      ...(transport.net_error !== undefined
+        ? { details: [new KernelError.ErrorDetail({ code: "net_error", message: String(transport.net_error) })] }
+        : {})
+    }))
+}
+
+/**
  * Turns a non-2xx response into the operation's typed error.
  *
  * @internal
@@ -167,7 +197,7 @@ export const statusError = <E>(
         })
       )
     }
-    const body = decodeErrorBody()(text)
+    const body = errorBodyOf(text)
     // a body that is not an error object is quoted: never with a secret field of a resource in it
     const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)

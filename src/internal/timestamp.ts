@@ -60,7 +60,8 @@ const makeUtcFast = (() => {
  */
 export const makeUtc = (epochMillis: number): DateTime.Utc => makeUtcFast(epochMillis)
 
-const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/
+// RFC 3339 (section 5.6): `T` and `Z` in either case
+const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
 const rfc3339Message = "expected an RFC 3339 date-time such as 2025-01-02T03:04:05Z"
 
 /** The number of two digits at `i` of `text` (checked as digits by the pattern). */
@@ -86,8 +87,9 @@ const daysIn = (year: number, month: number): number =>
  * The milliseconds of a text the RFC 3339 pattern accepted, computed from its digits (`Date.parse`
  * costs most of a decoded event's time): only where every field is within its calendar range (month,
  * day of that month, hours < 24, minutes and seconds < 60, the offset's too); anything else (a 24:00,
- * a February 30, a leap second) is `Date.parse`'s, which gives what it gives. The fraction is cut to
- * milliseconds, as `Date.parse` cuts it. test/fastDecode.test.ts compares the two.
+ * a February 30) is `Date.parse`'s, which gives what it gives. A leap second (`23:59:60` in UTC, which
+ * RFC 3339 allows and `Date` cannot hold) is the next second, as POSIX time counts it. The fraction is
+ * cut to milliseconds, as `Date.parse` cuts it. test/fastDecode.test.ts compares the two.
  */
 const millisOf = (text: string): number => {
   const year = two(text, 0) * 100 + two(text, 2)
@@ -109,15 +111,18 @@ const millisOf = (text: string): number => {
   }
   let offset = 0
   const zone = text.charCodeAt(i)
-  if (zone !== 90) {
+  // not `Z` / `z`
+  if (zone !== 90 && zone !== 122) {
     const offsetHours = two(text, i + 1)
     const offsetMinutes = two(text, i + 4)
-    if (offsetHours > 23 || offsetMinutes > 59) return Date.parse(text)
+    if (offsetHours > 23 || offsetMinutes > 59) return Date.parse(text.toUpperCase())
     offset = (zone === 45 ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000
   }
+  const leap = seconds === 60 && (hours * 60 + minutes - offset / 60_000 + 1440) % 1440 === 1439
   if (
-    month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hours > 23 || minutes > 59 || seconds > 59
-  ) return Date.parse(text)
+    month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hours > 23 || minutes > 59 ||
+    (seconds > 59 && !leap)
+  ) return Date.parse(text.toUpperCase())
   return daysFromCivil(year, month, day) * 86_400_000 + hours * 3_600_000 + minutes * 60_000 + seconds * 1000 +
     millis - offset
 }

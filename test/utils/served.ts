@@ -139,15 +139,15 @@ export const handleJson = (simulator: KernelSimulator.Simulator) => (method: str
   )
 
 /**
- * One served simulator (default seed) for a test file: started before its tests, stopped after them.
+ * One served simulator (default seed, unless `options` give one) for a test file: started before its tests, stopped after them.
  * Its `url` is read in the tests (it is set once the file's `beforeAll` ran).
  */
-export const servedForFile = (): { readonly url: string } => {
+export const servedForFile = (options: KernelSimulator.ServeOptions = {}): { readonly url: string } => {
   const served = { url: "" }
   let scope: Scope.CloseableScope | undefined
   beforeAll(async () => {
     scope = Effect.runSync(Scope.make())
-    served.url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve({}), scope))).url
+    served.url = (await Effect.runPromise(Scope.extend(KernelSimulator.serve(options), scope))).url
   })
   afterAll(() => scope === undefined ? undefined : Effect.runPromise(Scope.close(scope, Exit.void)))
   return served

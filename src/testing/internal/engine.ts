@@ -136,7 +136,8 @@ export interface Store {
   readonly evictions: Array<{ readonly collection: string; readonly id: string }>
   /** The collections that were given a resource holding bytes (`__bytes`: an upload, a profile's state). */
   readonly byteCollections: Set<string>
-  counter: number
+  /** Where new ids come from: shared by a simulator's organizations, so no two resources share an id. */
+  readonly ids: Ids
   /** The resource put last, and where (what a create just made, without scanning its collection). */
   lastPut: { readonly collection: string; readonly resource: Resource } | undefined
   /**
@@ -174,13 +175,26 @@ export const fsLimit = 1000
 export const fsPathBytes = 4096
 const evictionLog = 100
 
-export const emptyStore = (): Store => ({
+/**
+ * The ids a simulator gives out: a counter, and the ids its seed gave (a new id never takes one of
+ * those: a create next to a seeded `browser_00001` gets another id, not the seeded browser's).
+ */
+export interface Ids {
+  counter: number
+  readonly taken: Set<string>
+}
+
+/** A counter from zero, with no id taken. */
+export const freshIds = (): Ids => ({ counter: 0, taken: new Set() })
+
+/** An organization's empty store; `ids` is shared with the simulator's other organizations. */
+export const emptyStore = (ids: Ids = freshIds()): Store => ({
   collections: new Map(),
   singletons: new Map(),
   singletonsOf: new Map(),
   evictions: [],
   byteCollections: new Set(),
-  counter: 0,
+  ids,
   lastPut: undefined,
   nested: new Map(),
   byProject: new Map(),
@@ -466,9 +480,20 @@ export const isoAt = (millis: number): string => {
 
 let lastIso: readonly [number, string] = [Number.NaN, ""]
 
+/** A new id (`browser_0000a`): unique across the simulator's organizations, never a seeded one. */
 export const nextId = (store: Store, prefix: string): string => {
-  store.counter++
-  return `${prefix}_${store.counter.toString(36).padStart(5, "0")}`
+  let id: string
+  do {
+    id = `${prefix}_${(++store.ids.counter).toString(36).padStart(5, "0")}`
+  } while (store.ids.taken.has(id))
+  return id
+}
+
+/** Marks every id the store holds as taken (after its seed is put): {@link nextId} gives none of them. */
+export const reserveIds = (store: Store): void => {
+  for (const items of store.collections.values()) {
+    for (const id of items.keys()) store.ids.taken.add(id)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,8 +18,21 @@ import { isValidHeader, maxDepth, tooDeep } from "./schema.js"
 import * as values from "./values.js"
 
 /** A request's query as the log records it: undefined when there is none, cut like the path. */
-const recordedQuery = (query: string | undefined): string | undefined =>
-  query === undefined || query === "" ? undefined : query.length > 65_536 ? `${query.slice(0, 65_536)}…` : query
+const recordedQuery = (query: string | undefined): string | undefined => {
+  if (query === undefined || query === "") return undefined
+  const kept = credentialParameter.test(query) ? query.replace(credentialValue, "$1<redacted>") : query
+  return kept.length > 65_536 ? `${kept.slice(0, 65_536)}…` : kept
+}
+
+/**
+ * The headers that carry credentials besides `Authorization` (a token sent as a cookie, a proxy's, an
+ * API key's header): the request log keeps their names only.
+ */
+const credentialHeaders: ReadonlySet<string> = new Set(["proxy-authorization", "cookie", "x-api-key", "x-auth-token"])
+
+/** Query parameters named as credentials (`api_key`, `token`, `access_token`, `password`...): their values are not logged. */
+const credentialParameter = /(?:^|&)[^=&]*(?:key|token|secret|password|auth)[^=&]*=/i
+const credentialValue = /((?:^|&)[^=&]*(?:key|token|secret|password|auth)[^=&]*=)[^&]*/gi
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -178,6 +191,8 @@ const redactHeaders = (
     if (value === undefined) continue
     const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
+      : credentialHeaders.has(name)
+      ? "<redacted>"
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
       : value
@@ -209,8 +224,9 @@ interface CreatedKey {
 /** A simulator's world, built from a seed. */
 const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget): Map<string, Organization> => {
   const organizations = new Map<string, Organization>()
+  const ids = engine.freshIds()
   for (const org of seed.organizations ?? []) {
-    const store = engine.emptyStore()
+    const store = engine.emptyStore(ids)
     const stamp = new Date(startedAt).toISOString()
     const browsers = new Map<string, behaviours.Browser>()
     for (const b of org.browsers ?? []) {
@@ -302,6 +318,7 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
         }
       })
     }
+    engine.reserveIds(store)
     organizations.set(org.token, {
       budget,
       id: org.id,

@@ -44,8 +44,17 @@ const telemetry = (browser: Browser, now: number, type: string, data: Record<str
   live.publish(browser.events, {
     _tag: "Telemetry",
     seq: browser.telemetrySeq,
-    event: { type, ts: now, source: { kind: "cdp" }, data }
+    // the document: "Event timestamp in Unix microseconds"
+    event: { type, ts: now * 1000, source: { kind: "cdp" }, data }
   })
+}
+
+/** The most `interaction_key` events one action tells (a long text typed tells its first keys). */
+const keyEventsPerAction = 256
+
+/** An `interaction_key` event per key (`data.key`, the KeyboardEvent's key value), at most {@link keyEventsPerAction}. */
+const keyTelemetry = (browser: Browser, now: number, keys: ReadonlyArray<string>): void => {
+  for (const key of keys.slice(0, keyEventsPerAction)) telemetry(browser, now, "interaction_key", { key })
 }
 
 /**
@@ -67,11 +76,11 @@ const act = (browser: Browser, now: number, type: string, action: Record<string,
       return
     case "type_text":
       record(browser, [String(action["text"] ?? "")])
-      telemetry(browser, now, "interaction_key", {})
+      if (browser.capturesInteractions) keyTelemetry(browser, now, Array.from(String(action["text"] ?? "")))
       return
     case "press_key":
       record(browser, strings(action["keys"]).map((k) => `<${k}>`))
-      telemetry(browser, now, "interaction_key", {})
+      if (browser.capturesInteractions) keyTelemetry(browser, now, strings(action["keys"]))
       return
     case "set_cursor":
       browser.cursorHidden = action["hidden"] === true

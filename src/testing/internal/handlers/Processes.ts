@@ -187,11 +187,11 @@ export const handlers: Handlers = {
     const tooMuch = overBudget(org, result.out.length + result.err.length)
     if (tooMuch !== undefined) return tooMuch
     // the document's process ids are UUIDs
-    store.counter++
-    const id = `00000000-0000-4000-8000-${store.counter.toString(16).padStart(12, "0")}`
+    const n = ++store.ids.counter
+    const id = `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
     const process: engine.Process = {
       id,
-      pid: 1000 + store.counter,
+      pid: 1000 + n,
       // one that is not interactive exits at once (below), its output told first
       state: "running",
       exitCode: null,

@@ -1,0 +1,197 @@
+/**
+ * Review of the served simulator driven from outside, as a team in another language would (curl and
+ * plain HTTP, no SDK): defects it found, each case failing before its fix. One served simulator for
+ * the file, on a seed whose ids are those the simulator's own counter gives out.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { KernelSimulator } from "effect-kernel/testing"
+import { raw, sendJson, servedForFile } from "./utils/served.js"
+
+const tokenA = "sk_outside_a_0123456789"
+const tokenB = "sk_outside_b_0123456789"
+
+const served = servedForFile({
+  adminToken: "adm_outside_0123456789",
+  seed: {
+    organizations: [
+      {
+        id: "org_a",
+        token: tokenA,
+        browsers: [{ id: "browser_00001", mouse: { x: 7, y: 7 }, viewport: { width: 640, height: 480 } }],
+        pools: [{
+          id: "pool_00002",
+          name: "seeded",
+          available_count: 1,
+          acquired_count: 0,
+          created_at: "2026-11-01T09:00:00Z",
+          browser_pool_config: { size: 1 }
+        }],
+        deployments: [{ id: "dep_00003", state: "running", app_name: "seeded-app", version: "1" }]
+      },
+      { id: "org_b", token: tokenB, browsers: [] },
+      ...(KernelSimulator.defaultSeed.organizations ?? [])
+    ]
+  }
+})
+
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  sendJson(served.url, method, path, body, headers)
+
+describe("ids: a created resource never takes a seeded one's id, nor another organization's", () => {
+  it("a browser, a pool and a deployment created next to seeded ones with the counter's ids", async () => {
+    const a = { token: tokenA }
+    const browsers: Array<string> = []
+    for (let i = 0; i < 4; i++) {
+      browsers.push((await send("POST", "/browsers", { timeout_seconds: 999 }, a)).json.session_id)
+    }
+    expect(browsers).not.toContain("browser_00001")
+    const seeded = await send("POST", "/browsers/browser_00001/computer/get_mouse_position", undefined, a)
+    expect(seeded.json).toEqual({ x: 7, y: 7 })
+    expect((await send("GET", "/browsers/browser_00001", undefined, a)).json.viewport).toMatchObject({ width: 640 })
+
+    const pools: Array<string> = []
+    for (let i = 0; i < 4; i++) {
+      pools.push((await send("POST", "/browser_pools", { name: `new-${i}`, size: 1 }, a)).json.id)
+    }
+    expect(pools).not.toContain("pool_00002")
+    expect((await send("GET", "/browser_pools/pool_00002", undefined, a)).json.name).toBe("seeded")
+
+    const boundary = "----outside"
+    const body = [
+      `--${boundary}\r\ncontent-disposition: form-data; name="entrypoint_rel_path"\r\n\r\napp.ts\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.zip"\r\n`,
+      "content-type: application/zip\r\n\r\nPK\u0005\u0006" + "\0".repeat(18) + "\r\n",
+      `--${boundary}--\r\n`
+    ].join("")
+    const deployed = new Set<string>()
+    for (let i = 0; i < 4; i++) {
+      const answer = await raw(served.url, {
+        method: "POST",
+        path: "/deployments",
+        headers: { authorization: `Bearer ${tokenA}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+        body: body.replace("app.ts", `app-${i}.ts`)
+      })
+      expect(answer.status).toBe(201)
+      deployed.add(JSON.parse(answer.body).id)
+    }
+    expect(deployed).not.toContain("dep_00003")
+    expect((await send("GET", "/deployments/dep_00003", undefined, a)).json.status).toBe("running")
+    const apps = (await send("GET", "/apps?limit=100", undefined, a)).json as ReadonlyArray<{ app_name: string }>
+    expect(apps.map((app) => app.app_name)).toContain("seeded-app")
+  })
+
+  it("two organizations' browsers have different ids and CDP URLs", async () => {
+    const other = (await send("POST", "/browsers", {}, { token: tokenB })).json
+    const ofA = (await send("GET", "/browsers?status=all&limit=100", undefined, { token: tokenA }))
+      .json as ReadonlyArray<
+        { session_id: string; cdp_ws_url: string }
+      >
+    expect(ofA.length).toBeGreaterThan(1)
+    expect(ofA.map((b) => b.session_id)).not.toContain(other.session_id)
+    expect(ofA.map((b) => b.cdp_ws_url)).not.toContain(other.cdp_ws_url)
+  })
+})
+
+const admin = { authorization: "Bearer adm_outside_0123456789" }
+
+/** The request log's text (`GET /_simulator/requests`), after `requests` were sent on a cleared log. */
+const loggedAfter = async (requests: () => Promise<unknown>): Promise<string> => {
+  await raw(served.url, { method: "DELETE", path: "/_simulator/requests", headers: admin })
+  await requests()
+  return (await raw(served.url, { path: "/_simulator/requests", headers: admin })).body
+}
+
+describe("the request log keeps no credential, whatever shape it was sent in", () => {
+  it.each([
+    ["a credential's values as an array", "/credentials", { name: "c1", domain: "x.com", values: ["hunter9"] }],
+    ["a credential's values as a string", "/credentials", { name: "c2", domain: "x.com", values: "hunter20" }],
+    ["a provider's token as an object", "/org/credential_providers", {
+      name: "p1",
+      provider_type: "onepassword",
+      token: { nested: "hunter21" }
+    }]
+  ])("%s: refused, and logged without it", async (_, path, body) => {
+    const logged = await loggedAfter(async () => expect((await send("POST", path, body)).status).toBe(400))
+    expect(logged).toContain(path)
+    expect(logged).not.toMatch(/hunter\d+/)
+  })
+
+  it("a login's fields of the wrong shape: logged without them", async () => {
+    const profile = (await send("POST", "/profiles", { name: "outside-profile" })).json
+    const connection = (await send("POST", "/auth/connections", {
+      domain: "example.com",
+      profile_name: profile.name
+    })).json
+    const logged = await loggedAfter(async () => {
+      for (const fields of [["hunter22"], "hunter23"]) {
+        expect((await send("POST", `/auth/connections/${connection.id}/submit`, { fields })).status).toBe(400)
+      }
+    })
+    expect(logged).toContain("/submit")
+    expect(logged).not.toMatch(/hunter\d+/)
+  })
+
+  it("a token in a cookie, a proxy's credentials, an API key header or a query parameter", async () => {
+    const logged = await loggedAfter(() =>
+      raw(served.url, {
+        path: `/browsers?api_key=${KernelSimulator.defaultToken}&limit=1&access_token=hunter30`,
+        headers: {
+          authorization: `Bearer ${KernelSimulator.defaultToken}`,
+          cookie: `session=${KernelSimulator.defaultToken}`,
+          "proxy-authorization": "Basic aHVudGVyMzE=",
+          "x-api-key": KernelSimulator.defaultToken
+        }
+      })
+    )
+    expect(logged).toContain("limit=1")
+    expect(logged).toContain("cookie")
+    expect(logged).not.toContain(KernelSimulator.defaultToken)
+    expect(logged).not.toContain("hunter30")
+    expect(logged).not.toContain("aHVudGVyMzE=")
+  })
+})
+
+describe("telemetry as the document says", () => {
+  it("ts in Unix microseconds; a key event per key typed or pressed, with its key", async () => {
+    const browser = (await send("POST", "/browsers", { telemetry: {} })).json.session_id
+    const controller = new AbortController()
+    const response = await fetch(`${served.url}/browsers/${browser}/telemetry`, {
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` },
+      signal: controller.signal
+    })
+    const before = Date.now()
+    await send("POST", `/browsers/${browser}/computer/click_mouse`, { x: 3, y: 4 })
+    await send("POST", `/browsers/${browser}/computer/type`, { text: "ab" })
+    await send("POST", `/browsers/${browser}/computer/press_key`, { keys: ["Return"] })
+    const after = Date.now()
+    const events: Array<{ type: string; ts: number; data: Record<string, unknown> }> = []
+    const reader = response.body!.getReader()
+    let text = ""
+    // what came within 5 s (the events come at once; fewer than four never end the stream)
+    const deadline = setTimeout(() => controller.abort(), 5000)
+    try {
+      while (events.length < 4) {
+        const { done, value } = await reader.read()
+        if (done) break
+        text += new TextDecoder().decode(value)
+        events.length = 0
+        for (const m of text.matchAll(/^data: (.*)$/gm)) events.push(JSON.parse(m[1]!).event)
+      }
+    } catch {
+      // aborted at the deadline: the events so far are checked below
+    } finally {
+      clearTimeout(deadline)
+      controller.abort()
+    }
+    expect(events.map((e) => [e.type, e.data["key"]])).toEqual([
+      ["interaction_click", undefined],
+      ["interaction_key", "a"],
+      ["interaction_key", "b"],
+      ["interaction_key", "Return"]
+    ])
+    for (const event of events) {
+      expect(event.ts).toBeGreaterThanOrEqual(before * 1000)
+      expect(event.ts).toBeLessThanOrEqual(after * 1000 + 999)
+    }
+  })
+})
