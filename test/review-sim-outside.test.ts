@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { KernelSimulator } from "effect-kernel/testing"
+import * as OpenApi from "../scripts/generate/openapi.js"
 import { raw, sendJson, servedForFile } from "./utils/served.js"
 
 const tokenA = "sk_outside_a_0123456789"
@@ -193,5 +194,127 @@ describe("telemetry as the document says", () => {
       expect(event.ts).toBeGreaterThanOrEqual(before * 1000)
       expect(event.ts).toBeLessThanOrEqual(after * 1000 + 999)
     }
+  })
+})
+
+describe("the filesystem: a path through a file is not a directory", () => {
+  const bearer = { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+  const write = (path: string, contentType: string | undefined, body = "hi") =>
+    raw(served.url, {
+      method: "PUT",
+      path: `/browsers/browser_1/fs/write_file?path=${encodeURIComponent(path)}`,
+      headers: { ...bearer, ...(contentType === undefined ? {} : { "content-type": contentType }) },
+      body
+    })
+  const read = (path: string) =>
+    raw(served.url, { path: `/browsers/browser_1/fs/read_file?path=${encodeURIComponent(path)}`, headers: bearer })
+
+  it.each(["/t/f.txt/", "/t/f.txt/.", "/t/f.txt/..", "/t/f.txt/x"])(
+    "%s: read and file info: 400 not a directory",
+    async (path) => {
+      expect((await write("/t/f.txt", "application/octet-stream")).status).toBe(201)
+      expect((await read("/t/f.txt")).body).toBe("hi")
+      const answers = [
+        await read(path),
+        await raw(served.url, {
+          path: `/browsers/browser_1/fs/file_info?path=${encodeURIComponent(path)}`,
+          headers: bearer
+        })
+      ]
+      for (const answer of answers) {
+        expect(answer.status).toBe(400)
+        expect(answer.body).toContain("/t/f.txt is not a directory")
+      }
+    }
+  )
+
+  it("a file written at a path ending with a slash: 400, nothing made", async () => {
+    expect((await write("/t/g.txt/", "application/octet-stream")).status).toBe(400)
+    expect((await read("/t/g.txt")).status).toBe(404)
+  })
+
+  it("cat and ls of a path through a file fail as on Linux", async () => {
+    expect((await write("/t/f.txt", "application/octet-stream")).status).toBe(201)
+    const cat = (await send("POST", "/browsers/browser_1/process/exec", { command: "cat", args: ["/t/f.txt/"] })).json
+    expect(cat.exit_code).toBe(1)
+    expect(Buffer.from(cat.stderr_b64, "base64").toString()).toBe("cat: /t/f.txt/: Not a directory\n")
+    const ls = (await send("POST", "/browsers/browser_1/process/exec", { command: "ls", args: ["/t/f.txt/"] })).json
+    expect(ls.exit_code).toBe(2)
+  })
+
+  it("writeFile's raw body sent as another type than application/octet-stream: 415; with no type: taken", async () => {
+    const json = await write("/t/j", "application/json", "{}")
+    expect(json.status).toBe(415)
+    expect(JSON.parse(json.body).message).toBe("the request body must be application/octet-stream")
+    expect((await write("/t/k", "application/x-www-form-urlencoded")).status).toBe(415)
+    expect((await read("/t/j")).status).toBe(404)
+    expect((await write("/t/l", undefined)).status).toBe(201)
+    expect((await write("/t/m", "Application/Octet-Stream; charset=binary")).status).toBe(201)
+  })
+})
+
+describe("the document's deprecated operations", () => {
+  const document = OpenApi.load(new URL("../spec/kernel-openapi.yml", import.meta.url).pathname)
+  const deprecated: Array<readonly [string, string]> = []
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of OpenApi.methods) {
+      if (item[method]?.deprecated === true) deprecated.push([method.toUpperCase(), path.replace(/\{[^}]+\}/g, "x1")])
+    }
+  }
+
+  it("15 of them, each a 404 that names what replaces it, not \"no such route\"", async () => {
+    expect(deprecated).toHaveLength(15)
+    for (const [method, path] of deprecated) {
+      const answer = await raw(served.url, {
+        method,
+        path,
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": "application/json" },
+        ...(method === "GET" || method === "DELETE" ? {} : { body: "{}" })
+      })
+      expect(answer.status, `${method} ${path}`).toBe(404)
+      expect(JSON.parse(answer.body).message, `${method} ${path}`).toBe(
+        `a deprecated operation of the Kernel API, not simulated: use ${
+          path.startsWith("/agents/auth") ? "/auth/connections" : "/org/projects"
+        }`
+      )
+    }
+    const unknown = await raw(served.url, {
+      path: "/agents/other",
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+    })
+    expect(JSON.parse(unknown.body).message).toBe("no such route in the Kernel API")
+  })
+})
+
+describe("a refused query parameter says what it takes", () => {
+  it.each([
+    ["/browsers?status=bogus", "status: \"bogus\" is not valid (expected one of \"active\", \"deleted\", \"all\")"],
+    [
+      "/invocations?status=bogus",
+      "status: \"bogus\" is not valid (expected one of \"queued\", \"running\", \"succeeded\", \"failed\")"
+    ],
+    ["/browsers?limit=1&limit=2", "limit: is given 2 times, once at most"]
+  ])("%s", async (path, message) => {
+    const answer = await send("GET", path)
+    expect(answer.status).toBe(400)
+    expect(answer.json.message).toBe(`invalid input: ${message}`)
+  })
+})
+
+describe("the control plane names the operations a fault can target", () => {
+  it("GET /_simulator/operations lists the 118; a fault naming another says where to look", async () => {
+    const listed = JSON.parse((await raw(served.url, { path: "/_simulator/operations", headers: admin })).body)
+    expect(listed).toHaveLength(118)
+    expect(listed).toContainEqual({ name: "listBrowserPools", method: "GET", path: "/browser_pools" })
+    const refused = await raw(served.url, {
+      method: "POST",
+      path: "/_simulator/faults",
+      headers: { ...admin, "content-type": "application/json" },
+      body: JSON.stringify({ route: "getBrowserPools", status: 500 })
+    })
+    expect(refused.status).toBe(400)
+    expect(JSON.parse(refused.body).message).toContain(
+      "expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them) or \"*\", got \"getBrowserPools\""
+    )
   })
 })

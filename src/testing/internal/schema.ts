@@ -300,7 +300,15 @@ export const Seed = Schema.Struct({
 ).annotations({ identifier: "Seed" })
 
 /** Gateway-style and plain faults, as accepted over HTTP. */
-export const Route = Schema.Literal(...names, "*")
+export const Route = Schema.Literal(...names, "*").annotations({
+  // the 118 names would be cut from the message: where to find them instead
+  message: (issue) => ({
+    message: `expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them) or "*", got ${
+      JSON.stringify(issue.actual)?.slice(0, 100)
+    }`,
+    override: true
+  })
+})
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/

@@ -10,6 +10,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Crypto from "node:crypto"
 import type * as Http from "node:http"
 import type * as Net from "node:net"
+import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
 import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
@@ -462,8 +463,16 @@ const adminRoutes: Record<string, ReadonlyArray<string>> = {
   "/_simulator/faults": ["POST", "DELETE"],
   "/_simulator/reset": ["POST"],
   "/_simulator/requests": ["GET", "DELETE"],
-  "/_simulator/evictions": ["GET"]
+  "/_simulator/evictions": ["GET"],
+  "/_simulator/operations": ["GET"]
 }
+
+/**
+ * What `GET /_simulator/operations` answers: each operation a fault's `route` may name, with its method
+ * and path (a client in another language finds them there).
+ */
+const operationList: ReadonlyArray<{ readonly name: string; readonly method: string; readonly path: string }> =
+  operations.map((operation) => ({ name: operation.name, method: operation.method, path: operation.path }))
 
 const errorBody = (code: string, message: string, details?: ReadonlyArray<{ code: string; message: string }>) =>
   details === undefined ? { code, message } : { code, message, details }
@@ -552,6 +561,9 @@ const admin = (
       }
       case "GET /_simulator/evictions": {
         return yield* answer(200, yield* target.evictions)
+      }
+      case "GET /_simulator/operations": {
+        return yield* answer(200, operationList)
       }
       case "GET /_simulator/requests": {
         const requests = yield* target.requests

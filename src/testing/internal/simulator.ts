@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as Stream from "effect/Stream"
 import type { Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
@@ -339,6 +340,18 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
   return organizations
 }
 
+/**
+ * The document's 15 deprecated operations are not simulated; their paths answer which operations replace
+ * them (`/agents/auth...`: the auth connections; `/projects...`: the organization's projects), never "no such
+ * route", which is for a path the document does not have.
+ */
+const deprecatedFamily = (segments: ReadonlyArray<string>): string | undefined =>
+  segments[0] === "agents" && segments[1] === "auth"
+    ? "/auth/connections"
+    : segments[0] === "projects"
+    ? "/org/projects"
+    : undefined
+
 /** The five operations served since the first version, with their own exact rules. */
 type Legacy = "downloadReplay" | "setCursorVisibility" | "getMousePosition" | "listBrowserPools" | "deleteDeployment"
 const legacy: ReadonlySet<string> = new Set<Legacy>([
@@ -454,12 +467,40 @@ const parameterIssue = (
   schema: Operation["parameters"][number]["schema"],
   given: ReadonlyArray<string>
 ): string => {
+  const allowed = literalsOf(schema.ast)
+  // a parameter of one value given several times (`limit=1&limit=2`)
+  if (given.length > 1 && !isList(schema.ast)) return `${name}: is given ${given.length} times, once at most`
+  if (allowed !== undefined) {
+    return `${name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid (expected one of ${
+      allowed.map((v) => JSON.stringify(v)).join(", ")
+    })`
+  }
   const value = given.length === 1 ? readParameter(given[0]!).at(-1) : given.map((v) => readParameter(v).at(-1))
   const why = values.firstIssue(schema, value)?.replace(/^body(?=[.:])/, "")
   return `${name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid${
     why === undefined ? "" : ` (${why.replace(/^: /, "")})`
   }`
 }
+
+const baseOf = (ast: SchemaAST.AST): SchemaAST.AST =>
+  ast._tag === "Refinement" || ast._tag === "Transformation" ? baseOf(ast.from) : ast
+
+/** The values an enum parameter takes (`"active" | "deleted" | "all"`), `undefined` for another type. */
+const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.LiteralValue> | undefined => {
+  const base = baseOf(ast)
+  if (base._tag === "Literal") return [base.literal]
+  if (base._tag !== "Union") return undefined
+  const out: Array<SchemaAST.LiteralValue> = []
+  for (const member of base.types) {
+    const literal = baseOf(member)
+    if (literal._tag !== "Literal") return undefined
+    out.push(literal.literal)
+  }
+  return out
+}
+
+/** Whether a parameter takes several values (an array). */
+const isList = (ast: SchemaAST.AST): boolean => baseOf(ast)._tag === "TupleType"
 
 const prefixOf = (template: string): string => {
   let prefix = prefixes.get(template)
@@ -915,7 +956,14 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
           }))
         }
         if (which === undefined) {
-          return Effect.succeed(errorResponse(404, "not_found", "no such route in the Kernel API"))
+          const replaced = deprecatedFamily(segments.value)
+          return Effect.succeed(errorResponse(
+            404,
+            "not_found",
+            replaced === undefined
+              ? "no such route in the Kernel API"
+              : `a deprecated operation of the Kernel API, not simulated: use ${replaced}`
+          ))
         }
         if (which._tag === "WrongMethod") {
           return Effect.succeed(
@@ -938,6 +986,16 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
         if (operation.body?.kind === "multipart" && formRequired(operation.body) && !isMultipart(contentType)) {
           return Effect.succeed(
             errorResponse(415, "unsupported_media_type", "the request body must be multipart/form-data")
+          )
+        }
+        // a raw body (`writeFile`'s) sent as another type than the document's (a JSON or form body sent there by
+        // mistake); one sent with no type at all is taken as the document's
+        if (
+          operation.body?.kind === "bytes" && contentType !== undefined &&
+          mediaType(contentType) !== operation.body.contentType
+        ) {
+          return Effect.succeed(
+            errorResponse(415, "unsupported_media_type", `the request body must be ${operation.body.contentType}`)
           )
         }
         // an upload (a multipart or raw body: a file, a zip, an extension, an app) may be larger than JSON

@@ -10,7 +10,7 @@ import type { Reply } from "../engine.js"
 import * as live from "../live.js"
 import * as values from "../values.js"
 import type { Browser, Handler, Handlers, Organization } from "./shared.js"
-import { baseName, error, normalize, ok, onBrowser, overBudget, parentOf } from "./shared.js"
+import { baseName, error, fileInTheWay, normalize, ok, onBrowser, overBudget, parentOf } from "./shared.js"
 
 /** What a zip upload may hold once inflated (a small archive cannot fill the simulator's memory). */
 const zipBytesLimit = 1024 * 1024
@@ -28,12 +28,31 @@ const fileInfo = (path: string, node: engine.FsNode) => ({
 const changed = (browser: Browser, type: "CREATE" | "WRITE" | "DELETE" | "RENAME", path: string, isDir: boolean) =>
   live.publish(browser.events, { _tag: "Fs", type, path, isDir })
 
-/** A path of the request (`path`, `dest_path`...) normalized, or the 400 refusing one longer than `PATH_MAX`. */
-const pathOf = (raw: unknown): string | Reply => {
-  const path = normalize(typeof raw === "string" ? raw : "/")
-  return Buffer.byteLength(path) > engine.fsPathBytes
-    ? error(400, "bad_request", `a path is at most ${engine.fsPathBytes} bytes`)
-    : path
+/**
+ * A path of the request (`path`, `dest_path`...) normalized, or the 400 refusing one longer than `PATH_MAX`,
+ * or one that goes through a file of the browser's tree as if it were a directory (`/t/f.txt/`, `/t/f.txt/.`,
+ * `/t/f.txt/x`: `ENOTDIR`, as Linux answers).
+ */
+const pathOf = (raw: unknown, browser: Browser): string | Reply => {
+  const given = typeof raw === "string" ? raw : "/"
+  const path = normalize(given)
+  if (Buffer.byteLength(path) > engine.fsPathBytes) {
+    return error(400, "bad_request", `a path is at most ${engine.fsPathBytes} bytes`)
+  }
+  const file = fileInTheWay(browser.fs, given)
+  return file === undefined ? path : error(400, "bad_request", `${file} is not a directory`)
+}
+
+/**
+ * A path a file is written at: as {@link pathOf}, and one that ends with `/` (or `/.`) names a directory,
+ * not a file (`EISDIR`).
+ */
+const filePathOf = (raw: unknown, browser: Browser): string | Reply => {
+  const given = typeof raw === "string" ? raw : "/"
+  if (given.endsWith("/") || given.endsWith("/.") || given === ".") {
+    return error(400, "bad_request", `${given.slice(0, 256)} names a directory, not a file`)
+  }
+  return pathOf(given, browser)
 }
 
 /** The 400 refusing `count` more entries when the browser's filesystem would then hold more than its limit. */
@@ -141,7 +160,7 @@ const makeAll = (org: Organization, browser: Browser, items: ReadonlyArray<Makin
 const modeOf = (mode: string): string => mode.padStart(4, "0")
 
 const readNode: Handler = onBrowser(({ call, op }, browser) => {
-  const path = pathOf(call.query.get("path") ?? "/")
+  const path = pathOf(call.query.get("path") ?? "/", browser)
   if (typeof path !== "string") return path
   const node = browser.fs.get(path)
   if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
@@ -168,7 +187,7 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
 })
 
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
-  const path = pathOf(body["path"])
+  const path = pathOf(body["path"], browser)
   if (typeof path !== "string") return path
   const node = browser.fs.get(path)
   if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
@@ -227,7 +246,7 @@ const uploadsOf = (
 
 export const handlers: Handlers = {
   writeFile: onBrowser(({ call, op, org }, browser) => {
-    const path = pathOf(call.query.get("path") ?? "/")
+    const path = filePathOf(call.query.get("path") ?? "/", browser)
     if (typeof path !== "string") return path
     const mode = modeOf(call.query.get("mode") ?? "0644")
     return makeAll(org, browser, [{ path, bytes: call.raw, mode }], call.now) ?? ok(op)
@@ -239,7 +258,7 @@ export const handlers: Handlers = {
       if (file === undefined || dest === undefined) {
         return error(400, "bad_request", `files.${index}: file and dest_path are required`)
       }
-      const path = pathOf(dest)
+      const path = filePathOf(dest, browser)
       if (typeof path !== "string") return path
       files.push({ path, bytes: file, mode: "0644" })
     }
@@ -252,14 +271,14 @@ export const handlers: Handlers = {
     if (archive === undefined || destination === undefined) {
       return error(400, "bad_request", "zip_file and dest_path are required")
     }
-    const root = pathOf(new TextDecoder().decode(destination.bytes))
+    const root = pathOf(new TextDecoder().decode(destination.bytes), browser)
     if (typeof root !== "string") return root
     const entries = values.unzip(archive.bytes, engine.fsLimit, zipBytesLimit)
     if (typeof entries === "string") return error(400, "bad_request", `zip_file: ${entries}`)
     // the destination, then the entries (a name ending with "/" is a directory)
     const items: Array<Making> = [{ path: root, bytes: undefined, mode: "0755" }]
     for (const entry of entries) {
-      const path = pathOf(`${root}/${entry.name}`)
+      const path = pathOf(`${root}/${entry.name}`, browser)
       if (typeof path !== "string") return path
       // an entry may not climb out of its destination ("../x")
       if (path !== root && !path.startsWith(root === "/" ? "/" : `${root}/`)) {
@@ -274,7 +293,7 @@ export const handlers: Handlers = {
   getFileInfo: readNode,
   downloadDirZip: readNode,
   listFiles: onBrowser(({ call, op }, browser) => {
-    const path = pathOf(call.query.get("path") ?? "/")
+    const path = pathOf(call.query.get("path") ?? "/", browser)
     if (typeof path !== "string") return path
     const node = browser.fs.get(path)
     if (node === undefined) return error(404, "not_found", `${path}: no such directory`)
@@ -283,7 +302,7 @@ export const handlers: Handlers = {
     return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
   }),
   createDirectory: onBrowser(({ body, call, op }, browser) => {
-    const path = pathOf(body["path"])
+    const path = pathOf(body["path"], browser)
     if (typeof path !== "string") return path
     const failed = makeDirs(browser, path, call.now)
     if (failed !== undefined) return failed
@@ -293,7 +312,7 @@ export const handlers: Handlers = {
   deleteFile: deleteNode,
   deleteDirectory: deleteNode,
   setFilePermissions: onBrowser(({ body, op }, browser) => {
-    const path = pathOf(body["path"])
+    const path = pathOf(body["path"], browser)
     if (typeof path !== "string") return path
     const node = browser.fs.get(path)
     if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
@@ -301,9 +320,9 @@ export const handlers: Handlers = {
     return ok(op)
   }),
   movePath: onBrowser(({ body, op }, browser) => {
-    const src = pathOf(body["src_path"])
+    const src = pathOf(body["src_path"], browser)
     if (typeof src !== "string") return src
-    const dest = pathOf(body["dest_path"])
+    const dest = pathOf(body["dest_path"], browser)
     if (typeof dest !== "string") return dest
     const moved = browser.fs.get(src)
     if (moved === undefined) return error(404, "not_found", `${src}: no such file or directory`)

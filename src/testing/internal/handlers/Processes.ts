@@ -11,6 +11,7 @@ import type { Browser, Handler, Handlers } from "./shared.js"
 import {
   baseName,
   error,
+  fileInTheWay,
   liveReply,
   normalize,
   ok,
@@ -83,7 +84,10 @@ const command_ = (
 ): { out: string | Uint8Array; err: string; code: number; millis?: number } => {
   const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
   const [program, ...rest] = words
-  const at = (path: string) => normalize(path.startsWith("/") ? path : `${cwd}/${path}`)
+  const absolute = (path: string) => path.startsWith("/") ? path : `${cwd}/${path}`
+  const at = (path: string) => normalize(absolute(path))
+  // a path through a file (`f.txt/`): Linux's ENOTDIR
+  const notDirectory = (path: string) => fileInTheWay(browser.fs, absolute(path)) !== undefined
   switch (program) {
     case "echo":
       return rest[0] === "-n"
@@ -109,7 +113,8 @@ const command_ = (
       let err = ""
       for (const file of rest) {
         const node = browser.fs.get(at(file))
-        if (node === undefined) err += `cat: ${file}: No such file or directory\n`
+        if (notDirectory(file)) err += `cat: ${file}: Not a directory\n`
+        else if (node === undefined) err += `cat: ${file}: No such file or directory\n`
         else if (node.dir) err += `cat: ${file}: Is a directory\n`
         else out.add(node.bytes)
       }
@@ -119,6 +124,7 @@ const command_ = (
       const arg = rest.find((a) => !a.startsWith("-")) ?? cwd
       const dir = at(arg)
       const node = browser.fs.get(dir)
+      if (notDirectory(arg)) return { out: "", err: `ls: cannot access '${arg}': Not a directory\n`, code: 2 }
       if (node === undefined) {
         return { out: "", err: `ls: cannot access '${arg}': No such file or directory\n`, code: 2 }
       }

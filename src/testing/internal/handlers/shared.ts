@@ -235,6 +235,28 @@ export const normalize = (path: string): string => {
   }
   return `/${parts.join("/")}`
 }
+/**
+ * The first file a path goes through as if it were a directory: a component of `raw` (absolute) with
+ * anything after it, a trailing `/` or `/.` included (`/t/f.txt/` where `/t/f.txt` is a file). Linux
+ * answers such a path `ENOTDIR`; `undefined` when the path goes through directories (or nothing) only.
+ */
+export const fileInTheWay = (tree: ReadonlyMap<string, { readonly dir: boolean }>, raw: string): string | undefined => {
+  const parts = raw.split("/")
+  const at: Array<string> = []
+  for (let i = 0; i < parts.length - 1; i++) {
+    const part = parts[i]!
+    if (part === "" || part === ".") {
+      // the same directory
+    } else if (part === "..") {
+      at.pop()
+    } else {
+      at.push(part)
+      const path = `/${at.join("/")}`
+      if (tree.get(path)?.dir === false) return path
+    }
+  }
+  return undefined
+}
 export const parentOf = (path: string): string =>
   path === "/" ? "/" : normalize(path.slice(0, path.lastIndexOf("/")) || "/")
 export const baseName = (path: string): string => path === "/" ? "/" : path.slice(path.lastIndexOf("/") + 1)
