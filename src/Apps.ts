@@ -45,23 +45,23 @@ export interface ListAppsParams {
   /**
    * Filter results by application name.
    */
-  readonly app_name?: string
+  readonly app_name?: string | undefined
   /**
    * Filter results by version label.
    */
-  readonly version?: string
+  readonly version?: string | undefined
   /**
    * Limit the number of apps to return.
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Offset the number of apps to return.
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
   /**
    * Search apps by name.
    */
-  readonly query?: string
+  readonly query?: string | undefined
 }
 
 /**
@@ -129,7 +129,8 @@ export const list = Surface.accessorOptional(ListApps, "listApps", {})
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListApps}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors

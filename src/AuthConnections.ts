@@ -80,19 +80,19 @@ export interface ListAuthConnectionsParams {
   /**
    * Filter by profile name
    */
-  readonly profile_name?: string
+  readonly profile_name?: string | undefined
   /**
    * Filter by domain
    */
-  readonly domain?: string
+  readonly domain?: string | undefined
   /**
    * Maximum number of results to return
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Number of results to skip
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
 }
 
 /**
@@ -169,7 +169,8 @@ export const list = Surface.accessorOptional(ListAuthConnections, "listAuthConne
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListAuthConnections}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors
@@ -715,7 +716,7 @@ export interface FollowAuthConnectionParams {
 export type FollowAuthConnectionSuccess = Stream.Stream<KernelEvents.Event<ManagedAuthEvent>, FollowAuthConnectionError>
 
 /**
- * What {@link follow} fails with.
+ * What the stream of {@link follow} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -733,7 +734,7 @@ export interface FollowAuthConnectionService extends
     "followAuthConnection",
     FollowAuthConnectionParams,
     FollowAuthConnectionSuccess,
-    FollowAuthConnectionError
+    KernelError.InvalidInput
   >
 {}
 

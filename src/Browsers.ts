@@ -134,23 +134,23 @@ export interface ListBrowsersParams {
   /**
    * Filter sessions by status. "active" returns only active sessions (default), "deleted" returns only soft-deleted sessions, "all" returns both.
    */
-  readonly status?: "active" | "deleted" | "all"
+  readonly status?: "active" | "deleted" | "all" | undefined
   /**
    * Deprecated: Use status=all instead. When true, includes soft-deleted browser sessions in the results alongside active sessions.
    */
-  readonly include_deleted?: boolean
+  readonly include_deleted?: boolean | undefined
   /**
    * Maximum number of results to return. Defaults to 20, maximum 100.
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Number of results to skip. Defaults to 0.
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
   /**
    * Search browsers by session ID, profile ID, proxy ID, or pool name.
    */
-  readonly query?: string
+  readonly query?: string | undefined
 }
 
 /**
@@ -220,7 +220,8 @@ export const list = Surface.accessorOptional(ListBrowsers, "listBrowsers", {})
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListBrowsers}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors
@@ -320,7 +321,7 @@ export interface GetBrowserParams {
   /**
    * When true, includes soft-deleted browser sessions in the lookup.
    */
-  readonly include_deleted?: boolean
+  readonly include_deleted?: boolean | undefined
 }
 
 /**

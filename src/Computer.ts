@@ -1,5 +1,6 @@
 /**
- * Computer controls of a browser session: the mouse position and the cursor's visibility.
+ * Computer controls of a browser session: the mouse (position, move, click, drag, scroll), the keyboard
+ * (typed text, keys), the cursor's visibility, screenshots, the clipboard and batches of actions.
  *
  * @since 0.1.0
  */

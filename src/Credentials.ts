@@ -40,15 +40,15 @@ export interface ListCredentialsParams {
   /**
    * Filter by domain
    */
-  readonly domain?: string
+  readonly domain?: string | undefined
   /**
    * Maximum number of results to return
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Number of results to skip
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
 }
 
 /**
@@ -120,7 +120,8 @@ export const list = Surface.accessorOptional(ListCredentials, "listCredentials",
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListCredentials}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors

@@ -1,5 +1,5 @@
 /**
- * Deployments of apps.
+ * Deployments of apps: create (a multipart upload), list, retrieve, follow as they run, delete.
  *
  * @since 0.1.0
  */

@@ -184,7 +184,7 @@ export interface DownloadExtensionParams {
 export type DownloadExtensionSuccess = Stream.Stream<Uint8Array, DownloadExtensionError>
 
 /**
- * What {@link download} fails with.
+ * What the stream of {@link download} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -199,7 +199,7 @@ export type DownloadExtensionError = OperationError<KernelError.NotFound>
  */
 export interface DownloadExtensionService
   extends
-    Surface.Service<"downloadExtension", DownloadExtensionParams, DownloadExtensionSuccess, DownloadExtensionError>
+    Surface.Service<"downloadExtension", DownloadExtensionParams, DownloadExtensionSuccess, KernelError.InvalidInput>
 {}
 
 /**
@@ -356,7 +356,7 @@ export interface DownloadChromeStoreExtensionParams {
   /**
    * Target operating system for the extension package. Defaults to linux.
    */
-  readonly os?: "win" | "mac" | "linux"
+  readonly os?: "win" | "mac" | "linux" | undefined
 }
 
 /**
@@ -368,7 +368,7 @@ export interface DownloadChromeStoreExtensionParams {
 export type DownloadChromeStoreExtensionSuccess = Stream.Stream<Uint8Array, DownloadChromeStoreExtensionError>
 
 /**
- * What {@link downloadFromChromeStore} fails with.
+ * What the stream of {@link downloadFromChromeStore} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -386,7 +386,7 @@ export interface DownloadChromeStoreExtensionService extends
     "downloadChromeStoreExtension",
     DownloadChromeStoreExtensionParams,
     DownloadChromeStoreExtensionSuccess,
-    DownloadChromeStoreExtensionError
+    KernelError.InvalidInput
   >
 {}
 

@@ -58,7 +58,7 @@ export interface ReadFileParams {
 export type ReadFileSuccess = Stream.Stream<Uint8Array, ReadFileError>
 
 /**
- * What {@link readFile} fails with.
+ * What the stream of {@link readFile} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -71,7 +71,9 @@ export type ReadFileError = OperationError<KernelError.BadRequest | KernelError.
  * @since 0.2.0
  * @category Models
  */
-export interface ReadFileService extends Surface.Service<"readFile", ReadFileParams, ReadFileSuccess, ReadFileError> {}
+export interface ReadFileService
+  extends Surface.Service<"readFile", ReadFileParams, ReadFileSuccess, KernelError.InvalidInput>
+{}
 
 /**
  * The Tag of {@link readFile}'s service.
@@ -145,7 +147,7 @@ export interface WriteFileParams {
   /**
    * Optional file mode (octal string, e.g. 644). Defaults to 644.
    */
-  readonly mode?: string
+  readonly mode?: string | undefined
   /**
    * The file's contents: a `Uint8Array`, a file on disk (`KernelFiles.file(path)`) or a `Stream` of bytes.
    */
@@ -782,7 +784,7 @@ export interface DownloadDirZipParams {
 export type DownloadDirZipSuccess = Stream.Stream<Uint8Array, DownloadDirZipError>
 
 /**
- * What {@link downloadDirZip} fails with.
+ * What the stream of {@link downloadDirZip} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -796,7 +798,7 @@ export type DownloadDirZipError = OperationError<KernelError.BadRequest | Kernel
  * @category Models
  */
 export interface DownloadDirZipService
-  extends Surface.Service<"downloadDirZip", DownloadDirZipParams, DownloadDirZipSuccess, DownloadDirZipError>
+  extends Surface.Service<"downloadDirZip", DownloadDirZipParams, DownloadDirZipSuccess, KernelError.InvalidInput>
 {}
 
 /**

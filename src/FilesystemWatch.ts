@@ -137,7 +137,7 @@ export type StreamFilesystemEventsSuccess = Stream.Stream<
 >
 
 /**
- * What {@link events} fails with.
+ * What the stream of {@link events} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -157,7 +157,7 @@ export interface StreamFilesystemEventsService extends
     "streamFilesystemEvents",
     StreamFilesystemEventsParams,
     StreamFilesystemEventsSuccess,
-    StreamFilesystemEventsError
+    KernelError.InvalidInput
   >
 {}
 

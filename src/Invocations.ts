@@ -149,35 +149,35 @@ export interface ListInvocationsParams {
   /**
    * Filter results by application name.
    */
-  readonly app_name?: string
+  readonly app_name?: string | undefined
   /**
    * Filter results by application version.
    */
-  readonly version?: string
+  readonly version?: string | undefined
   /**
    * Filter results by action name.
    */
-  readonly action_name?: string
+  readonly action_name?: string | undefined
   /**
    * Filter results by deployment ID.
    */
-  readonly deployment_id?: string
+  readonly deployment_id?: string | undefined
   /**
    * Filter results by invocation status.
    */
-  readonly status?: "queued" | "running" | "succeeded" | "failed"
+  readonly status?: "queued" | "running" | "succeeded" | "failed" | undefined
   /**
    * Show invocations that have started since the given time (RFC timestamps or durations like 5m).
    */
-  readonly since?: string
+  readonly since?: string | undefined
   /**
    * Limit the number of invocations to return.
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Offset the number of invocations to return.
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
 }
 
 /**
@@ -249,7 +249,8 @@ export const list = Surface.accessorOptional(ListInvocations, "listInvocations",
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListInvocations}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors
@@ -676,7 +677,7 @@ export interface FollowInvocationParams {
   /**
    * Show logs since the given time (RFC timestamps or durations like 5m).
    */
-  readonly since?: string
+  readonly since?: string | undefined
 }
 
 /**
@@ -688,7 +689,7 @@ export interface FollowInvocationParams {
 export type FollowInvocationSuccess = Stream.Stream<KernelEvents.Event<InvocationEvent>, FollowInvocationError>
 
 /**
- * What {@link follow} fails with.
+ * What the stream of {@link follow} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -702,7 +703,7 @@ export type FollowInvocationError = OperationError<KernelError.BadRequest | Kern
  * @category Models
  */
 export interface FollowInvocationService
-  extends Surface.Service<"followInvocation", FollowInvocationParams, FollowInvocationSuccess, FollowInvocationError>
+  extends Surface.Service<"followInvocation", FollowInvocationParams, FollowInvocationSuccess, KernelError.InvalidInput>
 {}
 
 /**

@@ -39,15 +39,15 @@ export interface StreamLogsParams {
    */
   readonly id: string
   readonly source: "path" | "supervisor"
-  readonly follow?: boolean
+  readonly follow?: boolean | undefined
   /**
    * only required if source is path
    */
-  readonly path?: string
+  readonly path?: string | undefined
   /**
    * only required if source is supervisor
    */
-  readonly supervisor_process?: string
+  readonly supervisor_process?: string | undefined
 }
 
 /**
@@ -59,7 +59,7 @@ export interface StreamLogsParams {
 export type StreamLogsSuccess = Stream.Stream<KernelEvents.Event<LogEvent>, StreamLogsError>
 
 /**
- * What {@link stream} fails with.
+ * What the stream of {@link stream} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -73,7 +73,7 @@ export type StreamLogsError = OperationError<KernelError.BadRequest | KernelErro
  * @category Models
  */
 export interface StreamLogsService
-  extends Surface.Service<"streamLogs", StreamLogsParams, StreamLogsSuccess, StreamLogsError>
+  extends Surface.Service<"streamLogs", StreamLogsParams, StreamLogsSuccess, KernelError.InvalidInput>
 {}
 
 /**

@@ -297,7 +297,7 @@ export interface StreamProcessStdoutParams {
 export type StreamProcessStdoutSuccess = Stream.Stream<KernelEvents.Event<ProcessStreamEvent>, StreamProcessStdoutError>
 
 /**
- * What {@link stdoutStream} fails with.
+ * What the stream of {@link stdoutStream} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -315,7 +315,7 @@ export interface StreamProcessStdoutService extends
     "streamProcessStdout",
     StreamProcessStdoutParams,
     StreamProcessStdoutSuccess,
-    StreamProcessStdoutError
+    KernelError.InvalidInput
   >
 {}
 

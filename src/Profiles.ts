@@ -48,15 +48,15 @@ export interface ListProfilesParams {
   /**
    * Limit the number of profiles to return.
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Offset the number of profiles to return.
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
   /**
    * Search profiles by name or ID.
    */
-  readonly query?: string
+  readonly query?: string | undefined
 }
 
 /**
@@ -126,7 +126,8 @@ export const list = Surface.accessorOptional(ListProfiles, "listProfiles", {})
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListProfiles}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors

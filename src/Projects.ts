@@ -35,15 +35,15 @@ export interface ListProjectsParams {
   /**
    * Maximum number of results to return
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Number of results to skip
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
   /**
    * Case-insensitive substring match against project name
    */
-  readonly query?: string
+  readonly query?: string | undefined
 }
 
 /**
@@ -113,7 +113,8 @@ export const list = Surface.accessorOptional(ListProjects, "listProjects", {})
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListProjects}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors

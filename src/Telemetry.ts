@@ -37,7 +37,7 @@ export interface StreamTelemetryParams {
   /**
    * Last event sequence number for SSE reconnection (sent by SSE clients on reconnect)
    */
-  readonly "Last-Event-ID"?: string
+  readonly "Last-Event-ID"?: string | undefined
 }
 
 /**
@@ -52,7 +52,7 @@ export type StreamTelemetrySuccess = Stream.Stream<
 >
 
 /**
- * What {@link stream} fails with.
+ * What the stream of {@link stream} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -66,7 +66,7 @@ export type StreamTelemetryError = OperationError<KernelError.Forbidden | Kernel
  * @category Models
  */
 export interface StreamTelemetryService
-  extends Surface.Service<"streamTelemetry", StreamTelemetryParams, StreamTelemetrySuccess, StreamTelemetryError>
+  extends Surface.Service<"streamTelemetry", StreamTelemetryParams, StreamTelemetrySuccess, KernelError.InvalidInput>
 {}
 
 /**

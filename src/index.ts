@@ -6,21 +6,23 @@
  */
 
 /**
- * Browser pools: listing the pools of the caller's organization.
+ * Browser pools: pools of identically configured browsers (list, create, retrieve, update, delete, acquire,
+ * release, flush; `acquireScoped` releases its lease when its scope closes).
  *
  * @since 0.1.0
  */
 export * as BrowserPools from "./BrowserPools.js"
 
 /**
- * Computer controls: mouse position and cursor visibility.
+ * Computer controls of a browser: the mouse (position, move, click, drag, scroll), the keyboard, the cursor's
+ * visibility, screenshots, the clipboard and batches of actions.
  *
  * @since 0.1.0
  */
 export * as Computer from "./Computer.js"
 
 /**
- * Deployments: deleting a deployment.
+ * Deployments of apps: create (a multipart upload), list, retrieve, follow as they run, delete.
  *
  * @since 0.1.0
  */

@@ -16,7 +16,9 @@ import {
   type Kernel,
   KernelError,
   Processes,
-  Replays
+  Profiles,
+  Replays,
+  Telemetry
 } from "effect-kernel"
 import type * as Operations from "../src/internal/operations.js"
 
@@ -45,9 +47,10 @@ describe("generated accessor types", () => {
     expectTypeOf<StreamErrorTags<Computer.CaptureScreenshotSuccess>>().toEqualTypeOf<
       Common | "BadRequest" | "NotFound" | "DecodeError"
     >()
-    expectTypeOf<StreamErrorTags<Filesystem.ReadFileSuccess>>().toEqualTypeOf<
-      ErrorTags<typeof Filesystem.readFile>
-    >()
+    expectTypeOf<StreamErrorTags<Filesystem.ReadFileSuccess>>().toEqualTypeOf<Filesystem.ReadFileError["_tag"]>()
+    // the accessor itself sends nothing (the stream does when it runs): it fails only with its input refused
+    expectTypeOf<ErrorTags<typeof Filesystem.readFile>>().toEqualTypeOf<"InvalidInput">()
+    expectTypeOf<ErrorTags<typeof Computer.captureScreenshot>>().toEqualTypeOf<"InvalidInput">()
     // not, say, a replay's or a pool's errors
     expectTypeOf<Extract<StreamErrorTags<Computer.CaptureScreenshotSuccess>, "ReplayNotReady">>().toEqualTypeOf<never>()
     expect(common.length).toBe(8)
@@ -55,11 +58,17 @@ describe("generated accessor types", () => {
 
   it("an event stream fails with its operation's errors", () => {
     expectTypeOf<StreamErrorTags<Processes.StreamProcessStdoutSuccess>>().toEqualTypeOf<
-      ErrorTags<typeof Processes.stdoutStream>
+      Processes.StreamProcessStdoutError["_tag"]
     >()
     expectTypeOf<StreamErrorTags<Invocations.FollowInvocationSuccess>>().toEqualTypeOf<
-      ErrorTags<typeof Invocations.follow>
+      Invocations.FollowInvocationError["_tag"]
     >()
+    // the accessors fail only with their input refused: a status, the transport fail the stream
+    expectTypeOf<ErrorTags<typeof Processes.stdoutStream>>().toEqualTypeOf<"InvalidInput">()
+    expectTypeOf<ErrorTags<typeof Invocations.follow>>().toEqualTypeOf<"InvalidInput">()
+    expectTypeOf<ErrorTags<typeof Telemetry.stream>>().toEqualTypeOf<"InvalidInput">()
+    // an operation that sends its request in the call (a profile's download: 200 or 202) keeps its errors there
+    expectTypeOf<Extract<ErrorTags<typeof Profiles.download>, "NotFound">>().toEqualTypeOf<"NotFound">()
   })
 
   it("an operation without content has no DecodeError", () => {
@@ -150,5 +159,19 @@ describe("generated accessor types", () => {
     expectTypeOf<Parameters<typeof Replays.download>[0]>().toEqualTypeOf<Replays.DownloadReplayParams>()
     expectTypeOf<ReturnType<Replays.DownloadReplayService["download"]>>().toEqualTypeOf<Replays.DownloadReplaySuccess>()
     expect(Computer.getMousePosition).toBeTypeOf("function")
+  })
+})
+
+describe("optional parameters take undefined (exactOptionalPropertyTypes)", () => {
+  it("a query parameter, like a body field, may be given as undefined", () => {
+    const options: { readonly limit?: number | undefined; readonly headless?: boolean | undefined } = {}
+    // each a type error before: `limit?: number` refused `number | undefined`
+    const calls = [
+      Browsers.list({ limit: options.limit, offset: options.limit }),
+      Browsers.create({ headless: options.headless }),
+      Invocations.list({ limit: options.limit })
+    ]
+    expect(calls).toHaveLength(3)
+    expectTypeOf<Browsers.ListBrowsersParams["limit"]>().toEqualTypeOf<number | undefined>()
   })
 })

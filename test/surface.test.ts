@@ -61,7 +61,7 @@ describe("surface", () => {
         method: "GET",
         path: "/browsers/b1/fs/read_file"
       })
-      const failing = Layer.succeed(Filesystem.ReadFile, { readFile: () => Effect.fail(notFound) })
+      const failing = Layer.succeed(Filesystem.ReadFile, { readFile: () => Effect.succeed(Stream.fail(notFound)) })
       const failed = yield* Stream.runDrain(Filesystem.readFileStream({ id: "b1", path: "/a" })).pipe(
         Effect.either,
         Effect.provide(failing)

@@ -131,7 +131,12 @@ const operationBlock = (
   for (const parameter of operation.parameters) {
     const doc = parameter.description === undefined ? "" : jsdoc([parameter.description])
     const type = typeExpression(parameter.schema, "Type", uses, new Set())
-    fields.push(`${doc}readonly ${key(parameter.field)}${parameter.required ? "" : "?"}: ${type}`)
+    // an optional one takes `undefined` too, as the body's fields do (`exactOptionalPropertyTypes`)
+    fields.push(
+      `${doc}readonly ${key(parameter.field)}${parameter.required ? "" : "?"}: ${type}${
+        parameter.required ? "" : " | undefined"
+      }`
+    )
   }
   let extendsName: string | undefined
   let required = operation.parameters.some((parameter) => parameter.required)
@@ -275,7 +280,8 @@ const operationBlock = (
     jsdoc([
       `Every item of {@link ${accessor}}, page after page, as one stream (each page asked when the stream`,
       `needs its items, through the service of {@link ${Name}}). A page that says more follow without a`,
-      "next offset past its own fails the stream with `DecodeError` after its items.",
+      "next offset past its own fails the stream with `DecodeError` after its items. The offsets are the",
+      "service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).",
       "",
       `@since ${since}`,
       "@category Accessors",
@@ -311,14 +317,26 @@ const operationBlock = (
       "```"
     ])
   }export const ${streamName(operation)} = Surface.streamed(${accessor})\n`
+  // an answer that is only a stream (an event stream, a download): the request is sent when the stream runs, and
+  // its failures fail the stream; the accessor itself fails only with the input refused
+  const opens = operation.answers.length === 1 &&
+    (operation.answers[0]!.kind === "sse" || operation.answers[0]!.kind === "bytes")
+  const outerError = opens ? "KernelError.InvalidInput" : errorName
   const serviceType = noInput
-    ? `Surface.ServiceNoInput<${str(operation.name)}, ${successName}, ${errorName}>`
-    : `Surface.Service<${str(operation.name)}, ${paramsName}, ${successName}, ${errorName}>`
+    ? `Surface.ServiceNoInput<${str(operation.name)}, ${successName}, ${outerError}>`
+    : `Surface.Service<${str(operation.name)}, ${paramsName}, ${successName}, ${outerError}>`
   const declarations = [
     params,
     jsdoc([`What {@link ${accessor}} succeeds with.`, "", `@since ${since}`, "@category Models"]) +
     `export type ${successName} = ${success}\n\n`,
-    jsdoc([`What {@link ${accessor}} fails with.`, "", `@since ${since}`, "@category Errors"]) +
+    jsdoc([
+      opens
+        ? `What the stream of {@link ${accessor}} fails with (the accessor itself fails only with \`InvalidInput\`).`
+        : `What {@link ${accessor}} fails with.`,
+      "",
+      `@since ${since}`,
+      "@category Errors"
+    ]) +
     `export type ${errorName} = ${
       operation.answers.every((answer) => answer.kind === "none") ? "OperationErrorNoContent" : "OperationError"
     }<${statusErrors.length === 0 ? "never" : statusErrors.join(" | ")}>\n\n`,

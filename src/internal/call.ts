@@ -114,6 +114,18 @@ export type Success<D extends Operation> = IsUnion<keyof D["answers"]> extends f
  */
 export type Failure<D extends Operation> = Operations.ErrorOf<D>
 
+/**
+ * What the call itself fails with, before its answer: for an operation answered only by a stream (an
+ * event stream, a download), whose request is sent when the stream runs and whose failures fail the
+ * stream, only `InvalidInput` (its input refused); for any other, {@link Failure}.
+ *
+ * @internal
+ */
+export type CallFailure<D extends Operation> = IsUnion<keyof D["answers"]> extends false
+  ? D["answers"][keyof D["answers"]] extends { readonly kind: "sse" | "bytes" } ? KernelError.InvalidInput
+  : Failure<D>
+  : Failure<D>
+
 type ParameterFields<Ps extends ReadonlyArray<Parameter>> =
   & { readonly [P in Ps[number] as P["required"] extends false ? never : P["field"]]: Schema.Schema.Type<P["schema"]> }
   & {

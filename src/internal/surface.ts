@@ -160,7 +160,7 @@ type TagName<S> = S extends { readonly Id: `effect-kernel/${infer Name}` } ? Unc
 
 /** The service {@link make} builds for the operation `D`: its one method, the operation's call. */
 type Built<D extends Operation> = {
-  readonly [K in D["name"]]: (params: Call.Params<D>) => Effect.Effect<Call.Success<D>, Call.Failure<D>>
+  readonly [K in D["name"]]: (params: Call.Params<D>) => Effect.Effect<Call.Success<D>, Call.CallFailure<D>>
 }
 
 /** The services of `I` that none of the operations `D` implements with its own call. */

@@ -214,7 +214,7 @@ export interface CaptureScreenshotParams extends ScreenshotRequest {
 export type CaptureScreenshotSuccess = Stream.Stream<Uint8Array, CaptureScreenshotError>
 
 /**
- * What {@link captureScreenshot} fails with.
+ * What the stream of {@link captureScreenshot} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -229,7 +229,7 @@ export type CaptureScreenshotError = OperationError<KernelError.BadRequest | Ker
  */
 export interface CaptureScreenshotService
   extends
-    Surface.Service<"captureScreenshot", CaptureScreenshotParams, CaptureScreenshotSuccess, CaptureScreenshotError>
+    Surface.Service<"captureScreenshot", CaptureScreenshotParams, CaptureScreenshotSuccess, KernelError.InvalidInput>
 {}
 
 /**

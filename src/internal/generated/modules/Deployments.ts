@@ -80,19 +80,19 @@ export interface ListDeploymentsParams {
   /**
    * Filter results by application name.
    */
-  readonly app_name?: string
+  readonly app_name?: string | undefined
   /**
    * Filter results by application version. Requires app_name to be set.
    */
-  readonly app_version?: string
+  readonly app_version?: string | undefined
   /**
    * Limit the number of deployments to return.
    */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /**
    * Offset the number of deployments to return.
    */
-  readonly offset?: number
+  readonly offset?: number | undefined
 }
 
 /**
@@ -164,7 +164,8 @@ export const list = Surface.accessorOptional(ListDeployments, "listDeployments",
 /**
  * Every item of {@link list}, page after page, as one stream (each page asked when the stream
  * needs its items, through the service of {@link ListDeployments}). A page that says more follow without a
- * next offset past its own fails the stream with `DecodeError` after its items.
+ * next offset past its own fails the stream with `DecodeError` after its items. The offsets are the
+ * service's: deleting items while the stream runs shifts the pages after them (collect the ids, then delete).
  *
  * @since 0.2.0
  * @category Accessors
@@ -343,7 +344,7 @@ export interface FollowDeploymentParams {
   /**
    * Show logs since the given time (RFC timestamps or durations like 5m).
    */
-  readonly since?: string
+  readonly since?: string | undefined
 }
 
 /**
@@ -355,7 +356,7 @@ export interface FollowDeploymentParams {
 export type FollowDeploymentSuccess = Stream.Stream<KernelEvents.Event<DeploymentEvent>, FollowDeploymentError>
 
 /**
- * What {@link follow} fails with.
+ * What the stream of {@link follow} fails with (the accessor itself fails only with `InvalidInput`).
  *
  * @since 0.2.0
  * @category Errors
@@ -369,7 +370,7 @@ export type FollowDeploymentError = OperationError<KernelError.BadRequest | Kern
  * @category Models
  */
 export interface FollowDeploymentService
-  extends Surface.Service<"followDeployment", FollowDeploymentParams, FollowDeploymentSuccess, FollowDeploymentError>
+  extends Surface.Service<"followDeployment", FollowDeploymentParams, FollowDeploymentSuccess, KernelError.InvalidInput>
 {}
 
 /**
