@@ -223,4 +223,16 @@ describe("review api: Browsers.curl's 502 body (the document's BrowserCurlTransp
       details: [{ code: "net_error", message: "-105" }]
     })
   })
+
+  it("is that answer's only: another operation's body of that shape is quoted whole, as any non-Error body", async () => {
+    handler = (_request, response) => {
+      response.writeHead(404, { "content-type": "application/json" })
+      response.end(JSON.stringify({ message: "Not Found", request_id: "req_123", net_error_name: "ERR_FAKE" }))
+    }
+    const exit = await Effect.runPromiseExit(Browsers.retrieve({ id: "b1" }).pipe(Effect.provide(layer())))
+    const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+    expect(failure?._tag).toBe("NotFound")
+    expect(failure).toMatchObject({ code: "unknown" })
+    expect(failure && "message" in failure ? failure.message : "").toContain("req_123")
+  })
 })

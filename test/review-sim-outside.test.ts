@@ -146,9 +146,37 @@ describe("the request log keeps no credential, whatever shape it was sent in", (
     )
     expect(logged).toContain("limit=1")
     expect(logged).toContain("cookie")
+    // a name written with escapes is read decoded
+    const escaped = await loggedAfter(() =>
+      raw(served.url, {
+        path: "/browsers?tok%65n=hunter32&%61uth=hunter33&limit=2",
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      })
+    )
+    expect(escaped).toContain("limit=2")
+    expect(escaped).not.toMatch(/hunter\d+/)
     expect(logged).not.toContain(KernelSimulator.defaultToken)
     expect(logged).not.toContain("hunter30")
     expect(logged).not.toContain("aHVudGVyMzE=")
+  })
+})
+
+describe("the request log: credential headers a body carries for another server", () => {
+  it("curl's headers: Authorization, Cookie, X-Api-Key are not kept, the rest is", async () => {
+    const logged = await loggedAfter(() =>
+      send("POST", "/browsers/browser_1/curl", {
+        url: "https://example.com/",
+        headers: {
+          Cookie: "sid=hunter40",
+          Authorization: "Bearer hunter41",
+          "X-Api-Key": "hunter42",
+          Accept: "text/html"
+        }
+      })
+    )
+    expect(logged).toContain("/curl")
+    expect(logged).toContain("text/html")
+    expect(logged).not.toMatch(/hunter\d+/)
   })
 })
 
@@ -163,15 +191,15 @@ describe("telemetry as the document says", () => {
     const before = Date.now()
     await send("POST", `/browsers/${browser}/computer/click_mouse`, { x: 3, y: 4 })
     await send("POST", `/browsers/${browser}/computer/type`, { text: "ab" })
-    await send("POST", `/browsers/${browser}/computer/press_key`, { keys: ["Return"] })
+    await send("POST", `/browsers/${browser}/computer/press_key`, { keys: ["Return", "Ctrl+t"] })
     const after = Date.now()
     const events: Array<{ type: string; ts: number; data: Record<string, unknown> }> = []
     const reader = response.body!.getReader()
     let text = ""
-    // what came within 5 s (the events come at once; fewer than four never end the stream)
+    // what came within 5 s (the events come at once; fewer than six never end the stream)
     const deadline = setTimeout(() => controller.abort(), 5000)
     try {
-      while (events.length < 4) {
+      while (events.length < 6) {
         const { done, value } = await reader.read()
         if (done) break
         text += new TextDecoder().decode(value)
@@ -188,7 +216,10 @@ describe("telemetry as the document says", () => {
       ["interaction_click", undefined],
       ["interaction_key", "a"],
       ["interaction_key", "b"],
-      ["interaction_key", "Return"]
+      // KeyboardEvent key values: xdotool's `Return` is `Enter`, a combination each of its keys
+      ["interaction_key", "Enter"],
+      ["interaction_key", "Control"],
+      ["interaction_key", "t"]
     ])
     for (const event of events) {
       expect(event.ts).toBeGreaterThanOrEqual(before * 1000)
@@ -227,6 +258,18 @@ describe("the filesystem: a path through a file is not a directory", () => {
       }
     }
   )
+
+  it("a file moved to a path ending with a slash, a watch of a path through a file: 400", async () => {
+    expect((await write("/t/f.txt", "application/octet-stream")).status).toBe(201)
+    const moved = await send("PUT", "/browsers/browser_1/fs/move", { src_path: "/t/f.txt", dest_path: "/t/new.txt/" })
+    expect(moved.status).toBe(400)
+    expect((await read("/t/new.txt")).status).toBe(404)
+    expect((await read("/t/f.txt")).status).toBe(200)
+    for (const path of ["/t/f.txt/", "/t/f.txt/x"]) {
+      const watch = await send("POST", "/browsers/browser_1/fs/watch", { path, recursive: true })
+      expect([path, watch.status, watch.json.message]).toEqual([path, 400, "/t/f.txt is not a directory"])
+    }
+  })
 
   it("a file written at a path ending with a slash: 400, nothing made", async () => {
     expect((await write("/t/g.txt/", "application/octet-stream")).status).toBe(400)
@@ -278,11 +321,14 @@ describe("the document's deprecated operations", () => {
         }`
       )
     }
-    const unknown = await raw(served.url, {
-      path: "/agents/other",
-      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
-    })
-    expect(JSON.parse(unknown.body).message).toBe("no such route in the Kernel API")
+    // a path under them that the document does not have is no route of it
+    for (const path of ["/agents/other", "/agents/auth/x/y/z", "/projects/a/b/c", "/projects/a/limits/x"]) {
+      const unknown = await raw(served.url, {
+        path,
+        headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` }
+      })
+      expect([path, JSON.parse(unknown.body).message]).toEqual([path, "no such route in the Kernel API"])
+    }
   })
 })
 

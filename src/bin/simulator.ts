@@ -70,6 +70,7 @@ Control plane (Authorization: Bearer <admin token>):
   GET    /_simulator/requests   the request log (tokens redacted)
   DELETE /_simulator/requests   clear the log
   GET    /_simulator/evictions  resources dropped to keep collections under their limit
+  GET    /_simulator/operations the operations a fault may name, with their method and path
 
 Example:
   ${name} --port 4010 --admin-token admin_secret

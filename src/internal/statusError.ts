@@ -147,14 +147,18 @@ const TransportErrorBody = Schema.Struct({
 
 const decodeTransportErrorBody = lazy(() => Schema.decodeUnknownOption(Schema.parseJson(TransportErrorBody)))
 
+/** The answers whose error body is the document's `BrowserCurlTransportError`, by operation and status. */
+const transportErrorAnswers: ReadonlySet<string> = new Set(["curlBrowser 502"])
+
 /**
- * The `Error` body of an answer (`code`, `message`...), or the one a `BrowserCurlTransportError` makes:
- * its `net_error_name` as the code (`ERR_NAME_NOT_RESOLVED`), its message, and its `net_error` as a
- * detail (`{ code: "net_error", message: "-105" }`).
+ * The `Error` body of an answer (`code`, `message`...), or, where the document answers a
+ * `BrowserCurlTransportError` instead (`Browsers.curl`'s 502), the one it makes: its `net_error_name` as
+ * the code (`ERR_NAME_NOT_RESOLVED`), its message, and its `net_error` as a detail
+ * (`{ code: "net_error", message: "-105" }`).
  */
-const errorBodyOf = (text: string): Option.Option<KernelError.ErrorBody> => {
+const errorBodyOf = (text: string, operation: string, status: number): Option.Option<KernelError.ErrorBody> => {
   const body = decodeErrorBody()(text)
-  if (Option.isSome(body)) return body
+  if (Option.isSome(body) || !transportErrorAnswers.has(`${operation} ${status}`)) return body
   return Option.map(decodeTransportErrorBody()(text), (transport) =>
     new KernelError.ErrorBody({
       code: transport.net_error_name ?? "unknown",
@@ -197,7 +201,7 @@ export const statusError = <E>(
         })
       )
     }
-    const body = errorBodyOf(text)
+    const body = errorBodyOf(text, op.name, response.status)
     // a body that is not an error object is quoted: never with a secret field of a resource in it
     const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)

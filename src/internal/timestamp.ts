@@ -123,9 +123,14 @@ const millisOf = (text: string): number => {
     month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hours > 23 || minutes > 59 ||
     (seconds > 59 && !leap)
   ) return Date.parse(text.toUpperCase())
-  return daysFromCivil(year, month, day) * 86_400_000 + hours * 3_600_000 + minutes * 60_000 + seconds * 1000 +
-    millis - offset
+  const epochMillis = daysFromCivil(year, month, day) * 86_400_000 + hours * 3_600_000 + minutes * 60_000 +
+    seconds * 1000 + millis - offset
+  // a leap second that would be year 10000's first second: past what a date-time's four digits write back
+  return leap && epochMillis > lastMillis ? Number.NaN : epochMillis
 }
+
+/** 9999-12-31T23:59:59.999Z, the last instant a four-digit year writes. */
+const lastMillis = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 /**
  * The `DateTime.Utc` of an RFC 3339 `date-time`, or `undefined` when `text` is not one (the

@@ -912,7 +912,8 @@ export const maxHeaderBytes = 64 * 1024
  * guarded by its own bearer token (`adminToken`), serves `POST /_simulator/faults` (a
  * {@link Fault} as JSON, on any operation by its name), `DELETE /_simulator/faults`,
  * `POST /_simulator/reset` (optionally with a seed as JSON), `GET /_simulator/requests` (the log
- * as JSON), `DELETE /_simulator/requests` and `GET /_simulator/evictions`. A service token
+ * as JSON), `DELETE /_simulator/requests`, `GET /_simulator/evictions` and `GET /_simulator/operations`
+ * (the operations a fault may name, with their method and path). A service token
  * does not open it, and the admin token opens none of the service's routes.
  *
  * Bounded: request bodies over `maxBodyBytes` (uploads: `maxUploadBytes`) are answered 413 without

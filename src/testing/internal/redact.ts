@@ -45,3 +45,41 @@ export const loggedForm = (schema: Schema.Schema.AnyNoContext, contentType: stri
   }
   return JSON.stringify(redactJson(schema.ast, values.mapFiles(form.value, (file) => `<file: ${file.length} bytes>`)))
 }
+
+/** A JSON text naming a credential header as a key (`"Authorization": ...`, any case). */
+const namesCredentialHeader = /"(?:authorization|proxy-authorization|cookie|x-api-key|x-auth-token)"\s*:/i
+
+const credentialHeaderNames: ReadonlySet<string> = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "x-api-key",
+  "x-auth-token"
+])
+
+/**
+ * The text of a JSON request body as the log keeps it when it carries headers for another server (`curl`'s
+ * `headers`): the values of credential headers (`Authorization`, `Cookie`...) at any depth replaced by
+ * `"<redacted>"`. A text that names none is kept as it is.
+ *
+ * @internal
+ */
+export const withoutCredentialHeaders = (text: string): string => {
+  if (!namesCredentialHeader.test(text)) return text
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return "<not shown: not JSON, and it names a credential header>"
+  }
+  const walk = (value: unknown, depth: number): unknown => {
+    if (depth > 64 || typeof value !== "object" || value === null) return value
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1))
+    const out: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = credentialHeaderNames.has(key.toLowerCase()) ? "<redacted>" : walk(item, depth + 1)
+    }
+    return out
+  }
+  return JSON.stringify(walk(json, 0))
+}

@@ -21,8 +21,24 @@ import * as values from "./values.js"
 /** A request's query as the log records it: undefined when there is none, cut like the path. */
 const recordedQuery = (query: string | undefined): string | undefined => {
   if (query === undefined || query === "") return undefined
-  const kept = credentialParameter.test(query) ? query.replace(credentialValue, "$1<redacted>") : query
+  // a name written with escapes (`tok%65n`) is read decoded
+  const kept = credentialParameter.test(query) || query.includes("%")
+    ? query.split("&").map((pair) => {
+      const equals = pair.indexOf("=")
+      if (equals < 0) return pair
+      const name = pair.slice(0, equals)
+      return credentialName.test(decodedName(name)) ? `${name}=<redacted>` : pair
+    }).join("&")
+    : query
   return kept.length > 65_536 ? `${kept.slice(0, 65_536)}…` : kept
+}
+
+const decodedName = (name: string): string => {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "))
+  } catch {
+    return name
+  }
 }
 
 /**
@@ -33,7 +49,7 @@ const credentialHeaders: ReadonlySet<string> = new Set(["proxy-authorization", "
 
 /** Query parameters named as credentials (`api_key`, `token`, `access_token`, `password`...): their values are not logged. */
 const credentialParameter = /(?:^|&)[^=&]*(?:key|token|secret|password|auth)[^=&]*=/i
-const credentialValue = /((?:^|&)[^=&]*(?:key|token|secret|password|auth)[^=&]*=)[^&]*/gi
+const credentialName = /key|token|secret|password|auth/i
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -345,12 +361,26 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
  * them (`/agents/auth...`: the auth connections; `/projects...`: the organization's projects), never "no such
  * route", which is for a path the document does not have.
  */
-const deprecatedFamily = (segments: ReadonlyArray<string>): string | undefined =>
-  segments[0] === "agents" && segments[1] === "auth"
-    ? "/auth/connections"
-    : segments[0] === "projects"
-    ? "/org/projects"
-    : undefined
+const deprecatedFamily = (segments: ReadonlyArray<string>): string | undefined => {
+  const template = deprecatedPaths.find((parts) =>
+    parts.length === segments.length &&
+    parts.every((part, i) => part === "*" ? segments[i] !== "" : part === segments[i])
+  )
+  return template === undefined ? undefined : template[0] === "agents" ? "/auth/connections" : "/org/projects"
+}
+
+/** The paths of the document's deprecated operations (`*`: a path parameter). */
+const deprecatedPaths: ReadonlyArray<ReadonlyArray<string>> = [
+  "agents/auth",
+  "agents/auth/invocations",
+  "agents/auth/*",
+  "agents/auth/invocations/*",
+  "agents/auth/invocations/*/exchange",
+  "agents/auth/invocations/*/submit",
+  "projects",
+  "projects/*",
+  "projects/*/limits"
+].map((path) => path.split("/"))
 
 /** The five operations served since the first version, with their own exact rules. */
 type Legacy = "downloadReplay" | "setCursorVisibility" | "getMousePosition" | "listBrowserPools" | "deleteDeployment"
@@ -1035,9 +1065,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               record.body = schema === undefined
                 ? text
                 : body?.kind === "json" && redaction.namesSecretField(text)
-                ? redaction.loggedBody(schema, text)
+                ? redaction.withoutCredentialHeaders(redaction.loggedBody(schema, text))
                 : body?.kind === "multipart" && redaction.namesSecretPart(text)
                 ? redaction.loggedForm(schema, contentType ?? "", read.bytes)
+                : body?.kind === "json"
+                ? redaction.withoutCredentialHeaders(text)
                 : text
             } else {
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)

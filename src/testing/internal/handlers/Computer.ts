@@ -49,12 +49,69 @@ const telemetry = (browser: Browser, now: number, type: string, data: Record<str
   })
 }
 
-/** The most `interaction_key` events one action tells (a long text typed tells its first keys). */
-const keyEventsPerAction = 256
+/**
+ * The most `interaction_key` events one action tells (a long text typed tells its first keys): well under
+ * the browser's backlog of events, so one action does not push every earlier event out of a resume's reach.
+ */
+const keyEventsPerAction = 32
 
 /** An `interaction_key` event per key (`data.key`, the KeyboardEvent's key value), at most {@link keyEventsPerAction}. */
 const keyTelemetry = (browser: Browser, now: number, keys: ReadonlyArray<string>): void => {
   for (const key of keys.slice(0, keyEventsPerAction)) telemetry(browser, now, "interaction_key", { key })
+}
+
+/** The KeyboardEvent `key` values of the characters typed (a newline is `Enter`, a tab `Tab`). */
+const typedKeys = (text: string): ReadonlyArray<string> =>
+  Array.from(
+    text.slice(0, keyEventsPerAction * 2),
+    (char) => char === "\n" || char === "\r" ? "Enter" : char === "\t" ? "Tab" : char
+  )
+
+/**
+ * The KeyboardEvent `key` values of keys pressed as the document names them (xdotool's: `Return`,
+ * `Ctrl+t`): each key of a combination (`Control`, then `t`).
+ */
+const pressedKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> =>
+  keys.flatMap((combination) =>
+    combination.split("+").filter((name) => name !== "").map((name) => keyNames[name.toLowerCase()] ?? name)
+  )
+
+const keyNames: Readonly<Record<string, string>> = {
+  ctrl: "Control",
+  control: "Control",
+  control_l: "Control",
+  control_r: "Control",
+  shift: "Shift",
+  shift_l: "Shift",
+  shift_r: "Shift",
+  alt: "Alt",
+  alt_l: "Alt",
+  alt_r: "Alt",
+  super: "Meta",
+  super_l: "Meta",
+  meta: "Meta",
+  cmd: "Meta",
+  return: "Enter",
+  enter: "Enter",
+  kp_enter: "Enter",
+  backspace: "Backspace",
+  tab: "Tab",
+  escape: "Escape",
+  esc: "Escape",
+  space: " ",
+  delete: "Delete",
+  insert: "Insert",
+  home: "Home",
+  end: "End",
+  page_up: "PageUp",
+  prior: "PageUp",
+  page_down: "PageDown",
+  next: "PageDown",
+  up: "ArrowUp",
+  down: "ArrowDown",
+  left: "ArrowLeft",
+  right: "ArrowRight",
+  caps_lock: "CapsLock"
 }
 
 /**
@@ -76,11 +133,11 @@ const act = (browser: Browser, now: number, type: string, action: Record<string,
       return
     case "type_text":
       record(browser, [String(action["text"] ?? "")])
-      if (browser.capturesInteractions) keyTelemetry(browser, now, Array.from(String(action["text"] ?? "")))
+      if (browser.capturesInteractions) keyTelemetry(browser, now, typedKeys(String(action["text"] ?? "")))
       return
     case "press_key":
       record(browser, strings(action["keys"]).map((k) => `<${k}>`))
-      if (browser.capturesInteractions) keyTelemetry(browser, now, strings(action["keys"]))
+      if (browser.capturesInteractions) keyTelemetry(browser, now, pressedKeys(strings(action["keys"])))
       return
     case "set_cursor":
       browser.cursorHidden = action["hidden"] === true

@@ -327,6 +327,11 @@ export const handlers: Handlers = {
     const moved = browser.fs.get(src)
     if (moved === undefined) return error(404, "not_found", `${src}: no such file or directory`)
     if (src === "/") return error(400, "bad_request", "the root directory cannot be moved")
+    // a file moved to a path ending with `/` (rename(2): ENOTDIR)
+    if (!moved.dir) {
+      const named = filePathOf(body["dest_path"], browser)
+      if (typeof named !== "string") return named
+    }
     const refused = moveRefused(browser, src, moved, dest)
     if (refused !== undefined) return refused
     if (dest === src) return ok(op)

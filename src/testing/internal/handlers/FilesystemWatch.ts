@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
 import type { Handlers } from "./shared.js"
-import { baseName, error, lastOf, liveReply, normalize, ok, onBrowser, parentOf } from "./shared.js"
+import { baseName, error, fileInTheWay, lastOf, liveReply, normalize, ok, onBrowser, parentOf } from "./shared.js"
 
 const within = (watch: { readonly path: string; readonly recursive: boolean }, path: string): boolean =>
   watch.recursive
@@ -18,6 +18,9 @@ const within = (watch: { readonly path: string; readonly recursive: boolean }, p
 
 export const handlers: Handlers = {
   startFilesystemWatch: onBrowser(({ body, call, op, store }, browser) => {
+    // a path through a file (`/t/f.txt/x`): not a directory, as the filesystem's operations answer
+    const file = fileInTheWay(browser.fs, String(body["path"] ?? "/"))
+    if (file !== undefined) return error(400, "bad_request", `${file} is not a directory`)
     const reply = engine.generic(store, call, () => "watch")
     const created = lastOf(store, `/browsers/${browser.id}/fs/watch`)
     if (reply._tag !== "Json" || created === undefined) return reply
