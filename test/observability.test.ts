@@ -1,7 +1,8 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Logger, Stream } from "effect"
-import { Computer, Kernel, Replays } from "effect-kernel"
+import { ConfigProvider, Effect, Layer, Logger, Redacted, Stream } from "effect"
+import { Computer, Credentials, Kernel, Replays } from "effect-kernel"
+import * as util from "node:util"
 import { errorBody, json, mockLayer, mockTransport, token } from "./utils/mock.js"
 import { asMp4 } from "./utils/mp4.js"
 import { makeObserver } from "./utils/observe.js"
@@ -109,5 +110,31 @@ describe("observability", () => {
         expect(lines).toEqual(["DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus"])
       })
     )
+  })
+})
+
+describe("observability: secrets a request sends are not in the platform's span", () => {
+  it.live("the http.client span's outcome (its response and request) shows a secret-holding JSON body by its size only", () => {
+    const observer = makeObserver()
+    const { layer } = mockLayer(() =>
+      json(201, {
+        id: "cred_1",
+        name: "c",
+        domain: "example.com",
+        created_at: "2026-01-01T00:00:00Z",
+        updated_at: "2026-01-01T00:00:00Z",
+        has_values: true,
+        has_totp_secret: false
+      })
+    )
+    return Effect.gen(function*() {
+      yield* Credentials.create({ name: "c", domain: "example.com", values: { password: Redacted.make("hunter-77") } })
+      const http = observer.spans.find((s) => s.name.startsWith("http.client"))!
+      expect(http.status._tag).toBe("Ended")
+      const exit = http.status._tag === "Ended" ? http.status.exit : undefined
+      const shown = [String(exit), JSON.stringify(exit), util.inspect(exit, { depth: 16 })].join("\n")
+      expect(shown).toContain("bytes that may hold secrets")
+      expect(shown).not.toContain("hunter-77")
+    }).pipe(Effect.provide(layer), Effect.provide(observer.layer))
   })
 })

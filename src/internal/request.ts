@@ -1,4 +1,5 @@
 import * as Headers from "@effect/platform/Headers"
+import * as HttpBody from "@effect/platform/HttpBody"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -37,6 +38,30 @@ export const definitionHeaders = (definition: Operations.Definition): Readonly<R
     : events
     ? { accept: "text/event-stream", "accept-encoding": "identity" }
     : {}
+}
+
+/**
+ * A JSON body on a request. One that holds secrets (a credential's values, a login's fields: `sendsSecrets`)
+ * is sent as it is but shown as its size only (`toJSON`, which the platform's `inspect` and `toString` use):
+ * the platform's `http.client` span ends with the response, whose request holds this body, and a tracer
+ * that renders that outcome would otherwise print the secrets (the platform shows a JSON body as text).
+ */
+const withJson = (
+  request: HttpClientRequest.HttpClientRequest,
+  json: string,
+  sendsSecrets: boolean
+): HttpClientRequest.HttpClientRequest => {
+  if (!sendsSecrets) return HttpClientRequest.bodyText(request, json, "application/json")
+  const body = HttpBody.text(json, "application/json")
+  const shown = {
+    _id: "@effect/platform/HttpBody",
+    _tag: "Uint8Array",
+    body: `<redacted: ${body.body.length} bytes that may hold secrets>`,
+    contentType: body.contentType,
+    contentLength: body.contentLength
+  }
+  Object.defineProperty(body, "toJSON", { value: () => shown, enumerable: false })
+  return HttpClientRequest.setBody(request, body)
 }
 
 /** A body that is not JSON on a request: bytes with their content type (a multipart form included). */
@@ -163,7 +188,7 @@ export const makeCall = <D extends Operations.Definition, A, E2 extends KernelEr
           ? HttpClientRequest.setUrl(template, url)
           : make(url, { headers: requestHeaders })
         if (query !== undefined) request = HttpClientRequest.setUrlParams(request, query)
-        if (json !== undefined) request = HttpClientRequest.bodyText(request, json, "application/json")
+        if (json !== undefined) request = withJson(request, json, sendsSecrets)
         else if (content !== undefined) request = withContent(request, content)
         return executeDirect(
           direct,
@@ -336,7 +361,7 @@ export const requestOf = <D extends Operations.Definition>(
       // the header parameters first: the definition's own headers (and the credentials) win
       if (own !== undefined) request = HttpClientRequest.setHeaders(request, own)
       for (const [name, value] of headers) request = HttpClientRequest.setHeader(request, name, value)
-      if (json !== undefined) request = HttpClientRequest.bodyText(request, json, "application/json")
+      if (json !== undefined) request = withJson(request, json, sendsSecrets)
       else if (content !== undefined) request = withContent(request, content)
       return {
         request,
