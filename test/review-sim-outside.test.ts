@@ -191,15 +191,15 @@ describe("telemetry as the document says", () => {
     const before = Date.now()
     await send("POST", `/browsers/${browser}/computer/click_mouse`, { x: 3, y: 4 })
     await send("POST", `/browsers/${browser}/computer/type`, { text: "ab" })
-    await send("POST", `/browsers/${browser}/computer/press_key`, { keys: ["Return", "Ctrl+t"] })
+    await send("POST", `/browsers/${browser}/computer/press_key`, { keys: ["Return", "Ctrl+t", "constructor"] })
     const after = Date.now()
     const events: Array<{ type: string; ts: number; data: Record<string, unknown> }> = []
     const reader = response.body!.getReader()
     let text = ""
-    // what came within 5 s (the events come at once; fewer than six never end the stream)
+    // what came within 5 s (the events come at once; fewer than seven never end the stream)
     const deadline = setTimeout(() => controller.abort(), 5000)
     try {
-      while (events.length < 6) {
+      while (events.length < 7) {
         const { done, value } = await reader.read()
         if (done) break
         text += new TextDecoder().decode(value)
@@ -219,7 +219,9 @@ describe("telemetry as the document says", () => {
       // KeyboardEvent key values: xdotool's `Return` is `Enter`, a combination each of its keys
       ["interaction_key", "Enter"],
       ["interaction_key", "Control"],
-      ["interaction_key", "t"]
+      ["interaction_key", "t"],
+      // a key's own name, never a property of an object's prototype
+      ["interaction_key", "constructor"]
     ])
     for (const event of events) {
       expect(event.ts).toBeGreaterThanOrEqual(before * 1000)

@@ -75,11 +75,12 @@ export const withoutCredentialHeaders = (text: string): string => {
   const walk = (value: unknown, depth: number): unknown => {
     if (depth > 64 || typeof value !== "object" || value === null) return value
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1))
-    const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) {
-      out[key] = credentialHeaderNames.has(key.toLowerCase()) ? "<redacted>" : walk(item, depth + 1)
-    }
-    return out
+    // `fromEntries` defines each key (a `__proto__` one stays a key, as `JSON.parse` made it)
+    return Object.fromEntries(
+      Object.entries(value).map((
+        [key, item]
+      ) => [key, credentialHeaderNames.has(key.toLowerCase()) ? "<redacted>" : walk(item, depth + 1)])
+    )
   }
   return JSON.stringify(walk(json, 0))
 }

@@ -73,10 +73,11 @@ const typedKeys = (text: string): ReadonlyArray<string> =>
  */
 const pressedKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> =>
   keys.flatMap((combination) =>
-    combination.split("+").filter((name) => name !== "").map((name) => keyNames[name.toLowerCase()] ?? name)
+    combination.split("+").filter((name) => name !== "").map((name) => keyNames.get(name.toLowerCase()) ?? name)
   )
 
-const keyNames: Readonly<Record<string, string>> = {
+// a map, not an object: a key named `constructor` or `__proto__` is its own name, not a prototype's property
+const keyNames: ReadonlyMap<string, string> = new Map(Object.entries({
   ctrl: "Control",
   control: "Control",
   control_l: "Control",
@@ -112,7 +113,7 @@ const keyNames: Readonly<Record<string, string>> = {
   left: "ArrowLeft",
   right: "ArrowRight",
   caps_lock: "CapsLock"
-}
+}))
 
 /**
  * One computer action, done as its own operation does it (the mouse, keys, cursor, and their telemetry):
