@@ -73,9 +73,7 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
     case "TypeLiteral": {
       // a value of another shape where a secret-holding object is expected (`values: ["hunter2"]`, a
       // request the service refuses): hidden whole, as the secrets it was meant to hold may be in it
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        return value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
-      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return misshapen(ast, value)
       const out: Record<string, unknown> = { ...value }
       const named = new Set<PropertyKey>()
       for (const property of ast.propertySignatures) {
@@ -99,7 +97,7 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
       return out
     }
     case "TupleType": {
-      if (!Array.isArray(value)) return value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
+      if (!Array.isArray(value)) return misshapen(ast, value)
       return value.map((item: unknown, k) => {
         const type = ast.elements[k]?.type ?? ast.rest[0]?.type
         return type === undefined ? item : redact(type, item, depth + 1)
@@ -109,6 +107,10 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
       return value
   }
 }
+
+/** A value of another shape than its secret-holding AST's (`values: ["..."]`): hidden whole; `null` kept. */
+const misshapen = (ast: SchemaAST.AST, value: unknown): unknown =>
+  value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
 
 const secretAsts = new WeakMap<SchemaAST.AST, boolean>()
 

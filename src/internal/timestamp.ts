@@ -152,6 +152,7 @@ export const parseTimestamp = (text: string): DateTime.Utc | undefined => {
 /**
  * An RFC 3339 `date-time` (the OpenAPI format; the spec: "ISO 8601 UTC timestamp"), e.g.
  * `2025-01-02T03:04:05Z` or `2025-01-02T03:04:05.123+02:00`, decoded to a `DateTime.Utc`.
+ * RFC 3339's lower-case `t` and `z` are read too, and a leap second (`23:59:60` in UTC) as the next second.
  * Anything else (`"0"`, `"yesterday"`, a date without a time or zone) is refused.
  *
  * @internal

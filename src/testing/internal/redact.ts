@@ -49,7 +49,13 @@ export const loggedForm = (schema: Schema.Schema.AnyNoContext, contentType: stri
 /** A JSON text naming a credential header as a key (`"Authorization": ...`, any case). */
 const namesCredentialHeader = /"(?:authorization|proxy-authorization|cookie|x-api-key|x-auth-token)"\s*:/i
 
-const credentialHeaderNames: ReadonlySet<string> = new Set([
+/**
+ * The headers that carry credentials (a token, one sent as a cookie, a proxy's, an API key's header), by
+ * lower-case name: the request log keeps their names only, in a request's headers and in a JSON body's.
+ *
+ * @internal
+ */
+export const credentialHeaderNames: ReadonlySet<string> = new Set([
   "authorization",
   "proxy-authorization",
   "cookie",

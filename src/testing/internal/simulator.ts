@@ -22,7 +22,8 @@ import * as values from "./values.js"
 const recordedQuery = (query: string | undefined): string | undefined => {
   if (query === undefined || query === "") return undefined
   // a name written with escapes (`tok%65n`) is read decoded
-  const kept = credentialParameter.test(query) || query.includes("%")
+  // (a query naming none, in its names or its values, is kept as it is without a walk)
+  const kept = credentialName.test(query) || query.includes("%")
     ? query.split("&").map((pair) => {
       const equals = pair.indexOf("=")
       if (equals < 0) return pair
@@ -41,14 +42,7 @@ const decodedName = (name: string): string => {
   }
 }
 
-/**
- * The headers that carry credentials besides `Authorization` (a token sent as a cookie, a proxy's, an
- * API key's header): the request log keeps their names only.
- */
-const credentialHeaders: ReadonlySet<string> = new Set(["proxy-authorization", "cookie", "x-api-key", "x-auth-token"])
-
 /** Query parameters named as credentials (`api_key`, `token`, `access_token`, `password`...): their values are not logged. */
-const credentialParameter = /(?:^|&)[^=&]*(?:key|token|secret|password|auth)[^=&]*=/i
 const credentialName = /key|token|secret|password|auth/i
 
 /** What a transport hands the simulator. */
@@ -208,7 +202,7 @@ const redactHeaders = (
     if (value === undefined) continue
     const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
-      : credentialHeaders.has(name)
+      : redaction.credentialHeaderNames.has(name)
       ? "<redacted>"
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
@@ -512,17 +506,14 @@ const parameterIssue = (
   }`
 }
 
-const baseOf = (ast: SchemaAST.AST): SchemaAST.AST =>
-  ast._tag === "Refinement" || ast._tag === "Transformation" ? baseOf(ast.from) : ast
-
 /** The values an enum parameter takes (`"active" | "deleted" | "all"`), `undefined` for another type. */
 const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.LiteralValue> | undefined => {
-  const base = baseOf(ast)
+  const base = values.unwrap(ast)
   if (base._tag === "Literal") return [base.literal]
   if (base._tag !== "Union") return undefined
   const out: Array<SchemaAST.LiteralValue> = []
   for (const member of base.types) {
-    const literal = baseOf(member)
+    const literal = values.unwrap(member)
     if (literal._tag !== "Literal") return undefined
     out.push(literal.literal)
   }
@@ -530,7 +521,7 @@ const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.LiteralValue> |
 }
 
 /** Whether a parameter takes several values (an array). */
-const isList = (ast: SchemaAST.AST): boolean => baseOf(ast)._tag === "TupleType"
+const isList = (ast: SchemaAST.AST): boolean => values.unwrap(ast)._tag === "TupleType"
 
 const prefixOf = (template: string): string => {
   let prefix = prefixes.get(template)

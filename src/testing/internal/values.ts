@@ -367,7 +367,8 @@ const numberCandidates = (key: string): ReadonlyArray<number> => {
   return [first, 0, 1, 10, 60, 100, 1000, 0.5]
 }
 
-const unwrap = (ast: SchemaAST.AST): SchemaAST.AST =>
+/** The AST under its refinements and transformations (a parameter's enum, a field's struct). */
+export const unwrap = (ast: SchemaAST.AST): SchemaAST.AST =>
   ast._tag === "Refinement" || ast._tag === "Transformation" ? unwrap(ast.from) : ast
 
 const candidatesOf = (ast: SchemaAST.AST, key: string, depth: number): ReadonlyArray<unknown> => {
