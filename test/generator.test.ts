@@ -508,7 +508,7 @@ describe("the emitted schema files write nothing twice", () => {
     )
     const eager = statements.filter((statement) =>
       !/^(export )?(interface|type) /.test(statement) &&
-      !/^(export )?const \w+(: [\s\S]+?)? =\s+\/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|array\(\(\) =>|once\(\(\) =>)/
+      !/^(export )?const \w+(: [\s\S]+?)? =\s+\/\*#__PURE__\*\/ (struct\(\s*"\w+",\s*\(\) => \(|union\(\(\) =>|exactlyOne\(\s*\[[\w",[\] ]*\],\s*\(\) =>|array\(\(\) =>|once\(\(\) =>)/
         .test(
           statement
         ) &&

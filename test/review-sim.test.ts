@@ -56,13 +56,16 @@ describe("a browser's profile is the stored profile it loads", () => {
     expect(listed.map((b: { session_id: string }) => b.session_id)).toEqual([browser.session_id])
   })
 
-  it("an id and a name naming two profiles: 400", async () => {
+  it("an id and a name: 400, even naming one profile (the document's oneOf: exactly one of them)", async () => {
     const [a, b] = [await withProfile(), await withProfile()]
-    const answer = await send("POST", "/browsers", { profile: { id: a.id, name: b.name } })
-    expect(answer.status).toBe(400)
-    const same = await send("POST", "/browsers", { profile: { id: a.id, name: a.name } })
-    expect(same.status).toBe(200)
-    expect(same.json.profile).toMatchObject(a)
+    for (const profile of [{ id: a.id, name: b.name }, { id: a.id, name: a.name }]) {
+      const answer = await send("POST", "/browsers", { profile })
+      expect(answer.status).toBe(400)
+      expect(answer.json.message).toContain("profile: exactly one of id or name")
+    }
+    const byName = await send("POST", "/browsers", { profile: { name: a.name } })
+    expect(byName.status).toBe(200)
+    expect(byName.json.profile).toMatchObject(a)
   })
 })
 
@@ -112,9 +115,19 @@ describe("an auth connection's references name something of the caller's, as a b
       status: 201
     },
     {
-      field: "an existing proxy",
-      body: (w: { proxy: string; proxyName: string }) => ({ proxy: { id: w.proxy, name: w.proxyName } }),
+      field: "an existing proxy by id",
+      body: (w: { proxy: string }) => ({ proxy: { id: w.proxy } }),
       status: 201
+    },
+    {
+      field: "an existing proxy by name",
+      body: (w: { proxyName: string }) => ({ proxy: { name: w.proxyName } }),
+      status: 201
+    },
+    {
+      field: "an existing proxy by id and name (the document's oneOf: exactly one)",
+      body: (w: { proxy: string; proxyName: string }) => ({ proxy: { id: w.proxy, name: w.proxyName } }),
+      status: 400
     }
   ])("$field: $status on create and on update", async ({ body, status }) => {
     const w = await world()

@@ -32,7 +32,16 @@ export type Schema =
     /** `additionalProperties: false`: a value with another field breaks it. */
     readonly closed?: true
   }
-  | { readonly kind: "union"; readonly members: ReadonlyArray<Schema>; readonly discriminator: string | undefined }
+  | {
+    readonly kind: "union"
+    readonly members: ReadonlyArray<Schema>
+    readonly discriminator: string | undefined
+    /**
+     * Members that differ only in the fields they require (a `oneOf` of `required` lists): each
+     * member's list. A value is sent only when exactly one list is complete, as `oneOf` says.
+     */
+    readonly exactlyOne?: ReadonlyArray<ReadonlyArray<string>>
+  }
   | { readonly kind: "nullable"; readonly schema: Schema }
 
 /**
@@ -230,12 +239,13 @@ export class Converter {
     // an object whose oneOf only says which of its fields are required: one object per branch
     if (branches !== undefined && source.properties !== undefined && branches.every(isRequiredOnly)) {
       const { anyOf: _anyOf, oneOf: _oneOf, ...base } = source
-      return union(
-        branches.map((branch) =>
-          this.convert({ ...base, required: [...(source.required ?? []), ...(branch.required ?? [])] }, owner)
-        ),
-        undefined
+      const members = branches.map((branch) =>
+        this.convert({ ...base, required: [...(source.required ?? []), ...(branch.required ?? [])] }, owner)
       )
+      // `anyOf`: one list or more; `oneOf`: exactly one (a value with both `id` and `name` is refused)
+      return source.oneOf === undefined
+        ? union(members, undefined)
+        : { kind: "union", members, discriminator: undefined, exactlyOne: branches.map((b) => b.required ?? []) }
     }
     if (branches !== undefined) {
       const discriminator = source.discriminator

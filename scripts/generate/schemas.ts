@@ -26,7 +26,7 @@ const pure = (callee: string, args: string): string => `/*#__PURE__*/ ${callee}(
 const key = (name: string): string => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
 
 /** A builder of src/internal/struct.ts (see {@link Uses.builders}). */
-export type Builder = "array" | "once" | "struct" | "union"
+export type Builder = "array" | "exactlyOne" | "ExactlyOne" | "once" | "struct" | "union"
 
 const useBuilder = (uses: Uses, builder: Builder): string => {
   ;(uses.builders ??= new Set()).add(builder)
@@ -214,7 +214,12 @@ export const declaredType = (
       const members = schema.members.map(go)
       if (members.length === 1) return members[0]!
       const twice = schema.discriminator === undefined && schema.members.every((member) => member.kind === "ref")
-      return `Schema.Union<[${(twice ? [...members, ...members] : members).join(", ")}]>`
+      const list = (twice ? [...members, ...members] : members).join(", ")
+      if (schema.exactlyOne !== undefined) {
+        useBuilder(uses, "ExactlyOne")
+        return `ExactlyOne<[${list}]>`
+      }
+      return `Schema.Union<[${list}]>`
     }
     case "object": {
       const bases = schema.bases ?? []
@@ -492,13 +497,16 @@ export const placeSchemas = (api: Ir.Api, operationRoots: (operation: Ir.Operati
 // a named schema carries its name (parse errors and docs say `Browser`, not the whole struct). A
 // struct, a union or an array is built on first use, not on import (`struct`, `union`, `array`:
 // src/internal/struct.ts); anything else (a literal, a record) is annotated as it is
-const identified = (id: string, expression: string, uses: Uses): string => {
+const identified = (id: string, schema: Ir.Schema, expression: string, uses: Uses): string => {
   const opening = (callee: string) => `${pure(callee, "")}`.slice(0, -1)
   if (expression.startsWith(opening("Schema.Struct"))) {
     const fields = expression.slice(opening("Schema.Struct").length, -1)
     return pure(useBuilder(uses, "struct"), `${JSON.stringify(id)}, () => (${fields})`)
   }
   const annotated = pure("Schema.annotations", `${expression}, { identifier: ${JSON.stringify(id)} }`)
+  if (schema.kind === "union" && schema.exactlyOne !== undefined) {
+    return pure(useBuilder(uses, "exactlyOne"), `${JSON.stringify(schema.exactlyOne)}, () => ${annotated}`)
+  }
   const builder = (["union", "array"] as const).find((kind) =>
     expression.startsWith(opening(kind === "union" ? "Schema.Union" : "Schema.Array"))
   )
@@ -726,7 +734,7 @@ export const schemaFile = (
         push(
           jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
             `export const ${id}: Schema.Schema<${id}, ${id}Encoded> = ${
-              identified(id, schemaExpression(named.schema, uses, cyclic), uses)
+              identified(id, named.schema, schemaExpression(named.schema, uses, cyclic), uses)
             }\n`
         )
         continue
@@ -739,17 +747,20 @@ export const schemaFile = (
           typeExpression(named.schema, "Type", uses, new Set(), flatten, hoisting(api, id, uses, hoist))
         }\n`
       const alias = fieldsTypes.get(name)
-      const declaration = declaredType(named.schema, uses, flatten, shared)
+      // written only where it is used (it notes what it names in `uses`)
+      const declaration = alias !== undefined || hasDeclaredType(named.schema)
+        ? declaredType(named.schema, uses, flatten, shared)
+        : ""
       push(
         (alias === undefined ? "" : `type ${alias} = ${declaration.replace(/^Schema\.Struct<([^]*)>$/, "$1")}\n\n`) +
           jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
           `export const ${id}${
             alias !== undefined
               ? `: Schema.Struct<${alias}>`
-              : hasDeclaredType(named.schema)
+              : declaration !== ""
               ? `: ${declaration}`
               : ""
-          } = ${identified(id, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
+          } = ${identified(id, named.schema, schemaExpression(named.schema, uses, new Set(), shared), uses)}\n\n` +
           hoist.declarations.map((declaration) => `${declaration}\n`).join("") +
           jsdoc([`The type of {@link ${id}}.`, "", `@since ${since}`, "@category Models"]) +
           model
@@ -776,7 +787,11 @@ export const schemaFile = (
   if (uses.timestamp) imports.push(`import { Timestamp } from "../../timestamp.js"`)
   if (uses.limited) imports.push(`import { limited } from "../../limits.js"`)
   if (uses.builders !== undefined) {
-    imports.push(`import { ${[...uses.builders].sort().join(", ")} } from "../../struct.js"`)
+    imports.push(
+      `import { ${
+        [...uses.builders].sort().map((name) => name === "ExactlyOne" ? `type ${name}` : name).join(", ")
+      } } from "../../struct.js"`
+    )
   }
   if (uses.upload) imports.push(`import { Upload } from "../../upload.js"`)
   const common = [...uses.refs].filter((name) => !here.has(name)).sort()

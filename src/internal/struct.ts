@@ -14,6 +14,7 @@
  * @internal
  */
 import { NodeInspectSymbol } from "effect/Inspectable"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 
@@ -113,6 +114,56 @@ export const union = /* @__NO_SIDE_EFFECTS__ */ <Members extends ReadonlyArray<S
   return class extends lazySchema(schema) {
     static get members() {
       return schema().members
+    }
+    static annotations(annotations: Schema.Annotations.Schema<Schema.Schema.Type<Members[number]>>) {
+      return schema().annotations(annotations)
+    }
+  }
+}
+
+/**
+ * What {@link exactlyOne} makes: its union, as it decodes, and a check of what it encodes.
+ *
+ * @internal
+ */
+export interface ExactlyOne<Members extends ReadonlyArray<Schema.Schema.AnyNoContext>>
+  extends Schema.transformOrFail<Schema.Union<Members>, Schema.SchemaClass<Schema.Schema.Type<Members[number]>>>
+{}
+
+/**
+ * A named union of objects that differ only in the fields they require (the document's `oneOf` of
+ * `required` lists: "provide either `id` or `name`"), built on first use. Decoded as the union, so an
+ * answer is read as it comes. Encoded only when exactly one member's required fields are all given,
+ * as `oneOf` says: a value with both `id` and `name` fits both members, and the service refuses it, so
+ * it is refused before it is sent (the union alone takes its first member and sends both).
+ *
+ * @internal
+ */
+export const exactlyOne = /* @__NO_SIDE_EFFECTS__ */ <Members extends ReadonlyArray<Schema.Schema.AnyNoContext>>(
+  required: ReadonlyArray<ReadonlyArray<string>>,
+  make: () => Schema.Union<Members>
+): ExactlyOne<Members> => {
+  const message = `exactly one of ${required.map((fields) => fields.join(" with ")).join(" or ")}`
+  const given = (value: unknown) =>
+    required.filter((fields) =>
+      fields.every((field) => typeof value === "object" && value !== null && Reflect.get(value, field) !== undefined)
+    ).length
+  const schema = once(() => {
+    const union = make()
+    const type: Schema.SchemaClass<Schema.Schema.Type<Members[number]>> = Schema.typeSchema(union)
+    return Schema.transformOrFail<typeof type, Schema.Union<Members>, never, never>(union, type, {
+      strict: true,
+      decode: ParseResult.succeed,
+      encode: (value, _, ast) =>
+        given(value) === 1 ? ParseResult.succeed(value) : ParseResult.fail(new ParseResult.Type(ast, value, message))
+    }).annotations(union.ast.annotations)
+  })
+  return class extends lazySchema(schema) {
+    static get from() {
+      return schema().from
+    }
+    static get to() {
+      return schema().to
     }
     static annotations(annotations: Schema.Annotations.Schema<Schema.Schema.Type<Members[number]>>) {
       return schema().annotations(annotations)

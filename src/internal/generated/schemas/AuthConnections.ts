@@ -8,7 +8,7 @@ import type * as DateTime from "effect/DateTime"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { once, struct, union } from "../../struct.js"
+import { exactlyOne, once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { ErrorEvent, SSEHeartbeatEvent } from "./Common.js"
 
@@ -1108,32 +1108,34 @@ export interface ManagedAuth extends ManagedAuthShared {
  * @since 0.2.0
  * @category Schemas
  */
-export const ProxyRef = /*#__PURE__*/ union(() =>
-  /*#__PURE__*/ Schema.annotations(
-    /*#__PURE__*/ Schema.Union(
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Proxy ID
-         */
-        id: Schema.String,
-        /**
-         * Proxy name
-         */
-        name: optionalString()
-      }),
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Proxy ID
-         */
-        id: optionalString(),
-        /**
-         * Proxy name
-         */
-        name: Schema.String
-      })
-    ),
-    { identifier: "ProxyRef" }
-  )
+export const ProxyRef = /*#__PURE__*/ exactlyOne(
+  [["id"], ["name"]],
+  () =>
+    /*#__PURE__*/ Schema.annotations(
+      /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Proxy ID
+           */
+          id: Schema.String,
+          /**
+           * Proxy name
+           */
+          name: optionalString()
+        }),
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Proxy ID
+           */
+          id: optionalString(),
+          /**
+           * Proxy name
+           */
+          name: Schema.String
+        })
+      ),
+      { identifier: "ProxyRef" }
+    )
 )
 
 /**

@@ -8,7 +8,7 @@ import type * as DateTime from "effect/DateTime"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { limited } from "../../limits.js"
-import { once, struct, union } from "../../struct.js"
+import { exactlyOne, once, struct } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 
 const optionalTimestamp = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Timestamp))
@@ -772,40 +772,42 @@ const limitedStringMinLength1MaxLengtValue = /*#__PURE__*/ once(() =>
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserProfile = /*#__PURE__*/ union(() =>
-  /*#__PURE__*/ Schema.annotations(
-    /*#__PURE__*/ Schema.Union(
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Profile ID to load for this browser session
-         */
-        id: Schema.String,
-        /**
-         * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-         */
-        name: optionalLimitedStringMinLength1Value(),
-        /**
-         * If true, save changes made during the session back to the profile when the session ends.
-         */
-        save_changes: optionalBoolean()
-      }),
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Profile ID to load for this browser session
-         */
-        id: optionalString(),
-        /**
-         * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-         */
-        name: limitedStringMinLength1MaxLengtValue(),
-        /**
-         * If true, save changes made during the session back to the profile when the session ends.
-         */
-        save_changes: optionalBoolean()
-      })
-    ),
-    { identifier: "BrowserProfile" }
-  )
+export const BrowserProfile = /*#__PURE__*/ exactlyOne(
+  [["id"], ["name"]],
+  () =>
+    /*#__PURE__*/ Schema.annotations(
+      /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Profile ID to load for this browser session
+           */
+          id: Schema.String,
+          /**
+           * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+           */
+          name: optionalLimitedStringMinLength1Value(),
+          /**
+           * If true, save changes made during the session back to the profile when the session ends.
+           */
+          save_changes: optionalBoolean()
+        }),
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Profile ID to load for this browser session
+           */
+          id: optionalString(),
+          /**
+           * Profile name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+           */
+          name: limitedStringMinLength1MaxLengtValue(),
+          /**
+           * If true, save changes made during the session back to the profile when the session ends.
+           */
+          save_changes: optionalBoolean()
+        })
+      ),
+      { identifier: "BrowserProfile" }
+    )
 )
 
 /**
@@ -848,32 +850,34 @@ export type BrowserProfile = {
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserExtension = /*#__PURE__*/ union(() =>
-  /*#__PURE__*/ Schema.annotations(
-    /*#__PURE__*/ Schema.Union(
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Extension ID to load for this browser session
-         */
-        id: Schema.String,
-        /**
-         * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-         */
-        name: optionalLimitedStringMinLength1Value()
-      }),
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Extension ID to load for this browser session
-         */
-        id: optionalString(),
-        /**
-         * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
-         */
-        name: limitedStringMinLength1MaxLengtValue()
-      })
-    ),
-    { identifier: "BrowserExtension" }
-  )
+export const BrowserExtension = /*#__PURE__*/ exactlyOne(
+  [["id"], ["name"]],
+  () =>
+    /*#__PURE__*/ Schema.annotations(
+      /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Extension ID to load for this browser session
+           */
+          id: Schema.String,
+          /**
+           * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+           */
+          name: optionalLimitedStringMinLength1Value()
+        }),
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Extension ID to load for this browser session
+           */
+          id: optionalString(),
+          /**
+           * Extension name to load for this browser session (instead of id). Must be 1-255 characters, using letters, numbers, dots, underscores, or hyphens.
+           */
+          name: limitedStringMinLength1MaxLengtValue()
+        })
+      ),
+      { identifier: "BrowserExtension" }
+    )
 )
 
 /**

@@ -7,7 +7,7 @@
 import type * as DateTime from "effect/DateTime"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { once, struct, union } from "../../struct.js"
+import { type ExactlyOne, exactlyOne, once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
@@ -230,7 +230,7 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest: Schema.Union<[
+export const DeploymentRequest: ExactlyOne<[
   Schema.Struct<{
     /**
      * Version of the application. Can be any string.
@@ -285,66 +285,68 @@ export const DeploymentRequest: Schema.Union<[
      */
     env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
   }>
-]> = /*#__PURE__*/ union(() =>
-  /*#__PURE__*/ Schema.annotations(
-    /*#__PURE__*/ Schema.Union(
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Version of the application. Can be any string.
-         */
-        version: optionalString(),
-        /**
-         * ZIP file containing the application source directory
-         */
-        file: Upload,
-        /**
-         * Relative path to the entrypoint of the application
-         */
-        entrypoint_rel_path: Schema.String,
-        source: /*#__PURE__*/ Schema.optional(DeploymentSource),
-        /**
-         * Region for deployment. Currently we only support "aws.us-east-1a"
-         */
-        region: optionalLiteralAwsUsEast1a(),
-        /**
-         * Allow overwriting an existing app version
-         */
-        force: optionalBoolean(),
-        /**
-         * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-         */
-        env_vars: optionalRecordKeyStringValueString()
-      }),
-      /*#__PURE__*/ Schema.Struct({
-        /**
-         * Version of the application. Can be any string.
-         */
-        version: optionalString(),
-        /**
-         * ZIP file containing the application source directory
-         */
-        file: /*#__PURE__*/ Schema.optional(Upload),
-        /**
-         * Relative path to the entrypoint of the application
-         */
-        entrypoint_rel_path: optionalString(),
-        source: DeploymentSource,
-        /**
-         * Region for deployment. Currently we only support "aws.us-east-1a"
-         */
-        region: optionalLiteralAwsUsEast1a(),
-        /**
-         * Allow overwriting an existing app version
-         */
-        force: optionalBoolean(),
-        /**
-         * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-         */
-        env_vars: optionalRecordKeyStringValueString()
-      })
-    ),
-    { identifier: "DeploymentRequest" }
-  )
+]> = /*#__PURE__*/ exactlyOne(
+  [["file", "entrypoint_rel_path"], ["source"]],
+  () =>
+    /*#__PURE__*/ Schema.annotations(
+      /*#__PURE__*/ Schema.Union(
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Version of the application. Can be any string.
+           */
+          version: optionalString(),
+          /**
+           * ZIP file containing the application source directory
+           */
+          file: Upload,
+          /**
+           * Relative path to the entrypoint of the application
+           */
+          entrypoint_rel_path: Schema.String,
+          source: /*#__PURE__*/ Schema.optional(DeploymentSource),
+          /**
+           * Region for deployment. Currently we only support "aws.us-east-1a"
+           */
+          region: optionalLiteralAwsUsEast1a(),
+          /**
+           * Allow overwriting an existing app version
+           */
+          force: optionalBoolean(),
+          /**
+           * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+           */
+          env_vars: optionalRecordKeyStringValueString()
+        }),
+        /*#__PURE__*/ Schema.Struct({
+          /**
+           * Version of the application. Can be any string.
+           */
+          version: optionalString(),
+          /**
+           * ZIP file containing the application source directory
+           */
+          file: /*#__PURE__*/ Schema.optional(Upload),
+          /**
+           * Relative path to the entrypoint of the application
+           */
+          entrypoint_rel_path: optionalString(),
+          source: DeploymentSource,
+          /**
+           * Region for deployment. Currently we only support "aws.us-east-1a"
+           */
+          region: optionalLiteralAwsUsEast1a(),
+          /**
+           * Allow overwriting an existing app version
+           */
+          force: optionalBoolean(),
+          /**
+           * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+           */
+          env_vars: optionalRecordKeyStringValueString()
+        })
+      ),
+      { identifier: "DeploymentRequest" }
+    )
 )
 
 /**

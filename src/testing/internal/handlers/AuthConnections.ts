@@ -125,12 +125,11 @@ const unresolvedAuthReference = (
   }
   const exists = (collection: string, key: unknown): boolean =>
     key === undefined || found(collection, key) !== undefined
-  // a proxy by id or by name (both given: the same one)
+  // a proxy by id or by name (never both: the body's check refused that)
   const proxy = obj(body["proxy"])
-  const byId = found("/proxies", proxy["id"], true)
   if (
-    (proxy["id"] !== undefined && byId === undefined) || !exists("/proxies", proxy["name"]) ||
-    (proxy["id"] !== undefined && proxy["name"] !== undefined && byId !== found("/proxies", proxy["name"]))
+    (proxy["id"] !== undefined && found("/proxies", proxy["id"], true) === undefined) ||
+    !exists("/proxies", proxy["name"])
   ) return error(400, "bad_request", "proxy not found")
   const credential = obj(body["credential"])
   if (!exists("/credentials", credential["name"])) return error(400, "bad_request", "credential not found")
