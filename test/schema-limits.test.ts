@@ -67,6 +67,11 @@ const sample = (schema: Ir.Schema, depth = 0): unknown => {
 interface Step {
   readonly key: string | number
   readonly make: () => unknown
+  /**
+   * Keys taken out of the container before this step: the fields of the other members of a `oneOf`
+   * that asks for exactly one (a profile by `id` or by `name`), whose value would be refused for that.
+   */
+  readonly drop?: ReadonlyArray<string>
 }
 
 interface Site {
@@ -81,19 +86,31 @@ const sitesOf = (
   schema: Ir.Schema,
   steps: ReadonlyArray<Step>,
   into: Array<Site>,
-  seen: ReadonlySet<string> = new Set()
+  seen: ReadonlySet<string> = new Set(),
+  drop: ReadonlyArray<string> = []
 ): Array<Site> => {
   if (schema.kind === "ref") {
     if (seen.has(schema.name)) return into
-    return sitesOf(operation, api.schemas.get(schema.name)!.schema, steps, into, new Set([...seen, schema.name]))
+    return sitesOf(operation, api.schemas.get(schema.name)!.schema, steps, into, new Set([...seen, schema.name]), drop)
   }
   if ("limits" in schema && schema.limits !== undefined) into.push({ operation, steps, schema })
   switch (schema.kind) {
     case "nullable":
-      return sitesOf(operation, schema.schema, steps, into, seen)
-    case "union":
-      for (const member of schema.members) sitesOf(operation, member, steps, into, seen)
+      return sitesOf(operation, schema.schema, steps, into, seen, drop)
+    case "union": {
+      const groups = schema.exactlyOne
+      schema.members.forEach((member, i) => {
+        // exactly one member's fields: this member's, the others' left out (and taken out of the value)
+        const others = groups === undefined
+          ? []
+          : groups.flatMap((fields, j) => j === i ? [] : fields).filter((field) => !groups[i]!.includes(field))
+        const own = member.kind === "object" && others.length > 0
+          ? { ...member, properties: member.properties.filter((p) => !others.includes(p.name)) }
+          : member
+        sitesOf(operation, own, steps, into, seen, others)
+      })
       return into
+    }
     case "array": {
       const items = schema.items
       const count = Math.max(1, schema.limits?.minItems ?? 0)
@@ -107,7 +124,7 @@ const sitesOf = (
         sitesOf(
           operation,
           property.schema,
-          [...steps, { key: property.name, make: () => sample(property.schema) }],
+          [...steps, { key: property.name, make: () => sample(property.schema), drop }],
           into,
           seen
         )
@@ -209,6 +226,7 @@ const paramsWith = (site: Site, value: unknown): Record<string, unknown> => {
   })
   let container: Record<string | number, unknown> = params
   site.steps.forEach((step, i) => {
+    for (const key of step.drop ?? []) delete container[key]
     if (i === site.steps.length - 1) {
       container[step.key] = value
       return

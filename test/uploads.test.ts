@@ -155,8 +155,7 @@ describe.each(transports)("uploads over $name", (transport) => {
         Deployments.create({
           file: chunked(file),
           entrypoint_rel_path: "index.ts",
-          env_vars: { FOO: "bar" },
-          source: { type: "github", url: "https://github.com/a/b", ref: "main", entrypoint: "index.ts" } as never
+          env_vars: { FOO: "bar" }
         })
       )
     )
@@ -168,8 +167,23 @@ describe.each(transports)("uploads over $name", (transport) => {
     expect(byName.get("file")!.body.equals(Buffer.from(file))).toBe(true)
     expect(byName.get("entrypoint_rel_path")!.body.toString()).toBe("index.ts")
     expect(byName.get("env_vars[FOO]")!.body.toString()).toBe("bar")
-    expect(byName.get("source")!.contentType).toBe("application/json")
-    expect(JSON.parse(byName.get("source")!.body.toString())).toMatchObject({ type: "github", ref: "main" })
+    // the document's other member: a source instead of the file (both: InvalidInput, test/one-of.test.ts)
+    received = []
+    failureOf(
+      await run(
+        transport,
+        Deployments.create({
+          entrypoint_rel_path: "index.ts",
+          source: { type: "github", url: "https://github.com/a/b", ref: "main", entrypoint: "index.ts" }
+        })
+      )
+    )
+    const sourced = new Map(
+      parseMultipart(received[0]!.body, received[0]!.headers["content-type"]).map((p) => [p.name, p])
+    )
+    expect(sourced.has("file")).toBe(false)
+    expect(sourced.get("source")!.contentType).toBe("application/json")
+    expect(JSON.parse(sourced.get("source")!.body.toString())).toMatchObject({ type: "github", ref: "main" })
   })
 
   it("Filesystem.writeFile: the raw body from bytes, a file, a stream", async () => {
