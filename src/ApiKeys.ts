@@ -96,6 +96,8 @@ export class ListApiKeys extends Context.Tag("effect-kernel/ListApiKeys")<ListAp
  *
  * `GET /org/api_keys`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -186,6 +188,8 @@ export class CreateApiKey extends Context.Tag("effect-kernel/CreateApiKey")<Crea
  *
  * `POST /org/api_keys`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -262,6 +266,8 @@ export class GetApiKey extends Context.Tag("effect-kernel/GetApiKey")<GetApiKey,
  * Retrieve an API key by ID for the authenticated organization. API keys are masked.
  *
  * `GET /org/api_keys/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -340,6 +346,8 @@ export class UpdateApiKey extends Context.Tag("effect-kernel/UpdateApiKey")<Upda
  *
  * `PATCH /org/api_keys/{id}`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -417,6 +425,8 @@ export {
    * Delete an API key.
    *
    * `DELETE /org/api_keys/{id}`
+   *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
    *
    * @since 0.2.0
    * @category Accessors

@@ -111,6 +111,8 @@ export class ListApps extends Context.Tag("effect-kernel/ListApps")<ListApps, Li
  *
  * `GET /apps`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example

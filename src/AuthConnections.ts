@@ -151,6 +151,8 @@ export class ListAuthConnections
  *
  * `GET /auth/connections`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -253,6 +255,8 @@ export class CreateAuthConnection
  *
  * `POST /auth/connections`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -332,6 +336,8 @@ export class GetAuthConnection
  * Retrieve an auth connection by its ID. Includes current flow state if a login is in progress.
  *
  * `GET /auth/connections/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -416,6 +422,8 @@ export class UpdateAuthConnection
  * Update an auth connection's configuration. Only the fields provided will be updated.
  *
  * `PATCH /auth/connections/{id}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -507,6 +515,8 @@ export {
    *
    * `DELETE /auth/connections/{id}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -592,6 +602,8 @@ export class LoginAuthConnection
  * Starts a login flow for the auth connection. Returns immediately with a hosted URL for the user to complete authentication, or triggers automatic re-auth if credentials are stored.
  *
  * `POST /auth/connections/{id}/login`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -679,6 +691,8 @@ export class SubmitAuthConnection
  *
  * `POST /auth/connections/{id}/submit`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -764,6 +778,8 @@ export class FollowAuthConnection
  * the flow reaches a terminal state (SUCCESS, FAILED, EXPIRED, CANCELED).
  *
  * `GET /auth/connections/{id}/events`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -851,6 +867,8 @@ export class ExchangeAuthConnection
  * Validates the handoff code and returns a JWT token for subsequent requests. Used by the hosted login UI.
  *
  * `POST /auth/connections/{id}/exchange`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

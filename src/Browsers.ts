@@ -202,6 +202,8 @@ export class ListBrowsers extends Context.Tag("effect-kernel/ListBrowsers")<List
  *
  * `GET /browsers`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -292,6 +294,8 @@ export class CreateBrowser extends Context.Tag("effect-kernel/CreateBrowser")<Cr
  *
  * `POST /browsers`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -373,6 +377,8 @@ export class GetBrowser extends Context.Tag("effect-kernel/GetBrowser")<GetBrows
  *
  * `GET /browsers/{id}`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -449,6 +455,8 @@ export class UpdateBrowser extends Context.Tag("effect-kernel/UpdateBrowser")<Up
  * Update a browser session.
  *
  * `PATCH /browsers/{id}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -527,6 +535,8 @@ export {
    * Delete a browser session by ID.
    *
    * `DELETE /browsers/{id}`
+   *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
    *
    * @since 0.2.0
    * @category Accessors
@@ -632,6 +642,8 @@ export class LoadBrowserExtensions
  *
  * `POST /browsers/{id}/extensions`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -709,6 +721,8 @@ export class CurlBrowser extends Context.Tag("effect-kernel/CurlBrowser")<CurlBr
  * Returns a structured JSON response with status, headers, body, and timing.
  *
  * `POST /browsers/{id}/curl`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

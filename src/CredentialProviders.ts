@@ -81,6 +81,8 @@ export class ListCredentialProviders extends Context.Tag("effect-kernel/ListCred
  *
  * `GET /org/credential_providers`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -160,6 +162,8 @@ export class CreateCredentialProvider extends Context.Tag("effect-kernel/CreateC
  * Configure an external credential provider (e.g., 1Password) for automatic credential lookup.
  *
  * `POST /org/credential_providers`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -244,6 +248,8 @@ export class GetCredentialProvider
  * Retrieve a credential provider by its ID.
  *
  * `GET /org/credential_providers/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -331,6 +337,8 @@ export class UpdateCredentialProvider extends Context.Tag("effect-kernel/UpdateC
  * Update a credential provider's configuration.
  *
  * `PATCH /org/credential_providers/{id}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -420,6 +428,8 @@ export {
    *
    * `DELETE /org/credential_providers/{id}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -503,6 +513,8 @@ export class TestCredentialProvider
  * Validate the credential provider's token and list accessible vaults.
  *
  * `POST /org/credential_providers/{id}/test`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -588,6 +600,8 @@ export class ListCredentialProviderItems extends Context.Tag("effect-kernel/List
  * Returns available credential items (e.g., 1Password login items) from the provider.
  *
  * `GET /org/credential_providers/{id}/items`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

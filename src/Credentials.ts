@@ -102,6 +102,8 @@ export class ListCredentials
  *
  * `GET /credentials`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -194,6 +196,8 @@ export class CreateCredential
  *
  * `POST /credentials`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -270,6 +274,8 @@ export class GetCredential extends Context.Tag("effect-kernel/GetCredential")<Ge
  * Retrieve a credential by its ID or name. Credential values are not returned.
  *
  * `GET /credentials/{idOrName}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -352,6 +358,8 @@ export class UpdateCredential
  *
  * `PATCH /credentials/{idOrName}`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -433,6 +441,8 @@ export {
    * Delete a credential by its ID or name.
    *
    * `DELETE /credentials/{idOrName}`
+   *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
    *
    * @since 0.2.0
    * @category Accessors
@@ -517,6 +527,8 @@ export class GetCredentialTotpCode
  * Returns the current 6-digit TOTP code for a credential with a configured totp_secret. Use this to complete 2FA setup on sites or when you need a fresh code.
  *
  * `GET /credentials/{idOrName}/totp-code`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -73,6 +73,8 @@ export class ListExtensions
  *
  * `GET /extensions`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -146,6 +148,8 @@ export class UploadExtension
  * Upload a zip file containing an unpacked browser extension. Optionally provide a unique name for later reference.
  *
  * `POST /extensions`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -226,6 +230,8 @@ export class DownloadExtension
  * Download the extension as a ZIP archive by ID or name.
  *
  * `GET /extensions/{idOrName}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -327,6 +333,8 @@ export {
    *
    * `DELETE /extensions/{idOrName}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -415,6 +423,8 @@ export class DownloadChromeStoreExtension extends Context.Tag("effect-kernel/Dow
  * Returns a ZIP archive containing the unpacked extension fetched from the Chrome Web Store.
  *
  * `GET /extensions/from_chrome_store`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

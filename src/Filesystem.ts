@@ -96,6 +96,8 @@ export class ReadFile extends Context.Tag("effect-kernel/ReadFile")<ReadFile, Re
  *
  * `GET /browsers/{id}/fs/read_file`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -203,6 +205,8 @@ export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile,
  *
  * `PUT /browsers/{id}/fs/write_file`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -281,6 +285,8 @@ export class ListFiles extends Context.Tag("effect-kernel/ListFiles")<ListFiles,
  *
  * `GET /browsers/{id}/fs/list_files`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -358,6 +364,8 @@ export class CreateDirectory
  *
  * `PUT /browsers/{id}/fs/create_directory`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -433,6 +441,8 @@ export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFi
  * Delete a file.
  *
  * `PUT /browsers/{id}/fs/delete_file`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -511,6 +521,8 @@ export class DeleteDirectory
  * Delete a directory.
  *
  * `PUT /browsers/{id}/fs/delete_directory`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -591,6 +603,8 @@ export class SetFilePermissions
  *
  * `PUT /browsers/{id}/fs/set_file_permissions`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -669,6 +683,8 @@ export class GetFileInfo extends Context.Tag("effect-kernel/GetFileInfo")<GetFil
  *
  * `GET /browsers/{id}/fs/file_info`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -743,6 +759,8 @@ export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, Mo
  * Move or rename a file or directory.
  *
  * `PUT /browsers/{id}/fs/move`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -825,6 +843,8 @@ export class DownloadDirZip
  * Returns a ZIP file containing the contents of the specified directory.
  *
  * `GET /browsers/{id}/fs/download_dir_zip`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -923,6 +943,8 @@ export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<Upload
  *
  * `POST /browsers/{id}/fs/upload`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -1000,6 +1022,8 @@ export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip,
  * Upload a zip file and extract its contents to the specified destination path.
  *
  * `POST /browsers/{id}/fs/upload_zip`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

@@ -96,6 +96,8 @@ export class StartFilesystemWatch
  *
  * `POST /browsers/{id}/fs/watch`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -184,6 +186,8 @@ export class StreamFilesystemEvents
  *
  * `GET /browsers/{id}/fs/watch/{watchId}/events`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -269,6 +273,8 @@ export class StopFilesystemWatch
  * Stop watching a directory.
  *
  * `DELETE /browsers/{id}/fs/watch/{watchId}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

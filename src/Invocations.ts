@@ -231,6 +231,8 @@ export class ListInvocations
  *
  * `GET /invocations`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -324,6 +326,8 @@ export class CreateInvocation
  *
  * `POST /invocations`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -400,6 +404,8 @@ export class GetInvocation extends Context.Tag("effect-kernel/GetInvocation")<Ge
  * Get details about an invocation's status and output.
  *
  * `GET /invocations/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -479,6 +485,8 @@ export class UpdateInvocation
  * Update an invocation's status or output. This can be used to cancel an invocation by setting the status to "failed".
  *
  * `PATCH /invocations/{id}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -563,6 +571,8 @@ export class ListInvocationBrowsers
  * Returns all active browser sessions created within the specified invocation.
  *
  * `GET /invocations/{id}/browsers`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -649,6 +659,8 @@ export class DeleteInvocationBrowsers extends Context.Tag("effect-kernel/DeleteI
  *
  * `DELETE /invocations/{id}/browsers`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -732,6 +744,8 @@ export class FollowInvocation
  * once the invocation reaches a terminal state.
  *
  * `GET /invocations/{id}/events`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -440,4 +440,34 @@ const configNames = (configs: ConfigOptions): Names => ({
  * @category Layers
  */
 export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConfig, ConfigError.ConfigError> =>
-  Layer.effect(KernelConfig, Effect.flatMap(config(configs), (options) => makeNamed(options, configNames(configs))))
+  Layer.effect(
+    KernelConfig,
+    Effect.flatMap(
+      Effect.mapError(config(configs), explainMissingKey),
+      (options) => makeNamed(options, configNames(configs))
+    )
+  )
+
+/**
+ * A missing `KERNEL_API_KEY` says how to give one (effect's own message only says it is not there),
+ * the rest of the error as it is.
+ */
+const explainMissingKey = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
+  switch (error._op) {
+    case "And":
+      return ConfigError.And(explainMissingKey(error.left), explainMissingKey(error.right))
+    case "Or":
+      return ConfigError.Or(explainMissingKey(error.left), explainMissingKey(error.right))
+    case "MissingData":
+      return error.path.join(".") === "KERNEL_API_KEY"
+        ? ConfigError.MissingData(
+          error.path,
+          "KERNEL_API_KEY is not set: set it to your Kernel API key, or give the key in code with " +
+            "KernelConfig.layer({ apiKey: Redacted.make(key) }) (against the simulator: one of its seed's " +
+            "tokens, sk_sim_demo_0123456789 by default)"
+        )
+        : error
+    default:
+      return error
+  }
+}

@@ -344,13 +344,15 @@ export class TransportError extends TransportErrorBase {}
 const timeoutFields = {
   method: Schema.String,
   path: Schema.String,
-  timeout: Schema.Duration
+  timeout: Schema.Duration,
+  idle: Schema.optional(Schema.Boolean)
 }
 
 type TimeoutShape<D = Duration.Duration> = {
   readonly method: string
   readonly path: string
   readonly timeout: D
+  readonly idle?: boolean | undefined
 }
 
 const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutShape, TimeoutShape<DurationEncoded>> =
@@ -362,8 +364,8 @@ const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutS
   )
 
 /**
- * An attempt took longer than the configured `timeout` (or a download stalled for longer than
- * its idle timeout).
+ * An attempt took longer than the configured `timeout`, or (`idle: true`) a body or an event stream
+ * received no byte for the configured `idleTimeout`. The message names the setting.
  *
  * @since 0.1.0
  * @category Errors
@@ -371,7 +373,9 @@ const TimeoutBase: ErrorClass<Timeout, "Timeout", typeof timeoutFields, TimeoutS
 export class Timeout extends TimeoutBase {
   /** @since 0.1.0 */
   override get message(): string {
-    return `${this.method} ${this.path} timed out after ${Duration.format(this.timeout)}`
+    return this.idle === true
+      ? `${this.method} ${this.path} received no byte for ${Duration.format(this.timeout)} (idleTimeout)`
+      : `${this.method} ${this.path} timed out after ${Duration.format(this.timeout)}`
   }
 }
 

@@ -97,6 +97,8 @@ export class StreamLogs extends Context.Tag("effect-kernel/StreamLogs")<StreamLo
  *
  * `GET /browsers/{id}/logs/stream`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example

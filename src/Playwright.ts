@@ -93,6 +93,8 @@ export class ExecutePlaywrightCode
  *
  * `POST /browsers/{id}/playwright/execute`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example

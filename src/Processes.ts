@@ -106,6 +106,8 @@ export class ExecProcess extends Context.Tag("effect-kernel/ExecProcess")<ExecPr
  *
  * `POST /browsers/{id}/process/exec`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -180,6 +182,8 @@ export class SpawnProcess extends Context.Tag("effect-kernel/SpawnProcess")<Spaw
  * Execute a command asynchronously.
  *
  * `POST /browsers/{id}/process/spawn`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -258,6 +262,8 @@ export class GetProcessStatus
  * Get process status.
  *
  * `GET /browsers/{id}/process/{processId}/status`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -342,6 +348,8 @@ export class StreamProcessStdout
  *
  * `GET /browsers/{id}/process/{processId}/stdout/stream`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -422,6 +430,8 @@ export class WriteProcessStdin
  *
  * `POST /browsers/{id}/process/{processId}/stdin`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -498,6 +508,8 @@ export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillPr
  *
  * `POST /browsers/{id}/process/{processId}/kill`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -573,6 +585,8 @@ export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<Re
  * Resize a PTY-backed process terminal.
  *
  * `POST /browsers/{id}/process/{processId}/resize`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

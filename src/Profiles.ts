@@ -108,6 +108,8 @@ export class ListProfiles extends Context.Tag("effect-kernel/ListProfiles")<List
  *
  * `GET /profiles`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -198,6 +200,8 @@ export class CreateProfile extends Context.Tag("effect-kernel/CreateProfile")<Cr
  *
  * `POST /profiles`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -274,6 +278,8 @@ export class GetProfile extends Context.Tag("effect-kernel/GetProfile")<GetProfi
  * Retrieve details for a single profile by its ID or name.
  *
  * `GET /profiles/{idOrName}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -357,6 +363,8 @@ export {
    *
    * `DELETE /profiles/{idOrName}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -438,6 +446,8 @@ export class DownloadProfile
  * Returns a zstd-compressed tar file of the full user-data directory.
  *
  * `GET /profiles/{idOrName}/download`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -95,6 +95,8 @@ export class ListProjects extends Context.Tag("effect-kernel/ListProjects")<List
  *
  * `GET /org/projects`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -185,6 +187,8 @@ export class CreateProject extends Context.Tag("effect-kernel/CreateProject")<Cr
  *
  * `POST /org/projects`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -262,6 +266,8 @@ export class GetProject extends Context.Tag("effect-kernel/GetProject")<GetProje
  *
  * `GET /org/projects/{id}`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -338,6 +344,8 @@ export class UpdateProject extends Context.Tag("effect-kernel/UpdateProject")<Up
  * Update a project's name or status.
  *
  * `PATCH /org/projects/{id}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -418,6 +426,8 @@ export {
    * Soft-delete a project. The project must be empty (no active resources).
    *
    * `DELETE /org/projects/{id}`
+   *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
    *
    * @since 0.2.0
    * @category Accessors

@@ -75,6 +75,8 @@ export class ListProxies extends Context.Tag("effect-kernel/ListProxies")<ListPr
  *
  * `GET /proxies`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -147,6 +149,8 @@ export class CreateProxy extends Context.Tag("effect-kernel/CreateProxy")<Create
  *
  * `POST /proxies`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -218,6 +222,8 @@ export class GetProxy extends Context.Tag("effect-kernel/GetProxy")<GetProxy, Ge
  * Retrieve a proxy belonging to the caller's organization by ID.
  *
  * `GET /proxies/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -298,6 +304,8 @@ export {
    *
    * `DELETE /proxies/{id}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -373,6 +381,8 @@ export class CheckProxy extends Context.Tag("effect-kernel/CheckProxy")<CheckPro
  * Run a health check on the proxy to verify it's working. Optionally specify a URL to test reachability against a specific target. For ISP and datacenter proxies, this reliably tests whether the target site is reachable from the proxy's stable exit IP. For residential and mobile proxies, the exit node varies between requests, so this validates proxy configuration and connectivity rather than guaranteeing site-specific reachability.
  *
  * `POST /proxies/{id}/check`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -94,6 +94,8 @@ export class StreamTelemetry
  *
  * `GET /browsers/{id}/telemetry`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example

@@ -138,6 +138,10 @@ describe("configuration", () => {
       )
       expect(Exit.isFailure(exit)).toBe(true)
       expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain("KERNEL_API_KEY")
+      // and says how to give one
+      expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain(
+        "KERNEL_API_KEY is not set: set it to your Kernel API key, or give the key in code with KernelConfig.layer"
+      )
     }).pipe(Effect.scoped))
 
   it.effect.each([

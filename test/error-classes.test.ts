@@ -91,6 +91,7 @@ type TimeoutFields = {
   method: typeof Schema.String
   path: typeof Schema.String
   timeout: typeof Schema.Duration
+  idle: Schema.optional<typeof Schema.Boolean>
 }
 
 type DecodeErrorFields = {
@@ -245,6 +246,9 @@ describe("KernelError classes", () => {
       timeout: Duration.seconds(1)
     })
     expect(timeout.message).toBe("GET /browsers timed out after 1s")
+    // a body that went silent names the other setting
+    expect(new KernelError.Timeout({ method: "GET", path: "/x", timeout: Duration.seconds(5), idle: true }).message)
+      .toBe("GET /x received no byte for 5s (idleTimeout)")
   })
 })
 

@@ -534,6 +534,26 @@ describe("the accessors' examples", () => {
     // an answer with content is still shown
     expect(source).toMatch(/const result = yield\* Browsers\.retrieve\([^)]*\)\n\s+\*\s+yield\* Effect\.log\(result\)/)
   })
+
+  // the five of 0.1 are documented by hand (all five idempotent: docs/retries.md)
+  const documented = [...generate()].filter(([file]) => file.includes("/modules/") || /^src\/[A-Z]\w*\.ts$/.test(file))
+    .map(([, text]) => text).join("\n")
+  it.each(
+    api.operations.filter((operation) => !Config.handWrittenOperations.has(operation.name)).map((operation) =>
+      [operation.name, operation] as const
+    )
+  )(
+    "%s: its documentation says whether it is retried",
+    (_, operation) => {
+      const text = documented
+      const at = text.indexOf(`\`${operation.method} ${operation.path}\``)
+      expect(at).toBeGreaterThan(0)
+      const after = text.slice(at, text.indexOf("@since", at))
+      expect(after).toContain(operation.idempotent ? "Retried on a transient failure" : "Not retried once sent")
+      // a PATCH is never taken as harmless to repeat (an update that loads a profile fails the second time)
+      if (operation.method === "PATCH") expect(operation.idempotent).toBe(false)
+    }
+  )
 })
 
 describe("--check", () => {

@@ -116,7 +116,7 @@ describe("effect-kernel-simulator bin explains itself", () => {
       expectOneLine(unknown, "--nope")
       expectOneLine(positional, "extra")
       expectOneLine(badPort, "--port")
-      expectOneLine(inUse, "EADDRINUSE")
+      expectOneLine(inUse, "EADDRINUSE): another simulator may be running there (stop it, or pick another --port)")
       expectOneLine(dashed, "--port -1: a value that starts with a dash is read as an option; write --port=-1")
       expectOneLine(negative, "invalid --port -1: an integer from 0 to 65535")
       expectOneLine(noValue, "--seed needs a value, and --port is a flag")

@@ -164,7 +164,9 @@ const seedInput = values.seed === undefined ? KernelSimulator.defaultSeed : read
 
 const describe = (cause: unknown): string => {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
-  if (code === "EADDRINUSE") return "address already in use (EADDRINUSE)"
+  if (code === "EADDRINUSE") {
+    return "address already in use (EADDRINUSE): another simulator may be running there (stop it, or pick another --port)"
+  }
   if (code === "EACCES") return "permission denied (EACCES)"
   if (code === "EADDRNOTAVAIL") return "address not available (EADDRNOTAVAIL)"
   return cause instanceof Error ? cause.message : String(cause)

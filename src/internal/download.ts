@@ -253,7 +253,7 @@ export const streamBody = <E>(
       timedOut = true
       return undefined
     }
-    const timeout = () => new KernelError.Timeout({ ...info, timeout: idleTimeout })
+    const timeout = () => new KernelError.Timeout({ ...info, timeout: idleTimeout, idle: true })
     const start: Effect.Effect<void> = timer !== undefined
       ? Effect.sync(() => {
         let handle: ReturnType<typeof setTimeout> | undefined

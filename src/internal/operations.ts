@@ -544,7 +544,7 @@ const withoutSecret = (message: string): string => {
   const actual = message.indexOf(", actual ")
   return `${
     actual < 0 ? message : message.slice(0, actual)
-  }, actual a value that is not one (not shown: it may be a secret)`
+  }, actual a value that is not one (not shown: it may be a secret); wrap the secret in Redacted.make(...)`
 }
 
 /** The shapes a value of `ast` may take when encoded: its union's branches, under refinements and suspensions. */

@@ -194,7 +194,9 @@ export const statusError = <E>(
           ...describe(request),
           status: response.status,
           code: "unknown",
-          message: `HTTP ${response.status}, a success this operation does not document (its body, ${
+          message: `HTTP ${response.status} on ${request.method} ${
+            describe(request).path
+          }, a success this operation does not document (its body, ${
             new TextEncoder().encode(text).length
           } bytes read, is not shown: a success may carry secrets)`,
           body: ""
@@ -206,14 +208,16 @@ export const statusError = <E>(
     const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
+    const detail = Option.match(body, {
+      onNone: () => quoted.length > 0 ? `: ${excerpt(quoted)}` : "",
+      onSome: (b) => `: ${bound(b.message, messageLength)}`
+    })
     const props: KernelError.ApiErrorFields = {
       ...describe(request),
       status: response.status,
       code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
-      message: Option.match(body, {
-        onNone: () => `HTTP ${response.status}${quoted.length > 0 ? `: ${excerpt(quoted)}` : ""}`,
-        onSome: (b) => bound(b.message, messageLength)
-      }),
+      // a documented status's tag says what it is: its message is the server's
+      message: Option.isSome(body) ? detail.slice(2) : `HTTP ${response.status}${detail}`,
       ...(Option.isSome(body) ? boundDetails(body.value) : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
@@ -224,8 +228,13 @@ export const statusError = <E>(
     for (const Class of common) {
       if (Class.status === response.status) return Effect.fail(new Class(props))
     }
+    // an undocumented one says which status, on which request (a stray `/v1` in the base URL shows)
     return Effect.fail(
-      new KernelError.UnexpectedStatus({ ...props, body: excerpt(Option.isSome(body) ? text : quoted) })
+      new KernelError.UnexpectedStatus({
+        ...props,
+        message: `HTTP ${response.status} on ${props.method} ${props.path}${detail}`,
+        body: excerpt(Option.isSome(body) ? text : quoted)
+      })
     )
   })
 

@@ -174,6 +174,8 @@ export class CreateBrowserPool
  *
  * `POST /browser_pools`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -252,6 +254,8 @@ export class GetBrowserPool
  * Retrieve details for a single browser pool by its ID or name.
  *
  * `GET /browser_pools/{idOrName}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -334,6 +338,8 @@ export class UpdateBrowserPool
  * Updates the configuration used to create browsers in the pool.
  *
  * `PATCH /browser_pools/{idOrName}`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -420,6 +426,8 @@ export {
    *
    * `DELETE /browser_pools/{idOrName}`
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.2.0
    * @category Accessors
    * @example
@@ -502,6 +510,8 @@ export class AcquireBrowser
  *
  * `POST /browser_pools/{idOrName}/acquire`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -583,6 +593,8 @@ export class ReleaseBrowser
  *
  * `POST /browser_pools/{idOrName}/release`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -660,6 +672,8 @@ export class FlushBrowserPool
  * Destroys all idle browsers in the pool; leased browsers are not affected.
  *
  * `POST /browser_pools/{idOrName}/flush`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

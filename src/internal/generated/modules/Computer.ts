@@ -104,6 +104,8 @@ export class ClickMouse extends Context.Tag("effect-kernel/ClickMouse")<ClickMou
  *
  * `POST /browsers/{id}/computer/click_mouse`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -177,6 +179,8 @@ export class MoveMouse extends Context.Tag("effect-kernel/MoveMouse")<MoveMouse,
  * Move the mouse cursor to the specified coordinates on the browser instance.
  *
  * `POST /browsers/{id}/computer/move_mouse`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -254,6 +258,8 @@ export class CaptureScreenshot
  * Capture a screenshot of the browser instance.
  *
  * `POST /browsers/{id}/computer/screenshot`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -346,6 +352,8 @@ export class TypeText extends Context.Tag("effect-kernel/TypeText")<TypeText, Ty
  *
  * `POST /browsers/{id}/computer/type`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -417,6 +425,8 @@ export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, Pr
  * Press one or more keys on the host computer.
  *
  * `POST /browsers/{id}/computer/press_key`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -494,6 +504,8 @@ export class ScrollMouseWheel
  *
  * `POST /browsers/{id}/computer/scroll`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -567,6 +579,8 @@ export class DragMouse extends Context.Tag("effect-kernel/DragMouse")<DragMouse,
  * Drag the mouse along a path.
  *
  * `POST /browsers/{id}/computer/drag_mouse`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -653,6 +667,8 @@ export class BatchComputerActions
  *
  * `POST /browsers/{id}/computer/batch`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -726,6 +742,8 @@ export class ReadClipboard extends Context.Tag("effect-kernel/ReadClipboard")<Re
  * Read text from the clipboard on the browser instance.
  *
  * `POST /browsers/{id}/computer/clipboard/read`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -803,6 +821,8 @@ export class WriteClipboard
  * Write text to the clipboard on the browser instance.
  *
  * `POST /browsers/{id}/computer/clipboard/write`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -146,6 +146,8 @@ export class ListDeployments
  *
  * `GET /deployments`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -238,6 +240,8 @@ export class CreateDeployment
  *
  * `POST /deployments`
  *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -314,6 +318,8 @@ export class GetDeployment extends Context.Tag("effect-kernel/GetDeployment")<Ge
  * Get information about a deployment's status.
  *
  * `GET /deployments/{id}`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors
@@ -399,6 +405,8 @@ export class FollowDeployment
  * once the deployment reaches a terminal state.
  *
  * `GET /deployments/{id}/events`
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

@@ -83,6 +83,8 @@ export class ListReplays extends Context.Tag("effect-kernel/ListReplays")<ListRe
  *
  * `GET /browsers/{id}/replays`
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.2.0
  * @category Accessors
  * @example
@@ -159,6 +161,8 @@ export class StartReplay extends Context.Tag("effect-kernel/StartReplay")<StartR
  * Start recording the browser session and return a replay ID.
  *
  * `POST /browsers/{id}/replays`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -242,6 +246,8 @@ export class StopReplay extends Context.Tag("effect-kernel/StopReplay")<StopRepl
  * Stop the specified replay recording and persist the video.
  *
  * `POST /browsers/{id}/replays/{replayId}/stop`
+ *
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

@@ -1,0 +1,64 @@
+/**
+ * The messages a newcomer meets on a common mistake say what happened and where: an undocumented
+ * status names itself and its request (a stray `/v1` in the base URL shows), a secret given as plain
+ * text says to wrap it, and a body gone silent names `idleTimeout`, not `timeout`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Redacted, Stream } from "effect"
+import { BrowserPools, Computer, Credentials, Kernel, KernelConfig, KernelError, KernelTransport } from "effect-kernel"
+import { fileHttpServer } from "./utils/loopback.js"
+
+const served = fileHttpServer((request, response) => {
+  request.resume()
+  if (request.url?.startsWith("/v1/")) {
+    response.writeHead(404, { "content-type": "application/json" })
+    response.end(JSON.stringify({ code: "not_found", message: "no such route in the Kernel API" }))
+    return
+  }
+  // a screenshot whose body stops after its first bytes
+  response.writeHead(200, { "content-type": "image/png" })
+  response.write(new Uint8Array([0x89, 0x50, 0x4e, 0x47]))
+})
+
+const layer = (path = "") =>
+  Kernel.layer.pipe(
+    Layer.provide(KernelConfig.layer({
+      apiKey: Redacted.make("sk_newcomer"),
+      baseUrl: `http://127.0.0.1:${served.port()}${path}`,
+      maxRetries: 0,
+      idleTimeout: "300 millis"
+    })),
+    Layer.provide(KernelTransport.layerUndici)
+  )
+
+describe("messages a newcomer meets", () => {
+  it.effect("an undocumented status says which, on which request", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(BrowserPools.list())
+      expect(error).toBeInstanceOf(KernelError.UnexpectedStatus)
+      expect(error.message).toBe("HTTP 404 on GET /v1/browser_pools: no such route in the Kernel API")
+    }).pipe(Effect.provide(layer("/v1"))))
+
+  it.effect("a secret given as plain text: InvalidInput that says to wrap it, without the value", () =>
+    Effect.gen(function*() {
+      const params: unknown = JSON.parse(
+        "{\"name\":\"c\",\"domain\":\"d.com\",\"values\":{\"password\":\"plain-secret\"}}"
+      )
+      const error = yield* Effect.flip(Credentials.create(params as Credentials.CreateCredentialParams))
+      expect(error).toBeInstanceOf(KernelError.InvalidInput)
+      expect(error.message).toContain("wrap the secret in Redacted.make(...)")
+      expect(String(error)).not.toContain("plain-secret")
+    }).pipe(Effect.provide(layer())))
+
+  // live: the idle timer runs on the real clock
+  it.live("a body gone silent names idleTimeout", () =>
+    Effect.gen(function*() {
+      const error = yield* Computer.captureScreenshot({ id: "b1" }).pipe(
+        Effect.flatMap((bytes) => Stream.runDrain(bytes)),
+        Effect.flip
+      )
+      expect(error).toBeInstanceOf(KernelError.Timeout)
+      expect(error).toMatchObject({ _tag: "Timeout", idle: true })
+      expect(error.message).toBe("POST /browsers/b1/computer/screenshot received no byte for 300ms (idleTimeout)")
+    }).pipe(Effect.provide(layer())), 10_000)
+})
