@@ -6,7 +6,7 @@ import * as Redacted from "effect/Redacted"
 import * as KernelError from "../KernelError.js"
 import { bound, formatParseError } from "./bounded.js"
 import * as Failures from "./failures.js"
-import { redactError } from "./redact.js"
+import { redactError, scrubCauses } from "./redact.js"
 import { redactAll } from "./secrets.js"
 
 /** @internal */
@@ -28,6 +28,8 @@ export const transportError = (
   request: HttpClientRequest.HttpClientRequest,
   error: HttpClientError.HttpClientError
 ): KernelError.TransportError => {
+  // the cause is kept: never with the token a server echoed into it (the platform's transports)
+  scrubCauses(error.cause, error.request.headers["authorization"] ?? request.headers["authorization"])
   const known = error.reason === "Transport" || error.reason === "Decode" ? Failures.classify(error.cause) : undefined
   return withCause(
     new KernelError.TransportError({

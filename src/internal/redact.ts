@@ -53,6 +53,32 @@ export const headersShown = (headers: unknown, authorization: string | undefined
 }
 
 /**
+ * Removes, in place, a request's token from the text fields of a transport's error and of its
+ * causes: undici's `HTTPParserError` keeps the bytes of the answer it could not parse in `data`,
+ * and a server that echoed the request's `Authorization` there put the token in
+ * `util.inspect(error)` (and in the `http.client` span's exit, which holds the same object).
+ * Every own string field is scrubbed (`message`, `stack`, `data`, ...), to a few causes deep.
+ *
+ * @internal
+ */
+export const scrubCauses = (cause: unknown, authorization: string | undefined): void => {
+  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
+  if (token === undefined || token === "" || token === "<redacted>") return
+  let error = cause
+  for (let depth = 0; depth < 8 && typeof error === "object" && error !== null; depth++) {
+    for (const key of Object.getOwnPropertyNames(error)) {
+      const descriptor = Object.getOwnPropertyDescriptor(error, key)
+      if (descriptor === undefined || typeof descriptor.value !== "string" || !descriptor.value.includes(token)) {
+        continue
+      }
+      if (descriptor.writable !== true && descriptor.configurable !== true) continue
+      Object.defineProperty(error, key, { ...descriptor, value: redactAll(descriptor.value, [token]) })
+    }
+    error = Reflect.get(error, "cause")
+  }
+}
+
+/**
  * An error of the authenticated client, made safe to print anywhere (no credentials in it).
  *
  * @internal

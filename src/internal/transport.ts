@@ -55,7 +55,7 @@ import type * as KernelTransport from "../KernelTransport.js"
 import { GrowableBytes } from "./bounded.js"
 import * as Download from "./download.js"
 import { emptyArray } from "./perCall.js"
-import { headersShown, sentAuthorization } from "./redact.js"
+import { headersShown, scrubCauses, sentAuthorization } from "./redact.js"
 import type * as Timeout from "./timeout.js"
 import { isTracing } from "./tracing.js"
 
@@ -1201,8 +1201,10 @@ const redactRequest = (
   return overrides === undefined ? request : HttpClientRequest.setHeaders(request, overrides)
 }
 
-const transportError = (request: HttpClientRequest.HttpClientRequest, names: RedactedNames, cause: unknown) =>
-  new HttpClientError.RequestError({ request: redactRequest(request, names), reason: "Transport", cause })
+const transportError = (request: HttpClientRequest.HttpClientRequest, names: RedactedNames, cause: unknown) => {
+  scrubCauses(cause, request.headers["authorization"])
+  return new HttpClientError.RequestError({ request: redactRequest(request, names), reason: "Transport", cause })
+}
 
 const send = (
   dispatcher: Sender,

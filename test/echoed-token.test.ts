@@ -1,0 +1,79 @@
+/**
+ * A server (or a proxy) that echoes the request's `Authorization` into an answer the transport
+ * cannot parse: undici keeps those bytes in its error's `data`, which the `TransportError` keeps as
+ * its cause. The token must not be in any way a program shows the failure, on any transport.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Layer, Redacted } from "effect"
+import { Browsers, Kernel, KernelConfig } from "effect-kernel"
+import * as net from "node:net"
+import * as util from "node:util"
+import { afterAll, beforeAll } from "vitest"
+import { transports } from "./utils/transports.js"
+
+const TOKEN = "sk_SENTINEL_echoed_4711"
+let port = 0
+const sockets = new Set<net.Socket>()
+const server = net.createServer((socket) => {
+  sockets.add(socket)
+  socket.on("close", () => sockets.delete(socket))
+  socket.on("error", () => {})
+  let head = ""
+  socket.on("data", (data) => {
+    head += data.toString("latin1")
+    if (!head.includes("\r\n\r\n")) return
+    const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
+    // a status line no parser takes, quoting what the request carried
+    socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
+  })
+})
+beforeAll(() =>
+  new Promise<void>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      port = (server.address() as net.AddressInfo).port
+      resolve()
+    })
+  )
+)
+afterAll(() => {
+  for (const socket of sockets) socket.destroy()
+  return new Promise<void>((resolve) => server.close(() => resolve()))
+})
+
+/** Every way a program shows a failure: the exit's, and the error's own `util.inspect` (its `cause` too). */
+const shown = (exit: Exit.Exit<unknown, unknown>): string => {
+  const error = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+  return [
+    String(exit),
+    JSON.stringify(exit),
+    util.inspect(exit, { depth: 20, showHidden: true }),
+    Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "",
+    util.inspect(error),
+    util.inspect(error, { depth: 20, showHidden: true })
+  ].join("\n")
+}
+
+describe("a token echoed into an answer no parser takes", () => {
+  it.effect.each([...transports, { name: "node", layer: NodeHttpClient.layer }])(
+    "$name: a TransportError, the token nowhere in it",
+    ({ layer }) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(Browsers.retrieve({ id: "b1" }))
+        expect(exit).toMatchObject({ _tag: "Failure" })
+        expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toMatchObject({
+          value: { _tag: "TransportError" }
+        })
+        expect(shown(exit)).not.toContain("SENTINEL")
+      }).pipe(
+        Effect.provide(Kernel.layer.pipe(
+          Layer.provide(KernelConfig.layer({
+            apiKey: Redacted.make(TOKEN),
+            baseUrl: `http://127.0.0.1:${port}`,
+            maxRetries: 0
+          })),
+          Layer.provide(layer)
+        ))
+      )
+  )
+})
