@@ -5,41 +5,28 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { Browsers, Kernel, KernelConfig } from "effect-kernel"
-import * as net from "node:net"
 import * as util from "node:util"
 import { afterAll, beforeAll } from "vitest"
+import { rawServer } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
 const TOKEN = "sk_SENTINEL_echoed_4711"
 let port = 0
-const sockets = new Set<net.Socket>()
-const server = net.createServer((socket) => {
-  sockets.add(socket)
-  socket.on("close", () => sockets.delete(socket))
-  socket.on("error", () => {})
-  let head = ""
-  socket.on("data", (data) => {
-    head += data.toString("latin1")
-    if (!head.includes("\r\n\r\n")) return
-    const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
-    // a status line no parser takes, quoting what the request carried
-    socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
-  })
+const scope = Effect.runSync(Scope.make())
+beforeAll(async () => {
+  const served = await Effect.runPromise(Scope.extend(
+    rawServer(({ head, socket }) => {
+      const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
+      // a status line no parser takes, quoting what the request carried
+      socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
+    }),
+    scope
+  ))
+  port = served.port
 })
-beforeAll(() =>
-  new Promise<void>((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      port = (server.address() as net.AddressInfo).port
-      resolve()
-    })
-  )
-)
-afterAll(() => {
-  for (const socket of sockets) socket.destroy()
-  return new Promise<void>((resolve) => server.close(() => resolve()))
-})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 /** Every way a program shows a failure: the exit's, and the error's own `util.inspect` (its `cause` too). */
 const shown = (exit: Exit.Exit<unknown, unknown>): string => {

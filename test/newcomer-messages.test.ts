@@ -4,9 +4,9 @@
  * text says to wrap it, and a body gone silent names `idleTimeout`, not `timeout`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stream } from "effect"
-import { BrowserPools, Computer, Credentials, Kernel, KernelConfig, KernelError, KernelTransport } from "effect-kernel"
-import { fileHttpServer } from "./utils/loopback.js"
+import { Effect, Stream } from "effect"
+import { BrowserPools, Computer, Credentials, KernelError, KernelTransport } from "effect-kernel"
+import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 
 const served = fileHttpServer((request, response) => {
   request.resume()
@@ -21,15 +21,10 @@ const served = fileHttpServer((request, response) => {
 })
 
 const layer = (path = "") =>
-  Kernel.layer.pipe(
-    Layer.provide(KernelConfig.layer({
-      apiKey: Redacted.make("sk_newcomer"),
-      baseUrl: `http://127.0.0.1:${served.port()}${path}`,
-      maxRetries: 0,
-      idleTimeout: "300 millis"
-    })),
-    Layer.provide(KernelTransport.layerUndici)
-  )
+  loopbackLayer(served.port(), KernelTransport.layerUndici, {
+    baseUrl: `http://127.0.0.1:${served.port()}${path}`,
+    idleTimeout: "300 millis"
+  })
 
 describe("messages a newcomer meets", () => {
   it.effect("an undocumented status says which, on which request", () =>

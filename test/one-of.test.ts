@@ -4,18 +4,17 @@
  * sent both), while an answer holding both still decodes (answers are read as they come).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import {
   AuthConnections,
   BrowserPools,
   Browsers,
   Deployments,
   Kernel,
-  KernelConfig,
   KernelError,
   KernelTransport
 } from "effect-kernel"
-import { fileHttpServer } from "./utils/loopback.js"
+import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 
 let received: Array<string> = []
 const pool = {
@@ -34,15 +33,7 @@ const served = fileHttpServer((request, response) => {
   })
 })
 
-const layer = () =>
-  Kernel.layer.pipe(
-    Layer.provide(KernelConfig.layer({
-      apiKey: Redacted.make("sk_one_of"),
-      baseUrl: `http://127.0.0.1:${served.port()}`,
-      maxRetries: 0
-    })),
-    Layer.provide(KernelTransport.layerUndici)
-  )
+const layer = () => loopbackLayer(served.port(), KernelTransport.layerUndici)
 
 type Services = Layer.Layer.Success<typeof Kernel.layer>
 interface Row {
