@@ -1,7 +1,9 @@
 /**
- * A server (or a proxy) that echoes the request's `Authorization` into an answer the transport
- * cannot parse: undici keeps those bytes in its error's `data`, which the `TransportError` keeps as
- * its cause. The token must not be in any way a program shows the failure, on any transport.
+ * A server (or a proxy) that echoes the request's `Authorization`: into an answer the transport
+ * cannot parse (undici keeps those bytes in its error's `data`, which the `TransportError` keeps as
+ * its cause), or into response headers the platform's `http.client` span records by name (a debug
+ * header, a `Location`). The token must not be in any way a program shows the failure, nor in an
+ * exported span attribute, on any transport.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -9,22 +11,35 @@ import { Cause, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { Browsers, Kernel, KernelConfig } from "effect-kernel"
 import * as util from "node:util"
 import { afterAll, beforeAll } from "vitest"
-import { rawServer } from "./utils/loopback.js"
+import { httpServer, rawServer } from "./utils/loopback.js"
+import { makeObserver } from "./utils/observe.js"
 import { transports } from "./utils/transports.js"
 
 const TOKEN = "sk_SENTINEL_echoed_4711"
 let port = 0
+let echoPort = 0
 const scope = Effect.runSync(Scope.make())
 beforeAll(async () => {
   const served = await Effect.runPromise(Scope.extend(
-    rawServer(({ head, socket }) => {
-      const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
-      // a status line no parser takes, quoting what the request carried
-      socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
-    }),
+    Effect.zip(
+      rawServer(({ head, socket }) => {
+        const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
+        // a status line no parser takes, quoting what the request carried
+        socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
+      }),
+      httpServer((request, response) => {
+        const authorization = String(request.headers.authorization)
+        response.writeHead(409, {
+          "content-type": "application/json",
+          "x-debug-echo": authorization,
+          "retry-after": authorization
+        }).end(JSON.stringify({ code: "conflict", message: "echo" }))
+      })
+    ),
     scope
   ))
-  port = served.port
+  port = served[0].port
+  echoPort = Number(new URL(served[1].url).port)
 })
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
@@ -62,5 +77,31 @@ describe("a token echoed into an answer no parser takes", () => {
           Layer.provide(layer)
         ))
       )
+  )
+})
+
+describe("a token echoed into response headers", () => {
+  it.effect.each([...transports, { name: "node", layer: NodeHttpClient.layer }])(
+    "$name: no span attribute holds it (the header still recorded, its value redacted)",
+    ({ layer }) => {
+      const observer = makeObserver()
+      return Effect.gen(function*() {
+        const exit = yield* Effect.exit(Browsers.retrieve({ id: "b1" }))
+        expect(exit).toMatchObject({ _tag: "Failure" })
+        const http = observer.spans.find((span) => span.name.startsWith("http.client"))
+        expect(http?.attributes.get("http.response.header.x-debug-echo")).toBe("Bearer <redacted>")
+        expect(observer.dump()).not.toContain("SENTINEL")
+      }).pipe(
+        Effect.provide(Kernel.layer.pipe(
+          Layer.provide(KernelConfig.layer({
+            apiKey: Redacted.make(TOKEN),
+            baseUrl: `http://127.0.0.1:${echoPort}`,
+            maxRetries: 0
+          })),
+          Layer.provide(layer)
+        )),
+        Effect.provide(observer.layer)
+      )
+    }
   )
 })

@@ -32,7 +32,7 @@ import { failedUnsent, retry, scheduleOf, timedOutUnsent } from "./retryPolicy.j
 import { redactAll } from "./secrets.js"
 import { type CommonStatusError, type Operation, statusError } from "./statusError.js"
 import * as Timeout from "./timeout.js"
-import { isTracing } from "./tracing.js"
+import * as Tracing from "./tracing.js"
 import * as Transport from "./transport.js"
 
 /**
@@ -119,6 +119,9 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
   const sendOf = (sent: HttpClientRequest.HttpClientRequest, tracing: boolean) =>
     direct && !tracing ? untraced(scoped.execute(sent)) : scoped.execute(sent)
   const send = direct ? sendOf(request, false) : scoped.execute(request)
+  // the transport's spans (the platform's `http.client`) never record the token a server echoed
+  const traced = <X, Y, Z>(self: Effect.Effect<X, Y, Z>, tracing: boolean) =>
+    tracing ? Tracing.scrubbingSpans(self, config.apiKey) : self
   const streamed = request.body._tag === "Stream"
   const run = (attempts: number, tracing: boolean, progress: Timeout.Progress | undefined) =>
     Effect.acquireUseRelease(
@@ -129,11 +132,14 @@ export const execute = <A, E extends KernelError.KernelError, E2 extends KernelE
           request,
           nth(
             attempts,
-            streamed
-              ? Effect.flatMap(ownedBody(request, attempt.scope, progress), (owned) => sendOf(owned, tracing))
-              : tracing || !direct
-              ? scoped.execute(request)
-              : send
+            traced(
+              streamed
+                ? Effect.flatMap(ownedBody(request, attempt.scope, progress), (owned) => sendOf(owned, tracing))
+                : tracing || !direct
+                ? scoped.execute(request)
+                : send,
+              tracing
+            )
           ).pipe(
             direct ? ownedDirect(attempt.scope) : ownedAuthenticated(attempt.scope)
           ),
@@ -355,7 +361,7 @@ class Watched implements HttpClientResponse.HttpClientResponse {
  */
 const annotateAttempts = (attempts: number): Effect.Effect<void> =>
   Effect.withFiberRuntime((fiber) =>
-    isTracing(fiber) ? Effect.annotateCurrentSpan("kernel.attempts", attempts) : Effect.void
+    Tracing.isTracing(fiber) ? Effect.annotateCurrentSpan("kernel.attempts", attempts) : Effect.void
   )
 
 /**
@@ -375,7 +381,7 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
     const millis = Timeout.timerMillis(Context.get(fiber.currentDefaultServices, Clock.Clock), config.timeout)
     // the count of attempts belongs to one run of the operation, not to the effect value
     let attempts = 1
-    const tracing = isTracing(fiber)
+    const tracing = Tracing.isTracing(fiber)
     const onTransient = (error: E) =>
       KernelError.isTransient(error)
         ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)

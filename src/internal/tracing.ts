@@ -1,9 +1,12 @@
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Tracer from "effect/Tracer"
+import { redactAll } from "./secrets.js"
 
 /** Effect's built-in tracer: its spans are kept by nothing and exported nowhere. */
 const nativeTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
@@ -32,3 +35,38 @@ const continuesUpstream = (context: Context.Context<never>): boolean => {
   }
   return false
 }
+
+/**
+ * `self` with the spans made while it runs (the platform's `http.client`) recording no attribute
+ * value that holds the token (`<redacted>` in its place): the platform redacts a response header by
+ * its name only, and a proxy that echoes the request's `Authorization` in another header (a debug
+ * header, a `Location`) put the token into an exported `http.response.header.*` attribute. The
+ * spans are the tracer's own, seen through a view whose `attribute` scrubs; run only when tracing.
+ *
+ * @internal
+ */
+export const scrubbingSpans = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secret: Redacted.Redacted<string>
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.tracer, (tracer) => Effect.withTracer(self, scrubbing(tracer, Redacted.value(secret))))
+
+const scrubbing = (tracer: Tracer.Tracer, token: string): Tracer.Tracer =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind, options) =>
+      scrubbed(tracer.span(name, parent, context, links, startTime, kind, options), token),
+    context: (f, fiber) => tracer.context(f, fiber)
+  })
+
+const scrubbed = (span: Tracer.Span, token: string): Tracer.Span =>
+  new Proxy(span, {
+    get(target, key) {
+      if (key === "attribute") {
+        return (name: string, value: unknown) =>
+          target.attribute(name, typeof value === "string" ? redactAll(value, [token]) : value)
+      }
+      const value: unknown = Reflect.get(target, key)
+      // a method runs on the span itself (its own fields, private ones included)
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
