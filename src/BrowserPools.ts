@@ -321,6 +321,8 @@ export const layerListBrowserPools: Layer.Layer<ListBrowserPools, never, KernelC
 /**
  * Lists the browser pools of the caller's organization.
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.1.0
  * @category Accessors
  * @example

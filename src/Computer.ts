@@ -239,6 +239,8 @@ export const layerSetCursorVisibility: Layer.Layer<SetCursorVisibility, never, K
 /**
  * Reads the mouse cursor's position in a browser session.
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.1.0
  * @category Accessors
  * @example
@@ -259,6 +261,8 @@ export const getMousePosition = (
 
 /**
  * Hides (`hidden: true`) or shows the mouse cursor in a browser session.
+ *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless (it sets a state).
  *
  * @since 0.1.0
  * @category Accessors

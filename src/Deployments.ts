@@ -144,6 +144,8 @@ export {
    * Deletes a deployment: a running one is stopped and marked for deletion; one that is already
    * stopped or failed is left as it is and the call returns at once. Safe to retry.
    *
+   * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+   *
    * @since 0.1.0
    * @category Accessors
    * @example

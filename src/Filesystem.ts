@@ -205,7 +205,7 @@ export class WriteFile extends Context.Tag("effect-kernel/WriteFile")<WriteFile,
  *
  * `PUT /browsers/{id}/fs/write_file`
  *
- * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless. A body given as a `Stream` is read once: that call is not retried.
  *
  * @since 0.2.0
  * @category Accessors

@@ -140,6 +140,10 @@ const checkApiKey = (
   name: string,
   key: Redacted.Redacted<string>
 ): Either.Either<Redacted.Redacted<string>, ConfigError.ConfigError> => {
+  // a plain string from a program without types (never shown: it is the key)
+  if (!Redacted.isRedacted(key)) {
+    return invalid(name, "expected the API key as a Redacted: wrap it in Redacted.make(key)")
+  }
   const value = Redacted.value(key)
   if (value.trim() === "") return invalid(name, "expected a non-empty API key, got an empty or blank value")
   if (!isSendableToken(value)) {

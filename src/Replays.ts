@@ -513,6 +513,8 @@ export const layerDownloadReplay: Layer.Layer<DownloadReplay, never, KernelClien
  * interrupting the stream aborts the request. A body that stalls for longer than the configured
  * `idleTimeout` fails with `Timeout`.
  *
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ *
  * @since 0.1.0
  * @category Accessors
  * @example

@@ -226,6 +226,15 @@ describe("configuration errors from options in code", () => {
       })
   )
 
+  it.effect("an API key given as a plain string (a program without types): ConfigError saying to wrap it, the key not shown", () =>
+    Effect.gen(function*() {
+      const options: unknown = JSON.parse("{\"apiKey\":\"sk_plain_hunter2\"}")
+      const result = yield* Effect.either(KernelConfig.make(options as KernelConfig.Options))
+      const message = failure(result)
+      expect(message).toContain("wrap it in Redacted.make(key)")
+      expect(message).not.toContain("hunter2")
+    }))
+
   it.effect.each(baseUrlAccepted)("baseUrl %j is accepted as %j", ([url, expected]) =>
     Effect.gen(function*() {
       const config = yield* KernelConfig.make({ apiKey: Redacted.make("sk_test_secret"), baseUrl: url })

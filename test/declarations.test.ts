@@ -55,9 +55,24 @@ for (const [relative, text] of emitted) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   fs.writeFileSync(file, text)
 }
+// the package's own subpaths (package.json's `exports`), no other: a declaration that needs a path
+// outside them (`internal/...`) cannot be written by a user's program (TS2742), as installed
+const { exports: subpaths } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
+  readonly exports: Record<string, unknown>
+}
 fs.writeFileSync(
   path.join(installed, "package.json"),
-  JSON.stringify({ name: "effect-kernel", type: "module", types: "./index.d.ts" })
+  JSON.stringify({
+    name: "effect-kernel",
+    type: "module",
+    types: "./index.d.ts",
+    exports: Object.fromEntries(
+      Object.keys(subpaths).filter((subpath) => subpath !== "./package.json").map((subpath) => [
+        subpath,
+        { types: subpath === "." ? "./index.d.ts" : `${subpath}.d.ts` }
+      ])
+    )
+  })
 )
 fs.writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ type: "module" }))
 
@@ -174,6 +189,21 @@ export const encodeTimeout = Schema.encodeSync(KernelError.Timeout)
 export const encodeTransport = Schema.encodeSync(KernelError.TransportError)
 export const encodeAny = Schema.encode(Schema.Union(KernelError.UnexpectedStatus, KernelError.ReplayNotReady))
 export class MoreNotFound extends KernelError.NotFound.extend<MoreNotFound>("MoreNotFound")({ hint: Schema.String }) {}
+`,
+      true
+    )
+    expect(errors).toEqual([])
+  })
+
+  it("name the schemas of a oneOf (exactly one of id or name) in a user's own declarations", () => {
+    const { errors } = check(
+      "library-one-of",
+      `import { Schema } from "effect"
+import { AuthConnections, Browsers } from "effect-kernel"
+
+export const Extensions = Schema.Array(Browsers.BrowserExtension)
+export const Session = Schema.Struct({ profile: Browsers.BrowserProfile })
+export const Proxy = Schema.NullOr(AuthConnections.ProxyRef)
 `,
       true
     )

@@ -1,47 +1,72 @@
 /**
  * A server (or a proxy) that echoes the request's `Authorization`: into an answer the transport
- * cannot parse (undici keeps those bytes in its error's `data`, which the `TransportError` keeps as
- * its cause), or into response headers the platform's `http.client` span records by name (a debug
- * header, a `Location`). The token must not be in any way a program shows the failure, nor in an
- * exported span attribute, on any transport.
+ * cannot parse, at its status line or in a chunk of its body (undici keeps those bytes in its
+ * error's `data`, which the `TransportError` keeps as its cause), or into response headers the
+ * platform's `http.client` span records by name (a debug header, a `Retry-After`), as sent or
+ * percent-encoded. The token must not be in any way a program shows the failure, nor in an exported
+ * span attribute, on any transport; and the spans stay the tracer's own (a tracer that keeps its
+ * state in `#private` fields reads them as parents).
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { Browsers, Kernel, KernelConfig } from "effect-kernel"
+import { Cause, Effect, Exit, Layer, Option, Redacted, Scope, Stream, Tracer } from "effect"
+import { Browsers, Computer, Filesystem, Kernel, KernelConfig } from "effect-kernel"
 import * as util from "node:util"
 import { afterAll, beforeAll } from "vitest"
 import { httpServer, rawServer } from "./utils/loopback.js"
 import { makeObserver } from "./utils/observe.js"
 import { transports } from "./utils/transports.js"
 
-const TOKEN = "sk_SENTINEL_echoed_4711"
-let port = 0
-let echoPort = 0
+// URL-reserved characters: a server that percent-encodes what it echoes changes them
+const TOKEN = "sk_SENTINEL+echoed/4711="
+const allTransports = [...transports, { name: "node", layer: NodeHttpClient.layer }]
+const ports = { statusLine: 0, chunk: 0, headers: 0 }
 const scope = Effect.runSync(Scope.make())
+const authorizationOf = (head: string) => /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
 beforeAll(async () => {
-  const served = await Effect.runPromise(Scope.extend(
-    Effect.zip(
-      rawServer(({ head, socket }) => {
-        const authorization = /^authorization: (.*)$/im.exec(head)?.[1] ?? ""
-        // a status line no parser takes, quoting what the request carried
-        socket.end(`HTTP/1.1 2x0 ${authorization}\r\n\r\n`)
-      }),
+  const [statusLine, chunk, headers] = await Effect.runPromise(Scope.extend(
+    Effect.all([
+      // a status line no parser takes, quoting what the request carried
+      rawServer(({ head, socket }) => socket.end(`HTTP/1.1 2x0 ${authorizationOf(head)}\r\n\r\n`)),
+      // a valid head, then a chunk whose size line quotes it
+      rawServer(({ head, socket }) =>
+        socket.end(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n` +
+            `2\r\n{"\r\nzz ${authorizationOf(head)}\r\n\r\n`
+        )
+      ),
       httpServer((request, response) => {
         const authorization = String(request.headers.authorization)
-        response.writeHead(409, {
-          "content-type": "application/json",
-          "x-debug-echo": authorization,
-          "retry-after": authorization
-        }).end(JSON.stringify({ code: "conflict", message: "echo" }))
+        request.resume()
+        request.on("end", () => {
+          // an upload is taken; anything else is a 409 whose headers echo the request's Authorization
+          if (request.method === "PUT") return response.writeHead(201).end()
+          response.writeHead(409, {
+            "content-type": "application/json",
+            "x-debug-echo": authorization,
+            "x-debug-encoded": encodeURIComponent(authorization),
+            "retry-after": authorization
+          }).end(JSON.stringify({ code: "conflict", message: "echo" }))
+        })
       })
-    ),
+    ]),
     scope
   ))
-  port = served[0].port
-  echoPort = Number(new URL(served[1].url).port)
+  ports.statusLine = statusLine.port
+  ports.chunk = chunk.port
+  ports.headers = Number(new URL(headers.url).port)
 })
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const layerOf = (port: number, transport: (typeof allTransports)[number]["layer"]) =>
+  Kernel.layer.pipe(
+    Layer.provide(KernelConfig.layer({
+      apiKey: Redacted.make(TOKEN),
+      baseUrl: `http://127.0.0.1:${port}`,
+      maxRetries: 0
+    })),
+    Layer.provide(transport)
+  )
 
 /** Every way a program shows a failure: the exit's, and the error's own `util.inspect` (its `cause` too). */
 const shown = (exit: Exit.Exit<unknown, unknown>): string => {
@@ -57,32 +82,38 @@ const shown = (exit: Exit.Exit<unknown, unknown>): string => {
 }
 
 describe("a token echoed into an answer no parser takes", () => {
-  it.effect.each([...transports, { name: "node", layer: NodeHttpClient.layer }])(
-    "$name: a TransportError, the token nowhere in it",
-    ({ layer }) =>
+  type Services = Layer.Layer.Success<typeof Kernel.layer>
+  interface Case {
+    readonly where: string
+    readonly port: () => number
+    readonly call: Effect.Effect<void, unknown, Services>
+  }
+  const cases = allTransports.flatMap((transport) =>
+    ([] as Array<Case>).concat([
+      { where: "its status line", port: () => ports.statusLine, call: Effect.asVoid(Browsers.retrieve({ id: "b1" })) },
+      {
+        where: "a chunk of its body",
+        port: () => ports.chunk,
+        call: Effect.asVoid(Computer.getMousePosition({ id: "b1" }))
+      }
+    ]).map((each) => ({ ...each, transport }))
+  )
+  it.effect.each(cases)(
+    "$transport.name, $where: a TransportError, the token nowhere in it",
+    ({ call, port, transport }) =>
       Effect.gen(function*() {
-        const exit = yield* Effect.exit(Browsers.retrieve({ id: "b1" }))
-        expect(exit).toMatchObject({ _tag: "Failure" })
+        const exit = yield* Effect.exit(call)
         expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toMatchObject({
           value: { _tag: "TransportError" }
         })
         expect(shown(exit)).not.toContain("SENTINEL")
-      }).pipe(
-        Effect.provide(Kernel.layer.pipe(
-          Layer.provide(KernelConfig.layer({
-            apiKey: Redacted.make(TOKEN),
-            baseUrl: `http://127.0.0.1:${port}`,
-            maxRetries: 0
-          })),
-          Layer.provide(layer)
-        ))
-      )
+      }).pipe(Effect.provide(layerOf(port(), transport.layer)))
   )
 })
 
 describe("a token echoed into response headers", () => {
-  it.effect.each([...transports, { name: "node", layer: NodeHttpClient.layer }])(
-    "$name: no span attribute holds it (the header still recorded, its value redacted)",
+  it.effect.each(allTransports)(
+    "$name: no span attribute holds it, as sent or percent-encoded (the headers still recorded)",
     ({ layer }) => {
       const observer = makeObserver()
       return Effect.gen(function*() {
@@ -90,18 +121,73 @@ describe("a token echoed into response headers", () => {
         expect(exit).toMatchObject({ _tag: "Failure" })
         const http = observer.spans.find((span) => span.name.startsWith("http.client"))
         expect(http?.attributes.get("http.response.header.x-debug-echo")).toBe("Bearer <redacted>")
+        expect(http?.attributes.get("http.response.header.x-debug-encoded")).toBe("Bearer%20<redacted>")
         expect(observer.dump()).not.toContain("SENTINEL")
-      }).pipe(
-        Effect.provide(Kernel.layer.pipe(
-          Layer.provide(KernelConfig.layer({
-            apiKey: Redacted.make(TOKEN),
-            baseUrl: `http://127.0.0.1:${echoPort}`,
-            maxRetries: 0
-          })),
-          Layer.provide(layer)
-        )),
-        Effect.provide(observer.layer)
-      )
+        expect(shown(exit)).not.toContain("SENTINEL")
+      }).pipe(Effect.provide(layerOf(ports.headers, layer)), Effect.provide(observer.layer))
     }
   )
+})
+
+/** A span that keeps its state in `#private` fields, as a tracer may: only the span itself can read them. */
+class PrivateSpan implements Tracer.Span {
+  readonly _tag = "Span"
+  readonly spanId = Math.random().toString(16).slice(2)
+  readonly traceId: string
+  readonly sampled = true
+  readonly attributes = new Map<string, unknown>()
+  readonly links: Array<Tracer.SpanLink> = []
+  status: Tracer.SpanStatus
+  #depth: number
+  constructor(
+    readonly name: string,
+    readonly parent: Option.Option<Tracer.AnySpan>,
+    readonly context: Tracer.Span["context"],
+    readonly kind: Tracer.SpanKind,
+    startTime: bigint
+  ) {
+    this.status = { _tag: "Started", startTime }
+    const of = Option.getOrUndefined(parent)
+    // a parent of this tracer's is read through its private field (a proxy in its place throws)
+    this.#depth = of instanceof PrivateSpan ? of.#depth + 1 : 0
+    this.traceId = of?.traceId ?? "trace"
+  }
+  get depth() {
+    return this.#depth
+  }
+  attribute(key: string, value: unknown) {
+    this.attributes.set(key, value)
+  }
+  event() {}
+  addLinks() {}
+  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
+    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
+  }
+}
+
+describe("the spans stay the tracer's own", () => {
+  it.effect.each(allTransports)("$name: a tracer with #private fields traces an upload whose body makes spans", ({
+    layer
+  }) => {
+    const spans: Array<PrivateSpan> = []
+    const tracer = Tracer.make({
+      span: (name, parent, context, _links, startTime, kind) => {
+        const span = new PrivateSpan(name, parent, context, kind, startTime)
+        spans.push(span)
+        return span
+      },
+      context: (f) => f()
+    })
+    const contents = Stream.make(new Uint8Array([1, 2, 3])).pipe(
+      Stream.tap(() => Effect.withSpan(Effect.void, "user.chunk"))
+    )
+    return Effect.gen(function*() {
+      yield* Filesystem.writeFile({ id: "b1", path: "/f", contents })
+      const chunk = spans.find((span) => span.name === "user.chunk")
+      const http = spans.find((span) => span.name.startsWith("http.client"))
+      expect(http).toBeDefined()
+      // under the request's spans: the operation's, the transport's (on the platform's transports), its own
+      expect(chunk?.depth).toBeGreaterThanOrEqual(1)
+    }).pipe(Effect.provide(layerOf(ports.headers, layer)), Effect.withTracer(tracer))
+  })
 })

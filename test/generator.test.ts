@@ -535,6 +535,15 @@ describe("the accessors' examples", () => {
     expect(source).toMatch(/const result = yield\* Browsers\.retrieve\([^)]*\)\n\s+\*\s+yield\* Effect\.log\(result\)/)
   })
 
+  it.each(["src/Computer.ts", "src/BrowserPools.ts", "src/Replays.ts", "src/Deployments.ts"])(
+    "%s: the operations of 0.1, documented by hand, say they are retried",
+    (file) => {
+      const text = fs.readFileSync(path.join(import.meta.dirname, "..", file), "utf8")
+      const count = file === "src/Computer.ts" ? 2 : 1
+      expect(text.match(/Retried on a transient failure/g)?.length ?? 0).toBeGreaterThanOrEqual(count)
+    }
+  )
+
   // the five of 0.1 are documented by hand (all five idempotent: docs/retries.md)
   const documented = [...generate()].filter(([file]) => file.includes("/modules/") || /^src\/[A-Z]\w*\.ts$/.test(file))
     .map(([, text]) => text).join("\n")

@@ -238,7 +238,10 @@ const operationBlock = (
     `\`${operation.method} ${operation.path}\``,
     "",
     operation.idempotent
-      ? "Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless."
+      ? "Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless." +
+        (operation.body?.kind === "bytes" || operation.body?.kind === "multipart"
+          ? " A body given as a `Stream` is read once: that call is not retried."
+          : "")
       : "Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when " +
         "the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.",
     "",

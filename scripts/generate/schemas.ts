@@ -26,7 +26,7 @@ const pure = (callee: string, args: string): string => `/*#__PURE__*/ ${callee}(
 const key = (name: string): string => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
 
 /** A builder of src/internal/struct.ts (see {@link Uses.builders}). */
-export type Builder = "array" | "exactlyOne" | "ExactlyOne" | "once" | "struct" | "union"
+export type Builder = "array" | "exactlyOne" | "once" | "struct" | "union"
 
 const useBuilder = (uses: Uses, builder: Builder): string => {
   ;(uses.builders ??= new Set()).add(builder)
@@ -214,12 +214,7 @@ export const declaredType = (
       const members = schema.members.map(go)
       if (members.length === 1) return members[0]!
       const twice = schema.discriminator === undefined && schema.members.every((member) => member.kind === "ref")
-      const list = (twice ? [...members, ...members] : members).join(", ")
-      if (schema.exactlyOne !== undefined) {
-        useBuilder(uses, "ExactlyOne")
-        return `ExactlyOne<[${list}]>`
-      }
-      return `Schema.Union<[${list}]>`
+      return `Schema.Union<[${(twice ? [...members, ...members] : members).join(", ")}]>`
     }
     case "object": {
       const bases = schema.bases ?? []
@@ -747,10 +742,14 @@ export const schemaFile = (
           typeExpression(named.schema, "Type", uses, new Set(), flatten, hoisting(api, id, uses, hoist))
         }\n`
       const alias = fieldsTypes.get(name)
-      // written only where it is used (it notes what it names in `uses`)
-      const declaration = alias !== undefined || hasDeclaredType(named.schema)
+      // written only where it is used (it notes what it names in `uses`); a union checked for
+      // exactly one member on encoding is `exactlyOne`'s transformation of it (effect's type)
+      const written = alias !== undefined || hasDeclaredType(named.schema)
         ? declaredType(named.schema, uses, flatten, shared)
         : ""
+      const declaration = written !== "" && named.schema.kind === "union" && named.schema.exactlyOne !== undefined
+        ? `Schema.transformOrFail<${written}, Schema.SchemaClass<${id}>>`
+        : written
       push(
         (alias === undefined ? "" : `type ${alias} = ${declaration.replace(/^Schema\.Struct<([^]*)>$/, "$1")}\n\n`) +
           jsdoc([description, "", `@since ${since}`, "@category Schemas"]) +
@@ -787,11 +786,7 @@ export const schemaFile = (
   if (uses.timestamp) imports.push(`import { Timestamp } from "../../timestamp.js"`)
   if (uses.limited) imports.push(`import { limited } from "../../limits.js"`)
   if (uses.builders !== undefined) {
-    imports.push(
-      `import { ${
-        [...uses.builders].sort().map((name) => name === "ExactlyOne" ? `type ${name}` : name).join(", ")
-      } } from "../../struct.js"`
-    )
+    imports.push(`import { ${[...uses.builders].sort().join(", ")} } from "../../struct.js"`)
   }
   if (uses.upload) imports.push(`import { Upload } from "../../upload.js"`)
   const common = [...uses.refs].filter((name) => !here.has(name)).sort()

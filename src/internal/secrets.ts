@@ -253,14 +253,24 @@ export const redactAll = (text: string, secrets: ReadonlyArray<string>): string 
   let out = text
   for (const secret of secrets) {
     if (secret.length < 4) continue
-    // as sent, and as an excerpt that squeezes whitespace shows it (`a\n\tb` as `a b`)
-    const squeezed = secret.replace(/\s+/g, " ")
-    for (const form of squeezed === secret ? [secret] : [secret, squeezed]) {
+    // as sent, as an excerpt that squeezes whitespace shows it (`a\n\tb` as `a b`), and as a URL
+    // or a form quotes it (`sk_a+b/c` as `sk_a%2Bb%2Fc`)
+    const forms = new Set([secret, secret.replace(/\s+/g, " "), encoded(secret)])
+    for (const form of forms) {
       out = out.split(form).join("<redacted>")
       if (out.includes(cutMark)) out = redactCut(out, form)
     }
   }
   return out
+}
+
+/** A secret percent-encoded (`encodeURIComponent`), or itself when it cannot be (a lone surrogate). */
+const encoded = (secret: string): string => {
+  try {
+    return encodeURIComponent(secret)
+  } catch {
+    return secret
+  }
 }
 
 /** What `bound` (and the other excerpts) put where they cut a text. */

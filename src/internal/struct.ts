@@ -122,27 +122,19 @@ export const union = /* @__NO_SIDE_EFFECTS__ */ <Members extends ReadonlyArray<S
 }
 
 /**
- * What {@link exactlyOne} makes: its union, as it decodes, and a check of what it encodes.
- *
- * @internal
- */
-export interface ExactlyOne<Members extends ReadonlyArray<Schema.Schema.AnyNoContext>>
-  extends Schema.transformOrFail<Schema.Union<Members>, Schema.SchemaClass<Schema.Schema.Type<Members[number]>>>
-{}
-
-/**
  * A named union of objects that differ only in the fields they require (the document's `oneOf` of
  * `required` lists: "provide either `id` or `name`"), built on first use. Decoded as the union, so an
  * answer is read as it comes. Encoded only when exactly one member's required fields are all given,
  * as `oneOf` says: a value with both `id` and `name` fits both members, and the service refuses it, so
- * it is refused before it is sent (the union alone takes its first member and sends both).
+ * it is refused before it is sent (the union alone takes its first member and sends both). Its
+ * type is effect's (`Schema.transformOrFail`), so that a program's declarations can name it.
  *
  * @internal
  */
 export const exactlyOne = /* @__NO_SIDE_EFFECTS__ */ <Members extends ReadonlyArray<Schema.Schema.AnyNoContext>>(
   required: ReadonlyArray<ReadonlyArray<string>>,
   make: () => Schema.Union<Members>
-): ExactlyOne<Members> => {
+): Schema.transformOrFail<Schema.Union<Members>, Schema.SchemaClass<Schema.Schema.Type<Members[number]>>> => {
   const message = `exactly one of ${required.map((fields) => fields.join(" with ")).join(" or ")}`
   const given = (value: unknown) =>
     required.filter((fields) =>

@@ -41,7 +41,7 @@ const continuesUpstream = (context: Context.Context<never>): boolean => {
  * value that holds the token (`<redacted>` in its place): the platform redacts a response header by
  * its name only, and a proxy that echoes the request's `Authorization` in another header (a debug
  * header, a `Location`) put the token into an exported `http.response.header.*` attribute. The
- * spans are the tracer's own, seen through a view whose `attribute` scrubs; run only when tracing.
+ * spans are the tracer's own, their `attribute` scrubbing first; run only when tracing.
  *
  * @internal
  */
@@ -58,15 +58,19 @@ const scrubbing = (tracer: Tracer.Tracer, token: string): Tracer.Tracer =>
     context: (f, fiber) => tracer.context(f, fiber)
   })
 
-const scrubbed = (span: Tracer.Span, token: string): Tracer.Span =>
-  new Proxy(span, {
-    get(target, key) {
-      if (key === "attribute") {
-        return (name: string, value: unknown) =>
-          target.attribute(name, typeof value === "string" ? redactAll(value, [token]) : value)
-      }
-      const value: unknown = Reflect.get(target, key)
-      // a method runs on the span itself (its own fields, private ones included)
-      return typeof value === "function" ? value.bind(target) : value
-    }
-  })
+const scrubbed = (span: Tracer.Span, token: string): Tracer.Span => {
+  // the span itself, its `attribute` replaced on it: a proxy in its place would be the parent of the
+  // spans made under it, which a tracer keeping its state in `#private` fields cannot read
+  const attribute = span.attribute
+  try {
+    Object.defineProperty(span, "attribute", {
+      value: (name: string, value: unknown) =>
+        attribute.call(span, name, typeof value === "string" ? redactAll(value, [token]) : value),
+      configurable: true,
+      writable: true
+    })
+  } catch {
+    // a frozen span: recorded as it is
+  }
+  return span
+}

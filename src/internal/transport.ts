@@ -776,6 +776,8 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
   }
 
   private decodeError(cause: unknown, reason: "Decode" | "EmptyBody" = "Decode"): HttpClientError.ResponseError {
+    // a body undici could not parse (a bad chunk) keeps its bytes, which may echo the token
+    scrubCauses(cause, this.original.headers["authorization"])
     return new HttpClientError.ResponseError({ request: this.request, response: this, reason, cause })
   }
 

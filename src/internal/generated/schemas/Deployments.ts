@@ -7,7 +7,7 @@
 import type * as DateTime from "effect/DateTime"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { type ExactlyOne, exactlyOne, once, struct, union } from "../../struct.js"
+import { exactlyOne, once, struct, union } from "../../struct.js"
 import { Timestamp } from "../../timestamp.js"
 import { Upload } from "../../upload.js"
 import { AppAction, ErrorEvent, LogEvent, SSEHeartbeatEvent } from "./Common.js"
@@ -230,62 +230,65 @@ const optionalBoolean = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(S
  * @since 0.2.0
  * @category Schemas
  */
-export const DeploymentRequest: ExactlyOne<[
-  Schema.Struct<{
-    /**
-     * Version of the application. Can be any string.
-     */
-    version: Schema.optional<typeof Schema.String>
-    /**
-     * ZIP file containing the application source directory
-     */
-    file: typeof Upload
-    /**
-     * Relative path to the entrypoint of the application
-     */
-    entrypoint_rel_path: typeof Schema.String
-    source: Schema.optional<typeof DeploymentSource>
-    /**
-     * Region for deployment. Currently we only support "aws.us-east-1a"
-     */
-    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
-    /**
-     * Allow overwriting an existing app version
-     */
-    force: Schema.optional<typeof Schema.Boolean>
-    /**
-     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-     */
-    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  }>,
-  Schema.Struct<{
-    /**
-     * Version of the application. Can be any string.
-     */
-    version: Schema.optional<typeof Schema.String>
-    /**
-     * ZIP file containing the application source directory
-     */
-    file: Schema.optional<typeof Upload>
-    /**
-     * Relative path to the entrypoint of the application
-     */
-    entrypoint_rel_path: Schema.optional<typeof Schema.String>
-    source: typeof DeploymentSource
-    /**
-     * Region for deployment. Currently we only support "aws.us-east-1a"
-     */
-    region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
-    /**
-     * Allow overwriting an existing app version
-     */
-    force: Schema.optional<typeof Schema.Boolean>
-    /**
-     * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
-     */
-    env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
-  }>
-]> = /*#__PURE__*/ exactlyOne(
+export const DeploymentRequest: Schema.transformOrFail<
+  Schema.Union<[
+    Schema.Struct<{
+      /**
+       * Version of the application. Can be any string.
+       */
+      version: Schema.optional<typeof Schema.String>
+      /**
+       * ZIP file containing the application source directory
+       */
+      file: typeof Upload
+      /**
+       * Relative path to the entrypoint of the application
+       */
+      entrypoint_rel_path: typeof Schema.String
+      source: Schema.optional<typeof DeploymentSource>
+      /**
+       * Region for deployment. Currently we only support "aws.us-east-1a"
+       */
+      region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+      /**
+       * Allow overwriting an existing app version
+       */
+      force: Schema.optional<typeof Schema.Boolean>
+      /**
+       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+       */
+      env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+    }>,
+    Schema.Struct<{
+      /**
+       * Version of the application. Can be any string.
+       */
+      version: Schema.optional<typeof Schema.String>
+      /**
+       * ZIP file containing the application source directory
+       */
+      file: Schema.optional<typeof Upload>
+      /**
+       * Relative path to the entrypoint of the application
+       */
+      entrypoint_rel_path: Schema.optional<typeof Schema.String>
+      source: typeof DeploymentSource
+      /**
+       * Region for deployment. Currently we only support "aws.us-east-1a"
+       */
+      region: Schema.optional<Schema.Literal<["aws.us-east-1a"]>>
+      /**
+       * Allow overwriting an existing app version
+       */
+      force: Schema.optional<typeof Schema.Boolean>
+      /**
+       * Map of environment variables to set for the deployed application. Each key-value pair represents an environment variable.
+       */
+      env_vars: Schema.optional<Schema.Record$<typeof Schema.String, typeof Schema.String>>
+    }>
+  ]>,
+  Schema.SchemaClass<DeploymentRequest>
+> = /*#__PURE__*/ exactlyOne(
   [["file", "entrypoint_rel_path"], ["source"]],
   () =>
     /*#__PURE__*/ Schema.annotations(
