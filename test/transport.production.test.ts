@@ -523,7 +523,9 @@ describe("content coding of JSON answers", () => {
               Effect.provide(loopbackLayer(Number(new URL(served.url).port), transport.layer)),
               Effect.flip
             )
-            expect(error.message).toContain("HTTP 502 on POST /browsers/b1/computer/get_mouse_position: proxy error page ")
+            expect(error.message).toContain(
+              "HTTP 502 on POST /browsers/b1/computer/get_mouse_position: proxy error page "
+            )
           }))
       }
     }
