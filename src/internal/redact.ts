@@ -36,6 +36,10 @@ const authorizationSent = (response: HttpClientResponse.HttpClientResponse): str
   return typeof sent === "string" ? sent : response.request.headers["authorization"]
 }
 
+/** The token of an `Authorization` value (`Bearer <token>`), to look for where a server echoed it. */
+const tokenOf = (authorization: string | undefined): string | undefined =>
+  authorization?.replace(/^Bearer\s+/i, "").trim()
+
 /**
  * Response headers as they may be shown (their sensitive names already redacted): a server (a
  * gateway's `WWW-Authenticate`) may echo the request's token in a value, replaced by `<redacted>`.
@@ -43,7 +47,7 @@ const authorizationSent = (response: HttpClientResponse.HttpClientResponse): str
  * @internal
  */
 export const headersShown = (headers: unknown, authorization: string | undefined): unknown => {
-  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
+  const token = tokenOf(authorization)
   if (token === undefined || typeof headers !== "object" || headers === null) return headers
   const shown: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(headers)) {
@@ -62,7 +66,7 @@ export const headersShown = (headers: unknown, authorization: string | undefined
  * @internal
  */
 export const scrubCauses = (cause: unknown, authorization: string | undefined): void => {
-  const token = authorization?.replace(/^Bearer\s+/i, "").trim()
+  const token = tokenOf(authorization)
   if (token === undefined || token === "" || token === "<redacted>") return
   let error = cause
   for (let depth = 0; depth < 8 && typeof error === "object" && error !== null; depth++) {

@@ -208,16 +208,18 @@ export const statusError = <E>(
     const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
-    const detail = Option.match(body, {
-      onNone: () => quoted.length > 0 ? `: ${excerpt(quoted)}` : "",
-      onSome: (b) => `: ${bound(b.message, messageLength)}`
+    // the server's message, or what its body quotes (nothing for an empty one)
+    const said = Option.match(body, {
+      onNone: () => quoted.length > 0 ? excerpt(quoted) : "",
+      onSome: (b) => bound(b.message, messageLength)
     })
+    const detail = said === "" ? "" : `: ${said}`
     const props: KernelError.ApiErrorFields = {
       ...describe(request),
       status: response.status,
       code: Option.match(body, { onNone: () => "unknown", onSome: (b) => bound(b.code, codeLength) }),
       // a documented status's tag says what it is: its message is the server's
-      message: Option.isSome(body) ? detail.slice(2) : `HTTP ${response.status}${detail}`,
+      message: Option.isSome(body) ? said : `HTTP ${response.status}${detail}`,
       ...(Option.isSome(body) ? boundDetails(body.value) : {}),
       ...(Option.isSome(retryAfter) ? { retryAfter: retryAfter.value } : {}),
       ...(shouldRetry !== undefined ? { shouldRetry } : {})
