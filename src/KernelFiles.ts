@@ -96,12 +96,34 @@ export const downloadToFile = <E, E2 = never, R = never>(
   )
 
 /**
+ * The brand of a {@link FileSource}.
+ *
+ * @since 0.2.0
+ * @category Type IDs
+ */
+export const FileSourceTypeId: typeof internalUpload.FileSourceTypeId = internalUpload.FileSourceTypeId
+
+/**
+ * The type of {@link FileSourceTypeId}.
+ *
+ * @since 0.2.0
+ * @category Type IDs
+ */
+export type FileSourceTypeId = typeof FileSourceTypeId
+
+/**
  * A file on disk to upload (see {@link file}).
  *
  * @since 0.2.0
  * @category Models
  */
-export type FileSource = internalUpload.FileSource
+export interface FileSource {
+  readonly [FileSourceTypeId]: FileSourceTypeId
+  readonly _tag: "FileSource"
+  readonly path: string
+  /** The file name sent in a multipart part (default: the path's last segment). */
+  readonly name: string
+}
 
 /**
  * What a file field of a request takes: a `Uint8Array`, a file on disk ({@link file}) or a
@@ -110,7 +132,7 @@ export type FileSource = internalUpload.FileSource
  * @since 0.2.0
  * @category Models
  */
-export type Upload = internalUpload.Upload
+export type Upload = Uint8Array | FileSource | Stream.Stream<Uint8Array, unknown>
 
 /**
  * A file on disk as an upload: read as it is sent (256 KiB at a time), its size measured when the

@@ -209,4 +209,22 @@ export const Proxy = Schema.NullOr(AuthConnections.ProxyRef)
     )
     expect(errors).toEqual([])
   })
+
+  it("name the schemas with a file field (an upload) in a user's own declarations", () => {
+    const { errors } = check(
+      "library-upload",
+      `import { Schema } from "effect"
+import { Browsers, Deployments, Extensions, Filesystem, KernelFiles } from "effect-kernel"
+
+export const Release = Schema.Struct({ request: Deployments.DeploymentRequest, note: Schema.String })
+export const Load = Schema.Array(Browsers.LoadBrowserExtensionsBody)
+export const Upload = Schema.NullOr(Extensions.UploadExtensionBody)
+export const Files = Schema.Struct({ upload: Filesystem.UploadFilesBody })
+export const report = KernelFiles.file("/tmp/report.pdf")
+export const source = (path: string): KernelFiles.Upload => KernelFiles.file(path)
+`,
+      true
+    )
+    expect(errors).toEqual([])
+  })
 })

@@ -13,22 +13,23 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeFs from "node:fs"
 import * as NodeFsPromises from "node:fs/promises"
+import type * as KernelFiles from "../KernelFiles.js"
 import * as Download from "./download.js"
 
-const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSource")
-
 /**
- * A file on disk to upload, read as it is sent.
+ * The brand of a `KernelFiles.FileSource`.
  *
  * @internal
  */
-export interface FileSource {
-  readonly [FileSourceTypeId]: typeof FileSourceTypeId
-  readonly _tag: "FileSource"
-  readonly path: string
-  /** The file name sent (default: the path's last segment). */
-  readonly name: string
-}
+export const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSource")
+
+/**
+ * A file on disk to upload, read as it is sent: declared in `KernelFiles`, where a user's
+ * declarations (a library exporting a schema with a file field) can name it (TS2742 otherwise).
+ *
+ * @internal
+ */
+export type FileSource = KernelFiles.FileSource
 
 /** @internal */
 export const isFileSource = (u: unknown): u is FileSource => Predicate.hasProperty(u, FileSourceTypeId)
@@ -42,11 +43,11 @@ export const file = (path: string, options?: { readonly name?: string | undefine
 })
 
 /**
- * A file field's value.
+ * A file field's value (declared in `KernelFiles`).
  *
  * @internal
  */
-export type Upload = Uint8Array | FileSource | Stream.Stream<Uint8Array, unknown>
+export type Upload = KernelFiles.Upload
 
 /** @internal */
 export const isStream = (u: unknown): u is Stream.Stream<Uint8Array, unknown> =>
