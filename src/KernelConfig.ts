@@ -463,10 +463,14 @@ const explainMissingKey = (error: ConfigError.ConfigError): ConfigError.ConfigEr
     case "Or":
       return ConfigError.Or(explainMissingKey(error.left), explainMissingKey(error.right))
     case "MissingData":
-      return error.path.join(".") === "KERNEL_API_KEY"
+      // the key's own name last: a provider nested under a prefix (`ConfigProvider.nested("APP")`)
+      // looked it up under that prefix, which the message names
+      return error.path[error.path.length - 1] === "KERNEL_API_KEY"
         ? ConfigError.MissingData(
           error.path,
-          "KERNEL_API_KEY is not set: set it to your Kernel API key, or give the key in code with " +
+          `KERNEL_API_KEY is not set${
+            error.path.length > 1 ? ` (looked up at ${error.path.join(".")})` : ""
+          }: set it to your Kernel API key, or give the key in code with ` +
             "KernelConfig.layer({ apiKey: Redacted.make(key) }) (against the simulator: one of its seed's " +
             "tokens, sk_sim_demo_0123456789 by default)"
         )

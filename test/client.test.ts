@@ -144,6 +144,22 @@ describe("configuration", () => {
       )
     }).pipe(Effect.scoped))
 
+  it.effect("explains a missing KERNEL_API_KEY under a nested ConfigProvider too, with where it looked", () =>
+    Effect.gen(function*() {
+      const nested = Layer.setConfigProvider(
+        ConfigProvider.fromMap(new Map([["APP.KERNEL_BASE_URL", "http://127.0.0.1:4010"]])).pipe(
+          ConfigProvider.nested("APP")
+        )
+      )
+      const exit = yield* Effect.exit(
+        Layer.build(Kernel.layerConfig().pipe(Layer.provide(transport), Layer.provide(nested)))
+      )
+      const shown = String(Exit.isFailure(exit) ? exit.cause : "")
+      expect(shown).toContain(
+        "KERNEL_API_KEY is not set (looked up at APP.KERNEL_API_KEY): set it to your Kernel API key"
+      )
+    }).pipe(Effect.scoped))
+
   it.effect.each([
     ["plain http to a remote host", "http://api.example.com"],
     ["not a URL", "not a url"],
