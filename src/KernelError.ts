@@ -513,6 +513,32 @@ export type CommonError =
   | Timeout
 
 /**
+ * The errors of an operation: its documented statuses' (`Status`), the common ones
+ * ({@link CommonError}), a body that does not decode, and input refused before sending. Each
+ * operation's `…Error` type is one (`Browsers.RetrieveBrowserError`, …).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type OperationError<Status extends KernelError> =
+  | Status
+  | CommonError
+  | DecodeError
+  | InvalidInput
+
+/**
+ * The errors of an operation whose every answer has no content (a 204, or a 200 without a body): as
+ * {@link OperationError}, without `DecodeError` (there is nothing to decode).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type OperationErrorNoContent<Status extends KernelError> =
+  | Status
+  | CommonError
+  | InvalidInput
+
+/**
  * Every error of effect-kernel.
  *
  * @since 0.1.0

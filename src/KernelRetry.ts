@@ -47,7 +47,8 @@ export const backoff = (attempt: number, jitter: number): Duration.Duration =>
 
 /**
  * The delay before retry number `attempt` after `error`: the server's `retry-after-ms` /
- * `Retry-After` when it sent one, the jittered {@link backoff} otherwise.
+ * `Retry-After` when it sent one asking for a wait, the jittered {@link backoff} otherwise (no header,
+ * or one asking for none: `0`, a date already past).
  *
  * A server-requested wait is lengthened by up to 25 % according to `jitter` in `[0, 1)` (never
  * shortened: the call does not come back before the server said), so that the many calls of a
@@ -65,9 +66,11 @@ export const delayFor = (
   maxRetryAfter: Duration.DurationInput
 ): Duration.Duration => {
   const requested = "retryAfter" in error ? error.retryAfter : undefined
-  if (requested === undefined) return backoff(attempt, jitter)
+  const asked = requested === undefined ? 0 : Duration.toMillis(requested)
+  // none, `0` or a date already past: no wait asked for, the backoff (as the official client); taken
+  // as asked, every call of a fan-out refused at once would come back at once, again and again
+  if (asked <= 0) return backoff(attempt, jitter)
   const cap = Duration.toMillis(Duration.decode(maxRetryAfter))
-  const asked = Duration.toMillis(requested)
   if (asked >= cap) return Duration.millis(Math.round(cap * (1 - 0.25 * jitter)))
   return Duration.millis(Math.min(cap, Math.max(asked, Math.round(asked * (1 + 0.25 * jitter)))))
 }

@@ -210,6 +210,27 @@ export const Proxy = Schema.NullOr(AuthConnections.ProxyRef)
     expect(errors).toEqual([])
   })
 
+  it("name what a user's library returns from operations, a caught error's rest included", () => {
+    const { errors } = check(
+      "library-effects",
+      `import { Effect, Stream } from "effect"
+import { BrowserPools, Replays } from "effect-kernel"
+
+export const video = (id: string) =>
+  Replays.download({ id, replayId: "r" }).pipe(Stream.catchTag("ReplayNotReady", () => Stream.empty))
+export const saved = Replays.downloadToFile({ id: "b", replayId: "r" }, "x.mp4").pipe(
+  Effect.catchTag("ReplayNotReady", () => Effect.succeed(null))
+)
+export const pool = (name: string) => BrowserPools.retrieve({ idOrName: name })
+export const created = BrowserPools.create({ name: "p", size: 1 })
+export const updated = BrowserPools.update({ idOrName: "p", size: 2 })
+export const listed = BrowserPools.list()
+`,
+      true
+    )
+    expect(errors).toEqual([])
+  })
+
   it("name the schemas with a file field (an upload) in a user's own declarations", () => {
     const { errors } = check(
       "library-upload",

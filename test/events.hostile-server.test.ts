@@ -111,6 +111,9 @@ describe.each(transports)("event streams against a hostile server, over $name", 
       sse(res)
       res.write(`event: sse_heartbeat\n${frame({ event: "sse_heartbeat", timestamp: at })}`)
       res.write(frame({ event: "sse_heartbeat", timestamp: at }))
+      // named by the frame's event field alone, its data empty or not JSON
+      res.write("event: sse_heartbeat\ndata:\n\n")
+      res.write("event: sse_heartbeat\ndata: ping\n\n")
       res.write(frame(stream.event))
     })
     const exit = await run(transport, Effect.flatMap(stream.open(), (s) => Stream.runCollect(Stream.take(s, 1))))

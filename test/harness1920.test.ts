@@ -300,24 +300,24 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
 
   // a 200 that is not an event stream (a proxy's or a login portal's page): it was read as an event
   // stream that ended at once, a TransportError blaming the connection (and a drop telemetry resumed)
-  const notEventStreams: ReadonlyArray<readonly [string, string]> = [
-    ["text/html; charset=utf-8", "<html>sign in</html>"],
-    ["application/json", "{}"]
+  // (and one with no content-type at all, an event stream's frames in it: the service always says it)
+  const notEventStreams: ReadonlyArray<readonly [string | undefined, string, string]> = [
+    ["text/html; charset=utf-8", "<html>sign in</html>", "text/html; charset=utf-8"],
+    ["application/json", "{}", "application/json"],
+    [undefined, `data: ${JSON.stringify({ seq: 1, event: "sse_heartbeat" })}\n\n`, "no content-type"]
   ]
-  for (const [contentType, body] of notEventStreams) {
-    it(`an event stream answered 200 ${contentType} is a DecodeError naming it, never resumed`, async () => {
-      set((_req, res) => {
-        res.writeHead(200, { "content-type": contentType })
+  for (const [contentType, body, named] of notEventStreams) {
+    it(`an event stream answered 200 with ${named} is a DecodeError naming it, never resumed`, async () => {
+      const answer = (_req: unknown, res: Http.ServerResponse) => {
+        res.writeHead(200, contentType === undefined ? {} : { "content-type": contentType })
         res.end(body)
-      })
+      }
+      set(answer)
       const exit = await run(Effect.flatMap(Telemetry.stream({ id: "b1" }), Stream.runDrain))
       expect(tagOf(exit)).toBe("DecodeError")
-      expect(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "").toContain(contentType)
+      expect(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "").toContain(named)
       expect(requests).toHaveLength(1)
-      set((_req, res) => {
-        res.writeHead(200, { "content-type": contentType })
-        res.end(body)
-      })
+      set(answer)
       const logs = await run(Effect.flatMap(Logs.stream({ id: "b1", source: "path", path: "/x" }), Stream.runDrain))
       expect(tagOf(logs)).toBe("DecodeError")
     })

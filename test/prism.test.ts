@@ -330,6 +330,10 @@ const fileBodies: Record<string, Record<string, unknown>> = {
     dest_path: "/unzipped",
     zip_file: new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
   },
+  // an extension is a zip archive (the simulator refuses other bytes, as the service does)
+  uploadExtension: { file: new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)]) },
+  // a watched path exists (the sampled one does not: 404, as the service answers)
+  startFilesystemWatch: { path: "/" },
   batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] },
   // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
   uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
@@ -372,7 +376,7 @@ describe("the bin behind Prism's validating proxy, for the whole API", () => {
         deployments: "dep_running",
         replay: "replay_1",
         profiles: (await direct("createProfile", "/profiles", { name: "prism-profile" })).id,
-        extensions: (await direct("uploadExtension", "/extensions")).id,
+        extensions: (await direct("uploadExtension", "/extensions", fileBodies["uploadExtension"])).id,
         proxies: (await direct("createProxy", "/proxies")).id,
         invocations: (await direct("createInvocation", "/invocations", seededApp)).id,
         // names other than the sampled ones the pass creates again (names are unique: 409)

@@ -138,6 +138,36 @@ describe("retry policy", () => {
       expect([at(0, "800 millis"), at(0.999, "800 millis")]).toEqual([800, 600])
     }))
 
+  it.effect("KernelRetry.delayFor: a server asking for no wait (Retry-After: 0, a date past) gets the backoff", () =>
+    Effect.sync(() => {
+      const refused = new KernelError.RateLimited({
+        status: 429,
+        code: "x",
+        message: "y",
+        method: "GET",
+        path: "/",
+        retryAfter: Duration.zero
+      })
+      const at = (attempt: number, jitter: number) =>
+        Duration.toMillis(KernelRetry.delayFor(refused, attempt, jitter, "1 minute"))
+      expect([at(0, 0), at(0, 0.999), at(2, 0)]).toEqual([500, 375, 2000])
+    }))
+
+  it.effect("a 503 storm answering Retry-After: 0 or a past date is retried with the backoff, not at once", () =>
+    Effect.gen(function*() {
+      // (the TestClock starts at the epoch: its first instant is a date past once asked)
+      for (const retryAfter of ["0", "Thu, 01 Jan 1970 00:00:00 GMT"]) {
+        const mock = mockLayer((_r, _q, n) =>
+          n <= 2 ? json(503, errorBody("unavailable", "busy"), { "retry-after": retryAfter }) : position()
+        )
+        // the first retry within (375, 500] ms (the backoff's), the second within (750, 1000] ms after it: not
+        // at once (it was: all three requests at the first instant)
+        const { counts, exit } = yield* stepThrough(mock, ["374 millis", "126 millis", "749 millis", "251 millis"])
+        expect([counts[0], counts[1], counts[2], counts[4]]).toEqual([1, 1, 2, 3])
+        expect(exit._tag).toBe("Success")
+      }
+    }))
+
   it.effect("backs off min(0.5·2^n, 8) s, reduced by at most 25 % of jitter", () => {
     const mock = mockLayer((_r, _q, n) => n <= 2 ? json(500, errorBody("x", "y")) : position())
     return Effect.gen(function*() {

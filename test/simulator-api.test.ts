@@ -84,12 +84,16 @@ const callAny = (definition: Operation, params: Record<string, unknown>) =>
 const typed = (schema: Schema.Schema.AnyNoContext, key = ""): unknown =>
   Schema.decodeUnknownSync(schema)(sample(schema.ast, key))
 
+/** A ZIP archive with no entry (its end record alone): an extension is a ZIP archive (else 400). */
+const emptyZip = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
+
 const bodyParams = (definition: Operation): Record<string, unknown> => {
   const body = definition.body
   if (body === undefined) return {}
   if (body.kind === "bytes") return { [body.field]: new TextEncoder().encode("hello\n") }
   const value = typed(body.schema)
-  return typeof value === "object" && value !== null ? { ...value } : {}
+  const params = typeof value === "object" && value !== null ? { ...value } : {}
+  return definition.name === "uploadExtension" ? { ...params, file: emptyZip } : params
 }
 
 /** What the operations' path parameters are filled with: created resources and seeds. */
@@ -192,8 +196,6 @@ const rawCall = (definition: Operation, ids: Ids) =>
           : Effect.fail(`status ${response.status}`)
     ))
 
-const emptyZip = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])
-
 const paramsOf = (definition: Operation, ids: Ids): Record<string, unknown> => {
   const params: Record<string, unknown> = bodyParams(definition)
   for (const parameter of definition.parameters) {
@@ -207,6 +209,8 @@ const paramsOf = (definition: Operation, ids: Ids): Record<string, unknown> => {
   }
   // the simulator extracts a zip upload: an empty archive (its end record alone)
   if (definition.name === "uploadZip") params["zip_file"] = emptyZip
+  // a watched path exists (a missing one is the document's 404)
+  if (definition.name === "startFilesystemWatch") params["path"] = "/"
   return params
 }
 
@@ -825,14 +829,14 @@ describe("real behaviours", () => {
     Effect.gen(function*() {
       const uploaded = yield* callAny(byName("uploadExtension"), {
         ...bodyParams(byName("uploadExtension")),
-        file: new TextEncoder().encode("zip bytes"),
+        file: emptyZip,
         name: "my-extension"
       })
-      expect(uploaded).toMatchObject({ name: "my-extension", size_bytes: 9 })
+      expect(uploaded).toMatchObject({ name: "my-extension", size_bytes: 22 })
       const chunks = yield* callAny(byName("downloadExtension"), { idOrName: "my-extension" })
-      expect(Buffer.concat((chunks as ReadonlyArray<Uint8Array>).map((c) => Buffer.from(c))).toString()).toBe(
-        "zip bytes"
-      )
+      expect([...Buffer.concat((chunks as ReadonlyArray<Uint8Array>).map((c) => Buffer.from(c)))]).toEqual([
+        ...emptyZip
+      ])
     }).pipe(Effect.provide(kernel())))
 
   it.effect("a pool: acquire takes a browser out, release puts it back, 204 when none is left", () =>

@@ -451,7 +451,7 @@ const streamCall = (
  * Why a documented event stream's answer is not one: a `Content-Type` other than
  * `text/event-stream` (a proxy's or a login portal's page) is a `DecodeError` naming it, before any
  * byte of the body is read (never taken for an event stream that ended: a drop, which telemetry
- * resumes). No `Content-Type` at all is read as an event stream.
+ * resumes). No `Content-Type` at all is not one either: the service always says it.
  */
 const notEventStream = (
   request: HttpClientRequest.HttpClientRequest,
@@ -459,13 +459,16 @@ const notEventStream = (
   config: KernelConfig.Service
 ): KernelError.DecodeError | undefined => {
   const contentType = response.headers["content-type"]
-  if (contentType === undefined) return undefined
-  if (contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream") return undefined
+  if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream") {
+    return undefined
+  }
   return new KernelError.DecodeError({
     ...Client.describe(request),
     status: response.status,
     message: Client.scrub(
-      `expected an event stream (text/event-stream), got content-type ${bound(contentType, 100)}`,
+      `expected an event stream (text/event-stream), got ${
+        contentType === undefined ? "no content-type" : `content-type ${bound(contentType, 100)}`
+      }`,
       request,
       config.apiKey
     )

@@ -1,12 +1,11 @@
 /**
  * The helpers the generated operation definitions (scripts/generate) are written with: `define`
  * checks a definition against `Operation` and keeps its literal types; the others write its parts.
- * And the error union of an operation, `OperationError`.
+ * And the error unions of operations (declared in `KernelError`).
  *
  * @internal
  */
 import * as Schema from "effect/Schema"
-import type * as KernelError from "../KernelError.js"
 import type { Operation, RequiredWhen } from "./definition.js"
 
 /** @internal */
@@ -74,25 +73,11 @@ export const bytes = /* @__NO_SIDE_EFFECTS__ */ <const ContentType extends strin
 /** An answer without content. @internal */
 export const none = { kind: "none" } as const
 
-/**
- * The errors of an operation: its documented statuses' (`Status`), the common ones, a body that
- * does not decode, and input refused before sending.
- *
- * @internal
- */
-export type OperationError<Status extends KernelError.KernelError> =
-  | Status
-  | KernelError.CommonError
-  | KernelError.DecodeError
-  | KernelError.InvalidInput
-
-/**
- * The errors of an operation whose every answer has no content (a 204, or a 200 without a body):
- * as {@link OperationError}, without `DecodeError` (there is nothing to decode).
- *
- * @internal
- */
-export type OperationErrorNoContent<Status extends KernelError.KernelError> =
-  | Status
-  | KernelError.CommonError
-  | KernelError.InvalidInput
+// The error unions of operations are declared in `KernelError` (a user's declarations name them there,
+// never by a path inside the package: TS2742), and re-exported here for the modules that import them.
+export type {
+  /** @internal */
+  OperationError,
+  /** @internal */
+  OperationErrorNoContent
+} from "../KernelError.js"

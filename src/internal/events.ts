@@ -289,6 +289,8 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         return Either.isLeft(result) ? failed(`event: ${result.left}`) : result.right
       }
       const handle = (frame: Sse.ServerSentEvent): unknown | KernelError.DecodeError | undefined => {
+        // a heartbeat named by the frame's `event:` field (its data empty or not JSON): a keep-alive too
+        if (frame.event === "sse_heartbeat") return undefined
         let json: unknown
         try {
           json = JSON.parse(frame.data)

@@ -30,7 +30,6 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as HttpServerError from "@effect/platform/HttpServerError"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -402,6 +401,11 @@ export interface RecordedRequest {
 export interface Control {
   /** The request log: the most recent `requestLogSize` requests (default 1000), oldest first. */
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /**
+   * How many requests the log dropped (its oldest, past `requestLogSize` or `requestLogBytes`) since it
+   * was last cleared: `GET /_simulator/requests` says it in `X-Simulator-Requests-Dropped`.
+   */
+  readonly requestsDropped: Effect.Effect<number>
   readonly clearRequests: Effect.Effect<void>
   readonly injectFault: (fault: Fault) => Effect.Effect<void>
   readonly clearFaults: Effect.Effect<void>
@@ -720,10 +724,18 @@ const readInMemory = (body: Uint8Array | undefined) => (limit: number): Effect.E
       : { _tag: "Read", bytes: body ?? new Uint8Array(0) }
   )
 
-/** A request body as bytes (a multipart form is encoded with its boundary, as `fetch` does). */
+/**
+ * A request body as bytes (a multipart form is encoded with its boundary, as `fetch` does). A `Stream`
+ * body that fails is the request failing, as on a transport that sends it (its error the cause), never
+ * an empty body sent.
+ */
 const inMemoryBody = (
-  body: HttpClientRequest.HttpClientRequest["body"]
-): Effect.Effect<{ readonly bytes: Uint8Array | undefined; readonly contentType: string | undefined }> => {
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<
+  { readonly bytes: Uint8Array | undefined; readonly contentType: string | undefined },
+  HttpClientError.RequestError
+> => {
+  const body = request.body
   switch (body._tag) {
     case "Uint8Array":
       return Effect.succeed({ bytes: body.body, contentType: undefined })
@@ -736,10 +748,10 @@ const inMemoryBody = (
         }
       })
     case "Stream":
-      return Effect.map(
-        Effect.orElseSucceed(Stream.runCollect(body.stream), () => Chunk.empty<Uint8Array>()),
-        (chunks) => ({ bytes: new Uint8Array(Buffer.concat([...chunks])), contentType: undefined })
-      )
+      return Effect.mapBoth(Stream.runCollect(body.stream), {
+        onFailure: (cause) => new HttpClientError.RequestError({ request, reason: "Transport", cause }),
+        onSuccess: (chunks) => ({ bytes: new Uint8Array(Buffer.concat([...chunks])), contentType: undefined })
+      })
     default:
       return Effect.succeed({ bytes: undefined, contentType: undefined })
   }
@@ -786,7 +798,7 @@ export const make = (seed: Seed = defaultSeed, limits: Limits = {}): Effect.Effe
     handle,
     httpClient: HttpClient.make((request, url, signal) =>
       Effect.flatMap(
-        Effect.flatMap(inMemoryBody(request.body), (body) =>
+        Effect.flatMap(inMemoryBody(request), (body) =>
           handle({
             method: request.method,
             path: url.pathname,

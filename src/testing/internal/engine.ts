@@ -1041,8 +1041,11 @@ export const list = <A>(
 ): Reply => {
   const [status, answer] = mainAnswer(operation)
   if (answer.kind === "page") {
-    const limit = Math.max(1, Math.min(100, Number(query.get("limit") ?? 20) || 20))
-    const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0)
+    // where the document sets no bounds (a documented one is checked before: 400): a limit under 1
+    // (0, negative, not a number) is the default, one over 100 is 100; an offset under 0 is 0
+    const asked = Math.trunc(Number(query.get("limit") ?? 20))
+    const limit = asked >= 1 ? Math.min(100, asked) : 20
+    const offset = Math.max(0, Math.trunc(Number(query.get("offset") ?? 0)) || 0)
     const page: Array<unknown> = []
     let seen = 0
     let more = false

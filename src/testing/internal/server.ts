@@ -21,6 +21,7 @@ import * as internal from "./simulator.js"
 export interface Target {
   readonly handle: (request: internal.SimRequest) => Effect.Effect<internal.SimResponse>
   readonly requests: Effect.Effect<ReadonlyArray<Sim.RecordedRequest>>
+  readonly requestsDropped: Effect.Effect<number>
   readonly clearRequests: Effect.Effect<void>
   readonly evictions: Sim.Control["evictions"]
   readonly injectFault: (fault: Sim.Fault) => Effect.Effect<void>
@@ -567,6 +568,7 @@ const admin = (
       }
       case "GET /_simulator/requests": {
         const requests = yield* target.requests
+        const dropped = yield* target.requestsDropped
         return yield* answer(
           200,
           requests.map((r) => ({
@@ -575,7 +577,9 @@ const admin = (
             route: r.route ?? null,
             body: r.body ?? null,
             status: r.status ?? null
-          }))
+          })),
+          // the log is bounded: what it dropped since it was last cleared, so a client knows it is not whole
+          { "x-simulator-requests-dropped": String(dropped) }
         )
       }
       default: {

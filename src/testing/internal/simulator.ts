@@ -431,7 +431,12 @@ const toResponse = (reply: engine.Reply): SimResponse => {
     case "Live":
       return {
         status: reply.status,
-        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        // the data's media type, as the service says it (the document declares it on three of the streams)
+        headers: {
+          "content-type": "text/event-stream",
+          "cache-control": "no-cache",
+          "x-sse-content-type": "application/json"
+        },
         body: reply._tag === "Events"
           ? { _tag: "Text", text: reply.text }
           : {
@@ -710,6 +715,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     const costs: Array<number> = []
     let first = 0
     let totalCost = 0
+    /** How many records the log dropped since it was last cleared (`requestsDropped`). */
+    let dropped = 0
     const remember = (record: Sim.RecordedRequest, headerCost: number) => {
       if (limits.requestLogSize <= 0) return
       const cost = 256 + record.path.length + (record.query?.length ?? 0) + limits.recordedBodyBytes + headerCost
@@ -722,6 +729,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       ) {
         totalCost -= costs[first]!
         first++
+        dropped++
       }
       if (first > 0 && first >= recorded.length - first) {
         recorded.splice(0, first)
@@ -734,6 +742,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       costs.length = 0
       first = 0
       totalCost = 0
+      dropped = 0
     }
 
     const takeFault = (route: Sim.Route | undefined, draw: number): Sim.Fault | undefined => {
@@ -893,7 +902,8 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             const replay = browser.replays.get(sub)
             if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
             const now = yield* Clock.currentTimeMillis
-            if (replay.pollsLeft > 0 || now < replay.readyAt) {
+            // a recording still running (started, not stopped) is the document's 202: "still in progress"
+            if (!replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt) {
               if (replay.pollsLeft > 0) replay.pollsLeft--
               return {
                 status: 202,
@@ -1132,6 +1142,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 
     const control = {
       requests: Effect.sync(() => recorded.slice(first)),
+      requestsDropped: Effect.sync(() => dropped),
       clearRequests: Effect.sync(forget),
       injectFault: (fault: Sim.Fault) =>
         Effect.sync(() => {

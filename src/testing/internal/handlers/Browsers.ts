@@ -157,7 +157,7 @@ const endSession = (org: Organization, resource: engine.Resource, stamp: string)
   const browser = org.browsers.get(resource.id)
   if (browser !== undefined) endBrowser(browser)
   org.browsers.delete(resource.id)
-  saveProfile(org.store, resource, stamp)
+  saveProfile(org.store, resource, stamp, Date.parse(stamp))
 }
 
 /**

@@ -21,11 +21,14 @@ export const handlers: Handlers = {
     // a path through a file (`/t/f.txt/x`): not a directory, as the filesystem's operations answer
     const file = fileInTheWay(browser.fs, String(body["path"] ?? "/"))
     if (file !== undefined) return error(400, "bad_request", `${file} is not a directory`)
+    // a path that does not exist: the document's 404 (the service stats it before it watches)
+    const path = normalize(String(body["path"] ?? "/"))
+    if (!browser.fs.has(path)) return error(404, "not_found", `${path}: path not found`)
     const reply = engine.generic(store, call, () => "watch")
     const created = lastOf(store, `/browsers/${browser.id}/fs/watch`)
     if (reply._tag !== "Json" || created === undefined) return reply
     browser.watches.set(created.id, {
-      path: normalize(String(body["path"] ?? "/")),
+      path,
       recursive: body["recursive"] === true
     })
     if (browser.watches.size > engine.collectionLimit) browser.watches.delete(browser.watches.keys().next().value!)

@@ -170,6 +170,11 @@ export const handlers: Handlers = {
     const cwd = workingDirectory(browser, body)
     if (typeof cwd !== "string") return cwd
     const result = run(browser, String(body["command"] ?? ""), strings(body["args"]), cwd)
+    // `timeout_sec`: the process is killed at its deadline, and the call fails as the service's does
+    const limit = body["timeout_sec"]
+    if (typeof limit === "number" && limit > 0 && (result.millis ?? 0) > limit * 1000) {
+      return error(500, "internal_error", "process timed out")
+    }
     return ok(op, {
       exit_code: result.code,
       stdout_b64: Buffer.from(result.out).toString("base64"),

@@ -19,6 +19,7 @@ import * as Browsers from "./Browsers.js"
 import * as Computer from "./Computer.js"
 import * as Credentials from "./Credentials.js"
 import * as Deployments from "./Deployments.js"
+import * as Extensions from "./Extensions.js"
 import * as Filesystem from "./Filesystem.js"
 import * as FilesystemWatch from "./FilesystemWatch.js"
 import * as Invocations from "./Invocations.js"
@@ -48,6 +49,7 @@ const handlers: ReadonlyMap<string, Handler> = new Map(
     Computer,
     Credentials,
     Deployments,
+    Extensions,
     Filesystem,
     FilesystemWatch,
     Invocations,
