@@ -165,7 +165,8 @@ describe("review round 18: the simulator holds multipart text fields to the docu
     withServed({}, async ({ url }) => {
       const bad = multipart([["file", "PK", "x.zip"], ["name", "bad name!"]])
       refused(await raw(url, { method: "POST", path: "/extensions", ...bad }), "name: must match the pattern")
-      const good = multipart([["file", "PK", "x.zip"], ["name", "good-name_1.0"]])
+      // a ZIP archive with no entry (its end record alone): an extension is a ZIP archive (else 400)
+      const good = multipart([["file", `PK\u0005\u0006${"\u0000".repeat(18)}`, "x.zip"], ["name", "good-name_1.0"]])
       expect((await raw(url, { method: "POST", path: "/extensions", ...good })).status).toBe(201)
     }))
 

@@ -141,6 +141,35 @@ describe("simulator: the budget of stored bytes", () => {
   const budget = 10_000
   const refused = { _tag: "BadRequest", message: `the simulator holds at most ${budget} bytes of files and uploads` }
   const bytes = (n: number) => new Uint8Array(n).fill(1)
+  /** A ZIP archive of `n` bytes (no entry: its end record, then a comment filling it): an extension is one. */
+  const zipOf = (n: number) => {
+    const archive = new Uint8Array(n).fill(0x20)
+    archive.set([
+      0x50,
+      0x4b,
+      0x05,
+      0x06,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      (n - 22) & 0xff,
+      (n - 22) >> 8
+    ])
+    return archive
+  }
 
   it.effect("files, zips and uploads count; a write beyond is a 400 (nothing evicted); freeing makes room", () =>
     Effect.gen(function*() {
@@ -158,11 +187,11 @@ describe("simulator: the budget of stored bytes", () => {
       yield* Filesystem.writeFile({ id: a, path: "/one.bin", contents: bytes(9000) })
       expect((yield* Filesystem.fileInfo({ id: a, path: "/one.bin" })).size_bytes).toBe(9000)
       // an upload kept by a resource counts
-      const extension = yield* Effect.exit(Extensions.upload({ file: bytes(2000), name: "ext" }))
+      const extension = yield* Effect.exit(Extensions.upload({ file: zipOf(2000), name: "ext" }))
       expect(failureOf(extension)).toMatchObject(refused)
       // deleting the file frees its bytes
       yield* Filesystem.deleteFile({ id: a, path: "/one.bin" })
-      yield* Extensions.upload({ file: bytes(2000), name: "ext" })
+      yield* Extensions.upload({ file: zipOf(2000), name: "ext" })
       yield* Filesystem.writeFile({ id: b, path: "/two.bin", contents: bytes(6000) })
       // 8000 held: a file of 3000 does not fit
       expect(failureOf(yield* Effect.exit(Filesystem.writeFile({ id: a, path: "/x", contents: bytes(3000) }))))
