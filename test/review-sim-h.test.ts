@@ -212,3 +212,18 @@ describe("the request log", () => {
     expect(cleared.headers.get("x-simulator-requests-dropped")).toBe("0")
   })
 })
+
+describe("a process killed by a signal", () => {
+  it.each([["HUP", 129], ["INT", 130], ["KILL", 137], ["TERM", 143]] as const)(
+    "%s: exits 128 + the signal's number (%i), as a shell reports it",
+    async (signal, code) => {
+      const id = await browser()
+      const spawned = (await send("POST", `/browsers/${id}/process/spawn`, { command: "cat" })).json.process_id
+      expect((await send("POST", `/browsers/${id}/process/${spawned}/kill`, { signal })).status).toBe(200)
+      expect((await send("GET", `/browsers/${id}/process/${spawned}/status`)).json).toMatchObject({
+        state: "exited",
+        exit_code: code
+      })
+    }
+  )
+})

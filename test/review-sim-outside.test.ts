@@ -350,19 +350,30 @@ describe("a refused query parameter says what it takes", () => {
 })
 
 describe("the control plane names the operations a fault can target", () => {
-  it("GET /_simulator/operations lists the 118; a fault naming another says where to look", async () => {
+  it("GET /_simulator/operations lists the 118 (name and operationId); a fault naming neither says where to look", async () => {
     const listed = JSON.parse((await raw(served.url, { path: "/_simulator/operations", headers: admin })).body)
     expect(listed).toHaveLength(118)
-    expect(listed).toContainEqual({ name: "listBrowserPools", method: "GET", path: "/browser_pools" })
-    const refused = await raw(served.url, {
-      method: "POST",
-      path: "/_simulator/faults",
-      headers: { ...admin, "content-type": "application/json" },
-      body: JSON.stringify({ route: "getBrowserPools", status: 500 })
+    expect(listed).toContainEqual({
+      name: "listBrowserPools",
+      operationId: "getBrowserPools",
+      method: "GET",
+      path: "/browser_pools"
     })
+    const inject = (route: string) =>
+      raw(served.url, {
+        method: "POST",
+        path: "/_simulator/faults",
+        headers: { ...admin, "content-type": "application/json" },
+        body: JSON.stringify({ route, status: 503, times: 1 })
+      })
+    const refused = await inject("getBrowserPoolz")
     expect(refused.status).toBe(400)
     expect(JSON.parse(refused.body).message).toContain(
-      "expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them) or \"*\", got \"getBrowserPools\""
+      "expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them), its operationId, or \"*\", got \"getBrowserPoolz\""
     )
+    // the document's operationId names the operation as its table name does
+    expect((await inject("getBrowserPools")).status).toBeLessThan(300)
+    expect((await send("GET", "/browser_pools")).status).toBe(503)
+    expect((await send("GET", "/browser_pools")).status).toBe(200)
   })
 })

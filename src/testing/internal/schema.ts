@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { BrowserTelemetryConfig } from "../../internal/generated/schemas/Common.js"
 import { collectionLimit } from "./engine.js"
 import * as mp4 from "./mp4.js"
-import { names } from "./values.js"
+import { nameByOperationId, names, operationIdOf } from "./values.js"
 
 const Int = (min?: number, max?: number) => {
   let schema: Schema.Schema<number> = Schema.Int
@@ -299,13 +299,27 @@ export const Seed = Schema.Struct({
   })
 ).annotations({ identifier: "Seed" })
 
-/** Gateway-style and plain faults, as accepted over HTTP. */
-export const Route = Schema.Literal(...names, "*").annotations({
+/** An operation named by the document's `operationId` (`getBrowsers`), decoded to the table's name. */
+const ByOperationId = Schema.transformOrFail(Schema.String, Schema.Literal(...names), {
+  strict: true,
+  decode: (id, _, ast) => {
+    const name = nameByOperationId.get(id)
+    return name === undefined ? ParseResult.fail(new ParseResult.Type(ast, id)) : ParseResult.succeed(name)
+  },
+  encode: (name) => ParseResult.succeed(operationIdOf.get(name) ?? name)
+})
+
+/**
+ * The operation a fault acts on: the table's name (as listBrowserPools; `GET /_simulator/operations` lists
+ * them), the document's `operationId`, or `"*"` (any).
+ */
+export const Route = Schema.Union(Schema.Literal(...names, "*"), ByOperationId).annotations({
   // the 118 names would be cut from the message: where to find them instead
   message: (issue) => ({
-    message: `expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them) or "*", got ${
-      JSON.stringify(issue.actual)?.slice(0, 100)
-    }`,
+    message:
+      `expected an operation's name (as listBrowserPools; GET /_simulator/operations lists them), its operationId, or "*", got ${
+        JSON.stringify(issue.actual)?.slice(0, 100)
+      }`,
     override: true
   })
 })

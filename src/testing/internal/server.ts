@@ -473,7 +473,12 @@ const adminRoutes: Record<string, ReadonlyArray<string>> = {
  * and path (a client in another language finds them there).
  */
 const operationList: ReadonlyArray<{ readonly name: string; readonly method: string; readonly path: string }> =
-  operations.map((operation) => ({ name: operation.name, method: operation.method, path: operation.path }))
+  operations.map((operation) => ({
+    name: operation.name,
+    operationId: operation.operationId,
+    method: operation.method,
+    path: operation.path
+  }))
 
 const errorBody = (code: string, message: string, details?: ReadonlyArray<{ code: string; message: string }>) =>
   details === undefined ? { code, message } : { code, message, details }

@@ -33,6 +33,17 @@ const nameSet: ReadonlySet<string> = new Set(names)
 /** Whether a string is the name of an operation. */
 export const isName = (name: string): name is Name => nameSet.has(name)
 
+/**
+ * The operations by the document's `operationId` where it is not the table's name (`getBrowsers` for
+ * `listBrowsers`): a fault may name an operation either way.
+ */
+export const nameByOperationId: ReadonlyMap<string, Name> = new Map(
+  operations.filter((o) => o.operationId !== o.name).map((o) => [o.operationId, o.name])
+)
+
+/** The document's `operationId` of each operation. */
+export const operationIdOf: ReadonlyMap<Name, string> = new Map(operations.map((o) => [o.name, o.operationId]))
+
 /** A JSON object (not an array, not null). */
 export const isObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)

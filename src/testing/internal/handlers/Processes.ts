@@ -165,6 +165,9 @@ const settle = (process: engine.Process, now: number): void => {
   if (process.state === "running" && process.endsAt !== undefined && now >= process.endsAt) exit(process, 0)
 }
 
+/** The numbers of the signals the document lets a process be sent. */
+const signalNumbers: Readonly<Record<string, number>> = { HUP: 1, INT: 2, KILL: 9, TERM: 15 }
+
 export const handlers: Handlers = {
   execProcess: onBrowser(({ body, op }, browser) => {
     const cwd = workingDirectory(browser, body)
@@ -243,7 +246,8 @@ export const handlers: Handlers = {
     mem_bytes: 1024 * 1024
   })),
   killProcess: onProcess((body, process) => {
-    exit(process, body["signal"] === "KILL" ? 137 : 143)
+    // killed by a signal: 128 + its number, as a shell reports it (HUP 129, INT 130, KILL 137, TERM 143)
+    exit(process, 128 + (signalNumbers[String(body["signal"])] ?? 15))
     return { ok: true }
   }, exited("failed to signal process")),
   writeProcessStdin: onBrowser(({ body, call, op, org }, browser) => {
