@@ -227,3 +227,15 @@ describe("a process killed by a signal", () => {
     }
   )
 })
+
+describe("a project that holds resources", () => {
+  it("is not evicted to make room while projects holding none can be", async () => {
+    const held = (await send("POST", "/org/projects", { name: name("held") })).json
+    const browser = (await send("POST", "/browsers", {}, { "x-kernel-project-id": held.id })).json.session_id
+    for (let i = 0; i < KernelSimulator.collectionLimit; i++) {
+      expect((await send("POST", "/org/projects", { name: name("filler") })).status).toBe(201)
+    }
+    expect((await send("GET", `/org/projects/${held.id}`)).status).toBe(200)
+    expect((await send("GET", `/browsers/${browser}`, undefined, { "x-kernel-project-id": held.id })).status).toBe(200)
+  })
+})

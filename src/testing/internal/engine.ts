@@ -281,6 +281,16 @@ export const put = (
         }
       }
     }
+    // a project that still holds resources is not evicted while one that holds none can be (its resources
+    // would be left to a project that no longer exists, which its delete refuses: 409)
+    if (oldest === undefined && collection === "/org/projects") {
+      for (const item of items.values()) {
+        if (projectHolding(store, item.id, (r) => !r.deleted && r.retired !== true) === undefined) {
+          oldest = item.id
+          break
+        }
+      }
+    }
     oldest ??= items.keys().next().value
     if (oldest === undefined) break
     remove(store, collection, oldest)
