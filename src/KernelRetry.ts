@@ -54,7 +54,8 @@ export const backoff = (attempt: number, jitter: number): Duration.Duration =>
  * shortened: the call does not come back before the server said), so that the many calls of a
  * fan-out refused at once (a 429 storm, all with `Retry-After: 1`) do not all come back at the same
  * instant and be refused again together. It stays within `maxRetryAfter`: a wait capped there is
- * reduced by up to 25 % instead.
+ * reduced by up to 25 % instead, and never shorter than the {@link backoff} (a cap under it must not
+ * make a requested wait shorter than no request at all).
  *
  * @since 0.1.0
  * @category Delays
@@ -71,7 +72,11 @@ export const delayFor = (
   // as asked, every call of a fan-out refused at once would come back at once, again and again
   if (asked <= 0) return backoff(attempt, jitter)
   const cap = Duration.toMillis(Duration.decode(maxRetryAfter))
-  if (asked >= cap) return Duration.millis(Math.round(cap * (1 - 0.25 * jitter)))
+  // capped: spread below the cap, and never sooner than the backoff (a cap under it, a `maxRetryAfter`
+  // of 0 or 100 ms, must not make a requested wait shorter than no request at all)
+  if (asked >= cap) {
+    return Duration.millis(Math.max(Math.round(cap * (1 - 0.25 * jitter)), Duration.toMillis(backoff(attempt, jitter))))
+  }
   return Duration.millis(Math.min(cap, Math.max(asked, Math.round(asked * (1 + 0.25 * jitter)))))
 }
 

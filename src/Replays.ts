@@ -203,10 +203,12 @@ const retryAfterOf = (
   now: number,
   config: KernelConfig.Service
 ): Duration.Duration =>
+  // capped at `maxRetryAfter`, then held to the minimum: a cap under a second (even 0) never makes the
+  // wait a loop of requests that `maxWait` does not end (each poll adds its wait to the time waited)
   RetryAfter.parseRetryAfter(response.headers["retry-after"], now).pipe(
     Option.getOrElse(() => minimumRetryAfter),
-    Duration.max(minimumRetryAfter),
-    Duration.min(config.maxRetryAfter)
+    Duration.min(config.maxRetryAfter),
+    Duration.max(minimumRetryAfter)
   )
 
 /**

@@ -95,6 +95,29 @@ describe("replay wait", () => {
       }
     }))
 
+  it.effect.each(["0 millis", "500 millis"] as const)(
+    "a maxRetryAfter of %s still polls a second apart, and maxWait ends the wait (it was a loop of requests)",
+    (maxRetryAfter) => {
+      const mock = mockLayer(() => pending("1"), { maxRetryAfter })
+      return Effect.gen(function*() {
+        const fiber = yield* Effect.fork(Effect.exit(collect({ maxWait: "3 seconds" })))
+        yield* settle
+        const counts = [mock.requests.length]
+        for (const step of ["999 millis", "1 millis", "10 seconds"] as const) {
+          yield* TestClock.adjust(step)
+          yield* settle
+          counts.push(mock.requests.length)
+        }
+        // polls at 0, 1, 2 and 3 s, then ReplayNotReady
+        expect(counts).toEqual([1, 1, 2, 4])
+        const exit = yield* Fiber.join(fiber)
+        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "none").toBe(
+          "ReplayNotReady"
+        )
+      }).pipe(Effect.provide(mock.layer))
+    }
+  )
+
   it.effect("uses the default maxWait of 5 minutes", () =>
     Effect.gen(function*() {
       const { counts, exit } = yield* pollTimes("60", Infinity, ["299 seconds", "1 second", "1 hour"])

@@ -57,6 +57,36 @@ describe("retry policy", () => {
     })
   })
 
+  it.effect("retry-after-ms: 0 asks for no wait: the Retry-After beside it says how long", () => {
+    const mock = mockLayer((_r, _q, n) =>
+      n === 1 ? json(503, errorBody("x", "y"), { "retry-after-ms": "0", "retry-after": "5" }) : position()
+    )
+    return Effect.gen(function*() {
+      const { counts } = yield* stepThrough(mock, ["4999 millis", "1300 millis"])
+      expect(counts).toEqual([1, 1, 2])
+    })
+  })
+
+  it.effect("KernelRetry.delayFor: a wait capped under the backoff (maxRetryAfter 0 or 100 ms) is the backoff", () =>
+    Effect.sync(() => {
+      const refused = new KernelError.RateLimited({
+        status: 429,
+        code: "x",
+        message: "y",
+        method: "GET",
+        path: "/",
+        retryAfter: Duration.seconds(5)
+      })
+      const at = (attempt: number, jitter: number, cap: Duration.DurationInput) =>
+        Duration.toMillis(KernelRetry.delayFor(refused, attempt, jitter, cap))
+      expect([at(0, 0, 0), at(0, 0.999, "100 millis"), at(1, 0, "100 millis"), at(0, 0, "3 seconds")]).toEqual([
+        500,
+        375,
+        1000,
+        3000
+      ])
+    }))
+
   it.effect("honours Retry-After as an HTTP date", () => {
     const mock = mockLayer((_r, _q, n) =>
       n === 1

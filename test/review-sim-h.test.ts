@@ -5,9 +5,10 @@
  * `X-SSE-Content-Type`, and lists' out-of-range `limit` / `offset`. One served simulator for the file.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as zlib from "node:zlib"
-import { sendJson, servedForFile } from "./utils/served.js"
+import { handleJson, sendJson, servedForFile } from "./utils/served.js"
 
 // a log of 5 requests: the test of its drops fills it
 const served = servedForFile({ adminToken: "adm_review_h_0123456789", requestLogSize: 5 })
@@ -211,6 +212,14 @@ describe("the request log", () => {
     expect(await cleared.json()).toEqual([])
     expect(cleared.headers.get("x-simulator-requests-dropped")).toBe("0")
   })
+
+  it.effect("of no size (requestLogSize: 0) says it dropped every request", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make(KernelSimulator.defaultSeed, { requestLogSize: 0 })
+      for (let i = 0; i < 4; i++) yield* handleJson(simulator)("GET", "/browsers")
+      expect(yield* simulator.requests).toEqual([])
+      expect(yield* simulator.requestsDropped).toBe(4)
+    }))
 })
 
 describe("a process killed by a signal", () => {
@@ -237,5 +246,61 @@ describe("a project that holds resources", () => {
     }
     expect((await send("GET", `/org/projects/${held.id}`)).status).toBe(200)
     expect((await send("GET", `/browsers/${browser}`, undefined, { "x-kernel-project-id": held.id })).status).toBe(200)
+  })
+})
+
+describe("an extension's archive", () => {
+  /** A ZIP archive of deflated entries, built here by hand (CRCs left 0: the simulator does not check them). */
+  const zipOf = (entries: ReadonlyArray<{ readonly name: string; readonly bytes: Uint8Array }>) => {
+    const locals: Array<Buffer> = []
+    const central: Array<Buffer> = []
+    let offset = 0
+    for (const entry of entries) {
+      const name = Buffer.from(entry.name)
+      const data = zlib.deflateRawSync(entry.bytes)
+      const local = Buffer.alloc(30)
+      local.writeUInt32LE(0x04034b50, 0)
+      local.writeUInt16LE(8, 8)
+      local.writeUInt32LE(data.length, 18)
+      local.writeUInt32LE(entry.bytes.length, 22)
+      local.writeUInt16LE(name.length, 26)
+      const header = Buffer.alloc(46)
+      header.writeUInt32LE(0x02014b50, 0)
+      header.writeUInt16LE(8, 10)
+      header.writeUInt32LE(data.length, 20)
+      header.writeUInt32LE(entry.bytes.length, 24)
+      header.writeUInt16LE(name.length, 28)
+      header.writeUInt32LE(offset, 42)
+      locals.push(local, name, data)
+      central.push(header, name)
+      offset += 30 + name.length + data.length
+    }
+    const directory = Buffer.concat(central)
+    const end = Buffer.alloc(22)
+    end.writeUInt32LE(0x06054b50, 0)
+    end.writeUInt16LE(entries.length, 8)
+    end.writeUInt16LE(entries.length, 10)
+    end.writeUInt32LE(directory.length, 12)
+    end.writeUInt32LE(offset, 16)
+    return new Uint8Array(Buffer.concat([...locals, directory, end]))
+  }
+
+  it("is checked for its structure only: many entries and large contents are taken (no limit is documented)", async () => {
+    const many = zipOf(Array.from({ length: 1_200 }, (_, i) => ({ name: `f${i}.js`, bytes: new Uint8Array(1) })))
+    const large = zipOf([{ name: "module.wasm", bytes: new Uint8Array(17 * 1024 * 1024) }])
+    for (const archive of [many, large]) {
+      const form = new FormData()
+      form.append("file", new Blob([archive]), "extension.zip")
+      form.append("name", name("ext"))
+      expect((await fetchRaw("/extensions", { method: "POST", body: form })).status).toBe(201)
+    }
+    // a directory that points past the archive is not one
+    const damaged = zipOf([{ name: "manifest.json", bytes: new Uint8Array(4) }])
+    damaged[damaged.length - 6] = 0xff
+    const form = new FormData()
+    form.append("file", new Blob([damaged]), "extension.zip")
+    form.append("name", name("ext"))
+    const refused = await fetchRaw("/extensions", { method: "POST", body: form })
+    expect(refused.status).toBe(400)
   })
 })

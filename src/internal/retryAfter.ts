@@ -39,13 +39,14 @@ export const parseRetryAfter = (value: string | undefined, now: number): Option.
 }
 
 /**
- * The server's requested wait: `retry-after-ms` first, then `Retry-After`.
+ * The server's requested wait: `retry-after-ms` first when it asks for one (a `0` asks for none, and
+ * leaves `Retry-After` to say, as the official client reads them), then `Retry-After`.
  *
  * @internal
  */
 export const fromHeaders = (headers: HeaderRecord, now: number): Option.Option<Duration.Duration> => {
   const ms = headers["retry-after-ms"]
-  if (ms !== undefined && decimal.test(ms)) return Option.some(Duration.millis(Number(ms)))
+  if (ms !== undefined && decimal.test(ms) && Number(ms) > 0) return Option.some(Duration.millis(Number(ms)))
   return parseRetryAfter(headers["retry-after"], now)
 }
 

@@ -718,7 +718,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     /** How many records the log dropped since it was last cleared (`requestsDropped`). */
     let dropped = 0
     const remember = (record: Sim.RecordedRequest, headerCost: number) => {
-      if (limits.requestLogSize <= 0) return
+      // a log of no size drops every request, and says so
+      if (limits.requestLogSize <= 0) {
+        dropped++
+        return
+      }
       const cost = 256 + record.path.length + (record.query?.length ?? 0) + limits.recordedBodyBytes + headerCost
       recorded.push(record)
       costs.push(cost)

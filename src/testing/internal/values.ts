@@ -1295,6 +1295,33 @@ export const zipChunks = (entries: ReadonlyArray<ZipEntry>): ReadonlyArray<Uint8
 /** A ZIP archive (stored, no compression) of `entries`, in their order, in one piece. */
 export const zip = (entries: ReadonlyArray<ZipEntry>): Uint8Array => Buffer.concat(zipChunks(entries))
 
+/** Where a ZIP archive's end-of-central-directory record is (it may be followed by a comment), or -1. */
+const endRecord = (bytes: Buffer): number => {
+  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
+    if (bytes.readUInt32LE(i) === 0x06054b50) return i
+  }
+  return -1
+}
+
+/**
+ * Why bytes are not a ZIP archive (no end record, or a central directory whose entries are not there), or
+ * `undefined`: its structure only, nothing inflated, no limit on what it holds (a ZIP64 archive's own
+ * records are taken as they are).
+ */
+export const zipIssue = (archive: Uint8Array): string | undefined => {
+  const bytes = Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength)
+  const end = endRecord(bytes)
+  if (end < 0) return "the file is not a ZIP archive"
+  const count = bytes.readUInt16LE(end + 10)
+  let at = bytes.readUInt32LE(end + 16)
+  if (count === 0xffff || at === 0xffffffff) return undefined
+  for (let n = 0; n < count; n++) {
+    if (at + 46 > bytes.length || bytes.readUInt32LE(at) !== 0x02014b50) return "the archive's directory is damaged"
+    at += 46 + bytes.readUInt16LE(at + 28) + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32)
+  }
+  return undefined
+}
+
 /**
  * The entries of a ZIP archive (stored or deflated), read from its central directory; at most
  * `maxEntries` entries and `maxBytes` bytes once inflated, else (or when it is not a ZIP archive)
@@ -1306,13 +1333,7 @@ export const unzip = (
   maxBytes: number
 ): ReadonlyArray<ZipEntry> | string => {
   const bytes = Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength)
-  let end = -1
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
-    if (bytes.readUInt32LE(i) === 0x06054b50) {
-      end = i
-      break
-    }
-  }
+  const end = endRecord(bytes)
   if (end < 0) return "the file is not a ZIP archive"
   const count = bytes.readUInt16LE(end + 10)
   if (count > maxEntries) return `the archive has more than ${maxEntries} entries`
