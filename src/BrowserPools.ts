@@ -29,15 +29,15 @@ import type * as KernelError from "./KernelError.js"
  */
 export * from "./internal/generated/modules/BrowserPools.js"
 
-export type {
+export {
   /**
-   * A pool as the document describes it: what `create`, `retrieve` and `update` answer (`list`, one of
-   * the five operations of 0.1.0, answers {@link BrowserPool}, as browser-cloud-service.md describes
-   * it). Exported under this name, the module's own `BrowserPool` being the list's: a user's
-   * declarations name it here (TS2742 otherwise).
+   * A pool as the document describes it, its schema and its type: what `create`, `retrieve` and
+   * `update` answer (`list`, one of the five operations of 0.1.0, answers {@link BrowserPool}, as
+   * browser-cloud-service.md describes it). Exported under this name, the module's own `BrowserPool`
+   * being the list's: a user's declarations name it here (TS2742 otherwise).
    *
    * @since 0.2.0
-   * @category Models
+   * @category Schemas
    */
   BrowserPool as BrowserPoolResource
 } from "./internal/generated/schemas/BrowserPools.js"

@@ -213,7 +213,7 @@ export const Proxy = Schema.NullOr(AuthConnections.ProxyRef)
   it("name what a user's library returns from operations, a caught error's rest included", () => {
     const { errors } = check(
       "library-effects",
-      `import { Effect, Stream } from "effect"
+      `import { Effect, Schema, Stream } from "effect"
 import { BrowserPools, Replays } from "effect-kernel"
 
 export const video = (id: string) =>
@@ -225,6 +225,8 @@ export const pool = (name: string) => BrowserPools.retrieve({ idOrName: name })
 export const created = BrowserPools.create({ name: "p", size: 1 })
 export const updated = BrowserPools.update({ idOrName: "p", size: 2 })
 export const listed = BrowserPools.list()
+export const Snapshot = Schema.Struct({ pool: BrowserPools.BrowserPoolResource, at: Schema.String })
+export type Pool = BrowserPools.BrowserPoolResource
 `,
       true
     )
