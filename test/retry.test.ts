@@ -25,6 +25,10 @@ const stepThrough = (
     return { counts, exit }
   }).pipe(Effect.provide(layerAndRequests.layer))
 
+/** A 429 that asked for `retryAfter`. */
+const rateLimited = (retryAfter: Duration.Duration) =>
+  new KernelError.RateLimited({ status: 429, code: "x", message: "y", method: "GET", path: "/", retryAfter })
+
 describe("retry policy", () => {
   it.effect("retries a 503 and succeeds", () => {
     const mock = mockLayer((_r, _q, n) => n === 1 ? json(503, errorBody("unavailable", "later")) : position())
@@ -69,14 +73,7 @@ describe("retry policy", () => {
 
   it.effect("KernelRetry.delayFor: a wait capped under the backoff (maxRetryAfter 0 or 100 ms) is the backoff", () =>
     Effect.sync(() => {
-      const refused = new KernelError.RateLimited({
-        status: 429,
-        code: "x",
-        message: "y",
-        method: "GET",
-        path: "/",
-        retryAfter: Duration.seconds(5)
-      })
+      const refused = rateLimited(Duration.seconds(5))
       const at = (attempt: number, jitter: number, cap: Duration.DurationInput) =>
         Duration.toMillis(KernelRetry.delayFor(refused, attempt, jitter, cap))
       expect([at(0, 0, 0), at(0, 0.999, "100 millis"), at(1, 0, "100 millis"), at(0, 0, "3 seconds")]).toEqual([
@@ -153,14 +150,7 @@ describe("retry policy", () => {
 
   it.effect("KernelRetry.delayFor: a server's wait with jitter 0 is exactly it; jitter lengthens it by up to 25 %", () =>
     Effect.sync(() => {
-      const refused = new KernelError.RateLimited({
-        status: 429,
-        code: "x",
-        message: "y",
-        method: "GET",
-        path: "/",
-        retryAfter: Duration.seconds(1)
-      })
+      const refused = rateLimited(Duration.seconds(1))
       const at = (jitter: number, cap: Duration.DurationInput = "1 minute") =>
         Duration.toMillis(KernelRetry.delayFor(refused, 0, jitter, cap))
       expect([at(0), at(0.5), at(0.999)]).toEqual([1000, 1125, 1250])
@@ -170,14 +160,7 @@ describe("retry policy", () => {
 
   it.effect("KernelRetry.delayFor: a server asking for no wait (Retry-After: 0, a date past) gets the backoff", () =>
     Effect.sync(() => {
-      const refused = new KernelError.RateLimited({
-        status: 429,
-        code: "x",
-        message: "y",
-        method: "GET",
-        path: "/",
-        retryAfter: Duration.zero
-      })
+      const refused = rateLimited(Duration.zero)
       const at = (attempt: number, jitter: number) =>
         Duration.toMillis(KernelRetry.delayFor(refused, attempt, jitter, "1 minute"))
       expect([at(0, 0), at(0, 0.999), at(2, 0)]).toEqual([500, 375, 2000])

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
 import * as zlib from "node:zlib"
+import * as values from "../src/testing/internal/values.js"
 import { handleJson, sendJson, servedForFile } from "./utils/served.js"
 
 // a log of 5 requests: the test of its drops fills it
@@ -139,14 +140,15 @@ describe("a filesystem watch", () => {
   })
 })
 
-describe("extensions", () => {
-  const upload = (bytes: Uint8Array, extension: string) => {
-    const form = new FormData()
-    form.append("file", new Blob([new Uint8Array(bytes)]), "extension.zip")
-    form.append("name", extension)
-    return fetchRaw("/extensions", { method: "POST", body: form })
-  }
+/** `POST /extensions` of `bytes` as its file, under a new name. */
+const upload = (bytes: Uint8Array, extension = name("ext")) => {
+  const form = new FormData()
+  form.append("file", new Blob([new Uint8Array(bytes)]), "extension.zip")
+  form.append("name", extension)
+  return fetchRaw("/extensions", { method: "POST", body: form })
+}
 
+describe("extensions", () => {
   it("refuses an upload that is not a ZIP archive (400), as uploadZip does; takes one that is", async () => {
     const refused = await upload(new TextEncoder().encode("not a zip"), name("ext"))
     expect(refused.status).toBe(400)
@@ -250,57 +252,16 @@ describe("a project that holds resources", () => {
 })
 
 describe("an extension's archive", () => {
-  /** A ZIP archive of deflated entries, built here by hand (CRCs left 0: the simulator does not check them). */
-  const zipOf = (entries: ReadonlyArray<{ readonly name: string; readonly bytes: Uint8Array }>) => {
-    const locals: Array<Buffer> = []
-    const central: Array<Buffer> = []
-    let offset = 0
-    for (const entry of entries) {
-      const name = Buffer.from(entry.name)
-      const data = zlib.deflateRawSync(entry.bytes)
-      const local = Buffer.alloc(30)
-      local.writeUInt32LE(0x04034b50, 0)
-      local.writeUInt16LE(8, 8)
-      local.writeUInt32LE(data.length, 18)
-      local.writeUInt32LE(entry.bytes.length, 22)
-      local.writeUInt16LE(name.length, 26)
-      const header = Buffer.alloc(46)
-      header.writeUInt32LE(0x02014b50, 0)
-      header.writeUInt16LE(8, 10)
-      header.writeUInt32LE(data.length, 20)
-      header.writeUInt32LE(entry.bytes.length, 24)
-      header.writeUInt16LE(name.length, 28)
-      header.writeUInt32LE(offset, 42)
-      locals.push(local, name, data)
-      central.push(header, name)
-      offset += 30 + name.length + data.length
-    }
-    const directory = Buffer.concat(central)
-    const end = Buffer.alloc(22)
-    end.writeUInt32LE(0x06054b50, 0)
-    end.writeUInt16LE(entries.length, 8)
-    end.writeUInt16LE(entries.length, 10)
-    end.writeUInt32LE(directory.length, 12)
-    end.writeUInt32LE(offset, 16)
-    return new Uint8Array(Buffer.concat([...locals, directory, end]))
-  }
-
   it("is checked for its structure only: many entries and large contents are taken (no limit is documented)", async () => {
-    const many = zipOf(Array.from({ length: 1_200 }, (_, i) => ({ name: `f${i}.js`, bytes: new Uint8Array(1) })))
-    const large = zipOf([{ name: "module.wasm", bytes: new Uint8Array(17 * 1024 * 1024) }])
-    for (const archive of [many, large]) {
-      const form = new FormData()
-      form.append("file", new Blob([archive]), "extension.zip")
-      form.append("name", name("ext"))
-      expect((await fetchRaw("/extensions", { method: "POST", body: form })).status).toBe(201)
-    }
+    const many = values.zip(Array.from({ length: 1_200 }, (_, i) => ({ name: `f${i}.js`, bytes: new Uint8Array(1) })))
+    // an entry that says it holds 17 MiB once inflated (its size fields: local header, then directory)
+    const large = Buffer.from(values.zip([{ name: "module.wasm", bytes: new Uint8Array(8) }]))
+    large.writeUInt32LE(17 * 1024 * 1024, 22)
+    large.writeUInt32LE(17 * 1024 * 1024, 30 + "module.wasm".length + 8 + 24)
+    for (const archive of [many, large]) expect((await upload(archive)).status).toBe(201)
     // a directory that points past the archive is not one
-    const damaged = zipOf([{ name: "manifest.json", bytes: new Uint8Array(4) }])
+    const damaged = values.zip([{ name: "manifest.json", bytes: new Uint8Array(4) }])
     damaged[damaged.length - 6] = 0xff
-    const form = new FormData()
-    form.append("file", new Blob([damaged]), "extension.zip")
-    form.append("name", name("ext"))
-    const refused = await fetchRaw("/extensions", { method: "POST", body: form })
-    expect(refused.status).toBe(400)
+    expect((await upload(damaged)).status).toBe(400)
   })
 })
