@@ -265,3 +265,20 @@ describe("an extension's archive", () => {
     expect((await upload(damaged)).status).toBe(400)
   })
 })
+
+describe("a new browser's machine", () => {
+  const out = (answer: { readonly json: Record<string, unknown> }) =>
+    Buffer.from(String(answer.json["stdout_b64"]), "base64").toString()
+
+  it("has /tmp and the kernel user's home before anything is written; exec's cwd: null is no cwd", async () => {
+    const id = await browser()
+    const exec = (body: Record<string, unknown>) => send("POST", `/browsers/${id}/process/exec`, body)
+    expect(out(await exec({ command: "ls", args: ["/"] }))).toBe("home\ntmp\n")
+    expect(out(await exec({ command: "ls", args: ["/home"] }))).toBe("kernel\n")
+    expect(out(await exec({ command: "pwd", cwd: "/tmp" }))).toBe("/tmp\n")
+    expect(out(await exec({ command: "pwd", cwd: null }))).toBe("/\n")
+    const spawned = await send("POST", `/browsers/${id}/process/spawn`, { command: "echo", args: ["hi"], cwd: null })
+    expect(spawned.status).toBe(200)
+    expect((await send("POST", `/browsers/${id}/fs/watch`, { path: "/tmp" })).status).toBe(201)
+  })
+})

@@ -646,7 +646,8 @@ describe("real behaviours", () => {
       expect(out(yield* exec({ command: "pwd", cwd: "/home/u" }))).toBe("/home/u\n")
       expect(out(yield* exec({ command: "pwd" }))).toBe("/\n")
       expect(out(yield* exec({ command: "cat", args: ["f.txt"], cwd: "/home/u" }))).toBe("hello\n")
-      expect(out(yield* exec({ command: "ls", cwd: "/home" }))).toBe("u\n")
+      // beside the `kernel` user's home a new browser has
+      expect(out(yield* exec({ command: "ls", cwd: "/home" }))).toBe("kernel\nu\n")
       expect(out(yield* exec({ command: "echo", args: ["-n", "a", "b"] }))).toBe("a b")
       for (const cwd of ["/nope", "/home/u/f.txt"]) {
         expect(yield* Effect.flip(exec({ command: "pwd", cwd }))).toMatchObject({ _tag: "BadRequest" })
@@ -1903,18 +1904,20 @@ describe("the filesystem stays a tree, within its limits", () => {
     }))
 
   const limit = KernelSimulator.filesystemLimit
+  /** The entries a new browser's tree leaves for a program: all but its own (`/`, `/home`, `/home/kernel`, `/tmp`). */
+  const room = limit - 4
   /** `/a/a/…`: `levels` nested directories. */
   const deep = (levels: number) => "/a".repeat(levels)
 
   it.effect("the entry limit holds for directories made on the way, by every operation", () =>
     Effect.gen(function*() {
-      // the root and `limit` directories: one too many, refused whole
-      expect((yield* put("create_directory", { path: deep(limit) })).status).toBe(400)
+      // a new browser's entries and `room + 1` directories: one too many, refused whole
+      expect((yield* put("create_directory", { path: deep(room + 1) })).status).toBe(400)
       expect((yield* get("file_info", "/a")).status).toBe(404)
-      expect((yield* write(`${deep(limit - 1)}/f`)).status).toBe(400)
+      expect((yield* write(`${deep(room)}/f`)).status).toBe(400)
       expect((yield* get("file_info", "/a")).status).toBe(404)
-      // the root and `limit - 1` directories: full
-      expect((yield* put("create_directory", { path: deep(limit - 1) })).status).toBe(201)
+      // and `room` directories: full
+      expect((yield* put("create_directory", { path: deep(room) })).status).toBe(201)
       const archive = multipart([["zip_file", zip([{ name: "z.txt", bytes: new Uint8Array(1) }]), "z.zip"], [
         "dest_path",
         "/more"
@@ -1931,7 +1934,7 @@ describe("the filesystem stays a tree, within its limits", () => {
         expect(JSON.parse(refused.text).message).toBe(`the simulated filesystem holds at most ${limit} entries`)
       }
       // a move makes no entry: still possible when full
-      expect((yield* put("move", { src_path: deep(limit - 1), dest_path: `${deep(limit - 2)}/b` })).status).toBe(200)
+      expect((yield* put("move", { src_path: deep(room), dest_path: `${deep(room - 1)}/b` })).status).toBe(200)
       // so a zip of the whole tree is its files' bytes and at most the headers of `limit` entries
       const whole = yield* raw("GET", `${fs}/download_dir_zip?path=/`)
       expect(whole.status).toBe(200)

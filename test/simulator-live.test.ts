@@ -508,3 +508,43 @@ describe("open-ended event streams over HTTP", () => {
       })
     }))
 })
+
+// a browser that times out ended its streams only when a request next came: a program reading one
+// alone waited forever (the document: "the stream closes when the browser session terminates")
+describe("a browser that times out while its streams are read", () => {
+  const streams = [
+    ["logs", () => "/logs/stream?source=supervisor&supervisor_process=chromium"],
+    ["telemetry", () => "/telemetry"]
+  ] as const
+  it.effect.each(streams)("%s: the stream ends at the time-out, with no request", ([, path]) =>
+    Effect.gen(function*() {
+      const created = yield* call("POST", "/browsers", { timeout_seconds: 10 })
+      const id = created.json.session_id
+      const stream = yield* open(`/browsers/${id}${path()}`)
+      expect(stream.status).toBe(200)
+      const reader = yield* Effect.fork(collect(stream.text))
+      yield* TestClock.adjust("9 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("None")
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* Fiber.poll(reader))._tag).toBe("Some")
+      expect((yield* call("GET", `/browsers/${id}`)).status).toBe(404)
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("a process's stdout and a watch's events end too; activity moves the time-out on", () =>
+    Effect.gen(function*() {
+      const id = (yield* call("POST", "/browsers", { timeout_seconds: 10 })).json.session_id
+      const process = (yield* call("POST", `/browsers/${id}/process/spawn`, { command: "cat" })).json.process_id
+      const stdout = yield* Effect.fork(collect((yield* open(`/browsers/${id}/process/${process}/stdout/stream`)).text))
+      const watch = (yield* call("POST", `/browsers/${id}/fs/watch`, { path: "/" })).json.watch_id
+      const events = yield* Effect.fork(collect((yield* open(`/browsers/${id}/fs/watch/${watch}/events`)).text))
+      // a request at 6 s: the browser is idle from then on
+      yield* TestClock.adjust("6 seconds")
+      yield* call("POST", `/browsers/${id}/computer/click_mouse`, { x: 1, y: 1 })
+      yield* TestClock.adjust("9 seconds")
+      expect((yield* Fiber.poll(stdout))._tag).toBe("None")
+      expect((yield* Fiber.poll(events))._tag).toBe("None")
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* Fiber.poll(stdout))._tag).toBe("Some")
+      expect((yield* Fiber.poll(events))._tag).toBe("Some")
+    }).pipe(Effect.provide(simulator)))
+})

@@ -57,8 +57,18 @@ export class FsTree extends Map<string, FsNode> {
   }
 }
 
-/** A filesystem holding only its root directory. */
-const rootOnly = (): FsTree => new FsTree().set("/", { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: 0 })
+/**
+ * A new browser's filesystem: the directories a program finds on the service's machine before it writes
+ * anything (`/tmp`, the `kernel` user's home), so that a watch of `/tmp` or an `exec` in it does not need a
+ * directory made first.
+ */
+const baseTree = (): FsTree => {
+  const tree = new FsTree()
+  for (const [path, mode] of [["/", "0755"], ["/home", "0755"], ["/home/kernel", "0755"], ["/tmp", "1777"]]) {
+    tree.set(path!, { dir: true, bytes: new Uint8Array(0), mode: mode!, modTime: 0 })
+  }
+  return tree
+}
 
 /** A process spawned in a browser. */
 export interface Process {
@@ -230,7 +240,7 @@ export const newBrowserState = (
   viewport: init.viewport ?? { width: 1920, height: 1080 },
   clipboard: "",
   typed: [],
-  fs: rootOnly(),
+  fs: baseTree(),
   processes: new Map(),
   events: live.make(),
   telemetrySeq: 0,

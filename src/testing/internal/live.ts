@@ -191,20 +191,53 @@ export interface Following<S, B> {
 }
 
 /**
- * At `at` (epoch milliseconds, on the simulator's clock) `run` is done: it publishes to the followed hub (or
- * ends it), which the stream then tells. Run by the stream that waits for it, and stopped with it.
+ * At `at` (epoch milliseconds, on the simulator's clock) `run` is done (with the time it runs at): it publishes
+ * to the followed hub (or ends it), which the stream then tells. Run by the stream that waits for it, and
+ * stopped with it. `next`, when given, says when it is due again after a run (a browser's idle time-out, moved
+ * on by its activity), `undefined` when no more.
  */
 export interface Deadline {
   readonly at: number
-  readonly run: () => void
+  readonly run: (now: number) => void
+  readonly next?: (() => number | undefined) | undefined
 }
 
-/** Waits for a deadline on the simulator's clock (the `TestClock` in tests), then runs it. */
-export const awaitDeadline = (deadline: Deadline): Effect.Effect<void> =>
-  Effect.zipRight(
-    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, deadline.at - now))),
-    Effect.sync(deadline.run)
-  )
+/** Waits for a deadline on the simulator's clock (the `TestClock` in tests), then runs it, again while it is due again. */
+export const awaitDeadline = (deadline: Deadline): Effect.Effect<void> => {
+  const at = (when: number): Effect.Effect<void> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.zipRight(
+        Effect.sleep(Math.max(0, when - now)),
+        Effect.flatMap(Clock.currentTimeMillis, (ran) => {
+          deadline.run(ran)
+          const again = deadline.next?.()
+          return again === undefined ? Effect.void : at(again)
+        })
+      ))
+  return at(deadline.at)
+}
+
+/** The two deadlines (either may be none) as one: each run when it is due, the earliest first. */
+export const earliest = (a: Deadline | undefined, b: Deadline | undefined): Deadline | undefined => {
+  if (a === undefined || b === undefined) return a ?? b
+  let atA: number | undefined = a.at
+  let atB: number | undefined = b.at
+  const first = (): number | undefined => atA === undefined ? atB : atB === undefined ? atA : Math.min(atA, atB)
+  return {
+    at: Math.min(a.at, b.at),
+    run: (now) => {
+      if (atA !== undefined && atA <= now) {
+        a.run(now)
+        atA = a.next?.()
+      }
+      if (atB !== undefined && atB <= now) {
+        b.run(now)
+        atB = b.next?.()
+      }
+    },
+    next: first
+  }
+}
 
 /** The events of a {@link Following} as a stream (the in-memory transport's). */
 export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> => {

@@ -6,6 +6,7 @@
  */
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
+import type * as live from "../live.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Browser, Context, Handlers, Organization } from "./shared.js"
@@ -205,6 +206,20 @@ export const expireIdle = (org: Organization, now: number, touched: string | und
   }
   const browser = touched === undefined ? undefined : org.browsers.get(touched)
   if (browser !== undefined) browser.activeAt = now
+}
+
+/**
+ * A browser's idle time-out as the deadline of a stream of it (its stdout, logs, watch events, telemetry):
+ * due when the browser has been idle for its `timeout_seconds` (its activity moves it on), when it ends as a
+ * delete would and its streams with it, not when a request next comes. None for a browser that never times out.
+ */
+export const expiry = (org: Organization, browser: Browser): live.Deadline | undefined => {
+  const endsAt = (): number | undefined =>
+    org.browsers.get(browser.id) === browser && Number.isFinite(browser.idleMs)
+      ? browser.activeAt + browser.idleMs
+      : undefined
+  const at = endsAt()
+  return at === undefined ? undefined : { at, run: (now) => expireIdle(org, now, undefined), next: endsAt }
 }
 
 /** The active browsers a caller of `project` sees that were created within the invocation `invocation`. */

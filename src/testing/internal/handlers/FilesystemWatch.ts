@@ -8,6 +8,7 @@
 import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
+import { expiry } from "./Browsers.js"
 import type { Handlers } from "./shared.js"
 import { baseName, error, fileInTheWay, lastOf, liveReply, normalize, ok, onBrowser, parentOf } from "./shared.js"
 
@@ -40,7 +41,7 @@ export const handlers: Handlers = {
     if (reply._tag !== "Error" && browser.watches.delete(id)) live.publish(browser.events, { _tag: "WatchStopped", id })
     return reply
   }),
-  streamFilesystemEvents: onBrowser(({ call, op }, browser) => {
+  streamFilesystemEvents: onBrowser(({ call, op, org }, browser) => {
     const id = call.segments[4]!
     const watch = browser.watches.get(id)
     if (watch === undefined) return error(404, "not_found", "watch not found")
@@ -54,7 +55,9 @@ export const handlers: Handlers = {
             ? "stop"
             : event._tag === "Fs" && within(watch, event.path)
             ? Option.some({ type: event.type, path: event.path, name: baseName(event.path), is_dir: event.isDir })
-            : Option.none()
+            : Option.none(),
+        // it ends with the browser, a browser idle for its time-out too
+        deadline: expiry(org, browser)
       }
     )
   })

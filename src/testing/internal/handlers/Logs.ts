@@ -6,11 +6,12 @@
  */
 import * as Option from "effect/Option"
 import * as live from "../live.js"
+import { expiry } from "./Browsers.js"
 import type { Handlers } from "./shared.js"
 import { liveReply, onBrowser, wholeReply } from "./shared.js"
 
 export const handlers: Handlers = {
-  streamLogs: onBrowser(({ call, op, stamp }, browser) => {
+  streamLogs: onBrowser(({ call, op, org, stamp }, browser) => {
     const opening = [
       { event: "log", timestamp: stamp, message: "browser started" },
       { event: "log", timestamp: stamp, message: `session ${browser.id} ready` }
@@ -24,7 +25,9 @@ export const handlers: Handlers = {
       select: (event) =>
         event._tag === "Log"
           ? Option.some({ event: "log", timestamp: new Date(event.at).toISOString(), message: event.message })
-          : Option.none()
+          : Option.none(),
+      // it ends with the browser, a browser idle for its time-out too
+      deadline: expiry(org, browser)
     })
   })
 }

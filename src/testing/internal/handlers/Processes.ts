@@ -7,6 +7,7 @@
 import * as Option from "effect/Option"
 import * as engine from "../engine.js"
 import * as live from "../live.js"
+import { expiry } from "./Browsers.js"
 import type { Browser, Handler, Handlers } from "./shared.js"
 import {
   baseName,
@@ -277,7 +278,7 @@ export const handlers: Handlers = {
         : exited("failed to resize PTY")(process)
   ),
   // its output from the start, then as it comes, until it exits (or the browser is deleted)
-  streamProcessStdout: onBrowser(({ call, op }, browser) => {
+  streamProcessStdout: onBrowser(({ call, op, org }, browser) => {
     const process = browser.processes.get(call.segments[3]!)
     if (process === undefined) return error(404, "not_found", "process not found")
     settle(process, call.now)
@@ -292,10 +293,11 @@ export const handlers: Handlers = {
       hub: process.output,
       from: 0,
       select: (piece) => Option.some(toEvent(piece)),
-      // a `sleep` exits when its time comes, on the simulator's clock
-      deadline: endsAt === undefined || process.state === "exited"
-        ? undefined
-        : { at: endsAt, run: () => exit(process, 0) }
+      // a `sleep` exits when its time comes, on the simulator's clock; the browser's idle time-out ends it too
+      deadline: live.earliest(
+        endsAt === undefined || process.state === "exited" ? undefined : { at: endsAt, run: () => exit(process, 0) },
+        expiry(org, browser)
+      )
     })
   })
 }
@@ -303,7 +305,8 @@ export const handlers: Handlers = {
 /** A command's working directory (`cwd`, default `/`): a directory of the tree, or the 400 when it is not one. */
 const workingDirectory = (browser: Browser, body: Record<string, unknown>): string | engine.Reply => {
   const given = body["cwd"]
-  if (given === undefined) return "/"
+  // `cwd` is nullable in the document: null is no directory given, as absent
+  if (given === undefined || given === null) return "/"
   const cwd = normalize(String(given))
   return browser.fs.get(cwd)?.dir === true
     ? cwd

@@ -8,11 +8,12 @@
  */
 import * as Option from "effect/Option"
 import * as live from "../live.js"
+import { expiry } from "./Browsers.js"
 import type { Handlers } from "./shared.js"
 import { liveReply, onBrowser } from "./shared.js"
 
 export const handlers: Handlers = {
-  streamTelemetry: onBrowser(({ call, op }, browser) => {
+  streamTelemetry: onBrowser(({ call, op, org }, browser) => {
     const given = call.headers["last-event-id"]
     const last = given !== undefined && /^\d{1,15}$/.test(given.trim()) ? Number(given.trim()) : undefined
     return liveReply(
@@ -23,7 +24,9 @@ export const handlers: Handlers = {
         select: (event) =>
           event._tag === "Telemetry" && (last === undefined || event.seq > last)
             ? Option.some({ seq: event.seq, event: event.event })
-            : Option.none()
+            : Option.none(),
+        // "the stream closes when the browser session terminates": an idle time-out too
+        deadline: expiry(org, browser)
       },
       (envelope) => String(envelope.seq)
     )
