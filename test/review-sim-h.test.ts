@@ -282,3 +282,19 @@ describe("a new browser's machine", () => {
     expect((await send("POST", `/browsers/${id}/fs/watch`, { path: "/tmp" })).status).toBe(201)
   })
 })
+
+describe("a browser's curl", () => {
+  it("answers an HTTP status, a page of the URL's host, UTF-8 or base64 as asked", async () => {
+    const id = await browser()
+    const plain = (await send("POST", `/browsers/${id}/curl`, { url: "https://example.com/a" })).json
+    expect(plain).toMatchObject({ status: 200, headers: { "content-type": ["text/html; charset=utf-8"] } })
+    expect(plain.body).toContain("example.com")
+    // a client can make a Response of it (a status of 1 could not)
+    expect(new Response(plain.body, { status: plain.status }).status).toBe(200)
+    const encoded = (await send("POST", `/browsers/${id}/curl`, {
+      url: "https://example.com/a",
+      response_encoding: "base64"
+    })).json
+    expect(Buffer.from(encoded.body, "base64").toString()).toBe(plain.body)
+  })
+})

@@ -10,7 +10,17 @@ import type * as live from "../live.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
 import type { Browser, Context, Handlers, Organization } from "./shared.js"
-import { browserFields, endBrowser, error, loadedProfile, num, obj, ok, unresolvedReference } from "./shared.js"
+import {
+  browserFields,
+  endBrowser,
+  error,
+  loadedProfile,
+  num,
+  obj,
+  ok,
+  onBrowser,
+  unresolvedReference
+} from "./shared.js"
 
 /** Makes a browser, from the call's body or, when acquired, from its pool's configuration. */
 export const makeBrowser = (context: Context, pool: engine.Resource | undefined): Reply => {
@@ -241,7 +251,29 @@ const invocationOf = ({ call, store }: Context): engine.Resource | undefined => 
   return invocation === undefined || invocation.deleted ? undefined : invocation
 }
 
+/**
+ * What the browser's `curl` answers: a page of the URL's host (the simulator reaches no network), 200, its
+ * headers as lists (the document's multi-value map), its body UTF-8 or base64 as asked.
+ */
+const curled = (body: Record<string, unknown>): Record<string, unknown> => {
+  const url = String(body["url"] ?? "")
+  const host = URL.canParse(url) ? new URL(url).host : "the page"
+  const page = `<!doctype html><html><head><title>${host}</title></head><body>simulated page of ${
+    url
+      .replace(/[<>&"]/g, "")
+      .slice(0, 512)
+  }</body></html>`
+  return {
+    status: 200,
+    headers: { "content-type": ["text/html; charset=utf-8"], "content-length": [String(Buffer.byteLength(page))] },
+    body: body["response_encoding"] === "base64" ? Buffer.from(page).toString("base64") : page,
+    duration_ms: 1
+  }
+}
+
 export const handlers: Handlers = {
+  // the URL is fetched by the browser, whose network the simulator does not have: a page of the URL's host
+  curlBrowser: onBrowser(({ body, op }) => ok(op, curled(body))),
   createBrowser: (context) => makeBrowser(context, undefined),
   // the browsers created with `invocation_id` (the document: "all active browser sessions created within the
   // specified invocation")
