@@ -23,7 +23,7 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { bound } from "./internal/bounded.js"
+import { bound, contentTypeShown } from "./internal/bounded.js"
 import * as internal from "./internal/client.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Download from "./internal/download.js"
@@ -287,7 +287,7 @@ const refuse = (
     return new DecodeError({
       ...info,
       status: response.status,
-      message: `expected an mp4 body, got content-type ${bound(String(contentType), 100)}`
+      message: `expected an mp4 body, got ${contentTypeShown(contentType)}`
     })
   }
   return undefined

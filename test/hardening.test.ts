@@ -362,6 +362,24 @@ describe("items 2 and 3: a replay is complete only when the bytes prove it", () 
             expect(fs.readdirSync(dir)).toEqual([])
           }))
       )
+
+      // a blank Content-Type: the message ended in "got content-type " with nothing after it
+      it.live("a blank content-type is a DecodeError that says so", () =>
+        Effect.scoped(Effect.gen(function*() {
+          const body = asMp4(new Uint8Array(64))
+          const { port } = yield* rawServer(({ socket }) => {
+            socket.write(head("200 OK", { "content-type": "", "content-length": body.length }))
+            socket.write(body)
+          })
+          const error = yield* Effect.flip(
+            Replays.download({ id: "b", replayId: "r" }).pipe(
+              Stream.runDrain,
+              Effect.provide(loopbackLayer(port, transport.layer))
+            )
+          )
+          expect(error._tag).toBe("DecodeError")
+          expect(error.message).toContain("expected an mp4 body, got an empty content-type")
+        })))
     })
   }
 })

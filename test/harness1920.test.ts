@@ -304,7 +304,9 @@ describe.each(transports)("harness1920: hostile servers on $name", (transport) =
   const notEventStreams: ReadonlyArray<readonly [string | undefined, string, string]> = [
     ["text/html; charset=utf-8", "<html>sign in</html>", "text/html; charset=utf-8"],
     ["application/json", "{}", "application/json"],
-    [undefined, `data: ${JSON.stringify({ seq: 1, event: "sse_heartbeat" })}\n\n`, "no content-type"]
+    [undefined, `data: ${JSON.stringify({ seq: 1, event: "sse_heartbeat" })}\n\n`, "got no content-type"],
+    // a blank value: the message said "got content-type " with nothing after it
+    [" ", `data: ${JSON.stringify({ seq: 1, event: "sse_heartbeat" })}\n\n`, "got an empty content-type"]
   ]
   for (const [contentType, body, named] of notEventStreams) {
     it(`an event stream answered 200 with ${named} is a DecodeError naming it, never resumed`, async () => {

@@ -9,6 +9,19 @@ import { astHoldsSecret } from "./secrets.js"
  */
 export const maxMessageLength = 4096
 
+/**
+ * An answer's `Content-Type` as an error message names it: `no content-type` when the header is
+ * absent, `an empty content-type` when its value is blank, else `content-type <value>` (bounded).
+ *
+ * @internal
+ */
+export const contentTypeShown = (contentType: string | undefined): string =>
+  contentType === undefined
+    ? "no content-type"
+    : contentType.trim() === ""
+    ? "an empty content-type"
+    : `content-type ${bound(contentType, 100)}`
+
 /** How many characters `JSON.stringify` (and `util.inspect`) writes for the UTF-16 code unit `code`. */
 const escapedWidth = (code: number): number =>
   code < 0x20

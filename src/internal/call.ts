@@ -22,7 +22,7 @@ import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import type * as KernelEvents from "../KernelEvents.js"
-import { bound } from "./bounded.js"
+import { bound, contentTypeShown } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
 import * as Download from "./download.js"
@@ -466,9 +466,7 @@ const notEventStream = (
     ...Client.describe(request),
     status: response.status,
     message: Client.scrub(
-      `expected an event stream (text/event-stream), got ${
-        contentType === undefined ? "no content-type" : `content-type ${bound(contentType, 100)}`
-      }`,
+      `expected an event stream (text/event-stream), got ${contentTypeShown(contentType)}`,
       request,
       config.apiKey
     )
