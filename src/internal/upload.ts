@@ -32,7 +32,8 @@ export const FileSourceTypeId: unique symbol = Symbol.for("effect-kernel/FileSou
 export type FileSource = KernelFiles.FileSource
 
 /** @internal */
-export const isFileSource = (u: unknown): u is FileSource => Predicate.hasProperty(u, FileSourceTypeId)
+export const isFileSource = (u: unknown): u is FileSource =>
+  typeof u === "object" && u !== null && FileSourceTypeId in u
 
 /** @internal */
 export const file = (path: string, options?: { readonly name?: string | undefined }): FileSource => ({
@@ -53,8 +54,15 @@ export type Upload = KernelFiles.Upload
 export const isStream = (u: unknown): u is Stream.Stream<Uint8Array, unknown> =>
   Predicate.hasProperty(u, Stream.StreamTypeId) && !Effect.isEffect(u)
 
-/** @internal */
-export const isUpload = (u: unknown): u is Upload => u instanceof Uint8Array || isFileSource(u) || isStream(u)
+/**
+ * Whether a value is a file field's: a `Uint8Array`, a `KernelFiles.file(path)` or a `Stream` (a
+ * multipart form asks it of every field it sends: a string, number or boolean is answered at once).
+ *
+ * @internal
+ */
+export const isUpload = (u: unknown): u is Upload =>
+  typeof u === "object" && u !== null &&
+  (u instanceof Uint8Array || FileSourceTypeId in u || (Stream.StreamTypeId in u && !Effect.isEffect(u)))
 
 /**
  * The schema of a file field (checked as one of the three, passed as is).
