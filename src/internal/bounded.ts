@@ -11,14 +11,16 @@ export const maxMessageLength = 4096
 
 /**
  * An answer's `Content-Type` as an error message names it: `no content-type` when the header is
- * absent, `an empty content-type` when its value is blank, else `content-type <value>` (bounded).
+ * absent, `an empty content-type` when its value is blank (HTTP's whitespace, spaces and tabs; or
+ * only commas between them, as the transports join blank header lines that repeat), else
+ * `content-type <value>` (bounded).
  *
  * @internal
  */
 export const contentTypeShown = (contentType: string | undefined): string =>
   contentType === undefined
     ? "no content-type"
-    : contentType.trim() === ""
+    : /^[ \t,]*$/.test(contentType)
     ? "an empty content-type"
     : `content-type ${bound(contentType, 100)}`
 

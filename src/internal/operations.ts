@@ -353,19 +353,24 @@ type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
  * Bytes only: one `Uint8Array`. With files or streams: a stream of the parts (its length known
  * unless a caller's stream is in it).
  */
-/** The random part of this process's multipart boundaries, made with the first form (see `nextBoundary`). */
-let boundaryRandom: string | undefined
-let boundaryCount = 0
+/** Random bytes for boundaries, drawn from the system's generator 4 KiB at a time (see `nextBoundary`). */
+const randomPool = Buffer.allocUnsafeSlow(4096)
+let randomUsed = randomPool.length
 
 /**
- * A multipart body's boundary: unique to the body (a counter), and not to be guessed from outside the
- * process (a random UUID made once): `effect-kernel-<uuid>-<n>`, 70 characters at most as RFC 2046 says
- * (n in base 36). A random UUID per body cost about 6 % of a small form's calls per second.
+ * A multipart body's boundary: `effect-kernel-` and 128 random bits of its own in hex (46 characters, under
+ * RFC 2046's 70), so that no file content can hold it but by chance, and seeing one body's tells nothing of
+ * the next. The bits come from a pool filled by `crypto.getRandomValues`: a `crypto.randomUUID()` per
+ * body cost about 5 % of a small form's calls per second (docs/performance.md).
  */
 const nextBoundary = (): string => {
-  const n = boundaryCount
-  boundaryCount = n >= Number.MAX_SAFE_INTEGER ? 0 : n + 1
-  return `effect-kernel-${boundaryRandom ??= globalThis.crypto.randomUUID()}-${n.toString(36)}`
+  if (randomUsed + 16 > randomPool.length) {
+    globalThis.crypto.getRandomValues(randomPool)
+    randomUsed = 0
+  }
+  const random = randomPool.toString("hex", randomUsed, randomUsed + 16)
+  randomUsed += 16
+  return `effect-kernel-${random}`
 }
 
 const multipartOf = (fields: unknown): Content | string => {
