@@ -341,18 +341,6 @@ const messageOf = (cause: unknown): string => cause instanceof Error ? cause.mes
 /** A body the content is made of: bytes, or a file / stream sent as it is read. */
 type Piece = Uint8Array | Upload.FileSource | Stream.Stream<Uint8Array, unknown>
 
-/**
- * The encoded fields of a multipart body as `multipart/form-data` (built here, the same on every
- * transport), named as the official client names them:
- * - a file (`Uint8Array`, `KernelFiles.file(path)`, a `Stream`) is a file part
- *   (`application/octet-stream`; its file name: the file's, else the field's);
- * - an array repeats its field with its index: `files[0][file]`, `files[0][dest_path]`;
- * - an object holding a file, and `env_vars`, are flattened: `key[field]`; another object is one
- *   JSON part (`application/json`, e.g. `source`);
- * - a string, number or boolean is a text part; `undefined` fields are left out.
- * Bytes only: one `Uint8Array`. With files or streams: a stream of the parts (its length known
- * unless a caller's stream is in it).
- */
 /** Random bytes for boundaries, drawn from the system's generator 4 KiB at a time (see `nextBoundary`). */
 const randomPool = Buffer.allocUnsafeSlow(4096)
 let randomUsed = randomPool.length
@@ -373,6 +361,18 @@ const nextBoundary = (): string => {
   return `effect-kernel-${random}`
 }
 
+/**
+ * The encoded fields of a multipart body as `multipart/form-data` (built here, the same on every
+ * transport), named as the official client names them:
+ * - a file (`Uint8Array`, `KernelFiles.file(path)`, a `Stream`) is a file part
+ *   (`application/octet-stream`; its file name: the file's, else the field's);
+ * - an array repeats its field with its index: `files[0][file]`, `files[0][dest_path]`;
+ * - an object holding a file, and `env_vars`, are flattened: `key[field]`; another object is one
+ *   JSON part (`application/json`, e.g. `source`);
+ * - a string, number or boolean is a text part; `undefined` fields are left out.
+ * Bytes only: one `Uint8Array`. With files or streams: a stream of the parts (its length known
+ * unless a caller's stream is in it).
+ */
 const multipartOf = (fields: unknown): Content | string => {
   if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
   const boundary = nextBoundary()

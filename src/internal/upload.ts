@@ -8,7 +8,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeFs from "node:fs"
@@ -52,17 +51,16 @@ export type Upload = KernelFiles.Upload
 
 /** @internal */
 export const isStream = (u: unknown): u is Stream.Stream<Uint8Array, unknown> =>
-  Predicate.hasProperty(u, Stream.StreamTypeId) && !Effect.isEffect(u)
+  typeof u === "object" && u !== null && Stream.StreamTypeId in u && !Effect.isEffect(u)
 
 /**
  * Whether a value is a file field's: a `Uint8Array`, a `KernelFiles.file(path)` or a `Stream` (a
- * multipart form asks it of every field it sends: a string, number or boolean is answered at once).
+ * multipart form asks it of every field it sends: each check answers a string, number or boolean at its
+ * first test).
  *
  * @internal
  */
-export const isUpload = (u: unknown): u is Upload =>
-  typeof u === "object" && u !== null &&
-  (u instanceof Uint8Array || FileSourceTypeId in u || (Stream.StreamTypeId in u && !Effect.isEffect(u)))
+export const isUpload = (u: unknown): u is Upload => u instanceof Uint8Array || isFileSource(u) || isStream(u)
 
 /**
  * The schema of a file field (checked as one of the three, passed as is).
