@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/client.js"
-import type { ErrorClass } from "./internal/declaredClass.js"
+import { type ErrorClass, withMessage } from "./internal/declaredClass.js"
 import type { OperationError } from "./internal/defineOperation.js"
 import * as Generated from "./internal/generated/modules/BrowserPools.js"
 import * as OperationsTable from "./internal/operations.js"
@@ -415,6 +415,16 @@ export class NoBrowserAvailable extends NoBrowserAvailableBase {
   /** @since 0.2.0 */
   override get message(): string {
     return `no browser of the pool ${this.idOrName} became available within the wait`
+  }
+
+  /**
+   * The fields and the message (computed from them, so `Data.Error`'s JSON of the fields leaves it
+   * out): what `JSON.stringify` and a JSON logger print.
+   *
+   * @since 0.2.0
+   */
+  override toJSON(): unknown {
+    return withMessage(super.toJSON(), this.message)
   }
 }
 

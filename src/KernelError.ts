@@ -10,7 +10,7 @@
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type { ErrorClass } from "./internal/declaredClass.js"
+import { type ErrorClass, withMessage } from "./internal/declaredClass.js"
 
 /**
  * One entry of the `details` array, or the `inner_error`, of an error response.
@@ -377,6 +377,16 @@ export class Timeout extends TimeoutBase {
       ? `${this.method} ${this.path} received no byte for ${Duration.format(this.timeout)} (idleTimeout)`
       : `${this.method} ${this.path} timed out after ${Duration.format(this.timeout)}`
   }
+
+  /**
+   * The fields and the message (computed from them, so `Data.Error`'s JSON of the fields leaves it
+   * out): what `JSON.stringify` and a JSON logger print.
+   *
+   * @since 0.2.0
+   */
+  override toJSON(): unknown {
+    return withMessage(super.toJSON(), this.message)
+  }
 }
 
 const decodeErrorFields = {
@@ -472,6 +482,16 @@ export class ReplayNotReady extends ReplayNotReadyBase {
     return `replay ${this.replayId} of browser ${this.id} is still recording after ${
       Duration.format(this.waited)
     } (${this.polls} polls, last Retry-After ${Duration.format(this.retryAfter)})`
+  }
+
+  /**
+   * The fields and the message (computed from them, so `Data.Error`'s JSON of the fields leaves it
+   * out): what `JSON.stringify` and a JSON logger print.
+   *
+   * @since 0.2.0
+   */
+  override toJSON(): unknown {
+    return withMessage(super.toJSON(), this.message)
   }
 }
 

@@ -234,6 +234,13 @@ describe("KernelError classes", () => {
         }))
         expect(failure).toBe(error)
       }))
+
+    it(`${error._tag}: its JSON, as a logger prints it, holds its fields and its message`, () => {
+      const json: Record<string, unknown> = JSON.parse(JSON.stringify(error))
+      expect(json._tag).toBe(error._tag)
+      expect(json.message).toBe(error.message)
+      expect(json.message).not.toBe("")
+    })
   }
 
   it("make builds the same instance as new", () => {
@@ -260,6 +267,12 @@ describe("BrowserPools.NoBrowserAvailable (declared like the KernelError classes
       expect(error).toBeInstanceOf(Error)
       expect(error.message).toBe("no browser of the pool pool-1 became available within the wait")
       expect(BrowserPools.NoBrowserAvailable.make({ idOrName: "pool-1" })).toEqual(error)
+      // its message is computed: its JSON (a logger's) still holds it
+      expect(JSON.parse(JSON.stringify(error))).toEqual({
+        _tag: "NoBrowserAvailable",
+        idOrName: "pool-1",
+        message: "no browser of the pool pool-1 became available within the wait"
+      })
       const encoded = yield* Schema.encode(BrowserPools.NoBrowserAvailable)(error)
       expect(encoded).toEqual({ _tag: "NoBrowserAvailable", idOrName: "pool-1" })
       const decoded = yield* Schema.decodeUnknown(BrowserPools.NoBrowserAvailable)(encoded)

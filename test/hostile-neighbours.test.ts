@@ -263,6 +263,69 @@ describe("bounded errors", () => {
   })
 })
 
+// an error body that is not an Error as a whole (a `details` that is not a list of objects, a list of lists
+// 100 deep, a body cut short by the 64 KiB the SDK reads) still gives its code and message: they were lost,
+// and the body was quoted up to its first `"code":` (a secret field's name elsewhere: a TOTP code), so the
+// error said "HTTP 400: {… (the rest is not shown: it holds a secret field)" with the code "unknown"
+describe("an error body's code and message, when the rest of it does not fit", () => {
+  const deep = (levels: number): unknown => levels === 0 ? [] : [deep(levels - 1)]
+  const cases: ReadonlyArray<readonly [string, string, string, string]> = [
+    ["details not a list", JSON.stringify({ code: "c", message: "m", details: "see the docs" }), "c", "m"],
+    ["details a list of lists 100 deep", JSON.stringify({ code: "c", message: "m", details: deep(100) }), "c", "m"],
+    ["inner_error a string", JSON.stringify({ code: "c", message: "m", inner_error: "boom" }), "c", "m"],
+    [
+      "cut short after its message (a padding of 70,000 characters)",
+      JSON.stringify({ code: "c", message: "m", padding: "p".repeat(70_000) }),
+      "c",
+      "m"
+    ],
+    ["cut short inside its message", JSON.stringify({ code: "c", message: "x".repeat(70_000) }), "c", "xxxxxxxx"],
+    [
+      "cut short, escapes in its members",
+      JSON.stringify({ code: "c\"q", message: "line\nnext \u00e9", padding: "p".repeat(70_000) }),
+      "c\"q",
+      "line\nnext \u00e9"
+    ]
+  ]
+  for (const [name, body, code, message] of cases) {
+    it.effect(`${name}: BadRequest with the body's code and message`, () => {
+      const { layer } = mockLayer(() =>
+        new Response(body, { status: 400, headers: { "content-type": "application/json" } })
+      )
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+        expect(error._tag).toBe("BadRequest")
+        if (error._tag !== "BadRequest") return
+        expect(error.code).toBe(code)
+        expect(error.message.startsWith(message)).toBe(true)
+        expect(error.message).not.toContain("not shown")
+      }).pipe(Effect.provide(layer))
+    })
+  }
+
+  // only the code and the message are taken: a secret field of the rest is still never quoted
+  it.effect.each([
+    ["whole", JSON.stringify({ code: "c", message: "m", details: 5, browser: { cdp_ws_url: "wss://x/SECRET_1" } })],
+    [
+      "cut short",
+      JSON.stringify({ code: "c", message: "m", browser: { code: "SECRET_2" }, padding: "p".repeat(70_000) })
+    ]
+  ])("%s, a secret field in the rest: quoted without it (UnexpectedStatus)", ([, body]) => {
+    const { layer } = mockLayer(() =>
+      new Response(body, { status: 418, headers: { "content-type": "application/json" } })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      expect(error._tag).toBe("UnexpectedStatus")
+      if (error._tag !== "UnexpectedStatus") return
+      expect(error.code).toBe("c")
+      expect(error.message).toContain(": m")
+      expect(JSON.stringify(error)).not.toMatch(/SECRET_\d/)
+      expect(util.inspect(error, { depth: 10 })).not.toMatch(/SECRET_\d/)
+    }).pipe(Effect.provide(layer))
+  })
+})
+
 describe("escape hatch", () => {
   it.effect("a response's own properties hold no token (util.inspect without custom inspection)", () => {
     const { layer } = mockLayer(() => json(200, {}))

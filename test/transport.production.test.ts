@@ -654,6 +654,12 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
     },
     { cause: withCode("UND_ERR_HEADERS_OVERFLOW"), code: "UND_ERR_HEADERS_OVERFLOW", transient: false },
     { cause: withCode("HPE_INVALID_CHUNK_SIZE"), code: "HPE_INVALID_CHUNK_SIZE", transient: false },
+    // the socket ended in the middle of an answer (undici's parser, on a `Connection: close` answer cut short)
+    {
+      cause: withCode("HPE_INVALID_EOF_STATE", "Response does not match the HTTP/1.1 protocol (Invalid EOF state)"),
+      code: "HPE_INVALID_EOF_STATE",
+      transient: true
+    },
     { cause: withCode("UND_ERR_INFO"), code: "UND_ERR_INFO", transient: false },
     { cause: withCode("UND_ERR_SOCKET", "bad response"), code: "UND_ERR_SOCKET", transient: false },
     { cause: new TypeError("fetch failed", { cause: new Error("bad port") }), code: "BAD_PORT", transient: false },
@@ -674,6 +680,54 @@ describe("the failure table (src/internal/failures.ts), unit level", () => {
       expect(found?.code).toBe(row.code)
       expect(found === undefined || found.rule.transient).toBe(row.transient)
     })
+  }
+})
+
+// a connection closed in the middle of a chunked answer (a proxy or an upstream that died mid-response): the
+// request reached a server and its answer was cut, which is a dropped connection (retried where the call
+// may be), not a malformed answer. undici's parser reports it as `HPE_INVALID_EOF_STATE` when the answer
+// said `Connection: close`: it was classified as "not valid HTTP/1.1", never retried
+describe("an answer cut mid-chunk by the server's close", () => {
+  const body = "{\"x\":1,\"y\":2}"
+  for (const keepAlive of [false, true]) {
+    for (const transport of transports) {
+      it.scopedLive(
+        `${transport.name}, ${keepAlive ? "keep-alive" : "Connection: close"}: transient, retried, then answered`,
+        () =>
+          Effect.gen(function*() {
+            let requests = 0
+            const server = yield* rawServer(({ socket }) => {
+              requests++
+              const headers = {
+                "content-type": "application/json",
+                "transfer-encoding": "chunked",
+                ...(keepAlive ? {} : { connection: "close" })
+              }
+              if (requests === 1) {
+                // a chunk of 0x20 bytes announced, 7 of them sent, then the connection closed
+                socket.write(head("200 OK", headers) + "20\r\n{\"x\":1,")
+                setTimeout(() => socket.end(), 20)
+                return
+              }
+              socket.end(head("200 OK", headers) + `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)
+            })
+            const layer = loopbackLayer(server.port, transport.layer, { maxRetries: 2 })
+            // the first attempt alone: its failure is a TransportError that a retry can cure
+            const error = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+              Effect.provide(loopbackLayer(server.port, transport.layer)),
+              Effect.flip
+            )
+            expect(error._tag).toBe("TransportError")
+            expect(KernelError.isTransient(error)).toBe(true)
+            expect(error.message).not.toContain("not valid HTTP/1.1")
+            requests = 0
+            // with retries: cut once, then answered
+            const position = yield* Computer.getMousePosition({ id: "b1" }).pipe(Effect.provide(layer))
+            expect(position).toEqual({ x: 1, y: 2 })
+            expect(requests).toBe(2)
+          })
+      )
+    }
   }
 })
 

@@ -113,3 +113,14 @@ export interface ModelClass<Self, Fields extends Schema.Struct.Fields, Data, Enc
    */
   readonly transformOrFailFrom: ClassOf<Self, Fields>["transformOrFailFrom"]
 }
+
+/**
+ * The JSON of an error whose message is computed (a getter over its fields: `KernelError.Timeout`,
+ * `KernelError.ReplayNotReady`, `BrowserPools.NoBrowserAvailable`): its fields' JSON, which effect's
+ * `Data.Error#toJSON` makes of the constructor's fields alone, with the message added, so that an
+ * error logged as JSON still says what went wrong.
+ *
+ * @internal
+ */
+export const withMessage = (json: unknown, message: string): unknown =>
+  typeof json === "object" && json !== null ? { ...json, message } : json

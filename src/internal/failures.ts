@@ -86,6 +86,22 @@ export const rules: ReadonlyArray<Rule> = [
       `the response of ${origin} has a header block larger than the client accepts (${code}); retrying cannot help`
   },
   {
+    name: "closed mid-response",
+    // the socket ended inside an answer that was to end with it (`Connection: close`: a chunk or the
+    // chunked framing cut short): undici's parser reports that as an `HTTPParserError`, yet the answer
+    // was not malformed, its connection dropped (a proxy or an upstream that died mid-answer), and a
+    // second attempt can cure it (one a non-idempotent call still does not make: the request was sent)
+    transient: true,
+    matches: (evidence) =>
+      evidence.codes.includes("HPE_INVALID_EOF_STATE") ||
+        evidence.messages.some((message) => message.includes("(Invalid EOF state)"))
+        ? "HPE_INVALID_EOF_STATE"
+        : undefined,
+    describe: (origin, code) =>
+      `the connection to ${origin} closed before the response ended (${code}): the answer was cut short, ` +
+      "as when a proxy or the server drops a connection mid-answer"
+  },
+  {
     name: "malformed response",
     transient: false,
     matches: (evidence) =>

@@ -169,6 +169,88 @@ const errorBodyOf = (text: string, operation: string, status: number): Option.Op
     }))
 }
 
+const decodeDetails = lazy(() => Schema.decodeUnknownOption(Schema.Array(KernelError.ErrorDetail)))
+const decodeDetail = lazy(() => Schema.decodeUnknownOption(KernelError.ErrorDetail))
+
+/**
+ * The `code` and `message` of an error body that is not an `Error` as a whole, when it has them: one
+ * whose `details` or `inner_error` do not fit (a string, a list of lists: those are left out), or one
+ * cut short by the 64 KiB the SDK reads (its leading `"code"` and `"message"` strings, a message cut
+ * with it). Only those two fields are taken: the rest of such a body is quoted, if at all, without its
+ * secret fields.
+ */
+const salvagedErrorBody = (text: string): Option.Option<KernelError.ErrorBody> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return leadingErrorBody(text)
+  }
+  if (typeof parsed !== "object" || parsed === null) return Option.none()
+  const code: unknown = Reflect.get(parsed, "code")
+  const message: unknown = Reflect.get(parsed, "message")
+  if (typeof code !== "string" || typeof message !== "string") return Option.none()
+  const details = decodeDetails()(Reflect.get(parsed, "details"))
+  const innerError = decodeDetail()(Reflect.get(parsed, "inner_error"))
+  return Option.some(
+    new KernelError.ErrorBody({
+      code,
+      message,
+      ...(Option.isSome(details) ? { details: details.value } : {}),
+      ...(Option.isSome(innerError) ? { inner_error: innerError.value } : {})
+    })
+  )
+}
+
+/** A JSON string's text (between its quotes): each escape whole, up to the closing quote or the end. */
+const stringText = String.raw`((?:[^"\\]|\\.)*)`
+/** One leading member of an object whose value is a string (`"code": "not_found",`). */
+const stringMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}"\s*[,}]`, "y")
+/** A member whose string value runs to the end of the text (a body cut inside it). */
+const cutMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}$`, "y")
+
+/** A JSON string's value from its text, or `undefined` (a cut escape at its end is dropped). */
+const unquoted = (inner: string): string | undefined => {
+  for (let drop = 0; drop <= 5 && drop <= inner.length; drop++) {
+    try {
+      const value: unknown = JSON.parse(`"${inner.slice(0, inner.length - drop)}"`)
+      if (typeof value === "string") return value
+    } catch {
+      // a unicode escape cut short: one character fewer
+    }
+  }
+  return undefined
+}
+
+/** The leading string members of an object's text cut short (`{"code":"x","message":"y…`). */
+const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> => {
+  const open = /^\s*\{/.exec(text)
+  if (open === null) return Option.none()
+  const found = new Map<string, string>()
+  let at = open[0].length
+  for (let members = 0; members < 16; members++) {
+    stringMember.lastIndex = at
+    const member = stringMember.exec(text)
+    if (member === null) {
+      // the last member cut inside its value: what was read of it (a long message)
+      cutMember.lastIndex = at
+      const cut = cutMember.exec(text)
+      const key = cut === null ? undefined : unquoted(cut[1]!)
+      const value = cut === null ? undefined : unquoted(cut[2]!)
+      if (key !== undefined && value !== undefined && !found.has(key)) found.set(key, `${value}…`)
+      break
+    }
+    const key = unquoted(member[1]!)
+    const value = unquoted(member[2]!)
+    if (key === undefined || value === undefined) break
+    if (!found.has(key)) found.set(key, value)
+    at = stringMember.lastIndex
+  }
+  const code = found.get("code")
+  if (code === undefined || code.endsWith("…")) return Option.none()
+  return Option.some(new KernelError.ErrorBody({ code, message: found.get("message") ?? "" }))
+}
+
 /**
  * Turns a non-2xx response into the operation's typed error.
  *
@@ -203,9 +285,11 @@ export const statusError = <E>(
         })
       )
     }
-    const body = errorBodyOf(text, op.name, response.status)
+    const whole = errorBodyOf(text, op.name, response.status)
     // a body that is not an error object is quoted: never with a secret field of a resource in it
-    const quoted = Option.isSome(body) ? "" : withoutSecretFields(text)
+    const quoted = Option.isSome(whole) ? "" : withoutSecretFields(text)
+    // its code and message, when it has them (its other fields do not fit, or it was cut short)
+    const body = Option.isSome(whole) ? whole : salvagedErrorBody(text)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
     // the server's message, or what its body quotes (nothing for an empty one)
@@ -235,7 +319,7 @@ export const statusError = <E>(
       new KernelError.UnexpectedStatus({
         ...props,
         message: `HTTP ${response.status} on ${props.method} ${props.path}${detail}`,
-        body: excerpt(Option.isSome(body) ? text : quoted)
+        body: excerpt(Option.isSome(whole) ? text : quoted)
       })
     )
   })
