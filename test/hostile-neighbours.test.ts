@@ -281,6 +281,20 @@ describe("an error body's code and message, when the rest of it does not fit", (
     ],
     ["cut short inside its message", JSON.stringify({ code: "c", message: "x".repeat(70_000) }), "c", "xxxxxxxx"],
     [
+      "cut short right after a backslash of its message",
+      // `{"code":"c","message":"` is 23 characters: each escape `\\n` starts at an odd offset, so the
+      // 64 KiB read (65,536 characters) ends right after a backslash
+      JSON.stringify({ code: "c", message: "\n".repeat(40_000) }),
+      "c",
+      "\n\n\n\n"
+    ],
+    [
+      "cut short, a key given twice: the last, as a whole body's",
+      `{"code":"a","message":"first","code":"b","message":"second","padding":"${"p".repeat(70_000)}"}`,
+      "b",
+      "second"
+    ],
+    [
       "cut short, escapes in its members",
       JSON.stringify({ code: "c\"q", message: "line\nnext \u00e9", padding: "p".repeat(70_000) }),
       "c\"q",
@@ -302,6 +316,24 @@ describe("an error body's code and message, when the rest of it does not fit", (
       }).pipe(Effect.provide(layer))
     })
   }
+
+  // a `code` without a `message` is not an error's: a TOTP code (`Credentials.totpCode`'s answer) is one
+  it.effect.each([
+    ["cut short", JSON.stringify({ code: "492039", expires_at: "2026-12-01T00:00:30Z", padding: "p".repeat(70_000) })],
+    ["followed by junk", `${JSON.stringify({ code: "492039", expires_at: "2026-12-01T00:00:30Z" })}\nx`]
+  ])("a code alone, %s: not taken, never shown", ([, body]) => {
+    const { layer } = mockLayer(() =>
+      new Response(body, { status: 400, headers: { "content-type": "application/json" } })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      expect(error._tag).toBe("BadRequest")
+      if (error._tag !== "BadRequest") return
+      expect(error.code).toBe("unknown")
+      expect(JSON.stringify(error)).not.toContain("492039")
+      expect(util.inspect(error, { depth: 10 })).not.toContain("492039")
+    }).pipe(Effect.provide(layer))
+  })
 
   // only the code and the message are taken: a secret field of the rest is still never quoted
   it.effect.each([

@@ -206,8 +206,8 @@ const salvagedErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =
 const stringText = String.raw`((?:[^"\\]|\\.)*)`
 /** One leading member of an object whose value is a string (`"code": "not_found",`). */
 const stringMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}"\s*[,}]`, "y")
-/** A member whose string value runs to the end of the text (a body cut inside it). */
-const cutMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}$`, "y")
+/** A member whose string value runs to the end of the text (a body cut inside it, perhaps inside an escape). */
+const cutMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}\\?$`, "y")
 
 /** A JSON string's value from its text, or `undefined` (a cut escape at its end is dropped). */
 const unquoted = (inner: string): string | undefined => {
@@ -237,18 +237,21 @@ const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =>
       const cut = cutMember.exec(text)
       const key = cut === null ? undefined : unquoted(cut[1]!)
       const value = cut === null ? undefined : unquoted(cut[2]!)
-      if (key !== undefined && value !== undefined && !found.has(key)) found.set(key, `${value}…`)
+      if (key !== undefined && value !== undefined) found.set(key, `${value}…`)
       break
     }
     const key = unquoted(member[1]!)
     const value = unquoted(member[2]!)
     if (key === undefined || value === undefined) break
-    if (!found.has(key)) found.set(key, value)
+    // a key given twice: the last, as `JSON.parse` takes it from a whole body
+    found.set(key, value)
     at = stringMember.lastIndex
   }
+  // both, as of a whole body: a `code` alone may be a resource's secret (a TOTP code), not an error's
   const code = found.get("code")
-  if (code === undefined || code.endsWith("…")) return Option.none()
-  return Option.some(new KernelError.ErrorBody({ code, message: found.get("message") ?? "" }))
+  const message = found.get("message")
+  if (code === undefined || code.endsWith("…") || message === undefined) return Option.none()
+  return Option.some(new KernelError.ErrorBody({ code, message }))
 }
 
 /**
