@@ -326,6 +326,13 @@ describe("an error body's code and message, when the rest of it does not fit", (
       JSON.stringify({ code: "SECRET_1", expires_at: "2026-12-01T00:00:30Z", padding: "p".repeat(70_000) }),
       "unknown"
     ],
+    // a member that is not a JSON string (an invalid escape) ends the leading ones: never taken shortened
+    [
+      "cut short, an invalid escape ending its message",
+      400,
+      `{"code":"SECRET_5","message":"ab\\x","padding":"${"p".repeat(70_000)}"}`,
+      "unknown"
+    ],
     ["a code alone, followed by junk", 400, `${JSON.stringify({ code: "SECRET_2", expires_at: "z" })}\nx`, "unknown"],
     [
       "whole, a secret field in the rest",

@@ -209,9 +209,12 @@ const stringMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringTex
 /** A member whose string value runs to the end of the text (a body cut inside it, perhaps inside an escape). */
 const cutMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}\\?$`, "y")
 
-/** A JSON string's value from its text, or `undefined` (a cut escape at its end is dropped). */
-const unquoted = (inner: string): string | undefined => {
-  for (let drop = 0; drop <= 5 && drop <= inner.length; drop++) {
+/**
+ * A JSON string's value from its text, or `undefined` when it is not one. A string `cut` by the end of
+ * the body may end inside an escape (`\u00`): up to 5 of its last characters are dropped to find one.
+ */
+const unquoted = (inner: string, cut = false): string | undefined => {
+  for (let drop = 0; drop <= (cut ? 5 : 0) && drop <= inner.length; drop++) {
     try {
       const value: unknown = JSON.parse(`"${inner.slice(0, inner.length - drop)}"`)
       if (typeof value === "string") return value
@@ -236,7 +239,7 @@ const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =>
       cutMember.lastIndex = at
       const cut = cutMember.exec(text)
       const key = cut === null ? undefined : unquoted(cut[1]!)
-      const value = cut === null ? undefined : unquoted(cut[2]!)
+      const value = cut === null ? undefined : unquoted(cut[2]!, true)
       if (key !== undefined && value !== undefined) found.set(key, `${value}…`)
       break
     }
