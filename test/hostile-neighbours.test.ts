@@ -295,6 +295,14 @@ describe("an error body's code and message, when the rest of it does not fit", (
       "second"
     ],
     [
+      "cut short, a number, a boolean and null before its message",
+      `{"status":400,"code":"c","retryable":false,"trace":null,"ratio":-1.5e+3,"message":"m","padding":"${
+        "p".repeat(70_000)
+      }"}`,
+      "c",
+      "m"
+    ],
+    [
       "cut short, escapes in its members",
       JSON.stringify({ code: "c\"q", message: "line\nnext \u00e9", padding: "p".repeat(70_000) }),
       "c\"q",
@@ -331,6 +339,13 @@ describe("an error body's code and message, when the rest of it does not fit", (
       "cut short, an invalid escape ending its message",
       400,
       `{"code":"SECRET_5","message":"ab\\x","padding":"${"p".repeat(70_000)}"}`,
+      "unknown"
+    ],
+    // a code given again as a number: none, as `JSON.parse` of a whole body takes the last
+    [
+      "cut short, a code given again as a number",
+      400,
+      `{"code":"SECRET_6","message":"m","code":492039,"padding":"${"p".repeat(70_000)}"}`,
       "unknown"
     ],
     ["a code alone, followed by junk", 400, `${JSON.stringify({ code: "SECRET_2", expires_at: "z" })}\nx`, "unknown"],

@@ -206,6 +206,8 @@ const salvagedErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =
 const stringText = String.raw`((?:[^"\\]|\\.)*)`
 /** One leading member of an object whose value is a string (`"code": "not_found",`). */
 const stringMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}"\s*[,}]`, "y")
+/** One leading member whose value is a number, `true`, `false` or `null` (`"status": 400,`): passed over. */
+const scalarMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*(?:-?\d[\d.eE+-]*|true|false|null)\s*,`, "y")
 /** A member whose string value runs to the end of the text (a body cut inside it, perhaps inside an escape). */
 const cutMember = new RegExp(String.raw`\s*"${stringText}"\s*:\s*"${stringText}\\?$`, "y")
 
@@ -225,7 +227,10 @@ const unquoted = (inner: string, cut = false): string | undefined => {
   return undefined
 }
 
-/** The leading string members of an object's text cut short (`{"code":"x","message":"y…`). */
+/**
+ * The leading string members of an object's text cut short (`{"code":"x","message":"y…`), past its
+ * leading members of other scalar values (`"status": 400`).
+ */
 const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> => {
   const open = /^\s*\{/.exec(text)
   if (open === null) return Option.none()
@@ -235,6 +240,16 @@ const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =>
     stringMember.lastIndex = at
     const member = stringMember.exec(text)
     if (member === null) {
+      scalarMember.lastIndex = at
+      const scalar = scalarMember.exec(text)
+      if (scalar !== null) {
+        // not a string: a `code` or `message` given so is none, as in a whole body
+        const key = unquoted(scalar[1]!)
+        if (key === undefined) break
+        found.delete(key)
+        at = scalarMember.lastIndex
+        continue
+      }
       // the last member cut inside its value: what was read of it (a long message)
       cutMember.lastIndex = at
       const cut = cutMember.exec(text)
