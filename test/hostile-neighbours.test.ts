@@ -2,7 +2,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
-import { Computer, Deployments, Filesystem, KernelClient, Logs, Replays } from "effect-kernel"
+import { Computer, Deployments, Filesystem, KernelClient, KernelRetry, Logs, Replays } from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -374,6 +374,40 @@ describe("an error body's code and message, when the rest of it does not fit", (
       }).pipe(Effect.provide(layer))
     })
   }
+})
+
+// a body that is not JSON names a secret field as other formats write a key (logfmt, YAML, a form, Go's
+// `%+v`, Ruby's hash): it is cut there, as before a JSON key (`"cdp_ws_url":`), which alone was cut
+describe("a text body naming a secret field as a key, in any format: cut before it", () => {
+  const bodies: ReadonlyArray<readonly [string, string]> = [
+    ["logfmt", "level=error msg=\"upstream failed\" cdp_ws_url=wss://h/SECRET_1"],
+    ["YAML", "error: upstream failed\nbrowser_live_view_url: https://h/SECRET_2"],
+    ["a form", "error=upstream failed&token=SECRET_3"],
+    ["Go's %+v", "upstream failed: &{SessionID:b CdpWsURL:wss://h/SECRET_4}"],
+    ["Ruby's hash", "upstream failed {'password' => 'SECRET_5'}"],
+    ["JSON cut short", `{"error":"upstream failed","totp_secret":"SECRET_6","more":"${"m".repeat(70_000)}"}`]
+  ]
+  for (const [format, body] of bodies) {
+    it.effect(`${format}: the message keeps the text before it, never the secret`, () => {
+      const { layer } = mockLayer(() => new Response(body, { status: 500, headers: { "content-type": "text/plain" } }))
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(KernelRetry.noRetries))
+        expect(error._tag).toBe("InternalServerError")
+        expect(error.message).toContain("upstream failed")
+        expect(error.message).toContain("the rest is not shown: it holds a secret field")
+        expect(JSON.stringify(error)).not.toMatch(/SECRET_\d/)
+        expect(util.inspect(error, { depth: 10 })).not.toMatch(/SECRET_\d/)
+      }).pipe(Effect.provide(layer))
+    })
+  }
+  it.effect("a word that holds a secret field's name is no key (barcode:, codes:): quoted whole", () => {
+    const body = "upstream failed: barcode: 5, codes: 7, error code 9"
+    const { layer } = mockLayer(() => new Response(body, { status: 500, headers: { "content-type": "text/plain" } }))
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(KernelRetry.noRetries))
+      expect(error.message).toContain(body)
+    }).pipe(Effect.provide(layer))
+  })
 })
 
 describe("escape hatch", () => {

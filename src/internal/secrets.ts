@@ -178,6 +178,18 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
 const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
 
 /**
+ * A secret field's name written as a key in any text, in any case, its words joined by `_` or not
+ * (`"cdp_ws_url":`, `cdp_ws_url=`, `cdp_ws_url: ` as YAML or logfmt write it, `CdpWsURL:` as Go's `%+v`
+ * does, `'token' =>`), not inside a longer word (`barcode:` is not `code:`).
+ */
+const secretKeyInText = new RegExp(
+  `(?<![A-Za-z0-9])["']?(?:${
+    [...secretFieldNames].map((name) => name.split("_").join("_?")).join("|")
+  })["']?\\s*(?:=>|[:=])`,
+  "i"
+)
+
+/**
  * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
  *
  * @internal
@@ -237,7 +249,7 @@ export const withoutSecretFields = (text: string): string => {
       // not JSON, or too deep to rewrite: cut as text below
     }
   }
-  const found = secretKey.exec(text)
+  const found = secretKeyInText.exec(text)
   return found === null ? text : `${text.slice(0, found.index)}… (the rest is not shown: it holds a secret field)`
 }
 
