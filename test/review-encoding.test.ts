@@ -355,6 +355,46 @@ describe("InvalidInput names the field of the shape meant", () => {
     }))
 })
 
+// a body's string with a lone surrogate was sent (JSON: escaped as `\ud800`, which the server reads as
+// U+FFFD; multipart: as U+FFFD's UTF-8): another value than the one given, while a path or query
+// parameter holding one was refused
+describe("bodies", () => {
+  it.scoped("a string that is not well-formed Unicode is InvalidInput naming its field, nothing sent", () =>
+    Effect.gen(function*() {
+      const { context, seen } = yield* serve({ status: 200, body: "{}" })
+      const file = new Uint8Array([1])
+      const refused: ReadonlyArray<readonly [string, string, Effect.Effect<unknown, unknown, Services>]> = [
+        ["text", "text", Computer.typeText({ id: "b", text: "a\uD800b" })],
+        ["text", "text", Computer.writeClipboard({ id: "b", text: "\uDC00" })],
+        ["args.1", "args.1", Sdk.Processes.exec({ id: "b", command: "echo", args: ["ok", "x\uDBFF"] })],
+        [
+          "actions.0.type_text.text",
+          "actions.0.type_text.text",
+          Computer.batch({ id: "b", actions: [{ type: "type_text", type_text: { text: "\uD83D" } }] })
+        ],
+        [
+          "body",
+          "entrypoint_rel_path is not well-formed Unicode",
+          Deployments.create({ file, entrypoint_rel_path: "a\uD800.ts" })
+        ],
+        [
+          "body",
+          "env_vars[K\uD800] is not well-formed Unicode",
+          Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "K\uD800": "v" } })
+        ]
+      ]
+      for (const [field, message, call] of refused) {
+        const error = failureOf(yield* Effect.exit(Effect.provide(call, context)))
+        expect(error, field).toMatchObject({ _tag: "InvalidInput", field })
+        expect(error, field).toHaveProperty("message", expect.stringContaining(message))
+      }
+      expect(seen).toEqual([])
+      // a pair is a character like any other, and a backslash before `ud` is text: both sent as given
+      yield* Effect.provide(Computer.typeText({ id: "b", text: "\\ud800 \uD83D\uDE00" }), context)
+      expect(seen.map((s) => JSON.parse(s.body))).toEqual([{ text: "\\ud800 \uD83D\uDE00" }])
+    }))
+})
+
 describe("query parameters", () => {
   it.scoped("a string that is not well-formed Unicode is InvalidInput, never sent as U+FFFD", () =>
     Effect.gen(function*() {

@@ -327,6 +327,30 @@ const holdsFile = (value: unknown, depth = 0): boolean => {
   return false
 }
 
+/**
+ * The path (`text`, `actions.2.text`, as `InvalidInput` names a field) of the first string of a JSON
+ * value, or of its keys, that is not well-formed Unicode, if any.
+ */
+const illFormedAt = (value: unknown, path: string, depth = 0): string | undefined => {
+  if (typeof value === "string") return loneSurrogate.test(value) ? path || "body" : undefined
+  if (depth >= 64 || typeof value !== "object" || value === null) return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = illFormedAt(value[i], path === "" ? String(i) : `${path}.${i}`, depth + 1)
+      if (at !== undefined) return at
+    }
+    return undefined
+  }
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue
+    const at = path === "" ? key : `${path}.${key}`
+    if (loneSurrogate.test(key)) return at
+    const inner = illFormedAt(Reflect.get(value, key), at, depth + 1)
+    if (inner !== undefined) return inner
+  }
+  return undefined
+}
+
 /** A value's JSON text, or why it cannot be sent as JSON (a bigint, a cycle, a `toJSON` that throws). */
 const jsonText = (value: unknown): string | { readonly message: string } => {
   try {
@@ -398,8 +422,11 @@ const multipartOf = (fields: unknown): Content | string => {
         const refused = part(`${name}[${i}]`, value[i], depth + 1)
         if (refused !== undefined) return refused
       }
-    } else if (typeof value === "string") text += `${head}\r\n\r\n${value}\r\n`
-    else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    } else if (typeof value === "string") {
+      // a lone surrogate would be sent as U+FFFD: another value than the one given
+      if (loneSurrogate.test(value) || loneSurrogate.test(name)) return `${name} is not well-formed Unicode`
+      text += `${head}\r\n\r\n${value}\r\n`
+    } else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
       text += `${head}\r\n\r\n${String(value)}\r\n`
     } else if (typeof value === "object" && value !== null) {
       if (name === "env_vars" || holdsFile(value)) {
@@ -412,6 +439,10 @@ const multipartOf = (fields: unknown): Content | string => {
       }
       const json = jsonText(value)
       if (typeof json !== "string") return `${name}: ${json.message}`
+      if (json.includes("\\ud")) {
+        const at = illFormedAt(value, name)
+        if (at !== undefined) return `${at} is not well-formed Unicode`
+      }
       text += `${head}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`
     } else return `${name}: cannot be sent as a multipart part`
     return undefined
@@ -831,6 +862,12 @@ export const preparer = (
         sent = encoded.right
         const text = jsonText(sent)
         if (typeof text !== "string") return invalid("body", `body ${text.message}`)
+        // `JSON.stringify` escapes a lone surrogate (`\ud800`), which the server reads as U+FFFD: another
+        // value than the one given (the text holds `\ud` only then, or for a backslash sent before `ud`)
+        if (text.includes("\\ud")) {
+          const at = illFormedAt(sent, "")
+          if (at !== undefined) return invalid(at, `${at} is not well-formed Unicode`)
+        }
         json = text
       }
     }
