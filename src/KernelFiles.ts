@@ -21,6 +21,7 @@
 import type * as PlatformError from "@effect/platform/Error"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import * as Stream from "effect/Stream"
 import * as Download from "./internal/download.js"
 import * as internalUpload from "./internal/upload.js"
@@ -67,7 +68,7 @@ const isStreamEffect = <E, E2, R>(
 /**
  * Writes a download to `path` atomically (see the module). `download` is what a binary accessor
  * gives: the stream, or the effect that succeeds with it (`Filesystem.readFile(params)`). Needs a
- * `FileSystem` (e.g. `NodeFileSystem.layer`).
+ * `FileSystem` (e.g. `NodeFileSystem.layer`). Data-first or data-last (in a `pipe`).
  *
  * @since 0.2.0
  * @category Downloads
@@ -81,19 +82,38 @@ const isStreamEffect = <E, E2, R>(
  *   "/tmp/screen.png",
  *   { onProgress: ({ bytes, total }) => Effect.log(`${bytes} of ${total ?? "?"} bytes`) }
  * )
+ *
+ * // the same, data-last
+ * const piped = Computer.captureScreenshot({ id: "browser-id" }).pipe(KernelFiles.downloadToFile("/tmp/screen.png"))
  * ```
  */
-export const downloadToFile = <E, E2 = never, R = never>(
-  download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>,
-  path: string,
-  options?: DownloadToFileOptions
-): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
-  Download.toFile<E | E2, R>(
-    // an effect is also a stream (of its one value): tell them apart by the effect's mark
-    isStreamEffect(download) ? Download.unwrap(download) : download,
-    path,
-    typeof options === "object" && options !== null ? options.onProgress : undefined
-  )
+export const downloadToFile: {
+  (
+    path: string,
+    options?: DownloadToFileOptions
+  ): <E, E2 = never, R = never>(
+    download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>
+  ) => Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem>
+  <E, E2 = never, R = never>(
+    download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>,
+    path: string,
+    options?: DownloadToFileOptions
+  ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem>
+} = dual(
+  // data-first when the first argument is the download (a stream or an effect), not the path
+  (args) => typeof args[0] !== "string",
+  <E, E2, R>(
+    download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>,
+    path: string,
+    options?: DownloadToFileOptions
+  ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
+    Download.toFile<E | E2, R>(
+      // an effect is also a stream (of its one value): tell them apart by the effect's mark
+      isStreamEffect(download) ? Download.unwrap(download) : download,
+      path,
+      typeof options === "object" && options !== null ? options.onProgress : undefined
+    )
+)
 
 /**
  * The brand of a {@link FileSource}.

@@ -54,6 +54,22 @@ describe.each(transports)("downloadToFile onto an existing path over $name", (tr
     expect(leftovers()).toEqual([])
   })
 
+  // it was data-first only: `download.pipe(KernelFiles.downloadToFile(path))` did not compile
+  it("data-last in a pipe, with its options: the same file", async () => {
+    const target = nodePath.join(dir, `${transport.name}-piped`)
+    cut = false
+    const progress: Array<number> = []
+    const exit = await Effect.runPromiseExit(Effect.provide(
+      Filesystem.readFile({ id: "b1", path: "/f" }).pipe(
+        KernelFiles.downloadToFile(target, { onProgress: ({ bytes }) => Effect.sync(() => progress.push(bytes)) })
+      ),
+      loopbackLayer(server.port(), transport.layer)
+    ))
+    expect(exit).toMatchObject({ _tag: "Success", value: { path: target, bytes: body.length } })
+    expect(fs.readFileSync(target)).toEqual(Buffer.from(body))
+    expect(progress.at(-1)).toBe(body.length)
+  })
+
   it("a directory: InvalidInput, nothing sent, the directory untouched", async () => {
     const target = nodePath.join(dir, `${transport.name}-dir`)
     fs.mkdirSync(target)
