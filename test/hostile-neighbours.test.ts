@@ -410,6 +410,51 @@ describe("a text body naming a secret field as a key, in any format: cut before 
   })
 })
 
+// a download declared as a binary type of its own took a page as the file: a captive portal's or a
+// proxy's HTML saved as the screenshot (`downloadToFile` succeeded, screen.png held the page)
+describe("a download of a declared binary type answered as text or JSON: DecodeError", () => {
+  const page = "<html><body>Please sign in to the Wi-Fi</body></html>"
+  const calls = {
+    captureScreenshot: Computer.captureScreenshot({ id: "b" }),
+    downloadDirZip: Filesystem.downloadDirZip({ id: "b", path: "/d" }),
+    readFile: Filesystem.readFile({ id: "b", path: "/f.html" })
+  }
+  const cases: ReadonlyArray<readonly [keyof typeof calls, string | undefined, boolean]> = [
+    ["captureScreenshot", "text/html; charset=utf-8", false],
+    ["captureScreenshot", "application/json", false],
+    ["captureScreenshot", "application/problem+json", false],
+    ["downloadDirZip", "text/plain", false],
+    ["downloadDirZip", "application/xml", false],
+    ["captureScreenshot", "image/png", true],
+    ["captureScreenshot", "application/octet-stream", true],
+    ["captureScreenshot", undefined, true],
+    ["downloadDirZip", "application/zip", true],
+    // a file of the browser is of any type (`application/octet-stream` declared): never checked
+    ["readFile", "text/html", true]
+  ]
+  for (const [name, contentType, taken] of cases) {
+    it.effect(`${name} answered ${contentType ?? "without a content type"}: ${taken ? "the bytes" : "DecodeError"}`, () => {
+      const { layer } = mockLayer(() =>
+        // bytes: a string body would be given `text/plain` by `Response` itself
+        new Response(new TextEncoder().encode(page), {
+          status: 200,
+          headers: contentType === undefined ? {} : { "content-type": contentType }
+        })
+      )
+      return Effect.gen(function*() {
+        const exit = yield* Effect.exit(
+          Effect.flatMap(calls[name], (stream) => Stream.runFold(stream, 0, (n, chunk) => n + chunk.length))
+        )
+        if (taken) expect(exit).toStrictEqual(Exit.succeed(page.length))
+        else {
+          expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "DecodeError", status: 200 } } })
+          expect(String(Cause.squash(Exit.isFailure(exit) ? exit.cause : Cause.empty))).toContain("expected ")
+        }
+      }).pipe(Effect.provide(layer))
+    })
+  }
+})
+
 describe("escape hatch", () => {
   it.effect("a response's own properties hold no token (util.inspect without custom inspection)", () => {
     const { layer } = mockLayer(() => json(200, {}))

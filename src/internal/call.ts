@@ -415,7 +415,9 @@ const streamCall = (
             () => true
           ),
           (response) => {
-            const refused = (events === undefined ? undefined : notEventStream(request, response, config)) ??
+            const refused = (events === undefined
+              ? notDeclaredType(request, response, answer)
+              : notEventStream(request, response, config)) ??
               encodedBody(request, response)
             return refused !== undefined ? Effect.fail(refused) : Effect.map(
               bodyOf(request, new Kept(response, release), config),
@@ -471,6 +473,33 @@ const notEventStream = (
       config.apiKey
     )
   })
+}
+
+/**
+ * Why a download's body is not the file the operation declares, when its content type says so: text
+ * or JSON (a proxy's or a captive portal's page, an error sent with 200) where the answer is of a
+ * binary type of its own (`image/png`, `application/zip`). A DecodeError naming both, before any byte
+ * is read; a generic binary answer (`application/octet-stream`: a file of the browser, of any type)
+ * and an answer without a content type are not checked.
+ */
+const notDeclaredType = (
+  request: HttpClientRequest.HttpClientRequest,
+  response: HttpClientResponse.HttpClientResponse,
+  answer: Answer
+): KernelError.DecodeError | undefined => {
+  if (answer.kind !== "bytes" || answer.contentType === "application/octet-stream") return undefined
+  const contentType = response.headers["content-type"]
+  if (contentType === undefined) return undefined
+  const type = contentType.split(";")[0]!.trim().toLowerCase()
+  const textual = type.startsWith("text/") || type === "application/json" || type.endsWith("+json") ||
+    type === "application/xml" || type.endsWith("+xml")
+  return textual
+    ? new KernelError.DecodeError({
+      ...Client.describe(request),
+      status: response.status,
+      message: `expected ${answer.contentType}, got ${contentTypeShown(contentType)}`
+    })
+    : undefined
 }
 
 /**
