@@ -165,7 +165,10 @@ export class DownloadReplay
 /**
  * The default wait policy: waits what each 202 asks (`Retry-After`), but never more than what is
  * left of `maxWait`, then asks a last time; ends (and the download fails with `ReplayNotReady`)
- * once `maxWait` has been waited. Its output is the total time waited.
+ * once `maxWait` has passed since the first 202. The time is the clock's: the requests' own time
+ * counts (a server slow to answer each poll ends the wait as soon as one quick to answer it), not
+ * only the waits between them. Its output is the time since the first 202 when the next poll is
+ * made.
  *
  * @since 0.1.0
  * @category Schedules
@@ -180,18 +183,23 @@ export const waitSchedule = (options: {
   readonly maxWait: Duration.DurationInput
 }): Schedule.Schedule<Duration.Duration, ReplayPending> => {
   const budget = Duration.toMillis(options.maxWait)
-  return Schedule.makeWithState(0, (now, pending: ReplayPending, waited: number) => {
-    const remaining = budget - waited
-    if (remaining <= 0) return Effect.succeed([waited, Duration.millis(waited), ScheduleDecision.done] as const)
-    const delay = Math.min(Duration.toMillis(pending.retryAfter), remaining)
-    return Effect.succeed(
-      [
-        waited + delay,
-        Duration.millis(waited + delay),
-        ScheduleDecision.continueWith(Interval.after(now + delay))
-      ] as const
-    )
-  })
+  // the state: when the first 202 was decided on (`undefined` before it)
+  return Schedule.makeWithState<number | undefined, ReplayPending, Duration.Duration>(
+    undefined,
+    (now, pending, first) => {
+      const start = first ?? now
+      const remaining = budget - (now - start)
+      if (remaining <= 0) return Effect.succeed([start, Duration.millis(now - start), ScheduleDecision.done] as const)
+      const delay = Math.min(Duration.toMillis(pending.retryAfter), remaining)
+      return Effect.succeed(
+        [
+          start,
+          Duration.millis(now - start + delay),
+          ScheduleDecision.continueWith(Interval.after(now + delay))
+        ] as const
+      )
+    }
+  )
 }
 
 // prepared on first use, not when the module is imported

@@ -414,7 +414,14 @@ describe("a text body naming a secret field as a key, in any format: cut before 
 // proxy's HTML saved as the screenshot (`downloadToFile` succeeded, screen.png held the page)
 describe("a download of a declared binary type answered as text or JSON: DecodeError", () => {
   const page = "<html><body>Please sign in to the Wi-Fi</body></html>"
-  const calls = {
+  const calls: Record<
+    "captureScreenshot" | "downloadDirZip" | "readFile",
+    Effect.Effect<
+      Stream.Stream<Uint8Array, unknown>,
+      unknown,
+      Computer.CaptureScreenshot | Filesystem.DownloadDirZip | Filesystem.ReadFile
+    >
+  > = {
     captureScreenshot: Computer.captureScreenshot({ id: "b" }),
     downloadDirZip: Filesystem.downloadDirZip({ id: "b", path: "/d" }),
     readFile: Filesystem.readFile({ id: "b", path: "/f.html" })

@@ -95,6 +95,22 @@ describe("replay wait", () => {
       }
     }))
 
+  // the wait counted only the sleeps between polls: a server answering each 202 after 3.8 s held a
+  // download with `maxWait: "3 seconds"` for 18.2 s (4 polls), and with the defaults (a 60 s time-out, 5
+  // minutes) for hours; now `maxWait` is the clock's time since the first 202
+  it.effect("maxWait counts the polls' own time: a server slow to answer each 202 ends the wait as soon", () => {
+    const mock = mockLayer(() => Effect.as(Effect.sleep("3800 millis"), pending("1")))
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.flip(collect({ maxWait: "3 seconds" })))
+      yield* TestClock.adjust("1 minute")
+      const error = yield* Fiber.join(fiber)
+      // answered at 3.8 s; the wait from there: 1 s, a poll answered at 8.6 s, past the 3 s: done
+      expect(error).toMatchObject({ _tag: "ReplayNotReady", polls: 2 })
+      expect(mock.requests.length).toBe(2)
+      if (error._tag === "ReplayNotReady") expect(Duration.toMillis(error.waited)).toBe(8600)
+    }).pipe(Effect.provide(mock.layer))
+  })
+
   it.effect.each(["0 millis", "500 millis"] as const)(
     "a maxRetryAfter of %s still polls a second apart, and maxWait ends the wait (it was a loop of requests)",
     (maxRetryAfter) => {
