@@ -2154,6 +2154,46 @@ describe("replays: one recording at a time per browser", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+// a seeded replay answering 202 (its `pendingPolls`, its `readyAfter`) was listed finished: its
+// `finished_at` was the start, while its download said "still recording"
+describe("replays: a seeded one is listed as its download tells", () => {
+  const seeded: KernelSimulator.Seed = {
+    organizations: [{
+      id: "org_r",
+      token,
+      browsers: [{
+        id: "b1",
+        replays: [{ id: "polls", size: 4096, pendingPolls: 1 }, { id: "later", size: 4096, readyAfter: "10 seconds" }]
+      }]
+    }]
+  }
+  const finished = Effect.map(
+    raw("GET", "/browsers/b1/replays"),
+    (r): Record<string, unknown> =>
+      Object.fromEntries(
+        JSON.parse(r.text).map((replay: { replay_id: string; finished_at: unknown }) => [
+          replay.replay_id,
+          replay.finished_at
+        ])
+      )
+  )
+  it.effect("finished_at null while it answers 202, then the time it became ready", () =>
+    Effect.gen(function*() {
+      expect(yield* finished).toEqual({ polls: null, later: null })
+      expect((yield* raw("GET", "/browsers/b1/replays/polls")).status).toBe(202)
+      const afterPoll = yield* finished
+      expect(afterPoll.later).toBeNull()
+      expect(typeof afterPoll.polls).toBe("string")
+      expect((yield* raw("GET", "/browsers/b1/replays/polls")).status).toBe(200)
+      yield* TestClock.adjust("10 seconds")
+      const ready = yield* finished
+      expect(ready.later).toBe(new Date(10_000).toISOString())
+      expect((yield* raw("GET", "/browsers/b1/replays/later")).status).toBe(200)
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer(seeded)))
+    )))
+})
+
 describe("managed auth: login → events → submit → success", () => {
   const connection = Effect.map(
     raw("POST", "/auth/connections", {}, { profile_name: "flow-user", domain: "example.com" }),

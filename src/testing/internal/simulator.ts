@@ -260,7 +260,10 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
             readyAt: startedAt + (r.readyAfter === undefined ? 0 : Duration.toMillis(r.readyAfter)),
             startedAt: stamp,
             stopped: true,
-            finishedAt: stamp
+            // finished once it is ready (after `readyAfter`; after `pendingPolls`: see the download)
+            finishedAt: r.readyAfter === undefined
+              ? stamp
+              : new Date(startedAt + Duration.toMillis(r.readyAfter)).toISOString()
           }])
         ),
         // a seeded browser does not time out
@@ -908,7 +911,13 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             const now = yield* Clock.currentTimeMillis
             // a recording still running (started, not stopped) is the document's 202: "still in progress"
             if (!replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt) {
-              if (replay.pollsLeft > 0) replay.pollsLeft--
+              if (replay.pollsLeft > 0) {
+                replay.pollsLeft--
+                // its last 202 given: finished from then (or when it is ready, if later)
+                if (replay.pollsLeft === 0 && replay.stopped) {
+                  replay.finishedAt = new Date(Math.max(now, replay.readyAt)).toISOString()
+                }
+              }
               return {
                 status: 202,
                 headers: { "retry-after": String(replay.retryAfter) },

@@ -32,13 +32,15 @@ export const handlers: Handlers = {
     })
     return ok(op, { replay_id: id, started_at: stamp })
   }),
-  listReplays: onBrowser(({ op }, browser) =>
+  listReplays: onBrowser(({ call, op }, browser) =>
     ok(
       op,
       [...browser.replays.values()].map((r) => ({
         replay_id: r.id,
         started_at: r.startedAt,
-        finished_at: r.finishedAt ?? null
+        // as its download tells: still recording (202) until it is stopped, its pending polls are
+        // given and its `readyAfter` has passed
+        finished_at: r.stopped && r.pollsLeft === 0 && call.now >= r.readyAt ? r.finishedAt ?? null : null
       }))
     )
   ),
