@@ -2157,6 +2157,23 @@ describe("replays: one recording at a time per browser", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+// a seeded pool read back `{ size }` alone, where one created through the API (and the service) gives the
+// document's defaults and its name
+describe("pools: a seeded one reads back as a created one", () => {
+  it.effect("its config has the defaults and its name", () =>
+    Effect.gen(function*() {
+      const seeded = JSON.parse((yield* raw("GET", "/browser_pools/pool_1")).text)
+      const made = JSON.parse((yield* raw("POST", "/browser_pools", {}, { name: "pool-two", size: 2 })).text)
+      expect(seeded.browser_pool_config).toEqual({ ...made.browser_pool_config, name: "pool-one" })
+      expect(seeded.browser_pool_config).toEqual({
+        name: "pool-one",
+        size: 2,
+        timeout_seconds: 600,
+        fill_rate_per_minute: 10
+      })
+    }).pipe(Effect.provide(kernel())))
+})
+
 // a seeded replay answering 202 (its `pendingPolls`, its `readyAfter`) was listed finished: its
 // `finished_at` was the start, while its download said "still recording"
 describe("replays: a seeded one is listed as its download tells", () => {

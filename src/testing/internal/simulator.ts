@@ -1281,5 +1281,12 @@ const encodePool = (pool: Sim.PoolSeed) => ({
   available_count: pool.available_count ?? pool.browser_pool_config?.size ?? 1,
   acquired_count: pool.acquired_count ?? 0,
   created_at: pool.created_at ?? "2026-01-01T00:00:00Z",
-  browser_pool_config: { ...pool.browser_pool_config, size: pool.browser_pool_config?.size ?? 1 }
+  // as a pool created through the API reads back: the document's defaults where the seed gives none
+  browser_pool_config: {
+    timeout_seconds: 600,
+    fill_rate_per_minute: 10,
+    ...(pool.name === undefined ? {} : { name: pool.name }),
+    ...pool.browser_pool_config,
+    size: pool.browser_pool_config?.size ?? 1
+  }
 })
