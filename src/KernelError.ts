@@ -7,7 +7,9 @@
  *
  * @since 0.1.0
  */
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
+import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { type ErrorClass, withMessage } from "./internal/declaredClass.js"
@@ -36,6 +38,43 @@ export class ErrorBody extends Schema.Class<ErrorBody>("effect-kernel/ErrorBody"
   inner_error: Schema.optional(ErrorDetail)
 }) {}
 
+/** An `ErrorDetail`'s fields: an object whose `code` and `message` are strings when present. */
+const isDetailFields = (
+  u: unknown
+): u is { readonly code?: string | undefined; readonly message?: string | undefined } =>
+  typeof u === "object" && u !== null &&
+  (!("code" in u) || u.code === undefined || typeof u.code === "string") &&
+  (!("message" in u) || u.message === undefined || typeof u.message === "string")
+
+const toDetail = (u: { readonly code?: string | undefined; readonly message?: string | undefined }): ErrorDetail =>
+  u instanceof ErrorDetail ? u : new ErrorDetail({
+    ...(u.code === undefined ? {} : { code: u.code }),
+    ...(u.message === undefined ? {} : { message: u.message })
+  })
+
+// An error's `innerError`: an `ErrorDetail`, given as one or as its fields (a test's fake builds an error
+// with `{ code, message }`, which the type allows: it was a defect, the class's check refusing it)
+const DetailSelf = Schema.declare([], {
+  decode: () => (u, _, ast) =>
+    isDetailFields(u) ? ParseResult.succeed(toDetail(u)) : ParseResult.fail(new ParseResult.Type(ast, u)),
+  encode: () => (u, _, ast) =>
+    u instanceof ErrorDetail ? ParseResult.succeed(u) : ParseResult.fail(new ParseResult.Type(ast, u))
+}, { identifier: "ErrorDetail" })
+
+// An error's `details`: `ErrorDetail`s, given as such or as their fields, kept as a `Data.array`, so that
+// two errors with the same details are `Equal` (a plain array is equal to itself only: an error sent
+// through JSON and decoded did not come back `Equal`)
+const DetailsSelf = Schema.declare([], {
+  decode: () => (u, _, ast) =>
+    Array.isArray(u) && u.every(isDetailFields)
+      ? ParseResult.succeed(Data.array(u.map(toDetail)))
+      : ParseResult.fail(new ParseResult.Type(ast, u)),
+  encode: () => (u, _, ast) =>
+    Array.isArray(u) && u.every((item) => item instanceof ErrorDetail)
+      ? ParseResult.succeed<ReadonlyArray<ErrorDetail>>(u)
+      : ParseResult.fail(new ParseResult.Type(ast, u))
+}, { identifier: "ErrorDetails" })
+
 /**
  * The fields shared by every error that answers an HTTP status.
  *
@@ -53,8 +92,8 @@ export const apiErrorFields = {
   status: Schema.Number,
   code: Schema.String,
   message: Schema.String,
-  details: Schema.optional(Schema.Array(ErrorDetail)),
-  innerError: Schema.optional(ErrorDetail),
+  details: Schema.optional(Schema.compose(Schema.Array(ErrorDetail), DetailsSelf)),
+  innerError: Schema.optional(Schema.compose(ErrorDetail, DetailSelf)),
   retryAfter: Schema.optional(Schema.Duration),
   shouldRetry: Schema.optional(Schema.Boolean),
   method: Schema.String,

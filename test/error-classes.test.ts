@@ -6,7 +6,7 @@
  * works as a `Schema` at run time (made, recognised, encoded and decoded back).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect, Equal, Schema } from "effect"
 import { BrowserPools, KernelError } from "effect-kernel"
 import type * as Cause from "effect/Cause"
 import type { Simplify } from "effect/Types"
@@ -69,8 +69,9 @@ type ApiFields = {
   status: typeof Schema.Number
   code: typeof Schema.String
   message: typeof Schema.String
-  details: Schema.optional<Schema.Array$<typeof KernelError.ErrorDetail>>
-  innerError: Schema.optional<typeof KernelError.ErrorDetail>
+  // `ErrorDetail`s given as such or as their fields; `details` a `Data.array` (see the tests below)
+  details: typeof KernelError.apiErrorFields.details
+  innerError: typeof KernelError.apiErrorFields.innerError
   retryAfter: Schema.optional<typeof Schema.Duration>
   shouldRetry: Schema.optional<typeof Schema.Boolean>
   method: typeof Schema.String
@@ -229,6 +230,9 @@ describe("KernelError classes", () => {
         // its encoded side is JSON: it survives a trip through text (a worker, an RPC, a log)
         const fromText = yield* Schema.decodeUnknown(Class)(JSON.parse(JSON.stringify(encoded)))
         expect(fromText).toEqual(error)
+        // and comes back `Equal` (one with `details` did not: a plain array is equal to itself only)
+        expect(Equal.equals(decoded, error)).toBe(true)
+        expect(Equal.equals(fromText, error)).toBe(true)
         const failure = yield* Effect.flip(Effect.gen(function*() {
           return yield* error
         }))
@@ -242,6 +246,34 @@ describe("KernelError classes", () => {
       expect(json.message).not.toBe("")
     })
   }
+
+  // the constructor's type takes a detail's fields: a fake built so (`{ code, message }`, not an
+  // `ErrorDetail`) was a defect, the class's check refusing them
+  it("details and innerError given as plain objects: ErrorDetails, the error Equal to one made of them", () => {
+    const plain = new KernelError.BadRequest({
+      ...api,
+      status: 400,
+      details: [{ code: "invalid_input", message: "viewport.width: too large" }, {}],
+      innerError: { code: "inner" }
+    })
+    expect(plain.details?.[0]).toBeInstanceOf(KernelError.ErrorDetail)
+    expect(plain.innerError).toBeInstanceOf(KernelError.ErrorDetail)
+    expect(plain.details?.[0]?.message).toBe("viewport.width: too large")
+    const made = new KernelError.BadRequest({
+      ...api,
+      status: 400,
+      details: [
+        new KernelError.ErrorDetail({ code: "invalid_input", message: "viewport.width: too large" }),
+        new KernelError.ErrorDetail({})
+      ],
+      innerError: new KernelError.ErrorDetail({ code: "inner" })
+    })
+    expect(Equal.equals(plain, made)).toBe(true)
+    expect(Equal.equals(plain, new KernelError.BadRequest({ ...api, status: 400, details: [{ code: "other" }] })))
+      .toBe(false)
+    // a detail of the wrong shape is still refused, as the class's check did
+    expect(() => new KernelError.BadRequest({ ...api, details: [{ code: 5 }] } as never)).toThrow()
+  })
 
   it("make builds the same instance as new", () => {
     const notFound: KernelError.NotFound = KernelError.NotFound.make(api)
