@@ -390,6 +390,47 @@ const validated = <A>(
   )
 
 /**
+ * A caller's own `Config` for `option`, checked inside it: its error is prefixed with the caller's
+ * variable (`Config.integer("MY_RETRIES")`: `MY_RETRIES`), its message with the option's name. A
+ * `Config` that is not one variable (`Config.withDefault(...)`, `Config.succeed(...)`) prefixes
+ * nothing: {@link namedOptions} names the option there.
+ */
+const checkedOption = <A>(
+  option: keyof ConfigOptions,
+  self: Config.Config<A>,
+  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>
+): Config.Config<A> =>
+  Config.mapOrFail(
+    self,
+    (value) =>
+      Either.mapLeft(check("", value), (error) =>
+        ConfigError.isInvalidData(error) ? ConfigError.InvalidData([], `${option}: ${error.message}`) : error)
+  )
+
+const optionPrefix = /^(apiKey|baseUrl|projectId|timeout|maxRetries): /
+
+/**
+ * The errors of a caller's `Config`s: at the caller's variable, the option's name taken off the
+ * message; at no variable (a `Config` that is not one), at the option's name.
+ */
+const namedOptions = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
+  switch (error._op) {
+    case "And":
+      return ConfigError.And(namedOptions(error.left), namedOptions(error.right))
+    case "Or":
+      return ConfigError.Or(namedOptions(error.left), namedOptions(error.right))
+    case "InvalidData": {
+      const option = optionPrefix.exec(error.message)
+      if (option === null) return error
+      const message = error.message.slice(option[0].length)
+      return ConfigError.InvalidData(error.path.length > 0 ? error.path : [option[1]!], message)
+    }
+    default:
+      return error
+  }
+}
+
+/**
  * The environment-driven configuration: `KERNEL_API_KEY` (required, redacted, non-blank),
  * `KERNEL_BASE_URL`, `KERNEL_PROJECT_ID`, `KERNEL_TIMEOUT` (a duration such as `30 seconds`),
  * `KERNEL_MAX_RETRIES` (a whole number >= 0) and `KERNEL_ALLOW_INSECURE_HTTP` (a boolean). An
@@ -400,19 +441,30 @@ const validated = <A>(
  */
 export const config = (configs: ConfigOptions = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: configs.apiKey ??
-      validated(Config.string("KERNEL_API_KEY"), (name, value) =>
-        Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make)),
-    baseUrl: configs.baseUrl ??
-      validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
-        Either.map(parseUrl(name, input), () => input)).pipe(
-          Config.withDefault(defaultBaseUrl)
-        ),
-    projectId: configs.projectId ?? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId)),
-    timeout: configs.timeout ??
-      parsed("KERNEL_TIMEOUT", (text) => parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60))),
-    maxRetries: configs.maxRetries ??
-      parsed("KERNEL_MAX_RETRIES", (text) => parseCount("", text)).pipe(Config.withDefault(2)),
+    // a caller's own `Config` is checked inside it too, so that its error names the caller's variable
+    // (`MY_RETRIES`), not the option (`maxRetries`)
+    apiKey: configs.apiKey === undefined
+      ? validated(Config.string("KERNEL_API_KEY"), (name, value) =>
+        Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make))
+      : checkedOption("apiKey", configs.apiKey, checkApiKey),
+    baseUrl: configs.baseUrl === undefined
+      ? validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
+        Either.map(parseUrl(name, input), () => input))
+        .pipe(Config.withDefault(defaultBaseUrl))
+      : checkedOption("baseUrl", configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input)),
+    projectId: configs.projectId === undefined
+      ? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId))
+      : checkedOption("projectId", configs.projectId, (name, id) =>
+        Option.isNone(id) ? Either.right(id) : Either.map(checkProjectId(name, id.value), Option.some)),
+    timeout: configs.timeout === undefined
+      ? parsed("KERNEL_TIMEOUT", (text) =>
+        parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60)))
+      : checkedOption("timeout", configs.timeout, (name, duration) =>
+        checkDuration(name, duration, true)),
+    maxRetries: configs.maxRetries === undefined
+      ? parsed("KERNEL_MAX_RETRIES", (text) =>
+        parseCount("", text)).pipe(Config.withDefault(2))
+      : checkedOption("maxRetries", configs.maxRetries, checkCount),
     allowInsecureHttp: configs.allowInsecureHttp ??
       parsed("KERNEL_ALLOW_INSECURE_HTTP", (text) => parseBoolean("", text)).pipe(Config.withDefault(false))
   }).pipe(Config.map(({ allowInsecureHttp, projectId, ...rest }) => ({
@@ -447,7 +499,7 @@ export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConf
   Layer.effect(
     KernelConfig,
     Effect.flatMap(
-      Effect.mapError(config(configs), explainMissingKey),
+      Effect.mapError(config(configs), (error) => namedOptions(explainMissingKey(error))),
       (options) => makeNamed(options, configNames(configs))
     )
   )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { KernelConfig } from "effect-kernel"
 
 // Every configuration error names the variable (from the environment) or the option (in code),
@@ -200,6 +200,42 @@ describe("configuration errors from the environment", () => {
       expect(Duration.toMillis(config.timeout)).toBe(5000)
       expect(Redacted.value(config.apiKey)).toBe("sk_test_secret")
     }))
+})
+
+// a caller's own `Config`s: the error named the option (`maxRetries`), not the caller's variable
+describe("configuration errors from a caller's own Configs", () => {
+  const withConfigs = (configs: KernelConfig.ConfigOptions, vars: Record<string, string>) =>
+    Effect.either(
+      Effect.scoped(Layer.build(KernelConfig.layerConfig(configs))).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+      )
+    )
+  const apiKey = Config.redacted("MY_KEY")
+  const cases: ReadonlyArray<readonly [string, KernelConfig.ConfigOptions, Record<string, string>, string]> = [
+    ["MY_RETRIES", { apiKey, maxRetries: Config.integer("MY_RETRIES") }, { MY_RETRIES: "-1" }, "a whole number >= 0"],
+    ["MY_TIMEOUT", { apiKey, timeout: Config.duration("MY_TIMEOUT") }, { MY_TIMEOUT: "0 millis" }, "a duration > 0"],
+    ["MY_URL", { apiKey, baseUrl: Config.string("MY_URL") }, { MY_URL: "ftp://x" }, "an http(s) URL"],
+    ["APP.RETRIES", { apiKey, maxRetries: Config.nested(Config.integer("RETRIES"), "APP") }, {
+      "APP.RETRIES": "-1"
+    }, "a whole number >= 0"],
+    // a `Config` that is not one variable: the option, as before
+    ["maxRetries", { apiKey, maxRetries: Config.withDefault(Config.integer("MY_RETRIES"), 2) }, {
+      MY_RETRIES: "-1"
+    }, "a whole number >= 0"],
+    ["maxRetries", { apiKey, maxRetries: Config.succeed(-1) }, {}, "a whole number >= 0"],
+    ["apiKey", { apiKey }, { MY_KEY: "  " }, "a non-empty API key"],
+    ["projectId", { apiKey, projectId: Config.option(Config.string("MY_PROJECT")) }, {
+      MY_PROJECT: "p\r\nX: 1"
+    }, "a project id that can be sent in an HTTP header"]
+  ]
+  for (const [name, configs, vars, expected] of cases) {
+    it.effect(`${name}: ${expected}`, () =>
+      Effect.gen(function*() {
+        const message = failure(yield* withConfigs(configs, { MY_KEY: "sk_test_secret", ...vars }))
+        expect(message).toContain(`at ${name}: "expected ${expected}`)
+        expect(message).not.toContain("sk_test_secret")
+      }))
+  }
 })
 
 describe("configuration errors from options in code", () => {
