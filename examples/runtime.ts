@@ -1,17 +1,18 @@
 /**
  * What every example shares: the SDK configured from the environment (KERNEL_API_KEY,
- * KERNEL_BASE_URL, ...) over undici, and a runner that prints typed failures.
+ * KERNEL_BASE_URL, ...) over KernelTransport (undici), and a runner that prints typed failures.
  *
  * Try them against the simulator:
  *   npx tsx src/bin/simulator.ts --port 4010 &
  *   export KERNEL_BASE_URL=http://127.0.0.1:4010 KERNEL_API_KEY=sk_sim_demo_0123456789
  *   npx tsx examples/list-browser-pools.ts
  */
-import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { Kernel } from "effect-kernel"
+import { Kernel, KernelTransport } from "effect-kernel"
 
-export const KernelLive = Kernel.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+// the transport the README recommends
+export const KernelLive = Kernel.layerConfig().pipe(Layer.provide(KernelTransport.layerUndici))
 
 export const runExample = <A, E extends { readonly _tag: string }>(
   program: Effect.Effect<A, E, Layer.Layer.Success<typeof KernelLive> | Layer.Layer.Success<typeof NodeContext.layer>>
