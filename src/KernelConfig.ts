@@ -377,58 +377,27 @@ const parseBoolean = (name: string, text: string): Either.Either<boolean, Config
     : invalid(name, `expected true or false (also yes/no, on/off, 1/0, in any case), got ${shown(text)}`)
 }
 
-// Each check runs inside the `Config`, so the error is prefixed with the variable's name.
+/**
+ * `self` checked inside the `Config`, so that its error is prefixed with the variable's name. A
+ * caller's own `Config` for an `option` also has its message prefixed with the option's name: a
+ * `Config` that is not one variable (`Config.withDefault(...)`, `Config.succeed(...)`) prefixes
+ * nothing, and `explained` then names the option.
+ */
 const validated = <A>(
   self: Config.Config<A>,
-  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>
+  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>,
+  option?: keyof ConfigOptions
 ): Config.Config<A> =>
   Config.mapOrFail(
     self,
     (value) =>
       Either.mapLeft(check("", value), (error) =>
-        ConfigError.isInvalidData(error) ? ConfigError.InvalidData([], error.message) : error)
-  )
-
-/**
- * A caller's own `Config` for `option`, checked inside it: its error is prefixed with the caller's
- * variable (`Config.integer("MY_RETRIES")`: `MY_RETRIES`), its message with the option's name. A
- * `Config` that is not one variable (`Config.withDefault(...)`, `Config.succeed(...)`) prefixes
- * nothing: {@link namedOptions} names the option there.
- */
-const checkedOption = <A>(
-  option: keyof ConfigOptions,
-  self: Config.Config<A>,
-  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>
-): Config.Config<A> =>
-  Config.mapOrFail(
-    self,
-    (value) =>
-      Either.mapLeft(check("", value), (error) =>
-        ConfigError.isInvalidData(error) ? ConfigError.InvalidData([], `${option}: ${error.message}`) : error)
+        ConfigError.isInvalidData(error)
+          ? ConfigError.InvalidData([], option === undefined ? error.message : `${option}: ${error.message}`)
+          : error)
   )
 
 const optionPrefix = /^(apiKey|baseUrl|projectId|timeout|maxRetries): /
-
-/**
- * The errors of a caller's `Config`s: at the caller's variable, the option's name taken off the
- * message; at no variable (a `Config` that is not one), at the option's name.
- */
-const namedOptions = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
-  switch (error._op) {
-    case "And":
-      return ConfigError.And(namedOptions(error.left), namedOptions(error.right))
-    case "Or":
-      return ConfigError.Or(namedOptions(error.left), namedOptions(error.right))
-    case "InvalidData": {
-      const option = optionPrefix.exec(error.message)
-      if (option === null) return error
-      const message = error.message.slice(option[0].length)
-      return ConfigError.InvalidData(error.path.length > 0 ? error.path : [option[1]!], message)
-    }
-    default:
-      return error
-  }
-}
 
 /**
  * The environment-driven configuration: `KERNEL_API_KEY` (required, redacted, non-blank),
@@ -446,25 +415,25 @@ export const config = (configs: ConfigOptions = {}): Config.Config<Options> =>
     apiKey: configs.apiKey === undefined
       ? validated(Config.string("KERNEL_API_KEY"), (name, value) =>
         Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make))
-      : checkedOption("apiKey", configs.apiKey, checkApiKey),
+      : validated(configs.apiKey, checkApiKey, "apiKey"),
     baseUrl: configs.baseUrl === undefined
       ? validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
         Either.map(parseUrl(name, input), () => input))
         .pipe(Config.withDefault(defaultBaseUrl))
-      : checkedOption("baseUrl", configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input)),
+      : validated(configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input), "baseUrl"),
     projectId: configs.projectId === undefined
       ? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId))
-      : checkedOption("projectId", configs.projectId, (name, id) =>
-        Option.isNone(id) ? Either.right(id) : Either.map(checkProjectId(name, id.value), Option.some)),
+      : validated(
+        configs.projectId,
+        (name, id) => Option.isNone(id) ? Either.right(id) : Either.map(checkProjectId(name, id.value), Option.some),
+        "projectId"
+      ),
     timeout: configs.timeout === undefined
-      ? parsed("KERNEL_TIMEOUT", (text) =>
-        parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60)))
-      : checkedOption("timeout", configs.timeout, (name, duration) =>
-        checkDuration(name, duration, true)),
+      ? parsed("KERNEL_TIMEOUT", (text) => parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60)))
+      : validated(configs.timeout, (name, duration) => checkDuration(name, duration, true), "timeout"),
     maxRetries: configs.maxRetries === undefined
-      ? parsed("KERNEL_MAX_RETRIES", (text) =>
-        parseCount("", text)).pipe(Config.withDefault(2))
-      : checkedOption("maxRetries", configs.maxRetries, checkCount),
+      ? parsed("KERNEL_MAX_RETRIES", (text) => parseCount("", text)).pipe(Config.withDefault(2))
+      : validated(configs.maxRetries, checkCount, "maxRetries"),
     allowInsecureHttp: configs.allowInsecureHttp ??
       parsed("KERNEL_ALLOW_INSECURE_HTTP", (text) => parseBoolean("", text)).pipe(Config.withDefault(false))
   }).pipe(Config.map(({ allowInsecureHttp, projectId, ...rest }) => ({
@@ -499,21 +468,29 @@ export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConf
   Layer.effect(
     KernelConfig,
     Effect.flatMap(
-      Effect.mapError(config(configs), (error) => namedOptions(explainMissingKey(error))),
+      Effect.mapError(config(configs), explained),
       (options) => makeNamed(options, configNames(configs))
     )
   )
 
 /**
- * A missing `KERNEL_API_KEY` says how to give one (effect's own message only says it is not there),
- * the rest of the error as it is.
+ * A missing `KERNEL_API_KEY` says how to give one (effect's own message only says it is not there);
+ * an invalid value of a caller's own `Config` is at the caller's variable, the option's name taken
+ * off its message, or, at no variable (a `Config` that is not one), at the option's name (see
+ * `validated`); the rest of the error as it is.
  */
-const explainMissingKey = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
+const explained = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
   switch (error._op) {
     case "And":
-      return ConfigError.And(explainMissingKey(error.left), explainMissingKey(error.right))
+      return ConfigError.And(explained(error.left), explained(error.right))
     case "Or":
-      return ConfigError.Or(explainMissingKey(error.left), explainMissingKey(error.right))
+      return ConfigError.Or(explained(error.left), explained(error.right))
+    case "InvalidData": {
+      const option = optionPrefix.exec(error.message)
+      if (option === null) return error
+      const message = error.message.slice(option[0].length)
+      return ConfigError.InvalidData(error.path.length > 0 ? error.path : [option[1]!], message)
+    }
     case "MissingData":
       // the key's own name last: a provider nested under a prefix (`ConfigProvider.nested("APP")`)
       // looked it up under that prefix, which the message names
