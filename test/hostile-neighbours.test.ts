@@ -355,6 +355,13 @@ describe("an error body's code and message, when the rest of it does not fit", (
       JSON.stringify({ code: "c", message: "m", details: 5, browser: { cdp_ws_url: "wss://x/SECRET_3" } }),
       "c"
     ],
+    // an Error as a whole, a resource beside its code and message: an undocumented status quoted it raw
+    [
+      "whole, an Error with a resource beside it",
+      418,
+      JSON.stringify({ code: "c", message: "m", browser: { cdp_ws_url: "wss://x/SECRET_7" } }),
+      "c"
+    ],
     [
       "cut short, a secret field in the rest",
       418,
@@ -385,6 +392,22 @@ describe("a text body naming a secret field as a key, in any format: cut before 
     ["a form", "error=upstream failed&token=SECRET_3"],
     ["Go's %+v", "upstream failed: &{SessionID:b CdpWsURL:wss://h/SECRET_4}"],
     ["Ruby's hash", "upstream failed {'password' => 'SECRET_5'}"],
+    // a name of several words wherever it is; a common word as a key only
+    ["HTML-escaped JSON", "<p>upstream failed</p><pre>{&quot;cdp_ws_url&quot;:&quot;wss://h/SECRET_7&quot;}</pre>"],
+    ["an HTML table", "<p>upstream failed</p><table><tr><th>cdp_ws_url</th><td>wss://h/SECRET_8</td></tr></table>"],
+    [
+      "an XML element",
+      "<error>upstream failed<browser_live_view_url>https://h/SECRET_9</browser_live_view_url></error>"
+    ],
+    ["a header", "upstream failed\nX-Cdp-Ws-Url: wss://h/SECRET_10"],
+    ["URL-encoded", "upstream failed: cdp_ws_url%3Dwss%3A%2F%2Fh%2FSECRET_11"],
+    ["a CSV header", "upstream failed\nid,cdp_ws_url\nb1,wss://h/SECRET_12"],
+    [
+      "a key escaped in JSON cut short",
+      `{"error":"upstream failed","cdp\\u005fws_url":"SECRET_13","m":"${"m".repeat(70_000)}"}`
+    ],
+    ["an XML element of a common word", "<error>upstream failed<token>SECRET_14</token></error>"],
+    ["a query of a URL", "upstream failed at https://h/replay?jwt=SECRET_15"],
     ["JSON cut short", `{"error":"upstream failed","totp_secret":"SECRET_6","more":"${"m".repeat(70_000)}"}`]
   ]
   for (const [format, body] of bodies) {
@@ -400,8 +423,10 @@ describe("a text body naming a secret field as a key, in any format: cut before 
       }).pipe(Effect.provide(layer))
     })
   }
-  it.effect("a word that holds a secret field's name is no key (barcode:, codes:): quoted whole", () => {
-    const body = "upstream failed: barcode: 5, codes: 7, error code 9"
+  // a common word in prose is no key: such text was cut ("error code: 1020" of a CDN's block page)
+  it.effect("a word that holds a secret field's name, or prose with a common one: quoted whole", () => {
+    const body =
+      "upstream failed: barcode: 5, codes: 7, error code: 1020, password: must be at least 8 characters, Invalid token: expired"
     const { layer } = mockLayer(() => new Response(body, { status: 500, headers: { "content-type": "text/plain" } }))
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(KernelRetry.noRetries))

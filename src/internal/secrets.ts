@@ -177,15 +177,31 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
 /** A key of some schema's secret field written in a JSON text (`"cdp_ws_url":`). */
 const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
 
+/** The words of a secret field's name joined as a text may write them: `_`, `-`, `.`, a space, escaped or nothing. */
+const joined = (name: string): string => name.split("_").join(String.raw`(?:[_\-. ]|\\u005f|%5f)?`)
+
+/** A quote around a key: `"`, `'`, or one escaped or HTML-encoded. */
+const quote = String.raw`(?:\\?["']|&quot;|&#0*34;|&#x0*22;|&apos;|&#0*39;)`
+
 /**
- * A secret field's name written as a key in any text, in any case, its words joined by `_` or not
- * (`"cdp_ws_url":`, `cdp_ws_url=`, `cdp_ws_url: ` as YAML or logfmt write it, `CdpWsURL:` as Go's `%+v`
- * does, `'token' =>`), not inside a longer word (`barcode:` is not `code:`).
+ * A secret field's name in a text that is not JSON (a proxy's page, a log line, a dump), in any case,
+ * not inside a longer word. A name of several words (`cdp_ws_url`, `browser_live_view_url`,
+ * `totp_secret`), its words joined in any way (`CdpWsURL`, `X-Cdp-Ws-Url`, `cdp\u005fws_url`): wherever
+ * it is (a key, an HTML table's header, an XML element, a CSV header). A name that is a common word
+ * (`code`, `key`, `token`, `password`): only written as a key, quoted (`"token":`, `&quot;token&quot;:`,
+ * `'password' =>`), before `=` (`token=` of logfmt or a form, `%3D` encoded), as an XML element
+ * (`<token>`), or right before a colon (`Token:abc` of Go's `%+v`), never in prose (`error code: 1020`,
+ * `password: must be at least 8 characters`).
  */
 const secretKeyInText = new RegExp(
-  `(?<![A-Za-z0-9])["']?(?:${
-    [...secretFieldNames].map((name) => name.split("_").join("_?")).join("|")
-  })["']?\\s*(?:=>|[:=])`,
+  [
+    String.raw`(?<![A-Za-z0-9])(?:${
+      [...secretFieldNames].filter((name) => name.includes("_")).map(joined).join("|")
+    })(?![A-Za-z0-9])`,
+    ...[...secretFieldNames].filter((name) => !name.includes("_")).map((word) =>
+      String.raw`${quote}${word}${quote}\s*(?:=>|[:=]|%3a|%3d)|(?<![A-Za-z0-9])${word}(?:\s*(?:=>|=|%3d)|:(?=\S)|>)`
+    )
+  ].join("|"),
   "i"
 )
 

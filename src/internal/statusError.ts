@@ -340,7 +340,8 @@ export const statusError = <E>(
       new KernelError.UnexpectedStatus({
         ...props,
         message: `HTTP ${response.status} on ${props.method} ${props.path}${detail}`,
-        body: excerpt(Option.isSome(whole) ? text : quoted)
+        // an Error body too may carry a resource beside its code and message (a browser and its CDP URL)
+        body: excerpt(Option.isSome(whole) ? withoutSecretFields(text) : quoted)
       })
     )
   })
