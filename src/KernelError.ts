@@ -38,11 +38,15 @@ export class ErrorBody extends Schema.Class<ErrorBody>("effect-kernel/ErrorBody"
   inner_error: Schema.optional(ErrorDetail)
 }) {}
 
-/** An `ErrorDetail`'s fields: an object whose `code` and `message` are strings when present. */
+/**
+ * An `ErrorDetail`'s fields: one, or a plain object (not an array, a date, a map...) whose `code` and
+ * `message` are strings when present.
+ */
 const isDetailFields = (
   u: unknown
 ): u is { readonly code?: string | undefined; readonly message?: string | undefined } =>
   typeof u === "object" && u !== null &&
+  (u instanceof ErrorDetail || Object.getPrototypeOf(u) === Object.prototype || Object.getPrototypeOf(u) === null) &&
   (!("code" in u) || u.code === undefined || typeof u.code === "string") &&
   (!("message" in u) || u.message === undefined || typeof u.message === "string")
 
@@ -66,8 +70,9 @@ const DetailSelf = Schema.declare([], {
 // through JSON and decoded did not come back `Equal`)
 const DetailsSelf = Schema.declare([], {
   decode: () => (u, _, ast) =>
-    Array.isArray(u) && u.every(isDetailFields)
-      ? ParseResult.succeed(Data.array(u.map(toDetail)))
+    // every index (`every` passes over an array's holes, which would stay in it)
+    Array.isArray(u) && Array.from(u).every(isDetailFields)
+      ? ParseResult.succeed(Data.array(Array.from(u, toDetail)))
       : ParseResult.fail(new ParseResult.Type(ast, u)),
   encode: () => (u, _, ast) =>
     Array.isArray(u) && u.every((item) => item instanceof ErrorDetail)

@@ -271,8 +271,21 @@ describe("KernelError classes", () => {
     expect(Equal.equals(plain, made)).toBe(true)
     expect(Equal.equals(plain, new KernelError.BadRequest({ ...api, status: 400, details: [{ code: "other" }] })))
       .toBe(false)
-    // a detail of the wrong shape is still refused, as the class's check did
-    expect(() => new KernelError.BadRequest({ ...api, details: [{ code: 5 }] } as never)).toThrow()
+    // a detail of the wrong shape is still refused, as the class's check did: a code not a string, an
+    // array, a date, a map, a hole
+    const refused: ReadonlyArray<unknown> = [
+      { details: [{ code: 5 }] },
+      { details: [["a", "b"]] },
+      { details: [new Date()] },
+      { details: [new Map()] },
+
+      { details: [, { code: "a" }] },
+      { innerError: [] }
+    ]
+    for (const fields of refused) {
+      expect(() => new KernelError.BadRequest(Object.assign({}, api, fields) as never), JSON.stringify(fields))
+        .toThrow()
+    }
   })
 
   it("make builds the same instance as new", () => {
