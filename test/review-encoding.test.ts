@@ -372,15 +372,25 @@ describe("bodies", () => {
           "actions.0.type_text.text",
           Computer.batch({ id: "b", actions: [{ type: "type_text", type_text: { text: "\uD83D" } }] })
         ],
+        // a multipart body's field by its name (it was "body")
         [
-          "body",
+          "entrypoint_rel_path",
           "entrypoint_rel_path is not well-formed Unicode",
           Deployments.create({ file, entrypoint_rel_path: "a\uD800.ts" })
         ],
         [
-          "body",
+          "env_vars[K\uD800]",
           "env_vars[K\uD800] is not well-formed Unicode",
           Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "K\uD800": "v" } })
+        ],
+        // a file's name (it was sent as U+FFFD)
+        [
+          "file",
+          "file: its file name is not well-formed Unicode",
+          Deployments.create({
+            file: Sdk.KernelFiles.file(import.meta.filename, { name: "report\uD800.ts" }),
+            entrypoint_rel_path: "a.ts"
+          })
         ]
       ]
       for (const [field, message, call] of refused) {

@@ -397,20 +397,31 @@ const nextBoundary = (): string => {
  * Bytes only: one `Uint8Array`. With files or streams: a stream of the parts (its length known
  * unless a caller's stream is in it).
  */
-const multipartOf = (fields: unknown): Content | string => {
-  if (typeof fields !== "object" || fields === null) return "a multipart body must be an object"
+/** Why a multipart body cannot be sent, naming the field (its path: `env_vars[KEY]`, `files[0][file]`). */
+interface Refused {
+  readonly field: string
+  readonly message: string
+}
+
+const refused = (field: string, message: string): Refused => ({ field, message })
+
+const multipartOf = (fields: unknown): Content | Refused => {
+  if (typeof fields !== "object" || fields === null) return refused("body", "a multipart body must be an object")
   const boundary = nextBoundary()
   // the text between files, as text: encoded once, into the body's one buffer (or, streamed, per run)
   const pieces: Array<string | Piece> = []
   let text = ""
   let inMemory = true
   const opening = `--${boundary}\r\nContent-Disposition: form-data; name="`
-  const part = (name: string, value: unknown, depth: number): string | undefined => {
+  const part = (name: string, value: unknown, depth: number): Refused | undefined => {
     if (value === undefined) return undefined
-    if (depth > 8) return `${name}: nested too deep for a multipart body`
+    if (depth > 8) return refused(name, `${name}: nested too deep for a multipart body`)
+    // a lone surrogate would be sent as U+FFFD: another value than the one given
+    if (loneSurrogate.test(name)) return refused(name, `${name} is not well-formed Unicode`)
     const head = opening + dispositionName(name) + "\""
     if (Upload.isUpload(value)) {
       const fileName = Upload.isFileSource(value) ? value.name : fieldFileName(name)
+      if (loneSurrogate.test(fileName)) return refused(name, `${name}: its file name is not well-formed Unicode`)
       pieces.push(
         `${text}${head}; filename="${dispositionName(fileName)}"\r\nContent-Type: application/octet-stream\r\n\r\n`
       )
@@ -419,12 +430,11 @@ const multipartOf = (fields: unknown): Content | string => {
       text = "\r\n"
     } else if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const refused = part(`${name}[${i}]`, value[i], depth + 1)
-        if (refused !== undefined) return refused
+        const refusal = part(`${name}[${i}]`, value[i], depth + 1)
+        if (refusal !== undefined) return refusal
       }
     } else if (typeof value === "string") {
-      // a lone surrogate would be sent as U+FFFD: another value than the one given
-      if (loneSurrogate.test(value) || loneSurrogate.test(name)) return `${name} is not well-formed Unicode`
+      if (loneSurrogate.test(value)) return refused(name, `${name} is not well-formed Unicode`)
       text += `${head}\r\n\r\n${value}\r\n`
     } else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
       text += `${head}\r\n\r\n${String(value)}\r\n`
@@ -432,30 +442,31 @@ const multipartOf = (fields: unknown): Content | string => {
       if (name === "env_vars" || holdsFile(value)) {
         for (const key in value) {
           if (!Object.prototype.hasOwnProperty.call(value, key)) continue
-          const refused = part(`${name}[${key}]`, Reflect.get(value, key), depth + 1)
-          if (refused !== undefined) return refused
+          const refusal = part(`${name}[${key}]`, Reflect.get(value, key), depth + 1)
+          if (refusal !== undefined) return refusal
         }
         return undefined
       }
       const json = jsonText(value)
-      if (typeof json !== "string") return `${name}: ${json.message}`
+      if (typeof json !== "string") return refused(name, `${name}: ${json.message}`)
       if (json.includes("\\ud")) {
         const at = illFormedAt(value, name)
-        if (at !== undefined) return `${at} is not well-formed Unicode`
+        if (at !== undefined) return refused(at, `${at} is not well-formed Unicode`)
       }
       text += `${head}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`
-    } else return `${name}: cannot be sent as a multipart part`
+    } else return refused(name, `${name}: cannot be sent as a multipart part`)
     return undefined
   }
   for (const name in fields) {
     if (!Object.prototype.hasOwnProperty.call(fields, name)) continue
-    const refused = part(name, Reflect.get(fields, name), 0)
-    if (refused !== undefined) return refused
+    const refusal = part(name, Reflect.get(fields, name), 0)
+    if (refusal !== undefined) return refusal
   }
   pieces.push(`${text}--${boundary}--\r\n`)
   const contentType = `multipart/form-data; boundary=${boundary}`
   if (inMemory) return { _tag: "Bytes", bytes: bytesOf(pieces), contentType }
-  return streamOf(pieces.map((piece) => typeof piece === "string" ? utf8.encode(piece) : piece), contentType)
+  const streamed = streamOf(pieces.map((piece) => typeof piece === "string" ? utf8.encode(piece) : piece), contentType)
+  return typeof streamed === "string" ? refused("body", streamed) : streamed
 }
 
 /** Text and bytes in one buffer, the text encoded into it as UTF-8 (no copy of it made on the way). */
@@ -844,7 +855,7 @@ export const preparer = (
       const encoded = encodeForm(input)
       if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left, input)
       const form = multipartOf(encoded.right)
-      if (typeof form === "string") return invalid("body", form)
+      if (!("_tag" in form)) return invalid(form.field, form.message)
       content = form
     } else if (encodeBody !== undefined && jsonBody !== undefined) {
       let present = jsonBody.required
