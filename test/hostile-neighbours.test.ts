@@ -437,7 +437,7 @@ describe("a text body naming a secret field as a key, in any format: cut before 
 
 // a download declared as a binary type of its own took a page as the file: a captive portal's or a
 // proxy's HTML saved as the screenshot (`downloadToFile` succeeded, screen.png held the page)
-describe("a download of a declared binary type answered as text or JSON: DecodeError", () => {
+describe("a download of a declared binary type answered as another type: DecodeError", () => {
   const page = "<html><body>Please sign in to the Wi-Fi</body></html>"
   const calls: Record<
     "captureScreenshot" | "downloadDirZip" | "readFile",
@@ -457,6 +457,14 @@ describe("a download of a declared binary type answered as text or JSON: DecodeE
     ["captureScreenshot", "application/problem+json", false],
     ["downloadDirZip", "text/plain", false],
     ["downloadDirZip", "application/xml", false],
+    ["captureScreenshot", "application/javascript", false],
+    ["captureScreenshot", "application/x-www-form-urlencoded", false],
+    ["captureScreenshot", "image/svg+xml", false],
+    ["downloadDirZip", "image/png", false],
+    ["captureScreenshot", "IMAGE/PNG; charset=binary", true],
+    ["captureScreenshot", "image/webp", true],
+    ["captureScreenshot", "", true],
+    ["downloadDirZip", "application/x-zip-compressed", true],
     ["captureScreenshot", "image/png", true],
     ["captureScreenshot", "application/octet-stream", true],
     ["captureScreenshot", undefined, true],
@@ -465,7 +473,12 @@ describe("a download of a declared binary type answered as text or JSON: DecodeE
     ["readFile", "text/html", true]
   ]
   for (const [name, contentType, taken] of cases) {
-    it.effect(`${name} answered ${contentType ?? "without a content type"}: ${taken ? "the bytes" : "DecodeError"}`, () => {
+    const shown = contentType === undefined
+      ? "without a content type"
+      : contentType === ""
+      ? "an empty one"
+      : contentType
+    it.effect(`${name} answered ${shown}: ${taken ? "the bytes" : "DecodeError"}`, () => {
       const { layer } = mockLayer(() =>
         // bytes: a string body would be given `text/plain` by `Response` itself
         new Response(new TextEncoder().encode(page), {

@@ -475,12 +475,19 @@ const notEventStream = (
   })
 }
 
+/** The content types a body of a declared binary type may come as: its own, of its kind, or generic binary. */
+const acceptsAs = (declared: string, type: string): boolean =>
+  type === declared || type === "application/octet-stream" || type === "binary/octet-stream" ||
+  (declared.startsWith("image/") && type.startsWith("image/") && !type.endsWith("+xml")) ||
+  (declared === "application/zip" && /^application\/(?:x-)?zip(?:-compressed)?$/.test(type))
+
 /**
- * Why a download's body is not the file the operation declares, when its content type says so: text
- * or JSON (a proxy's or a captive portal's page, an error sent with 200) where the answer is of a
- * binary type of its own (`image/png`, `application/zip`). A DecodeError naming both, before any byte
- * is read; a generic binary answer (`application/octet-stream`: a file of the browser, of any type)
- * and an answer without a content type are not checked.
+ * Why a download's body is not the file the operation declares, when its content type says so: one
+ * that is not the answer's binary type (`image/png`, `application/zip`), of its kind (`image/webp`,
+ * `application/x-zip-compressed`) or generic binary (`application/octet-stream`) — a proxy's or a
+ * captive portal's page, an error sent with 200. A DecodeError naming both, before any byte is read;
+ * a generic binary answer (`application/octet-stream`: a file of the browser, of any type) and an
+ * answer without a content type (or an empty one) are not checked.
  */
 const notDeclaredType = (
   request: HttpClientRequest.HttpClientRequest,
@@ -491,15 +498,13 @@ const notDeclaredType = (
   const contentType = response.headers["content-type"]
   if (contentType === undefined) return undefined
   const type = contentType.split(";")[0]!.trim().toLowerCase()
-  const textual = type.startsWith("text/") || type === "application/json" || type.endsWith("+json") ||
-    type === "application/xml" || type.endsWith("+xml")
-  return textual
-    ? new KernelError.DecodeError({
+  return type === "" || acceptsAs(answer.contentType, type)
+    ? undefined
+    : new KernelError.DecodeError({
       ...Client.describe(request),
       status: response.status,
       message: `expected ${answer.contentType}, got ${contentTypeShown(contentType)}`
     })
-    : undefined
 }
 
 /**
