@@ -22,6 +22,7 @@ import type * as PlatformError from "@effect/platform/Error"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
+import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as Download from "./internal/download.js"
 import * as internalUpload from "./internal/upload.js"
@@ -100,8 +101,9 @@ export const downloadToFile: {
     options?: DownloadToFileOptions
   ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem>
 } = dual(
-  // data-first when the first argument is the download (a stream or an effect), not the path
-  (args) => typeof args[0] !== "string",
+  // data-first when the first argument is the download (an effect, or a stream as Effect's own
+  // streams tell theirs); anything else is a path (a wrong one refused as `InvalidInput`)
+  (args) => Effect.isEffect(args[0]) || Predicate.hasProperty(args[0], Stream.StreamTypeId),
   <E, E2, R>(
     download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>,
     path: string,

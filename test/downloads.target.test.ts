@@ -1,5 +1,6 @@
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import { Filesystem, KernelFiles } from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -68,6 +69,14 @@ describe.each(transports)("downloadToFile onto an existing path over $name", (tr
     expect(exit).toMatchObject({ _tag: "Success", value: { path: target, bytes: body.length } })
     expect(fs.readFileSync(target)).toEqual(Buffer.from(body))
     expect(progress.at(-1)).toBe(body.length)
+    // an untyped caller's path that is no string (a URL), data-last: InvalidInput, never a thrown TypeError
+    const name: string = "downloadToFile"
+    const untyped: (path: unknown) => (download: Stream.Stream<Uint8Array>) => Effect.Effect<unknown, unknown> = Reflect
+      .get(KernelFiles, name)
+    const refused = await Effect.runPromiseExit(
+      Effect.provide(Stream.make(new Uint8Array([1])).pipe(untyped(new URL("file:///tmp/x"))), NodeFileSystem.layer)
+    )
+    expect(refused).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "path" } } })
   })
 
   it("a directory: InvalidInput, nothing sent, the directory untouched", async () => {
