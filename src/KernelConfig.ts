@@ -379,9 +379,9 @@ const parseBoolean = (name: string, text: string): Either.Either<boolean, Config
 
 /**
  * `self` checked inside the `Config`, so that its error is prefixed with the variable's name. A
- * caller's own `Config` for an `option` also has its message prefixed with the option's name: a
- * `Config` that is not one variable (`Config.withDefault(...)`, `Config.succeed(...)`) prefixes
- * nothing, and `explained` then names the option.
+ * caller's own `Config` for an `option` also ends its error's path with `(option)`: a `Config` that
+ * is not one variable (`Config.withDefault(...)`, `Config.succeed(...)`) prefixes nothing, and
+ * `explained` then names the option.
  */
 const validated = <A>(
   self: Config.Config<A>,
@@ -393,11 +393,12 @@ const validated = <A>(
     (value) =>
       Either.mapLeft(check("", value), (error) =>
         ConfigError.isInvalidData(error)
-          ? ConfigError.InvalidData([], option === undefined ? error.message : `${option}: ${error.message}`)
+          ? ConfigError.InvalidData(option === undefined ? [] : [`(${option})`], error.message)
           : error)
   )
 
-const optionPrefix = /^(apiKey|baseUrl|projectId|timeout|maxRetries): /
+/** The last segment of an invalid value's path that `validated` adds for a caller's own `Config`: `(option)`. */
+const optionSegment = /^\((apiKey|baseUrl|projectId|timeout|maxRetries)\)$/
 
 /**
  * The environment-driven configuration: `KERNEL_API_KEY` (required, redacted, non-blank),
@@ -475,9 +476,9 @@ export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConf
 
 /**
  * A missing `KERNEL_API_KEY` says how to give one (effect's own message only says it is not there);
- * an invalid value of a caller's own `Config` is at the caller's variable, the option's name taken
- * off its message, or, at no variable (a `Config` that is not one), at the option's name (see
- * `validated`); the rest of the error as it is.
+ * an invalid value of a caller's own `Config` is at the caller's variable, the `(option)` segment
+ * `validated` adds dropped, or, at no variable (a `Config` that is not one), at the option's name;
+ * the rest of the error as it is.
  */
 const explained = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
   switch (error._op) {
@@ -486,10 +487,10 @@ const explained = (error: ConfigError.ConfigError): ConfigError.ConfigError => {
     case "Or":
       return ConfigError.Or(explained(error.left), explained(error.right))
     case "InvalidData": {
-      const option = optionPrefix.exec(error.message)
+      const option = optionSegment.exec(error.path[error.path.length - 1] ?? "")
       if (option === null) return error
-      const message = error.message.slice(option[0].length)
-      return ConfigError.InvalidData(error.path.length > 0 ? error.path : [option[1]!], message)
+      const path = error.path.slice(0, -1)
+      return ConfigError.InvalidData(path.length > 0 ? path : [option[1]!], error.message)
     }
     case "MissingData":
       // the key's own name last: a provider nested under a prefix (`ConfigProvider.nested("APP")`)

@@ -228,6 +228,17 @@ describe("configuration errors from a caller's own Configs", () => {
       MY_PROJECT: "p\r\nX: 1"
     }, "a project id that can be sent in an HTTP header"]
   ]
+  // the caller's own check's message is theirs, whatever it starts with (an option's name was taken off)
+  it.effect("a caller's own refusal: its message whole", () =>
+    Effect.gen(function*() {
+      const maxRetries = Config.mapOrFail(
+        Config.integer("MY_RETRIES"),
+        (n) => Either.left(ConfigError.InvalidData([], `timeout: ${n} is too many`))
+      )
+      const message = failure(yield* withConfigs({ apiKey, maxRetries }, { MY_KEY: "sk_x", MY_RETRIES: "7" }))
+      expect(message).toContain(`at MY_RETRIES: "timeout: 7 is too many"`)
+    }))
+
   for (const [name, configs, vars, expected] of cases) {
     it.effect(`${name}: ${expected}`, () =>
       Effect.gen(function*() {
