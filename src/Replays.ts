@@ -80,8 +80,9 @@ export class ReplayPending extends Data.TaggedClass("ReplayPending")<{
  */
 export interface DownloadOptions {
   /**
-   * The whole budget for waiting on a recording that is still in progress. Default 5 minutes.
-   * Ignored when `schedule` is given.
+   * The budget for waiting on a recording that is still in progress: the clock's time from the first
+   * 202, the polls' own time included, up to the last poll (see {@link waitSchedule}). Default 5
+   * minutes. Ignored when `schedule` is given.
    */
   readonly maxWait?: Duration.DurationInput | undefined
   /**
