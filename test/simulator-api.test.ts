@@ -2172,6 +2172,28 @@ describe("pools: a seeded one reads back as a created one", () => {
         fill_rate_per_minute: 10
       })
     }).pipe(Effect.provide(kernel())))
+
+  // a name in the config alone was not the pool's (no `name`, retrieving by it 404); given twice, the
+  // config's differed from the pool's
+  it.effect("one name, the pool's and its config's: the seed's own, else its config's", () =>
+    Effect.gen(function*() {
+      const inner = JSON.parse((yield* raw("GET", "/browser_pools/cfgname")).text)
+      expect([inner.id, inner.name, inner.browser_pool_config.name]).toEqual(["p_inner", "cfgname", "cfgname"])
+      const both = JSON.parse((yield* raw("GET", "/browser_pools/p_both")).text)
+      expect([both.name, both.browser_pool_config.name]).toEqual(["top", "top"])
+      expect((yield* raw("POST", "/browser_pools", {}, { name: "cfgname", size: 1 })).status).toBe(409)
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+        organizations: [{
+          id: "org_p",
+          token,
+          pools: [
+            { id: "p_inner", browser_pool_config: { size: 1, name: "cfgname" } },
+            { id: "p_both", name: "top", browser_pool_config: { size: 1, name: "inner" } }
+          ]
+        }]
+      })))
+    )))
 })
 
 // a seeded replay answering 202 (its `pendingPolls`, its `readyAfter`) was listed finished: its

@@ -1275,9 +1275,12 @@ const codeFor = (status: number): string => {
 const messageFor = (status: number): string =>
   status === 429 ? "rate limit exceeded, retry later" : status === 503 ? "service unavailable" : `injected ${status}`
 
-const encodePool = (pool: Sim.PoolSeed) => ({
+const encodePool = (pool: Sim.PoolSeed) => encodeNamedPool(pool, pool.name ?? pool.browser_pool_config?.name)
+
+// one name, the pool's and its config's, as a created pool has (the seed's own, else its config's)
+const encodeNamedPool = (pool: Sim.PoolSeed, name: string | undefined) => ({
   id: pool.id,
-  ...(pool.name === undefined ? {} : { name: pool.name }),
+  ...(name === undefined ? {} : { name }),
   available_count: pool.available_count ?? pool.browser_pool_config?.size ?? 1,
   acquired_count: pool.acquired_count ?? 0,
   created_at: pool.created_at ?? "2026-01-01T00:00:00Z",
@@ -1285,8 +1288,8 @@ const encodePool = (pool: Sim.PoolSeed) => ({
   browser_pool_config: {
     timeout_seconds: 600,
     fill_rate_per_minute: 10,
-    ...(pool.name === undefined ? {} : { name: pool.name }),
     ...pool.browser_pool_config,
+    ...(name === undefined ? {} : { name }),
     size: pool.browser_pool_config?.size ?? 1
   }
 })
