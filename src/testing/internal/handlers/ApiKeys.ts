@@ -23,14 +23,6 @@ export const handlers: Handlers = {
     ) {
       return error(404, "not_found", `project ${named.slice(0, 64)} not found`)
     }
-    // a key of the caller's project (the project header) is bound to it: a project it names must exist,
-    // as one the body names (the header naming no project made a key of a project that is not)
-    if (named === undefined && call.project !== undefined) {
-      const own = engine.find(store, "/org/projects", call.project, undefined)
-      if (own === undefined || own.deleted) {
-        return error(404, "not_found", `project ${call.project.slice(0, 64)} not found`)
-      }
-    }
     const projectId = found?.id ?? call.project ?? null
     // the project's name also when the project is the caller's (`project_name` is null only for an org-wide key)
     const project = found ??
