@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type * as Arbitrary from "effect/Arbitrary"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as ParseResult from "effect/ParseResult"
@@ -56,6 +57,12 @@ const toDetail = (u: { readonly code?: string | undefined; readonly message?: st
     ...(u.message === undefined ? {} : { message: u.message })
   })
 
+// what `Pretty` and `Arbitrary` make of the two below (a declared schema has to say)
+const prettyDetail = (detail: ErrorDetail): string => `ErrorDetail(${JSON.stringify(detail)})`
+
+const arbitraryDetail: Arbitrary.LazyArbitrary<ErrorDetail> = (fc) =>
+  fc.record({ code: fc.string(), message: fc.string() }, { requiredKeys: [] }).map(toDetail)
+
 // An error's `innerError`: an `ErrorDetail`, given as one or as its fields (a test's fake builds an error
 // with `{ code, message }`, which the type allows: it was a defect, the class's check refusing it)
 const DetailSelf = Schema.declare([], {
@@ -63,7 +70,11 @@ const DetailSelf = Schema.declare([], {
     isDetailFields(u) ? ParseResult.succeed(toDetail(u)) : ParseResult.fail(new ParseResult.Type(ast, u)),
   encode: () => (u, _, ast) =>
     u instanceof ErrorDetail ? ParseResult.succeed(u) : ParseResult.fail(new ParseResult.Type(ast, u))
-}, { identifier: "ErrorDetail" })
+}, {
+  identifier: "ErrorDetail",
+  pretty: () => prettyDetail,
+  arbitrary: () => (fc) => arbitraryDetail(fc)
+})
 
 // An error's `details`: `ErrorDetail`s, given as such or as their fields, kept as a `Data.array`, so that
 // two errors with the same details are `Equal` (a plain array is equal to itself only: an error sent
@@ -78,7 +89,11 @@ const DetailsSelf = Schema.declare([], {
     Array.isArray(u) && u.every((item) => item instanceof ErrorDetail)
       ? ParseResult.succeed<ReadonlyArray<ErrorDetail>>(u)
       : ParseResult.fail(new ParseResult.Type(ast, u))
-}, { identifier: "ErrorDetails" })
+}, {
+  identifier: "ErrorDetails",
+  pretty: () => (details) => `Data.array([${details.map(prettyDetail).join(", ")}])`,
+  arbitrary: () => (fc) => fc.array(arbitraryDetail(fc)).map((details) => Data.array(details))
+})
 
 /**
  * The fields shared by every error that answers an HTTP status.

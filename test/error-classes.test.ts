@@ -6,7 +6,7 @@
  * works as a `Schema` at run time (made, recognised, encoded and decoded back).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Equal, Schema } from "effect"
+import { Arbitrary, Duration, Effect, Equal, FastCheck, Pretty, Schema } from "effect"
 import { BrowserPools, KernelError } from "effect-kernel"
 import type * as Cause from "effect/Cause"
 import type { Simplify } from "effect/Types"
@@ -238,6 +238,13 @@ describe("KernelError classes", () => {
         }))
         expect(failure).toBe(error)
       }))
+
+    // `details` and `innerError` are declared schemas: without their own annotations, `Pretty.make` and
+    // `Arbitrary.make` of every status error threw "Missing annotation"
+    it(`${error._tag}: Pretty and Arbitrary of its class`, () => {
+      expect(Pretty.make(Class)(error)).toContain(error._tag)
+      expect(FastCheck.sample(Arbitrary.make(Class), 3).every(Schema.is(Class))).toBe(true)
+    })
 
     it(`${error._tag}: its JSON, as a logger prints it, holds its fields and its message`, () => {
       const json: Record<string, unknown> = JSON.parse(JSON.stringify(error))
