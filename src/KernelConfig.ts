@@ -397,6 +397,14 @@ const validated = <A>(
           : error)
   )
 
+/** A caller's own `Config` for `option`: checked inside (see `configWith`), or as it is. */
+const own = <A>(
+  self: Config.Config<A>,
+  check: (name: string, value: A) => Either.Either<A, ConfigError.ConfigError>,
+  option: keyof ConfigOptions,
+  checked: boolean
+): Config.Config<A> => checked ? validated(self, check, option) : self
+
 /** The last segment of an invalid value's path that `validated` adds for a caller's own `Config`: `(option)`. */
 const optionSegment = /^\((apiKey|baseUrl|projectId|timeout|maxRetries)\)$/
 
@@ -409,32 +417,38 @@ const optionSegment = /^\((apiKey|baseUrl|projectId|timeout|maxRetries)\)$/
  * @since 0.1.0
  * @category Config
  */
-export const config = (configs: ConfigOptions = {}): Config.Config<Options> =>
+export const config = (configs: ConfigOptions = {}): Config.Config<Options> => configWith(configs, false)
+
+/**
+ * {@link config}; `checked`, a caller's own `Config`s checked inside them too, so that an error names
+ * the caller's variable (`MY_RETRIES`), not the option (`maxRetries`), once `explained` took off the
+ * `(option)` segment that marks them (`layerConfig` does; `config`'s own errors never carry it).
+ */
+const configWith = (configs: ConfigOptions, checked: boolean): Config.Config<Options> =>
   Config.all({
-    // a caller's own `Config` is checked inside it too, so that its error names the caller's variable
-    // (`MY_RETRIES`), not the option (`maxRetries`)
     apiKey: configs.apiKey === undefined
       ? validated(Config.string("KERNEL_API_KEY"), (name, value) =>
         Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make))
-      : validated(configs.apiKey, checkApiKey, "apiKey"),
+      : own(configs.apiKey, checkApiKey, "apiKey", checked),
     baseUrl: configs.baseUrl === undefined
       ? validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
         Either.map(parseUrl(name, input), () => input))
         .pipe(Config.withDefault(defaultBaseUrl))
-      : validated(configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input), "baseUrl"),
+      : own(configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input), "baseUrl", checked),
     projectId: configs.projectId === undefined
       ? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId))
-      : validated(
+      : own(
         configs.projectId,
         (name, id) => Option.isNone(id) ? Either.right(id) : Either.map(checkProjectId(name, id.value), Option.some),
-        "projectId"
+        "projectId",
+        checked
       ),
     timeout: configs.timeout === undefined
       ? parsed("KERNEL_TIMEOUT", (text) => parseDuration("", text)).pipe(Config.withDefault(Duration.seconds(60)))
-      : validated(configs.timeout, (name, duration) => checkDuration(name, duration, true), "timeout"),
+      : own(configs.timeout, (name, duration) => checkDuration(name, duration, true), "timeout", checked),
     maxRetries: configs.maxRetries === undefined
       ? parsed("KERNEL_MAX_RETRIES", (text) => parseCount("", text)).pipe(Config.withDefault(2))
-      : validated(configs.maxRetries, checkCount, "maxRetries"),
+      : own(configs.maxRetries, checkCount, "maxRetries", checked),
     allowInsecureHttp: configs.allowInsecureHttp ??
       parsed("KERNEL_ALLOW_INSECURE_HTTP", (text) => parseBoolean("", text)).pipe(Config.withDefault(false))
   }).pipe(Config.map(({ allowInsecureHttp, projectId, ...rest }) => ({
@@ -469,7 +483,7 @@ export const layerConfig = (configs: ConfigOptions = {}): Layer.Layer<KernelConf
   Layer.effect(
     KernelConfig,
     Effect.flatMap(
-      Effect.mapError(config(configs), explained),
+      Effect.mapError(configWith(configs, true), explained),
       (options) => makeNamed(options, configNames(configs))
     )
   )
