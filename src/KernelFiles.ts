@@ -26,7 +26,7 @@ import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as Download from "./internal/download.js"
 import * as internalUpload from "./internal/upload.js"
-import type { InvalidInput } from "./KernelError.js"
+import { InvalidInput } from "./KernelError.js"
 
 /**
  * How far a download is: `bytes` written so far, of `total` when the server declared the size
@@ -109,12 +109,17 @@ export const downloadToFile: {
     path: string,
     options?: DownloadToFileOptions
   ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
-    Download.toFile<E | E2, R>(
-      // an effect is also a stream (of its one value): tell them apart by the effect's mark
-      isStreamEffect(download) ? Download.unwrap(download) : download,
-      path,
-      typeof options === "object" && options !== null ? options.onProgress : undefined
-    )
+    // an untyped caller's download that is neither (bytes, a promise): refused, not a defect
+    !isStreamEffect(download) && !Predicate.hasProperty(download, Stream.StreamTypeId)
+      ? Effect.fail(
+        new InvalidInput({ field: "download", message: "download must be a stream of bytes, or an effect of one" })
+      )
+      : Download.toFile<E | E2, R>(
+        // an effect is also a stream (of its one value): tell them apart by the effect's mark
+        isStreamEffect(download) ? Download.unwrap(download) : download,
+        path,
+        typeof options === "object" && options !== null ? options.onProgress : undefined
+      )
 )
 
 /**

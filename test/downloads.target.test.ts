@@ -77,6 +77,10 @@ describe.each(transports)("downloadToFile onto an existing path over $name", (tr
       Effect.provide(Stream.make(new Uint8Array([1])).pipe(untyped(new URL("file:///tmp/x"))), NodeFileSystem.layer)
     )
     expect(refused).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "path" } } })
+    // and a download that is no stream (bytes): InvalidInput, never a defect
+    const bytes: (download: unknown) => Effect.Effect<unknown, unknown> = Reflect.get(KernelFiles, name)("/tmp/x")
+    const notStream = await Effect.runPromiseExit(Effect.provide(bytes(new Uint8Array([1])), NodeFileSystem.layer))
+    expect(notStream).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "download" } } })
   })
 
   it("a directory: InvalidInput, nothing sent, the directory untouched", async () => {
