@@ -465,6 +465,10 @@ describe("a download of a declared binary type answered as another type: DecodeE
     ["captureScreenshot", "image/webp", true],
     ["captureScreenshot", "", true],
     ["downloadDirZip", "application/x-zip-compressed", true],
+    ["downloadDirZip", "multipart/x-zip", true],
+    ["downloadDirZip", "application/x-download", true],
+    // a list is no one type: its first one is not taken for the whole
+    ["captureScreenshot", "image/png, text/html", false],
     ["captureScreenshot", "image/png", true],
     ["captureScreenshot", "application/octet-stream", true],
     ["captureScreenshot", undefined, true],

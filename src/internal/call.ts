@@ -477,9 +477,17 @@ const notEventStream = (
 
 /** The content types a body of a declared binary type may come as: its own, of its kind, or generic binary. */
 const acceptsAs = (declared: string, type: string): boolean =>
-  type === declared || type === "application/octet-stream" || type === "binary/octet-stream" ||
-  (declared.startsWith("image/") && type.startsWith("image/") && !type.endsWith("+xml")) ||
-  (declared === "application/zip" && /^application\/(?:x-)?zip(?:-compressed)?$/.test(type))
+  type === declared || genericBinary.has(type) ||
+  (declared.startsWith("image/") && /^image\/[\w.+-]+$/.test(type) && !type.endsWith("+xml")) ||
+  (declared === "application/zip" && /^(?:application\/(?:x-)?zip(?:-compressed)?|multipart\/x-zip)$/.test(type))
+
+/** The content types of bytes of any kind (servers that force a download send the last two). */
+const genericBinary: ReadonlySet<string> = new Set([
+  "application/octet-stream",
+  "binary/octet-stream",
+  "application/x-download",
+  "application/force-download"
+])
 
 /**
  * Why a download's body is not the file the operation declares, when its content type says so: one
