@@ -379,9 +379,20 @@ describe("bodies", () => {
           Deployments.create({ file, entrypoint_rel_path: "a\uD800.ts" })
         ],
         [
-          "env_vars[K\uD800]",
+          "env_vars.K\uD800",
           "env_vars[K\uD800] is not well-formed Unicode",
           Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "K\uD800": "v" } })
+        ],
+        // a key a part's name cannot carry as it is: it was sent escaped (another name) or ambiguous
+        [
+          "env_vars.K\"\r\nX",
+          "cannot be sent as a part's name",
+          Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "K\"\r\nX": "v" } })
+        ],
+        [
+          "env_vars.A]B[C",
+          "cannot be sent as a part's name",
+          Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "A]B[C": "v" } })
         ],
         // a file's name (it was sent as U+FFFD)
         [

@@ -403,7 +403,12 @@ interface Refused {
   readonly message: string
 }
 
-const refused = (field: string, message: string): Refused => ({ field, message })
+// the field as `InvalidInput` names a JSON body's (`extensions.0.zip_file`), the message as the part is
+// named (`extensions[0][zip_file]`)
+const refused = (name: string, message: string): Refused => ({
+  field: name.replace(/\[([^\]]*)\]/g, ".$1"),
+  message
+})
 
 const multipartOf = (fields: unknown): Content | Refused => {
   if (typeof fields !== "object" || fields === null) return refused("body", "a multipart body must be an object")
@@ -442,6 +447,16 @@ const multipartOf = (fields: unknown): Content | Refused => {
       if (name === "env_vars" || holdsFile(value)) {
         for (const key in value) {
           if (!Object.prototype.hasOwnProperty.call(value, key)) continue
+          // a part's name cannot carry a quote or a line break (they would be sent escaped: another name),
+          // nor a bracket (`env_vars[A]B[C]` is not one key)
+          if (/["\r\n[\]]/.test(key)) {
+            return {
+              field: `${refused(name, "").field}.${key}`,
+              message: `${name}: the key ${
+                JSON.stringify(key)
+              } cannot be sent as a part's name (a quote, a line break or a bracket)`
+            }
+          }
           const refusal = part(`${name}[${key}]`, Reflect.get(value, key), depth + 1)
           if (refusal !== undefined) return refusal
         }
