@@ -355,6 +355,13 @@ describe("an error body's code and message, when the rest of it does not fit", (
       JSON.stringify({ code: "c", message: "m", details: 5, browser: { cdp_ws_url: "wss://x/SECRET_3" } }),
       "c"
     ],
+    // the server's own message quoting an upstream's answer: cut there
+    [
+      "whole, an Error whose message quotes a secret field",
+      400,
+      JSON.stringify({ code: "c", message: "upstream said cdp_ws_url=wss://h/SECRET_8" }),
+      "c"
+    ],
     // an Error as a whole, a resource beside its code and message: an undocumented status quoted it raw
     [
       "whole, an Error with a resource beside it",
@@ -408,6 +415,15 @@ describe("a text body naming a secret field as a key, in any format: cut before 
     ],
     ["an XML element of a common word", "<error>upstream failed<token>SECRET_14</token></error>"],
     ["a query of a URL", "upstream failed at https://h/replay?jwt=SECRET_15"],
+    ["SOAP's security header", `upstream failed <wsse:Password Type="x#PasswordText">SECRET_16</wsse:Password>`],
+    ["util.inspect of an object", "upstream failed: Error: bad { token: 'SECRET_17' }"],
+    ["URL-encoded JSON", "upstream failed: state=%7B%22token%22%3A%22SECRET_18%22%7D"],
+    ["JavaScript's escapes", "upstream failed: {\\x22token\\x22:\\x22SECRET_19\\x22}"],
+    ["an underscore as an HTML entity", "upstream failed: live&#95;view&#95;url: SECRET_20"],
+    ["a header's last word", "upstream failed\nX-Api-Key: SECRET_21"],
+    // JSON that is not an Error: its strings, and its keys in any case and spelling
+    ["JSON quoting an upstream's text", `{"error":"upstream failed: cdp_ws_url=wss://h/SECRET_22"}`],
+    ["JSON, a key in another spelling", `{"error":"upstream failed","cdpWsUrl":"SECRET_23","TOKEN":"SECRET_24"}`],
     ["JSON cut short", `{"error":"upstream failed","totp_secret":"SECRET_6","more":"${"m".repeat(70_000)}"}`]
   ]
   for (const [format, body] of bodies) {
@@ -417,7 +433,7 @@ describe("a text body naming a secret field as a key, in any format: cut before 
         const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(KernelRetry.noRetries))
         expect(error._tag).toBe("InternalServerError")
         expect(error.message).toContain("upstream failed")
-        expect(error.message).toContain("the rest is not shown: it holds a secret field")
+        if (!body.startsWith("{")) expect(error.message).toContain("the rest is not shown: it holds a secret field")
         expect(JSON.stringify(error)).not.toMatch(/SECRET_\d/)
         expect(util.inspect(error, { depth: 10 })).not.toMatch(/SECRET_\d/)
       }).pipe(Effect.provide(layer))
@@ -425,8 +441,9 @@ describe("a text body naming a secret field as a key, in any format: cut before 
   }
   // a common word in prose is no key: such text was cut ("error code: 1020" of a CDN's block page)
   it.effect("a word that holds a secret field's name, or prose with a common one: quoted whole", () => {
-    const body =
-      "upstream failed: barcode: 5, codes: 7, error code: 1020, password: must be at least 8 characters, Invalid token: expired"
+    const body = "upstream failed: barcode: 5, codes: 7, error code: 1020, password: must be at least 8 characters, " +
+      "Invalid token: expired, invalid TOTP code: expected 6 digits, the hosted URL could not be reached, " +
+      "<Error><Code>AccessDenied</Code><Key>a/b</Key></Error>, use <code>viewport</code>"
     const { layer } = mockLayer(() => new Response(body, { status: 500, headers: { "content-type": "text/plain" } }))
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }).pipe(KernelRetry.noRetries))

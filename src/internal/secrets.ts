@@ -177,21 +177,34 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
 /** A key of some schema's secret field written in a JSON text (`"cdp_ws_url":`). */
 const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
 
-/** The words of a secret field's name joined as a text may write them: `_`, `-`, `.`, a space, escaped or nothing. */
-const joined = (name: string): string => name.split("_").join(String.raw`(?:[_\-. ]|\\u005f|%5f)?`)
+/**
+ * The words of a secret field's name joined as a text may write them: `_`, `-`, `.` or nothing, an
+ * underscore escaped (`\u005f`, `\x5f`, `%5f`, `&#95;`, `&lowbar;`).
+ */
+const joined = (name: string): string =>
+  name.split("_").join(String.raw`(?:[_\-.]|\\u005f|\\x5f|%5f|&#0*95;|&#x0*5f;|&lowbar;)?`)
 
-/** A quote around a key: `"`, `'`, or one escaped or HTML-encoded. */
-const quote = String.raw`(?:\\?["']|&quot;|&#0*34;|&#x0*22;|&apos;|&#0*39;)`
+/** A quote around a key: `"`, `'`, or one escaped (`\"`, `\x22`, `\u0022`), HTML- or URL-encoded. */
+const quote = String.raw`(?:\\?["']|\\x2[27]|\\u002[27]|%2[27]|&quot;|&#0*3[49];|&#x0*2[27];|&apos;)`
 
 /**
- * A secret field's name in a text that is not JSON (a proxy's page, a log line, a dump), in any case,
- * not inside a longer word. A name of several words (`cdp_ws_url`, `browser_live_view_url`,
- * `totp_secret`), its words joined in any way (`CdpWsURL`, `X-Cdp-Ws-Url`, `cdp\u005fws_url`): wherever
- * it is (a key, an HTML table's header, an XML element, a CSV header). A name that is a common word
- * (`code`, `key`, `token`, `password`): only written as a key, quoted (`"token":`, `&quot;token&quot;:`,
- * `'password' =>`), before `=` (`token=` of logfmt or a form, `%3D` encoded), as an XML element
- * (`<token>`), or right before a colon (`Token:abc` of Go's `%+v`), never in prose (`error code: 1020`,
- * `password: must be at least 8 characters`).
+ * The common words among the secret fields' names taken as an XML element (not `code` nor `key`: an
+ * S3 error's `<Code>` and `<Key>`) or as a header's last word (`X-Api-Key:`).
+ */
+const elementWords = ["password", "token", "jwt"].filter((word) => secretFieldNames.has(word))
+const headerWords = [...elementWords, "key"].filter((word) => secretFieldNames.has(word))
+
+/**
+ * A secret field's name in a text that is not JSON (a proxy's page, a log line, a dump) or in a JSON
+ * string, in any case, not inside a longer word. A name of several words (`cdp_ws_url`,
+ * `browser_live_view_url`, `totp_secret`), its words joined in any way (`CdpWsURL`, `X-Cdp-Ws-Url`,
+ * `cdp\u005fws_url`): wherever it is (a key, an HTML table's header, an XML element, a CSV header). A
+ * name that is a common word (`code`, `key`, `token`, `password`): only written as a key, quoted
+ * (`"token":`, `&quot;token&quot;:`, `%22token%22%3A`, `'password' =>`), before `=` (`token=` of logfmt,
+ * a form or a URL's query), right before a colon (`Token:abc` of Go's `%+v`) or before a quoted value
+ * (`{ token: 'abc' }` of `util.inspect`); `password`, `token` and `jwt` as an XML element
+ * (`<wsse:Password Type="...">`), and they and `key` as the last word of a header (`X-Api-Key: abc`). Never in prose
+ * (`error code: 1020`, `password: must be at least 8 characters`, `<Code>AccessDenied</Code>`).
  */
 const secretKeyInText = new RegExp(
   [
@@ -199,11 +212,26 @@ const secretKeyInText = new RegExp(
       [...secretFieldNames].filter((name) => name.includes("_")).map(joined).join("|")
     })(?![A-Za-z0-9])`,
     ...[...secretFieldNames].filter((name) => !name.includes("_")).map((word) =>
-      String.raw`${quote}${word}${quote}\s*(?:=>|[:=]|%3a|%3d)|(?<![A-Za-z0-9])${word}(?:\s*(?:=>|=|%3d)|:(?=\S)|>)`
-    )
+      String
+        .raw`${quote}${word}${quote}\s*(?:=>|[:=]|%3a|%3d|\\x3a)|(?<![A-Za-z0-9])${word}(?:\s*(?:=>|=|%3d)|:(?=\S)|\s*:\s*["'])`
+    ),
+    String.raw`<(?:[\w-]+:)?(?:${elementWords.join("|")})(?=[\s>/])`,
+    String.raw`(?:^|[\r\n])[\w-]*-(?:${headerWords.join("|")})\s*:`
   ].join("|"),
   "i"
 )
+
+/** A text cut before the first secret field's name in it (see `secretKeyInText`), marked by `…`. */
+const cutText = (text: string): string => {
+  const found = secretKeyInText.exec(text)
+  return found === null ? text : `${text.slice(0, found.index)}…`
+}
+
+/** The secret fields' names as a key is compared to them: lower case, without `_`, `-` or `.`. */
+const secretKeys: ReadonlySet<string> = new Set([...secretFieldNames].map((name) => name.replace(/_/g, "")))
+
+/** Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`, `TOKEN`). */
+const isSecretKey = (key: string): boolean => secretKeys.has(key.toLowerCase().replace(/[_\-.]/g, ""))
 
 /**
  * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
@@ -226,12 +254,14 @@ export const namesSecretPart = (text: string): boolean => secretPart.test(text)
 const maxDepth = 64
 
 const withoutFields = (value: unknown, depth: number): unknown => {
+  // a string may quote another text naming a secret field (`{"error":"upstream: token=..."}`)
+  if (typeof value === "string") return cutText(value)
   if (typeof value !== "object" || value === null) return value
   if (depth > maxDepth) throw new RangeError("too deep")
   if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1))
   const copy: Record<string, unknown> = {}
   for (const [key, field] of Object.entries(value)) {
-    copy[key] = secretFieldNames.has(key) && field !== null ? hidden : withoutFields(field, depth + 1)
+    copy[key] = isSecretKey(key) && field !== null ? hidden : withoutFields(field, depth + 1)
   }
   return copy
 }
@@ -267,6 +297,17 @@ export const withoutSecretFields = (text: string): string => {
   }
   const found = secretKeyInText.exec(text)
   return found === null ? text : `${text.slice(0, found.index)}… (the rest is not shown: it holds a secret field)`
+}
+
+/**
+ * A server's own message (an Error body's `message`) cut before a secret field's name written in it
+ * as a key (`upstream said cdp_ws_url=...`), as a quoted text is (see {@link withoutSecretFields}).
+ *
+ * @internal
+ */
+export const withoutSecretKeys = (message: string): string => {
+  const cut = cutText(message)
+  return cut === message ? message : `${cut} (the rest is not shown: it holds a secret field)`
 }
 
 /**
