@@ -216,22 +216,26 @@ const secretKeyInText = new RegExp(
         .raw`${quote}${word}${quote}\s*(?:=>|[:=]|%3a|%3d|\\x3a)|(?<![A-Za-z0-9])${word}(?:\s*(?:=>|=|%3d)|:(?=\S)|\s*:\s*["'])`
     ),
     String.raw`<(?:[\w-]+:)?(?:${elementWords.join("|")})(?=[\s>/])`,
-    String.raw`(?:^|[\r\n])[\w-]*-(?:${headerWords.join("|")})\s*:`
+    String.raw`(?<![\w-])[A-Za-z][\w]*(?:-[\w]+)*-(?:${headerWords.join("|")})\s*:`
   ].join("|"),
   "i"
 )
 
-/** A text cut before the first secret field's name in it (see `secretKeyInText`), marked by `…`. */
-const cutText = (text: string): string => {
-  const found = secretKeyInText.exec(text)
-  return found === null ? text : `${text.slice(0, found.index)}…`
-}
-
 /** The secret fields' names as a key is compared to them: lower case, without `_`, `-` or `.`. */
 const secretKeys: ReadonlySet<string> = new Set([...secretFieldNames].map((name) => name.replace(/_/g, "")))
 
-/** Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`, `TOKEN`). */
-const isSecretKey = (key: string): boolean => secretKeys.has(key.toLowerCase().replace(/[_\-.]/g, ""))
+/** The credential words a key ending with is a secret too (`api_key`, `access_token`, `X-Api-Key`, `req.body.password`). */
+const credentialWords = ["password", "token", "key", "jwt", "secret"]
+
+/**
+ * Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`,
+ * `TOKEN`), or ends with a credential's word (`api_key`, `access_token`, `X-Api-Key`,
+ * `credential[password]`).
+ */
+const isSecretKey = (key: string): boolean => {
+  const normalized = key.toLowerCase().replace(/[_\-.[\]]/g, "")
+  return secretKeys.has(normalized) || credentialWords.some((word) => normalized.endsWith(word))
+}
 
 /**
  * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
@@ -254,8 +258,6 @@ export const namesSecretPart = (text: string): boolean => secretPart.test(text)
 const maxDepth = 64
 
 const withoutFields = (value: unknown, depth: number): unknown => {
-  // a string may quote another text naming a secret field (`{"error":"upstream: token=..."}`)
-  if (typeof value === "string") return cutText(value)
   if (typeof value !== "object" || value === null) return value
   if (depth > maxDepth) throw new RangeError("too deep")
   if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1))
@@ -297,17 +299,6 @@ export const withoutSecretFields = (text: string): string => {
   }
   const found = secretKeyInText.exec(text)
   return found === null ? text : `${text.slice(0, found.index)}… (the rest is not shown: it holds a secret field)`
-}
-
-/**
- * A server's own message (an Error body's `message`) cut before a secret field's name written in it
- * as a key (`upstream said cdp_ws_url=...`), as a quoted text is (see {@link withoutSecretFields}).
- *
- * @internal
- */
-export const withoutSecretKeys = (message: string): string => {
-  const cut = cutText(message)
-  return cut === message ? message : `${cut} (the rest is not shown: it holds a secret field)`
 }
 
 /**

@@ -11,7 +11,7 @@ import { describe, scrub } from "./errors.js"
 import type * as Operations from "./operations.js"
 import { lazy, readErrorText } from "./responseBody.js"
 import * as RetryAfter from "./retryAfter.js"
-import { withoutSecretFields, withoutSecretKeys } from "./secrets.js"
+import { withoutSecretFields } from "./secrets.js"
 
 /**
  * A class of error that answers one documented status.
@@ -316,8 +316,7 @@ export const statusError = <E>(
     // the server's message, or what its body quotes (nothing for an empty one)
     const said = Option.match(body, {
       onNone: () => quoted.length > 0 ? excerpt(quoted) : "",
-      // the server's message as it is, unless it quotes a secret field as a key (an upstream's answer)
-      onSome: (b) => bound(withoutSecretKeys(b.message), messageLength)
+      onSome: (b) => bound(b.message, messageLength)
     })
     const detail = said === "" ? "" : `: ${said}`
     const props: KernelError.ApiErrorFields = {
