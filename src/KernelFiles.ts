@@ -62,6 +62,9 @@ export interface DownloadToFileOptions {
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
 }
 
+/** A download: an effect (of a stream), or a stream as Effect's own streams tell theirs. */
+const isDownload = (u: unknown): boolean => Effect.isEffect(u) || Predicate.hasProperty(u, Stream.StreamTypeId)
+
 const isStreamEffect = <E, E2, R>(
   u: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>
 ): u is Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R> => Effect.isEffect(u)
@@ -103,14 +106,14 @@ export const downloadToFile: {
 } = dual(
   // data-first when the first argument is the download (an effect, or a stream as Effect's own
   // streams tell theirs); anything else is a path (a wrong one refused as `InvalidInput`)
-  (args) => Effect.isEffect(args[0]) || Predicate.hasProperty(args[0], Stream.StreamTypeId),
+  (args) => isDownload(args[0]),
   <E, E2, R>(
     download: Stream.Stream<Uint8Array, E, R> | Effect.Effect<Stream.Stream<Uint8Array, E>, E2, R>,
     path: string,
     options?: DownloadToFileOptions
   ): Effect.Effect<DownloadedFile, E | E2 | InvalidInput | PlatformError.PlatformError, R | FileSystem.FileSystem> =>
     // an untyped caller's download that is neither (bytes, a promise): refused, not a defect
-    !isStreamEffect(download) && !Predicate.hasProperty(download, Stream.StreamTypeId)
+    !isDownload(download)
       ? Effect.fail(
         new InvalidInput({ field: "download", message: "download must be a stream of bytes, or an effect of one" })
       )

@@ -405,10 +405,9 @@ interface Refused {
 
 // the field as `InvalidInput` names a JSON body's (`extensions.0.zip_file`), the message as the part is
 // named (`extensions[0][zip_file]`)
-const refused = (name: string, message: string): Refused => ({
-  field: name.replace(/\[([^\]]*)\]/g, ".$1"),
-  message
-})
+const fieldOf = (name: string): string => name.replace(/\[([^\]]*)\]/g, ".$1")
+
+const refused = (name: string, message: string): Refused => ({ field: fieldOf(name), message })
 
 const multipartOf = (fields: unknown): Content | Refused => {
   if (typeof fields !== "object" || fields === null) return refused("body", "a multipart body must be an object")
@@ -451,7 +450,7 @@ const multipartOf = (fields: unknown): Content | Refused => {
           // nor a bracket (`env_vars[A]B[C]` is not one key)
           if (/["\r\n[\]]/.test(key)) {
             return {
-              field: `${refused(name, "").field}.${key}`,
+              field: `${fieldOf(name)}.${key}`,
               message: `${name}: the key ${
                 JSON.stringify(key)
               } cannot be sent as a part's name (a quote, a line break or a bracket)`

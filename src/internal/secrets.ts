@@ -195,8 +195,8 @@ const elementWords = ["password", "token", "jwt"].filter((word) => secretFieldNa
 const headerWords = [...elementWords, "key"].filter((word) => secretFieldNames.has(word))
 
 /**
- * A secret field's name in a text that is not JSON (a proxy's page, a log line, a dump) or in a JSON
- * string, in any case, not inside a longer word. A name of several words (`cdp_ws_url`,
+ * A secret field's name in a text that is not JSON (a proxy's page, a log line, a dump), in any case,
+ * not inside a longer word. A name of several words (`cdp_ws_url`,
  * `browser_live_view_url`, `totp_secret`), its words joined in any way (`CdpWsURL`, `X-Cdp-Ws-Url`,
  * `cdp\u005fws_url`): wherever it is (a key, an HTML table's header, an XML element, a CSV header). A
  * name that is a common word (`code`, `key`, `token`, `password`): only written as a key, quoted

@@ -11,7 +11,7 @@ import { operations } from "../../internal/generated/table.js"
 import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
-import { endBrowser, endPoolWaiters } from "./handlers/shared.js"
+import { endBrowser, endPoolWaiters, recording } from "./handlers/shared.js"
 import * as live from "./live.js"
 import * as mp4 from "./mp4.js"
 import * as redaction from "./redact.js"
@@ -910,7 +910,7 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
             if (replay === undefined) return errorResponse(404, "not_found", "replay not found")
             const now = yield* Clock.currentTimeMillis
             // a recording still running (started, not stopped) is the document's 202: "still in progress"
-            if (!replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt) {
+            if (recording(replay, now)) {
               if (replay.pollsLeft > 0) {
                 replay.pollsLeft--
                 // its last 202 given: finished from then (or when it is ready, if later)

@@ -6,7 +6,7 @@
  */
 import * as engine from "../engine.js"
 import type { Handlers } from "./shared.js"
-import { error, ok, onBrowser } from "./shared.js"
+import { error, ok, onBrowser, recording } from "./shared.js"
 
 export const handlers: Handlers = {
   startReplay: onBrowser(({ call, op, stamp, store }, browser) => {
@@ -40,7 +40,7 @@ export const handlers: Handlers = {
         started_at: r.startedAt,
         // as its download tells: still recording (202) until it is stopped, its pending polls are
         // given and its `readyAfter` has passed
-        finished_at: r.stopped && r.pollsLeft === 0 && call.now >= r.readyAt ? r.finishedAt ?? null : null
+        finished_at: recording(r, call.now) ? null : r.finishedAt ?? null
       }))
     )
   ),

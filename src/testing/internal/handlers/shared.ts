@@ -25,6 +25,13 @@ export interface Replay {
   finishedAt?: string | undefined
 }
 
+/**
+ * Whether a replay still records at `now`, as its download (202) and its list (`finished_at: null`) tell:
+ * not stopped, a pending poll left, or before its `readyAfter`.
+ */
+export const recording = (replay: Replay, now: number): boolean =>
+  !replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt
+
 export interface Browser extends engine.BrowserState {
   readonly replays: Map<string, Replay>
   /** When a request last addressed it (epoch milliseconds, the simulator's clock). */
