@@ -369,6 +369,19 @@ describe("an error body's code and message, when the rest of it does not fit", (
       "c"
     ]
   ]
+  // the excerpt of an undocumented status's Error body shows its own code (a resource's `code` is hidden)
+  it.effect("whole, an Error with a resource beside it: its excerpt shows the Error's own code", () => {
+    const body = JSON.stringify({ code: "gone_away", message: "m", browser: { code: "SECRET_8" } })
+    const { layer } = mockLayer(() =>
+      new Response(body, { status: 418, headers: { "content-type": "application/json" } })
+    )
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      expect(error._tag === "UnexpectedStatus" ? error.body : undefined).toBe(
+        JSON.stringify({ code: "gone_away", message: "m", browser: { code: "<redacted>" } })
+      )
+    }).pipe(Effect.provide(layer))
+  })
   for (const [name, status, body, code] of secrets) {
     it.effect(`${name}: code ${code}, the secret never shown`, () => {
       const { layer } = mockLayer(() => new Response(body, { status, headers: { "content-type": "application/json" } }))

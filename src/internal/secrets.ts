@@ -257,13 +257,18 @@ export const namesSecretPart = (text: string): boolean => secretPart.test(text)
 /** The deepest an error body is walked for secret fields; a deeper one is cut where it holds one. */
 const maxDepth = 64
 
-const withoutFields = (value: unknown, depth: number): unknown => {
+/**
+ * `value` with every secret field's value hidden, but for the string members named in `kept` of the
+ * value itself (an Error body's own `code`: a resource's `code` is a secret, a TOTP code).
+ */
+const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>): unknown => {
   if (typeof value !== "object" || value === null) return value
   if (depth > maxDepth) throw new RangeError("too deep")
   if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1))
   const copy: Record<string, unknown> = {}
   for (const [key, field] of Object.entries(value)) {
-    copy[key] = isSecretKey(key) && field !== null ? hidden : withoutFields(field, depth + 1)
+    const shown = field === null || (typeof field === "string" && kept !== undefined && kept.has(key))
+    copy[key] = isSecretKey(key) && !shown ? hidden : withoutFields(field, depth + 1)
   }
   return copy
 }
@@ -284,15 +289,16 @@ export const withoutSecretFieldsJson = (value: unknown): unknown => withoutField
  * unexpected status's excerpt): the value of every field named as a secret field of the API (a
  * browser's `cdp_ws_url`, an API key's `key`, a credential's `values`...) replaced by `<redacted>`,
  * whichever resource the server put there. A JSON text is rewritten without them; a text that is not
- * JSON (cut short, or a page quoting JSON) is cut before the first such field.
+ * JSON (cut short, or a page quoting JSON) is cut before the first such field. The string members of
+ * the top-level object named in `kept` are kept (an Error body's own `code`).
  *
  * @internal
  */
-export const withoutSecretFields = (text: string): string => {
+export const withoutSecretFields = (text: string, kept?: ReadonlySet<string>): string => {
   const start = text.trimStart()[0]
   if (start === "{" || start === "[") {
     try {
-      return JSON.stringify(withoutFields(JSON.parse(text), 0))
+      return JSON.stringify(withoutFields(JSON.parse(text), 0, kept))
     } catch {
       // not JSON, or too deep to rewrite: cut as text below
     }

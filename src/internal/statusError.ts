@@ -341,10 +341,13 @@ export const statusError = <E>(
         ...props,
         message: `HTTP ${response.status} on ${props.method} ${props.path}${detail}`,
         // an Error body too may carry a resource beside its code and message (a browser and its CDP URL)
-        body: excerpt(Option.isSome(whole) ? withoutSecretFields(text) : quoted)
+        body: excerpt(Option.isSome(whole) ? withoutSecretFields(text, errorOwn) : quoted)
       })
     )
   })
+
+/** An Error body's own members, shown in its excerpt (its `code` is no secret, as a resource's would be). */
+const errorOwn: ReadonlySet<string> = new Set(["code"])
 
 const excerpt = (text: string): string => {
   const flat = text.slice(0, excerptLength * 4).replace(/\s+/g, " ").trim()
