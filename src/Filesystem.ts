@@ -760,7 +760,7 @@ export class MovePath extends Context.Tag("effect-kernel/MovePath")<MovePath, Mo
  *
  * `PUT /browsers/{id}/fs/move`
  *
- * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

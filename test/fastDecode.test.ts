@@ -403,7 +403,18 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
     expect(Equal.equals(makeUtc(1), DateTime.unsafeMake(2))).toBe(false)
   })
 
-  it("parseTimestamp reads the digits as Date.parse does, out-of-range fields included", () => {
+  it("parseTimestamp reads the digits as Date.parse does; a field out of its calendar range is refused", () => {
+    const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate()
+    // every field within its range (a leap second aside), as RFC 3339 (section 5.7) restricts them
+    const inRange = (input: string) => {
+      const [year, month, day, hours, minutes, seconds] = [0, 5, 8, 11, 14, 17].map((at, i) =>
+        Number(input.slice(at, at + (i === 0 ? 4 : 2)))
+      ) as [number, number, number, number, number, number]
+      const zone = /([+-])(\d{2}):(\d{2})$/.exec(input)
+      return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year < 100 ? year + 400 : year, month) &&
+        hours < 24 && minutes < 60 && (seconds < 60 || isLeapSecond(input)) &&
+        (zone === null || (Number(zone[2]) < 24 && Number(zone[3]) < 60))
+    }
     const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
     const text = fc.tuple(
       fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")),
@@ -423,7 +434,9 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
       fc.property(text, (input) => {
         const leap = Date.parse(input.replace(/:60(?=[.Z+-])/, ":59")) + 1000
         // a leap second is the next second, unless that is past year 9999
-        const expected = isLeapSecond(input)
+        const expected = !inRange(input)
+          ? Number.NaN
+          : isLeapSecond(input)
           ? (leap > Date.UTC(9999, 11, 31, 23, 59, 59, 999) ? Number.NaN : leap)
           : Date.parse(input)
         const parsed = parseTimestamp(input)
@@ -435,11 +448,15 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
       const input of [
         "2026-02-30T00:00:00Z",
         "2026-01-02T24:00:00Z",
-        "2024-02-29T12:00:00.9999Z"
+        "2025-02-29T00:00:00Z",
+        "2026-04-31T00:00:00Z",
+        "2026-01-02T03:04:05+24:00"
       ]
     ) {
-      expect(parseTimestamp(input)?.epochMillis ?? NaN, input).toBe(Date.parse(input))
+      // `Date.parse` moves them to another day; no RFC 3339 date-time
+      expect(parseTimestamp(input), input).toBeUndefined()
     }
+    expect(parseTimestamp("2024-02-29T12:00:00.9999Z")?.epochMillis).toBe(Date.parse("2024-02-29T12:00:00.9999Z"))
   })
 
   it("RFC 3339's lower-case `t` and `z`, and a leap second (23:59:60 in UTC) as the next second", () => {

@@ -271,9 +271,12 @@ describe("the operations", () => {
     expect(() => Ir.build(copy as unknown as OpenApi.Document)).toThrow(/path is required if source is file/)
   })
 
-  it("idempotent: GET, PUT and DELETE, and the listed POSTs only", () => {
+  it("idempotent: GET, PUT (but a move) and DELETE, and the listed POSTs only", () => {
+    expect(emittedOperations.find((operation) => operation.name === "movePath")?.idempotent).toBe(false)
     for (const operation of emittedOperations) {
-      const expected = operation.method === "GET" || operation.method === "PUT" || operation.method === "DELETE" ||
+      const expected = operation.method === "GET" ||
+        (operation.method === "PUT" && !Config.nonIdempotentPuts.has(operation.name)) ||
+        operation.method === "DELETE" ||
         (operation.method === "POST" && Config.idempotentPosts.has(operation.name))
       expect([operation.name, operation.idempotent]).toEqual([operation.name, expected])
     }

@@ -673,3 +673,26 @@ describe("streams and downloads a server compresses though the SDK asked for non
     }
   }
 })
+
+// an error holds the request's path, bounded: a 200,000-character id made every error (and its message) as long
+describe("a very long id: the error's path and message are bounded", () => {
+  const id = "a".repeat(200_000)
+  const answers: ReadonlyArray<readonly [string, () => Response]> = [
+    ["a documented 404", () => json(404, { code: "not_found", message: "nope" })],
+    ["an undocumented 418", () => new Response("", { status: 418 })]
+  ]
+  for (const [name, answer] of answers) {
+    it.effect(name, () => {
+      const { layer } = mockLayer(answer)
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(Computer.getMousePosition({ id }))
+        expect(error._tag === "NotFound" || error._tag === "UnexpectedStatus").toBe(true)
+        const path = "path" in error ? error.path : ""
+        expect(path.startsWith("/browsers/aaaa")).toBe(true)
+        expect(path.endsWith("…")).toBe(true)
+        expect(path.length).toBeLessThanOrEqual(1024)
+        expect(JSON.stringify(error).length).toBeLessThan(8 * 1024)
+      }).pipe(Effect.provide(layer))
+    })
+  }
+})

@@ -234,6 +234,15 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
 ])
 
 /**
+ * The PUTs that are not harmless to repeat (PUT is idempotent by method, but these act on what the
+ * first attempt changed): a move retried after the first attempt moved the file finds no source, and
+ * would report a move that happened as `NotFound`.
+ */
+export const nonIdempotentPuts: ReadonlySet<string> = new Set([
+  "movePath" // moves what is at `src_path`: a second attempt finds it gone
+])
+
+/**
  * The fields that grant access to something (a browser, the API, a credential): decoded as
  * `Redacted<string>` so they are not logged or printed by accident: `Schema.field`, the schema a
  * component or an operation's hoisted inline schema (`<OperationName>Body` / `Response` / …). The

@@ -562,7 +562,8 @@ export const build = (document: OpenApi.Document): Api => {
         body,
         answers,
         errors: errors.sort((a, b) => a - b),
-        idempotent: httpMethod === "GET" || httpMethod === "PUT" || httpMethod === "DELETE" ||
+        idempotent: httpMethod === "GET" || (httpMethod === "PUT" && !Config.nonIdempotentPuts.has(naming.name)) ||
+          httpMethod === "DELETE" ||
           (httpMethod === "POST" && Config.idempotentPosts.has(naming.name)),
         example
       })

@@ -9,10 +9,13 @@ import * as Failures from "./failures.js"
 import { redactError, scrubCauses } from "./redact.js"
 import { redactAll } from "./secrets.js"
 
+/** The most of a request's path an error holds, in characters (a 200,000-character id is cut, marked `…`). */
+const maxPathLength = 1024
+
 /** @internal */
 export const describe = (request: HttpClientRequest.HttpClientRequest) => ({
   method: request.method,
-  path: request.url.startsWith("/") ? request.url : pathOf(request.url)
+  path: bound(request.url.startsWith("/") ? request.url : pathOf(request.url), maxPathLength)
 })
 
 const pathOf = (url: string): string => {

@@ -85,9 +85,9 @@ const daysIn = (year: number, month: number): number =>
 
 /**
  * The milliseconds of a text the RFC 3339 pattern accepted, computed from its digits (`Date.parse`
- * costs most of a decoded event's time): only where every field is within its calendar range (month,
+ * costs most of a decoded event's time), where every field is within its calendar range (month,
  * day of that month, hours < 24, minutes and seconds < 60, the offset's too); anything else (a 24:00,
- * a February 30) is `Date.parse`'s, which gives what it gives. A leap second (`23:59:60` in UTC, which
+ * a February 30) is no RFC 3339 date-time: `NaN` (`Date.parse` would move it to another day). A leap second (`23:59:60` in UTC, which
  * RFC 3339 allows and `Date` cannot hold) is the next second, as POSIX time counts it. The fraction is
  * cut to milliseconds, as `Date.parse` cuts it. test/fastDecode.test.ts compares the two.
  */
@@ -115,14 +115,14 @@ const millisOf = (text: string): number => {
   if (zone !== 90 && zone !== 122) {
     const offsetHours = two(text, i + 1)
     const offsetMinutes = two(text, i + 4)
-    if (offsetHours > 23 || offsetMinutes > 59) return Date.parse(text.toUpperCase())
+    if (offsetHours > 23 || offsetMinutes > 59) return Number.NaN
     offset = (zone === 45 ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000
   }
   const leap = seconds === 60 && (hours * 60 + minutes - offset / 60_000 + 1440) % 1440 === 1439
   if (
     month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hours > 23 || minutes > 59 ||
     (seconds > 59 && !leap)
-  ) return Date.parse(text.toUpperCase())
+  ) return Number.NaN
   const epochMillis = daysFromCivil(year, month, day) * 86_400_000 + hours * 3_600_000 + minutes * 60_000 +
     seconds * 1000 + millis - offset
   // a leap second that would be year 10000's first second: past what a date-time's four digits write back
@@ -134,7 +134,7 @@ const lastMillis = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 /**
  * The `DateTime.Utc` of an RFC 3339 `date-time`, or `undefined` when `text` is not one (the
- * pattern, then the calendar as `Date.parse` reads it: `2025-13-01T00:00:00Z` is refused). The
+ * pattern, then the calendar: `2025-13-01T00:00:00Z`, `2025-02-30T00:00:00Z` and `T24:00:00` are refused). The
  * decoding of {@link Timestamp}, also used on its own by the answers' compiled decoders.
  *
  * @internal

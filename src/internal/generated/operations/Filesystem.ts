@@ -182,7 +182,7 @@ export const movePath = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.MovePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
-  idempotent: true
+  idempotent: false
 })
 
 /**
