@@ -2,7 +2,16 @@ import { FetchHttpClient } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Schedule, Stream } from "effect"
-import { Computer, Deployments, Filesystem, KernelClient, KernelRetry, Logs, Replays } from "effect-kernel"
+import {
+  BrowserPools,
+  Computer,
+  Deployments,
+  Filesystem,
+  KernelClient,
+  KernelRetry,
+  Logs,
+  Replays
+} from "effect-kernel"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -37,6 +46,21 @@ describe("redirects", () => {
         )
         expect(replay).toMatchObject({ _tag: "UnexpectedStatus", status: 302 })
         expect(other.opened()).toBe(0)
+      })))
+  }
+
+  // fetch's Response of a 204 has no body at all: the platform's "EmptyBody" was a TransportError, retried
+  for (const transport of transports) {
+    it.live(`${transport.name}: a 204 without a body to a JSON read: a DecodeError, not retried`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        let seen = 0
+        const { port } = yield* rawServer(({ socket }) => {
+          seen++
+          socket.write(head("204 No Content", {}))
+        })
+        const error = yield* Effect.flip(BrowserPools.list().pipe(Effect.provide(loopbackLayer(port, transport.layer))))
+        expect(error).toMatchObject({ _tag: "DecodeError", status: 204 })
+        expect(seen).toBe(1)
       })))
   }
 

@@ -274,7 +274,13 @@ const forEachBounded = (
   Effect.suspend(() => {
     let size = 0
     return response.stream.pipe(
-      Stream.mapError((error): KernelError.DecodeError | KernelError.TransportError => transportError(request, error)),
+      // fetch's answer without a body (a 204) is an empty body, as the other transports read it: not a
+      // failure of the transport (retried), but a body that is not what the operation answers
+      Stream.catchAll((error) =>
+        error._tag === "ResponseError" && error.reason === "EmptyBody"
+          ? Stream.empty
+          : Stream.fail<KernelError.DecodeError | KernelError.TransportError>(transportError(request, error))
+      ),
       Stream.runForEachChunk((chunks) => {
         for (const chunk of chunks) {
           size += chunk.length
