@@ -191,3 +191,58 @@ describe("the spans stay the tracer's own", () => {
     }).pipe(Effect.provide(layerOf(ports.headers, layer)), Effect.withTracer(tracer))
   })
 })
+
+// the platform's `http.client` span ends with its request's outcome: a response, or an error, both holding
+// the request as sent; a tracer that renders it later, outside a fiber (where the platform's headers are
+// not redacted), or serialises it at once (the platform's `toJSON` of a response read its body)
+describe("the transport's span outcome, rendered by a tracer anywhere", () => {
+  const mouse = JSON.stringify({ x: 1, y: 2 })
+  const servers = Effect.all({
+    ok: httpServer((request, response) => {
+      request.resume()
+      response.writeHead(200, { "content-type": "application/json" }).end(mouse)
+    }),
+    reset: rawServer(({ socket }) => socket.destroy())
+  })
+  const tracing = (rendered: Array<string>) =>
+    Tracer.make({
+      span: (name, parent, context, _links, startTime, kind) => {
+        const span = new PrivateSpan(name, parent, context, kind, startTime)
+        const end = span.end.bind(span)
+        span.end = (endTime, exit) => {
+          // as an exporter may: at once, in the fiber that ends it
+          if (name.startsWith("http.client")) rendered.push(JSON.stringify(exit), util.inspect(exit, { depth: 20 }))
+          end(endTime, exit)
+          // and later, outside any fiber
+          if (name.startsWith("http.client")) {
+            setImmediate(() => rendered.push(String(exit), JSON.stringify(exit), util.inspect(exit, { depth: 20 })))
+          }
+        }
+        return span
+      },
+      context: (f) => f()
+    })
+  it.effect.each(allTransports)(
+    "$name: the token in none of them, and the call unharmed",
+    ({ layer }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { ok, reset } = yield* servers
+        const rendered: Array<string> = []
+        const position = yield* Computer.getMousePosition({ id: "b1" }).pipe(
+          Effect.provide(layerOf(Number(new URL(ok.url).port), layer)),
+          Effect.withTracer(tracing(rendered))
+        )
+        expect(position).toEqual({ x: 1, y: 2 })
+        const failed = yield* Effect.exit(
+          Computer.getMousePosition({ id: "b1" }).pipe(
+            Effect.provide(layerOf(reset.port, layer)),
+            Effect.withTracer(tracing(rendered))
+          )
+        )
+        expect(failed).toMatchObject({ _tag: "Failure" })
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+        expect(rendered.length).toBeGreaterThanOrEqual(10)
+        expect(rendered.join("\n")).not.toContain("SENTINEL")
+      }))
+  )
+})

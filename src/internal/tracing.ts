@@ -1,11 +1,16 @@
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Tracer from "effect/Tracer"
+import { RedactedResponse, redactError, scrubCauses } from "./redact.js"
 import { redactAll } from "./secrets.js"
 
 /** Effect's built-in tracer: its spans are kept by nothing and exported nowhere. */
@@ -59,13 +64,19 @@ const scrubbing = (tracer: Tracer.Tracer, token: string): Tracer.Tracer =>
   })
 
 const scrubbed = (span: Tracer.Span, token: string): Tracer.Span => {
-  // the span itself, its `attribute` replaced on it: a proxy in its place would be the parent of the
-  // spans made under it, which a tracer keeping its state in `#private` fields cannot read
+  // the span itself, its `attribute` and `end` replaced on it: a proxy in its place would be the parent
+  // of the spans made under it, which a tracer keeping its state in `#private` fields cannot read
   const attribute = span.attribute
+  const end = span.end
   try {
     Object.defineProperty(span, "attribute", {
       value: (name: string, value: unknown) =>
         attribute.call(span, name, typeof value === "string" ? redactAll(value, [token]) : value),
+      configurable: true,
+      writable: true
+    })
+    Object.defineProperty(span, "end", {
+      value: (endTime: bigint, exit: Exit.Exit<unknown, unknown>) => end.call(span, endTime, shownExit(exit)),
       configurable: true,
       writable: true
     })
@@ -74,3 +85,23 @@ const scrubbed = (span: Tracer.Span, token: string): Tracer.Span => {
   }
   return span
 }
+
+/**
+ * The outcome a transport's span (the platform's `http.client`) ends with, as a tracer may render it
+ * anywhere (`JSON.stringify`, `util.inspect`, outside a fiber, where the platform's headers are not
+ * redacted): its response and its errors with their requests showing no credentials, a response's
+ * body never read by rendering it (the platform's `toJSON` of a response reads it).
+ */
+const shownExit = (exit: Exit.Exit<unknown, unknown>): Exit.Exit<unknown, unknown> =>
+  Exit.isSuccess(exit)
+    ? isResponse(exit.value) && !(exit.value instanceof RedactedResponse)
+      ? Exit.succeed(new RedactedResponse(exit.value))
+      : exit
+    : Exit.failCause(Cause.map(exit.cause, (error) => {
+      if (!HttpClientError.isHttpClientError(error)) return error
+      scrubCauses(error.cause, error.request.headers["authorization"])
+      return redactError(error)
+    }))
+
+const isResponse = (u: unknown): u is HttpClientResponse.HttpClientResponse =>
+  typeof u === "object" && u !== null && HttpClientResponse.TypeId in u
