@@ -452,9 +452,9 @@ export interface AcquireScopedParams extends Generated.AcquireBrowserParams {
  *   the server granted is never left behind (it is released at once), but no further attempt is
  *   made (a wait before a retry ends at once); once acquired, its release is registered in the
  *   same uninterruptible step.
- * - An acquisition answered 200 whose answer does not decode (`DecodeError`) still leased the
- *   browser its `session_id` names: it is released at once, and `acquireScoped` fails with the
- *   `DecodeError`.
+ * - An acquisition answered 200 whose answer does not decode (`DecodeError`), or with a 2xx it does
+ *   not document (a 201: `UnexpectedStatus`), still leased the browser its `session_id` names: it is
+ *   released at once, and `acquireScoped` fails with that error.
  * - Releasing runs to its end too. It cannot fail the scope: a 404 (pool or lease already gone) is
  *   ignored, any other failure is logged at `Warning` level (its tag and message).
  *
@@ -499,7 +499,7 @@ export const acquireScoped = (
     {
       what: (browser) => `BrowserPools.acquireScoped: releasing browser ${browser.session_id} to ${params.idOrName}`,
       ignore: (error) => error._tag === "NotFound",
-      // a 200 whose answer does not decode still leased the browser it names: released at once
+      // a 200 whose answer does not decode (or an undocumented 2xx) still leased the browser it names: released at once
       orphan: (error) => {
         const id = ResponseBody.undecodedSessionId(error)
         return id !== undefined
@@ -509,8 +509,9 @@ export const acquireScoped = (
               session_id: id,
               ...(reuse === undefined ? {} : { reuse })
             }),
-            what:
-              `BrowserPools.acquireScoped: releasing browser ${id} to ${params.idOrName} (its answer did not decode)`
+            what: `BrowserPools.acquireScoped: releasing browser ${id} to ${params.idOrName} (its answer ${
+              error._tag === "DecodeError" ? "did not decode" : "was an undocumented success"
+            })`
           }
           : undefined
       }

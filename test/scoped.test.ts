@@ -28,6 +28,8 @@ interface Gates {
   readonly none?: boolean
   /** The create's 200 answer does not decode (`headless` is not a boolean); without its `session_id` too. */
   readonly undecodable?: "with id" | "without id"
+  /** The create / acquire answers 201 (a success it does not document) with a valid browser. */
+  readonly undocumented?: boolean
 }
 
 const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds") => {
@@ -53,7 +55,7 @@ const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds")
           const { session_id: _, ...rest } = browserJson("b1")
           return json(200, { ...(gates.undecodable === "with id" ? browserJson("b1") : rest), headless: "yes" })
         }
-        return json(200, browserJson("b1"))
+        return json(gates.undocumented === true ? 201 : 200, browserJson("b1"))
       }
       if (isRemove) {
         yield* Deferred.succeed(arrived.remove, undefined)
@@ -132,6 +134,14 @@ describe("Browsers.scoped", () => {
       expect(t.removes()).toEqual(removed)
       expect(t.log).toEqual([])
     }
+  })
+
+  it("a create answered 201 (undocumented): the browser it names is deleted at once, the UnexpectedStatus kept", async () => {
+    const t = setup({ undocumented: true })
+    const exit = await run(Effect.scoped(Browsers.scoped({ headless: true })), t.layer)
+    expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "UnexpectedStatus", status: 201 } } })
+    expect(t.removes()).toEqual(["/browsers/b1"])
+    expect(t.log).toEqual([])
   })
 
   it("interrupted during create: the create completes, then the browser is deleted once", async () => {
@@ -241,6 +251,13 @@ describe("BrowserPools.acquireScoped", () => {
       t.layer
     )
     expect(exit).toEqual(Exit.succeed("b1"))
+    expect(t.removes()).toEqual([release])
+  })
+
+  it("an acquire answered 201 (undocumented): the lease it names is released at once, the UnexpectedStatus kept", async () => {
+    const t = setup({ undocumented: true })
+    const exit = await run(Effect.scoped(BrowserPools.acquireScoped({ idOrName: "pool-1" })), t.layer)
+    expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "UnexpectedStatus", status: 201 } } })
     expect(t.removes()).toEqual([release])
   })
 

@@ -326,8 +326,23 @@ const readEncodedJson = (
     )
   })
 
-/** The JSON of a 2xx answer that did not decode, by its error (held only while the error is). */
-const undecoded = new WeakMap<KernelError.DecodeError, unknown>()
+/** The JSON of a 2xx answer that did not decode, or of an undocumented 2xx, by its error (held only while the error is). */
+const undecoded = new WeakMap<KernelError.DecodeError | KernelError.UnexpectedStatus, unknown>()
+
+/**
+ * Keeps the JSON of an undocumented 2xx answer (a 201 where the operation documents a 200) with its
+ * `UnexpectedStatus`, never shown: a create it answered may still have made what it names (see
+ * {@link undecodedSessionId}). A text that is not JSON is not kept.
+ *
+ * @internal
+ */
+export const keepUndocumented = (error: KernelError.UnexpectedStatus, text: string): void => {
+  try {
+    undecoded.set(error, JSON.parse(text))
+  } catch {
+    // not JSON: it names nothing
+  }
+}
 
 /**
  * The JSON a `DecodeError` of a 2xx JSON answer was made from (`undefined` for any other error):
@@ -339,13 +354,16 @@ const undecoded = new WeakMap<KernelError.DecodeError, unknown>()
 export const undecodedJson = (error: KernelError.DecodeError): unknown => undecoded.get(error)
 
 /**
- * The `session_id` a 2xx answer that did not decode still names (a browser made, a lease taken):
- * what a scoped resource ends at once. `undefined` for another error, or an answer without one.
+ * The `session_id` a 2xx answer that did not decode, or an undocumented 2xx, still names (a browser
+ * made, a lease taken): what a scoped resource ends at once. `undefined` for another error, or an
+ * answer without one.
  *
  * @internal
  */
 export const undecodedSessionId = (error: { readonly _tag: string }): string | undefined => {
-  const made = error instanceof KernelError.DecodeError ? undecoded.get(error) : undefined
+  const made = error instanceof KernelError.DecodeError || error instanceof KernelError.UnexpectedStatus
+    ? undecoded.get(error)
+    : undefined
   const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
   return typeof id === "string" && id !== "" ? id : undefined
 }

@@ -9,7 +9,7 @@ import * as KernelError from "../KernelError.js"
 import { bound } from "./bounded.js"
 import { describe, scrub } from "./errors.js"
 import type * as Operations from "./operations.js"
-import { lazy, readErrorText } from "./responseBody.js"
+import { keepUndocumented, lazy, readErrorText } from "./responseBody.js"
 import * as RetryAfter from "./retryAfter.js"
 import { withoutSecretFields } from "./secrets.js"
 
@@ -292,19 +292,20 @@ export const statusError = <E>(
     // an undocumented success carries the operation's data, which may be secrets (a created API
     // key, a browser's CDP URL): it is neither decoded nor quoted, only measured
     if (response.status >= 200 && response.status < 300) {
-      return Effect.fail(
-        new KernelError.UnexpectedStatus({
-          ...describe(request),
-          status: response.status,
-          code: "unknown",
-          message: `HTTP ${response.status} on ${request.method} ${
-            describe(request).path
-          }, a success this operation does not document (its body, ${
-            new TextEncoder().encode(text).length
-          } bytes read, is not shown: a success may carry secrets)`,
-          body: ""
-        })
-      )
+      const undocumented = new KernelError.UnexpectedStatus({
+        ...describe(request),
+        status: response.status,
+        code: "unknown",
+        message: `HTTP ${response.status} on ${request.method} ${
+          describe(request).path
+        }, a success this operation does not document (its body, ${
+          new TextEncoder().encode(text).length
+        } bytes read, is not shown: a success may carry secrets)`,
+        body: ""
+      })
+      // what it made (a browser a create answered 201) is still named there, for a scoped resource to end
+      keepUndocumented(undocumented, text)
+      return Effect.fail(undocumented)
     }
     const whole = errorBodyOf(text, op.name, response.status)
     // a body that is not an error object is quoted: never with a secret field of a resource in it

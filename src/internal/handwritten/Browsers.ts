@@ -21,8 +21,9 @@ import * as ResponseBody from "../responseBody.js"
  *   once created, its deletion is registered in the same uninterruptible step. A create whose
  *   answer never arrives (its connection cut after the request was sent: not retried) may have
  *   made a browser the SDK cannot name; its `timeout_seconds` ends it. A create answered 2xx whose
- *   answer does not decode (`DecodeError`) still made the browser its `session_id` names: it is
- *   deleted at once, and `scoped` fails with the `DecodeError`.
+ *   answer does not decode (`DecodeError`), or with a 2xx it does not document (a 201:
+ *   `UnexpectedStatus`), still made the browser its `session_id` names: it is deleted at once, and
+ *   `scoped` fails with that error.
  * - Deleting runs to its end too (an interruption of the fiber closing the scope does not cut it
  *   short). It cannot fail the scope: a 404 (the browser is already gone) is ignored, any other
  *   failure is logged at `Warning` level (its tag and message; the browser's secrets are never
@@ -60,13 +61,15 @@ export const scoped = (
     {
       what: (browser) => `Browsers.scoped: deleting browser ${browser.session_id}`,
       ignore: (error) => error._tag === "NotFound",
-      // a 2xx whose answer does not decode still made the browser it names: deleted at once
+      // a 2xx whose answer does not decode (or undocumented) still made the browser it names: deleted at once
       orphan: (error) => {
         const id = ResponseBody.undecodedSessionId(error)
         return id !== undefined
           ? {
             release: Browsers.delete({ id }),
-            what: `Browsers.scoped: deleting browser ${id} (its answer did not decode)`
+            what: `Browsers.scoped: deleting browser ${id} (its answer ${
+              error._tag === "DecodeError" ? "did not decode" : "was an undocumented success"
+            })`
           }
           : undefined
       }
