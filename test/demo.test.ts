@@ -34,8 +34,8 @@ describe("npm run demo", () => {
         /^ {2}followed: (\S+ -> )*running$/m,
         /^ {2}invocation \S+: Accepted \(queued\)$/m,
         /^ {2}followed: (\S+ -> )*succeeded; retrieved: succeeded$/m,
-        /^ {2}5 browsers in 3 pages of 2: browser_1, /m,
-        /^agent's day ok: browser driven, screenshot \d+ bytes, file round-trip, exec exit 0, pool lease released, deployment running, invocation succeeded, 5 browsers listed$/m
+        /^ {2}8 browsers in 4 pages of 2: browser_1, /m,
+        /^agent's day ok: browser driven, screenshot \d+ bytes, file round-trip, exec exit 0, pool lease released, deployment running, invocation succeeded, 8 browsers listed$/m
       ]
     ) expect(result.stdout).toMatch(line)
     // the screenshot is a real PNG file, of the size printed

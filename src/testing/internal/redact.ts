@@ -7,7 +7,7 @@
  * @internal
  */
 import type * as Schema from "effect/Schema"
-import { redactJson } from "../../internal/secrets.js"
+import { redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
 import * as values from "./values.js"
 
 export { holdsSecrets, namesSecretField, namesSecretPart } from "../../internal/secrets.js"
@@ -25,7 +25,13 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
   } catch {
     return "<not shown: not JSON, and this operation's body may carry secrets>"
   }
-  return JSON.stringify(redactJson(schema.ast, json))
+  try {
+    // and, wherever it is, a field named as a secret field of the API (a nested `proxy.password`, a
+    // policy's `token`), which no schema lists there
+    return JSON.stringify(withoutSecretFieldsJson(redactJson(schema.ast, json)))
+  } catch {
+    return "<not shown: nested too deep to redact, and this operation's body may carry secrets>"
+  }
 }
 
 /**

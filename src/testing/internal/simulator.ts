@@ -333,7 +333,7 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       })
     }
     engine.reserveIds(store)
-    organizations.set(org.token, {
+    const made: behaviours.Organization = {
       budget,
       id: org.id,
       token: org.token,
@@ -348,7 +348,15 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       idleCheckAt: Number.POSITIVE_INFINITY,
       authFlows: new Map(),
       apiKeys: new Map()
-    })
+    }
+    organizations.set(org.token, made)
+    // a seeded pool's acquired browsers exist, as acquires made them: listed, released, deleted
+    for (const pool of org.pools ?? []) {
+      const resource = engine.find(store, "/browser_pools", pool.id, undefined)
+      for (let i = 0; resource !== undefined && i < (pool.acquired_count ?? 0); i++) {
+        behaviours.takeFromPool(made, resource, startedAt)
+      }
+    }
   }
   return organizations
 }

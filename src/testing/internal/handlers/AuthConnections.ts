@@ -218,8 +218,8 @@ export const handlers: Handlers = {
       flow_expires_at: engine.isoAt(call.now + flowMillis),
       ...noFlow,
       discovered_fields: asked,
-      hosted_url: `https://sim.kernel.local/login/${connection.id}`,
-      live_view_url: `https://sim.kernel.local/login/${connection.id}/live`
+      hosted_url: `https://sim.kernel.local/login/${encodeURIComponent(connection.id)}`,
+      live_view_url: `https://sim.kernel.local/login/${encodeURIComponent(connection.id)}/live`
     }
     connection.fields = { ...connection.fields, ...flow }
     // the flow's states, its first published at once: a follow starts from the last one published

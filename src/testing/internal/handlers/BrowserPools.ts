@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as engine from "../engine.js"
 import type { Reply } from "../engine.js"
-import { endPoolBrowsers, giveBack, takeFromPool } from "./Browsers.js"
+import { endPoolBrowsers, giveBack, renamePoolBrowsers, takeFromPool } from "./Browsers.js"
 import type { Context, Handlers, Organization, PoolWaiter } from "./shared.js"
 import { endPoolWaiters, error, lastOf, num, obj, ok, unresolvedReference } from "./shared.js"
 
@@ -173,6 +173,7 @@ export const handlers: Handlers = {
       browser_pool_config: config,
       available_count: available
     }
+    if (typeof body["name"] === "string") renamePoolBrowsers(org, pool)
     // a smaller pool destroys idle browsers (the oldest released stay); `discard_all_idle` destroys them all
     const idle = org.poolIdle.get(pool.id) ?? []
     idle.splice(body["discard_all_idle"] === true ? 0 : available)

@@ -60,9 +60,7 @@ const newBrowser = (
     timeout_seconds: timeout,
     viewport,
     created_at: stamp,
-    ...(pool === undefined
-      ? {}
-      : { pool: { id: pool.id, ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] }) } })
+    ...(pool === undefined ? {} : { pool: poolRef(pool) })
   })
   placeBrowser(org, project, fields, now)
   return fields
@@ -99,10 +97,25 @@ const dropBrowser = (org: Organization, id: string): void => {
  * id, its live state fresh), or else a new one (a new id).
  */
 export const takeFromPool = (org: Organization, pool: engine.Resource, now: number): Record<string, unknown> => {
-  const reused = org.poolIdle.get(pool.id)?.shift()
-  if (reused === undefined) return newBrowser(org, pool.project, now, engine.isoAt(now), undefined, pool)
+  const idle = org.poolIdle.get(pool.id)?.shift()
+  if (idle === undefined) return newBrowser(org, pool.project, now, engine.isoAt(now), undefined, pool)
+  // under the pool's name of now (renamed since the browser was released)
+  const reused = { ...idle, pool: poolRef(pool) }
   placeBrowser(org, pool.project, reused, now)
   return reused
+}
+
+/** How a browser names the pool it was acquired from: its id, and its name when it has one. */
+const poolRef = (pool: engine.Resource): Record<string, unknown> => ({
+  id: pool.id,
+  ...(pool.fields["name"] === undefined ? {} : { name: pool.fields["name"] })
+})
+
+/** The browsers acquired from `pool`, renamed: named by its new name (`GET /browsers?query=` finds them by it). */
+export const renamePoolBrowsers = (org: Organization, pool: engine.Resource): void => {
+  for (const resource of engine.currentOf(org.store, "/browsers")) {
+    if (obj(resource.fields["pool"])["id"] === pool.id) resource.fields = { ...resource.fields, pool: poolRef(pool) }
+  }
 }
 
 /**
@@ -266,7 +279,12 @@ const curled = (body: Record<string, unknown>): Record<string, unknown> => {
   return {
     status: 200,
     headers: { "content-type": ["text/html; charset=utf-8"], "content-length": [String(Buffer.byteLength(page))] },
-    body: body["response_encoding"] === "base64" ? Buffer.from(page).toString("base64") : page,
+    // a HEAD's answer has no body (its headers say the page's length)
+    body: body["method"] === "HEAD"
+      ? ""
+      : body["response_encoding"] === "base64"
+      ? Buffer.from(page).toString("base64")
+      : page,
     duration_ms: 1
   }
 }

@@ -47,9 +47,10 @@ const members = new WeakMap<SchemaAST.AST, Map<string, SchemaAST.AST>>()
 export const handlers: Handlers = {
   createProxy: ({ body, call, op, store }) => {
     // the body's union is told apart by `type`, not by the first member that fits: a custom proxy's
-    // config needs its host and port, a datacenter's takes no city
+    // config needs its host and port, a datacenter's takes no city. The config as sent (the checked
+    // body keeps the fields of the first member it fits: `{ host }` alone fits a datacenter's, as `{}`)
     const type = body["type"]
-    const config = body["config"]
+    const config = sentConfig(call.raw) ?? body["config"]
     const identifier = typeof type === "string" ? configOf[type] : undefined
     const member = identifier === undefined || op.body?.kind !== "json"
       ? undefined
@@ -63,12 +64,35 @@ export const handlers: Handlers = {
         return error(400, "bad_request", `invalid input: ${where} (a ${type} proxy's config)`)
       }
     }
-    return engine.generic(store, call, () => "proxy")
+    // a custom proxy's answer says whether it has a password (`has_password`), never the password
+    const stored = type === "custom" && values.isObject(config)
+      ? { ...call, body: { ...body, config: { ...config, has_password: typeof config["password"] === "string" } } }
+      : call
+    return engine.generic(store, stored, () => "proxy")
   },
-  checkProxy: ({ call, op, stamp, store }) => {
+  checkProxy: ({ body, call, op, stamp, store }) => {
     const resource = engine.findById(store, "/proxies", call.segments[1]!, call.project)
     if (resource === undefined) return error(404, "not_found", "proxy not found")
+    // the document: "Only HTTP and HTTPS schemes are allowed"; "When provided, the check result does not
+    // update the proxy's health status"
+    const url = body["url"]
+    if (typeof url === "string") {
+      if (!/^https?:\/\/[^/?#\s]+/i.test(url)) {
+        return error(400, "bad_request", "invalid input: url: only an http or https URL is allowed")
+      }
+      return ok(op, { ...resource.fields, status: "available", last_checked: stamp })
+    }
     resource.fields = { ...resource.fields, status: "available", last_checked: stamp }
     return ok(op, resource.fields)
+  }
+}
+
+/** The `config` of a JSON body as sent, or `undefined`. */
+const sentConfig = (raw: Uint8Array): unknown => {
+  try {
+    const sent: unknown = JSON.parse(new TextDecoder().decode(raw))
+    return values.isObject(sent) ? sent["config"] : undefined
+  } catch {
+    return undefined
   }
 }

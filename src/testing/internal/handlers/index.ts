@@ -35,7 +35,7 @@ import type { Handler, Organization } from "./shared.js"
 import { error } from "./shared.js"
 import * as Telemetry from "./Telemetry.js"
 
-export { expireIdle } from "./Browsers.js"
+export { expireIdle, takeFromPool } from "./Browsers.js"
 export type { Browser, ByteBudget, Deployment, Organization, Replay } from "./shared.js"
 export { browserFields, keyDigest, overBudget } from "./shared.js"
 

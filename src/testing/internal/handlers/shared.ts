@@ -138,15 +138,21 @@ export const onBrowser = (f: (context: Context, browser: Browser) => ReturnType<
   context.browser === undefined ? error(404, "not_found", "browser not found") : f(context, context.browser)
 
 /** A browser's stored fields: ids, URLs and what it was created with. */
-export const browserFields = (id: string, given: Record<string, unknown>): Record<string, unknown> => ({
-  ...given,
-  id,
-  session_id: id,
-  cdp_ws_url: `wss://sim.kernel.local/browsers/${id}/cdp`,
-  webdriver_ws_url: `wss://sim.kernel.local/browsers/${id}/webdriver`,
-  base_url: `https://sim.kernel.local/browsers/${id}`,
-  ...(given["headless"] === true ? {} : { browser_live_view_url: `https://sim.kernel.local/browsers/${id}/live` })
-})
+export const browserFields = (id: string, given: Record<string, unknown>): Record<string, unknown> => {
+  // an id in a URL is one segment, encoded (a seeded id may hold `/`, `?`, `#` or a space)
+  const segment = encodeURIComponent(id)
+  return {
+    ...given,
+    id,
+    session_id: id,
+    cdp_ws_url: `wss://sim.kernel.local/browsers/${segment}/cdp`,
+    webdriver_ws_url: `wss://sim.kernel.local/browsers/${segment}/webdriver`,
+    base_url: `https://sim.kernel.local/browsers/${segment}`,
+    ...(given["headless"] === true
+      ? {}
+      : { browser_live_view_url: `https://sim.kernel.local/browsers/${segment}/live` })
+  }
+}
 
 export const ok = (operation: Call["operation"], fields?: unknown): Reply => engine.reply(operation, fields)
 export const error = (status: number, code: string, message: string): Reply => ({

@@ -1,0 +1,113 @@
+/**
+ * Review of the served simulator driven over plain HTTP (helper 72): state a program would notice
+ * (pools renamed, a seed's leased browsers, a proxy's check and password), the request log's nested
+ * secrets, ids in URLs. Each case failed before its fix. One served simulator for the file.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { KernelSimulator } from "effect-kernel/testing"
+import { sendJson, servedForFile } from "./utils/served.js"
+
+const adminToken = "adm_review_72_0123456789"
+const admin = { authorization: `Bearer ${adminToken}` }
+const served = servedForFile({
+  adminToken,
+  seed: {
+    organizations: [
+      ...(KernelSimulator.defaultSeed.organizations ?? []),
+      { id: "org_ids", token: "sk_review_72_ids_0123", browsers: [{ id: "a b?c#d/e" }] }
+    ]
+  }
+})
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  sendJson(served.url, method, path, body, headers)
+
+describe("pools", () => {
+  it("a renamed pool's browsers (leased, and reused after a release) carry its new name", async () => {
+    await send("POST", "/browser_pools", { name: "qpool", size: 1 })
+    const first = (await send("POST", "/browser_pools/qpool/acquire", {})).json
+    expect(first.pool.name).toBe("qpool")
+    await send("PATCH", "/browser_pools/qpool", { size: 1, name: "qpool-renamed" })
+    expect((await send("GET", `/browsers/${first.session_id}`)).json.pool.name).toBe("qpool-renamed")
+    expect((await send("POST", "/browser_pools/qpool-renamed/release", { session_id: first.session_id })).status)
+      .toBe(204)
+    const again = (await send("POST", "/browser_pools/qpool-renamed/acquire", {})).json
+    expect(again.pool).toMatchObject({ name: "qpool-renamed" })
+    const found = (await send("GET", "/browsers?query=qpool-renamed")).json as unknown as ReadonlyArray<unknown>
+    expect(found).toHaveLength(1)
+  })
+
+  it("a seeded pool's acquired browsers exist: listed, released, and the pool then deleted", async () => {
+    const small = (await send("GET", "/browser_pools/pool_small")).json
+    expect(small.acquired_count).toBe(1)
+    const listed = (await send("GET", "/browsers?query=small")).json as unknown as ReadonlyArray<
+      { readonly session_id: string; readonly pool: { readonly id: string } }
+    >
+    const leased = listed.filter((browser) => browser.pool.id === "pool_small")
+    expect(leased).toHaveLength(1)
+    const released = await send("POST", "/browser_pools/pool_small/release", { session_id: leased[0]!.session_id })
+    expect(released.status).toBe(204)
+    expect((await send("GET", "/browser_pools/pool_small")).json.acquired_count).toBe(0)
+    expect((await send("DELETE", "/browser_pools/pool_small")).status).toBe(204)
+  })
+})
+
+describe("proxies", () => {
+  it("a custom proxy created with a password says so (has_password), and a missing port is named", async () => {
+    const created = await send("POST", "/proxies", {
+      type: "custom",
+      config: { host: "10.0.0.1", port: 3128, username: "u", password: "pw" }
+    })
+    expect(created.status).toBe(201)
+    expect(created.json.config).toEqual({ host: "10.0.0.1", port: 3128, username: "u", has_password: true })
+    const missing = await send("POST", "/proxies", { type: "custom", config: { host: "10.0.0.1" } })
+    expect(missing.status).toBe(400)
+    expect(missing.json.message).toContain("config.port: is required")
+  })
+
+  it("a check of a URL leaves the proxy's health as it was, and takes http(s) only", async () => {
+    const created = (await send("POST", "/proxies", { type: "datacenter", config: {} })).json
+    const before = (await send("GET", `/proxies/${created.id}`)).json
+    const checked = await send("POST", `/proxies/${created.id}/check`, { url: "https://example.com/" })
+    expect(checked.status).toBe(200)
+    expect((await send("GET", `/proxies/${created.id}`)).json).toEqual(before)
+    const ftp = await send("POST", `/proxies/${created.id}/check`, { url: "ftp://example.com/file" })
+    expect(ftp.status).toBe(400)
+    expect((await send("POST", `/proxies/${created.id}/check`, {})).json.status).toBe("available")
+  })
+})
+
+describe("the request log", () => {
+  it("keeps no value of a field named as a secret, however deep (a nested password, a policy's token)", async () => {
+    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+    await send("POST", "/browser_pools", {
+      name: "with-policy",
+      size: 1,
+      chrome_policy: { ProxySettings: { token: "POLICY_TOKEN_72" } }
+    })
+    await send("POST", "/proxies", {
+      type: "custom",
+      config: { host: "h", port: 1, password: "NESTED_PW_72" }
+    })
+    const log = await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).text()
+    expect(log).toContain("with-policy")
+    expect(log).not.toContain("POLICY_TOKEN_72")
+    expect(log).not.toContain("NESTED_PW_72")
+  })
+})
+
+describe("ids in URLs", () => {
+  it("a seeded id with reserved characters is one encoded segment of its URLs", async () => {
+    const browser = (await send("GET", `/browsers/${encodeURIComponent("a b?c#d/e")}`, undefined, {
+      token: "sk_review_72_ids_0123"
+    })).json
+    expect(browser.session_id).toBe("a b?c#d/e")
+    expect(browser.cdp_ws_url).toBe("wss://sim.kernel.local/browsers/a%20b%3Fc%23d%2Fe/cdp")
+    expect(new URL(browser.base_url).pathname).toBe("/browsers/a%20b%3Fc%23d%2Fe")
+  })
+
+  it("curl with HEAD answers no body", async () => {
+    const answer = await send("POST", "/browsers/browser_1/curl", { url: "https://example.com/", method: "HEAD" })
+    expect(answer.status).toBe(200)
+    expect(answer.json.body).toBe("")
+  })
+})
