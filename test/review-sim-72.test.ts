@@ -111,3 +111,18 @@ describe("ids in URLs", () => {
     expect(answer.json.body).toBe("")
   })
 })
+
+describe("processes", () => {
+  it("spawn's body is closed as exec's is (its allOf member allows no other field), its own fields taken", async () => {
+    const unknown = await send("POST", "/browsers/browser_1/process/spawn", { command: "echo", unknown: 1 })
+    expect(unknown.status).toBe(400)
+    expect(unknown.json.message).toContain("unknown")
+    const tty = await send("POST", "/browsers/browser_1/process/spawn", {
+      command: "echo",
+      allocate_tty: true,
+      rows: 24,
+      cols: 80
+    })
+    expect(tty.status).toBe(200)
+  })
+})

@@ -338,6 +338,10 @@ export class Converter {
     const bases: Array<string> = []
     const fields = new Map<string, Property>()
     let additional: Schema | undefined
+    // a member that allows no other field closes the whole (over the members' fields): read as JSON Schema,
+    // it would refuse the other members' fields too (`ProcessSpawnRequest`'s `allocate_tty`), which the
+    // document surely means to allow
+    const closed = objects.some(({ object }) => object.closed === true)
     objects.forEach(({ object, ref }, i) => {
       const others = new Set(objects.flatMap((other, j) => j === i ? [] : names(other.object)))
       if (ref !== undefined && !names(object).some((name) => others.has(name))) {
@@ -351,7 +355,13 @@ export class Converter {
       }
       additional ??= object.additional
     })
-    return { kind: "object", ...(bases.length > 0 ? { bases } : {}), properties: [...fields.values()], additional }
+    return {
+      kind: "object",
+      ...(bases.length > 0 ? { bases } : {}),
+      properties: [...fields.values()],
+      additional,
+      ...(closed ? { closed: true as const } : {})
+    }
   }
 }
 

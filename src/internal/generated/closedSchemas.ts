@@ -43,6 +43,7 @@ export const closedSchemaNames: ReadonlySet<string> = new Set([
   "ProcessExecResult",
   "ProcessKillRequest",
   "ProcessResizeRequest",
+  "ProcessSpawnRequest",
   "ProcessSpawnResult",
   "ProcessStatus",
   "ProcessStdinRequest",
