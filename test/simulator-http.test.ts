@@ -387,6 +387,17 @@ describe("seeds are validated and errors name the field", () => {
       "organizations[0].deployments[1].app_name"
     ],
     ["state exploded", org({ deployments: [{ id: "d", state: "exploded" }] }), "organizations[0].deployments[0].state"],
+    // the mouse is on the screen, as every move keeps it
+    [
+      "a mouse off its viewport",
+      org({ browsers: [{ id: "b", viewport: { width: 1024, height: 768 }, mouse: { x: 5, y: 768 } }] }),
+      "organizations[0].browsers[0].mouse.y"
+    ],
+    [
+      "a mouse off the default viewport",
+      org({ browsers: [{ id: "b", mouse: { x: 1920, y: 5 } }] }),
+      "organizations[0].browsers[0].mouse.x"
+    ],
     ["an unknown field", org({ browserz: [] }), "organizations[0].browserz"],
     [
       "a pool timeout out of the document's bounds",

@@ -286,6 +286,17 @@ export const Seed = Schema.Struct({
         }
       }
       for (const [b, browser] of browsers.entries()) {
+        // the mouse is on the screen, as every move keeps it (0 to the viewport's size less one)
+        const viewport = browser.viewport ?? { width: 1920, height: 1080 }
+        for (const [axis, size] of [["x", viewport.width], ["y", viewport.height]] as const) {
+          const at = browser.mouse?.[axis]
+          if (at !== undefined && (at < 0 || at >= size)) {
+            issues.push({
+              path: ["organizations", o, "browsers", b, "mouse", axis],
+              message: `is ${at}, off the viewport (${viewport.width}×${viewport.height}: 0 to ${size - 1})`
+            })
+          }
+        }
         const at = duplicate(browser.replays ?? [], (r) => r.id)
         if (at >= 0) {
           issues.push({
