@@ -126,3 +126,26 @@ describe("processes", () => {
     expect(tty.status).toBe(200)
   })
 })
+
+describe("replays", () => {
+  it("a resize while recording is refused unless forced, which records the new size as a new segment", async () => {
+    const id = (await send("POST", "/browsers", {})).json.session_id
+    const started = await send("POST", `/browsers/${id}/replays`, {})
+    expect(started.status).toBe(201)
+    const refused = await send("PATCH", `/browsers/${id}`, { viewport: { width: 1280, height: 720 } })
+    expect(refused.status).toBe(400)
+    expect(refused.json.message).toContain("force")
+    // the same size is no resize
+    expect((await send("PATCH", `/browsers/${id}`, { viewport: { width: 1920, height: 1080 } })).status).toBe(200)
+    const forced = await send("PATCH", `/browsers/${id}`, { viewport: { width: 1280, height: 720, force: true } })
+    expect(forced.status).toBe(200)
+    expect(forced.json.viewport).toMatchObject({ width: 1280, height: 720 })
+    const segments = (await send("GET", `/browsers/${id}/replays`)).json as unknown as ReadonlyArray<
+      { readonly replay_id: string; readonly finished_at?: string | null }
+    >
+    expect(segments).toHaveLength(2)
+    expect(segments[0]!.replay_id).toBe(started.json.replay_id)
+    expect(typeof segments[0]!.finished_at).toBe("string")
+    expect(segments[1]!.finished_at ?? null).toBeNull()
+  })
+})

@@ -342,8 +342,9 @@ describe("the simulator's checks and stores, made cheaper for the load", () => {
         { domain: "a.com", profile_name: "p", credential: { name: "c", extra: 1 } },
         "credential.extra"
       ],
-      // ProcessSpawnRequest is an allOf the document does not close: its terminal fields are taken
-      ["spawnProcess", { command: "cat", allocate_tty: true, extra: 1 }, undefined],
+      // ProcessSpawnRequest is an allOf of exec's closed request and its terminal fields: those taken, no other
+      ["spawnProcess", { command: "cat", allocate_tty: true, rows: 24 }, undefined],
+      ["spawnProcess", { command: "cat", allocate_tty: true, extra: 1 }, "extra"],
       // an open pool request with a closed-free nesting
       ["createBrowserPool", { size: 1, extra: 1 }, undefined]
     ]

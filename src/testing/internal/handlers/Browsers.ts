@@ -9,6 +9,7 @@ import type { Reply } from "../engine.js"
 import type * as live from "../live.js"
 import * as values from "../values.js"
 import { saveProfile } from "./Profiles.js"
+import { restartRecording } from "./Replays.js"
 import type { Browser, Context, Handlers, Organization } from "./shared.js"
 import {
   browserFields,
@@ -345,7 +346,8 @@ export const handlers: Handlers = {
     if (pool !== undefined) freeSlot(org, pool, undefined, call.now)
     return ok(op)
   },
-  updateBrowser: ({ body, call, op, org, store }) => {
+  updateBrowser: (context) => {
+    const { body, call, op, org, store } = context
     const resource = engine.find(store, "/browsers", call.segments[1]!, call.project)
     const browser = resource === undefined ? undefined : org.browsers.get(resource.id)
     if (resource === undefined || resource.deleted || browser === undefined) {
@@ -363,6 +365,20 @@ export const handlers: Handlers = {
       return error(400, "bad_request", "the browser session already has a profile loaded")
     }
     const viewport = values.isObject(body["viewport"]) ? body["viewport"] : undefined
+    // the document (`BrowserViewportUpdate.force`): a resize while a recording is active is refused, unless
+    // forced: then the recording is stopped and restarted at the new size, as separate segments
+    const resized = viewport !== undefined &&
+      (num(viewport.width, browser.viewport.width) !== browser.viewport.width ||
+        num(viewport.height, browser.viewport.height) !== browser.viewport.height)
+    const active = resized ? [...browser.replays.values()].find((replay) => !replay.stopped) : undefined
+    if (active !== undefined && viewport?.["force"] !== true) {
+      return error(
+        400,
+        "bad_request",
+        `replay ${active.id} is recording: resize with viewport.force to stop it and record the new size as a new segment`
+      )
+    }
+    if (active !== undefined) restartRecording(context, browser, active)
     if (viewport !== undefined) {
       browser.viewport = {
         width: num(viewport.width, browser.viewport.width),

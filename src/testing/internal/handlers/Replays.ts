@@ -5,32 +5,50 @@
  * @internal
  */
 import * as engine from "../engine.js"
-import type { Handlers } from "./shared.js"
+import type { Browser, Context, Handlers, Replay } from "./shared.js"
 import { error, ok, onBrowser, recording } from "./shared.js"
 
+/** A new recording of `browser`, started now: its id. */
+const record = ({ call, stamp, store }: Context, browser: Browser): string => {
+  const id = engine.nextId(store, "replay")
+  engine.put(store, `/browsers/${browser.id}/replays`, {
+    id,
+    project: call.project,
+    deleted: false,
+    fields: { id }
+  }, (evicted) => browser.replays.delete(evicted))
+  browser.replays.set(id, {
+    id,
+    size: 64 * 1024,
+    retryAfter: 1,
+    pollsLeft: 0,
+    readyAt: call.now,
+    startedAt: stamp,
+    stopped: false
+  })
+  return id
+}
+
+/** The recording `active` stopped now, and another started (a forced resize: the new size as a new segment). */
+export const restartRecording = (context: Context, browser: Browser, active: Replay): void => {
+  stop(active, context.stamp)
+  record(context, browser)
+}
+
+const stop = (replay: Replay, stamp: string): void => {
+  // the list tells a stopped recording by its `finished_at` (the first stop's)
+  if (!replay.stopped) replay.finishedAt = stamp
+  replay.stopped = true
+}
+
 export const handlers: Handlers = {
-  startReplay: onBrowser(({ call, op, stamp, store }, browser) => {
+  startReplay: onBrowser((context, browser) => {
     // one recording at a time per browser (the document's 409)
     for (const replay of browser.replays.values()) {
       if (!replay.stopped) return error(409, "conflict", `replay ${replay.id} is already recording on this browser`)
     }
-    const id = engine.nextId(store, "replay")
-    engine.put(store, `/browsers/${browser.id}/replays`, {
-      id,
-      project: call.project,
-      deleted: false,
-      fields: { id }
-    }, (evicted) => browser.replays.delete(evicted))
-    browser.replays.set(id, {
-      id,
-      size: 64 * 1024,
-      retryAfter: 1,
-      pollsLeft: 0,
-      readyAt: call.now,
-      startedAt: stamp,
-      stopped: false
-    })
-    return ok(op, { replay_id: id, started_at: stamp })
+    const id = record(context, browser)
+    return ok(context.op, { replay_id: id, started_at: context.stamp })
   }),
   listReplays: onBrowser(({ call, op }, browser) =>
     ok(
@@ -47,9 +65,7 @@ export const handlers: Handlers = {
   stopReplay: onBrowser(({ call, op, stamp }, browser) => {
     const replay = browser.replays.get(call.segments[3]!)
     if (replay === undefined) return error(404, "not_found", "replay not found")
-    // the list tells a stopped recording by its `finished_at` (the first stop's)
-    if (!replay.stopped) replay.finishedAt = stamp
-    replay.stopped = true
+    stop(replay, stamp)
     return ok(op)
   })
 }
