@@ -4,7 +4,7 @@
  * text says to wrap it, and a body gone silent names `idleTimeout`, not `timeout`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Stream } from "effect"
+import { Cause, Effect, Exit, Stream } from "effect"
 import { BrowserPools, Computer, Credentials, KernelError, KernelTransport } from "effect-kernel"
 import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 
@@ -27,6 +27,19 @@ const layer = (path = "") =>
   })
 
 describe("messages a newcomer meets", () => {
+  // the message is the server's; the stack (what Cause.pretty and an uncaught error's report print under it)
+  // names the call, without tracing
+  it.effect("a documented error's report names the call that failed", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Computer.getMousePosition({ id: "browser_typo" }))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const pretty = Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+      expect(pretty).toBe(
+        "NotFound: no such route in the Kernel API\n" +
+          "    at Kernel.getMousePosition (POST /v1/browsers/browser_typo/computer/get_mouse_position)"
+      )
+    }).pipe(Effect.provide(layer("/v1"))))
+
   it.effect("an undocumented status says which, on which request", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(BrowserPools.list())

@@ -394,7 +394,7 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
           () => Effect.tapError(Effect.suspend(() => attempt(++attempts, millis, tracing)), onTransient),
           { idempotent: op.idempotent, schedule: (override) => scheduleOf(config, override), onTransient }
         ),
-        withoutKey(config, op.secrets)
+        (error) => located(withoutKey(config, op.secrets)(error), op.name)
       )
     if (!tracing) {
       return self
@@ -556,6 +556,29 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
  *
  * @internal
  */
+/**
+ * The error with a stack that names the call (`at Kernel.<operation> (<METHOD> <path>)`) in place of the
+ * SDK's own frames, which say nothing of it: `Cause.pretty`, an uncaught error's report and a logged error
+ * then say which call of a program failed, without tracing (the error's `message` stays the server's).
+ */
+const located = <X>(error: X, operation: string): X => {
+  if (error instanceof Error && "method" in error && "path" in error) {
+    try {
+      Object.defineProperty(error, "stack", {
+        value: `${error.name}: ${error.message}\n    at Kernel.${operation} (${String(error.method)} ${
+          String(error.path)
+        })`,
+        configurable: true,
+        writable: true,
+        enumerable: false
+      })
+    } catch {
+      // a frozen error keeps its stack
+    }
+  }
+  return error
+}
+
 export const withoutKey = (
   config: KernelConfig.Service,
   sent: ReadonlyArray<string> = []

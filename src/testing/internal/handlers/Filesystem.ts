@@ -147,7 +147,9 @@ const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): unde
     if (bytes === undefined) continue
     const existed = browser.fs.has(path)
     browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
-    changed(browser, existed ? "WRITE" : "CREATE", path, false)
+    // as inotify tells it: a new file is created, then written (when anything is written to it)
+    if (!existed) changed(browser, "CREATE", path, false)
+    if (existed || bytes.length > 0) changed(browser, "WRITE", path, false)
   }
   return undefined
 }
@@ -195,11 +197,14 @@ const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
     return error(400, "bad_request", `${path} is ${node.dir ? "a directory" : "not a directory"}`)
   }
   if (path === "/") return error(400, "bad_request", "the root directory cannot be deleted")
-  for (const [p, gone] of [...browser.fs.entries()]) {
-    if (p === path || p.startsWith(`${path}/`)) {
-      browser.fs.delete(p)
-      changed(browser, "DELETE", p, gone.dir)
-    }
+  // what a directory holds goes before it, the deepest first (as `rm -r` deletes, and inotify tells it)
+  const gone = [...browser.fs.entries()].filter(([p]) => p === path || p.startsWith(`${path}/`)).sort((
+    [a],
+    [b]
+  ) => b.split("/").length - a.split("/").length)
+  for (const [p, node] of gone) {
+    browser.fs.delete(p)
+    changed(browser, "DELETE", p, node.dir)
   }
   return ok(op)
 })
