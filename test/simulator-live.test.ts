@@ -141,17 +141,27 @@ describe("filesystem watches and logs as things happen", () => {
       yield* call("PUT", "/browsers/b1/fs/create_directory", { path: "/data/sub" })
       yield* call("PUT", "/browsers/b1/fs/move", { src_path: "/data/a.txt", dest_path: "/data/sub/b.txt" })
       yield* call("PUT", "/browsers/b1/fs/delete_file", { path: "/data/sub/b.txt" })
+      yield* write("/data/sub/deep/c.txt", "")
+      yield* call("PUT", "/browsers/b1/fs/delete_directory", { path: "/data/sub" })
       yield* TestClock.adjust("20 seconds")
       expect((yield* Fiber.poll(reader))._tag).toBe("None")
       expect((yield* call("DELETE", `/browsers/b1/fs/watch/${watch}`)).status).toBe(204)
       const text = yield* Fiber.join(reader)
+      // as inotify tells them: a new file created then written (not when nothing is written), what a
+      // directory holds deleted before it, the deepest first
       expect(events(text).map((e) => [e.type, e.path])).toEqual([
         ["CREATE", "/data/a.txt"],
+        ["WRITE", "/data/a.txt"],
         ["WRITE", "/data/a.txt"],
         ["CREATE", "/data/sub"],
         ["RENAME", "/data/a.txt"],
         ["CREATE", "/data/sub/b.txt"],
-        ["DELETE", "/data/sub/b.txt"]
+        ["DELETE", "/data/sub/b.txt"],
+        ["CREATE", "/data/sub/deep"],
+        ["CREATE", "/data/sub/deep/c.txt"],
+        ["DELETE", "/data/sub/deep/c.txt"],
+        ["DELETE", "/data/sub/deep"],
+        ["DELETE", "/data/sub"]
       ])
       expect(text).toContain(": keep-alive")
       // a stopped watch has no events
