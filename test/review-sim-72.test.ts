@@ -149,3 +149,15 @@ describe("replays", () => {
     expect(segments[1]!.finished_at ?? null).toBeNull()
   })
 })
+
+describe("messages", () => {
+  it("the cursor route's 400 names its field in its message, as every route's does", async () => {
+    const answer = await send("POST", "/browsers/browser_1/computer/cursor", { hidden: "yes" })
+    expect(answer.status).toBe(400)
+    expect(answer.json).toMatchObject({
+      code: "bad_request",
+      message: "invalid input: hidden: must be a boolean",
+      details: [{ code: "invalid_input", message: "hidden: must be a boolean" }]
+    })
+  })
+})

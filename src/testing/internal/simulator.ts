@@ -840,7 +840,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
     }
 
     const invalid = (field: string, message: string) =>
-      errorResponse(400, "bad_request", "invalid input", { code: "invalid_input", message: `${field}: ${message}` })
+      errorResponse(400, "bad_request", `invalid input: ${field}: ${message}`, {
+        code: "invalid_input",
+        message: `${field}: ${message}`
+      })
 
     const route = (
       body: Uint8Array,
