@@ -652,7 +652,7 @@ export class LoadBrowserExtensions
  * import { Browsers } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Browsers.loadExtensions({ id: "id", extensions: [] })
+ *   yield* Browsers.loadExtensions({ id: "id", extensions: [{ zip_file: new Uint8Array(), name: "text" }] })
  * })
  * ```
  */

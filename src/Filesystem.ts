@@ -953,7 +953,7 @@ export class UploadFiles extends Context.Tag("effect-kernel/UploadFiles")<Upload
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Filesystem.upload({ id: "id", files: [] })
+ *   yield* Filesystem.upload({ id: "id", files: [{ file: new Uint8Array(), dest_path: "/text" }] })
  * })
  * ```
  */

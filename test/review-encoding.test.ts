@@ -394,6 +394,13 @@ describe("bodies", () => {
           "cannot be sent as a part's name",
           Deployments.create({ file, entrypoint_rel_path: "a.ts", env_vars: { "A]B[C": "v" } })
         ],
+        // a required array of a form, empty: no part at all, the field missing where the service reads it
+        ["files", "files: at least one item is required", Sdk.Filesystem.upload({ id: "b", files: [] })],
+        [
+          "extensions",
+          "extensions: at least one item is required",
+          Sdk.Browsers.loadExtensions({ id: "b", extensions: [] })
+        ],
         // a file's name (it was sent as U+FFFD)
         [
           "file",

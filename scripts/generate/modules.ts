@@ -55,10 +55,13 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
     case "literal":
       return JSON.stringify(resolved.values[0])
     case "array":
-      // as many items as the document requires at least
+      // as many items as the document requires, one at least (an empty array of a required field is a
+      // request the service refuses: a multipart form sends no part for it)
       return `[${
-        Array.from({ length: resolved.limits?.minItems ?? 0 }, () => sample(api, resolved.items, uses, depth + 1))
-          .join(", ")
+        Array.from(
+          { length: Math.max(1, resolved.limits?.minItems ?? 0) },
+          () => sample(api, resolved.items, uses, depth + 1)
+        ).join(", ")
       }]`
     case "nullable":
       return sample(api, resolved.schema, uses, depth, example)
@@ -66,9 +69,14 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
       return sample(api, resolved.members[0]!, uses, depth)
     case "object": {
       if (depth > 4) return "{}"
-      const fields = propertiesOf((name) => api.schemas.get(name)?.schema, resolved).filter((property) =>
-        property.required
-      )
+      const properties = propertiesOf((name) => api.schemas.get(name)?.schema, resolved)
+      // the required fields, and the optional one a required field's value names (a batch's action of `type`
+      // `click_mouse` carries its `click_mouse`)
+      const named = new Set(properties.flatMap((property) => {
+        const value = property.required ? resolve(api, property.schema) : undefined
+        return value?.kind === "literal" && typeof value.values[0] === "string" ? [value.values[0]] : []
+      }))
+      const fields = properties.filter((property) => property.required || named.has(property.name))
       return `{ ${
         fields.map((property) =>
           `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1, property.example)}`

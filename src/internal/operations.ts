@@ -782,6 +782,22 @@ const bodyFieldsOf = (schema: Schema.Schema.AnyNoContext): ReadonlyArray<Propert
   return SchemaAST.isTypeLiteral(ast) ? ast.propertySignatures.map((signature) => signature.name) : []
 }
 
+/**
+ * The required array fields of a multipart body's schema: a form sends no part for an empty array, so
+ * the field would reach the service as missing (refused there): refused before sending instead.
+ */
+const requiredFormArraysOf = (schema: Schema.Schema.AnyNoContext): ReadonlyArray<string> => {
+  const ast = SchemaAST.encodedAST(schema.ast)
+  if (!SchemaAST.isTypeLiteral(ast)) return []
+  return ast.propertySignatures.flatMap((signature) => {
+    let type = signature.type
+    while (SchemaAST.isRefinement(type)) type = type.from
+    return !signature.isOptional && typeof signature.name === "string" && SchemaAST.isTupleType(type)
+      ? [signature.name]
+      : []
+  })
+}
+
 /** Whether a body's schema has a field that must be given. */
 const hasRequiredFields = (schema: Schema.Schema.AnyNoContext): boolean => {
   const ast = SchemaAST.typeAST(schema.ast)
@@ -813,8 +829,10 @@ export const preparer = (
   const body = definition.method === "GET" ? undefined : definition.body
   const jsonBody = body?.kind === "json" ? body : undefined
   const encodeBody = jsonBody === undefined ? undefined : bodyEncoderOf(jsonBody.schema)
-  const encodeForm = body?.kind === "multipart" ? bodyEncoderOf(body.schema) : undefined
+  const formBody = body?.kind === "multipart" ? body : undefined
+  const encodeForm = formBody === undefined ? undefined : bodyEncoderOf(formBody.schema)
   let bodyFields: ReadonlyArray<PropertyKey> | undefined
+  let requiredFormArrays: ReadonlyArray<string> | undefined
   const attributeEntries = Object.entries(definition.attributes ?? {})
   // whether the params may be omitted (nothing in them is required): found on first need, as it
   // walks the body's schema
@@ -868,6 +886,13 @@ export const preparer = (
     } else if (encodeForm !== undefined) {
       const encoded = encodeForm(input)
       if (Either.isLeft(encoded)) return invalidFrom(undefined, encoded.left, input)
+      for (const field of requiredFormArrays ??= formBody === undefined ? [] : requiredFormArraysOf(formBody.schema)) {
+        const form = encoded.right
+        const items: unknown = typeof form === "object" && form !== null ? Reflect.get(form, field) : undefined
+        if (Array.isArray(items) && items.length === 0) {
+          return invalid(field, `${field}: at least one item is required (a form sends no part for an empty array)`)
+        }
+      }
       const form = multipartOf(encoded.right)
       if (!("_tag" in form)) return invalid(form.field, form.message)
       content = form

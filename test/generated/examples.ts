@@ -248,7 +248,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/extensions",
     answers: ["none"],
     body: "multipart",
-    params: { id: "id", extensions: [] }
+    params: { id: "id", extensions: [{ zip_file: new Uint8Array(), name: "text" }] }
   },
   {
     name: "clickMouse",
@@ -298,7 +298,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/computer/press_key",
     answers: ["none"],
     body: "json",
-    params: { id: "id", keys: [] }
+    params: { id: "id", keys: ["text"] }
   },
   {
     name: "scrollMouseWheel",
@@ -338,7 +338,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/computer/batch",
     answers: ["none"],
     body: "json",
-    params: { id: "id", actions: [{ type: "click_mouse" }] }
+    params: { id: "id", actions: [{ type: "click_mouse", click_mouse: { x: 1, y: 1 } }] }
   },
   {
     name: "getMousePosition",
@@ -658,7 +658,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/upload",
     answers: ["none"],
     body: "multipart",
-    params: { id: "id", files: [] }
+    params: { id: "id", files: [{ file: new Uint8Array(), dest_path: "/text" }] }
   },
   {
     name: "uploadZip",

@@ -436,7 +436,7 @@ export class PressKey extends Context.Tag("effect-kernel/PressKey")<PressKey, Pr
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Computer.pressKey({ id: "id", keys: [] })
+ *   yield* Computer.pressKey({ id: "id", keys: ["text"] })
  * })
  * ```
  */
@@ -677,7 +677,7 @@ export class BatchComputerActions
  * import { Computer } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse" }] })
+ *   yield* Computer.batch({ id: "id", actions: [{ type: "click_mouse", click_mouse: { x: 1, y: 1 } }] })
  * })
  * ```
  */
