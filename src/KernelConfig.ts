@@ -325,6 +325,22 @@ export interface ConfigOptions {
   readonly options?: Omit<Options, "apiKey" | "baseUrl" | "projectId" | "timeout" | "maxRetries"> | undefined
 }
 
+/**
+ * An optional variable's text: set but empty (or blank) is as unset (missing: its default applies), as a
+ * compose file or a CI job writes `KERNEL_BASE_URL=${KERNEL_BASE_URL}` for a variable it does not have,
+ * and as the official client reads it.
+ */
+const optionalVariable = (name: string): Config.Config<string> =>
+  // nested last, so that what maps it further names the variable in its errors (as `Config.string(name)`)
+  Config.nested(
+    Config.mapOrFail(
+      Config.string(),
+      (text) =>
+        text.trim() === "" ? Either.left(ConfigError.MissingData([], "set but empty: as unset")) : Either.right(text)
+    ),
+    name
+  )
+
 // The text of a variable, parsed by the SDK rather than by `Config.integer` / `Config.duration` /
 // `Config.boolean`, whose messages say neither the format nor the accepted values (and whose booleans
 // are case-sensitive). The error is prefixed with the variable's name by the `Config`.
@@ -333,7 +349,7 @@ const parsed = <A>(
   parse: (text: string) => Either.Either<A, ConfigError.ConfigError>
 ): Config.Config<A> =>
   Config.mapOrFail(
-    Config.string(name),
+    optionalVariable(name),
     (text) =>
       Either.mapLeft(
         parse(text.trim()),
@@ -431,12 +447,12 @@ const configWith = (configs: ConfigOptions, checked: boolean): Config.Config<Opt
         Either.map(checkApiKey(name, Redacted.make(value)), () => value)).pipe(Config.map(Redacted.make))
       : own(configs.apiKey, checkApiKey, "apiKey", checked),
     baseUrl: configs.baseUrl === undefined
-      ? validated(Config.string("KERNEL_BASE_URL"), (name, input) =>
+      ? validated(optionalVariable("KERNEL_BASE_URL"), (name, input) =>
         Either.map(parseUrl(name, input), () => input))
         .pipe(Config.withDefault(defaultBaseUrl))
       : own(configs.baseUrl, (name, input) => Either.map(parseUrl(name, input), () => input), "baseUrl", checked),
     projectId: configs.projectId === undefined
-      ? Config.option(validated(Config.string("KERNEL_PROJECT_ID"), checkProjectId))
+      ? Config.option(validated(optionalVariable("KERNEL_PROJECT_ID"), checkProjectId))
       : own(
         configs.projectId,
         (name, id) => Option.isNone(id) ? Either.right(id) : Either.map(checkProjectId(name, id.value), Option.some),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { KernelConfig } from "effect-kernel"
 
 // Every configuration error names the variable (from the environment) or the option (in code),
@@ -77,9 +77,7 @@ describe("configuration errors from the environment", () => {
       ["KERNEL_TIMEOUT", "0", "expected a duration > 0 such as \"30 seconds\""],
       ["KERNEL_MAX_RETRIES", "two", "expected a whole number >= 0"],
       ["KERNEL_MAX_RETRIES", "1.5", "expected a whole number >= 0"],
-      ["KERNEL_MAX_RETRIES", "", "expected a whole number >= 0"],
-      ["KERNEL_ALLOW_INSECURE_HTTP", "maybe", "expected true or false"],
-      ["KERNEL_ALLOW_INSECURE_HTTP", "", "expected true or false"]
+      ["KERNEL_ALLOW_INSECURE_HTTP", "maybe", "expected true or false"]
     ] as const
   )("%s=%j says what was expected", ([name, value, expected]) =>
     Effect.gen(function*() {
@@ -103,6 +101,30 @@ describe("configuration errors from the environment", () => {
       const result = yield* fromEnv({ ...key, KERNEL_BASE_URL: "http://kernel.internal:8080", ...vars })
       expect(Either.isRight(result)).toBe(allowed)
       if (Either.isLeft(result)) expect(String(result.left)).toContain("KERNEL_ALLOW_INSECURE_HTTP")
+    }))
+
+  // a compose file or a CI job writes `KERNEL_BASE_URL=${KERNEL_BASE_URL}` for a variable it does not have
+  it.effect("an optional variable set but empty or blank is as unset: its default", () =>
+    Effect.gen(function*() {
+      const config = yield* KernelConfig.KernelConfig.pipe(
+        Effect.provide(KernelConfig.layerConfig()),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map(Object.entries({
+              ...key,
+              KERNEL_BASE_URL: "",
+              KERNEL_PROJECT_ID: " ",
+              KERNEL_TIMEOUT: "",
+              KERNEL_MAX_RETRIES: "  ",
+              KERNEL_ALLOW_INSECURE_HTTP: ""
+            }))
+          )
+        )
+      )
+      expect(config.baseUrl).toBe("https://api.onkernel.com")
+      expect(config.projectId).toEqual(Option.none())
+      expect(Duration.toMillis(config.timeout)).toBe(60_000)
+      expect(config.maxRetries).toBe(2)
     }))
 
   it.effect("KERNEL_TIMEOUT and KERNEL_MAX_RETRIES tolerate surrounding spaces", () =>

@@ -85,6 +85,13 @@ describe("KERNEL_LOG", () => {
       expect(yield* run({ KERNEL_LOG: " Off " }, LogLevel.Debug)).not.toContain(sdkLine)
     }))
 
+  // a compose file's `KERNEL_LOG=${KERNEL_LOG}` for a variable it does not have
+  it.live("set but empty or blank is as unset: no warning", () =>
+    Effect.gen(function*() {
+      expect(yield* run({ KERNEL_LOG: "" })).toEqual(yield* run({}))
+      expect(yield* run({ KERNEL_LOG: "  " })).toEqual(yield* run({}))
+    }))
+
   it.live("an invalid value warns once and is otherwise ignored", () =>
     Effect.gen(function*() {
       const first = yield* run({ KERNEL_LOG: "loud" })

@@ -76,8 +76,9 @@ export const layerConfig = (name = "KERNEL_LOG"): Layer.Layer<never, ConfigError
       Config.option(Config.string(name)),
       Option.match({
         onNone: () => Effect.succeed(Layer.empty),
+        // set but empty is as unset (a compose file's `KERNEL_LOG=${KERNEL_LOG}`)
         onSome: (input) =>
-          Option.match(parse(input), {
+          input.trim() === "" ? Effect.succeed(Layer.empty) : Option.match(parse(input), {
             onSome: (setting) => Effect.succeed(layer(setting)),
             onNone: () => {
               const first = !warned.has(input)
