@@ -434,17 +434,21 @@ export const makeDownload: Effect.Effect<DownloadReplayService, never, KernelCli
       // The span lasts as long as the stream (it ends when the stream's scope closes) and is the
       // parent of the requests. It is not provided to each pull of the body, as `Stream.withSpan`
       // would do: that costs more per chunk than reading the chunk.
+      // a failure names its call (a body cut, gone idle, not an mp4: see `internal.located`)
       download: (params, options) =>
-        Download.unwrapScoped(Effect.flatMap(
-          Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
-            kind: "client",
-            captureStackTrace: false,
-            attributes: spanAttributes(params)
-          }),
-          // untyped callers may pass `null` or a non-object as options: the defaults then
-          (span) =>
-            Effect.withParentSpan(open(params, typeof options === "object" && options !== null ? options : {}), span)
-        ))
+        Stream.mapError(
+          Download.unwrapScoped(Effect.flatMap(
+            Effect.makeSpanScoped("Kernel.downloadReplay.stream", {
+              kind: "client",
+              captureStackTrace: false,
+              attributes: spanAttributes(params)
+            }),
+            // untyped callers may pass `null` or a non-object as options: the defaults then
+            (span) =>
+              Effect.withParentSpan(open(params, typeof options === "object" && options !== null ? options : {}), span)
+          )),
+          (error) => internal.located(error, "downloadReplay")
+        )
     }
   }
 )

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Stream } from "effect"
-import { BrowserPools, Computer, Credentials, KernelError, KernelTransport } from "effect-kernel"
+import { BrowserPools, Computer, Credentials, KernelError, KernelTransport, Replays } from "effect-kernel"
 import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 
 const served = fileHttpServer((request, response) => {
@@ -68,5 +68,12 @@ describe("messages a newcomer meets", () => {
       expect(error).toBeInstanceOf(KernelError.Timeout)
       expect(error).toMatchObject({ _tag: "Timeout", idle: true })
       expect(error.message).toBe("POST /browsers/b1/computer/screenshot received no byte for 300ms (idleTimeout)")
+      // a failure of the body, after the head, names its call too
+      expect(error.stack).toBe(
+        `Timeout: ${error.message}\n    at Kernel.captureScreenshot (POST /browsers/b1/computer/screenshot)`
+      )
+      // and a replay's, whose body goes silent alike
+      const replay = yield* Replays.download({ id: "b1", replayId: "r1" }).pipe(Stream.runDrain, Effect.flip)
+      expect(replay.stack?.split("\n")[1]).toBe("    at Kernel.downloadReplay (GET /browsers/b1/replays/r1)")
     }).pipe(Effect.provide(layer())), 10_000)
 })

@@ -419,17 +419,18 @@ const streamCall = (
               ? notDeclaredType(request, response, answer)
               : notEventStream(request, response, config)) ??
               encodedBody(request, response)
-            return refused !== undefined ? Effect.fail(refused) : Effect.map(
+            return refused !== undefined ? Effect.fail(Client.located(refused, op.name)) : Effect.map(
               bodyOf(request, new Kept(response, release), config),
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close
-                // an event may quote what the server echoed: the key is taken out of its errors
+                // an event may quote what the server echoed: the key is taken out of its errors; a
+                // failure of the body (cut, gone idle, an event that does not decode) names its call
                 return events === undefined
-                  ? stream
+                  ? Stream.mapError(stream, (error) => Client.located(error, op.name))
                   : Stream.mapError(
                     events(request, response.status, params, stream, config.apiKey),
-                    Client.withoutKey(config)
+                    (error) => Client.located(Client.withoutKey(config)(error), op.name)
                   )
               }
             )

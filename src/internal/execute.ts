@@ -560,8 +560,10 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
  * The error with a stack that names the call (`at Kernel.<operation> (<METHOD> <path>)`) in place of the
  * SDK's own frames, which say nothing of it: `Cause.pretty`, an uncaught error's report and a logged error
  * then say which call of a program failed, without tracing (the error's `message` stays the server's).
+ *
+ * @internal
  */
-const located = <X>(error: X, operation: string): X => {
+export const located = <X>(error: X, operation: string): X => {
   if (error instanceof Error && "method" in error && "path" in error) {
     try {
       Object.defineProperty(error, "stack", {
