@@ -95,6 +95,70 @@ describe("the request log", () => {
   })
 })
 
+describe("the request log, however a secret is written (review 74)", () => {
+  const logOf = async (send: () => Promise<unknown>): Promise<string> => {
+    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+    await send()
+    return (await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).json() as ReadonlyArray<
+      { readonly body?: string }
+    >).map((entry) => entry.body ?? "").join("\n")
+  }
+  const raw = (method: string, path: string, body: string, contentType: string) =>
+    fetch(`${served.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": contentType },
+      body
+    })
+  const cases: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+    ["an escaped key", () => raw("POST", "/browsers", `{"pass\\u0077ord":"SECRET_74_1"}`, "application/json")],
+    ["keys in other cases", () => send("POST", "/browsers", { Password: "SECRET_74_2", TOKEN: "SECRET_74_3" })],
+    ["a credential's suffix", () => send("POST", "/browsers", { api_key: "SECRET_74_4", access_token: "SECRET_74_5" })],
+    [
+      "an exec's environment",
+      () =>
+        send("POST", "/browsers/browser_1/process/exec", {
+          command: "echo",
+          env: { API_KEY: "SECRET_74_6", GITHUB_TOKEN: "SECRET_74_7" }
+        })
+    ],
+    ["a body an operation does not take", () => send("DELETE", "/browsers/nonexistent", { token: "SECRET_74_8" })],
+    ["a form-encoded text", () => raw("POST", "/browsers", "password=SECRET_74_9&headless=true", "application/json")],
+    [
+      "a body past the log's bound",
+      () => send("POST", "/browsers", { password: "SECRET_74_10", tags: { a: "x".repeat(5000) } })
+    ]
+  ]
+  for (const [name, call] of cases) {
+    it(`${name}: not kept`, async () => {
+      const log = await logOf(call)
+      expect(log.length).toBeGreaterThan(0)
+      expect(log).not.toMatch(/SECRET_74/)
+    })
+  }
+
+  it("a field the schema lists is kept as it is (Playwright's code)", async () => {
+    const log = await logOf(() =>
+      send("POST", "/browsers/browser_1/playwright/execute", { code: "await page.goto('https://a.b')" })
+    )
+    expect(log).toContain("await page.goto")
+  })
+
+  it("a deployment's env_vars named as secrets", async () => {
+    const boundary = "----review74"
+    const body = [
+      `--${boundary}\r\ncontent-disposition: form-data; name="entrypoint_rel_path"\r\n\r\napp.ts\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="env_vars[password]"\r\n\r\nSECRET_74_11\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="env_vars[REGION]"\r\n\r\neu\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.zip"\r\n`,
+      "content-type: application/zip\r\n\r\nPK\u0005\u0006" + "\0".repeat(18) + "\r\n",
+      `--${boundary}--\r\n`
+    ].join("")
+    const log = await logOf(() => raw("POST", "/deployments", body, `multipart/form-data; boundary=${boundary}`))
+    expect(log).toContain("REGION")
+    expect(log).not.toMatch(/SECRET_74/)
+  })
+})
+
 describe("ids in URLs", () => {
   it("a seeded id with reserved characters is one encoded segment of its URLs", async () => {
     const browser = (await send("GET", `/browsers/${encodeURIComponent("a b?c#d/e")}`, undefined, {

@@ -82,17 +82,19 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
           out[property.name] = redact(property.type, out[property.name], depth + 1)
         }
       }
-      for (const signature of ast.indexSignatures) {
-        for (const key of Object.keys(out)) {
-          if (!named.has(key)) out[key] = redact(signature.type, out[key], depth + 1)
+      // a key the schema does not list (a record's, `env`'s `API_KEY`; or one an open object takes), named as
+      // a secret field is somewhere in the API, in any case or spelling (or ending with a credential's
+      // word): hidden; what another holds is walked as its schema says, or as free JSON
+      for (const key of Object.keys(out)) {
+        if (named.has(key)) continue
+        if (isSecretKey(key) && out[key] !== null) {
+          out[key] = hidden
+          continue
         }
-      }
-      // a field the schema does not list (an object the document leaves open takes them), named as
-      // a secret field is somewhere in the API
-      if (ast.indexSignatures.length === 0) {
-        for (const key of Object.keys(out)) {
-          if (!named.has(key) && secretFieldNames.has(key) && out[key] !== null) out[key] = hidden
-        }
+        out[key] = ast.indexSignatures.reduce(
+          (current: unknown, signature) => redact(signature.type, current, depth + 1),
+          ast.indexSignatures.length === 0 ? freeJson(out[key], depth + 1) : out[key]
+        )
       }
       return out
     }
@@ -103,8 +105,22 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
         return type === undefined ? item : redact(type, item, depth + 1)
       })
     }
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "ObjectKeyword":
+      // any JSON (a pool's `chrome_policy`): every key named as a secret field, however deep
+      return freeJson(value, depth)
     default:
       return value
+  }
+}
+
+/** A value of any JSON with its secret fields' values hidden ({@link withoutFields}); hidden whole when too deep. */
+const freeJson = (value: unknown, depth: number): unknown => {
+  try {
+    return withoutFields(value, depth)
+  } catch {
+    return hidden
   }
 }
 
@@ -226,6 +242,28 @@ const secretKeys: ReadonlySet<string> = new Set([...secretFieldNames].map((name)
 
 /** The credential words a key ending with is a secret too (`api_key`, `access_token`, `X-Api-Key`, `req.body.password`). */
 const credentialWords = ["password", "token", "key", "jwt", "secret"]
+
+/**
+ * A text that may name a secret field as a JSON key does (any case, words joined in any way, a
+ * credential's word, or a `\u` escape, which a parse may turn into one): what is not is kept as it is,
+ * without a parse.
+ */
+const mayNameSecretKey = new RegExp(
+  [
+    ...[...secretFieldNames].map((name) => name.split("_").join("[_\\-.]?")),
+    ...credentialWords,
+    String.raw`\u`
+  ].join("|"),
+  "i"
+)
+
+/**
+ * Whether a text may name a secret field of the API as a key, however written (see `isSecretKey`), or
+ * escape one (`pass\u0077ord`): a cheap test before a parse.
+ *
+ * @internal
+ */
+export const mayNameSecret = (text: string): boolean => mayNameSecretKey.test(text)
 
 /**
  * Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`,

@@ -7,10 +7,10 @@
  * @internal
  */
 import type * as Schema from "effect/Schema"
-import { redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
+import { redactJson, withoutSecretFields, withoutSecretFieldsJson } from "../../internal/secrets.js"
 import * as values from "./values.js"
 
-export { holdsSecrets, namesSecretField, namesSecretPart } from "../../internal/secrets.js"
+export { holdsSecrets, mayNameSecret } from "../../internal/secrets.js"
 
 /**
  * The text of a JSON request body whose schema {@link holdsSecrets}, as the log keeps it: parsed,
@@ -25,12 +25,29 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
   } catch {
     return "<not shown: not JSON, and this operation's body may carry secrets>"
   }
+  // a field the schema lists is kept as it says (Playwright's `code`); where it lists none (an open
+  // object, a record, any JSON) a key named as a secret field of the API is hidden, however deep
+  return JSON.stringify(redactJson(schema.ast, json))
+}
+
+/**
+ * The text of a body an operation does not take (a `DELETE` with a JSON body), as the log keeps it: a JSON
+ * text with every key named as a secret field hidden, however deep; another text cut before the first
+ * such key (as an error body is quoted).
+ *
+ * @internal
+ */
+export const loggedUntyped = (text: string): string => {
+  let json: unknown
   try {
-    // and, wherever it is, a field named as a secret field of the API (a nested `proxy.password`, a
-    // policy's `token`), which no schema lists there
-    return JSON.stringify(withoutSecretFieldsJson(redactJson(schema.ast, json)))
+    json = JSON.parse(text)
   } catch {
-    return "<not shown: nested too deep to redact, and this operation's body may carry secrets>"
+    return withoutSecretFields(text)
+  }
+  try {
+    return JSON.stringify(withoutSecretFieldsJson(json))
+  } catch {
+    return "<not shown: nested too deep to redact, and it may carry secrets>"
   }
 }
 

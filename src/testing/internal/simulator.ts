@@ -1083,22 +1083,31 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               record.body = logged.length > limits.recordedBodyBytes
                 ? `${logged.slice(0, limits.recordedBodyBytes)}…`
                 : logged
-            } else if (read.bytes.length <= limits.recordedBodyBytes) {
-              text = decoder.decode(read.bytes)
-              // a field the schema does not list (an open object takes them) named as a secret field of the
-              // API: its value is not kept (the body rewritten only when it names one)
-              record.body = schema === undefined
-                ? text
-                : body?.kind === "json" && redaction.namesSecretField(text)
-                ? redaction.withoutCredentialHeaders(redaction.loggedBody(schema, text))
-                : body?.kind === "multipart" && redaction.namesSecretPart(text)
-                ? redaction.loggedForm(schema, contentType ?? "", read.bytes)
-                : body?.kind === "json"
-                ? redaction.withoutCredentialHeaders(text)
-                : text
-            } else {
+            } else if (body?.kind === "bytes") {
+              // a file's own bytes (`writeFile`): its content, as the program wrote it (cut)
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
               record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
+            } else {
+              // a field the schema does not list (an open object, a record, any JSON) named as a secret field
+              // of the API, however written: its value is not kept (the body rewritten only when it may name
+              // one); a body the operation does not take, or that is not what it takes, likewise
+              const formSchema = body?.kind === "multipart" ? schema : undefined
+              // a form is read as text only within the log's bound (its files may be large): past it, parsed
+              const whole = formSchema !== undefined && read.bytes.length > limits.recordedBodyBytes
+                ? undefined
+                : decoder.decode(read.bytes)
+              if (formSchema === undefined) text = whole
+              const logged = whole !== undefined && !redaction.mayNameSecret(whole)
+                ? whole
+                : formSchema !== undefined
+                ? redaction.loggedForm(formSchema, contentType ?? "", read.bytes)
+                : schema === undefined
+                ? redaction.loggedUntyped(whole ?? "")
+                : redaction.loggedBody(schema, whole ?? "")
+              const shown = formSchema !== undefined ? logged : redaction.withoutCredentialHeaders(logged)
+              record.body = shown.length > limits.recordedBodyBytes
+                ? `${shown.slice(0, limits.recordedBodyBytes)}…`
+                : shown
             }
             record.bodyBytes = read.bytes.length
           }
