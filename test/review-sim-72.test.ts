@@ -4,8 +4,9 @@
  * secrets, ids in URLs. Each case failed before its fix. One served simulator for the file.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
-import { sendJson, servedForFile } from "./utils/served.js"
+import { handleJson, sendJson, servedForFile } from "./utils/served.js"
 
 const adminToken = "adm_review_72_0123456789"
 const admin = { authorization: `Bearer ${adminToken}` }
@@ -62,6 +63,25 @@ describe("proxies", () => {
     const missing = await send("POST", "/proxies", { type: "custom", config: { host: "10.0.0.1" } })
     expect(missing.status).toBe(400)
     expect(missing.json.message).toContain("config.port: is required")
+  })
+
+  it("a check's URL must be a public http(s) URL (the document)", async () => {
+    const created = (await send("POST", "/proxies", { type: "datacenter", config: {} })).json
+    for (
+      const url of [
+        "http://a b",
+        "http://:80",
+        "https://example.com\nfoo",
+        "http://127.0.0.1/",
+        "http://localhost:8080",
+        "http://[::1]/",
+        "http://10.1.2.3/",
+        "http://192.168.0.1/"
+      ]
+    ) {
+      expect((await send("POST", `/proxies/${created.id}/check`, { url })).status, url).toBe(400)
+    }
+    expect((await send("POST", `/proxies/${created.id}/check`, { url: "https://example.com/a?b" })).status).toBe(200)
   })
 
   it("a check of a URL leaves the proxy's health as it was, and takes http(s) only", async () => {
@@ -224,4 +244,52 @@ describe("messages", () => {
       details: [{ code: "invalid_input", message: "hidden: must be a boolean" }]
     })
   })
+})
+
+describe("seeds (review 74)", () => {
+  const decoded = (seed: unknown) => Effect.runPromise(Effect.either(KernelSimulator.decodeSeed(seed)))
+  it("an id that is no path segment (`.`, `..`, a lone surrogate) is a SeedError naming it", async () => {
+    for (const id of [".", "..", "x\uD800y"]) {
+      const result = await decoded({ organizations: [{ id: "o", token: "t", browsers: [{ id }] }] })
+      expect(Either.isLeft(result) ? String(result.left.message) : "", id).toContain("organizations[0].browsers[0].id")
+    }
+  })
+
+  it("more browsers acquired from its pools than an organization holds is a SeedError", async () => {
+    const result = await decoded({
+      organizations: [{
+        id: "o",
+        token: "t",
+        browsers: [{ id: "b" }],
+        pools: [{ id: "p", available_count: 0, acquired_count: 1000, browser_pool_config: { size: 1000 } }]
+      }]
+    })
+    expect(Either.isLeft(result) ? String(result.left.message) : "").toContain("organizations[0].pools")
+  })
+
+  it.effect("seeded leases: ids new across organizations, and, as seeded browsers, they never time out", () =>
+    Effect.gen(function*() {
+      const simulator = yield* KernelSimulator.make({
+        organizations: [
+          {
+            id: "a",
+            token: "sk_seed_a_0123456789",
+            pools: [{ id: "p", available_count: 0, acquired_count: 2, browser_pool_config: { size: 2 } }]
+          },
+          { id: "b", token: "sk_seed_b_0123456789", browsers: [{ id: "browser_00001" }, { id: "browser_00003" }] }
+        ]
+      })
+      const list = (token: string) =>
+        handleJson(simulator, token)("GET", "/browsers").pipe(
+          Effect.map((answer) =>
+            (answer.json as ReadonlyArray<{ readonly session_id: string }>).map((b) => b.session_id)
+          )
+        )
+      const leased = yield* list("sk_seed_a_0123456789")
+      expect(leased).toHaveLength(2)
+      const seeded = yield* list("sk_seed_b_0123456789")
+      expect(seeded.filter((id) => leased.includes(id))).toEqual([])
+      yield* TestClock.adjust("2 hours")
+      expect(yield* list("sk_seed_a_0123456789")).toEqual(leased)
+    }))
 })

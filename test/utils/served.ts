@@ -115,14 +115,19 @@ export const sendJson = async (
  * default token; `path` may carry a query. The answer's status, text (a JSON or event-stream text, ""
  * for another body) and JSON (`undefined` when the text is empty or an event stream).
  */
-export const handleJson = (simulator: KernelSimulator.Simulator) => (method: string, path: string, body?: unknown) =>
+export const handleJson = (simulator: KernelSimulator.Simulator, token = KernelSimulator.defaultToken) =>
+(
+  method: string,
+  path: string,
+  body?: unknown
+) =>
   Effect.map(
     simulator.handle({
       method,
       path: path.split("?")[0]!,
       query: path.split("?")[1],
       headers: {
-        authorization: `Bearer ${KernelSimulator.defaultToken}`,
+        authorization: `Bearer ${token}`,
         ...(body === undefined ? {} : { "content-type": "application/json" })
       },
       readBody: () =>

@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { BrowserTelemetryConfig } from "../../internal/generated/schemas/Common.js"
+import { encodeSegment } from "../../internal/path.js"
 import { collectionLimit } from "./engine.js"
 import * as mp4 from "./mp4.js"
 import { nameByOperationId, names, operationIdOf } from "./values.js"
@@ -18,7 +19,16 @@ const Int = (min?: number, max?: number) => {
   return schema
 }
 
-const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024))
+// an id is a path segment of the API (`/browsers/{id}`), by the rule the SDK sends one by: `.` and `..` name
+// another path, a string that is not well-formed Unicode cannot be encoded
+const Id = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(1024),
+  Schema.filter((id) => {
+    const encoded = encodeSegment("the id", id)
+    return typeof encoded === "string" || `${encoded.message}: a path segment of the API`
+  })
+)
 
 /** A bearer token: visible ASCII without spaces, so it fits an Authorization header. */
 export const Token = Schema.String.pipe(
@@ -284,6 +294,15 @@ export const Seed = Schema.Struct({
               `available_count + acquired_count is ${held}, more than the pool's size ${size} (browser_pool_config.size, default 1)`
           })
         }
+      }
+      // the browsers its pools hold acquired are browsers of the organization too, within what it holds
+      const leased = (org.pools ?? []).reduce((n, pool) => n + (pool.acquired_count ?? 0), 0)
+      if (leased > 0 && browsers.length + leased > collectionLimit) {
+        issues.push({
+          path: ["organizations", o, "pools"],
+          message:
+            `${browsers.length} browsers and ${leased} acquired from its pools: more than the ${collectionLimit} browsers an organization holds`
+        })
       }
       for (const [b, browser] of browsers.entries()) {
         // the mouse is on the screen, as every move keeps it (0 to the viewport's size less one)

@@ -350,15 +350,27 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       apiKeys: new Map()
     }
     organizations.set(org.token, made)
-    // a seeded pool's acquired browsers exist, as acquires made them: listed, released, deleted
-    for (const pool of org.pools ?? []) {
-      const resource = engine.find(store, "/browser_pools", pool.id, undefined)
-      for (let i = 0; resource !== undefined && i < (pool.acquired_count ?? 0); i++) {
-        behaviours.takeFromPool(made, resource, startedAt)
-      }
-    }
+  }
+  // a seeded pool's acquired browsers exist, as acquires made them: listed, released, deleted; made once every
+  // organization's seeded ids are reserved (their ids are new across the simulator), and, as seeded browsers,
+  // they do not time out
+  for (const org of seed.organizations ?? []) {
+    const made = organizations.get(org.token)
+    if (made !== undefined) leaseSeeded(made, org.pools ?? [], startedAt)
   }
   return organizations
+}
+
+/** The browsers a seed's pools say are acquired, made as acquires make them at `now`, never timing out. */
+const leaseSeeded = (org: Organization, pools: ReadonlyArray<Sim.PoolSeed>, now: number): void => {
+  for (const pool of pools) {
+    const resource = engine.find(org.store, "/browser_pools", pool.id, undefined)
+    for (let i = 0; resource !== undefined && i < (pool.acquired_count ?? 0); i++) {
+      const id = String(behaviours.takeFromPool(org, resource, now)["id"])
+      const state = org.browsers.get(id)
+      if (state !== undefined) org.browsers.set(id, { ...state, idleMs: Number.POSITIVE_INFINITY })
+    }
+  }
 }
 
 /**

@@ -77,15 +77,35 @@ export const handlers: Handlers = {
     // update the proxy's health status"
     const url = body["url"]
     if (typeof url === "string") {
-      if (!/^https?:\/\/[^/?#\s]+/i.test(url)) {
-        return error(400, "bad_request", "invalid input: url: only an http or https URL is allowed")
-      }
+      const refused = checkedUrlIssue(url)
+      if (refused !== undefined) return error(400, "bad_request", `invalid input: url: ${refused}`)
       return ok(op, { ...resource.fields, status: "available", last_checked: stamp })
     }
     resource.fields = { ...resource.fields, status: "available", last_checked: stamp }
     return ok(op, resource.fields)
   }
 }
+
+/**
+ * Why a proxy check's `url` is refused (the document: "Only HTTP and HTTPS schemes are allowed, and the URL
+ * must resolve to a public IP address"): not a URL, another scheme, no host, or a host that is not public
+ * (`localhost`, a loopback, private or link-local address); `undefined` when it may be checked.
+ */
+const checkedUrlIssue = (text: string): string | undefined => {
+  if (!URL.canParse(text) || /\s/.test(text)) return "is not a URL"
+  const url = new URL(text)
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "only an http or https URL is allowed"
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
+  if (host === "") return "has no host"
+  if (host === "localhost" || host.endsWith(".localhost") || notPublic.test(host)) {
+    return `${host} is not a public address`
+  }
+  return undefined
+}
+
+/** The IPv4 and IPv6 literals of addresses that are not public: loopback, private, link-local, unspecified. */
+const notPublic =
+  /^(?:127\.|10\.|192\.168\.|169\.254\.|172\.(?:1[6-9]|2\d|3[01])\.|0\.|::1?$|f[cd][0-9a-f]{0,2}:|fe[89ab][0-9a-f]?:|::ffff:(?:127|10)\.)/
 
 /** The `config` of a JSON body as sent, or `undefined`. */
 const sentConfig = (raw: Uint8Array): unknown => {
