@@ -395,14 +395,21 @@ describe("an error body's code and message, when the rest of it does not fit", (
   ]
   // the excerpt of an undocumented status's Error body shows its own code (a resource's `code` is hidden)
   it.effect("whole, an Error with a resource beside it: its excerpt shows the Error's own code", () => {
-    const body = JSON.stringify({ code: "gone_away", message: "m", browser: { code: "SECRET_8" } })
+    const own = {
+      code: "gone_away",
+      message: "m",
+      details: [{ code: "detail_code", message: "d" }],
+      inner_error: { code: "inner_code", message: "i" }
+    }
+    const body = JSON.stringify({ ...own, browser: { code: "SECRET_8" } })
     const { layer } = mockLayer(() =>
       new Response(body, { status: 418, headers: { "content-type": "application/json" } })
     )
     return Effect.gen(function*() {
       const error = yield* Effect.flip(Computer.getMousePosition({ id: "b" }))
+      // and its details' and inner error's
       expect(error._tag === "UnexpectedStatus" ? error.body : undefined).toBe(
-        JSON.stringify({ code: "gone_away", message: "m", browser: { code: "<redacted>" } })
+        JSON.stringify({ ...own, browser: { code: "<redacted>" } })
       )
     }).pipe(Effect.provide(layer))
   })

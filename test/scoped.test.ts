@@ -28,8 +28,8 @@ interface Gates {
   readonly none?: boolean
   /** The create's 200 answer does not decode (`headless` is not a boolean); without its `session_id` too. */
   readonly undecodable?: "with id" | "without id"
-  /** The create / acquire answers 201 (a success it does not document) with a valid browser. */
-  readonly undocumented?: boolean
+  /** The create / acquire answers 201 (a success it does not document) with a valid browser; `"long"`: past 64 KiB. */
+  readonly undocumented?: boolean | "long"
 }
 
 const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds") => {
@@ -54,6 +54,10 @@ const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds")
         if (gates.undecodable !== undefined) {
           const { session_id: _, ...rest } = browserJson("b1")
           return json(200, { ...(gates.undecodable === "with id" ? browserJson("b1") : rest), headless: "yes" })
+        }
+        if (gates.undocumented === "long") {
+          const { session_id, ...rest } = browserJson("b1")
+          return json(201, { session_id, padding: "p".repeat(70_000), ...rest })
         }
         return json(gates.undocumented === true ? 201 : 200, browserJson("b1"))
       }
@@ -137,11 +141,14 @@ describe("Browsers.scoped", () => {
   })
 
   it("a create answered 201 (undocumented): the browser it names is deleted at once, the UnexpectedStatus kept", async () => {
-    const t = setup({ undocumented: true })
-    const exit = await run(Effect.scoped(Browsers.scoped({ headless: true })), t.layer)
-    expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "UnexpectedStatus", status: 201 } } })
-    expect(t.removes()).toEqual(["/browsers/b1"])
-    expect(t.log).toEqual([])
+    // its body read whole, or cut by the 64 KiB read of it (its leading session_id read whole)
+    for (const undocumented of [true, "long"] as const) {
+      const t = setup({ undocumented })
+      const exit = await run(Effect.scoped(Browsers.scoped({ headless: true })), t.layer)
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "UnexpectedStatus", status: 201 } } })
+      expect(t.removes(), String(undocumented)).toEqual(["/browsers/b1"])
+      expect(t.log).toEqual([])
+    }
   })
 
   it("interrupted during create: the create completes, then the browser is deleted once", async () => {

@@ -330,18 +330,14 @@ const readEncodedJson = (
 const undecoded = new WeakMap<KernelError.DecodeError | KernelError.UnexpectedStatus, unknown>()
 
 /**
- * Keeps the JSON of an undocumented 2xx answer (a 201 where the operation documents a 200) with its
+ * Keeps what an undocumented 2xx answer (a 201 where the operation documents a 200) says it made, with its
  * `UnexpectedStatus`, never shown: a create it answered may still have made what it names (see
- * {@link undecodedSessionId}). A text that is not JSON is not kept.
+ * {@link undecodedSessionId}).
  *
  * @internal
  */
-export const keepUndocumented = (error: KernelError.UnexpectedStatus, text: string): void => {
-  try {
-    undecoded.set(error, JSON.parse(text))
-  } catch {
-    // not JSON: it names nothing
-  }
+export const keepUndocumented = (error: KernelError.UnexpectedStatus, made: unknown): void => {
+  undecoded.set(error, made)
 }
 
 /**

@@ -297,19 +297,26 @@ const maxDepth = 64
 
 /**
  * `value` with every secret field's value hidden, but for the string members named in `kept` of the
- * value itself (an Error body's own `code`: a resource's `code` is a secret, a TOTP code).
+ * value itself and of its `details` and `inner_error` (an Error body's own `code`: a resource's `code` is
+ * a secret, a TOTP code).
  */
 const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>): unknown => {
   if (typeof value !== "object" || value === null) return value
   if (depth > maxDepth) throw new RangeError("too deep")
-  if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1))
+  if (Array.isArray(value)) return value.map((item) => withoutFields(item, depth + 1, kept))
   const copy: Record<string, unknown> = {}
   for (const [key, field] of Object.entries(value)) {
     const shown = field === null || (typeof field === "string" && kept !== undefined && kept.has(key))
-    copy[key] = isSecretKey(key) && !shown ? hidden : withoutFields(field, depth + 1)
+    // an Error's own details and inner error keep their `code` too
+    copy[key] = isSecretKey(key) && !shown
+      ? hidden
+      : withoutFields(field, depth + 1, kept !== undefined && errorParts.has(key) ? kept : undefined)
   }
   return copy
 }
+
+/** The members of an Error body that are Errors' details themselves (their `code` is no secret either). */
+const errorParts: ReadonlySet<string> = new Set(["details", "inner_error"])
 
 /**
  * The JSON value with the value of every field named as a secret field of the API (a browser's

@@ -228,13 +228,27 @@ const unquoted = (inner: string, cut = false): string | undefined => {
 }
 
 /**
- * The leading string members of an object's text cut short (`{"code":"x","message":"y…`), past its
- * leading members of other scalar values (`"status": 400`).
+ * The `code` and `message` among the leading string members of an object's text cut short
+ * (`{"code":"x","message":"y…`).
  */
 const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> => {
-  const open = /^\s*\{/.exec(text)
-  if (open === null) return Option.none()
+  const found = leadingStrings(text)
+  // both, as of a whole body: a `code` alone may be a resource's secret (a TOTP code), not an error's
+  const code = found.get("code")
+  const message = found.get("message")
+  if (code === undefined || code.endsWith("…") || message === undefined) return Option.none()
+  return Option.some(new KernelError.ErrorBody({ code, message }))
+}
+
+/**
+ * The leading string members of an object's text cut short, past its leading members of other scalar
+ * values (`"status": 400`), up to the first of another kind (an object, an array); the last one cut inside
+ * its value with `…` after what was read of it.
+ */
+const leadingStrings = (text: string): ReadonlyMap<string, string> => {
   const found = new Map<string, string>()
+  const open = /^\s*\{/.exec(text)
+  if (open === null) return found
   let at = open[0].length
   for (let members = 0; members < 16; members++) {
     stringMember.lastIndex = at
@@ -265,11 +279,21 @@ const leadingErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =>
     found.set(key, value)
     at = stringMember.lastIndex
   }
-  // both, as of a whole body: a `code` alone may be a resource's secret (a TOTP code), not an error's
-  const code = found.get("code")
-  const message = found.get("message")
-  if (code === undefined || code.endsWith("…") || message === undefined) return Option.none()
-  return Option.some(new KernelError.ErrorBody({ code, message }))
+  return found
+}
+
+/**
+ * What an undocumented 2xx's text says it made, for a scoped resource to end: its JSON, or, cut short by the
+ * 64 KiB read of it, the leading string members that were read whole (a `session_id` among them).
+ */
+const madeBy = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    const members: Record<string, string> = {}
+    for (const [key, value] of leadingStrings(text)) if (!value.endsWith("…")) members[key] = value
+    return members
+  }
 }
 
 /**
@@ -304,7 +328,7 @@ export const statusError = <E>(
         body: ""
       })
       // what it made (a browser a create answered 201) is still named there, for a scoped resource to end
-      keepUndocumented(undocumented, text)
+      keepUndocumented(undocumented, madeBy(text))
       return Effect.fail(undocumented)
     }
     const whole = errorBodyOf(text, op.name, response.status)
