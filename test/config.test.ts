@@ -18,6 +18,13 @@ const failure = (result: Either.Either<unknown, ConfigError.ConfigError>): strin
 
 const key = { KERNEL_API_KEY: "sk_test_secret" }
 
+/** The configuration `KernelConfig.layerConfig()` reads from these variables. */
+const loaded = (vars: Record<string, string>) =>
+  KernelConfig.KernelConfig.pipe(
+    Effect.provide(KernelConfig.layerConfig()),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+  )
+
 // base URLs that would not be used as written: [case, url, what the message says]
 const baseUrlRefusals = [
   ["with a query", "https://api.example.com/v1?hunter2=1", "without a query"],
@@ -106,21 +113,14 @@ describe("configuration errors from the environment", () => {
   // a compose file or a CI job writes `KERNEL_BASE_URL=${KERNEL_BASE_URL}` for a variable it does not have
   it.effect("an optional variable set but empty or blank is as unset: its default", () =>
     Effect.gen(function*() {
-      const config = yield* KernelConfig.KernelConfig.pipe(
-        Effect.provide(KernelConfig.layerConfig()),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(
-            new Map(Object.entries({
-              ...key,
-              KERNEL_BASE_URL: "",
-              KERNEL_PROJECT_ID: " ",
-              KERNEL_TIMEOUT: "",
-              KERNEL_MAX_RETRIES: "  ",
-              KERNEL_ALLOW_INSECURE_HTTP: ""
-            }))
-          )
-        )
-      )
+      const config = yield* loaded({
+        ...key,
+        KERNEL_BASE_URL: "",
+        KERNEL_PROJECT_ID: " ",
+        KERNEL_TIMEOUT: "",
+        KERNEL_MAX_RETRIES: "  ",
+        KERNEL_ALLOW_INSECURE_HTTP: ""
+      })
       expect(config.baseUrl).toBe("https://api.onkernel.com")
       expect(config.projectId).toEqual(Option.none())
       expect(Duration.toMillis(config.timeout)).toBe(60_000)
@@ -129,14 +129,7 @@ describe("configuration errors from the environment", () => {
 
   it.effect("KERNEL_TIMEOUT and KERNEL_MAX_RETRIES tolerate surrounding spaces", () =>
     Effect.gen(function*() {
-      const config = yield* KernelConfig.KernelConfig.pipe(
-        Effect.provide(KernelConfig.layerConfig()),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(
-            new Map(Object.entries({ ...key, KERNEL_TIMEOUT: " 1.5 minutes ", KERNEL_MAX_RETRIES: " 4 " }))
-          )
-        )
-      )
+      const config = yield* loaded({ ...key, KERNEL_TIMEOUT: " 1.5 minutes ", KERNEL_MAX_RETRIES: " 4 " })
       expect(Duration.toMillis(config.timeout)).toBe(90_000)
       expect(config.maxRetries).toBe(4)
     }))
@@ -193,31 +186,17 @@ describe("configuration errors from the environment", () => {
 
   it.effect("KERNEL_ALLOW_INSECURE_HTTP=true allows plain http to a remote host", () =>
     Effect.gen(function*() {
-      const config = yield* KernelConfig.KernelConfig.pipe(
-        Effect.provide(KernelConfig.layerConfig()),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(
-            new Map(Object.entries({
-              ...key,
-              KERNEL_BASE_URL: "http://kernel.internal:8080/",
-              KERNEL_ALLOW_INSECURE_HTTP: "true"
-            }))
-          )
-        )
-      )
+      const config = yield* loaded({
+        ...key,
+        KERNEL_BASE_URL: "http://kernel.internal:8080/",
+        KERNEL_ALLOW_INSECURE_HTTP: "true"
+      })
       expect(config.baseUrl).toBe("http://kernel.internal:8080")
     }))
 
   it.effect("the variables are read as documented", () =>
     Effect.gen(function*() {
-      const config = yield* KernelConfig.KernelConfig.pipe(
-        Effect.provide(KernelConfig.layerConfig()),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(
-            new Map(Object.entries({ ...key, KERNEL_TIMEOUT: "5 seconds", KERNEL_MAX_RETRIES: "0" }))
-          )
-        )
-      )
+      const config = yield* loaded({ ...key, KERNEL_TIMEOUT: "5 seconds", KERNEL_MAX_RETRIES: "0" })
       expect(config.maxRetries).toBe(0)
       expect(Duration.toMillis(config.timeout)).toBe(5000)
       expect(Redacted.value(config.apiKey)).toBe("sk_test_secret")
