@@ -293,3 +293,21 @@ describe("seeds (review 74)", () => {
       expect(yield* list("sk_seed_a_0123456789")).toEqual(leased)
     }))
 })
+
+describe("messages of a 400 (review 72)", () => {
+  it("an enum names every value it takes, and a string parameter is read as text", async () => {
+    const spawned = (await send("POST", "/browsers/browser_1/process/spawn", { command: "cat" })).json
+    const kill = await send("POST", `/browsers/browser_1/process/${spawned.process_id}/kill`, { signal: "term" })
+    expect(kill.status).toBe(400)
+    expect(kill.json.message).toContain(`signal: Expected "TERM" | "KILL" | "INT" | "HUP", actual "term"`)
+    const mode = await fetch(`${served.url}/browsers/browser_1/fs/write_file?path=%2Fa.txt&mode=999`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": "application/octet-stream" },
+      body: "x"
+    })
+    expect(mode.status).toBe(400)
+    const message = ((await mode.json()) as { readonly message: string }).message
+    expect(message).toContain(`mode: "999" is not valid`)
+    expect(message).not.toContain("Expected string")
+  })
+})

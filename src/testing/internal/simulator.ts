@@ -527,12 +527,19 @@ const parameterIssue = (
       allowed.map((v) => JSON.stringify(v)).join(", ")
     })`
   }
-  const value = given.length === 1 ? readParameter(given[0]!).at(-1) : given.map((v) => readParameter(v).at(-1))
+  const value = given.length === 1 ? readingFor(schema.ast, given[0]!) : given.map((v) => readParameter(v).at(-1))
   const why = values.firstIssue(schema, value)?.replace(/^body(?=[.:])/, "")
   return `${name}: ${JSON.stringify(given[0]!.slice(0, 100))} is not valid${
     why === undefined ? "" : ` (${why.replace(/^: /, "")})`
   }`
 }
+
+/**
+ * A parameter's text read as its schema's type (a string parameter's `mode=999` is the text "999", whose
+ * pattern refuses it, not the number 999, which no string is); as its most specific reading otherwise.
+ */
+const readingFor = (ast: SchemaAST.AST, text: string): unknown =>
+  values.unwrap(ast)._tag === "StringKeyword" ? text : readParameter(text).at(-1)
 
 /** The values an enum parameter takes (`"active" | "deleted" | "all"`), `undefined` for another type. */
 const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.LiteralValue> | undefined => {

@@ -1063,8 +1063,25 @@ export const firstIssue = (
     ? "is required"
     : issue._tag === "Unexpected"
     ? "is not allowed (additional property)"
-    : issue.message
+    : unionMessage(issues, path) ?? issue.message
   return `${path === "" ? "body" : path.slice(0, 100)}: ${message.slice(0, 200)}`
+}
+
+/**
+ * The issues of every member of a union at the first issue's path, as one (`Expected "TERM" | "KILL" |
+ * "INT" | "HUP", actual "term"`): each member's alone named only the first value an enum takes.
+ */
+const unionMessage = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>, path: string): string | undefined => {
+  const expected: Array<string> = []
+  let actual: string | undefined
+  for (const other of issues) {
+    if (other._tag !== "Type" || other.path.map(String).join(".") !== path) continue
+    const parts = /^Expected (.*), actual (.*)$/s.exec(other.message)
+    if (parts === null || (actual !== undefined && parts[2] !== actual)) return undefined
+    actual = parts[2]
+    expected.push(parts[1]!)
+  }
+  return expected.length > 1 ? `Expected ${expected.join(" | ")}, actual ${actual}` : undefined
 }
 
 // ---------------------------------------------------------------------------------------------
