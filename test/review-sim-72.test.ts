@@ -76,12 +76,30 @@ describe("proxies", () => {
         "http://localhost:8080",
         "http://[::1]/",
         "http://10.1.2.3/",
-        "http://192.168.0.1/"
+        "http://192.168.0.1/",
+        // review 75: IPv4-mapped IPv6, a last dot, other forms of an IPv4 address
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::ffff:192.168.1.1]/",
+        "http://localhost./",
+        "http://LocalHost./",
+        "http://0x7f000001/",
+        "http://2130706433/",
+        "http://127.1/"
       ]
     ) {
       expect((await send("POST", `/proxies/${created.id}/check`, { url })).status, url).toBe(400)
     }
-    expect((await send("POST", `/proxies/${created.id}/check`, { url: "https://example.com/a?b" })).status).toBe(200)
+    // public, however the name starts
+    for (
+      const url of [
+        "https://example.com/a?b",
+        "http://0.pool.ntp.org/",
+        "http://10.example.com/",
+        "http://[2606:4700::1111]/"
+      ]
+    ) {
+      expect((await send("POST", `/proxies/${created.id}/check`, { url })).status, url).toBe(200)
+    }
   })
 
   it("a check of a URL leaves the proxy's health as it was, and takes http(s) only", async () => {
@@ -155,6 +173,63 @@ describe("the request log, however a secret is written (review 74)", () => {
       expect(log).not.toMatch(/SECRET_74/)
     })
   }
+
+  // review 75: however the key is spelt, whatever shape the body has, in its headers and query too
+  const more: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+    [
+      "a key spelt with separators, in a body without a u",
+      () => send("POST", "/browsers/browser_1/process/exec", { command: "ls", env: { DB_PASS_WORD: "XQZ_75_1" } })
+    ],
+    [
+      "a listed field of another shape",
+      () => send("POST", "/browsers/browser_1/curl", { url: { password: "SECRET_75_2" } })
+    ],
+    [
+      "a listed field of another shape, beside secrets",
+      () => send("POST", "/credentials", { name: { password: "SECRET_75_3" }, domain: "a.com", values: { u: "v" } })
+    ],
+    ["a credential header in a secret-holding body", () =>
+      send("POST", "/proxies", {
+        name: "p",
+        type: "custom",
+        config: { host: "h", port: 1, password: "pw" },
+        Authorization: "Bearer SECRET_75_4"
+      })],
+    [
+      "an untyped body that is not JSON",
+      () => raw("DELETE", "/browsers/nonexistent", `{"GITHUB_TOKEN":"SECRET_75_5",}`, "application/json")
+    ]
+  ]
+  for (const [name, call] of more) {
+    it(`${name}: not kept`, async () => {
+      const log = await logOf(call)
+      expect(log.length).toBeGreaterThan(0)
+      expect(log).not.toMatch(/SECRET_75|XQZ_75/)
+    })
+  }
+
+  it("a header or a query parameter named as a secret: not kept", async () => {
+    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+    await fetch(`${served.url}/browsers?jwt=SECRET_75_6&cdpWsUrl=SECRET_75_7`, {
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "x-goog-api-key": "SECRET_75_8" }
+    })
+    const log = await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).text()
+    expect(log).toContain("x-goog-api-key")
+    expect(log).not.toMatch(/SECRET_75/)
+  })
+
+  it("a __proto__ key of an untyped body is a member like any other", async () => {
+    const log = await logOf(() =>
+      raw(
+        "DELETE",
+        "/browsers/zz",
+        `{"__proto__":{"password":"SECRET_75_9","keep":"visible"},"token":"x"}`,
+        "application/json"
+      )
+    )
+    expect(log).toContain("visible")
+    expect(log).not.toMatch(/SECRET_75/)
+  })
 
   it("a field the schema lists is kept as it is (Playwright's code)", async () => {
     const log = await logOf(() =>

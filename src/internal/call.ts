@@ -299,6 +299,7 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
     const { op, request } = checked.right
+    const shown = shownBy(config, op.name)
     // from the kept response to its body's watch, uninterruptible: nothing ends it unreleased
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(
@@ -318,14 +319,14 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
         (answer): Effect.Effect<unknown, KernelError.DecodeError> => {
           if (!(answer instanceof Kept)) return Effect.succeed({ _tag: reasonOf(answer.status) })
           const refused = encodedBody(request, answer.response)
-          if (refused !== undefined) return Effect.zipRight(answer.release, Effect.fail(refused))
+          if (refused !== undefined) return Effect.zipRight(answer.release, Effect.fail(shown(refused)))
           // the head came before whatever runs the stream (a `downloadToFile` given the `Ok` value):
           // its run is told the declared size (its progress's total), not only this call
           return Effect.map(
             bodyOf(request, answer, config),
             ({ stream }) => ({
               _tag: reasonOf(bytesStatus),
-              value: readOnce(request, Download.announced(stream, declaredOf(answer.response)))
+              value: Stream.mapError(readOnce(request, Download.announced(stream, declaredOf(answer.response))), shown)
             })
           )
         }
@@ -360,6 +361,13 @@ const readOnce = <E>(
     )
   })
 }
+
+/**
+ * An error of a stream operation as its caller gets it: without the API key a server echoed into it, and
+ * named by its call (`Client.located`).
+ */
+const shownBy = (config: KernelConfig.Service, operation: string) => <X>(error: X): X =>
+  Client.located(Client.withoutKey(config)(error), operation)
 
 /** A response whose body is streamed after its attempt, and what releases its request. */
 class Kept {
@@ -419,19 +427,18 @@ const streamCall = (
               ? notDeclaredType(request, response, answer)
               : notEventStream(request, response, config)) ??
               encodedBody(request, response)
-            return refused !== undefined ? Effect.fail(Client.located(refused, op.name)) : Effect.map(
+            const shown = shownBy(config, op.name)
+            return refused !== undefined ? Effect.fail(shown(refused)) : Effect.map(
               bodyOf(request, new Kept(response, release), config),
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close
                 // an event may quote what the server echoed: the key is taken out of its errors; a
                 // failure of the body (cut, gone idle, an event that does not decode) names its call
-                return events === undefined
-                  ? Stream.mapError(stream, (error) => Client.located(error, op.name))
-                  : Stream.mapError(
-                    events(request, response.status, params, stream, config.apiKey),
-                    (error) => Client.located(Client.withoutKey(config)(error), op.name)
-                  )
+                return Stream.mapError(
+                  events === undefined ? stream : events(request, response.status, params, stream, config.apiKey),
+                  shown
+                )
               }
             )
           }
@@ -441,10 +448,14 @@ const streamCall = (
       })
     if (!resume) return Effect.succeed(openWith(params))
     const base: object = typeof params === "object" && params !== null ? params : {}
+    // what the resumption itself refuses (a gap in `seq`, a `seq` gone back) names its call too
     return Effect.succeed(
-      Events.resumable(
-        Client.describe(checked.right.request),
-        (lastEventId) => openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
+      Stream.mapError(
+        Events.resumable(
+          Client.describe(checked.right.request),
+          (lastEventId) => openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
+        ),
+        shownBy(config, definition.name)
       )
     )
   }

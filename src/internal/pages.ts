@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import type { Page } from "./call.js"
 import type { Operation } from "./definition.js"
+import { located } from "./execute.js"
 import { encodeSegment } from "./path.js"
 
 /** The status of the operation's paged answer (200 when it documents none). */
@@ -67,12 +68,16 @@ export function follow<E, R>(
       | { readonly _tag: "Fail"; readonly error: KernelError.DecodeError }
     const refuse = (message: string): State => ({
       _tag: "Fail",
-      error: new KernelError.DecodeError({
-        method: definition.method,
-        path: pathOf(definition, base),
-        status: pageStatus(definition),
-        message: `${definition.name}: ${message}`
-      })
+      // named by its call, as every error of an operation is
+      error: located(
+        new KernelError.DecodeError({
+          method: definition.method,
+          path: pathOf(definition, base),
+          status: pageStatus(definition),
+          message: `${definition.name}: ${message}`
+        }),
+        definition.name
+      )
     })
     const step = (
       state: State

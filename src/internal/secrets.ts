@@ -73,13 +73,13 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
     case "TypeLiteral": {
       // a value of another shape where a secret-holding object is expected (`values: ["hunter2"]`, a
       // request the service refuses): hidden whole, as the secrets it was meant to hold may be in it
-      if (typeof value !== "object" || value === null || Array.isArray(value)) return misshapen(ast, value)
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return misshapen(ast, value, depth)
       const out: Record<string, unknown> = { ...value }
       const named = new Set<PropertyKey>()
       for (const property of ast.propertySignatures) {
         named.add(property.name)
         if (typeof property.name === "string" && Object.hasOwn(out, property.name)) {
-          out[property.name] = redact(property.type, out[property.name], depth + 1)
+          setOwn(out, property.name, redact(property.type, out[property.name], depth + 1))
         }
       }
       // a key the schema does not list (a record's, `env`'s `API_KEY`; or one an open object takes), named as
@@ -88,18 +88,22 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
       for (const key of Object.keys(out)) {
         if (named.has(key)) continue
         if (isSecretKey(key) && out[key] !== null) {
-          out[key] = hidden
+          setOwn(out, key, hidden)
           continue
         }
-        out[key] = ast.indexSignatures.reduce(
-          (current: unknown, signature) => redact(signature.type, current, depth + 1),
-          ast.indexSignatures.length === 0 ? freeJson(out[key], depth + 1) : out[key]
+        setOwn(
+          out,
+          key,
+          ast.indexSignatures.reduce(
+            (current: unknown, signature) => redact(signature.type, current, depth + 1),
+            ast.indexSignatures.length === 0 ? freeJson(out[key], depth + 1) : out[key]
+          )
         )
       }
       return out
     }
     case "TupleType": {
-      if (!Array.isArray(value)) return misshapen(ast, value)
+      if (!Array.isArray(value)) return misshapen(ast, value, depth)
       return value.map((item: unknown, k) => {
         const type = ast.elements[k]?.type ?? ast.rest[0]?.type
         return type === undefined ? item : redact(type, item, depth + 1)
@@ -111,7 +115,9 @@ const redact = (ast: SchemaAST.AST, value: unknown, depth: number): unknown => {
       // any JSON (a pool's `chrome_policy`): every key named as a secret field, however deep
       return freeJson(value, depth)
     default:
-      return value
+      // a value of another shape than a scalar's (`"url": { "password": ... }`, a request the service refuses):
+      // walked as any JSON
+      return typeof value === "object" && value !== null ? freeJson(value, depth) : value
   }
 }
 
@@ -124,9 +130,12 @@ const freeJson = (value: unknown, depth: number): unknown => {
   }
 }
 
-/** A value of another shape than its secret-holding AST's (`values: ["..."]`): hidden whole; `null` kept. */
-const misshapen = (ast: SchemaAST.AST, value: unknown): unknown =>
-  value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : value
+/**
+ * A value of another shape than its AST's: hidden whole where the AST holds secrets (`values: ["..."]`), else
+ * walked as any JSON; `null` kept.
+ */
+const misshapen = (ast: SchemaAST.AST, value: unknown, depth: number): unknown =>
+  value !== null && value !== undefined && astHoldsSecret(ast) ? hidden : freeJson(value, depth)
 
 const secretAsts = new WeakMap<SchemaAST.AST, boolean>()
 
@@ -248,14 +257,7 @@ const credentialWords = ["password", "token", "key", "jwt", "secret"]
  * credential's word, or a `\u` escape, which a parse may turn into one): what is not is kept as it is,
  * without a parse.
  */
-const mayNameSecretKey = new RegExp(
-  [
-    ...[...secretFieldNames].map((name) => name.split("_").join("[_\\-.]?")),
-    ...credentialWords,
-    String.raw`\u`
-  ].join("|"),
-  "i"
-)
+const mayNameSecretKey = new RegExp([...secretKeys, ...credentialWords].join("|"), "i")
 
 /**
  * Whether a text may name a secret field of the API as a key, however written (see `isSecretKey`), or
@@ -263,7 +265,8 @@ const mayNameSecretKey = new RegExp(
  *
  * @internal
  */
-export const mayNameSecret = (text: string): boolean => mayNameSecretKey.test(text)
+export const mayNameSecret = (text: string): boolean =>
+  text.includes("\\u") || mayNameSecretKey.test(text.replace(/[_\-.[\]]/g, ""))
 
 /**
  * Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`,
@@ -271,9 +274,18 @@ export const mayNameSecret = (text: string): boolean => mayNameSecretKey.test(te
  * `credential[password]`).
  */
 const isSecretKey = (key: string): boolean => {
+  // the lower-case name without its separators: `X-Api-Key`, `cdpWsUrl`, `PASS_WORD`
   const normalized = key.toLowerCase().replace(/[_\-.[\]]/g, "")
   return secretKeys.has(normalized) || credentialWords.some((word) => normalized.endsWith(word))
 }
+
+/**
+ * Whether a name (a JSON key, a header's, a query parameter's) names a secret field of the API in any case
+ * or spelling, or ends with a credential's word (`X-Goog-Api-Key`, `access_token`, `jwt`).
+ *
+ * @internal
+ */
+export const isSecretName: (name: string) => boolean = (name) => isSecretKey(name)
 
 /**
  * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
@@ -308,11 +320,20 @@ const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>
   for (const [key, field] of Object.entries(value)) {
     const shown = field === null || (typeof field === "string" && kept !== undefined && kept.has(key))
     // an Error's own details and inner error keep their `code` too
-    copy[key] = isSecretKey(key) && !shown
-      ? hidden
-      : withoutFields(field, depth + 1, kept !== undefined && errorParts.has(key) ? kept : undefined)
+    setOwn(
+      copy,
+      key,
+      isSecretKey(key) && !shown
+        ? hidden
+        : withoutFields(field, depth + 1, kept !== undefined && errorParts.has(key) ? kept : undefined)
+    )
   }
   return copy
+}
+
+/** Sets an own member, a `__proto__` key as a member (as `JSON.parse` made it), not the prototype. */
+const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
 /** The members of an Error body that are Errors' details themselves (their `code` is no secret either). */

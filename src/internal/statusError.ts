@@ -332,10 +332,11 @@ export const statusError = <E>(
       return Effect.fail(undocumented)
     }
     const whole = errorBodyOf(text, op.name, response.status)
-    // a body that is not an error object is quoted: never with a secret field of a resource in it
-    const quoted = Option.isSome(whole) ? "" : withoutSecretFields(text)
     // its code and message, when it has them (its other fields do not fit, or it was cut short)
     const body = Option.isSome(whole) ? whole : salvagedErrorBody(text)
+    // a body that is not an error object is quoted: never with a secret field of a resource in it (an
+    // error's own code, when it has one, is no secret)
+    const quoted = Option.isSome(whole) ? "" : withoutSecretFields(text, Option.isSome(body) ? errorOwn : undefined)
     const retryAfter = RetryAfter.fromHeaders(response.headers, now)
     const shouldRetry = RetryAfter.shouldRetry(response.headers)
     // the server's message, or what its body quotes (nothing for an empty one)

@@ -7,10 +7,10 @@
  * @internal
  */
 import type * as Schema from "effect/Schema"
-import { redactJson, withoutSecretFields, withoutSecretFieldsJson } from "../../internal/secrets.js"
+import { redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
 import * as values from "./values.js"
 
-export { holdsSecrets, mayNameSecret } from "../../internal/secrets.js"
+export { holdsSecrets, isSecretName, mayNameSecret } from "../../internal/secrets.js"
 
 /**
  * The text of a JSON request body whose schema {@link holdsSecrets}, as the log keeps it: parsed,
@@ -31,9 +31,9 @@ export const loggedBody = (schema: Schema.Schema.AnyNoContext, text: string): st
 }
 
 /**
- * The text of a body an operation does not take (a `DELETE` with a JSON body), as the log keeps it: a JSON
- * text with every key named as a secret field hidden, however deep; another text cut before the first
- * such key (as an error body is quoted).
+ * The text of a body an operation does not take (a `DELETE` with a JSON body) that may name a secret field,
+ * as the log keeps it: a JSON text with every key named as a secret field hidden, however deep; another
+ * text not at all.
  *
  * @internal
  */
@@ -42,7 +42,7 @@ export const loggedUntyped = (text: string): string => {
   try {
     json = JSON.parse(text)
   } catch {
-    return withoutSecretFields(text)
+    return "<not shown: not JSON, and it may name a secret field>"
   }
   try {
     return JSON.stringify(withoutSecretFieldsJson(json))

@@ -23,12 +23,13 @@ const recordedQuery = (query: string | undefined): string | undefined => {
   if (query === undefined || query === "") return undefined
   // a name written with escapes (`tok%65n`) is read decoded
   // (a query naming none, in its names or its values, is kept as it is without a walk)
-  const kept = credentialName.test(query) || query.includes("%")
+  const kept = credentialName.test(query) || query.includes("%") || redaction.mayNameSecret(query)
     ? query.split("&").map((pair) => {
       const equals = pair.indexOf("=")
       if (equals < 0) return pair
       const name = pair.slice(0, equals)
-      return credentialName.test(decodedName(name)) ? `${name}=<redacted>` : pair
+      const decoded = decodedName(name)
+      return credentialName.test(decoded) || redaction.isSecretName(decoded) ? `${name}=<redacted>` : pair
     }).join("&")
     : query
   return kept.length > 65_536 ? `${kept.slice(0, 65_536)}…` : kept
@@ -202,7 +203,7 @@ const redactHeaders = (
     if (value === undefined) continue
     const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
-      : redaction.credentialHeaderNames.has(name)
+      : redaction.credentialHeaderNames.has(name) || redaction.isSecretName(name)
       ? "<redacted>"
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
@@ -1099,9 +1100,10 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               } else {
                 logged = redaction.loggedForm(schema, contentType ?? "", read.bytes)
               }
-              record.body = logged.length > limits.recordedBodyBytes
-                ? `${logged.slice(0, limits.recordedBodyBytes)}…`
-                : logged
+              const shown = body?.kind === "json" ? redaction.withoutCredentialHeaders(logged) : logged
+              record.body = shown.length > limits.recordedBodyBytes
+                ? `${shown.slice(0, limits.recordedBodyBytes)}…`
+                : shown
             } else if (body?.kind === "bytes") {
               // a file's own bytes (`writeFile`): its content, as the program wrote it (cut)
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)

@@ -95,17 +95,35 @@ const checkedUrlIssue = (text: string): string | undefined => {
   if (!URL.canParse(text) || /\s/.test(text)) return "is not a URL"
   const url = new URL(text)
   if (url.protocol !== "http:" && url.protocol !== "https:") return "only an http or https URL is allowed"
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
+  // the host as `URL` writes it (an IPv4 address in any form dotted: `0x7f000001` as `127.0.0.1`), without
+  // an IPv6 address's brackets or a name's last dot
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase()
   if (host === "") return "has no host"
-  if (host === "localhost" || host.endsWith(".localhost") || notPublic.test(host)) {
-    return `${host} is not a public address`
-  }
-  return undefined
+  const local = host === "localhost" || host.endsWith(".localhost")
+  return local || (host.includes(":") ? !publicV6(host) : /^[\d.]+$/.test(host) && !publicV4(host))
+    ? `${host} is not a public address`
+    : undefined
 }
 
-/** The IPv4 and IPv6 literals of addresses that are not public: loopback, private, link-local, unspecified. */
-const notPublic =
-  /^(?:127\.|10\.|192\.168\.|169\.254\.|172\.(?:1[6-9]|2\d|3[01])\.|0\.|::1?$|f[cd][0-9a-f]{0,2}:|fe[89ab][0-9a-f]?:|::ffff:(?:127|10)\.)/
+/** Whether a dotted IPv4 address is public: not loopback, private, link-local, shared or unspecified. */
+const publicV4 = (host: string): boolean => {
+  const [a = 0, b = 0] = host.split(".").map(Number)
+  return !(a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127))
+}
+
+/**
+ * Whether an IPv6 address (as `URL` writes it) is public: not loopback, unspecified, unique-local or
+ * link-local, nor an IPv4-mapped address that is not (`::ffff:7f00:1`, `127.0.0.1`).
+ */
+const publicV6 = (host: string): boolean => {
+  if (host === "::" || host === "::1" || /^f[cd]/.test(host) || /^fe[89ab]/.test(host)) return false
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host)
+  if (mapped === null) return true
+  const high = parseInt(mapped[1]!, 16)
+  const low = parseInt(mapped[2]!, 16)
+  return publicV4(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`)
+}
 
 /** The `config` of a JSON body as sent, or `undefined`. */
 const sentConfig = (raw: Uint8Array): unknown => {
