@@ -652,7 +652,7 @@ export class LoadBrowserExtensions
  * import { Browsers } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Browsers.loadExtensions({ id: "id", extensions: [{ zip_file: new Uint8Array(), name: "text" }] })
+ *   yield* Browsers.loadExtensions({ id: "id", extensions: [{ zip_file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), name: "text" }] })
  * })
  * ```
  */

@@ -159,7 +159,7 @@ export class UploadExtension
  * import { Extensions } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Extensions.upload({ file: new Uint8Array() })
+ *   const result = yield* Extensions.upload({ file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -1033,7 +1033,7 @@ export class UploadZip extends Context.Tag("effect-kernel/UploadZip")<UploadZip,
  * import { Filesystem } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   yield* Filesystem.uploadZip({ id: "id", zip_file: new Uint8Array(), dest_path: "/text" })
+ *   yield* Filesystem.uploadZip({ id: "id", zip_file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), dest_path: "/text" })
  * })
  * ```
  */

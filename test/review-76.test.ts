@@ -5,8 +5,11 @@
  * Each case failed before its fix.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Stream } from "effect"
-import { Browsers, Computer, KernelTransport, Profiles } from "effect-kernel"
+import { Effect, Layer, Stream } from "effect"
+import * as Sdk from "effect-kernel"
+import { Browsers, Computer, type Kernel, KernelTransport, Profiles } from "effect-kernel"
+import { KernelSimulator } from "effect-kernel/testing"
+import { examples } from "./generated/examples.js"
 import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 
 const served = fileHttpServer((request, response) => {
@@ -74,4 +77,19 @@ describe("an undocumented status's excerpt", () => {
         JSON.stringify({ code: "quota_exceeded", message: "too many browsers", details: "see dashboard" })
       )
     }).pipe(Effect.provide(layer())))
+})
+
+// the API reference's examples are the generated params: those of an archive's upload run as written
+describe("the examples of an archive's upload", () => {
+  const seed = { organizations: [{ id: "o", token: KernelSimulator.defaultToken, browsers: [{ id: "id" }] }] }
+  for (const name of ["uploadExtension", "uploadZip", "loadBrowserExtensions"]) {
+    it.effect(`${name}, as generated: answered`, () =>
+      Effect.gen(function*() {
+        const example = examples.find((each) => each.name === name)!
+        const accessor: unknown = Reflect.get(Reflect.get(Sdk, example.module) as object, example.accessor)
+        if (typeof accessor !== "function") throw new Error(`${example.module}.${example.accessor}`)
+        const exit = yield* Effect.exit(accessor(example.params) as Effect.Effect<unknown, unknown, Kernel.Services>)
+        expect(exit._tag, String(exit)).toBe("Success")
+      }).pipe(Effect.provide(Sdk.Kernel.layer.pipe(Layer.provide(KernelSimulator.layer(seed))))))
+  }
 })

@@ -30,8 +30,22 @@ const hasRequired = (api: Ir.Api, schema: Ir.Schema): boolean => {
     : resolved.kind !== "unknown"
 }
 
+/** An empty ZIP archive (its end record alone): what a field the document describes as a ZIP file takes. */
+const emptyZip = "Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)"
+
+/** Whether a binary field holds a ZIP archive, by its name or the document's description of it. */
+const isZip = (property: Ir.Property | undefined): boolean =>
+  property !== undefined && (/zip/i.test(property.name) || /\bzip\b/i.test(property.description ?? ""))
+
 // A value of the schema's type, for the examples: the required fields only.
-const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, example?: unknown): string => {
+const sample = (
+  api: Ir.Api,
+  schema: Ir.Schema,
+  uses: Set<string>,
+  depth = 0,
+  example?: unknown,
+  property?: Ir.Property
+): string => {
   const resolved = resolve(api, schema)
   switch (resolved.kind) {
     case "string":
@@ -40,7 +54,8 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
       uses.add("DateTime")
       return `DateTime.unsafeMake("2025-01-01T00:00:00Z")`
     case "binary":
-      return "new Uint8Array()"
+      // a service that checks an archive refuses no bytes at all
+      return isZip(property) ? emptyZip : "new Uint8Array()"
     case "redacted":
       uses.add("Redacted")
       return `Redacted.make("secret")`
@@ -79,7 +94,7 @@ const sample = (api: Ir.Api, schema: Ir.Schema, uses: Set<string>, depth = 0, ex
       const fields = properties.filter((property) => property.required || named.has(property.name))
       return `{ ${
         fields.map((property) =>
-          `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1, property.example)}`
+          `${key(property.name)}: ${sample(api, property.schema, uses, depth + 1, property.example, property)}`
         ).join(", ")
       } }`
     }

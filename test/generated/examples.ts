@@ -248,7 +248,13 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/extensions",
     answers: ["none"],
     body: "multipart",
-    params: { id: "id", extensions: [{ zip_file: new Uint8Array(), name: "text" }] }
+    params: {
+      id: "id",
+      extensions: [{
+        zip_file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        name: "text"
+      }]
+    }
   },
   {
     name: "clickMouse",
@@ -398,7 +404,10 @@ export const examples: ReadonlyArray<Example> = [
     path: "/deployments",
     answers: ["json"],
     body: "multipart",
-    params: { file: new Uint8Array(), entrypoint_rel_path: "src/app.py" }
+    params: {
+      file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+      entrypoint_rel_path: "src/app.py"
+    }
   },
   {
     name: "getDeployment",
@@ -668,7 +677,11 @@ export const examples: ReadonlyArray<Example> = [
     path: "/browsers/{id}/fs/upload_zip",
     answers: ["none"],
     body: "multipart",
-    params: { id: "id", zip_file: new Uint8Array(), dest_path: "/text" }
+    params: {
+      id: "id",
+      zip_file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+      dest_path: "/text"
+    }
   },
   {
     name: "curlBrowser",
@@ -918,7 +931,7 @@ export const examples: ReadonlyArray<Example> = [
     path: "/extensions",
     answers: ["json"],
     body: "multipart",
-    params: { file: new Uint8Array() }
+    params: { file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) }
   },
   {
     name: "downloadExtension",

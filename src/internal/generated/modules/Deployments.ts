@@ -250,7 +250,7 @@ export class CreateDeployment
  * import { Deployments } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Deployments.create({ file: new Uint8Array(), entrypoint_rel_path: "src/app.py" })
+ *   const result = yield* Deployments.create({ file: Uint8Array.of(0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), entrypoint_rel_path: "src/app.py" })
  *   yield* Effect.log(result)
  * })
  * ```
