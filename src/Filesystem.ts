@@ -442,7 +442,7 @@ export class DeleteFile extends Context.Tag("effect-kernel/DeleteFile")<DeleteFi
  *
  * `PUT /browsers/{id}/fs/delete_file`
  *
- * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors
@@ -522,7 +522,7 @@ export class DeleteDirectory
  *
  * `PUT /browsers/{id}/fs/delete_directory`
  *
- * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
+ * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
  *
  * @since 0.2.0
  * @category Accessors

@@ -272,7 +272,9 @@ describe("the operations", () => {
   })
 
   it("idempotent: GET, PUT (but a move) and DELETE, and the listed POSTs only", () => {
-    expect(emittedOperations.find((operation) => operation.name === "movePath")?.idempotent).toBe(false)
+    for (const name of ["movePath", "deleteFile", "deleteDirectory"]) {
+      expect([name, emittedOperations.find((operation) => operation.name === name)?.idempotent]).toEqual([name, false])
+    }
     for (const operation of emittedOperations) {
       const expected = operation.method === "GET" ||
         (operation.method === "PUT" && !Config.nonIdempotentPuts.has(operation.name)) ||

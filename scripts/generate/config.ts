@@ -235,11 +235,13 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
 
 /**
  * The PUTs that are not harmless to repeat (PUT is idempotent by method, but these act on what the
- * first attempt changed): a move retried after the first attempt moved the file finds no source, and
- * would report a move that happened as `NotFound`.
+ * first attempt changed): retried after the first attempt did its work, they find their path gone and
+ * would report a move or a delete that happened as `NotFound`.
  */
 export const nonIdempotentPuts: ReadonlySet<string> = new Set([
-  "movePath" // moves what is at `src_path`: a second attempt finds it gone
+  "movePath", // moves what is at `src_path`: a second attempt finds it gone
+  "deleteFile", // a second attempt finds no file: 404
+  "deleteDirectory" // a second attempt finds no directory: 404
 ])
 
 /**

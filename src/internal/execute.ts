@@ -547,16 +547,6 @@ const scrubIn = (target: object, secrets: ReadonlyArray<string>, depth: number):
 }
 
 /**
- * Removes the API key from an operation's error: a service or a proxy that echoes the
- * `Authorization` header in its answer (an error body's message, code or details, the excerpt of
- * an unexpected status, a decode error quoting a field) must not put the key into the caller's
- * errors, logs and spans; nor may the secrets the call sent (`sent`: its input's `Redacted` values,
- * a credential's password quoted by a validation message). The errors are the SDK's own, made for
- * this failure: their fields are replaced in place before the caller sees them.
- *
- * @internal
- */
-/**
  * The error with a stack that names the call (`at Kernel.<operation> (<METHOD> <path>)`) in place of the
  * SDK's own frames, which say nothing of it: `Cause.pretty`, an uncaught error's report and a logged error
  * then say which call of a program failed, without tracing (the error's `message` stays the server's).
@@ -581,6 +571,16 @@ export const located = <X>(error: X, operation: string): X => {
   return error
 }
 
+/**
+ * Removes the API key from an operation's error: a service or a proxy that echoes the
+ * `Authorization` header in its answer (an error body's message, code or details, the excerpt of
+ * an unexpected status, a decode error quoting a field) must not put the key into the caller's
+ * errors, logs and spans; nor may the secrets the call sent (`sent`: its input's `Redacted` values,
+ * a credential's password quoted by a validation message). The errors are the SDK's own, made for
+ * this failure: their fields are replaced in place before the caller sees them.
+ *
+ * @internal
+ */
 export const withoutKey = (
   config: KernelConfig.Service,
   sent: ReadonlyArray<string> = []

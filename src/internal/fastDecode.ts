@@ -27,7 +27,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
-import { isRedactedAst } from "./secrets.js"
+import { isRedactedAst, setOwn } from "./secrets.js"
 import { parseTimestamp, Timestamp } from "./timestamp.js"
 
 /**
@@ -294,19 +294,6 @@ const typeLiteral = (ast: AST.TypeLiteral, direction: Direction): Node => {
       }
     }
     return out
-  }
-}
-
-/**
- * Sets `key` of a record being decoded as its own data property: a `__proto__` key (what a server or a
- * caller's `JSON.parse` gives as an own key) stays data, never the record's prototype (`out[key] = v`
- * would replace it, and the value's fields would read through every key).
- */
-const setOwn = (out: Record<PropertyKey, unknown>, key: string, value: unknown): void => {
-  if (key === "__proto__") {
-    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
-  } else {
-    out[key] = value
   }
 }
 

@@ -285,7 +285,7 @@ const isSecretKey = (key: string): boolean => {
  *
  * @internal
  */
-export const isSecretName: (name: string) => boolean = (name) => isSecretKey(name)
+export const isSecretName = (name: string): boolean => isSecretKey(name)
 
 /**
  * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
@@ -331,9 +331,19 @@ const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>
   return copy
 }
 
-/** Sets an own member, a `__proto__` key as a member (as `JSON.parse` made it), not the prototype. */
-const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+/**
+ * Sets `key` of a record being made as its own data property: a `__proto__` key (what a server or a
+ * caller's `JSON.parse` gives as an own key) stays data, never the record's prototype (`out[key] = v`
+ * would replace it, and the value's fields would read through every key).
+ *
+ * @internal
+ */
+export const setOwn = (out: Record<PropertyKey, unknown>, key: string, value: unknown): void => {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    out[key] = value
+  }
 }
 
 /** The members of an Error body that are Errors' details themselves (their `code` is no secret either). */

@@ -106,7 +106,7 @@ export const deleteFile = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
-  idempotent: true
+  idempotent: false
 })
 
 /**
@@ -125,7 +125,7 @@ export const deleteDirectory = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
-  idempotent: true
+  idempotent: false
 })
 
 /**
