@@ -199,9 +199,6 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
   return found.length === 0 ? noSecrets : found.sort((a, b) => b.length - a.length)
 }
 
-/** A key of some schema's secret field written in a JSON text (`"cdp_ws_url":`). */
-const secretKey = new RegExp(`"(?:${[...secretFieldNames].join("|")})"\\s*:`)
-
 /**
  * The words of a secret field's name joined as a text may write them: `_`, `-`, `.` or nothing, an
  * underscore escaped (`\u005f`, `\x5f`, `%5f`, `&#95;`, `&lowbar;`).
@@ -269,40 +266,17 @@ export const mayNameSecret = (text: string): boolean =>
   text.includes("\\u") || mayNameSecretKey.test(text.replace(/[_\-.[\]]/g, ""))
 
 /**
- * Whether a JSON key names a secret field, in any case and however its words are joined (`cdpWsUrl`,
- * `TOKEN`), or ends with a credential's word (`api_key`, `access_token`, `X-Api-Key`,
- * `credential[password]`).
+ * Whether a name (a JSON key, a header's, a query parameter's) names a secret field, in any case and
+ * however its words are joined (`cdpWsUrl`, `TOKEN`), or ends with a credential's word (`api_key`,
+ * `access_token`, `X-Api-Key`, `credential[password]`).
+ *
+ * @internal
  */
-const isSecretKey = (key: string): boolean => {
+export const isSecretKey = (key: string): boolean => {
   // the lower-case name without its separators: `X-Api-Key`, `cdpWsUrl`, `PASS_WORD`
   const normalized = key.toLowerCase().replace(/[_\-.[\]]/g, "")
   return secretKeys.has(normalized) || credentialWords.some((word) => normalized.endsWith(word))
 }
-
-/**
- * Whether a name (a JSON key, a header's, a query parameter's) names a secret field of the API in any case
- * or spelling, or ends with a credential's word (`X-Goog-Api-Key`, `access_token`, `jwt`).
- *
- * @internal
- */
-export const isSecretName = (name: string): boolean => isSecretKey(name)
-
-/**
- * Whether a JSON text names a field that is a secret in some schema of the API (`"password":`).
- *
- * @internal
- */
-export const namesSecretField = (text: string): boolean => secretKey.test(text)
-
-/** A multipart part named as a secret field (`name="token"`, `name="source.auth.token"`, `name="x[password]"`). */
-const secretPart = new RegExp(`name="(?:[^"]*[.\\[])?(?:${[...secretFieldNames].join("|")})\\]?"`)
-
-/**
- * Whether a `multipart/form-data` text has a part named as a secret field of the API.
- *
- * @internal
- */
-export const namesSecretPart = (text: string): boolean => secretPart.test(text)
 
 /** The deepest an error body is walked for secret fields; a deeper one is cut where it holds one. */
 const maxDepth = 64

@@ -11,7 +11,7 @@ import { describe, scrub } from "./errors.js"
 import type * as Operations from "./operations.js"
 import { keepUndocumented, lazy, readErrorText } from "./responseBody.js"
 import * as RetryAfter from "./retryAfter.js"
-import { withoutSecretFields } from "./secrets.js"
+import { setOwn, withoutSecretFields } from "./secrets.js"
 
 /**
  * A class of error that answers one documented status.
@@ -291,7 +291,7 @@ const madeBy = (text: string): unknown => {
     return JSON.parse(text)
   } catch {
     const members: Record<string, string> = {}
-    for (const [key, value] of leadingStrings(text)) if (!value.endsWith("…")) members[key] = value
+    for (const [key, value] of leadingStrings(text)) if (!value.endsWith("…")) setOwn(members, key, value)
     return members
   }
 }

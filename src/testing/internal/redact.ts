@@ -10,7 +10,7 @@ import type * as Schema from "effect/Schema"
 import { redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
 import * as values from "./values.js"
 
-export { holdsSecrets, isSecretName, mayNameSecret } from "../../internal/secrets.js"
+export { holdsSecrets, isSecretKey, mayNameSecret } from "../../internal/secrets.js"
 
 /**
  * The text of a JSON request body whose schema {@link holdsSecrets}, as the log keeps it: parsed,

@@ -29,7 +29,7 @@ const recordedQuery = (query: string | undefined): string | undefined => {
       if (equals < 0) return pair
       const name = pair.slice(0, equals)
       const decoded = decodedName(name)
-      return credentialName.test(decoded) || redaction.isSecretName(decoded) ? `${name}=<redacted>` : pair
+      return credentialName.test(decoded) || redaction.isSecretKey(decoded) ? `${name}=<redacted>` : pair
     }).join("&")
     : query
   return kept.length > 65_536 ? `${kept.slice(0, 65_536)}…` : kept
@@ -203,7 +203,7 @@ const redactHeaders = (
     if (value === undefined) continue
     const kept = name === "authorization"
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
-      : redaction.credentialHeaderNames.has(name) || redaction.isSecretName(name)
+      : redaction.credentialHeaderNames.has(name) || redaction.isSecretKey(name)
       ? "<redacted>"
       : value.length > 1024
       ? `${value.slice(0, 1024)}…`
