@@ -15,7 +15,6 @@ import {
 } from "effect-kernel"
 import * as fs from "node:fs"
 import type * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
 import * as zlib from "node:zlib"
@@ -23,11 +22,12 @@ import { head, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { json, mockLayer, mockTransport, pool } from "./utils/mock.js"
 import { asMp4, box } from "./utils/mp4.js"
 import { makeObserver } from "./utils/observe.js"
+import { tempDir } from "./utils/tempDir.js"
 import { transports } from "./utils/transports.js"
 
 const deep = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
 const rendered = (error: unknown) => [String(error), JSON.stringify(error), util.inspect(error, { depth: 10 })]
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-hardening-"))
+const tmp = () => tempDir("effect-kernel-hardening-")
 
 describe("item 1: server data never makes a defect or an unbounded error", () => {
   it.effect.each([6_000, 100_000])("a JSON body nested %i levels deep is a DecodeError", (levels) => {

@@ -13,18 +13,18 @@ import {
   Replays
 } from "effect-kernel"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
 import * as zlib from "node:zlib"
 import { head, loopbackLayer, rawServer } from "./utils/loopback.js"
 import { json, mockLayer, token } from "./utils/mock.js"
 import { asMp4, box } from "./utils/mp4.js"
+import { tempDir } from "./utils/tempDir.js"
 import { transports } from "./utils/transports.js"
 
 // Neighbours of the examples, found by a hostile review: each failed before its fix.
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-neighbours-"))
+const tmp = () => tempDir("effect-kernel-neighbours-")
 const ftyp = new Uint8Array([...box("ftyp", 16), 0x69, 0x73, 0x6f, 0x6d, 0, 0, 0, 0])
 
 describe("redirects", () => {

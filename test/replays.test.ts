@@ -3,10 +3,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Exit, Fiber, Layer, Schedule, Stream, TestClock } from "effect"
 import { Replays } from "effect-kernel"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { errorBody, json, mockLayer, settle } from "./utils/mock.js"
 import { asMp4, openMp4Head } from "./utils/mp4.js"
+import { tempDir } from "./utils/tempDir.js"
 
 const params = { id: "b1", replayId: "r1" }
 const video = (bytes: Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) =>
@@ -255,7 +255,7 @@ const failingBody = (chunks: number) => {
 }
 
 describe("downloadToFile", () => {
-  const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-"))
+  const tmp = () => tempDir("effect-kernel-")
 
   it.effect("writes the whole replay and renames it into place", () => {
     const bytes = new Uint8Array(100_000).map((_, i) => i % 251)

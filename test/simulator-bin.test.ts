@@ -4,9 +4,9 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as Net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { isRunning, simulatorBin } from "./utils/bin.js"
+import { tempDir } from "./utils/tempDir.js"
 
 // the bin bundled to one JavaScript file, run by plain `node` (test/utils/bin.ts): no tsx module hooks
 // in the child, which made a start or an exit stall for tens of seconds on a loaded machine
@@ -50,7 +50,7 @@ const start = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = proce
 }
 
 const seedFile = (content: string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sim-seed-"))
+  const dir = tempDir("sim-seed-")
   const file = path.join(dir, "seed.json")
   fs.writeFileSync(file, content)
   return file
@@ -131,7 +131,7 @@ describe("effect-kernel-simulator bin explains itself", () => {
 
   it("without @effect/platform-node (an optional peer) it says what to install, one line and exit 2", async () => {
     // a resolve hook that finds no @effect/platform-node, as in a project that did not install it
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ek-no-platform-node-"))
+    const dir = tempDir("ek-no-platform-node-")
     const hooks = path.join(dir, "hooks.mjs")
     fs.writeFileSync(
       hooks,

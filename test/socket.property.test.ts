@@ -4,10 +4,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck as fc, Layer, Option, Stream } from "effect"
 import { BrowserPools, Computer, Deployments, type Kernel, KernelError, Replays } from "effect-kernel"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as util from "node:util"
 import { loopbackLayer, rawServer } from "./utils/loopback.js"
+import { tempDir } from "./utils/tempDir.js"
 import { transports } from "./utils/transports.js"
 
 const sentinel = "SENTINEL_loopback_4242"
@@ -110,7 +110,7 @@ describe("socket-level property: any raw response gives a documented tag or succ
             if (current === undefined) socket.destroy()
             else write(socket, current)
           })
-          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-kernel-socket-"))
+          const dir = tempDir("effect-kernel-socket-")
           const layer = Layer.fresh(
             loopbackLayer(port, transport.layer, { timeout: "1 second", idleTimeout: "1 second" })
           )

@@ -5,10 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigError, Context, Duration, Effect, Either, Exit, Layer, Scope, Stream } from "effect"
 import { Computer, KernelClient, KernelError, KernelTransport, Replays } from "effect-kernel"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as tls from "node:tls"
 import { inspect } from "node:util"
@@ -17,6 +16,7 @@ import * as Client from "../src/internal/client.js"
 import * as Failures from "../src/internal/failures.js"
 import { head, httpServer, loopbackLayer, rawServer, waitUntil } from "./utils/loopback.js"
 import { asMp4 } from "./utils/mp4.js"
+import { tempDir } from "./utils/tempDir.js"
 import { transports } from "./utils/transports.js"
 
 // Issue 17: the transport under production conditions (real servers, real failures), on every
@@ -349,7 +349,7 @@ describe("the idle time-out measures network silence, not the consumer", () => {
           )
           expect(bytes).toBe(replay.length)
           // downloadToFile onto a slow "disk"
-          const dir = mkdtempSync(path.join(os.tmpdir(), "t17-idle-"))
+          const dir = tempDir("t17-idle-")
           const target = path.join(dir, "replay.mp4")
           let writes = 0
           const file = yield* Replays.downloadToFile(params, target, {
@@ -383,7 +383,7 @@ describe("the idle time-out measures network silence, not the consumer", () => {
             expect(error._tag).toBe("Timeout")
             expect(Date.now() - start).toBeLessThan(hold + 10 * idle)
           }
-          const dir = mkdtempSync(path.join(os.tmpdir(), "t17-idle-"))
+          const dir = tempDir("t17-idle-")
           const target = path.join(dir, "replay.mp4")
           const error = yield* Replays.downloadToFile(params, target).pipe(Effect.provide(layer), Effect.flip)
           expect(error._tag).toBe("Timeout")

@@ -554,7 +554,8 @@ const runPhase = async (pid: number, duration: number, flow: (client: number, ro
 }
 
 const main = async () => {
-  const seedFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernel-load-")), "seed.json")
+  const seedDir = fs.mkdtempSync(path.join(os.tmpdir(), "kernel-load-"))
+  const seedFile = path.join(seedDir, "seed.json")
   fs.writeFileSync(seedFile, JSON.stringify(seed))
   const bin = spawn(
     process.execPath,
@@ -584,6 +585,8 @@ const main = async () => {
       })
       bin.on("exit", (code) => reject(new Error(`bin exited ${code}: ${out}`)))
     })
+    // the bin has read its seed
+    fs.rmSync(seedDir, { recursive: true, force: true })
     const pid = bin.pid!
     const rssStart = rssMiB(pid)
     const warm = warmup > 0 ? await runPhase(pid, warmup, mixedFlow) : undefined
