@@ -273,7 +273,7 @@ export class GetProcessStatus
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Processes.status({ id: "id", processId: "processId" })
+ *   const result = yield* Processes.status({ id: "id", processId: "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -358,7 +358,7 @@ export class StreamProcessStdout
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Processes.stdoutStream({ id: "id", processId: "processId" })
+ *   const result = yield* Processes.stdoutStream({ id: "id", processId: "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b" })
  *   // the events arrive as a stream: here the first ten
  *   yield* result.pipe(Stream.take(10), Stream.runForEach((event) => Effect.log(event)))
  * })
@@ -440,7 +440,7 @@ export class WriteProcessStdin
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Processes.stdin({ id: "id", processId: "processId", data_b64: "text" })
+ *   const result = yield* Processes.stdin({ id: "id", processId: "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b", data_b64: "text" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -518,7 +518,7 @@ export class KillProcess extends Context.Tag("effect-kernel/KillProcess")<KillPr
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Processes.kill({ id: "id", processId: "processId", signal: "TERM" })
+ *   const result = yield* Processes.kill({ id: "id", processId: "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b", signal: "TERM" })
  *   yield* Effect.log(result)
  * })
  * ```
@@ -596,7 +596,7 @@ export class ResizeProcess extends Context.Tag("effect-kernel/ResizeProcess")<Re
  * import { Processes } from "effect-kernel"
  *
  * const program = Effect.gen(function*() {
- *   const result = yield* Processes.resize({ id: "id", processId: "processId", rows: 1, cols: 1 })
+ *   const result = yield* Processes.resize({ id: "id", processId: "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b", rows: 1, cols: 1 })
  *   yield* Effect.log(result)
  * })
  * ```

@@ -96,7 +96,7 @@ const streams: ReadonlyArray<
   {
     name: "Processes.stdoutStream",
     event: { stream: "stdout", data_b64: "aGk=" },
-    open: () => open(Processes.stdoutStream({ id: "b1", processId: "p1" }))
+    open: () => open(Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }))
   },
   {
     name: "Telemetry.stream",
@@ -167,7 +167,10 @@ describe.each(transports)("event streams against a hostile server, over $name", 
     })
     const exit = await run(
       transport,
-      Effect.flatMap(Processes.stdoutStream({ id: "b1", processId: "p1" }), Stream.runCollect)
+      Effect.flatMap(
+        Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }),
+        Stream.runCollect
+      )
     )
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
     expect(

@@ -305,7 +305,12 @@ describe.each(transports)("event streams over $name", (transport) => {
       res.write(frame({ stream: "stderr", data_b64: Buffer.from([0, 255, 1]).toString("base64") }))
       res.write(frame({ event: "exit", exit_code: 3 }))
     })
-    const events = valueOf(await run(transport, collect(Processes.stdoutStream({ id: "b1", processId: "p1" }))))
+    const events = valueOf(
+      await run(
+        transport,
+        collect(Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }))
+      )
+    )
     expect(events).toEqual([
       { _tag: "Output", stream: "stdout", data: new Uint8Array(Buffer.from("hello\n")) },
       { _tag: "Output", stream: "stderr", data: new Uint8Array([0, 255, 1]) },
@@ -319,7 +324,12 @@ describe.each(transports)("event streams over $name", (transport) => {
       sse(res)
       res.write(frame({ event: "exit" }))
     })
-    const events = valueOf(await run(transport, collect(Processes.stdoutStream({ id: "b1", processId: "p1" }))))
+    const events = valueOf(
+      await run(
+        transport,
+        collect(Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }))
+      )
+    )
     expect(events).toEqual([{ _tag: "Exit", exitCode: undefined }])
   })
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, type Layer, Stream } from "effect"
-import * as Sdk from "effect-kernel"
+import { Cause, Effect, Exit } from "effect"
 import { examples } from "./generated/examples.js"
+import { callOf } from "./utils/accessors.js"
 import { paramsOf } from "./utils/exampleParams.js"
 import { mockLayer } from "./utils/mock.js"
 
@@ -48,33 +48,6 @@ const throwingParams = (params: unknown): object => {
     })
   }
   return out
-}
-
-const isStream = (u: unknown): u is Stream.Stream<unknown, unknown> =>
-  typeof u === "object" && u !== null && Stream.StreamTypeId in u && !Effect.isEffect(u)
-
-type Provided = Layer.Layer.Success<ReturnType<typeof mockLayer>["layer"]>
-
-/** The accessor's call, its stream (a download's or an event stream's) run to its end. */
-const callOf = (
-  module: string,
-  accessor: string,
-  params: unknown,
-  options?: unknown
-): Effect.Effect<unknown, unknown, Provided> => {
-  const area: unknown = Reflect.get(Sdk, module)
-  const fn: unknown = typeof area === "object" && area !== null ? Reflect.get(area, accessor) : undefined
-  if (typeof fn !== "function") throw new Error(`no accessor ${module}.${accessor}`)
-  return Effect.suspend(() => {
-    const result: unknown = options === undefined ? fn(params) : fn(params, options)
-    if (isStream(result)) return Stream.runDrain(result)
-    if (!Effect.isEffect(result)) return Effect.die(`${module}.${accessor}: neither an Effect nor a Stream`)
-    // the accessors need the services of Kernel.layer (provided below)
-    return Effect.flatMap(
-      result as Effect.Effect<unknown, unknown, Provided>,
-      (value) => isStream(value) ? Stream.runDrain(value) : Effect.void
-    )
-  })
 }
 
 describe("hostile params", () => {

@@ -92,7 +92,7 @@ const streams: ReadonlyArray<{
     name: "Processes.stdoutStream",
     body: frame({ stream: "stdout", data_b64: "aGk=" }) + frame({ event: "exit", exit_code: 0 }),
     take: 2,
-    open: () => Processes.stdoutStream({ id: "b1", processId: "p1" })
+    open: () => Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" })
   },
   {
     name: "Telemetry.stream",

@@ -139,7 +139,10 @@ type Provided = Layer.Layer.Success<ReturnType<typeof loopbackLayer>>
 type Bytes = Stream.Stream<unknown, unknown, Provided>
 const streams: ReadonlyArray<{ readonly name: string; readonly stream: () => Bytes }> = [
   { name: "Logs.stream", stream: () => Logs.stream({ id: "b1", source: "path", path: "/var/log/app.log" }) },
-  { name: "Processes.stdoutStream", stream: () => Processes.stdoutStream({ id: "b1", processId: "p1" }) },
+  {
+    name: "Processes.stdoutStream",
+    stream: () => Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" })
+  },
   { name: "Deployments.follow", stream: () => Deployments.follow({ id: "d1" }) },
   { name: "Replays.download", stream: () => Replays.download({ id: "b1", replayId: "r1" }) },
   {

@@ -238,6 +238,30 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
  * first attempt changed): retried after the first attempt did its work, they find their path gone and
  * would report a move or a delete that happened as `NotFound`.
  */
+/**
+ * The resource a path parameter names, by the path's segment before it (`/browsers/{id}`: a
+ * browser): its span attribute is `kernel.<resource>.id` (`.id_or_name` for an `id_or_name`), as
+ * the five operations of 0.1.0 had (`kernel.browser.id`, `kernel.replay.id`, `kernel.deployment.id`).
+ * The generator fails on a path parameter after a segment missing here.
+ */
+export const spanResources: Readonly<Record<string, string>> = {
+  api_keys: "api_key",
+  browser_pools: "browser_pool",
+  browsers: "browser",
+  connections: "auth_connection",
+  credential_providers: "credential_provider",
+  credentials: "credential",
+  deployments: "deployment",
+  extensions: "extension",
+  invocations: "invocation",
+  process: "process",
+  profiles: "profile",
+  projects: "project",
+  proxies: "proxy",
+  replays: "replay",
+  watch: "filesystem_watch"
+}
+
 export const nonIdempotentPuts: ReadonlySet<string> = new Set([
   "movePath", // moves what is at `src_path`: a second attempt finds it gone
   "deleteFile", // a second attempt finds no file: 404

@@ -3,7 +3,7 @@
  * operations (method, path, parameters, body, answers, errors, idempotency, docs) and the schemas
  * they use as a small JSON-schema model.
  */
-import type * as Runtime from "../../src/internal/limits.js"
+import * as Runtime from "../../src/internal/limits.js"
 import { violation } from "../../src/internal/limits.js"
 import * as Config from "./config.js"
 import type * as OpenApi from "./openapi.js"
@@ -53,7 +53,7 @@ export type Limits = Runtime.Limits
 
 /** The limit keywords of each kind, in the order they are emitted. */
 export const limitKeywords = {
-  string: ["minLength", "maxLength", "pattern"],
+  string: ["minLength", "maxLength", "pattern", "format"],
   number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
   integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
   array: ["minItems", "maxItems", "uniqueItems"]
@@ -72,6 +72,12 @@ export const limitsOf = (
   for (const keyword of limitKeywords[kind]) {
     const value = source[keyword]
     if (value === undefined) continue
+    // a format the SDK checks (`uuid`); the others are types of their own (date-time, binary,
+    // password) or not checked (int64, email and uri: see src/internal/limits.ts)
+    if (keyword === "format") {
+      if (Runtime.isFormat(value)) limits[keyword] = value
+      continue
+    }
     const type = keyword === "pattern" ? "string" : keyword === "uniqueItems" ? "boolean" : "number"
     if (typeof value !== type) throw new Error(`${at}: ${keyword} is ${JSON.stringify(value)}, not a ${type}`)
     limits[keyword] = value
@@ -79,7 +85,7 @@ export const limitsOf = (
   return Object.keys(limits).length === 0 ? undefined : limits
 }
 
-const stringCandidates = ["text", "/text", "0644", "a"]
+const stringCandidates = ["text", "/text", "0644", "a", "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"]
 
 /**
  * A value of a scalar kind within its limits, for the examples: `preferred` when it fits, else the
@@ -395,9 +401,10 @@ const union = (members: ReadonlyArray<Schema>, discriminator: string | undefined
 
 const redact = (schema: Schema, at: string): Schema => {
   switch (schema.kind) {
-    case "string":
+    case "string": {
       if (schema.limits !== undefined) throw new Error(`redacted field ${at} has limits (not supported)`)
       return simple("redacted")
+    }
     case "nullable":
       return { kind: "nullable", schema: redact(schema.schema, at) }
     case "object":
@@ -483,13 +490,10 @@ export const build = (document: OpenApi.Document): Api => {
       names.add(naming.name)
       const parameters = (source.parameters ?? []).map((parameter): Parameter => {
         if (parameter.in === "cookie") throw new Error(`${source.operationId}: cookie parameter ${parameter.name}`)
-        // a path parameter is one non-empty segment (src/internal/path.ts); a limit of the
-        // document's on one would need the operations emitter to pass it a schema
-        if (parameter.in === "path" && limitsOf(parameter.schema ?? {}, "string", parameter.name) !== undefined) {
-          throw new Error(`${source.operationId}: path parameter ${parameter.name} has limits (not supported)`)
-        }
+        // a path parameter is one non-empty segment (src/internal/path.ts), a string with the
+        // document's limits where it has some (a `format: uuid`)
         const schema = parameter.in === "path"
-          ? simple("string")
+          ? withLimits(simple("string"), limitsOf(parameter.schema ?? {}, "string", parameter.name))
           : converter.convert(parameter.schema ?? {}, `${naming.name}.${parameter.name}`)
         return {
           field: parameter.in === "path" ? camelCase(parameter.name) : parameter.name,

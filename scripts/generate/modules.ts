@@ -427,8 +427,9 @@ const sampleInput = (api: Ir.Api, operation: Ir.Operation, uses: Set<string>): s
     // a parameter required in prose under a condition is given when the example meets it
     const when = parameter.requiredWhen
     if (!parameter.required && (when === undefined || given.get(when.field) !== JSON.stringify(when.value))) continue
+    // a path parameter's example is its name, or a value within its limits (a process's UUID)
     const value = parameter.in === "path"
-      ? `"${parameter.field}"`
+      ? JSON.stringify(Ir.within(parameter.schema, parameter.field))
       : sample(api, parameter.schema, uses, 0, Config.parameterExamples[`${operation.name}.${parameter.name}`])
     given.set(parameter.field, value)
     parts.push(`${key(parameter.field)}: ${value}`)
@@ -645,7 +646,8 @@ export const examplesFile = (api: Ir.Api): string => {
   return `${header}
 /**
  * A minimal params object per operation of the document (required path parameters as their
- * field's name, required query / header parameters and body fields from the document's examples),
+ * field's name or a value within their limits, required query / header parameters and body fields
+ * from the document's examples),
  * with its module, accessor and answer kinds: the contract test against Prism calls every
  * operation's accessor with it.
  */

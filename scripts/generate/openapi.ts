@@ -9,7 +9,7 @@ import type { Limits } from "../../src/internal/limits.js"
  * A JSON Schema object of the document (OpenAPI 3.1), with the 3.0 `nullable` it still uses, and
  * its validation keywords (`minLength`, `maximum`, ...: the runtime's `Limits`).
  */
-export interface JsonSchema extends Limits {
+export interface JsonSchema extends Omit<Limits, "format"> {
   readonly $ref?: string
   readonly type?: string | ReadonlyArray<string>
   readonly format?: string

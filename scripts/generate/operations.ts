@@ -18,6 +18,22 @@ export const errorClasses = (operation: Ir.Operation): Array<string> =>
 
 const str = (text: string): string => JSON.stringify(text)
 
+/**
+ * An operation's span attributes: each path parameter as `kernel.<resource>.id` (or `.id_or_name`),
+ * the resource named by the path's segment before it (`Config.spanResources`), as `field: "name"`.
+ */
+export const spanAttributes = (operation: Ir.Operation): Array<string> => {
+  const segments = operation.path.split("/")
+  return operation.parameters.flatMap((parameter) => {
+    if (parameter.in !== "path") return []
+    const before = segments[segments.indexOf(`{${parameter.field}}`) - 1] ?? ""
+    const resource = Config.spanResources[before]
+    if (resource === undefined) throw new Error(`${operation.name}: no span resource for the path segment "${before}"`)
+    const key = parameter.name === "id_or_name" ? "id_or_name" : "id"
+    return [`${parameter.field}: ${str(`kernel.${resource}.${key}`)}`]
+  })
+}
+
 /** The operations file of an area. */
 export const operationsFile = (
   area: string,
@@ -39,7 +55,11 @@ export const operationsFile = (
   const blocks = operations.map((operation) => {
     const parameters = operation.parameters.map((parameter) =>
       parameter.in === "path"
-        ? `${use("path")}(${str(parameter.field)}, ${str(parameter.name)})`
+        ? `${use("path")}(${str(parameter.field)}, ${str(parameter.name)}${
+          "limits" in parameter.schema && parameter.schema.limits !== undefined
+            ? `, ${schemaExpression(parameter.schema, uses)}`
+            : ""
+        })`
         : `${use(parameter.in)}(${str(parameter.name)}, ${
           schemaExpression(parameter.schema, uses)
         }, ${parameter.required}${
@@ -64,6 +84,7 @@ export const operationsFile = (
       return `${answer.status}: ${value}`
     })
     const errors = errorClasses(operation).map((name) => `KernelError.${name}`)
+    const attributes = spanAttributes(operation)
     const doc = jsdoc([
       `\`${operation.method} ${operation.path}\`${operation.summary === undefined ? "" : `: ${operation.summary}`}`,
       "",
@@ -79,7 +100,9 @@ export const operationsFile = (
       parameters: [${parameters.join(", ")}],
       body: ${body},
       answers: { ${answers.join(", ")} },
-      errors: [${errors.join(", ")}],
+      errors: [${errors.join(", ")}],${
+      attributes.length === 0 ? "" : `\n      attributes: { ${attributes.join(", ")} },`
+    }
       idempotent: ${operation.idempotent}
     })\n`
   })

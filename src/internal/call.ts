@@ -29,6 +29,7 @@ import * as Download from "./download.js"
 import * as Events from "./events.js"
 import type * as Operations from "./operations.js"
 import * as Pages from "./pages.js"
+import * as RetryPolicy from "./retryPolicy.js"
 import type * as Upload from "./upload.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -401,7 +402,10 @@ const streamCall = (
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
-    const openWith = (params: unknown): Stream.Stream<unknown, KernelError.KernelError> =>
+    const openWith = (
+      params: unknown,
+      retrySettings: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ): Stream.Stream<unknown, KernelError.KernelError> =>
       Stream.suspend(() => {
         const checked = requestOf(params)
         if (checked._tag === "Left") return Stream.fail(checked.left)
@@ -410,7 +414,7 @@ const streamCall = (
         // fails or is interrupted, whether or not the body was reached
         let release: Effect.Effect<void> = Effect.void
         const opened = Effect.flatMap(
-          Client.executeRequest(
+          retrySettings(Client.executeRequest(
             httpClient,
             config,
             op,
@@ -421,7 +425,7 @@ const streamCall = (
               return Effect.succeed(response)
             },
             () => true
-          ),
+          )),
           (response) => {
             const refused = (events === undefined
               ? notDeclaredType(request, response, answer)
@@ -446,18 +450,19 @@ const streamCall = (
         // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)
         return Stream.ensuring(Download.unwrap(opened), Effect.suspend(() => release))
       })
-    if (!resume) return Effect.succeed(openWith(params))
+    // the caller's `KernelRetry` settings where the accessor runs hold for the request the stream sends
+    if (!resume) return Effect.map(RetryPolicy.captureRetrySettings, (settings) => openWith(params, settings))
     const base: object = typeof params === "object" && params !== null ? params : {}
     // what the resumption itself refuses (a gap in `seq`, a `seq` gone back) names its call too
-    return Effect.succeed(
+    return Effect.map(RetryPolicy.captureRetrySettings, (settings) =>
       Stream.mapError(
         Events.resumable(
           Client.describe(checked.right.request),
-          (lastEventId) => openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId })
+          (lastEventId) =>
+            openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId }, settings)
         ),
         shownBy(config, definition.name)
-      )
-    )
+      ))
   }
 }
 

@@ -11,11 +11,19 @@ import type { Operation, RequiredWhen } from "./definition.js"
 /** @internal */
 export const define = /* @__NO_SIDE_EFFECTS__ */ <const D extends Operation>(definition: D): D => definition
 
-/** A path parameter: the input field `field`, the segment `{name}`. @internal */
-export const path = /* @__NO_SIDE_EFFECTS__ */ <const Field extends string, const Name extends string>(
+/**
+ * A path parameter: the input field `field`, the segment `{name}`; a string, or one with the
+ * document's limits (a `format: uuid`). @internal
+ */
+export const path = /* @__NO_SIDE_EFFECTS__ */ <
+  const Field extends string,
+  const Name extends string,
+  S extends Schema.Schema<string, string> = typeof Schema.String
+>(
   field: Field,
-  name: Name
-) => ({ field, name, in: "path", required: true, schema: Schema.String }) as const
+  name: Name,
+  schema?: S
+) => ({ field, name, in: "path", required: true, schema: schema ?? Schema.String }) as const
 
 /**
  * A query parameter (the input field is its name), required when the document says so in prose

@@ -218,7 +218,9 @@ class BodyRun {
       this.fiber = undefined
       progress?.took()
     })
-    const taken = progress === undefined ? stream : Stream.mapChunks(stream, (chunk) => {
+    // one byte array a chunk: a chunk of many (`Stream.fromIterable(buffers)`) is handed to the
+    // transport whole, which then takes nothing more until it drained, and the deadline stops moving
+    const taken = progress === undefined ? stream : Stream.mapChunks(Stream.rechunk(stream, 1), (chunk) => {
       progress.took()
       return chunk
     })

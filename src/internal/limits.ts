@@ -20,6 +20,8 @@ export interface Limits {
   readonly minLength?: number
   readonly maxLength?: number
   readonly pattern?: string
+  /** A string's `format`, of those the SDK checks (the others are types of their own or free). */
+  readonly format?: Format
   readonly minimum?: number
   readonly maximum?: number
   readonly exclusiveMinimum?: number
@@ -29,6 +31,27 @@ export interface Limits {
   readonly maxItems?: number
   readonly uniqueItems?: boolean
 }
+
+/**
+ * The string formats of the document checked on what the SDK sends: `uuid` (a process's id in a
+ * path), as JSON Schema's validators (and Prism) read it. Not `uri`: the document's one request
+ * field with it (`login_url`) is cleared by sending an empty string, which is no URI.
+ *
+ * @internal
+ */
+export type Format = "uuid"
+
+const formats: Record<Format, { readonly test: RegExp; readonly text: string }> = {
+  uuid: { test: /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i, text: "a UUID" }
+}
+
+/**
+ * Whether the document's `format` is one the SDK checks.
+ *
+ * @internal
+ */
+export const isFormat = (format: unknown): format is Format =>
+  typeof format === "string" && Object.prototype.hasOwnProperty.call(formats, format)
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`
 
@@ -63,6 +86,9 @@ export const violation = (
       return `must be at most ${plural(limits.maxLength, "character")} long, got ${length}`
     }
     if (limits.pattern !== undefined && !regex().test(value)) return `must match the pattern ${limits.pattern}`
+    if (limits.format !== undefined && !formats[limits.format].test.test(value)) {
+      return `must be ${formats[limits.format].text}`
+    }
     return undefined
   }
   if (typeof value === "number") {

@@ -21,6 +21,36 @@ export const currentRetryStop: FiberRef.FiberRef<Option.Option<Deferred.Deferred
 )
 
 /**
+ * The caller's retry settings (`KernelRetry.withPolicy` / `noRetries`, `retryNonIdempotent`) as they
+ * are where an accessor runs, for a request made later: an accessor that gives a stream sends its
+ * request when the stream runs, often outside the caller's `KernelRetry.noRetries(...)`. The
+ * function it gives applies them to the request, where the stream's run set none of its own.
+ *
+ * @internal
+ */
+export const captureRetrySettings: Effect.Effect<<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>> =
+  Effect.map(
+    Effect.zip(FiberRef.get(KernelRetry.currentPolicy), FiberRef.get(KernelRetry.currentRetryNonIdempotent)),
+    ([policy, optIn]) =>
+      Option.isNone(policy) && !optIn ? asSent : (self) =>
+        Effect.flatMap(
+          Effect.zip(FiberRef.get(KernelRetry.currentPolicy), FiberRef.get(KernelRetry.currentRetryNonIdempotent)),
+          ([runPolicy, runOptIn]) => {
+            let out = self
+            if (Option.isNone(runPolicy) && Option.isSome(policy)) {
+              out = Effect.locally(out, KernelRetry.currentPolicy, policy)
+            }
+            if (!runOptIn && optIn) {
+              out = Effect.locally(out, KernelRetry.currentRetryNonIdempotent, true)
+            }
+            return out
+          }
+        )
+  )
+
+const asSent = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => self
+
+/**
  * An operation's attempts, retried after a transient failure by the schedule: `first` is the first
  * attempt, `again` each later one. An idempotent operation retries every transient failure; one
  * that is not (repeating it could repeat its action) only a failure of a request that provably

@@ -39,7 +39,9 @@ export const file = (path: string, options?: { readonly name?: string | undefine
   [FileSourceTypeId]: FileSourceTypeId,
   _tag: "FileSource",
   path,
-  name: options?.name ?? (path.split(/[\\/]/).pop() || "file")
+  // an untyped caller's path that is not a string (a setting that was never set) is refused when the
+  // call reads the file (`sizeOf`: `InvalidInput`), not by a throw here
+  name: options?.name ?? ((typeof path === "string" ? path.split(/[\\/]/).pop() : undefined) || "file")
 })
 
 /**
@@ -84,6 +86,7 @@ export const Upload: Schema.Schema<Upload> = Schema.declare(isUpload, {
  * @internal
  */
 export const sizeOf = (source: FileSource): number | string => {
+  if (typeof source.path !== "string") return `a file's path must be a string, got ${typeof source.path}`
   try {
     const stat = NodeFs.statSync(source.path)
     if (!stat.isFile()) return `${source.path} is not a file`

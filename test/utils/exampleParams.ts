@@ -4,11 +4,10 @@
  * values those cannot make valid.
  */
 const file = "/tmp/a.txt"
-const processId = "123e4567-e89b-42d3-a456-426614174000" // format: uuid
 /**
- * Values the generated params cannot make valid: the generator's IR keeps neither a string's
- * `pattern` / `format` nor an array's `minItems`, so these operations get a valid value here
- * (the document's pattern or format named).
+ * Values the generated params cannot make valid: the generator's examples meet a string's
+ * `format: uuid`, but neither its `pattern` nor an array's `minItems`, so these operations get a
+ * valid value here (the document's pattern named).
  */
 export const overrides: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
   readFile: { path: file }, // pattern ^/.*
@@ -22,11 +21,6 @@ export const overrides: Readonly<Record<string, Readonly<Record<string, unknown>
   setFilePermissions: { path: file, mode: "0644" }, // mode: ^[0-7]{3,4}$
   movePath: { src_path: file, dest_path: "/tmp/b.txt" },
   uploadZip: { dest_path: "/tmp/d" },
-  getProcessStatus: { processId },
-  streamProcessStdout: { processId },
-  writeProcessStdin: { processId },
-  killProcess: { processId },
-  resizeProcess: { processId },
   dragMouse: { path: [[0, 0], [10, 10]] }, // minItems 2
   batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] }, // minItems 1
   loadBrowserExtensions: { extensions: [{ name: "ext", zip_file: new Uint8Array([80, 75, 5, 6]) }] },

@@ -592,7 +592,7 @@ const serve = (
   for (const parameter of operation.parameters) {
     if (parameter.in === "path" || parameter.in === "header") {
       const given = parameter.in === "path"
-        ? segments[templateParts.indexOf(`{${parameter.name}}`)]
+        ? segments[templateParts.indexOf(`{${parameter.field}}`)]
         : request.headers[parameter.name.toLowerCase()]
       if (given !== undefined && !queryValid(parameter.schema, [given])) {
         return invalidInput(parameterIssue(parameter.name, parameter.schema, [given]))

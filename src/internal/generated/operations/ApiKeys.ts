@@ -67,6 +67,7 @@ export const getApiKey = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(ApiKeys.ApiKey) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.api_key.id" },
   idempotent: true
 })
 
@@ -86,6 +87,7 @@ export const updateApiKey = /*#__PURE__*/ define({
   body: jsonBody(ApiKeys.UpdateApiKeyRequest, true),
   answers: { 200: json(ApiKeys.ApiKey) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.api_key.id" },
   idempotent: false
 })
 
@@ -105,6 +107,7 @@ export const deleteApiKey = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.api_key.id" },
   idempotent: true
 })
 

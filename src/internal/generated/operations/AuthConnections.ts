@@ -69,6 +69,7 @@ export const getAuthConnection = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(AuthConnections.ManagedAuth) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: true
 })
 
@@ -88,6 +89,7 @@ export const updateAuthConnection = /*#__PURE__*/ define({
   body: jsonBody(AuthConnections.ManagedAuthUpdateRequest, true),
   answers: { 200: json(AuthConnections.ManagedAuth) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: false
 })
 
@@ -107,6 +109,7 @@ export const deleteAuthConnection = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: true
 })
 
@@ -126,6 +129,7 @@ export const loginAuthConnection = /*#__PURE__*/ define({
   body: jsonBody(AuthConnections.LoginRequest, false),
   answers: { 200: json(AuthConnections.LoginResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: false
 })
 
@@ -145,6 +149,7 @@ export const submitAuthConnection = /*#__PURE__*/ define({
   body: jsonBody(AuthConnections.SubmitFieldsRequest, true),
   answers: { 202: json(AuthConnections.SubmitFieldsResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.UnprocessableEntity],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: false
 })
 
@@ -164,6 +169,7 @@ export const followAuthConnection = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(AuthConnections.ManagedAuthEvent) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: true
 })
 
@@ -183,6 +189,7 @@ export const exchangeAuthConnection = /*#__PURE__*/ define({
   body: jsonBody(AuthConnections.ManagedAuthExchangeRequest, true),
   answers: { 200: json(AuthConnections.ManagedAuthExchangeResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.Gone],
+  attributes: { id: "kernel.auth_connection.id" },
   idempotent: false
 })
 

@@ -63,6 +63,7 @@ export const getBrowserPool = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(BrowserPools.BrowserPool) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: true
 })
 
@@ -82,6 +83,7 @@ export const updateBrowserPool = /*#__PURE__*/ define({
   body: jsonBody(BrowserPools.BrowserPoolUpdateRequest, true),
   answers: { 200: json(BrowserPools.BrowserPool) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: false
 })
 
@@ -101,6 +103,7 @@ export const deleteBrowserPool = /*#__PURE__*/ define({
   body: jsonBody(BrowserPools.BrowserPoolDeleteRequest, false),
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: true
 })
 
@@ -120,6 +123,7 @@ export const acquireBrowser = /*#__PURE__*/ define({
   body: jsonBody(BrowserPools.BrowserPoolAcquireRequest, true),
   answers: { 200: json(Common.Browser), 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: false
 })
 
@@ -139,6 +143,7 @@ export const releaseBrowser = /*#__PURE__*/ define({
   body: jsonBody(BrowserPools.BrowserPoolReleaseRequest, true),
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: false
 })
 
@@ -158,6 +163,7 @@ export const flushBrowserPool = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.browser_pool.id_or_name" },
   idempotent: true
 })
 

@@ -71,6 +71,7 @@ export const getBrowser = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Common.Browser) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -90,6 +91,7 @@ export const updateBrowser = /*#__PURE__*/ define({
   body: jsonBody(Browsers.BrowserUpdateRequest, true),
   answers: { 200: json(Common.Browser) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -109,6 +111,7 @@ export const deleteBrowser = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -128,6 +131,7 @@ export const loadBrowserExtensions = /*#__PURE__*/ define({
   body: multipartBody(Browsers.LoadBrowserExtensionsBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -147,6 +151,7 @@ export const curlBrowser = /*#__PURE__*/ define({
   body: jsonBody(Browsers.BrowserCurlRequest, true),
   answers: { 200: json(Browsers.BrowserCurlResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound, KernelError.BadGateway],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 

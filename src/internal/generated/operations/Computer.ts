@@ -25,6 +25,7 @@ export const clickMouse = /*#__PURE__*/ define({
   body: jsonBody(Computer.ClickMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -44,6 +45,7 @@ export const moveMouse = /*#__PURE__*/ define({
   body: jsonBody(Computer.MoveMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -63,6 +65,7 @@ export const captureScreenshot = /*#__PURE__*/ define({
   body: jsonBody(Computer.ScreenshotRequest, false),
   answers: { 200: bytes("image/png") },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -82,6 +85,7 @@ export const typeText = /*#__PURE__*/ define({
   body: jsonBody(Computer.TypeTextRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -101,6 +105,7 @@ export const pressKey = /*#__PURE__*/ define({
   body: jsonBody(Computer.PressKeyRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -120,6 +125,7 @@ export const scrollMouseWheel = /*#__PURE__*/ define({
   body: jsonBody(Computer.ScrollRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -139,6 +145,7 @@ export const dragMouse = /*#__PURE__*/ define({
   body: jsonBody(Computer.DragMouseRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -158,6 +165,7 @@ export const setCursorVisibility = /*#__PURE__*/ define({
   body: jsonBody(Computer.SetCursorRequest, true),
   answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -177,6 +185,7 @@ export const batchComputerActions = /*#__PURE__*/ define({
   body: jsonBody(Computer.BatchComputerActionRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -196,6 +205,7 @@ export const getMousePosition = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Computer.MousePositionResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -215,6 +225,7 @@ export const readClipboard = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Computer.ClipboardContent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -234,6 +245,7 @@ export const writeClipboard = /*#__PURE__*/ define({
   body: jsonBody(Computer.WriteClipboardRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 

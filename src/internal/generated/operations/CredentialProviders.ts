@@ -62,6 +62,7 @@ export const getCredentialProvider = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(CredentialProviders.CredentialProvider) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.credential_provider.id" },
   idempotent: true
 })
 
@@ -81,6 +82,7 @@ export const updateCredentialProvider = /*#__PURE__*/ define({
   body: jsonBody(CredentialProviders.UpdateCredentialProviderRequest, true),
   answers: { 200: json(CredentialProviders.CredentialProvider) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.credential_provider.id" },
   idempotent: false
 })
 
@@ -100,6 +102,7 @@ export const deleteCredentialProvider = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.credential_provider.id" },
   idempotent: true
 })
 
@@ -119,6 +122,7 @@ export const testCredentialProvider = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(CredentialProviders.CredentialProviderTestResult) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.credential_provider.id" },
   idempotent: true
 })
 
@@ -138,6 +142,7 @@ export const listCredentialProviderItems = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(CredentialProviders.ListCredentialProviderItemsResponse) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.credential_provider.id" },
   idempotent: true
 })
 

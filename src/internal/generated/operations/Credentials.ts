@@ -68,6 +68,7 @@ export const getCredential = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Credentials.Credential) },
   errors: [KernelError.NotFound],
+  attributes: { idOrName: "kernel.credential.id_or_name" },
   idempotent: true
 })
 
@@ -87,6 +88,7 @@ export const updateCredential = /*#__PURE__*/ define({
   body: jsonBody(Credentials.UpdateCredentialRequest, true),
   answers: { 200: json(Credentials.Credential) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.credential.id_or_name" },
   idempotent: false
 })
 
@@ -106,6 +108,7 @@ export const deleteCredential = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.credential.id_or_name" },
   idempotent: true
 })
 
@@ -125,6 +128,7 @@ export const getCredentialTotpCode = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Credentials.GetCredentialTotpCodeResponse) },
   errors: [KernelError.NotFound],
+  attributes: { idOrName: "kernel.credential.id_or_name" },
   idempotent: true
 })
 

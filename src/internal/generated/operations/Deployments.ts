@@ -69,6 +69,7 @@ export const getDeployment = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Deployments.Deployment) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.deployment.id" },
   idempotent: true
 })
 
@@ -88,6 +89,7 @@ export const deleteDeployment = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.deployment.id" },
   idempotent: true
 })
 
@@ -107,6 +109,7 @@ export const followDeployment = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(Deployments.DeploymentEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.deployment.id" },
   idempotent: true
 })
 

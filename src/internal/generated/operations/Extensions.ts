@@ -63,6 +63,7 @@ export const downloadExtension = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: bytes("application/octet-stream") },
   errors: [KernelError.NotFound],
+  attributes: { idOrName: "kernel.extension.id_or_name" },
   idempotent: true
 })
 
@@ -82,6 +83,7 @@ export const deleteExtension = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { idOrName: "kernel.extension.id_or_name" },
   idempotent: true
 })
 

@@ -26,6 +26,7 @@ export const readFile = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: bytes("application/octet-stream") },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -49,6 +50,7 @@ export const writeFile = /*#__PURE__*/ define({
   body: bytesBody("contents", "application/octet-stream"),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -68,6 +70,7 @@ export const listFiles = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Filesystem.FileInfoList) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -87,6 +90,7 @@ export const createDirectory = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.CreateDirectoryRequest, true),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -106,6 +110,7 @@ export const deleteFile = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -125,6 +130,7 @@ export const deleteDirectory = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.DeletePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -144,6 +150,7 @@ export const setFilePermissions = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.SetFilePermissionsRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -163,6 +170,7 @@ export const getFileInfo = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Filesystem.FileInfo) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -182,6 +190,7 @@ export const movePath = /*#__PURE__*/ define({
   body: jsonBody(Filesystem.MovePathRequest, true),
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -201,6 +210,7 @@ export const downloadDirZip = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: bytes("application/zip") },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -220,6 +230,7 @@ export const uploadFiles = /*#__PURE__*/ define({
   body: multipartBody(Filesystem.UploadFilesBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -239,6 +250,7 @@ export const uploadZip = /*#__PURE__*/ define({
   body: multipartBody(Filesystem.UploadZipBody),
   answers: { 201: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 

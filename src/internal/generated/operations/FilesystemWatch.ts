@@ -24,6 +24,7 @@ export const startFilesystemWatch = /*#__PURE__*/ define({
   body: jsonBody(FilesystemWatch.StartFsWatchRequest, true),
   answers: { 201: json(FilesystemWatch.StartFilesystemWatchResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -43,6 +44,7 @@ export const streamFilesystemEvents = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(FilesystemWatch.FileSystemEvent) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", watchId: "kernel.filesystem_watch.id" },
   idempotent: true
 })
 
@@ -62,6 +64,7 @@ export const stopFilesystemWatch = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", watchId: "kernel.filesystem_watch.id" },
   idempotent: true
 })
 

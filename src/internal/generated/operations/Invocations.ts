@@ -73,6 +73,7 @@ export const getInvocation = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Invocations.Invocation) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.invocation.id" },
   idempotent: true
 })
 
@@ -92,6 +93,7 @@ export const updateInvocation = /*#__PURE__*/ define({
   body: jsonBody(Invocations.InvocationUpdateRequest, true),
   answers: { 200: json(Invocations.Invocation) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.invocation.id" },
   idempotent: false
 })
 
@@ -111,6 +113,7 @@ export const listInvocationBrowsers = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Invocations.ListInvocationBrowsersResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.invocation.id" },
   idempotent: true
 })
 
@@ -130,6 +133,7 @@ export const deleteInvocationBrowsers = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.invocation.id" },
   idempotent: true
 })
 
@@ -149,6 +153,7 @@ export const followInvocation = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(Invocations.InvocationEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.invocation.id" },
   idempotent: true
 })
 

@@ -31,6 +31,7 @@ export const streamLogs = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(Common.LogEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 

@@ -24,6 +24,7 @@ export const executePlaywrightCode = /*#__PURE__*/ define({
   body: jsonBody(Playwright.ExecutePlaywrightRequest, true),
   answers: { 200: json(Playwright.ExecutePlaywrightResult) },
   errors: [KernelError.BadRequest],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 

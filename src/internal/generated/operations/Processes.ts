@@ -4,8 +4,10 @@
  *
  * @internal
  */
+import * as Schema from "effect/Schema"
 import * as KernelError from "../../../KernelError.js"
 import { define, json, jsonBody, path, sse } from "../../defineOperation.js"
+import { limited } from "../../limits.js"
 import * as Common from "../schemas/Common.js"
 import * as Processes from "../schemas/Processes.js"
 
@@ -25,6 +27,7 @@ export const execProcess = /*#__PURE__*/ define({
   body: jsonBody(Processes.ProcessExecRequest, true),
   answers: { 200: json(Processes.ProcessExecResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -44,6 +47,7 @@ export const spawnProcess = /*#__PURE__*/ define({
   body: jsonBody(Processes.ProcessSpawnRequest, true),
   answers: { 200: json(Processes.ProcessSpawnResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -59,10 +63,14 @@ export const getProcessStatus = /*#__PURE__*/ define({
   accessor: "status",
   method: "GET",
   path: "/browsers/{id}/process/{processId}/status",
-  parameters: [path("id", "id"), path("processId", "process_id")],
+  parameters: [
+    path("id", "id"),
+    path("processId", "process_id", /*#__PURE__*/ limited(Schema.String, { format: "uuid" }))
+  ],
   body: undefined,
   answers: { 200: json(Processes.ProcessStatus) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", processId: "kernel.process.id" },
   idempotent: true
 })
 
@@ -78,10 +86,14 @@ export const streamProcessStdout = /*#__PURE__*/ define({
   accessor: "stdoutStream",
   method: "GET",
   path: "/browsers/{id}/process/{processId}/stdout/stream",
-  parameters: [path("id", "id"), path("processId", "process_id")],
+  parameters: [
+    path("id", "id"),
+    path("processId", "process_id", /*#__PURE__*/ limited(Schema.String, { format: "uuid" }))
+  ],
   body: undefined,
   answers: { 200: sse(Processes.ProcessStreamEvent) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", processId: "kernel.process.id" },
   idempotent: true
 })
 
@@ -97,10 +109,14 @@ export const writeProcessStdin = /*#__PURE__*/ define({
   accessor: "stdin",
   method: "POST",
   path: "/browsers/{id}/process/{processId}/stdin",
-  parameters: [path("id", "id"), path("processId", "process_id")],
+  parameters: [
+    path("id", "id"),
+    path("processId", "process_id", /*#__PURE__*/ limited(Schema.String, { format: "uuid" }))
+  ],
   body: jsonBody(Processes.ProcessStdinRequest, true),
   answers: { 200: json(Processes.ProcessStdinResult) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", processId: "kernel.process.id" },
   idempotent: false
 })
 
@@ -116,10 +132,14 @@ export const killProcess = /*#__PURE__*/ define({
   accessor: "kill",
   method: "POST",
   path: "/browsers/{id}/process/{processId}/kill",
-  parameters: [path("id", "id"), path("processId", "process_id")],
+  parameters: [
+    path("id", "id"),
+    path("processId", "process_id", /*#__PURE__*/ limited(Schema.String, { format: "uuid" }))
+  ],
   body: jsonBody(Processes.ProcessKillRequest, true),
   answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", processId: "kernel.process.id" },
   idempotent: false
 })
 
@@ -135,10 +155,14 @@ export const resizeProcess = /*#__PURE__*/ define({
   accessor: "resize",
   method: "POST",
   path: "/browsers/{id}/process/{processId}/resize",
-  parameters: [path("id", "id"), path("processId", "process_id")],
+  parameters: [
+    path("id", "id"),
+    path("processId", "process_id", /*#__PURE__*/ limited(Schema.String, { format: "uuid" }))
+  ],
   body: jsonBody(Processes.ProcessResizeRequest, true),
   answers: { 200: json(Common.OkResponse) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", processId: "kernel.process.id" },
   idempotent: false
 })
 

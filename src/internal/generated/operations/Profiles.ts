@@ -69,6 +69,7 @@ export const getProfile = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Common.Profile) },
   errors: [KernelError.NotFound],
+  attributes: { idOrName: "kernel.profile.id_or_name" },
   idempotent: true
 })
 
@@ -88,6 +89,7 @@ export const deleteProfile = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.profile.id_or_name" },
   idempotent: true
 })
 
@@ -107,6 +109,7 @@ export const downloadProfile = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: bytes("application/octet-stream"), 202: none },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { idOrName: "kernel.profile.id_or_name" },
   idempotent: true
 })
 

@@ -24,6 +24,7 @@ export const getProjectLimits = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(ProjectLimits.ProjectLimits) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.project.id" },
   idempotent: true
 })
 
@@ -43,6 +44,7 @@ export const updateProjectLimits = /*#__PURE__*/ define({
   body: jsonBody(ProjectLimits.UpdateProjectLimitsRequest, true),
   answers: { 200: json(ProjectLimits.ProjectLimits) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.project.id" },
   idempotent: false
 })
 

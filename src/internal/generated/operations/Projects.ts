@@ -68,6 +68,7 @@ export const getProject = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Projects.Project) },
   errors: [KernelError.NotFound],
+  attributes: { id: "kernel.project.id" },
   idempotent: true
 })
 
@@ -87,6 +88,7 @@ export const updateProject = /*#__PURE__*/ define({
   body: jsonBody(Projects.UpdateProjectRequest, true),
   answers: { 200: json(Projects.Project) },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.project.id" },
   idempotent: false
 })
 
@@ -106,6 +108,7 @@ export const deleteProject = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.NotFound],
+  attributes: { id: "kernel.project.id" },
   idempotent: true
 })
 

@@ -62,6 +62,7 @@ export const getProxy = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Proxies.Proxy) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.proxy.id" },
   idempotent: true
 })
 
@@ -81,6 +82,7 @@ export const deleteProxy = /*#__PURE__*/ define({
   body: undefined,
   answers: { 204: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.proxy.id" },
   idempotent: true
 })
 
@@ -100,6 +102,7 @@ export const checkProxy = /*#__PURE__*/ define({
   body: jsonBody(Proxies.ProxyCheckRequest, false),
   answers: { 200: json(Proxies.Proxy) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound, KernelError.UnprocessableEntity],
+  attributes: { id: "kernel.proxy.id" },
   idempotent: true
 })
 

@@ -24,6 +24,7 @@ export const listReplays = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: json(Replays.ListReplaysResponse) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 
@@ -43,6 +44,7 @@ export const startReplay = /*#__PURE__*/ define({
   body: jsonBody(Replays.StartReplayBody, false),
   answers: { 201: json(Replays.BrowserReplay) },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: false
 })
 
@@ -62,6 +64,7 @@ export const downloadReplay = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: bytes("video/mp4"), 202: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", replayId: "kernel.replay.id" },
   idempotent: true
 })
 
@@ -81,6 +84,7 @@ export const stopReplay = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id", replayId: "kernel.replay.id" },
   idempotent: false
 })
 

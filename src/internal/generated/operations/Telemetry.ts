@@ -25,6 +25,7 @@ export const streamTelemetry = /*#__PURE__*/ define({
   body: undefined,
   answers: { 200: sse(Telemetry.BrowserTelemetryEventEnvelope) },
   errors: [KernelError.Forbidden, KernelError.NotFound],
+  attributes: { id: "kernel.browser.id" },
   idempotent: true
 })
 

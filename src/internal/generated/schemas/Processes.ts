@@ -250,7 +250,7 @@ export const ProcessSpawnResult = /*#__PURE__*/ struct("ProcessSpawnResult", () 
   /**
    * Server-assigned identifier for the process.
    */
-  process_id: optionalString(),
+  process_id: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ limited(Schema.String, { format: "uuid" })),
   /**
    * OS process ID.
    */

@@ -1,0 +1,56 @@
+/**
+ * Review 80: what the document says of a value is checked on both sides. A process's id is
+ * `format: uuid` in each of its five paths: the SDK refuses another string as `InvalidInput`
+ * before sending, and the simulator answers it 400 (it looked the id up and answered 404, as for a
+ * process that does not exist). Each case failed before its fix.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { KernelSimulator } from "effect-kernel/testing"
+import { examples } from "./generated/examples.js"
+import { callOf } from "./utils/accessors.js"
+import { mockLayer } from "./utils/mock.js"
+
+const processOperations = examples.filter((example) => example.path.includes("{processId}"))
+
+describe("a process's id is a UUID, as the document says", () => {
+  it("the five operations that name one", () => {
+    expect(processOperations.map((example) => example.name).sort()).toEqual(
+      ["getProcessStatus", "killProcess", "resizeProcess", "streamProcessStdout", "writeProcessStdin"].sort()
+    )
+  })
+
+  for (const example of processOperations) {
+    it.effect(`${example.module}.${example.accessor}: another string is InvalidInput, nothing sent`, () => {
+      const { layer, requests } = mockLayer(() => new Response(null, { status: 500 }))
+      const params = { ...Object(example.params), processId: "not-a-uuid" }
+      return Effect.gen(function*() {
+        const error = yield* Effect.flip(callOf(example.module, example.accessor, params))
+        expect(error).toMatchObject({ _tag: "InvalidInput", field: "processId", message: "processId: must be a UUID" })
+        expect(requests).toHaveLength(0)
+      }).pipe(Effect.provide(layer))
+    })
+  }
+
+  it.scoped("the simulator answers 400 for another string, naming the parameter", () =>
+    Effect.gen(function*() {
+      const server = yield* KernelSimulator.serve()
+      for (const example of processOperations) {
+        const path = example.path.replace("{id}", "browser_1").replace("{processId}", "not-a-uuid")
+        const response = yield* Effect.promise(() =>
+          fetch(`${server.url}${path}`, {
+            method: example.method,
+            headers: {
+              authorization: `Bearer ${KernelSimulator.defaultToken}`,
+              ...(example.body === "json" ? { "content-type": "application/json" } : {})
+            },
+            ...(example.body === "json" ? { body: "{}" } : {})
+          })
+        )
+        const body = yield* Effect.promise(() => response.json())
+        expect([example.name, response.status]).toEqual([example.name, 400])
+        expect(body).toMatchObject({ code: "bad_request" })
+        expect(String(Reflect.get(Object(body), "message"))).toContain("process_id")
+      }
+    }))
+})
