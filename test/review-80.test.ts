@@ -54,3 +54,36 @@ describe("a process's id is a UUID, as the document says", () => {
       }
     }))
 })
+
+describe("a JSON body that is not Unicode text (RFC 8259 §8.1) is refused, not stored", () => {
+  const post = (url: string, body: string | Blob) =>
+    fetch(`${url}/profiles`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": "application/json" },
+      body
+    })
+  it.scoped("a lone surrogate escaped, and bytes that are not UTF-8: 400; a pair escaped: stored", () =>
+    Effect.gen(function*() {
+      const server = yield* KernelSimulator.serve()
+      const lone = yield* Effect.promise(() => post(server.url, `{"name":"a\\ud800"}`))
+      expect(lone.status).toBe(400)
+      expect(yield* Effect.promise(() => lone.text())).toContain("not well-formed Unicode")
+      const bytes = yield* Effect.promise(() =>
+        post(
+          server.url,
+          new Blob([new Uint8Array([...new TextEncoder().encode(`{"name":"b`), 0xff, 0xfe, 0x22, 0x7d])])
+        )
+      )
+      expect(bytes.status).toBe(400)
+      expect(yield* Effect.promise(() => bytes.text())).toContain("not valid UTF-8")
+      const pair = yield* Effect.promise(() => post(server.url, `{"name":"c\\ud83d\\ude00"}`))
+      expect(pair.status).toBe(201)
+      expect(yield* Effect.promise(() => pair.json())).toMatchObject({ name: "c\u{1F600}" })
+      // nothing of the refused ones was stored: the list decodes as UTF-8 text
+      const list = yield* Effect.promise(() =>
+        fetch(`${server.url}/profiles`, { headers: { authorization: `Bearer ${KernelSimulator.defaultToken}` } })
+      )
+      const names = (yield* Effect.promise(() => list.json())).map((p: { readonly name?: string }) => p.name)
+      expect(names).toEqual(["c\u{1F600}"])
+    }))
+})

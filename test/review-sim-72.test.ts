@@ -254,6 +254,60 @@ describe("the request log, however a secret is written (review 74)", () => {
   })
 })
 
+describe("the request log, credentials URLs and environments carry (review 80)", () => {
+  const logOf = async (send: () => Promise<unknown>): Promise<string> => {
+    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+    await send()
+    return (await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).json() as ReadonlyArray<
+      { readonly body?: string }
+    >).map((entry) => entry.body ?? "").join("\n")
+  }
+  const cases: ReadonlyArray<readonly [string, () => Promise<unknown>, string]> = [
+    [
+      "a proxy's password in a pool's Chrome policy, and a passwd",
+      () =>
+        send("POST", "/browser_pools", {
+          name: "policy-80",
+          size: 1,
+          chrome_policy: {
+            ProxySettings: { ProxyServer: "http://user:XPW_80_1@proxy.example:8080" },
+            passwd: "XPW_80_2"
+          }
+        }),
+      "proxy.example"
+    ],
+    [
+      "an exec's proxy and PGPASS",
+      () =>
+        send("POST", "/browsers/browser_1/process/exec", {
+          command: "ls",
+          env: { HTTPS_PROXY: "http://user:XPW_80_3@proxy.example", PGPASS: "XPW_80_4" }
+        }),
+      "HTTPS_PROXY"
+    ],
+    [
+      "a curl's URL with a password and a token",
+      () =>
+        send("POST", "/browsers/browser_1/curl", {
+          url: "https://user:XPW_80_5@example.com/cb?access_token=XPW_80_6&page=2"
+        }),
+      "page=2"
+    ],
+    [
+      "a start URL's password parameter",
+      () => send("POST", "/browsers", { start_url: "https://example.com/login?user=me&password=XPW_80_7" }),
+      "user=me"
+    ]
+  ]
+  for (const [name, call, kept] of cases) {
+    it(`${name}: not kept`, async () => {
+      const log = await logOf(call)
+      expect(log).toContain(kept)
+      expect(log).not.toMatch(/XPW_80/)
+    })
+  }
+})
+
 describe("ids in URLs", () => {
   it("a seeded id with reserved characters is one encoded segment of its URLs", async () => {
     const browser = (await send("GET", `/browsers/${encodeURIComponent("a b?c#d/e")}`, undefined, {

@@ -246,8 +246,11 @@ const secretKeyInText = new RegExp(
 /** The secret fields' names as a key is compared to them: lower case, without `_`, `-` or `.`. */
 const secretKeys: ReadonlySet<string> = new Set([...secretFieldNames].map((name) => name.replace(/_/g, "")))
 
-/** The credential words a key ending with is a secret too (`api_key`, `access_token`, `X-Api-Key`, `req.body.password`). */
-const credentialWords = ["password", "token", "key", "jwt", "secret"]
+/**
+ * The credential words a key ending with is a secret too (`api_key`, `access_token`, `X-Api-Key`,
+ * `req.body.password`, `PGPASS`, `passwd`).
+ */
+const credentialWords = ["password", "pass", "passwd", "token", "key", "jwt", "secret"]
 
 /**
  * A text that may name a secret field as a JSON key does (any case, words joined in any way, a

@@ -7,7 +7,7 @@
  * @internal
  */
 import type * as Schema from "effect/Schema"
-import { redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
+import { isSecretKey, redactJson, withoutSecretFieldsJson } from "../../internal/secrets.js"
 import * as values from "./values.js"
 
 export { holdsSecrets, isSecretKey, mayNameSecret } from "../../internal/secrets.js"
@@ -85,6 +85,37 @@ export const credentialHeaderNames: ReadonlySet<string> = new Set([
   "x-api-key",
   "x-auth-token"
 ])
+
+/** A URL's password (`scheme://user:password@host`) or a credential query parameter's value (`?token=...`). */
+const urlCredential = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/@"'<>]*?:)[^\s/@"'<>]+(@)|([?&])([^=&\s"'<>#]+)=([^&\s"'<>#]*)/gi
+
+/**
+ * A logged body's text with the credentials that URLs in it carry replaced by `<redacted>`, wherever
+ * they are (a browser's `start_url`, a proxy setting in a pool's Chrome policy, an `HTTPS_PROXY` in a
+ * process's environment, a curl's `url`): a URL's password, and the value of a query parameter named
+ * as a credential (`access_token`, `password`, `api_key`...). A text without `@`, `?` or `&` is kept
+ * as it is.
+ *
+ * @internal
+ */
+export const withoutUrlCredentials = (text: string): string =>
+  !text.includes("@") && !text.includes("?") && !text.includes("&") ? text : text.replace(
+    urlCredential,
+    (match, before: string | undefined, at: string | undefined, sign: string, name: string) =>
+      before !== undefined && at !== undefined
+        ? `${before}<redacted>${at}`
+        : isSecretKey(safeDecode(name))
+        ? `${sign}${name}=<redacted>`
+        : match
+  )
+
+const safeDecode = (text: string): string => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
 
 /**
  * The text of a JSON request body as the log keeps it when it carries headers for another server (`curl`'s

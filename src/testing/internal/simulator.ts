@@ -627,10 +627,13 @@ const serve = (
           message: "the request body must be application/json"
         }
       }
-      const parsed = parseJson(bytes, text)
+      const bodyText = text ?? utf8.decode(bytes)
+      const parsed = parseJson(bytes, bodyText)
       if (Option.isNone(parsed)) return invalidInput("body: is not valid JSON")
       const value = parsed.value
       if (!values.isObject(value)) return invalidInput("body: must be a JSON object")
+      const unicode = unicodeIssue(bytes, bodyText, value)
+      if (unicode !== undefined) return invalidInput(`body: ${unicode}`)
       // a field of any JSON (`chrome_policy`) nested thousands deep would be stored, then overflow the
       // stack of every answer that holds it (the control plane's bound, for the same reason)
       if (tooDeep(value, maxDepth)) return invalidInput(`body: nests deeper than ${maxDepth} levels`)
@@ -1100,14 +1103,17 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
               } else {
                 logged = redaction.loggedForm(schema, contentType ?? "", read.bytes)
               }
-              const shown = body?.kind === "json" ? redaction.withoutCredentialHeaders(logged) : logged
+              const shown = redaction.withoutUrlCredentials(
+                body?.kind === "json" ? redaction.withoutCredentialHeaders(logged) : logged
+              )
               record.body = shown.length > limits.recordedBodyBytes
                 ? `${shown.slice(0, limits.recordedBodyBytes)}…`
                 : shown
             } else if (body?.kind === "bytes") {
               // a file's own bytes (`writeFile`): its content, as the program wrote it (cut)
               const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
-              record.body = decoder.decode(shown) + (shown.length < read.bytes.length ? "…" : "")
+              record.body = redaction.withoutUrlCredentials(decoder.decode(shown)) +
+                (shown.length < read.bytes.length ? "…" : "")
             } else {
               // a field the schema does not list (an open object, a record, any JSON) named as a secret field
               // of the API, however written: its value is not kept (the body rewritten only when it may name
@@ -1125,7 +1131,9 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
                 : schema === undefined
                 ? redaction.loggedUntyped(whole ?? "")
                 : redaction.loggedBody(schema, whole ?? "")
-              const shown = formSchema !== undefined ? logged : redaction.withoutCredentialHeaders(logged)
+              const shown = redaction.withoutUrlCredentials(
+                formSchema !== undefined ? logged : redaction.withoutCredentialHeaders(logged)
+              )
               record.body = shown.length > limits.recordedBodyBytes
                 ? `${shown.slice(0, limits.recordedBodyBytes)}…`
                 : shown
@@ -1274,6 +1282,35 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 
 /** One decoder for every JSON body (a `TextDecoder` made per request cost more than the parse). */
 const utf8 = new TextDecoder()
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+const holdsLoneSurrogate = (value: unknown, depth: number): boolean =>
+  typeof value === "string"
+    ? loneSurrogate.test(value)
+    : depth < maxDepth && typeof value === "object" && value !== null &&
+      Object.entries(value).some(([key, item]) => loneSurrogate.test(key) || holdsLoneSurrogate(item, depth + 1))
+
+/**
+ * Why a JSON body is not Unicode text as JSON requires (RFC 8259 §8.1), or `undefined`: bytes that are
+ * not UTF-8 (decoded, they would be stored as U+FFFD), or a string escaping a lone surrogate
+ * (`"\ud800"`), which, stored and answered back, strict clients cannot decode (a profile's name in every
+ * later list). Each test runs only when the text shows a sign of it.
+ */
+const unicodeIssue = (bytes: Uint8Array, text: string, value: unknown): string | undefined => {
+  if (text.includes("\uFFFD")) {
+    try {
+      fatalUtf8.decode(bytes)
+    } catch {
+      return "is not valid UTF-8"
+    }
+  }
+  if (/\\u[dD][89a-fA-F]/.test(text) && holdsLoneSurrogate(value, 0)) {
+    return "holds a string that is not well-formed Unicode (a lone surrogate)"
+  }
+  return undefined
+}
 
 const parseJson = (body: Uint8Array | undefined, text?: string): Option.Option<unknown> => {
   if (body === undefined || body.length === 0) return Option.none()
