@@ -87,3 +87,27 @@ describe("a JSON body that is not Unicode text (RFC 8259 §8.1) is refused, not 
       expect(names).toEqual(["c\u{1F600}"])
     }))
 })
+
+describe("a 400's message says why the value is refused", () => {
+  it.scoped("a nullable integer out of its range names the range, not `Expected null`", () =>
+    Effect.gen(function*() {
+      const server = yield* KernelSimulator.serve()
+      const messages: Array<string> = []
+      for (const days of [0, 3651, 1.5]) {
+        const response = yield* Effect.promise(() =>
+          fetch(`${server.url}/org/api_keys`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": "application/json" },
+            body: JSON.stringify({ name: "k", days_to_expire: days })
+          })
+        )
+        expect(response.status).toBe(400)
+        messages.push(String(Reflect.get(Object(yield* Effect.promise(() => response.json())), "message")))
+      }
+      expect(messages).toEqual([
+        "invalid input: days_to_expire: must be >= 1, got 0",
+        "invalid input: days_to_expire: must be <= 3650, got 3651",
+        "invalid input: days_to_expire: Expected an integer, actual 1.5"
+      ])
+    }))
+})

@@ -1648,7 +1648,7 @@ describe("deployments and invocations: a follow agrees with the stored state", (
         const answer = yield* raw("GET", `${path}?since=yesterday`)
         expect([answer.status, JSON.parse(answer.text).message]).toEqual([
           400,
-          "since: an RFC 3339 time or a duration such as 5m"
+          "invalid input: since: an RFC 3339 time or a duration such as 5m"
         ])
       }
     }).pipe(Effect.provide(kernel())))

@@ -416,6 +416,19 @@ export const resumable = <E extends KernelError.KernelError>(
         for (const value of chunk) {
           const seq = seqOf(value)
           if (seq === undefined) {
+            // a known envelope whose seq breaks the document's bound (`minimum: 1`): not a sequence number,
+            // and, counted as none, it would be delivered again on every resumed connection
+            const raw = KernelEvents.isUnknownEvent(value) ? undefined : tagAt(value, ["seq"])
+            if (raw !== undefined) {
+              return [
+                out,
+                new KernelError.DecodeError({
+                  ...info,
+                  status: 200,
+                  message: `telemetry seq ${String(raw).slice(0, 40)} is not a sequence number (an integer, at least 1)`
+                })
+              ]
+            }
             out.push(value)
             continue
           }

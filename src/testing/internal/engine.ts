@@ -840,7 +840,7 @@ export const sinceOf = (query: URLSearchParams, now: number): { readonly since: 
   const text = query.get("since")
   if (text === null) return { since: undefined }
   const since = sinceMillis(text, now)
-  return since === undefined ? badRequest("since: an RFC 3339 time or a duration such as 5m") : { since }
+  return since === undefined ? badRequest("invalid input: since: an RFC 3339 time or a duration such as 5m") : { since }
 }
 
 /**

@@ -1075,9 +1075,14 @@ const unionMessage = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>, pa
   const expected: Array<string> = []
   let actual: string | undefined
   for (const other of issues) {
-    if (other._tag !== "Type" || other.path.map(String).join(".") !== path) continue
+    if (other.path.map(String).join(".") !== path) continue
+    // a member's refinement or limit (`must be >= 1, got 0`, `Expected an integer`) says why the value
+    // is not that member, which the other members' `Expected null` does not
+    if (other._tag === "Transformation" || other._tag === "Refinement") return other.message
+    if (other._tag !== "Type") continue
     const parts = /^Expected (.*), actual (.*)$/s.exec(other.message)
-    if (parts === null || (actual !== undefined && parts[2] !== actual)) return undefined
+    if (parts === null) return other.message
+    if (actual !== undefined && parts[2] !== actual) return undefined
     actual = parts[2]
     expected.push(parts[1]!)
   }
