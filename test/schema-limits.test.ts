@@ -184,6 +184,7 @@ const breaking = (site: Site): Array<Case> => {
     if (miss === undefined) throw new Error(`no value misses ${limits.pattern}: add one`)
     cases.push({ limit: "pattern", value: miss, says: `match the pattern ${limits.pattern}` })
   }
+  if (limits.format === "uuid") cases.push({ limit: "format", value: "not-a-uuid", says: "must be a UUID" })
   if (limits.minimum !== undefined) {
     cases.push({ limit: "minimum", value: limits.minimum - 1, says: `>= ${limits.minimum}` })
   }
@@ -204,6 +205,7 @@ const onBounds = (site: Site): Array<Case> => {
   const item = () => site.schema.kind === "array" ? sample(site.schema.items) : undefined
   const fill = (n: number) => limits.pattern?.startsWith("^/") ? `/${"x".repeat(n - 1)}` : "x".repeat(n)
   const cases: Array<Case> = []
+  if (limits.format === "uuid") cases.push({ limit: "format", value: "3F1C2A4E-5B6D-4E7F-8A9B-0C1D2E3F4A5B", says: "" })
   if (limits.minLength !== undefined) cases.push({ limit: "minLength", value: fill(limits.minLength), says: "" })
   if (limits.maxLength !== undefined) cases.push({ limit: "maxLength", value: fill(limits.maxLength), says: "" })
   if (limits.minimum !== undefined) cases.push({ limit: "minimum", value: limits.minimum, says: "" })
@@ -292,7 +294,7 @@ describe("the document's limits on requests", () => {
   it("finds the limited fields of the requests (every limit keyword the document uses on one)", () => {
     const keywords = new Set(sites.flatMap((site) => Object.keys(site.schema.limits!)))
     expect([...keywords].sort()).toEqual(
-      ["maxItems", "maxLength", "minItems", "minLength", "minimum", "maximum", "pattern"].sort()
+      ["format", "maxItems", "maxLength", "minItems", "minLength", "minimum", "maximum", "pattern"].sort()
     )
     // each operation of the document whose request has a limited field
     expect(new Set(sites.map((site) => site.operation)).size).toBeGreaterThanOrEqual(30)
