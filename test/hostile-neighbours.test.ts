@@ -676,10 +676,10 @@ describe("streams and downloads a server compresses though the SDK asked for non
     }
   ]
   for (const transport of transports) {
-    // fetch undoes gzip itself: its body is then the one sent (its Content-Length the compressed one's)
-    const decodes = transport.name === "fetch"
-    for (const { body, contentType, expected, run, what } of cases) {
-      it.live(`${transport.name}: ${what} is ${decodes ? "decoded" : "DecodeError"}, never the compressed bytes`, () =>
+    // fetch would undo gzip itself, but checks neither the coded stream's end nor, when it is corrupt, that
+    // its read ends (review 78: a read pending for good): refused there too
+    for (const { body, contentType, run, what } of cases) {
+      it.live(`${transport.name}: ${what} is a DecodeError, never the compressed bytes`, () =>
         Effect.scoped(Effect.gen(function*() {
           const gz = zlib.gzipSync(body)
           const { port } = yield* rawServer(({ socket }) =>
@@ -693,13 +693,10 @@ describe("streams and downloads a server compresses though the SDK asked for non
             ]))
           )
           const exit = yield* run.pipe(Effect.provide(loopbackLayer(port, transport.layer)), Effect.exit)
-          if (decodes) expect(exit).toEqual(Exit.succeed(expected))
-          else {
-            expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
-              _tag: "DecodeError",
-              message: expect.stringContaining("content-encoding gzip")
-            })
-          }
+          expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
+            _tag: "DecodeError",
+            message: expect.stringContaining("content-encoding gzip")
+          })
         })))
     }
   }

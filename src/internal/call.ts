@@ -533,11 +533,10 @@ const notDeclaredType = (
 }
 
 /**
- * Why a stream's body (a download's bytes, an event stream) is not as sent: a content coding the
- * transport did not undo (the request asks for none: a server that compresses anyway would hand over
- * the compressed bytes as the file, or as events that never parse), or a transfer coding other than
- * chunked. A `DecodeError` naming it, before any byte is read. (`fetch` undoes gzip, deflate and br
- * itself: its body is then the one sent, and its `Content-Length` the compressed one's.)
+ * Why a stream's body (a download's bytes, an event stream) is not as sent: a content coding (the
+ * request asks for none: a server that compresses anyway would hand over the compressed bytes as the
+ * file, or as events that never parse), or a transfer coding other than chunked. A `DecodeError`
+ * naming it, before any byte is read, on every transport.
  */
 const encodedBody = (
   request: HttpClientRequest.HttpClientRequest,
@@ -545,7 +544,10 @@ const encodedBody = (
 ): KernelError.DecodeError | undefined => {
   const encoding = response.headers["content-encoding"]
   const transfer = response.headers["transfer-encoding"]
-  const refused = Client.codingsOf(encoding).length > 0 && !Client.decodedByTransport(response)
+  // also where the transport would decode it (fetch): its decoder does not check that the coded stream
+  // is complete (one cut short was a shorter success), and a corrupt one past 64 KiB left its read
+  // pending for good, past the idle time-out (Node's fetch)
+  const refused = Client.codingsOf(encoding).length > 0
     ? `content-encoding ${bound(encoding ?? "", 100)}`
     : Client.codingsOf(transfer).some((coding) => coding !== "chunked")
     ? `transfer-encoding ${bound(transfer ?? "", 100)}`
