@@ -24,7 +24,7 @@ describe("KERNEL_LOG", () => {
       ? json(503, errorBody("busy", "later"), { "retry-after-ms": "1" })
       : json(200, { x: 0, y: 0 }))
   }
-  const sdkLine = "DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus"
+  const sdkLine = "DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus (HTTP 503)"
   // the program: its own lines at each level around one SDK call that is retried once
   const program = Effect.gen(function*() {
     yield* Effect.logDebug("mine debug")

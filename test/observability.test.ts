@@ -107,7 +107,7 @@ describe("observability", () => {
       ),
       Effect.provide(logger),
       Effect.tap(() => {
-        expect(lines).toEqual(["DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus"])
+        expect(lines).toEqual(["DEBUG Kernel.getMousePosition: attempt 1 failed with UnexpectedStatus (HTTP 503)"])
       })
     )
   })

@@ -372,6 +372,10 @@ const annotateAttempts = (attempts: number): Effect.Effect<void> =>
  * `attempt` is given the attempt's number and the live clock's delay for its deadline (`undefined`
  * on another clock: see `Timeout.timerMillis`).
  */
+/** ` (HTTP 503)`: the status a failure answered with, for the retry's log line; nothing for a transport's. */
+const statusOf = (error: KernelError.KernelError): string =>
+  "status" in error && typeof error.status === "number" && error.status >= 100 ? ` (HTTP ${error.status})` : ""
+
 const runOperation = <A, E extends KernelError.KernelError, R>(
   config: KernelConfig.Service,
   op: Operation<unknown>,
@@ -386,7 +390,7 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
     const tracing = Tracing.isTracing(fiber)
     const onTransient = (error: E) =>
       KernelError.isTransient(error)
-        ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}`)
+        ? Log.debug(`Kernel.${op.name}: attempt ${attempts} failed with ${error._tag}${statusOf(error)}`)
         : Effect.void
     const self: Effect.Effect<A, E | KernelError.InvalidInput, R> = invalid !== undefined
       ? Effect.fail(invalid)
