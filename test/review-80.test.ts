@@ -111,3 +111,50 @@ describe("a 400's message says why the value is refused", () => {
       ])
     }))
 })
+
+describe("a process's id is one whatever the case of its hex digits (review 83)", () => {
+  it.scoped("upper case and the urn:uuid: form find the process the lower-case id names", () =>
+    Effect.gen(function*() {
+      const server = yield* KernelSimulator.serve()
+      const call = (method: string, path: string, body?: unknown) =>
+        Effect.promise(() =>
+          fetch(`${server.url}${path}`, {
+            method,
+            headers: {
+              authorization: `Bearer ${KernelSimulator.defaultToken}`,
+              ...(body === undefined ? {} : { "content-type": "application/json" })
+            },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          })
+        )
+      // spawned until an id holds a hex letter (the simulator's ids count up)
+      let id = ""
+      for (let i = 0; i < 32 && !/[a-f]/.test(id); i++) {
+        const spawned = yield* call("POST", "/browsers/browser_1/process/spawn", { command: "true" })
+        id = String(Reflect.get(Object(yield* Effect.promise(() => spawned.json())), "process_id"))
+      }
+      expect(id).toMatch(/[a-f]/)
+      const statuses: Array<number> = []
+      for (const form of [id, id.toUpperCase(), `urn:uuid:${id}`]) {
+        statuses.push((yield* call("GET", `/browsers/browser_1/process/${encodeURIComponent(form)}/status`)).status)
+      }
+      expect(statuses).toEqual([200, 200, 200])
+    }))
+})
+
+describe("a union's 400 names each type once (review 83)", () => {
+  it.scoped("a residential proxy's country given a number", () =>
+    Effect.gen(function*() {
+      const server = yield* KernelSimulator.serve()
+      const response = yield* Effect.promise(() =>
+        fetch(`${server.url}/proxies`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${KernelSimulator.defaultToken}`, "content-type": "application/json" },
+          body: JSON.stringify({ type: "residential", config: { country: 5 } })
+        })
+      )
+      expect(response.status).toBe(400)
+      const message = String(Reflect.get(Object(yield* Effect.promise(() => response.json())), "message"))
+      expect(message).toContain("config.country: Expected string | undefined, actual 5")
+    }))
+})

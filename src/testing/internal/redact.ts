@@ -86,28 +86,37 @@ export const credentialHeaderNames: ReadonlySet<string> = new Set([
   "x-auth-token"
 ])
 
-/** A URL's password (`scheme://user:password@host`) or a credential query parameter's value (`?token=...`). */
-const urlCredential = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/@"'<>]*?:)[^\s/@"'<>]+(@)|([?&])([^=&\s"'<>#]+)=([^&\s"'<>#]*)/gi
+/**
+ * A URL's password (`scheme://user:password@host`, its slashes maybe JSON-escaped, `http:\/\/`): up to the
+ * authority's last `@` (a password may hold one).
+ */
+const urlPassword = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2}[^\s/@"'<>\\]*?:)[^\s/"'<>\\]+(@)/gi
+
+/** A parameter of a URL's query or fragment (`?token=`, `&password=`, `#access_token=`); a value ends at the next one. */
+const urlParameter = /([?&#])([^=&?#\s"'<>\\]+)=([^&?#\s"'<>\\]*)/g
+
+/** Query parameters named as credentials, as the request's own query is read (`key`, `token`, `auth`...). */
+export const credentialName = /key|token|secret|password|auth|sig/i
 
 /**
  * A logged body's text with the credentials that URLs in it carry replaced by `<redacted>`, wherever
  * they are (a browser's `start_url`, a proxy setting in a pool's Chrome policy, an `HTTPS_PROXY` in a
- * process's environment, a curl's `url`): a URL's password, and the value of a query parameter named
- * as a credential (`access_token`, `password`, `api_key`...). A text without `@`, `?` or `&` is kept
- * as it is.
+ * process's environment, a curl's `url`, a URL inside another's query): a URL's password, and the
+ * value of a query or fragment parameter named as a credential (`access_token`, `password`, `api_key`,
+ * `auth`...). A text without `@`, `?`, `&` or `#` is kept as it is.
  *
  * @internal
  */
-export const withoutUrlCredentials = (text: string): string =>
-  !text.includes("@") && !text.includes("?") && !text.includes("&") ? text : text.replace(
-    urlCredential,
-    (match, before: string | undefined, at: string | undefined, sign: string, name: string) =>
-      before !== undefined && at !== undefined
-        ? `${before}<redacted>${at}`
-        : isSecretKey(safeDecode(name))
-        ? `${sign}${name}=<redacted>`
-        : match
+export const withoutUrlCredentials = (text: string): string => {
+  if (!text.includes("@") && !text.includes("?") && !text.includes("&") && !text.includes("#")) return text
+  return text.replace(urlPassword, "$1<redacted>$2").replace(
+    urlParameter,
+    (match, sign: string, name: string) => {
+      const decoded = safeDecode(name)
+      return credentialName.test(decoded) || isSecretKey(decoded) ? `${sign}${name}=<redacted>` : match
+    }
   )
+}
 
 const safeDecode = (text: string): string => {
   try {

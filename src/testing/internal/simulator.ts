@@ -44,7 +44,7 @@ const decodedName = (name: string): string => {
 }
 
 /** Query parameters named as credentials (`api_key`, `token`, `access_token`, `password`...): their values are not logged. */
-const credentialName = /key|token|secret|password|auth/i
+const credentialName = redaction.credentialName
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -489,6 +489,33 @@ const withoutFraming = (headers: Readonly<Record<string, string>>): Record<strin
   return out
 }
 
+/** The path parameters the document types `format: uuid` (a process's id). */
+const uuidParameters: ReadonlySet<string> = new Set(["process_id"])
+
+/**
+ * The path's segments with each UUID (checked as one before this) in the form the simulator hands
+ * them out, lower case without a `urn:uuid:` prefix: a UUID is one whatever the case of its hex digits
+ * (RFC 4122), so `Processes.status` of an id written in upper case finds its process.
+ */
+const canonicalUuids = (
+  operation: Operation,
+  templateParts: ReadonlyArray<string>,
+  segments: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  let out = segments
+  for (const parameter of operation.parameters) {
+    if (parameter.in !== "path" || !uuidParameters.has(parameter.name)) continue
+    const at = templateParts.indexOf(`{${parameter.field}}`)
+    const given = segments[at]
+    if (given === undefined) continue
+    const canonical = given.toLowerCase().replace(/^urn:uuid:/, "")
+    if (canonical === given) continue
+    if (out === segments) out = [...segments]
+    out = out.map((segment, i) => i === at ? canonical : segment)
+  }
+  return out
+}
+
 const invalidInput = (message: string): engine.Reply => ({
   _tag: "Error",
   status: 400,
@@ -614,6 +641,7 @@ const serve = (
       return invalidInput(parameterIssue(parameter.name, parameter.schema, given))
     }
   }
+  segments = canonicalUuids(operation, templateParts, segments)
   const contentType = request.headers["content-type"]
   let body: Record<string, unknown> = {}
   let parts: ReadonlyArray<values.Part> = []
@@ -1110,10 +1138,13 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
                 ? `${shown.slice(0, limits.recordedBodyBytes)}…`
                 : shown
             } else if (body?.kind === "bytes") {
-              // a file's own bytes (`writeFile`): its content, as the program wrote it (cut)
-              const shown = read.bytes.subarray(0, limits.recordedBodyBytes)
-              record.body = redaction.withoutUrlCredentials(decoder.decode(shown)) +
-                (shown.length < read.bytes.length ? "…" : "")
+              // a file's own bytes (`writeFile`): its content, as the program wrote it, cut after the URLs in it
+              // lost their credentials (a URL the cut runs through would otherwise keep the head of one)
+              const head = read.bytes.subarray(0, limits.recordedBodyBytes + 4096)
+              const shown = redaction.withoutUrlCredentials(decoder.decode(head))
+              record.body = shown.length > limits.recordedBodyBytes || head.length < read.bytes.length
+                ? `${shown.slice(0, limits.recordedBodyBytes)}…`
+                : shown
             } else {
               // a field the schema does not list (an open object, a record, any JSON) named as a secret field
               // of the API, however written: its value is not kept (the body rewritten only when it may name

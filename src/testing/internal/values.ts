@@ -1086,7 +1086,9 @@ const unionMessage = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>, pa
     actual = parts[2]
     expected.push(parts[1]!)
   }
-  return expected.length > 1 ? `Expected ${expected.join(" | ")}, actual ${actual}` : undefined
+  // each member once (a union of the same type under several names: a proxy's config, its country)
+  const members = [...new Set(expected.flatMap((text) => text.split(" | ")))]
+  return expected.length > 1 ? `Expected ${members.join(" | ")}, actual ${actual}` : undefined
 }
 
 // ---------------------------------------------------------------------------------------------
