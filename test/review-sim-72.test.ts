@@ -133,14 +133,16 @@ describe("the request log", () => {
   })
 })
 
+/** The bodies the request log keeps of what `send` sends (the log cleared before). */
+const logOf = async (send: () => Promise<unknown>): Promise<string> => {
+  await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+  await send()
+  return (await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).json() as ReadonlyArray<
+    { readonly body?: string }
+  >).map((entry) => entry.body ?? "").join("\n")
+}
+
 describe("the request log, however a secret is written (review 74)", () => {
-  const logOf = async (send: () => Promise<unknown>): Promise<string> => {
-    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
-    await send()
-    return (await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).json() as ReadonlyArray<
-      { readonly body?: string }
-    >).map((entry) => entry.body ?? "").join("\n")
-  }
   const raw = (method: string, path: string, body: string, contentType: string) =>
     fetch(`${served.url}${path}`, {
       method,
@@ -255,13 +257,6 @@ describe("the request log, however a secret is written (review 74)", () => {
 })
 
 describe("the request log, credentials URLs and environments carry (review 80)", () => {
-  const logOf = async (send: () => Promise<unknown>): Promise<string> => {
-    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
-    await send()
-    return (await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).json() as ReadonlyArray<
-      { readonly body?: string }
-    >).map((entry) => entry.body ?? "").join("\n")
-  }
   const cases: ReadonlyArray<readonly [string, () => Promise<unknown>, string]> = [
     [
       "a proxy's password in a pool's Chrome policy, and a passwd",
