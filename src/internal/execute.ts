@@ -366,16 +366,16 @@ const annotateAttempts = (attempts: number): Effect.Effect<void> =>
     Tracing.isTracing(fiber) ? Effect.annotateCurrentSpan("kernel.attempts", attempts) : Effect.void
   )
 
+/** ` (HTTP 503)`: the status a failure answered with, for the retry's log line; nothing for a transport's. */
+const statusOf = (error: KernelError.KernelError): string =>
+  "status" in error && typeof error.status === "number" && error.status >= 100 ? ` (HTTP ${error.status})` : ""
+
 /**
  * One operation's run around its attempts: the credentials checked, transient failures retried
  * by the configured policy (each logged at debug level), the whole in the span `Kernel.<operation>`.
  * `attempt` is given the attempt's number and the live clock's delay for its deadline (`undefined`
  * on another clock: see `Timeout.timerMillis`).
  */
-/** ` (HTTP 503)`: the status a failure answered with, for the retry's log line; nothing for a transport's. */
-const statusOf = (error: KernelError.KernelError): string =>
-  "status" in error && typeof error.status === "number" && error.status >= 100 ? ` (HTTP ${error.status})` : ""
-
 const runOperation = <A, E extends KernelError.KernelError, R>(
   config: KernelConfig.Service,
   op: Operation<unknown>,

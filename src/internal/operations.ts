@@ -19,7 +19,7 @@ import { bound } from "./bounded.js"
 import { isSendableHeaderValue } from "./credentials.js"
 import type { Answer, Method, Operation, Parameter, StatusErrorClass } from "./definition.js"
 import * as FastDecode from "./fastDecode.js"
-import { encodeSegment } from "./path.js"
+import { encodeSegment, illFormedAt, loneSurrogate } from "./path.js"
 import * as Upload from "./upload.js"
 
 export type {
@@ -325,30 +325,6 @@ const holdsFile = (value: unknown, depth = 0): boolean => {
     if (Object.prototype.hasOwnProperty.call(value, key) && holdsFile(Reflect.get(value, key), depth + 1)) return true
   }
   return false
-}
-
-/**
- * The path (`text`, `actions.2.text`, as `InvalidInput` names a field) of the first string of a JSON
- * value, or of its keys, that is not well-formed Unicode, if any.
- */
-const illFormedAt = (value: unknown, path: string, depth = 0): string | undefined => {
-  if (typeof value === "string") return loneSurrogate.test(value) ? path || "body" : undefined
-  if (depth >= 64 || typeof value !== "object" || value === null) return undefined
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const at = illFormedAt(value[i], path === "" ? String(i) : `${path}.${i}`, depth + 1)
-      if (at !== undefined) return at
-    }
-    return undefined
-  }
-  for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue
-    const at = path === "" ? key : `${path}.${key}`
-    if (loneSurrogate.test(key)) return at
-    const inner = illFormedAt(Reflect.get(value, key), at, depth + 1)
-    if (inner !== undefined) return inner
-  }
-  return undefined
 }
 
 /** A value's JSON text, or why it cannot be sent as JSON (a bigint, a cycle, a `toJSON` that throws). */
@@ -751,12 +727,6 @@ const scalarText = (value: unknown): string | undefined =>
     : typeof value === "bigint"
     ? value.toString()
     : undefined
-
-/**
- * A lone surrogate: a string holding one is not well-formed Unicode, which a query string cannot
- * carry (`URLSearchParams` would send U+FFFD in its place, another value than the one given).
- */
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 interface CompiledParameter {
   readonly parameter: Parameter

@@ -112,17 +112,23 @@ export const withoutUrlCredentials = (text: string): string => {
   return text.replace(urlPassword, "$1<redacted>$2").replace(
     urlParameter,
     (match, sign: string, name: string) => {
-      const decoded = safeDecode(name)
+      const decoded = decodedName(name)
       return credentialName.test(decoded) || isSecretKey(decoded) ? `${sign}${name}=<redacted>` : match
     }
   )
 }
 
-const safeDecode = (text: string): string => {
+/**
+ * A query parameter's name as it is read (`tok%65n` is `token`, `+` a space), or as written when it is
+ * not valid percent-encoding.
+ *
+ * @internal
+ */
+export const decodedName = (name: string): string => {
   try {
-    return decodeURIComponent(text)
+    return decodeURIComponent(name.replace(/\+/g, " "))
   } catch {
-    return text
+    return name
   }
 }
 

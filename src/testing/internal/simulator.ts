@@ -8,6 +8,7 @@ import type * as SchemaAST from "effect/SchemaAST"
 import type * as Stream from "effect/Stream"
 import type { Operation } from "../../internal/definition.js"
 import { operations } from "../../internal/generated/table.js"
+import { illFormedAt } from "../../internal/path.js"
 import type * as Sim from "../KernelSimulator.js"
 import * as engine from "./engine.js"
 import * as behaviours from "./handlers/index.js"
@@ -23,28 +24,17 @@ const recordedQuery = (query: string | undefined): string | undefined => {
   if (query === undefined || query === "") return undefined
   // a name written with escapes (`tok%65n`) is read decoded
   // (a query naming none, in its names or its values, is kept as it is without a walk)
-  const kept = credentialName.test(query) || query.includes("%") || redaction.mayNameSecret(query)
+  const kept = redaction.credentialName.test(query) || query.includes("%") || redaction.mayNameSecret(query)
     ? query.split("&").map((pair) => {
       const equals = pair.indexOf("=")
       if (equals < 0) return pair
       const name = pair.slice(0, equals)
-      const decoded = decodedName(name)
-      return credentialName.test(decoded) || redaction.isSecretKey(decoded) ? `${name}=<redacted>` : pair
+      const decoded = redaction.decodedName(name)
+      return redaction.credentialName.test(decoded) || redaction.isSecretKey(decoded) ? `${name}=<redacted>` : pair
     }).join("&")
     : query
   return kept.length > 65_536 ? `${kept.slice(0, 65_536)}…` : kept
 }
-
-const decodedName = (name: string): string => {
-  try {
-    return decodeURIComponent(name.replace(/\+/g, " "))
-  } catch {
-    return name
-  }
-}
-
-/** Query parameters named as credentials (`api_key`, `token`, `access_token`, `password`...): their values are not logged. */
-const credentialName = redaction.credentialName
 
 /** What a transport hands the simulator. */
 export interface SimRequest {
@@ -502,16 +492,12 @@ const canonicalUuids = (
   templateParts: ReadonlyArray<string>,
   segments: ReadonlyArray<string>
 ): ReadonlyArray<string> => {
-  let out = segments
+  const out = [...segments]
   for (const parameter of operation.parameters) {
     if (parameter.in !== "path" || !uuidParameters.has(parameter.name)) continue
     const at = templateParts.indexOf(`{${parameter.field}}`)
-    const given = segments[at]
-    if (given === undefined) continue
-    const canonical = given.toLowerCase().replace(/^urn:uuid:/, "")
-    if (canonical === given) continue
-    if (out === segments) out = [...segments]
-    out = out.map((segment, i) => i === at ? canonical : segment)
+    const given = out[at]
+    if (given !== undefined) out[at] = given.toLowerCase().replace(/^urn:uuid:/, "")
   }
   return out
 }
@@ -661,7 +647,7 @@ const serve = (
       const value = parsed.value
       if (!values.isObject(value)) return invalidInput("body: must be a JSON object")
       const unicode = unicodeIssue(bytes, bodyText, value)
-      if (unicode !== undefined) return invalidInput(`body: ${unicode}`)
+      if (unicode !== undefined) return invalidInput(unicode)
       // a field of any JSON (`chrome_policy`) nested thousands deep would be stored, then overflow the
       // stack of every answer that holds it (the control plane's bound, for the same reason)
       if (tooDeep(value, maxDepth)) return invalidInput(`body: nests deeper than ${maxDepth} levels`)
@@ -1315,13 +1301,6 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
 const utf8 = new TextDecoder()
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
-const holdsLoneSurrogate = (value: unknown, depth: number): boolean =>
-  typeof value === "string"
-    ? loneSurrogate.test(value)
-    : depth < maxDepth && typeof value === "object" && value !== null &&
-      Object.entries(value).some(([key, item]) => loneSurrogate.test(key) || holdsLoneSurrogate(item, depth + 1))
 
 /**
  * Why a JSON body is not Unicode text as JSON requires (RFC 8259 §8.1), or `undefined`: bytes that are
@@ -1334,13 +1313,11 @@ const unicodeIssue = (bytes: Uint8Array, text: string, value: unknown): string |
     try {
       fatalUtf8.decode(bytes)
     } catch {
-      return "is not valid UTF-8"
+      return "body: is not valid UTF-8"
     }
   }
-  if (/\\u[dD][89a-fA-F]/.test(text) && holdsLoneSurrogate(value, 0)) {
-    return "holds a string that is not well-formed Unicode (a lone surrogate)"
-  }
-  return undefined
+  const at = /\\u[dD][89a-fA-F]/.test(text) ? illFormedAt(value, "") : undefined
+  return at === undefined ? undefined : `${at}: is not well-formed Unicode (a lone surrogate)`
 }
 
 const parseJson = (body: Uint8Array | undefined, text?: string): Option.Option<unknown> => {
