@@ -5,7 +5,7 @@
  * before use, during use, during the delete / release), exactly once, never lost.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option } from "effect"
+import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, type Scope } from "effect"
 import { BrowserPools, Browsers, type Kernel } from "effect-kernel"
 import { json, mockLayer, type Recorded } from "./utils/mock.js"
 
@@ -13,6 +13,7 @@ const browserJson = (id: string) => ({
   created_at: "2025-01-01T00:00:00Z",
   cdp_ws_url: "wss://cdp.example/secret",
   webdriver_ws_url: "wss://bidi.example",
+  browser_live_view_url: "https://live.example/view?jwt=eyJhbGciOiJIUzI1NiJ9.livesecret",
   headless: true,
   stealth: false,
   session_id: id,
@@ -24,6 +25,8 @@ interface Gates {
   readonly create?: Deferred.Deferred<void>
   readonly remove?: Deferred.Deferred<void>
   readonly deleteStatus?: number
+  /** The failed delete's / release's message quotes the browser's URLs (its CDP URL whole, its live view's token). */
+  readonly echo?: boolean
   /** `acquire` answers 204 (no browser within the wait). */
   readonly none?: boolean
   /** The create's 200 answer does not decode (`headless` is not a boolean); without its `session_id` too. */
@@ -68,7 +71,12 @@ const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds")
         const status = gates.deleteStatus ?? 204
         return status === 204
           ? new Response(null, { status })
-          : json(status, { code: "error", message: `status ${status}` })
+          : json(status, {
+            code: "error",
+            message: gates.echo === true
+              ? `cannot stop wss://cdp.example/secret (live view token eyJhbGciOiJIUzI1NiJ9.livesecret)`
+              : `status ${status}`
+          })
       }
       return json(404, { code: "not_found", message: "no route" })
     }), { maxRetries: 0, timeout })
@@ -347,4 +355,24 @@ describe("BrowserPools.acquireScoped", () => {
     expect(t.answered.remove).toBe(1)
     expect(t.removes()).toEqual([release])
   })
+})
+
+describe("a failed release's warning", () => {
+  // review 86: a delete (or release) answering 500 with a message that quotes the browser's CDP URL
+  // logged it whole in the warning, which `Browsers.scoped` promises never to do: the browser's
+  // secrets (its `Redacted` fields, and a URL's query values) are blanked from the message
+  it.each(["Browsers.scoped", "BrowserPools.acquireScoped"] as const)(
+    "%s: shows none of the browser's secrets",
+    async (name) => {
+      const t = setup({ deleteStatus: 500, echo: true })
+      const used: Effect.Effect<number, unknown, Kernel.Services | Scope.Scope> = name === "Browsers.scoped"
+        ? Effect.as(Browsers.scoped(), 1)
+        : Effect.as(BrowserPools.acquireScoped({ idOrName: "p" }), 1)
+      expect(await run(Effect.scoped(used), t.layer)).toEqual(Exit.succeed(1))
+      const warnings = t.log.filter((line) => line.startsWith("WARN"))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toContain("failed (InternalServerError): cannot stop <redacted> (live view token <redacted>)")
+      expect(t.log.join("\n")).not.toContain("secret")
+    }
+  )
 })

@@ -979,6 +979,32 @@ describe("routing, faults and projects", () => {
       expect(evictions).toContainEqual({ organization: "org_api", collection: "/browsers", id: "b1" })
     }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
 
+  // review 87: an acquired browser evicted from the bounded store stayed counted as acquired, so the pool
+  // lost the slot for good (its release: 404); it now frees the slot as its delete does
+  it.effect("an acquired browser evicted frees its pool's slot, as its delete does", () =>
+    Effect.gen(function*() {
+      const pool = JSON.parse((yield* raw("POST", "/browser_pools", {}, { name: "evicted", size: 2 })).text)
+      const counts = Effect.map(raw("GET", `/browser_pools/${pool.id}`), (r) => {
+        const read = JSON.parse(r.text)
+        return [read.acquired_count, read.available_count]
+      })
+      const acquired = JSON.parse((yield* raw("POST", `/browser_pools/${pool.id}/acquire`, {}, {})).text).session_id
+      expect(yield* counts).toEqual([1, 1])
+      for (let i = 0; i < KernelSimulator.collectionLimit; i++) yield* raw("POST", "/browsers", {}, {})
+      expect(yield* KernelSimulator.KernelSimulator.pipe(Effect.flatMap((s) => s.evictions))).toContainEqual({
+        organization: "org_api",
+        collection: "/browsers",
+        id: acquired
+      })
+      expect(yield* counts).toEqual([0, 2])
+      // both slots are there to acquire, then none within the wait
+      const acquire = Effect.map(
+        raw("POST", `/browser_pools/${pool.id}/acquire`, {}, { acquire_timeout_seconds: 0 }),
+        (r) => r.status
+      )
+      expect([yield* acquire, yield* acquire, yield* acquire]).toEqual([200, 200, 204])
+    }).pipe(Effect.provide(kernel({ requestLogSize: 0 }))))
+
   it.effect("the project header scopes what a caller sees", () =>
     Effect.gen(function*() {
       const created = yield* raw("POST", "/proxies", { "x-kernel-project-id": "proj_a" }, { type: "datacenter" })

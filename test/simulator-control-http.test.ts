@@ -99,6 +99,16 @@ describe("a fault's headers", () => {
       }
     },
     {
+      // review 87: it said `content-type: application/json` (the error body it does not send)
+      name: "an injected 204 says no content type, unless the fault names one",
+      fault: { route: "listBrowsers", status: 204 },
+      check: (answer) => {
+        expect(answer.status).toBe(204)
+        expect(answer.headers.has("content-type")).toBe(false)
+        expect(answer.body).toBe("")
+      }
+    },
+    {
       // RFC 9110 15.3.6: a server must not send content with a 205 (the injected body was sent)
       name: "an injected 205 with a body sends none, and says so (content-length: 0)",
       fault: { route: "listBrowsers", status: 205, body: "abc" },

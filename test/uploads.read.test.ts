@@ -14,6 +14,11 @@ import { openOn } from "./utils/descriptors.js"
 const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "effect-kernel-read-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 const chunk = Upload.readChunkSize
+/** The reads of a file of `size` bytes: its first MiB 64 KiB at a time, the rest a chunk at a time. */
+const readsOf = (size: number) => {
+  const first = Math.min(size, Upload.firstReadsBytes)
+  return Math.ceil(first / Upload.firstReadSize) + Math.ceil((size - first) / chunk)
+}
 
 /** A file of `size` bytes that are not all one value. */
 const makeFile = (name: string, size: number): { readonly path: string; readonly bytes: Buffer } => {
@@ -28,7 +33,17 @@ const collect = (stream: Stream.Stream<Uint8Array, Error>) =>
   Effect.map(Stream.runCollect(stream), (chunks) => Buffer.concat(Chunk.toArray(chunks)))
 
 describe("Upload.read: a file on disk as a stream", () => {
-  it.effect.each([0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk, 5 * chunk + 17])(
+  it.effect.each([
+    0,
+    1,
+    chunk - 1,
+    chunk,
+    chunk + 1,
+    3 * chunk,
+    5 * chunk + 17,
+    Upload.firstReadsBytes - 1,
+    Upload.firstReadsBytes + 1
+  ])(
     "%d bytes: exactly the file's bytes, the file closed",
     (size) =>
       Effect.gen(function*() {
@@ -39,6 +54,18 @@ describe("Upload.read: a file on disk as a stream", () => {
         expect(openOn(path)).toBe(0)
       })
   )
+
+  // the first MiB in 64 KiB reads (a server answering at once is read before the client writes on: see
+  // `firstReadSize`), the rest in chunks
+  it.effect("hands over its first MiB 64 KiB at a time, then a chunk at a time", () =>
+    Effect.gen(function*() {
+      const size = Upload.firstReadsBytes + 2 * chunk + 5
+      const { path } = makeFile("pieces.bin", size)
+      const pieces = Chunk.toArray(yield* Stream.runCollect(Upload.read(Upload.file(path), size))).map((b) => b.length)
+      const small = Upload.firstReadsBytes / Upload.firstReadSize
+      expect(pieces).toEqual([...Array<number>(small).fill(Upload.firstReadSize), chunk, chunk, 5])
+      expect(pieces).toHaveLength(readsOf(size))
+    }))
 
   it.effect("runs no fiber of its own (the read-ahead is the reads' own chaining)", () =>
     Effect.gen(function*() {
@@ -100,7 +127,7 @@ describe("Upload.read: a file on disk as a stream", () => {
           })
       ))
       yield* Fiber.join(fiber)
-      expect(taken.length).toBe(32)
+      expect(taken.length).toBe(readsOf(size))
       // the reads ran ahead of a waiting consumer ...
       expect(Math.max(...taken.map((reads, n) => reads - (n + 1)))).toBeGreaterThan(0)
       // ... by no more than readAhead chunks waiting plus the one in flight

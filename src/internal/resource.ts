@@ -12,8 +12,10 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { currentRetryStop } from "./retryPolicy.js"
+import { redactAll } from "./secrets.js"
 
 /**
  * Runs `effect` on a fiber of its own, interruptible (so the call's own time-outs still abort its
@@ -49,13 +51,41 @@ const acquiredDetached = <A, E, R, R2>(
     ))
 
 /**
+ * What a resource holds as `Redacted` (its own fields, and those of the objects and arrays in it, one
+ * level down), with the query values of those that are URLs (a `?jwt=` alone): a release's failure
+ * must not show them, should the server's message quote them (a browser's CDP URL echoed by a failed
+ * delete). An error's message is otherwise the server's words as written (errors.md).
+ */
+const secretsOf = (resource: unknown): Array<string> => {
+  const secrets: Array<string> = []
+  const add = (value: unknown): void => {
+    if (!Redacted.isRedacted(value)) return
+    const secret: unknown = Redacted.value(value)
+    if (typeof secret !== "string") return
+    secrets.push(secret)
+    if (URL.canParse(secret)) {
+      for (const [, parameter] of new URL(secret).searchParams) secrets.push(parameter)
+    }
+  }
+  const fields = (value: unknown): ReadonlyArray<unknown> =>
+    typeof value === "object" && value !== null && !Redacted.isRedacted(value) ? Object.values(value) : []
+  for (const field of fields(resource)) {
+    add(field)
+    for (const inner of fields(field)) add(inner)
+  }
+  return secrets
+}
+
+/**
  * A release run to its end that cannot fail: its failure is logged at `Warning` level (`what`, and
- * the error's tag and message), unless `ignore` says the resource is already gone (a 404).
+ * the error's tag and message, without the resource's `secrets`), unless `ignore` says the resource
+ * is already gone (a 404).
  */
 const releaseLogged = <E2, R2>(
   release: Effect.Effect<unknown, E2, R2>,
   what: string,
-  ignore: ((error: E2) => boolean) | undefined
+  ignore: ((error: E2) => boolean) | undefined,
+  secrets: ReadonlyArray<string> = []
 ): Effect.Effect<void, never, R2> =>
   detached(release).pipe(
     Effect.asVoid,
@@ -65,7 +95,7 @@ const releaseLogged = <E2, R2>(
       const error: unknown = failure._tag === "Some" ? failure.value : Cause.squash(cause)
       const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect"
       const message = error instanceof Error ? error.message : String(error)
-      return Effect.logWarning(`${what} failed (${tag}): ${message}`)
+      return Effect.logWarning(`${what} failed (${tag}): ${redactAll(message, secrets)}`)
     })
   )
 
@@ -77,8 +107,8 @@ const releaseLogged = <E2, R2>(
  *   in the same uninterruptible step, so no interruption falls between the two;
  * - `release` runs once, when the scope closes, and to its end (an interruption of the fiber
  *   closing the scope does not cut it short); it cannot fail the scope: its failure is logged at
- *   `Warning` level (`what`, and the error's tag and message), unless `ignore` says the resource
- *   is already gone (a 404);
+ *   `Warning` level (`what`, and the error's tag and message without the resource's secrets:
+ *   {@link secretsOf}), unless `ignore` says the resource is already gone (a 404);
  * - `orphan`: when `acquire` fails although the resource was made (its answer did not decode, yet
  *   names it), the release of what it made, run at once in the same way; the failure stays the
  *   acquisition's.
@@ -102,7 +132,7 @@ export const scopedResource = <A, E, R, E2, R2>(
     return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
   })
   const released = (resource: A, exit: Exit.Exit<unknown, unknown>) =>
-    releaseLogged(release(resource, exit), options.what(resource), options.ignore)
+    releaseLogged(release(resource, exit), options.what(resource), options.ignore, secretsOf(resource))
   return Effect.acquireRelease(
     acquiredDetached(acquired, (resource) => released(resource, Exit.interrupt(FiberId.none))),
     released

@@ -259,8 +259,8 @@ export const put = (
   store: Store,
   collection: string,
   resource: Resource,
-  /** What else goes with an evicted resource (its live state). */
-  onEvict?: (id: string) => void
+  /** What else goes with an evicted resource (its live state): its id, and the resource as it was. */
+  onEvict?: (id: string, evicted: Resource) => void
 ): void => {
   let items = store.collections.get(collection)
   if (items === undefined) {
@@ -302,9 +302,10 @@ export const put = (
       }
     }
     oldest ??= items.keys().next().value
-    if (oldest === undefined) break
+    const evicted = oldest === undefined ? undefined : items.get(oldest)
+    if (oldest === undefined || evicted === undefined) break
     remove(store, collection, oldest)
-    onEvict?.(oldest)
+    onEvict?.(oldest, evicted)
     store.evictions.push({ collection, id: oldest })
     if (store.evictions.length > evictionLog) store.evictions.shift()
   }

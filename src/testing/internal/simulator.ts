@@ -815,6 +815,11 @@ export const make = (seed: Sim.Seed, limits: Limits = defaultLimits) =>
       const retryAfter: Record<string, string> = fault.retryAfter === undefined
         ? {}
         : { "retry-after": String(fault.retryAfter) }
+      // a status that carries no content (204, 205, 304) is answered without one, and without a content type
+      // (unless the fault names one)
+      if (status === 204 || status === 205 || status === 304) {
+        return { status, headers: { ...retryAfter, ...fault.headers }, body: { _tag: "Empty" }, network: normal }
+      }
       if (fault.body !== undefined) {
         return {
           status,

@@ -72,7 +72,14 @@ const placeBrowser = (org: Organization, project: string | undefined, fields: Re
   const id = String(fields["id"])
   const viewport = obj(fields["viewport"])
   const timeout = num(fields["timeout_seconds"], 60)
-  engine.put(org.store, "/browsers", { id, project, deleted: false, fields }, (evicted) => dropBrowser(org, evicted))
+  // an acquired browser evicted frees its pool's slot, as its delete would (once this browser is placed:
+  // the slot may go at once to a waiting acquire, a new browser)
+  const freed: Array<engine.Resource> = []
+  engine.put(org.store, "/browsers", { id, project, deleted: false, fields }, (evicted, resource) => {
+    const pool = resource.deleted ? undefined : poolOfBrowser(org, resource)
+    dropBrowser(org, evicted)
+    if (pool !== undefined) freed.push(pool)
+  })
   org.browsers.set(id, {
     ...engine.newBrowserState(id, {
       viewport: { width: num(viewport["width"], 1920), height: num(viewport["height"], 1080) },
@@ -83,6 +90,7 @@ const placeBrowser = (org: Organization, project: string | undefined, fields: Re
     idleMs: timeout * 1000
   })
   org.idleCheckAt = Math.min(org.idleCheckAt, now + timeout * 1000)
+  for (const pool of freed) freeSlot(org, pool, undefined, now)
 }
 
 /** A browser's live state is gone: its streams end, its processes, replays and files are gone. */
