@@ -69,11 +69,12 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
   /** `Telemetry.stream` run in a fiber of its own: the seqs it delivers, as they come. */
   const following = (
     layer: ReturnType<typeof mocked>["layer"],
-    schedule: Schedule.Schedule<unknown, KernelEvents.Drop> = KernelEvents.defaultResumeSchedule
+    schedule: Schedule.Schedule<unknown, KernelEvents.Drop> = KernelEvents.defaultResumeSchedule,
+    params: Telemetry.StreamTelemetryParams = { id: "b1" }
   ) =>
     Effect.gen(function*() {
       const seen: Array<number> = []
-      const fiber = yield* Telemetry.stream({ id: "b1" }).pipe(
+      const fiber = yield* Telemetry.stream(params).pipe(
         Effect.flatMap((events) => Stream.runForEach(events, (e) => Effect.sync(() => seen.push(seqOf(e))))),
         Effect.provideService(KernelEvents.ResumeSchedule, schedule),
         Effect.provide(layer),
@@ -151,6 +152,55 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
         _tag: "DecodeError",
         message: "telemetry seq went back from 3 to 1 on one connection"
       })
+    }))
+
+  // review 89: a seq repeated on one connection said it "went back from 2 to 2"
+  it.effect("a seq sent twice on one connection is a DecodeError that says so", () =>
+    Effect.gen(function*() {
+      const { layer } = mocked(() => sending(1, 2, 2, 3))
+      const { fiber, seen } = yield* following(layer)
+      const exit = yield* Fiber.await(fiber)
+      expect(seen).toEqual([1, 2])
+      expect(failureOf(exit)).toMatchObject({
+        _tag: "DecodeError",
+        message: "telemetry seq 2 sent twice on one connection"
+      })
+    }))
+
+  // review 89: the caller's own `Last-Event-ID` (a seq saved by an earlier run) was sent, but what the
+  // server sent up to it again was delivered: the checks start from it
+  it.effect("the caller's Last-Event-ID is sent, and the events up to it are not delivered again", () =>
+    Effect.gen(function*() {
+      const { ids, layer, requests } = mocked((attempt) => attempt === 1 ? sending(9, 10, 11, 12) : sending(13))
+      const { fiber, seen } = yield* following(layer, KernelEvents.defaultResumeSchedule, {
+        id: "b1",
+        "Last-Event-ID": "10"
+      })
+      expect(yield* settleUntil(() => seen.length === 2)).toBe(true)
+      yield* nextRequestAfter(250, requests)
+      expect(yield* settleUntil(() => seen.length === 3)).toBe(true)
+      expect(seen).toEqual([11, 12, 13])
+      expect(ids).toEqual(["10", "12"])
+      yield* Fiber.interrupt(fiber)
+    }))
+
+  it.effect("a gap past the caller's Last-Event-ID is a DecodeError; one that is no seq is sent as it is", () =>
+    Effect.gen(function*() {
+      const gap = mocked(() => sending(12))
+      const first = yield* following(gap.layer, KernelEvents.defaultResumeSchedule, { id: "b1", "Last-Event-ID": "10" })
+      expect(failureOf(yield* Fiber.await(first.fiber))).toMatchObject({
+        _tag: "DecodeError",
+        message: "telemetry gap: expected seq 11, got 12 (1 events lost)"
+      })
+      const opaque = mocked(() => sending(1, 2))
+      const second = yield* following(opaque.layer, KernelEvents.defaultResumeSchedule, {
+        id: "b1",
+        "Last-Event-ID": "cursor-abc"
+      })
+      expect(yield* settleUntil(() => second.seen.length === 2)).toBe(true)
+      expect(second.seen).toEqual([1, 2])
+      expect(opaque.ids[0]).toBe("cursor-abc")
+      yield* Fiber.interrupt(second.fiber)
     }))
 
   it.effect("as a layer; an error that is not a drop (a 404 on resuming) is never retried", () =>

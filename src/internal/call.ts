@@ -459,7 +459,8 @@ const streamCall = (
         Events.resumable(
           Client.describe(checked.right.request),
           (lastEventId) =>
-            openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId }, settings)
+            openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId }, settings),
+          Reflect.get(base, "Last-Event-ID")
         ),
         shownBy(config, definition.name)
       ))

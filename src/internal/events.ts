@@ -384,7 +384,8 @@ const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
  * connection that drops (`TransportError`, the body ending) or goes quiet (`Timeout`) is opened
  * again by the schedule (`KernelEvents.ResumeSchedule`, read when the stream runs) with
  * `Last-Event-ID` set to the last `seq` received. Events already received (a `seq` not past the
- * last one) are dropped; a `seq` that skips one, or one that goes back on the same connection, is a
+ * last one, or not past the caller's own `Last-Event-ID`) are dropped; a `seq` that skips one, or one
+ * that goes back (or repeats) on the same connection, is a
  * `DecodeError` (a gap, or a count that restarted: never hidden). The schedule starts over once an
  * event with a new seq came through (an event without one is no progress); once it is done, the
  * stream fails with the drop's error. Any other error (a status error, a `DecodeError`) is never resumed.
@@ -393,10 +394,16 @@ const isDrop = (error: KernelError.KernelError): error is KernelEvents.Drop =>
  */
 export const resumable = <E extends KernelError.KernelError>(
   info: { readonly method: string; readonly path: string },
-  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>
+  open: (lastEventId: string | undefined) => Stream.Stream<unknown, E>,
+  /**
+   * The caller's own `Last-Event-ID` (a seq saved by an earlier run): sent on the first connection as
+   * given, and, when it is a seq, where the duplicate and gap checks start (an event up to it is dropped).
+   */
+  from?: unknown
 ): Stream.Stream<unknown, E | KernelError.DecodeError> =>
   Stream.suspend(() => {
-    let last: number | undefined
+    const given = typeof from === "string" && /^[0-9]{1,15}$/.test(from) ? Number(from) : undefined
+    let last: number | undefined = given !== undefined && given >= 1 ? given : undefined
     let fatal: E | KernelError.DecodeError | undefined
     // a seq as the envelope's schema has it (a safe integer, at least 1): an unknown event's data is
     // not checked, and a seq of 1e300 there would otherwise make every later event "already received"
@@ -438,7 +445,9 @@ export const resumable = <E extends KernelError.KernelError>(
               new KernelError.DecodeError({
                 ...info,
                 status: 200,
-                message: `telemetry seq went back from ${onConnection} to ${seq} on one connection`
+                message: seq === onConnection
+                  ? `telemetry seq ${seq} sent twice on one connection`
+                  : `telemetry seq went back from ${onConnection} to ${seq} on one connection`
               })
             ]
           }
