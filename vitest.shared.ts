@@ -2,27 +2,55 @@ import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 /**
- * The slow test files `npm run test:quick` leaves out (each takes seconds to minutes on two cores:
- * child processes, Prism, the fault matrix, property runs, stress). `npm test` runs them all.
+ * The slow test files `npm run test:quick` leaves out: each took 2.5 s or more in a full `npm test` on two
+ * cores (child processes, Prism, the fault matrix, property runs, stress, real sockets; the list taken from
+ * the durations a full run prints per file). `npm test` runs them all.
  */
 export const slowTests: ReadonlyArray<string> = [
   "test/build.test.ts",
-  "test/bundle.test.ts",
+  "test/call.hostile.test.ts",
+  "test/call.test.ts",
+  "test/contract-prism.test.ts",
   "test/contract.test.ts",
+  "test/declarations.test.ts",
   "test/demo.test.ts",
+  "test/downloads.open.test.ts",
+  "test/events.test.ts",
+  "test/fastDecode.test.ts",
   "test/faults.test.ts",
+  "test/files.test.ts",
   "test/fuzz.test.ts",
   "test/hardening.test.ts",
+  "test/harness18.test.ts",
   "test/hostile.test.ts",
-  "test/official-client.test.ts",
+  "test/interruption.test.ts",
+  "test/jsonbody.test.ts",
+  "test/migrating.test.ts",
   "test/prism.test.ts",
+  "test/resources.test.ts",
+  "test/resume.test.ts",
+  "test/retry.after.hostile.test.ts",
+  "test/retry.oneshot.test.ts",
+  "test/retry.test.ts",
+  "test/retry.unsent.test.ts",
+  "test/review-81.test.ts",
+  "test/review-cancelers.test.ts",
+  "test/review-encoding.test.ts",
+  "test/review-intr.test.ts",
+  "test/review-prefetch.test.ts",
+  "test/simulator-api.test.ts",
   "test/simulator-bin.test.ts",
-  "test/simulator.test.ts",
+  "test/simulator-control-http.test.ts",
+  "test/simulator-live.test.ts",
+  "test/simulator-load.test.ts",
   "test/socket.property.test.ts",
   "test/transport.attempt.test.ts",
   "test/transport.crash.test.ts",
+  "test/transport.production.test.ts",
   "test/transport.rev17.test.ts",
-  "test/transport.stream.test.ts"
+  "test/uploads.backpressure.test.ts",
+  "test/uploads.changed.test.ts",
+  "test/uploads.test.ts"
 ]
 
 /**
