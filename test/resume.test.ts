@@ -203,6 +203,22 @@ describe("KernelEvents.ResumeSchedule, on the TestClock", () => {
       yield* Fiber.interrupt(second.fiber)
     }))
 
+  // review 90: a seq written with leading zeros went out as "7"
+  it.effect("the caller's Last-Event-ID goes out as given until an event past it comes", () =>
+    Effect.gen(function*() {
+      const { ids, layer, requests } = mocked((attempt) => attempt === 1 ? sending(6, 7) : sending(8))
+      const { fiber, seen } = yield* following(layer, KernelEvents.defaultResumeSchedule, {
+        id: "b1",
+        "Last-Event-ID": "007"
+      })
+      expect(yield* settleUntil(() => requests.length === 1)).toBe(true)
+      yield* nextRequestAfter(250, requests)
+      expect(yield* settleUntil(() => seen.length === 1)).toBe(true)
+      expect(seen).toEqual([8])
+      expect(ids).toEqual(["007", "007"])
+      yield* Fiber.interrupt(fiber)
+    }))
+
   it.effect("as a layer; an error that is not a drop (a 404 on resuming) is never retried", () =>
     Effect.gen(function*() {
       const { layer, requests } = mocked((attempt) =>

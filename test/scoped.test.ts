@@ -5,7 +5,7 @@
  * before use, during use, during the delete / release), exactly once, never lost.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, type Scope } from "effect"
+import { Deferred, type Duration, Effect, Exit, Fiber, Layer, Logger, Option, Redacted, type Scope } from "effect"
 import { BrowserPools, Browsers, type Kernel } from "effect-kernel"
 import { json, mockLayer, type Recorded } from "./utils/mock.js"
 
@@ -13,7 +13,7 @@ const browserJson = (id: string) => ({
   created_at: "2025-01-01T00:00:00Z",
   cdp_ws_url: "wss://cdp.example/secret",
   webdriver_ws_url: "wss://bidi.example",
-  browser_live_view_url: "https://live.example/view?jwt=eyJhbGciOiJIUzI1NiJ9.livesecret",
+  browser_live_view_url: "https://live.example/view?jwt=eyJhbGciOiJIUzI1NiJ9.livesecret&mode=view",
   headless: true,
   stealth: false,
   session_id: id,
@@ -371,8 +371,29 @@ describe("a failed release's warning", () => {
       expect(await run(Effect.scoped(used), t.layer)).toEqual(Exit.succeed(1))
       const warnings = t.log.filter((line) => line.startsWith("WARN"))
       expect(warnings).toHaveLength(1)
+      // the token blanked, not every word a URL's other parameters hold (`mode=view`)
       expect(warnings[0]).toContain("failed (InternalServerError): cannot stop <redacted> (live view token <redacted>)")
       expect(t.log.join("\n")).not.toContain("secret")
     }
   )
+
+  // review 90: the secrets were read before the delete ran, and `Redacted.value` throws on a value the
+  // caller wiped: the scope died and the browser was never deleted
+  it("a browser whose URLs the caller wiped is still deleted; a failed delete is still logged", async () => {
+    for (const deleteStatus of [204, 500]) {
+      const t = setup({ deleteStatus, echo: true })
+      const exit = await run(
+        Effect.scoped(Effect.map(Browsers.scoped(), (browser) => {
+          Redacted.unsafeWipe(browser.cdp_ws_url)
+          return 1
+        })),
+        t.layer
+      )
+      expect(exit).toEqual(Exit.succeed(1))
+      expect(t.removes()).toEqual(["/browsers/b1"])
+      const warnings = t.log.filter((line) => line.startsWith("WARN"))
+      expect(warnings).toHaveLength(deleteStatus === 500 ? 1 : 0)
+      if (deleteStatus === 500) expect(warnings[0]).toContain("(live view token <redacted>)")
+    }
+  })
 })

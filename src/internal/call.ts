@@ -460,11 +460,17 @@ const streamCall = (
           Client.describe(checked.right.request),
           (lastEventId) =>
             openWith(lastEventId === undefined ? params : { ...base, "Last-Event-ID": lastEventId }, settings),
-          Reflect.get(base, "Last-Event-ID")
+          lastEventIdOf(base)
         ),
         shownBy(config, definition.name)
       ))
   }
+}
+
+/** The caller's own `Last-Event-ID` parameter, when it gave one. */
+const lastEventIdOf = (params: object): string | undefined => {
+  const given: unknown = Reflect.get(params, "Last-Event-ID")
+  return typeof given === "string" ? given : undefined
 }
 
 /**

@@ -399,11 +399,12 @@ export const resumable = <E extends KernelError.KernelError>(
    * The caller's own `Last-Event-ID` (a seq saved by an earlier run): sent on the first connection as
    * given, and, when it is a seq, where the duplicate and gap checks start (an event up to it is dropped).
    */
-  from?: unknown
+  from?: string | undefined
 ): Stream.Stream<unknown, E | KernelError.DecodeError> =>
   Stream.suspend(() => {
-    const given = typeof from === "string" && /^[0-9]{1,15}$/.test(from) ? Number(from) : undefined
-    let last: number | undefined = given !== undefined && given >= 1 ? given : undefined
+    const given = from !== undefined && /^[0-9]{1,16}$/.test(from) ? Number(from) : undefined
+    const start = given !== undefined && Number.isSafeInteger(given) && given >= 1 ? given : undefined
+    let last: number | undefined = start
     let fatal: E | KernelError.DecodeError | undefined
     // a seq as the envelope's schema has it (a safe integer, at least 1): an unknown event's data is
     // not checked, and a seq of 1e300 there would otherwise make every later event "already received"
@@ -416,7 +417,8 @@ export const resumable = <E extends KernelError.KernelError>(
     let onConnection: number | undefined
     const connection = Stream.suspend(() => {
       onConnection = undefined
-      return open(last === undefined ? undefined : String(last))
+      // until an event past the caller's own seq came, its `Last-Event-ID` as given (`"007"` stays `"007"`)
+      return open(last === undefined || last === start ? undefined : String(last))
     }).pipe(
       mapChunksThenFail((chunk): readonly [Array<unknown>, KernelError.DecodeError | undefined] => {
         const out: Array<unknown> = []

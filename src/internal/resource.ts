@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { currentRetryStop } from "./retryPolicy.js"
-import { redactAll } from "./secrets.js"
+import { isSecretKey, redactAll } from "./secrets.js"
 
 /**
  * Runs `effect` on a fiber of its own, interruptible (so the call's own time-outs still abort its
@@ -52,28 +52,39 @@ const acquiredDetached = <A, E, R, R2>(
 
 /**
  * What a resource holds as `Redacted` (its own fields, and those of the objects and arrays in it, one
- * level down), with the query values of those that are URLs (a `?jwt=` alone): a release's failure
- * must not show them, should the server's message quote them (a browser's CDP URL echoed by a failed
- * delete). An error's message is otherwise the server's words as written (errors.md).
+ * level down), with the values of the credential parameters of those that are URLs (a `?jwt=` alone),
+ * the longest first: a release's failure must not show them, should the server's message quote them (a
+ * browser's CDP URL echoed by a failed delete). An error's message is otherwise the server's words as
+ * written (errors.md). A value the caller wiped (`Redacted.unsafeWipe`) has nothing left to hide, and
+ * nothing here throws: it is read only when the release failed, after it ran.
  */
 const secretsOf = (resource: unknown): Array<string> => {
   const secrets: Array<string> = []
   const add = (value: unknown): void => {
     if (!Redacted.isRedacted(value)) return
-    const secret: unknown = Redacted.value(value)
+    let secret: unknown
+    try {
+      secret = Redacted.value(value)
+    } catch {
+      return
+    }
     if (typeof secret !== "string") return
     secrets.push(secret)
     if (URL.canParse(secret)) {
-      for (const [, parameter] of new URL(secret).searchParams) secrets.push(parameter)
+      for (const [name, parameter] of new URL(secret).searchParams) if (isSecretKey(name)) secrets.push(parameter)
     }
   }
   const fields = (value: unknown): ReadonlyArray<unknown> =>
     typeof value === "object" && value !== null && !Redacted.isRedacted(value) ? Object.values(value) : []
-  for (const field of fields(resource)) {
-    add(field)
-    for (const inner of fields(field)) add(inner)
+  try {
+    for (const field of fields(resource)) {
+      add(field)
+      for (const inner of fields(field)) add(inner)
+    }
+  } catch {
+    // an object whose fields cannot be read: what was found so far
   }
-  return secrets
+  return secrets.sort((a, b) => b.length - a.length)
 }
 
 /**
@@ -85,7 +96,7 @@ const releaseLogged = <E2, R2>(
   release: Effect.Effect<unknown, E2, R2>,
   what: string,
   ignore: ((error: E2) => boolean) | undefined,
-  secrets: ReadonlyArray<string> = []
+  secrets: () => ReadonlyArray<string> = () => []
 ): Effect.Effect<void, never, R2> =>
   detached(release).pipe(
     Effect.asVoid,
@@ -95,7 +106,7 @@ const releaseLogged = <E2, R2>(
       const error: unknown = failure._tag === "Some" ? failure.value : Cause.squash(cause)
       const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect"
       const message = error instanceof Error ? error.message : String(error)
-      return Effect.logWarning(`${what} failed (${tag}): ${redactAll(message, secrets)}`)
+      return Effect.logWarning(`${what} failed (${tag}): ${redactAll(message, secrets())}`)
     })
   )
 
@@ -132,7 +143,7 @@ export const scopedResource = <A, E, R, E2, R2>(
     return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
   })
   const released = (resource: A, exit: Exit.Exit<unknown, unknown>) =>
-    releaseLogged(release(resource, exit), options.what(resource), options.ignore, secretsOf(resource))
+    releaseLogged(release(resource, exit), options.what(resource), options.ignore, () => secretsOf(resource))
   return Effect.acquireRelease(
     acquiredDetached(acquired, (resource) => released(resource, Exit.interrupt(FiberId.none))),
     released

@@ -98,7 +98,8 @@ export const sizeOf = (source: FileSource): number | string => {
 }
 
 /**
- * How much of a file one read takes: the chunk the transport sends. 256 KiB, read straight from a
+ * How much of a file one read takes past its first MiB ({@link firstReadSize}): the chunk the transport
+ * sends. 256 KiB, read straight from a
  * `FileHandle` (before: `fs.createReadStream`'s 64 KiB through an async iterator and
  * `Stream.fromAsyncIterable`): a quarter of the reads, effects and socket writes per byte, and no
  * `Readable` in between. Measured alone (issue 19, alternated in one process) it is about as fast
