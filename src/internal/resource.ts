@@ -12,10 +12,9 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { currentRetryStop } from "./retryPolicy.js"
-import { isSecretKey, redactAll } from "./secrets.js"
+import { isSecretKey, redactAll, sentSecrets } from "./secrets.js"
 
 /**
  * Runs `effect` on a fiber of its own, interruptible (so the call's own time-outs still abort its
@@ -51,38 +50,18 @@ const acquiredDetached = <A, E, R, R2>(
     ))
 
 /**
- * What a resource holds as `Redacted` (its own fields, and those of the objects and arrays in it, one
- * level down), with the values of the credential parameters of those that are URLs (a `?jwt=` alone),
- * the longest first: a release's failure must not show them, should the server's message quote them (a
- * browser's CDP URL echoed by a failed delete). An error's message is otherwise the server's words as
- * written (errors.md). A value the caller wiped (`Redacted.unsafeWipe`) has nothing left to hide, and
- * nothing here throws: it is read only when the release failed, after it ran.
+ * What a resource holds as `Redacted` (`sentSecrets`: a value the caller wiped has nothing left to hide),
+ * with the values of the credential parameters of those that are URLs (a `?jwt=` alone), the longest
+ * first: a release's failure must not show them, should the server's message quote them (a browser's
+ * CDP URL echoed by a failed delete). An error's message is otherwise the server's words as written
+ * (errors.md). Read only when the release failed, after it ran.
  */
 const secretsOf = (resource: unknown): Array<string> => {
-  const secrets: Array<string> = []
-  const add = (value: unknown): void => {
-    if (!Redacted.isRedacted(value)) return
-    let secret: unknown
-    try {
-      secret = Redacted.value(value)
-    } catch {
-      return
-    }
-    if (typeof secret !== "string") return
-    secrets.push(secret)
-    if (URL.canParse(secret)) {
-      for (const [name, parameter] of new URL(secret).searchParams) if (isSecretKey(name)) secrets.push(parameter)
-    }
-  }
-  const fields = (value: unknown): ReadonlyArray<unknown> =>
-    typeof value === "object" && value !== null && !Redacted.isRedacted(value) ? Object.values(value) : []
-  try {
-    for (const field of fields(resource)) {
-      add(field)
-      for (const inner of fields(field)) add(inner)
-    }
-  } catch {
-    // an object whose fields cannot be read: what was found so far
+  const found = sentSecrets(resource)
+  const secrets = [...found]
+  for (const secret of found) {
+    if (!URL.canParse(secret)) continue
+    for (const [name, parameter] of new URL(secret).searchParams) if (isSecretKey(name)) secrets.push(parameter)
   }
   return secrets.sort((a, b) => b.length - a.length)
 }

@@ -163,6 +163,15 @@ export const holdsSecrets = (schema: Schema.Schema.AnyNoContext | undefined): sc
 
 const noSecrets: ReadonlyArray<string> = []
 
+/** A `Redacted`'s value, or `undefined` once the caller wiped it (`Redacted.unsafeWipe`: `Redacted.value` throws). */
+const readRedacted = (value: Redacted.Redacted<unknown>): unknown => {
+  try {
+    return Redacted.value(value)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The secrets a call's input sends: the value of every `Redacted` string in it (a credential's
  * values and TOTP secret, a login's fields, a proxy's password...), and each one as it is written
@@ -178,7 +187,7 @@ export const sentSecrets = (input: unknown): ReadonlyArray<string> => {
   const walk = (value: unknown, depth: number): void => {
     if (typeof value !== "object" || value === null || depth > 8 || ++visited > 10_000) return
     if (Redacted.isRedacted(value)) {
-      const secret: unknown = Redacted.value(value)
+      const secret = readRedacted(value)
       if (typeof secret === "string" && secret !== "") {
         found.push(secret)
         const escaped = JSON.stringify(secret).slice(1, -1)
