@@ -601,6 +601,35 @@ describe("waiting for a connection (connections: 1)", () => {
       expect(await until(1_000, () => Effect.runSync(supervisor.value).length === 0)).toBe(true)
       expect(problems).toEqual([])
     }, 20_000)
+    // undici reads a stream body (`read(0)`) before it hands the request its connection: a call given
+    // up while it waited had its stream started then, and left running (a file held open) once the
+    // request was refused
+    it(`Filesystem.writeFile (a Stream) queued behind a held call, ${how}: its stream ends`, async () => {
+      startWatch()
+      const holder = fresh("hold")
+      const holding = reaching(holder)
+      const first = Effect.runFork(Effect.provide(mouse(holder), context()))
+      await within(3_000, holding, "the first call reached the server")
+      const runs = { opened: 0, closed: 0 }
+      const contents = Stream.unwrapScoped(Effect.as(
+        Effect.acquireRelease(Effect.sync(() => runs.opened++), () => Effect.sync(() => runs.closed++)),
+        Stream.repeatEffect(Effect.succeed(new Uint8Array(64 * 1024))).pipe(Stream.take(64))
+      ))
+      const queuedId = fresh("ok")
+      const call = Filesystem.writeFile({ id: queuedId, path: "/x", contents })
+      const queued = how === "interrupted" ? call : Effect.timeout(call, "100 millis")
+      const fiber = Effect.runFork(Effect.provide(queued, context()))
+      await sleep(how === "interrupted" ? 50 : 0)
+      if (how === "interrupted") await within(1_000, Effect.runPromise(Fiber.interrupt(fiber)), "interrupting")
+      else await within(2_000, Effect.runPromise(Fiber.await(fiber)), "the queued call's time-out")
+      for (const release of held.splice(0)) release()
+      await within(3_000, Effect.runPromise(Fiber.await(first)), "the held call")
+      // the connection is free again: undici takes the abandoned request up and refuses it
+      await within(3_000, Effect.runPromise(Effect.provide(mouse(fresh("ok")), context())), "the next call")
+      expect(await until(1_000, () => runs.closed === runs.opened), JSON.stringify(runs)).toBe(true)
+      expect(seen.filter((s) => s.id === queuedId), "the abandoned call was never sent").toEqual([])
+      expect(problems).toEqual([])
+    }, 20_000)
   }
 })
 

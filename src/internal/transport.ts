@@ -397,6 +397,8 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   waiter: (() => void) | undefined = undefined
   idleTimer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelled = false
+  /** The request's body when it is a stream (undici reads it): ended if the request is refused. */
+  body: Readable | undefined = undefined
   /** The most a whole-body read (`readAll`) may hold; past it the body is released. */
   limit = Infinity
   overLimit = false
@@ -409,7 +411,13 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
     // cancelled while it waited for a connection (a time-out in the queue at the `connections`
     // cap): never sent. undici fails a request whose `onConnect` throws and keeps the connection,
     // where `abort` would destroy it, one healthy socket per abandoned call
-    if (this.cancelled) throw aborted()
+    if (this.cancelled) {
+      // undici read the body first (`read(0)`, for its length), which started a stream body's run:
+      // the refused request never destroys it, so it is ended here (no error: an error on it would
+      // make undici abort, destroying the connection)
+      this.body?.destroy()
+      throw aborted()
+    }
     this.abortFn = abort
     // undici writes this request now (HTTP/1.1, one request at a time): its response starts next
     if (this.track !== undefined) {
@@ -1230,6 +1238,7 @@ const send = (
   const dispatch = (body: DispatchBody, contentType: string | undefined) =>
     Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((resume) => {
       const exchange = new Exchange(options.highWaterMark, options.abandonAfter)
+      if (body instanceof Readable) exchange.body = body
       const finalHeaders = contentType === undefined ? headers : { ...headers, "content-type": contentType }
       // an SDK attempt that owns the request (see `Owner`), or `HttpClient.withScope`: the
       // request's scope closing aborts it (and its body)
