@@ -377,6 +377,33 @@ describe("a failed release's warning", () => {
     }
   )
 
+  // review 90 (left then): a create whose answer does not decode still made the browser it names, deleted at
+  // once; that delete's failed warning quoted the URLs of the undecoded answer (no `Redacted` values to take)
+  it.each(
+    (["Browsers.scoped", "BrowserPools.acquireScoped"] as const).flatMap((name) =>
+      (["undecodable", "undocumented"] as const).map((kind) => ({ name, kind }))
+    )
+  )(
+    "$name, an answer that is $kind: the orphan's failed release shows none of its secrets",
+    async ({ kind, name }) => {
+      const t = setup(
+        kind === "undecodable"
+          ? { deleteStatus: 500, echo: true, undecodable: "with id" }
+          : { deleteStatus: 500, echo: true, undocumented: true }
+      )
+      const used: Effect.Effect<number, unknown, Kernel.Services | Scope.Scope> = name === "Browsers.scoped"
+        ? Effect.as(Browsers.scoped(), 1)
+        : Effect.as(BrowserPools.acquireScoped({ idOrName: "p" }), 1)
+      const exit = await run(Effect.scoped(used), t.layer)
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(t.removes()).toHaveLength(1)
+      const warnings = t.log.filter((line) => line.startsWith("WARN"))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toContain("failed (InternalServerError): cannot stop <redacted> (live view token <redacted>)")
+      expect(t.log.join("\n")).not.toContain("secret")
+    }
+  )
+
   // review 90: the secrets were read before the delete ran, and `Redacted.value` throws on a value the
   // caller wiped: the scope died and the browser was never deleted
   it("a browser whose URLs the caller wiped is still deleted; a failed delete is still logged", async () => {

@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import { undecodedSecrets } from "./responseBody.js"
 import { currentRetryStop } from "./retryPolicy.js"
 import { isSecretKey, redactAll, sentSecrets } from "./secrets.js"
 
@@ -56,8 +57,10 @@ const acquiredDetached = <A, E, R, R2>(
  * CDP URL echoed by a failed delete). An error's message is otherwise the server's words as written
  * (errors.md). Read only when the release failed, after it ran.
  */
-const secretsOf = (resource: unknown): Array<string> => {
-  const found = sentSecrets(resource)
+const secretsOf = (resource: unknown): Array<string> => withUrlParameters(sentSecrets(resource))
+
+/** The secrets, with the values of the credential parameters of those that are URLs, the longest first. */
+const withUrlParameters = (found: ReadonlyArray<string>): Array<string> => {
   const secrets = [...found]
   for (const secret of found) {
     if (!URL.canParse(secret)) continue
@@ -119,7 +122,10 @@ export const scopedResource = <A, E, R, E2, R2>(
   const orphan = options.orphan
   const acquired = orphan === undefined ? acquire : Effect.tapError(acquire, (error) => {
     const made = orphan(error)
-    return made === undefined ? Effect.void : releaseLogged(made.release, made.what, options.ignore)
+    // what the answer that did not decode holds (no `Redacted` there) is blanked as a resource's secrets are
+    return made === undefined
+      ? Effect.void
+      : releaseLogged(made.release, made.what, options.ignore, () => withUrlParameters(undecodedSecrets(error)))
   })
   const released = (resource: A, exit: Exit.Exit<unknown, unknown>) =>
     releaseLogged(release(resource, exit), options.what(resource), options.ignore, () => secretsOf(resource))

@@ -11,6 +11,7 @@ import { bound, concatBytes, GrowableBytes, jsonSyntaxMessage } from "./bounded.
 import { decodeError, describe, transportError } from "./errors.js"
 import * as FastDecode from "./fastDecode.js"
 import { RedactedResponse } from "./redact.js"
+import * as Secrets from "./secrets.js"
 import * as Transport from "./transport.js"
 
 /** How much of an error body is read; the rest is discarded and the connection closed. */
@@ -341,13 +342,14 @@ export const keepUndocumented = (error: KernelError.UnexpectedStatus, made: unkn
 }
 
 /**
- * The JSON a `DecodeError` of a 2xx JSON answer was made from (`undefined` for any other error):
- * what a resource's create made even when its answer does not decode (`Browsers.scoped` reads the
- * id there to delete it). Never shown: it may carry the answer's secrets.
- *
- * @internal
+ * The JSON a 2xx answer that did not decode (a `DecodeError`), or an undocumented 2xx (an
+ * `UnexpectedStatus`), was made from (`undefined` for any other error): what a resource's create made
+ * even when its answer does not decode. Never shown: it may carry the answer's secrets.
  */
-export const undecodedJson = (error: KernelError.DecodeError): unknown => undecoded.get(error)
+const undecodedOf = (error: unknown): unknown =>
+  error instanceof KernelError.DecodeError || error instanceof KernelError.UnexpectedStatus
+    ? undecoded.get(error)
+    : undefined
 
 /**
  * The `session_id` a 2xx answer that did not decode, or an undocumented 2xx, still names (a browser
@@ -357,12 +359,19 @@ export const undecodedJson = (error: KernelError.DecodeError): unknown => undeco
  * @internal
  */
 export const undecodedSessionId = (error: { readonly _tag: string }): string | undefined => {
-  const made = error instanceof KernelError.DecodeError || error instanceof KernelError.UnexpectedStatus
-    ? undecoded.get(error)
-    : undefined
+  const made = undecodedOf(error)
   const id = typeof made === "object" && made !== null ? Reflect.get(made, "session_id") : undefined
   return typeof id === "string" && id !== "" ? id : undefined
 }
+
+/**
+ * The secrets of such an answer (the values of its secret fields: a browser's CDP and live-view URLs),
+ * which the release of what it made must not show should it fail (see `Resource.scopedResource`).
+ *
+ * @internal
+ */
+export const undecodedSecrets = (error: unknown): ReadonlyArray<string> =>
+  Secrets.secretFieldValues(undecodedOf(error))
 
 /**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the

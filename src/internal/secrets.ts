@@ -318,6 +318,25 @@ const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>
 }
 
 /**
+ * The string values of `value`'s secret fields, however deep (to {@link maxDepth}): the secrets of a
+ * JSON value the SDK did not decode, which therefore holds no `Redacted`.
+ *
+ * @internal
+ */
+export const secretFieldValues = (value: unknown): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  const walk = (current: unknown, depth: number): void => {
+    if (typeof current !== "object" || current === null || depth > maxDepth) return
+    for (const [key, field] of Object.entries(current)) {
+      if (typeof field === "string" && field !== "" && isSecretKey(key)) found.push(field)
+      else walk(field, depth + 1)
+    }
+  }
+  walk(value, 0)
+  return found
+}
+
+/**
  * Sets `key` of a record being made as its own data property: a `__proto__` key (what a server or a
  * caller's `JSON.parse` gives as an own key) stays data, never the record's prototype (`out[key] = v`
  * would replace it, and the value's fields would read through every key).
