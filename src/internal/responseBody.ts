@@ -370,8 +370,7 @@ export const undecodedSessionId = (error: { readonly _tag: string }): string | u
  *
  * @internal
  */
-export const undecodedSecrets = (error: unknown): ReadonlyArray<string> =>
-  Secrets.secretFieldValues(undecodedOf(error))
+export const undecodedSecrets = (error: unknown): ReadonlyArray<string> => Secrets.secretFieldValues(undecodedOf(error))
 
 /**
  * A JSON body as text, bounded by {@link maxJsonBytes}: with a `Content-Length` (which the
