@@ -472,3 +472,16 @@ describe("messages of a 400 (review 72)", () => {
     expect(message).not.toContain("Expected string")
   })
 })
+
+describe("a query that is not percent-encoded UTF-8", () => {
+  // `?path=/%FF` was read as the path "/\uFFFD" (a file not found), where the service refuses it
+  it.each(["path=/%FF", "path=/x%zz", "path=/x%", "path=/x&limit%E0=1"])("?%s: a 400 naming the query", async (query) => {
+    const browser = (await send("POST", "/browsers", {})).json
+    const answer = await send("GET", `/browsers/${browser.session_id}/fs/file_info?${query}`)
+    expect(answer.status).toBe(400)
+    expect(answer.json.message).toBe("invalid input: the query is not percent-encoded UTF-8")
+    // a good escape is read as it says
+    const good = await send("GET", `/browsers/${browser.session_id}/fs/file_info?path=%2Fnone%C3%A9`)
+    expect(good.status).toBe(404)
+  })
+})

@@ -215,6 +215,16 @@ const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
   }
 }
 
+/** Whether every name and value of the query is percent-encoded UTF-8 (what `decodeURIComponent` reads). */
+const percentEncoded = (query: string): boolean => {
+  try {
+    for (const pair of query.split("&")) decodeURIComponent(pair)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** What a request bearing an API key created in the simulator is: its organization's, its project's. */
 interface CreatedKey {
   readonly org: Organization
@@ -600,6 +610,10 @@ const serve = (
   project: string | undefined,
   now: number
 ): engine.Reply | Effect.Effect<engine.Reply> => {
+  // `URLSearchParams` reads a bad escape (`%FF`, `%zz`) as U+FFFD or as it is: refused, as a bad path is
+  if (request.query !== undefined && request.query.includes("%") && !percentEncoded(request.query)) {
+    return invalidInput("the query is not percent-encoded UTF-8")
+  }
   const query = new URLSearchParams(request.query ?? "")
   const templateParts = engine.templateParts(template)
   for (const parameter of operation.parameters) {
