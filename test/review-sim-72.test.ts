@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, TestClock } from "effect"
 import { KernelSimulator } from "effect-kernel/testing"
-import { handleJson, sendJson, servedForFile } from "./utils/served.js"
+import { handleJson, raw, sendJson, servedForFile } from "./utils/served.js"
 
 const adminToken = "adm_review_72_0123456789"
 const admin = { authorization: `Bearer ${adminToken}` }
@@ -475,13 +475,57 @@ describe("messages of a 400 (review 72)", () => {
 
 describe("a query that is not percent-encoded UTF-8", () => {
   // `?path=/%FF` was read as the path "/\uFFFD" (a file not found), where the service refuses it
-  it.each(["path=/%FF", "path=/x%zz", "path=/x%", "path=/x&limit%E0=1"])("?%s: a 400 naming the query", async (query) => {
+  it.each(["path=/%FF", "path=/x%zz", "path=/x%", "path=/x&limit%E0=1"])(
+    "?%s: a 400 naming the query",
+    async (query) => {
+      const browser = (await send("POST", "/browsers", {})).json
+      const answer = await send("GET", `/browsers/${browser.session_id}/fs/file_info?${query}`)
+      expect(answer.status).toBe(400)
+      expect(answer.json.message).toBe("invalid input: the query is not percent-encoded UTF-8")
+      // a good escape is read as it says
+      const good = await send("GET", `/browsers/${browser.session_id}/fs/file_info?path=%2Fnone%C3%A9`)
+      expect(good.status).toBe(404)
+    }
+  )
+})
+
+describe("a multipart text part that is not UTF-8", () => {
+  // a JSON body that is not UTF-8 was refused, a form's text part was read leniently (U+FFFD) and stored
+  const form = (name: string, text: Uint8Array) => {
+    const boundary = "b0undary"
+    const head = (part: string, file: boolean) =>
+      `--${boundary}\r\ncontent-disposition: form-data; name="${part}"${file ? `; filename="f"` : ""}\r\n\r\n`
+    const body = Buffer.concat([
+      Buffer.from(head("files[0][file]", true)),
+      Buffer.from("data"),
+      Buffer.from(`\r\n${head(name, false)}`),
+      text,
+      Buffer.from(`\r\n--${boundary}--\r\n`)
+    ])
+    return { body, contentType: `multipart/form-data; boundary=${boundary}` }
+  }
+  it.each(
+    [
+      ["bytes that are no UTF-8", Uint8Array.of(0x2f, 0x78, 0xff), 400],
+      ["a surrogate encoded (CESU-8)", Uint8Array.of(0x2f, 0xed, 0xa0, 0x80), 400],
+      ["UTF-8 text", new TextEncoder().encode("/tmp/é"), 201]
+    ] as const
+  )("files[0][dest_path] as %s", async (_, text, status) => {
     const browser = (await send("POST", "/browsers", {})).json
-    const answer = await send("GET", `/browsers/${browser.session_id}/fs/file_info?${query}`)
-    expect(answer.status).toBe(400)
-    expect(answer.json.message).toBe("invalid input: the query is not percent-encoded UTF-8")
-    // a good escape is read as it says
-    const good = await send("GET", `/browsers/${browser.session_id}/fs/file_info?path=%2Fnone%C3%A9`)
-    expect(good.status).toBe(404)
+    const { body, contentType } = form("files[0][dest_path]", text)
+    const answer = await raw(served.url, {
+      method: "POST",
+      path: `/browsers/${browser.session_id}/fs/upload`,
+      headers: {
+        authorization: `Bearer ${KernelSimulator.defaultToken}`,
+        "content-type": contentType,
+        "content-length": String(body.length)
+      },
+      body
+    })
+    expect(answer.status, answer.body).toBe(status)
+    if (status === 400) {
+      expect(JSON.parse(answer.body).message).toBe("invalid input: files.0.dest_path: is not UTF-8 text")
+    }
   })
 })

@@ -746,12 +746,14 @@ export const formValue = (
       if (i === segments.length - 1) {
         if (known !== undefined) return `${path.join(".").slice(0, 100)}: is given more than once`
         const field = fieldAt(ast, path)
-        const leaf = field === undefined
-          ? utf8.decode(part.bytes)
-          : isFileField(field)
-          ? part.bytes
-          : readText(field, utf8.decode(part.bytes))
-        entries.set(key, { leaf })
+        if (field !== undefined && isFileField(field)) {
+          entries.set(key, { leaf: part.bytes })
+          continue
+        }
+        // a text part is Unicode text, as a JSON body is: bytes that are not UTF-8 are refused, never stored
+        const text = utf8Text(part.bytes)
+        if (text === undefined) return `${path.join(".").slice(0, 100)}: is not UTF-8 text`
+        entries.set(key, { leaf: field === undefined ? text : readText(field, text) })
       } else if (known === undefined) {
         const next = new Map<string, FormNode>()
         entries.set(key, { entries: next })
@@ -807,7 +809,16 @@ export const filesOf = (value: unknown): ReadonlyArray<Uint8Array> =>
     ? Object.values(value).flatMap(filesOf)
     : []
 
-const utf8 = new TextDecoder()
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** The bytes as UTF-8 text, or `undefined` when they are not. */
+const utf8Text = (bytes: Uint8Array): string | undefined => {
+  try {
+    return fatalUtf8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Why a body breaks its schema ({@link firstIssue}); for a `oneOf` (the document has no `anyOf`: a
