@@ -220,6 +220,22 @@ describe("the request log, however a secret is written (review 74)", () => {
     expect(log).not.toMatch(/SECRET_75/)
   })
 
+  // a URL's credentials in a header that is not a credential header (a `Referer`, an `Origin`) were kept
+  it("a URL's credentials in any header, a bare user name's too: not kept", async () => {
+    await fetch(`${served.url}/_simulator/requests`, { method: "DELETE", headers: admin })
+    await fetch(`${served.url}/browsers`, {
+      headers: {
+        authorization: `Bearer ${KernelSimulator.defaultToken}`,
+        referer: "https://u:SECRET_75_10@example.com/page?access_token=SECRET_75_11&lang=fr",
+        "x-forwarded-from": "https://ghp_SECRET_75_12@github.com/org/repo"
+      }
+    })
+    const log = await (await fetch(`${served.url}/_simulator/requests`, { headers: admin })).text()
+    expect(log).toContain("example.com/page?access_token=<redacted>&lang=fr")
+    expect(log).toContain("https://<redacted>@github.com/org/repo")
+    expect(log).not.toMatch(/SECRET_75/)
+  })
+
   it("a __proto__ key of an untyped body is a member like any other", async () => {
     const log = await logOf(() =>
       raw(

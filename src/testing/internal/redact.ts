@@ -92,6 +92,11 @@ export const credentialHeaderNames: ReadonlySet<string> = new Set([
  */
 const urlPassword = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2}[^\s/@"'<>\\]*?:)[^\s/"'<>\\]+(@)/gi
 
+/**
+ * A URL's user name without a password (`scheme://user@host`): a token given as one (`https://ghp_…@github.com`).
+ */
+const urlUser = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2})([^\s/@"'<>\\:]+)(@)/gi
+
 /** A parameter of a URL's query or fragment (`?token=`, `&password=`, `#access_token=`); a value ends at the next one. */
 const urlParameter = /([?&#])([^=&?#\s"'<>\\]+)=([^&?#\s"'<>\\]*)/g
 
@@ -101,7 +106,8 @@ export const credentialName = /key|token|secret|password|auth|sig/i
 /**
  * A logged body's text with the credentials that URLs in it carry replaced by `<redacted>`, wherever
  * they are (a browser's `start_url`, a proxy setting in a pool's Chrome policy, an `HTTPS_PROXY` in a
- * process's environment, a curl's `url`, a URL inside another's query): a URL's password, and the
+ * process's environment, a curl's `url`, a URL inside another's query): a URL's password (or its user name
+ * when it has no password: a token given as one), and the
  * value of a query or fragment parameter named as a credential (`access_token`, `password`, `api_key`,
  * `auth`...). A text without `@`, `?`, `&` or `#` is kept as it is.
  *
@@ -109,7 +115,7 @@ export const credentialName = /key|token|secret|password|auth|sig/i
  */
 export const withoutUrlCredentials = (text: string): string => {
   if (!text.includes("@") && !text.includes("?") && !text.includes("&") && !text.includes("#")) return text
-  return text.replace(urlPassword, "$1<redacted>$2").replace(
+  return text.replace(urlPassword, "$1<redacted>$2").replace(urlUser, "$1<redacted>$3").replace(
     urlParameter,
     (match, sign: string, name: string) => {
       const decoded = decodedName(name)

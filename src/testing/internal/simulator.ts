@@ -195,9 +195,8 @@ const redactHeaders = (
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
       : redaction.credentialHeaderNames.has(name) || redaction.isSecretKey(name)
       ? "<redacted>"
-      : value.length > 1024
-      ? `${value.slice(0, 1024)}…`
-      : value
+      // a URL's credentials, in any header (a `Referer`)
+      : redaction.withoutUrlCredentials(value.length > 1024 ? `${value.slice(0, 1024)}…` : value)
     out[name] = kept
     cost += name.length + kept.length + 8
   }
