@@ -20,7 +20,7 @@ import { afterAll, beforeAll } from "vitest"
 import { httpServer, loopbackLayer, type Served, waitUntil } from "./utils/loopback.js"
 import { transports } from "./utils/transports.js"
 
-type Script = (res: Http.ServerResponse, attempt: number) => void
+type Script = (res: Http.ServerResponse, attempt: number, req: Http.IncomingMessage) => void
 let script: Script = (res) => res.end()
 let attempts = 0
 const scope = Effect.runSync(Scope.make())
@@ -28,9 +28,9 @@ let served: Served
 let port = 0
 beforeAll(async () => {
   served = await Effect.runPromise(Scope.extend(
-    httpServer((_req, res) => {
+    httpServer((req, res) => {
       res.on("error", () => {})
-      script(res, ++attempts)
+      script(res, ++attempts, req)
     }),
     scope
   ))
@@ -182,6 +182,57 @@ describe.each(transports)("event streams against a hostile server, over $name", 
           : `${event.stream}:${new TextDecoder().decode(event.data)}`
       )
     ).toEqual(["stdout:hi", ...told])
+  })
+
+  // the service's process stream may end with the process without its `exit` event (its writer stops once
+  // the process is done): the process's status then tells the exit; anything else stays a drop
+  it.each(
+    [
+      ["exited, with its code", 200, { state: "exited", exit_code: 3, cpu_pct: 0 }, "exit:3"],
+      ["exited, without a code", 200, { state: "exited" }, "exit:undefined"],
+      ["still running", 200, { state: "running", cpu_pct: 0 }, "TransportError"],
+      ["gone (404)", 404, { code: "not_found", message: "process not found" }, "TransportError"],
+      ["not JSON", 200, "<html>", "TransportError"]
+    ] as const
+  )("a process's stream that ends without its exit, the status %s", async (_, status, answer, told) => {
+    const paths: Array<string> = []
+    set((res, _attempt, req) => {
+      paths.push(req.url ?? "")
+      if (req.url?.endsWith("/status") === true) {
+        res.writeHead(status, { "content-type": "application/json" })
+        return res.end(typeof answer === "string" ? answer : JSON.stringify(answer))
+      }
+      sse(res)
+      res.end(frame({ stream: "stdout", data_b64: "aGk=" }))
+    })
+    const exit = await run(
+      transport,
+      Effect.flatMap(
+        Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }),
+        Stream.runCollect
+      )
+    )
+    expect(paths).toEqual([
+      "/browsers/b1/process/5c0ffee0-0000-4000-8000-000000000001/stdout/stream",
+      "/browsers/b1/process/5c0ffee0-0000-4000-8000-000000000001/status"
+    ])
+    if (told === "TransportError") {
+      expect(failureOf(exit)).toMatchObject({
+        _tag: "TransportError",
+        message: expect.stringContaining("ended before its terminal event")
+      })
+      return
+    }
+    if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
+    expect(
+      Chunk.toArray(exit.value).map((event) =>
+        KernelEvents.isUnknownEvent(event)
+          ? "unknown"
+          : event._tag === "Exit"
+          ? `exit:${event.exitCode}`
+          : `${event.stream}:${new TextDecoder().decode(event.data)}`
+      )
+    ).toEqual(["stdout:hi", told])
   })
 
   it("telemetry: a connection that brings no new seq is no progress, whatever else it brings (the schedule is not started over)", async () => {

@@ -11,7 +11,8 @@
  *
  * @internal
  */
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -399,6 +400,7 @@ const streamCall = (
   const undocumented = Client.operation<never>(definition.name, [])
   const events = answer.kind === "sse" ? Events.decoder(definition.name, answer.schema) : undefined
   const resume = answer.kind === "sse" && Events.policies[definition.name]?.resume === true
+  const settle = answer.kind === "sse" ? Events.policies[definition.name]?.settle : undefined
   return ({ config, httpClient }) => (params) => {
     const checked = requestOf(params)
     if (checked._tag === "Left") return Effect.fail(checked.left)
@@ -440,7 +442,14 @@ const streamCall = (
                 // an event may quote what the server echoed: the key is taken out of its errors; a
                 // failure of the body (cut, gone idle, an event that does not decode) names its call
                 return Stream.mapError(
-                  events === undefined ? stream : events(request, response.status, params, stream, config.apiKey),
+                  events === undefined ? stream : events(
+                    request,
+                    response.status,
+                    params,
+                    stream,
+                    config.apiKey,
+                    settle === undefined ? undefined : settledBy(settle, httpClient, config, op, request)
+                  ),
                   shown
                 )
               }
@@ -465,6 +474,40 @@ const streamCall = (
         shownBy(config, definition.name)
       ))
   }
+}
+
+/** A JSON answer read as it is (what `Events.Policy.settle`'s `event` reads is checked there). */
+const anyJson = Client.decodeJson(Schema.Unknown)
+
+/**
+ * The terminal event an event stream's body that ended before one still stands for: the answer of a GET
+ * of the resource's state (`policy.settle`: a process's status once its output stream ended without the
+ * exit), sent as the stream's request was (its headers, its call's settings), or `undefined` when that
+ * GET fails or says nothing of an end (the end is then the drop it was).
+ */
+const settledBy = (
+  settle: NonNullable<Events.Policy["settle"]>,
+  httpClient: HttpClient.HttpClient,
+  config: KernelConfig.Service,
+  op: Client.Operation<unknown>,
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<unknown> => {
+  if (!settle.stream.test(request.url)) return Effect.succeed(undefined)
+  // its own span name, the stream's attributes (the browser's id) and secrets
+  const stateOp = Client.operation<never>(settle.operation, [], op.attributes, true, op.secrets)
+  const state = HttpClientRequest.setHeader(
+    HttpClientRequest.setUrl(request, request.url.replace(settle.stream, settle.with)),
+    "accept",
+    "application/json"
+  )
+  return Client.executeRequest(
+    httpClient,
+    config,
+    stateOp,
+    state,
+    (response) =>
+      response.status === 200 ? anyJson(state)(response) : Effect.as(Client.discardBody(response), undefined)
+  ).pipe(Effect.map((answer) => settle.event(answer)), Effect.orElseSucceed(() => undefined))
 }
 
 /** The caller's own `Last-Event-ID` parameter, when it gave one. */

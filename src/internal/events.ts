@@ -44,6 +44,18 @@ export interface Policy {
   readonly map?: ((event: unknown) => Either.Either<unknown, string>) | undefined
   /** Telemetry: the events carry a `seq`; a dropped connection is resumed with `Last-Event-ID`. */
   readonly resume?: boolean | undefined
+  /**
+   * What a body that ended before the terminal event may still learn of the end, from another GET of
+   * the same resource (its path: the stream's with `stream` replaced by `with`): the terminal event
+   * its JSON answer stands for, or `undefined` (the end stays a drop).
+   */
+  readonly settle?: {
+    /** The operation of that GET (its span's name). */
+    readonly operation: string
+    readonly stream: RegExp
+    readonly with: string
+    readonly event: (answer: unknown) => unknown
+  } | undefined
 }
 
 const deploymentDone = new Set(["running", "failed", "stopped"])
@@ -106,7 +118,25 @@ export const policies: Readonly<Record<string, Policy>> = {
       tagAt(e, ["event"]) === "error" ||
       (tagAt(e, ["event"]) === "managed_auth_state" && isIn(authDone, tagAt(e, ["flow_status"])))
   },
-  streamProcessStdout: { terminal: (e) => tagAt(e, ["_tag"]) === "Exit", map: processOutput },
+  streamProcessStdout: {
+    terminal: (e) => tagAt(e, ["_tag"]) === "Exit",
+    map: processOutput,
+    // the service's stream may end with the process without sending its `exit` event (its writer stops
+    // when the process is done, whatever it had still to send): the process's status tells its exit
+    settle: {
+      operation: "getProcessStatus",
+      stream: /\/stdout\/stream$/,
+      with: "/status",
+      event: (status) => {
+        if (tagAt(status, ["state"]) !== "exited") return undefined
+        const code = tagAt(status, ["exit_code"])
+        return {
+          _tag: "Exit",
+          exitCode: typeof code === "number" ? code : undefined
+        } satisfies KernelEvents.ProcessOutput
+      }
+    }
+  },
   // `follow: false`: the logs so far, then the end
   streamLogs: { endIsNormal: (params) => tagAt(params, ["follow"]) === false },
   streamTelemetry: { resume: true }
@@ -270,7 +300,9 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
     status: number,
     params: unknown,
     bytes: Stream.Stream<Uint8Array, E>,
-    secret?: Redacted.Redacted<string>
+    secret?: Redacted.Redacted<string>,
+    /** The terminal event a body that ended before one still stands for (`policy.settle`), or `undefined`. */
+    settled?: Effect.Effect<unknown>
   ): Stream.Stream<unknown, E | KernelError.DecodeError | KernelError.TransportError> =>
     Stream.suspend(() => {
       const info = Client.describe(request)
@@ -359,17 +391,20 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         Stream.takeUntil((value) => value === terminal)
       )
       if (policy.endIsNormal?.(params) === true) return events
-      const end = Effect.suspend(() =>
-        ended ? Effect.void : Effect.fail(
-          new KernelError.TransportError({
-            ...info,
-            message: policy.terminal === undefined
-              ? "the event stream ended (the connection was closed by the server)"
-              : "the event stream ended before its terminal event (the connection was closed by the server)"
-          })
-        )
-      )
-      return Stream.concat(events, Stream.drain(Stream.fromEffect(end)))
+      const dropped = new KernelError.TransportError({
+        ...info,
+        message: policy.terminal === undefined
+          ? "the event stream ended (the connection was closed by the server)"
+          : "the event stream ended before its terminal event (the connection was closed by the server)"
+      })
+      const end = Stream.unwrap(Effect.suspend(() =>
+        ended
+          ? Effect.succeed(Stream.empty)
+          : settled === undefined
+          ? Effect.fail(dropped)
+          : Effect.map(settled, (event) => event === undefined ? Stream.fail(dropped) : Stream.make(event))
+      ))
+      return Stream.concat(events, end)
     })
 }
 
