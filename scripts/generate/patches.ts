@@ -65,8 +65,81 @@ const rewriteNullable = (node: unknown): number => {
   return count
 }
 
-/** The list: each entry one defect of the document. */
+/** Marks as `nullable` (rewritten by the `nullable` patch, after) each property `where` selects. */
+const nullableWhere = (
+  where: (name: string, property: Mutable, properties: Mutable) => boolean
+): Patch["apply"] =>
+(document) => {
+  let count = 0
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk)
+    if (!isObject(node)) return
+    const properties = node["properties"]
+    if (isObject(properties)) {
+      for (const [name, property] of Object.entries(properties)) {
+        if (isObject(property) && property["nullable"] !== true && where(name, property, properties)) {
+          property["nullable"] = true
+          count++
+        }
+      }
+    }
+    for (const value of Object.values(node)) walk(value)
+  }
+  walk(at(document, ["components", "schemas"]))
+  return count
+}
+
+/**
+ * CDP's target types (`Target.TargetInfo.type`), which the browser's telemetry passes through: the
+ * document lists five, the server sends the others too (`iframe`, `worker`: kernel-images'
+ * cdpmonitor, its tests).
+ */
+const cdpTargetTypes = [
+  "page",
+  "background_page",
+  "service_worker",
+  "shared_worker",
+  "worker",
+  "iframe",
+  "browser",
+  "webview",
+  "tab",
+  "auction_worklet",
+  "shared_storage_worklet",
+  "other"
+]
+
+/**
+ * The list: each entry one defect of the document, or a place where the service sends what the
+ * document does not say (read in the browser's server, `kernel/kernel-images`).
+ */
 export const patches: ReadonlyArray<Patch> = [
+  {
+    id: "telemetry-stack-trace-null",
+    description: "a console or exception event's `stack_trace` is `null` when Chrome sent none (kernel-images, " +
+      "cdpmonitor handleConsole / handleExceptionThrown: a nil `json.RawMessage`)",
+    apply: nullableWhere((name, property) =>
+      name === "stack_trace" && property["$ref"] === "#/components/schemas/BrowserCallStack"
+    )
+  },
+  {
+    id: "telemetry-truncated-data-null",
+    description: "a telemetry event's `data` is `null` when it was truncated (kernel-images, events " +
+      "truncateIfNeeded: `Data = \"null\"`, `Truncated = true`)",
+    apply: nullableWhere((name, _property, properties) => name === "data" && "truncated" in properties)
+  },
+  {
+    id: "browser-target-type-cdp",
+    description: "BrowserTargetType lists five of CDP's target types; the browser's telemetry sends any of them",
+    apply: (document) => {
+      const schema = at(document, ["components", "schemas", "BrowserTargetType"])
+      const values = schema["enum"]
+      if (!Array.isArray(values)) throw new Error("patch: BrowserTargetType has no enum")
+      const missing = cdpTargetTypes.filter((type) => !values.includes(type))
+      schema["enum"] = [...values, ...missing]
+      return missing.length
+    }
+  },
   {
     id: "deployment-event-error",
     description: "DeploymentEvent's discriminator maps `error` to InternalError, a response, not a schema: ErrorEvent",

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
 import * as KernelError from "../KernelError.js"
 import { bound, concatBytes, GrowableBytes, jsonSyntaxMessage } from "./bounded.js"
@@ -518,6 +519,22 @@ const readJsonBody = <A>(
   })
 }
 
+/** Whether the schema is an array's (under its refinements, transformations and suspensions). */
+const isArrayAst = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "TupleType":
+      return ast.elements.length === 0 && ast.rest.length === 1
+    case "Refinement":
+      return isArrayAst(ast.from)
+    case "Transformation":
+      return isArrayAst(ast.from)
+    case "Suspend":
+      return isArrayAst(ast.f())
+    default:
+      return false
+  }
+}
+
 /**
  * Decodes a JSON body with a schema, failing with `DecodeError` (naming the field) or
  * `TransportError` when the body could not be read.
@@ -527,6 +544,9 @@ const readJsonBody = <A>(
 export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
   // the compiled decoder (the schema's own where the body does not fit): built on first use
   const decoder = lazy(() => FastDecode.decoder(schema))
+  // a list answered `null` is the empty list: what a Go server (the browser's, `ListFiles`) encodes
+  // for an empty slice
+  const nullIsEmpty = lazy(() => isArrayAst(schema.ast))
   return (
     request: HttpClientRequest.HttpClientRequest
   ) =>
@@ -546,6 +566,7 @@ export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
           })
         )
       }
+      if (json === null && nullIsEmpty()) json = []
       // decoding follows the schema, not the data; a failure here is a bug of ours, but it
       // must still not escape as a defect: whatever the server sent, the result is typed
       let result: Either.Either<A, ParseResult.ParseError>

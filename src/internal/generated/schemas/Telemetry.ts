@@ -59,7 +59,20 @@ export interface BrowserEventSource {
  * @category Schemas
  */
 export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Literal("page", "background_page", "service_worker", "shared_worker", "other"),
+  /*#__PURE__*/ Schema.Literal(
+    "page",
+    "background_page",
+    "service_worker",
+    "shared_worker",
+    "other",
+    "worker",
+    "iframe",
+    "browser",
+    "webview",
+    "tab",
+    "auction_worklet",
+    "shared_storage_worklet"
+  ),
   { identifier: "BrowserTargetType" }
 )
 
@@ -69,7 +82,19 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTargetType = "page" | "background_page" | "service_worker" | "shared_worker" | "other"
+export type BrowserTargetType =
+  | "page"
+  | "background_page"
+  | "service_worker"
+  | "shared_worker"
+  | "other"
+  | "worker"
+  | "iframe"
+  | "browser"
+  | "webview"
+  | "tab"
+  | "auction_worklet"
+  | "shared_storage_worklet"
 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
@@ -312,7 +337,9 @@ interface BrowserConsoleLogEventShared {
 const optionalArrayString = /*#__PURE__*/ once(() =>
   /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Array(Schema.String))
 )
-const optionalBrowserCallStack = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserCallStack))
+const optionalNullOrBrowserCallStack = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserCallStack))
+)
 
 /**
  * A browser console log event (console.log, console.info, console.warn, etc.).
@@ -324,29 +351,31 @@ export const BrowserConsoleLogEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["console_log"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
-           */
-          level: Schema.optional<typeof Schema.String>
-          /**
-           * First console argument coerced to string.
-           */
-          text: Schema.optional<typeof Schema.String>
-          /**
-           * All console arguments coerced to strings.
-           */
-          args: Schema.optional<Schema.Array$<typeof Schema.String>>
-          stack_trace: Schema.optional<typeof BrowserCallStack>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
+             */
+            level: Schema.optional<typeof Schema.String>
+            /**
+             * First console argument coerced to string.
+             */
+            text: Schema.optional<typeof Schema.String>
+            /**
+             * All console arguments coerced to strings.
+             */
+            args: Schema.optional<Schema.Array$<typeof Schema.String>>
+            stack_trace: Schema.optional<Schema.NullOr<typeof BrowserCallStack>>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserConsoleLogEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_log"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP Runtime.consoleAPICalled type, passed through unfiltered from Chrome. error is routed to console_error events instead; all other CDP console types appear here. See CDP spec for the full enum.
@@ -360,8 +389,8 @@ export const BrowserConsoleLogEvent: Schema.Struct<
      * All console arguments coerced to strings.
      */
     args: optionalArrayString(),
-    stack_trace: optionalBrowserCallStack()
-  }))
+    stack_trace: optionalNullOrBrowserCallStack()
+  })))
 }))
 
 /**
@@ -380,7 +409,7 @@ interface BrowserConsoleLogEventData extends BrowserEventContext {
    * All console arguments coerced to strings.
    */
   readonly args?: ReadonlyArray<string> | undefined
-  readonly stack_trace?: BrowserCallStack | undefined
+  readonly stack_trace?: BrowserCallStack | null | undefined
 }
 
 /**
@@ -391,7 +420,7 @@ interface BrowserConsoleLogEventData extends BrowserEventContext {
  */
 export interface BrowserConsoleLogEvent extends BrowserConsoleLogEventShared {
   readonly type: "console_log"
-  readonly data?: BrowserConsoleLogEventData | undefined
+  readonly data?: BrowserConsoleLogEventData | null | undefined
 }
 
 /**
@@ -404,47 +433,49 @@ export const BrowserConsoleErrorEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["console_error"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Error message text. Present in both source paths.
-           */
-          text: typeof Schema.String
-          stack_trace: Schema.optional<typeof BrowserCallStack>
-          /**
-           * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
-           */
-          level: Schema.optional<typeof Schema.String>
-          /**
-           * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
-           */
-          args: Schema.optional<Schema.Array$<typeof Schema.String>>
-          /**
-           * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-           */
-          line: Schema.optional<typeof Schema.Int>
-          /**
-           * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
-           */
-          column: Schema.optional<typeof Schema.Int>
-          /**
-           * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
-           */
-          source_url: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Error message text. Present in both source paths.
+             */
+            text: typeof Schema.String
+            stack_trace: Schema.optional<Schema.NullOr<typeof BrowserCallStack>>
+            /**
+             * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
+             */
+            level: Schema.optional<typeof Schema.String>
+            /**
+             * All console arguments coerced to strings. Present only when sourced from Runtime.consoleAPICalled.
+             */
+            args: Schema.optional<Schema.Array$<typeof Schema.String>>
+            /**
+             * Line number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+             */
+            line: Schema.optional<typeof Schema.Int>
+            /**
+             * Column number in the script where the exception was thrown. Present only when sourced from Runtime.exceptionThrown.
+             */
+            column: Schema.optional<typeof Schema.Int>
+            /**
+             * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
+             */
+            source_url: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserConsoleErrorEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("console_error"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Error message text. Present in both source paths.
      */
     text: Schema.String,
-    stack_trace: optionalBrowserCallStack(),
+    stack_trace: optionalNullOrBrowserCallStack(),
     /**
      * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
      */
@@ -465,7 +496,7 @@ export const BrowserConsoleErrorEvent: Schema.Struct<
      * URL of the script file that threw the exception. Present only when sourced from Runtime.exceptionThrown.
      */
     source_url: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -476,7 +507,7 @@ interface BrowserConsoleErrorEventData extends BrowserEventContext {
    * Error message text. Present in both source paths.
    */
   readonly text: string
-  readonly stack_trace?: BrowserCallStack | undefined
+  readonly stack_trace?: BrowserCallStack | null | undefined
   /**
    * CDP console type value, always "error". Present only when sourced from Runtime.consoleAPICalled.
    */
@@ -507,7 +538,7 @@ interface BrowserConsoleErrorEventData extends BrowserEventContext {
  */
 export interface BrowserConsoleErrorEvent extends BrowserConsoleLogEventShared {
   readonly type: "console_error"
-  readonly data?: BrowserConsoleErrorEventData | undefined
+  readonly data?: BrowserConsoleErrorEventData | null | undefined
 }
 
 /**
@@ -541,52 +572,54 @@ export const BrowserNetworkRequestEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["network_request"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP request identifier, unique within the session.
-           */
-          request_id: Schema.optional<typeof Schema.String>
-          /**
-           * HTTP method as sent on the wire (e.g. GET, POST).
-           */
-          method: Schema.optional<typeof Schema.String>
-          /**
-           * URL of the document that initiated the request.
-           */
-          document_url: Schema.optional<typeof Schema.String>
-          /**
-           * Request headers.
-           */
-          headers: Schema.optional<typeof BrowserHttpHeaders>
-          /**
-           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-           */
-          resource_type: Schema.optional<typeof Schema.String>
-          /**
-           * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
-           */
-          initiator_type: Schema.optional<typeof Schema.String>
-          /**
-           * Request body for POST/PUT requests, if available.
-           */
-          post_data: Schema.optional<typeof Schema.String>
-          /**
-           * True if this request is the result of a redirect.
-           */
-          is_redirect: Schema.optional<typeof Schema.Boolean>
-          /**
-           * Original URL before the redirect, present when is_redirect is true.
-           */
-          redirect_url: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP request identifier, unique within the session.
+             */
+            request_id: Schema.optional<typeof Schema.String>
+            /**
+             * HTTP method as sent on the wire (e.g. GET, POST).
+             */
+            method: Schema.optional<typeof Schema.String>
+            /**
+             * URL of the document that initiated the request.
+             */
+            document_url: Schema.optional<typeof Schema.String>
+            /**
+             * Request headers.
+             */
+            headers: Schema.optional<typeof BrowserHttpHeaders>
+            /**
+             * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+             */
+            resource_type: Schema.optional<typeof Schema.String>
+            /**
+             * CDP Initiator.type indicating what caused the request, passed through as-is from Chrome. Known values include script, parser, preload, and other.
+             */
+            initiator_type: Schema.optional<typeof Schema.String>
+            /**
+             * Request body for POST/PUT requests, if available.
+             */
+            post_data: Schema.optional<typeof Schema.String>
+            /**
+             * True if this request is the result of a redirect.
+             */
+            is_redirect: Schema.optional<typeof Schema.Boolean>
+            /**
+             * Original URL before the redirect, present when is_redirect is true.
+             */
+            redirect_url: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserNetworkRequestEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_request"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier, unique within the session.
@@ -624,7 +657,7 @@ export const BrowserNetworkRequestEvent: Schema.Struct<
      * Original URL before the redirect, present when is_redirect is true.
      */
     redirect_url: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -677,7 +710,7 @@ interface BrowserNetworkRequestEventData extends BrowserEventContext {
  */
 export interface BrowserNetworkRequestEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_request"
-  readonly data?: BrowserNetworkRequestEventData | undefined
+  readonly data?: BrowserNetworkRequestEventData | null | undefined
 }
 
 /**
@@ -690,48 +723,50 @@ export const BrowserNetworkResponseEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["network_response"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP request identifier matching the originating network_request event.
-           */
-          request_id: Schema.optional<typeof Schema.String>
-          /**
-           * HTTP method of the original request.
-           */
-          method: Schema.optional<typeof Schema.String>
-          /**
-           * HTTP response status code.
-           */
-          status: Schema.optional<typeof Schema.Int>
-          /**
-           * HTTP response status text (e.g. OK, Not Found).
-           */
-          status_text: Schema.optional<typeof Schema.String>
-          /**
-           * Response headers.
-           */
-          headers: Schema.optional<typeof BrowserHttpHeaders>
-          /**
-           * MIME type of the response (e.g. text/html, application/json).
-           */
-          mime_type: Schema.optional<typeof Schema.String>
-          /**
-           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-           */
-          resource_type: Schema.optional<typeof Schema.String>
-          /**
-           * Truncated response body, present only for text MIME types.
-           */
-          body: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP request identifier matching the originating network_request event.
+             */
+            request_id: Schema.optional<typeof Schema.String>
+            /**
+             * HTTP method of the original request.
+             */
+            method: Schema.optional<typeof Schema.String>
+            /**
+             * HTTP response status code.
+             */
+            status: Schema.optional<typeof Schema.Int>
+            /**
+             * HTTP response status text (e.g. OK, Not Found).
+             */
+            status_text: Schema.optional<typeof Schema.String>
+            /**
+             * Response headers.
+             */
+            headers: Schema.optional<typeof BrowserHttpHeaders>
+            /**
+             * MIME type of the response (e.g. text/html, application/json).
+             */
+            mime_type: Schema.optional<typeof Schema.String>
+            /**
+             * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+             */
+            resource_type: Schema.optional<typeof Schema.String>
+            /**
+             * Truncated response body, present only for text MIME types.
+             */
+            body: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserNetworkResponseEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_response"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
@@ -765,7 +800,7 @@ export const BrowserNetworkResponseEvent: Schema.Struct<
      * Truncated response body, present only for text MIME types.
      */
     body: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -814,7 +849,7 @@ interface BrowserNetworkResponseEventData extends BrowserEventContext {
  */
 export interface BrowserNetworkResponseEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_response"
-  readonly data?: BrowserNetworkResponseEventData | undefined
+  readonly data?: BrowserNetworkResponseEventData | null | undefined
 }
 
 /**
@@ -827,32 +862,34 @@ export const BrowserNetworkLoadingFailedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["network_loading_failed"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP request identifier matching the originating network_request event.
-           */
-          request_id: Schema.optional<typeof Schema.String>
-          /**
-           * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
-           */
-          error_text: Schema.optional<typeof Schema.String>
-          /**
-           * True if the request was canceled by the browser or page script.
-           */
-          canceled: Schema.optional<typeof Schema.Boolean>
-          /**
-           * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
-           */
-          resource_type: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP request identifier matching the originating network_request event.
+             */
+            request_id: Schema.optional<typeof Schema.String>
+            /**
+             * Network error description (e.g. net::ERR_CONNECTION_REFUSED).
+             */
+            error_text: Schema.optional<typeof Schema.String>
+            /**
+             * True if the request was canceled by the browser or page script.
+             */
+            canceled: Schema.optional<typeof Schema.Boolean>
+            /**
+             * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
+             */
+            resource_type: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserNetworkLoadingFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_loading_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP request identifier matching the originating network_request event.
@@ -870,7 +907,7 @@ export const BrowserNetworkLoadingFailedEvent: Schema.Struct<
      * CDP Network.ResourceType for the request, passed through as-is from Chrome. Known values include Document, Fetch, XHR, Script, Stylesheet, Image, Media, Font, TextTrack, EventSource, WebSocket, Manifest, Prefetch, Other, and more.
      */
     resource_type: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -903,10 +940,12 @@ interface BrowserNetworkLoadingFailedEventData extends BrowserEventContext {
  */
 export interface BrowserNetworkLoadingFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_loading_failed"
-  readonly data?: BrowserNetworkLoadingFailedEventData | undefined
+  readonly data?: BrowserNetworkLoadingFailedEventData | null | undefined
 }
 
-const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserEventContext))
+const optionalNullOrBrowserEventContext = /*#__PURE__*/ once(() =>
+  /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(BrowserEventContext))
+)
 
 /**
  * A browser network idle event emitted after a 500ms quiet period with no in-flight HTTP requests.
@@ -917,12 +956,12 @@ const optionalBrowserEventContext = /*#__PURE__*/ once(() => /*#__PURE__*/ Schem
 export const BrowserNetworkIdleEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["network_idle"]>
-    data: Schema.optional<typeof BrowserEventContext>
+    data: Schema.optional<Schema.NullOr<typeof BrowserEventContext>>
   }
 > = /*#__PURE__*/ struct("BrowserNetworkIdleEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("network_idle"),
-  data: optionalBrowserEventContext()
+  data: optionalNullOrBrowserEventContext()
 }))
 
 /**
@@ -933,7 +972,7 @@ export const BrowserNetworkIdleEvent: Schema.Struct<
  */
 export interface BrowserNetworkIdleEvent extends BrowserConsoleLogEventShared {
   readonly type: "network_idle"
-  readonly data?: BrowserEventContext | undefined
+  readonly data?: BrowserEventContext | null | undefined
 }
 
 /**
@@ -946,39 +985,41 @@ export const BrowserPageNavigationEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_navigation"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * URL navigated to.
-         */
-        url: Schema.optional<typeof Schema.String>
-        /**
-         * CDP frame identifier of the navigated frame.
-         */
-        frame_id: Schema.optional<typeof Schema.String>
-        /**
-         * Parent frame identifier for subframe navigations; absent for top-level navigations.
-         */
-        parent_frame_id: Schema.optional<typeof Schema.String>
-        /**
-         * New CDP document loader identifier assigned for this navigation.
-         */
-        loader_id: Schema.optional<typeof Schema.String>
-        /**
-         * CDP session identifier.
-         */
-        session_id: Schema.optional<typeof Schema.String>
-        /**
-         * Browser target identifier.
-         */
-        target_id: Schema.optional<typeof Schema.String>
-        target_type: Schema.optional<typeof BrowserTargetType>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * URL navigated to.
+           */
+          url: Schema.optional<typeof Schema.String>
+          /**
+           * CDP frame identifier of the navigated frame.
+           */
+          frame_id: Schema.optional<typeof Schema.String>
+          /**
+           * Parent frame identifier for subframe navigations; absent for top-level navigations.
+           */
+          parent_frame_id: Schema.optional<typeof Schema.String>
+          /**
+           * New CDP document loader identifier assigned for this navigation.
+           */
+          loader_id: Schema.optional<typeof Schema.String>
+          /**
+           * CDP session identifier.
+           */
+          session_id: Schema.optional<typeof Schema.String>
+          /**
+           * Browser target identifier.
+           */
+          target_id: Schema.optional<typeof Schema.String>
+          target_type: Schema.optional<typeof BrowserTargetType>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageNavigationEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * URL navigated to.
      */
@@ -1004,7 +1045,7 @@ export const BrowserPageNavigationEvent: Schema.Struct<
      */
     target_id: optionalString(),
     target_type: optionalBrowserTargetType()
-  }))
+  })))
 }))
 
 /**
@@ -1015,33 +1056,36 @@ export const BrowserPageNavigationEvent: Schema.Struct<
  */
 export interface BrowserPageNavigationEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_navigation"
-  readonly data?: {
-    /**
-     * URL navigated to.
-     */
-    readonly url?: string | undefined
-    /**
-     * CDP frame identifier of the navigated frame.
-     */
-    readonly frame_id?: string | undefined
-    /**
-     * Parent frame identifier for subframe navigations; absent for top-level navigations.
-     */
-    readonly parent_frame_id?: string | undefined
-    /**
-     * New CDP document loader identifier assigned for this navigation.
-     */
-    readonly loader_id?: string | undefined
-    /**
-     * CDP session identifier.
-     */
-    readonly session_id?: string | undefined
-    /**
-     * Browser target identifier.
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * URL navigated to.
+       */
+      readonly url?: string | undefined
+      /**
+       * CDP frame identifier of the navigated frame.
+       */
+      readonly frame_id?: string | undefined
+      /**
+       * Parent frame identifier for subframe navigations; absent for top-level navigations.
+       */
+      readonly parent_frame_id?: string | undefined
+      /**
+       * New CDP document loader identifier assigned for this navigation.
+       */
+      readonly loader_id?: string | undefined
+      /**
+       * CDP session identifier.
+       */
+      readonly session_id?: string | undefined
+      /**
+       * Browser target identifier.
+       */
+      readonly target_id?: string | undefined
+      readonly target_type?: BrowserTargetType | undefined
+    }
+    | null
+    | undefined
 }
 
 const optionalNumber = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Number))
@@ -1056,26 +1100,28 @@ export const BrowserPageDomContentLoadedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_dom_content_loaded"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-           */
-          cdp_timestamp: Schema.optional<typeof Schema.Number>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+             */
+            cdp_timestamp: Schema.optional<typeof Schema.Number>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageDomContentLoadedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_dom_content_loaded"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which DOMContentLoaded fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
     cdp_timestamp: optionalNumber()
-  }))
+  })))
 }))
 
 /**
@@ -1096,7 +1142,7 @@ interface BrowserPageDomContentLoadedEventData extends BrowserEventContext {
  */
 export interface BrowserPageDomContentLoadedEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_dom_content_loaded"
-  readonly data?: BrowserPageDomContentLoadedEventData | undefined
+  readonly data?: BrowserPageDomContentLoadedEventData | null | undefined
 }
 
 /**
@@ -1109,26 +1155,28 @@ export const BrowserPageLoadEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_load"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
-           */
-          cdp_timestamp: Schema.optional<typeof Schema.Number>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
+             */
+            cdp_timestamp: Schema.optional<typeof Schema.Number>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageLoadEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_load"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Chrome monotonic clock value in seconds at which the load event fired, relative to browser process start (not Unix epoch). Use ts for wall-clock time.
      */
     cdp_timestamp: optionalNumber()
-  }))
+  })))
 }))
 
 /**
@@ -1149,7 +1197,7 @@ interface BrowserPageLoadEventData extends BrowserEventContext {
  */
 export interface BrowserPageLoadEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_load"
-  readonly data?: BrowserPageLoadEventData | undefined
+  readonly data?: BrowserPageLoadEventData | null | undefined
 }
 
 /**
@@ -1162,31 +1210,33 @@ export const BrowserPageTabOpenedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_tab_opened"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * CDP target identifier for the newly opened tab.
-         */
-        target_id: Schema.optional<typeof Schema.String>
-        target_type: Schema.optional<typeof BrowserTargetType>
-        /**
-         * Initial URL of the new tab.
-         */
-        url: Schema.optional<typeof Schema.String>
-        /**
-         * Initial page title of the new tab.
-         */
-        title: Schema.optional<typeof Schema.String>
-        /**
-         * Target identifier of the tab that opened this one, if any.
-         */
-        opener_id: Schema.optional<typeof Schema.String>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * CDP target identifier for the newly opened tab.
+           */
+          target_id: Schema.optional<typeof Schema.String>
+          target_type: Schema.optional<typeof BrowserTargetType>
+          /**
+           * Initial URL of the new tab.
+           */
+          url: Schema.optional<typeof Schema.String>
+          /**
+           * Initial page title of the new tab.
+           */
+          title: Schema.optional<typeof Schema.String>
+          /**
+           * Target identifier of the tab that opened this one, if any.
+           */
+          opener_id: Schema.optional<typeof Schema.String>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageTabOpenedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_tab_opened"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * CDP target identifier for the newly opened tab.
      */
@@ -1204,7 +1254,7 @@ export const BrowserPageTabOpenedEvent: Schema.Struct<
      * Target identifier of the tab that opened this one, if any.
      */
     opener_id: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -1215,25 +1265,28 @@ export const BrowserPageTabOpenedEvent: Schema.Struct<
  */
 export interface BrowserPageTabOpenedEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_tab_opened"
-  readonly data?: {
-    /**
-     * CDP target identifier for the newly opened tab.
-     */
-    readonly target_id?: string | undefined
-    readonly target_type?: BrowserTargetType | undefined
-    /**
-     * Initial URL of the new tab.
-     */
-    readonly url?: string | undefined
-    /**
-     * Initial page title of the new tab.
-     */
-    readonly title?: string | undefined
-    /**
-     * Target identifier of the tab that opened this one, if any.
-     */
-    readonly opener_id?: string | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * CDP target identifier for the newly opened tab.
+       */
+      readonly target_id?: string | undefined
+      readonly target_type?: BrowserTargetType | undefined
+      /**
+       * Initial URL of the new tab.
+       */
+      readonly url?: string | undefined
+      /**
+       * Initial page title of the new tab.
+       */
+      readonly title?: string | undefined
+      /**
+       * Target identifier of the tab that opened this one, if any.
+       */
+      readonly opener_id?: string | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
@@ -1246,43 +1299,45 @@ export const BrowserPageLayoutShiftEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_layout_shift"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP frame identifier of the frame where the layout shift occurred.
-           */
-          source_frame_id: Schema.optional<typeof Schema.String>
-          /**
-           * Performance Timeline timestamp of the layout shift in milliseconds.
-           */
-          time: Schema.optional<typeof Schema.Number>
-          /**
-           * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
-           */
-          duration: Schema.optional<typeof Schema.Number>
-          /**
-           * PerformanceLayoutShift attributes from the Performance Timeline entry.
-           */
-          layout_shift_details: Schema.optional<
-            Schema.Struct<{
-              /**
-               * Layout shift score for this entry (contribution to CLS).
-               */
-              value: Schema.optional<typeof Schema.Number>
-              /**
-               * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
-               */
-              had_recent_input: Schema.optional<typeof Schema.Boolean>
-            }>
-          >
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP frame identifier of the frame where the layout shift occurred.
+             */
+            source_frame_id: Schema.optional<typeof Schema.String>
+            /**
+             * Performance Timeline timestamp of the layout shift in milliseconds.
+             */
+            time: Schema.optional<typeof Schema.Number>
+            /**
+             * Duration of the layout shift entry in milliseconds (always 0 for layout shifts per spec).
+             */
+            duration: Schema.optional<typeof Schema.Number>
+            /**
+             * PerformanceLayoutShift attributes from the Performance Timeline entry.
+             */
+            layout_shift_details: Schema.optional<
+              Schema.Struct<{
+                /**
+                 * Layout shift score for this entry (contribution to CLS).
+                 */
+                value: Schema.optional<typeof Schema.Number>
+                /**
+                 * True if the layout shift was preceded by user input within 500ms, excluding it from CLS.
+                 */
+                had_recent_input: Schema.optional<typeof Schema.Boolean>
+              }>
+            >
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageLayoutShiftEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_shift"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the layout shift occurred.
@@ -1309,7 +1364,7 @@ export const BrowserPageLayoutShiftEvent: Schema.Struct<
        */
       had_recent_input: optionalBoolean()
     }))
-  }))
+  })))
 }))
 
 /**
@@ -1351,7 +1406,7 @@ interface BrowserPageLayoutShiftEventData extends BrowserEventContext {
  */
 export interface BrowserPageLayoutShiftEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_layout_shift"
-  readonly data?: BrowserPageLayoutShiftEventData | undefined
+  readonly data?: BrowserPageLayoutShiftEventData | null | undefined
 }
 
 /**
@@ -1364,55 +1419,57 @@ export const BrowserPageLcpEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_lcp"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * CDP frame identifier of the frame where the LCP element was rendered.
-           */
-          source_frame_id: Schema.optional<typeof Schema.String>
-          /**
-           * Performance Timeline timestamp of the LCP entry in milliseconds.
-           */
-          time: Schema.optional<typeof Schema.Number>
-          /**
-           * LargestContentfulPaint attributes from the Performance Timeline entry.
-           */
-          lcp_details: Schema.optional<
-            Schema.Struct<{
-              /**
-               * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
-               */
-              render_time: Schema.optional<typeof Schema.Number>
-              /**
-               * Load time of the LCP element in milliseconds.
-               */
-              load_time: Schema.optional<typeof Schema.Number>
-              /**
-               * Visible area of the LCP element in pixels squared.
-               */
-              size: Schema.optional<typeof Schema.Number>
-              /**
-               * id attribute of the LCP element, if present.
-               */
-              element_id: Schema.optional<typeof Schema.String>
-              /**
-               * URL of the LCP element for image or video elements.
-               */
-              url: Schema.optional<typeof Schema.String>
-              /**
-               * CDP DOM node identifier of the LCP element.
-               */
-              node_id: Schema.optional<typeof Schema.Int>
-            }>
-          >
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * CDP frame identifier of the frame where the LCP element was rendered.
+             */
+            source_frame_id: Schema.optional<typeof Schema.String>
+            /**
+             * Performance Timeline timestamp of the LCP entry in milliseconds.
+             */
+            time: Schema.optional<typeof Schema.Number>
+            /**
+             * LargestContentfulPaint attributes from the Performance Timeline entry.
+             */
+            lcp_details: Schema.optional<
+              Schema.Struct<{
+                /**
+                 * Render time of the LCP element in milliseconds; 0 for cross-origin images without Timing-Allow-Origin.
+                 */
+                render_time: Schema.optional<typeof Schema.Number>
+                /**
+                 * Load time of the LCP element in milliseconds.
+                 */
+                load_time: Schema.optional<typeof Schema.Number>
+                /**
+                 * Visible area of the LCP element in pixels squared.
+                 */
+                size: Schema.optional<typeof Schema.Number>
+                /**
+                 * id attribute of the LCP element, if present.
+                 */
+                element_id: Schema.optional<typeof Schema.String>
+                /**
+                 * URL of the LCP element for image or video elements.
+                 */
+                url: Schema.optional<typeof Schema.String>
+                /**
+                 * CDP DOM node identifier of the LCP element.
+                 */
+                node_id: Schema.optional<typeof Schema.Int>
+              }>
+            >
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserPageLcpEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_lcp"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * CDP frame identifier of the frame where the LCP element was rendered.
@@ -1451,7 +1508,7 @@ export const BrowserPageLcpEvent: Schema.Struct<
        */
       node_id: optionalInt()
     }))
-  }))
+  })))
 }))
 
 /**
@@ -1505,7 +1562,7 @@ interface BrowserPageLcpEventData extends BrowserEventContext {
  */
 export interface BrowserPageLcpEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_lcp"
-  readonly data?: BrowserPageLcpEventData | undefined
+  readonly data?: BrowserPageLcpEventData | null | undefined
 }
 
 /**
@@ -1517,12 +1574,12 @@ export interface BrowserPageLcpEvent extends BrowserConsoleLogEventShared {
 export const BrowserPageLayoutSettledEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_layout_settled"]>
-    data: Schema.optional<typeof BrowserEventContext>
+    data: Schema.optional<Schema.NullOr<typeof BrowserEventContext>>
   }
 > = /*#__PURE__*/ struct("BrowserPageLayoutSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_layout_settled"),
-  data: optionalBrowserEventContext()
+  data: optionalNullOrBrowserEventContext()
 }))
 
 /**
@@ -1533,7 +1590,7 @@ export const BrowserPageLayoutSettledEvent: Schema.Struct<
  */
 export interface BrowserPageLayoutSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_layout_settled"
-  readonly data?: BrowserEventContext | undefined
+  readonly data?: BrowserEventContext | null | undefined
 }
 
 /**
@@ -1545,12 +1602,12 @@ export interface BrowserPageLayoutSettledEvent extends BrowserConsoleLogEventSha
 export const BrowserPageNavigationSettledEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["page_navigation_settled"]>
-    data: Schema.optional<typeof BrowserEventContext>
+    data: Schema.optional<Schema.NullOr<typeof BrowserEventContext>>
   }
 > = /*#__PURE__*/ struct("BrowserPageNavigationSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("page_navigation_settled"),
-  data: optionalBrowserEventContext()
+  data: optionalNullOrBrowserEventContext()
 }))
 
 /**
@@ -1561,7 +1618,7 @@ export const BrowserPageNavigationSettledEvent: Schema.Struct<
  */
 export interface BrowserPageNavigationSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "page_navigation_settled"
-  readonly data?: BrowserEventContext | undefined
+  readonly data?: BrowserEventContext | null | undefined
 }
 
 /**
@@ -1574,36 +1631,38 @@ export const BrowserInteractionClickEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["interaction_click"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Viewport x-coordinate of the click in CSS pixels.
-           */
-          x: Schema.optional<typeof Schema.Int>
-          /**
-           * Viewport y-coordinate of the click in CSS pixels.
-           */
-          y: Schema.optional<typeof Schema.Int>
-          /**
-           * CSS selector path to the clicked element.
-           */
-          selector: Schema.optional<typeof Schema.String>
-          /**
-           * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
-           */
-          tag: Schema.optional<typeof Schema.String>
-          /**
-           * Visible text content of the clicked element, trimmed.
-           */
-          text: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Viewport x-coordinate of the click in CSS pixels.
+             */
+            x: Schema.optional<typeof Schema.Int>
+            /**
+             * Viewport y-coordinate of the click in CSS pixels.
+             */
+            y: Schema.optional<typeof Schema.Int>
+            /**
+             * CSS selector path to the clicked element.
+             */
+            selector: Schema.optional<typeof Schema.String>
+            /**
+             * HTML tag name of the clicked element in uppercase (e.g. BUTTON, A, DIV).
+             */
+            tag: Schema.optional<typeof Schema.String>
+            /**
+             * Visible text content of the clicked element, trimmed.
+             */
+            text: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserInteractionClickEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_click"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Viewport x-coordinate of the click in CSS pixels.
@@ -1625,7 +1684,7 @@ export const BrowserInteractionClickEvent: Schema.Struct<
      * Visible text content of the clicked element, trimmed.
      */
     text: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -1662,7 +1721,7 @@ interface BrowserInteractionClickEventData extends BrowserEventContext {
  */
 export interface BrowserInteractionClickEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_click"
-  readonly data?: BrowserInteractionClickEventData | undefined
+  readonly data?: BrowserInteractionClickEventData | null | undefined
 }
 
 /**
@@ -1675,28 +1734,30 @@ export const BrowserInteractionKeyEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["interaction_key"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
-           */
-          key: Schema.optional<typeof Schema.String>
-          /**
-           * CSS selector path to the element that had focus when the key was pressed.
-           */
-          selector: Schema.optional<typeof Schema.String>
-          /**
-           * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
-           */
-          tag: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
+             */
+            key: Schema.optional<typeof Schema.String>
+            /**
+             * CSS selector path to the element that had focus when the key was pressed.
+             */
+            selector: Schema.optional<typeof Schema.String>
+            /**
+             * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
+             */
+            tag: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserInteractionKeyEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_key"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Key value from the KeyboardEvent (e.g. Enter, Backspace, a).
@@ -1710,7 +1771,7 @@ export const BrowserInteractionKeyEvent: Schema.Struct<
      * HTML tag name of the focused element in uppercase (e.g. INPUT, TEXTAREA, DIV).
      */
     tag: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -1739,7 +1800,7 @@ interface BrowserInteractionKeyEventData extends BrowserEventContext {
  */
 export interface BrowserInteractionKeyEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_key"
-  readonly data?: BrowserInteractionKeyEventData | undefined
+  readonly data?: BrowserInteractionKeyEventData | null | undefined
 }
 
 /**
@@ -1752,36 +1813,38 @@ export const BrowserInteractionScrollSettledEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["interaction_scroll_settled"]>
     data: Schema.optional<
-      Schema.Struct<
-        BrowserEventContextFields & {
-          /**
-           * Scroll x-position at the start of the scroll gesture in CSS pixels.
-           */
-          from_x: Schema.optional<typeof Schema.Int>
-          /**
-           * Scroll y-position at the start of the scroll gesture in CSS pixels.
-           */
-          from_y: Schema.optional<typeof Schema.Int>
-          /**
-           * Final scroll x-position after the gesture settled in CSS pixels.
-           */
-          to_x: Schema.optional<typeof Schema.Int>
-          /**
-           * Final scroll y-position after the gesture settled in CSS pixels.
-           */
-          to_y: Schema.optional<typeof Schema.Int>
-          /**
-           * CSS selector path to the scrolled element.
-           */
-          target_selector: Schema.optional<typeof Schema.String>
-        }
+      Schema.NullOr<
+        Schema.Struct<
+          BrowserEventContextFields & {
+            /**
+             * Scroll x-position at the start of the scroll gesture in CSS pixels.
+             */
+            from_x: Schema.optional<typeof Schema.Int>
+            /**
+             * Scroll y-position at the start of the scroll gesture in CSS pixels.
+             */
+            from_y: Schema.optional<typeof Schema.Int>
+            /**
+             * Final scroll x-position after the gesture settled in CSS pixels.
+             */
+            to_x: Schema.optional<typeof Schema.Int>
+            /**
+             * Final scroll y-position after the gesture settled in CSS pixels.
+             */
+            to_y: Schema.optional<typeof Schema.Int>
+            /**
+             * CSS selector path to the scrolled element.
+             */
+            target_selector: Schema.optional<typeof Schema.String>
+          }
+        >
       >
     >
   }
 > = /*#__PURE__*/ struct("BrowserInteractionScrollSettledEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("interaction_scroll_settled"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     ...BrowserEventContext.fields,
     /**
      * Scroll x-position at the start of the scroll gesture in CSS pixels.
@@ -1803,7 +1866,7 @@ export const BrowserInteractionScrollSettledEvent: Schema.Struct<
      * CSS selector path to the scrolled element.
      */
     target_selector: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -1840,7 +1903,7 @@ interface BrowserInteractionScrollSettledEventData extends BrowserEventContext {
  */
 export interface BrowserInteractionScrollSettledEvent extends BrowserConsoleLogEventShared {
   readonly type: "interaction_scroll_settled"
-  readonly data?: BrowserInteractionScrollSettledEventData | undefined
+  readonly data?: BrowserInteractionScrollSettledEventData | null | undefined
 }
 
 /**
@@ -1853,23 +1916,25 @@ export const BrowserMonitorScreenshotEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["monitor_screenshot"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * Base64-encoded PNG screenshot of the browser viewport.
-         */
-        png: Schema.optional<typeof Schema.String>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * Base64-encoded PNG screenshot of the browser viewport.
+           */
+          png: Schema.optional<typeof Schema.String>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserMonitorScreenshotEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_screenshot"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * Base64-encoded PNG screenshot of the browser viewport.
      */
     png: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -1880,12 +1945,15 @@ export const BrowserMonitorScreenshotEvent: Schema.Struct<
  */
 export interface BrowserMonitorScreenshotEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_screenshot"
-  readonly data?: {
-    /**
-     * Base64-encoded PNG screenshot of the browser viewport.
-     */
-    readonly png?: string | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * Base64-encoded PNG screenshot of the browser viewport.
+       */
+      readonly png?: string | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
@@ -1898,23 +1966,25 @@ export const BrowserMonitorDisconnectedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["monitor_disconnected"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * Reason for the disconnection. chrome_restarted: Chrome process restarted.
-         */
-        reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+           */
+          reason: Schema.optional<Schema.Literal<["chrome_restarted"]>>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserMonitorDisconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_disconnected"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * Reason for the disconnection. chrome_restarted: Chrome process restarted.
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("chrome_restarted"))
-  }))
+  })))
 }))
 
 /**
@@ -1925,12 +1995,15 @@ export const BrowserMonitorDisconnectedEvent: Schema.Struct<
  */
 export interface BrowserMonitorDisconnectedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_disconnected"
-  readonly data?: {
-    /**
-     * Reason for the disconnection. chrome_restarted: Chrome process restarted.
-     */
-    readonly reason?: "chrome_restarted" | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * Reason for the disconnection. chrome_restarted: Chrome process restarted.
+       */
+      readonly reason?: "chrome_restarted" | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
@@ -1943,23 +2016,25 @@ export const BrowserMonitorReconnectedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["monitor_reconnected"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * Wall-clock time in milliseconds taken to reconnect after the disconnection.
-         */
-        reconnect_duration_ms: Schema.optional<typeof Schema.Int>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+           */
+          reconnect_duration_ms: Schema.optional<typeof Schema.Int>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserMonitorReconnectedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnected"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * Wall-clock time in milliseconds taken to reconnect after the disconnection.
      */
     reconnect_duration_ms: optionalInt()
-  }))
+  })))
 }))
 
 /**
@@ -1970,12 +2045,15 @@ export const BrowserMonitorReconnectedEvent: Schema.Struct<
  */
 export interface BrowserMonitorReconnectedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_reconnected"
-  readonly data?: {
-    /**
-     * Wall-clock time in milliseconds taken to reconnect after the disconnection.
-     */
-    readonly reconnect_duration_ms?: number | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * Wall-clock time in milliseconds taken to reconnect after the disconnection.
+       */
+      readonly reconnect_duration_ms?: number | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
@@ -1988,23 +2066,25 @@ export const BrowserMonitorReconnectFailedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["monitor_reconnect_failed"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
-         */
-        reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+           */
+          reason: Schema.optional<Schema.Literal<["reconnect_exhausted"]>>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserMonitorReconnectFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_reconnect_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
      */
     reason: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Literal("reconnect_exhausted"))
-  }))
+  })))
 }))
 
 /**
@@ -2015,12 +2095,15 @@ export const BrowserMonitorReconnectFailedEvent: Schema.Struct<
  */
 export interface BrowserMonitorReconnectFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_reconnect_failed"
-  readonly data?: {
-    /**
-     * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
-     */
-    readonly reason?: "reconnect_exhausted" | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * Reason for the reconnection failure. reconnect_exhausted: all retry attempts were used up without successfully restoring the CDP connection.
+       */
+      readonly reason?: "reconnect_exhausted" | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
@@ -2033,23 +2116,25 @@ export const BrowserMonitorInitFailedEvent: Schema.Struct<
   BrowserConsoleLogEventFields & {
     type: Schema.Literal<["monitor_init_failed"]>
     data: Schema.optional<
-      Schema.Struct<{
-        /**
-         * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
-         */
-        step: Schema.optional<typeof Schema.String>
-      }>
+      Schema.NullOr<
+        Schema.Struct<{
+          /**
+           * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+           */
+          step: Schema.optional<typeof Schema.String>
+        }>
+      >
     >
   }
 > = /*#__PURE__*/ struct("BrowserMonitorInitFailedEvent", () => ({
   ...browserConsoleLogEventFields(),
   type: /*#__PURE__*/ Schema.Literal("monitor_init_failed"),
-  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.Struct({
+  data: /*#__PURE__*/ Schema.optional(/*#__PURE__*/ Schema.NullOr(/*#__PURE__*/ Schema.Struct({
     /**
      * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
      */
     step: optionalString()
-  }))
+  })))
 }))
 
 /**
@@ -2060,12 +2145,15 @@ export const BrowserMonitorInitFailedEvent: Schema.Struct<
  */
 export interface BrowserMonitorInitFailedEvent extends BrowserConsoleLogEventShared {
   readonly type: "monitor_init_failed"
-  readonly data?: {
-    /**
-     * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
-     */
-    readonly step?: string | undefined
-  } | undefined
+  readonly data?:
+    | {
+      /**
+       * The CDP method or initialization step that failed (e.g. Target.setAutoAttach).
+       */
+      readonly step?: string | undefined
+    }
+    | null
+    | undefined
 }
 
 /**
