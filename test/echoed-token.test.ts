@@ -10,7 +10,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Redacted, Scope, Stream, Tracer } from "effect"
-import { Browsers, Computer, Filesystem, Kernel, KernelConfig } from "effect-kernel"
+import { Browsers, Computer, Filesystem, Kernel, KernelConfig, Logs } from "effect-kernel"
 import * as util from "node:util"
 import { afterAll, beforeAll } from "vitest"
 import { httpServer, rawServer } from "./utils/loopback.js"
@@ -204,17 +204,20 @@ describe("the transport's span outcome, rendered by a tracer anywhere", () => {
     }),
     reset: rawServer(({ socket }) => socket.destroy())
   })
-  const tracing = (rendered: Array<string>) =>
+  const tracing = (
+    rendered: Array<string>,
+    which: (name: string) => boolean = (name) => name.startsWith("http.client")
+  ) =>
     Tracer.make({
       span: (name, parent, context, _links, startTime, kind) => {
         const span = new PrivateSpan(name, parent, context, kind, startTime)
         const end = span.end.bind(span)
         span.end = (endTime, exit) => {
           // as an exporter may: at once, in the fiber that ends it
-          if (name.startsWith("http.client")) rendered.push(JSON.stringify(exit), util.inspect(exit, { depth: 20 }))
+          if (which(name)) rendered.push(JSON.stringify(exit), util.inspect(exit, { depth: 20 }))
           end(endTime, exit)
           // and later, outside any fiber
-          if (name.startsWith("http.client")) {
+          if (which(name)) {
             setImmediate(() => rendered.push(String(exit), JSON.stringify(exit), util.inspect(exit, { depth: 20 })))
           }
         }
@@ -242,6 +245,45 @@ describe("the transport's span outcome, rendered by a tracer anywhere", () => {
         expect(failed).toMatchObject({ _tag: "Failure" })
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
         expect(rendered.length).toBeGreaterThanOrEqual(10)
+        expect(rendered.join("\n")).not.toContain("SENTINEL")
+      }))
+  )
+
+  // review 92: the SDK's own `Kernel.<op>` span of a download or an event stream ended with the response
+  // (its request as sent, token included, on the platform's transports), and rendering it read the body:
+  // the call then failed (fetch: "ReadableStream is locked"; a body "cut short")
+  const streams = httpServer((request, response) => {
+    request.resume()
+    if (request.url?.includes("/logs/stream") === true) {
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      return response.end(
+        `data: ${JSON.stringify({ event: "log", timestamp: "2026-01-01T00:00:00Z", message: "m" })}\n\n`
+      )
+    }
+    response.writeHead(200, { "content-type": "text/html", "content-length": "5" }).end("hello")
+  })
+  it.effect.each(allTransports)(
+    "$name: a download's and an event stream's spans, the token in none, the calls unharmed",
+    ({ layer }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const served = yield* streams
+        const rendered: Array<string> = []
+        const provided = <A, E>(effect: Effect.Effect<A, E, Kernel.Services>) =>
+          effect.pipe(
+            Effect.provide(layerOf(Number(new URL(served.url).port), layer)),
+            Effect.withTracer(tracing(rendered, () => true))
+          )
+        const bytes = yield* provided(
+          Effect.flatMap(Filesystem.readFile({ id: "b1", path: "/f" }), (body) => Stream.runCollect(body))
+        )
+        expect(new TextDecoder().decode(Buffer.concat([...bytes]))).toBe("hello")
+        const events = yield* provided(
+          Effect.flatMap(Logs.stream({ id: "b1", source: "path", path: "/x", follow: false }), Stream.runCollect)
+        )
+        expect([...events]).toMatchObject([{ event: "log", message: "m" }])
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+        // the two calls' spans and their transports', rendered at once and later
+        expect(rendered.length).toBeGreaterThanOrEqual(16)
         expect(rendered.join("\n")).not.toContain("SENTINEL")
       }))
   )

@@ -406,17 +406,37 @@ const runOperation = <A, E extends KernelError.KernelError, R>(
       return self
     }
     const info = describe(request)
-    return Effect.withSpan(self, `Kernel.${op.name}`, {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: {
-        "http.request.method": info.method,
-        "url.path": info.path,
-        "kernel.attempts": 1,
-        ...op.attributes
-      }
-    })
+    // the span ends with the outcome boxed: a tracer that renders it (`JSON.stringify`, `inspect`) sees no
+    // response kept for a stream (its request as sent, the token in it, on the platform's transports) and
+    // reads no body (the platform's `toJSON` of a response reads it, which the caller then cannot)
+    return Effect.map(
+      Effect.withSpan(Effect.map(self, (value) => new Outcome(value)), `Kernel.${op.name}`, {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: {
+          "http.request.method": info.method,
+          "url.path": info.path,
+          "kernel.attempts": 1,
+          ...op.attributes
+        }
+      }),
+      (outcome) => outcome.value
+    )
   })
+
+/** A traced call's value as its span ends with it: shown as `Outcome {}`, the value kept private. */
+class Outcome<A> {
+  readonly #value: A
+  constructor(value: A) {
+    this.#value = value
+  }
+  get value(): A {
+    return this.#value
+  }
+  toJSON(): unknown {
+    return {}
+  }
+}
 
 /**
  * {@link execute} on a `KernelTransport`, for an answer handled within its attempt: the attempt
