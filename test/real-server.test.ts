@@ -69,3 +69,11 @@ describe("telemetry events as the browser's server sends them", () => {
       ).layer
     )))
 })
+
+describe("an error as the browser's server writes it (`{ message }` alone)", () => {
+  it.effect("its message is the error's, its code unknown", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Filesystem.fileInfo({ id: "b1", path: "/nope" }))
+      expect(error).toMatchObject({ _tag: "NotFound", status: 404, code: "unknown", message: "file not found" })
+    }).pipe(Effect.provide(mockLayer(() => json(404, { message: "file not found" })).layer)))
+})

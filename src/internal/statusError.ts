@@ -173,7 +173,8 @@ const decodeDetails = lazy(() => Schema.decodeUnknownOption(Schema.Array(KernelE
 const decodeDetail = lazy(() => Schema.decodeUnknownOption(KernelError.ErrorDetail))
 
 /**
- * The `code` and `message` of an error body that is not an `Error` as a whole, when it has them: one
+ * The `code` and `message` of an error body that is not an `Error` as a whole, when it has them (or a
+ * `message` alone, the browser's server's error, its code `"unknown"`): one
  * whose `details` or `inner_error` do not fit (a string, a list of lists: those are left out), or one
  * cut short by the 64 KiB the SDK reads (its leading `"code"` and `"message"` strings, a message cut
  * with it). Only those two fields are taken: the rest of such a body is quoted, if at all, without its
@@ -189,6 +190,10 @@ const salvagedErrorBody = (text: string): Option.Option<KernelError.ErrorBody> =
   if (typeof parsed !== "object" || parsed === null) return Option.none()
   const code: unknown = Reflect.get(parsed, "code")
   const message: unknown = Reflect.get(parsed, "message")
+  // the browser's own server's error (`kernel/kernel-images`: `{ "message": ... }` alone, no code)
+  if (code === undefined && typeof message === "string" && Object.keys(parsed).length === 1) {
+    return Option.some(new KernelError.ErrorBody({ code: "unknown", message }))
+  }
   if (typeof code !== "string" || typeof message !== "string") return Option.none()
   const details = decodeDetails()(Reflect.get(parsed, "details"))
   const innerError = decodeDetail()(Reflect.get(parsed, "inner_error"))
