@@ -283,11 +283,15 @@ describe.each(variants)("hostile calls on $name", (variant) => {
     expect(failure(await run((client) => Call.make(union)(client)()))).toMatchObject({ _tag: "DecodeError" })
   })
 
-  it("a page answer that is not an array is DecodeError", async () => {
-    for (const body of [{ items: [] }, null, "[]", 3]) {
+  it("a page answer that is not an array is DecodeError (`null` is the empty page: a Go server's empty list)", async () => {
+    for (const body of [{ items: [] }, "[]", 3]) {
       reset(() => ({ status: 200, body }))
       expect(failure(await run((client) => Call.make(listThings)(client)()))).toMatchObject({ _tag: "DecodeError" })
     }
+    reset(() => ({ status: 200, body: null, headers: { "x-has-more": "false" } }))
+    const { items, result } = await collect({ limit: 1 })
+    expect(result._tag).toBe("Right")
+    expect(items).toEqual([])
   })
 
   it("X-Next-Offset null (the document marks the header nullable) on a last page ends the stream", async () => {
