@@ -58,6 +58,14 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
 }
 
 type Events = Stream.Stream<unknown, KernelError.KernelError>
+
+/** A process stream's value as a test compares it: `stdout:hi`, `exit:2`, `unknown`. */
+const shown = (event: KernelEvents.ProcessOutput | KernelEvents.UnknownEvent) =>
+  KernelEvents.isUnknownEvent(event)
+    ? "unknown"
+    : event._tag === "Exit"
+    ? `exit:${event.exitCode}`
+    : `${event.stream}:${new TextDecoder().decode(event.data)}`
 const open = (accessor: Effect.Effect<Events, KernelError.KernelError, Provided>) => accessor
 
 /** Each event stream: one event of it (a valid one, not terminal). */
@@ -173,15 +181,7 @@ describe.each(transports)("event streams against a hostile server, over $name", 
       )
     )
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
-    expect(
-      Chunk.toArray(exit.value).map((event) =>
-        KernelEvents.isUnknownEvent(event)
-          ? "unknown"
-          : event._tag === "Exit"
-          ? `exit:${event.exitCode}`
-          : `${event.stream}:${new TextDecoder().decode(event.data)}`
-      )
-    ).toEqual(["stdout:hi", ...told])
+    expect(Chunk.toArray(exit.value).map(shown)).toEqual(["stdout:hi", ...told])
   })
 
   // the service's process stream may end with the process without its `exit` event (its writer stops once
@@ -224,15 +224,7 @@ describe.each(transports)("event streams against a hostile server, over $name", 
       return
     }
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
-    expect(
-      Chunk.toArray(exit.value).map((event) =>
-        KernelEvents.isUnknownEvent(event)
-          ? "unknown"
-          : event._tag === "Exit"
-          ? `exit:${event.exitCode}`
-          : `${event.stream}:${new TextDecoder().decode(event.data)}`
-      )
-    ).toEqual(["stdout:hi", told])
+    expect(Chunk.toArray(exit.value).map(shown)).toEqual(["stdout:hi", told])
   })
 
   it("telemetry: a connection that brings no new seq is no progress, whatever else it brings (the schedule is not started over)", async () => {
