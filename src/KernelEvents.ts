@@ -22,6 +22,7 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
 import * as Inspectable from "effect/Inspectable"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
@@ -208,4 +209,37 @@ export const defaultResumeSchedule: Schedule.Schedule<unknown, Drop> = Schedule.
 export class ResumeSchedule extends Context.Reference<ResumeSchedule>()(
   "effect-kernel/KernelEvents/ResumeSchedule",
   { defaultValue: (): Schedule.Schedule<unknown, Drop> => defaultResumeSchedule }
+) {}
+
+/**
+ * The idle time-out of the event streams run under it: how long a stream may receive no byte (no event,
+ * no heartbeat) before it fails with `Timeout`. `undefined` (the default): the `KernelConfig`'s
+ * `idleTimeout`. Read when the stream runs; provide it around the stream (`Stream.provideService`), the
+ * program or as a layer. `Duration.infinity` turns the time-out off.
+ *
+ * For the streams the browser's server sends no keep-alive on (`FilesystemWatch.events`,
+ * `Processes.stdoutStream`, `Logs.stream`: a quiet directory, process or log sends nothing), without
+ * building a second layer with another `idleTimeout` (docs/events-and-files.md).
+ *
+ * @since 0.2.0
+ * @category Time-outs
+ * @example
+ * ```ts
+ * import { Duration, Effect, Stream } from "effect"
+ * import { FilesystemWatch, KernelEvents } from "effect-kernel"
+ *
+ * // a watch on a directory that may stay quiet for hours: no idle time-out
+ * const program = FilesystemWatch.events({ id: "browser-id", watchId: "watch-id" }).pipe(
+ *   Effect.flatMap((events) =>
+ *     events.pipe(
+ *       Stream.provideService(KernelEvents.IdleTimeout, Duration.infinity),
+ *       Stream.runForEach((event) => Effect.log(event))
+ *     )
+ *   )
+ * )
+ * ```
+ */
+export class IdleTimeout extends Context.Reference<IdleTimeout>()(
+  "effect-kernel/KernelEvents/IdleTimeout",
+  { defaultValue: (): Duration.Duration | undefined => undefined }
 ) {}

@@ -5,8 +5,9 @@
  * `data` is `null`, and CDP target types the document does not list (`worker`, `iframe`).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
-import { Filesystem, KernelEvents, Telemetry } from "effect-kernel"
+import { Chunk, Duration, Effect, Stream } from "effect"
+import { Filesystem, FilesystemWatch, KernelEvents, KernelTransport, Telemetry } from "effect-kernel"
+import { fileHttpServer, loopbackLayer } from "./utils/loopback.js"
 import { json, mockLayer } from "./utils/mock.js"
 
 describe("a list answered null", () => {
@@ -76,4 +77,43 @@ describe("an error as the browser's server writes it (`{ message }` alone)", () 
       const error = yield* Effect.flip(Filesystem.fileInfo({ id: "b1", path: "/nope" }))
       expect(error).toMatchObject({ _tag: "NotFound", status: 404, code: "unknown", message: "file not found" })
     }).pipe(Effect.provide(mockLayer(() => json(404, { message: "file not found" })).layer)))
+})
+
+// the browser's server sends no keep-alive on a file watch (nor on a process's output, nor on a log): a
+// quiet one reached `idleTimeout`; `KernelEvents.IdleTimeout` sets it for the streams run under it
+const quiet = fileHttpServer((request, response) => {
+  request.resume()
+  response.writeHead(200, { "content-type": "text/event-stream" })
+  const event = (name: string) =>
+    `data: ${JSON.stringify({ type: "CREATE", name, path: `/tmp/${name}`, is_dir: false })}\n\n`
+  response.write(event("a"))
+  // quiet for 600 ms (three idle time-outs of the layer), then the next event
+  const timer = setTimeout(() => response.write(event("b")), 600)
+  response.on("close", () => clearTimeout(timer))
+})
+
+describe("KernelEvents.IdleTimeout", () => {
+  const watched = (idleTimeout?: Duration.Duration) =>
+    FilesystemWatch.events({ id: "b1", watchId: "w1" }).pipe(
+      Effect.flatMap((events) => {
+        const two = Stream.take(events, 2)
+        return Stream.runCollect(
+          idleTimeout === undefined ? two : Stream.provideService(two, KernelEvents.IdleTimeout, idleTimeout)
+        )
+      }),
+      Effect.map((events) => Chunk.toArray(events).map((event) => Reflect.get(Object(event), "name"))),
+      Effect.provide(loopbackLayer(quiet.port(), KernelTransport.layerUndici, { idleTimeout: "200 millis" }))
+    )
+  it.live("without it, the layer's idleTimeout: a quiet watch fails with Timeout", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(watched())
+      expect(error).toMatchObject({ _tag: "Timeout", idle: true })
+    }))
+  it.live.each([Duration.seconds(2), Duration.infinity])(
+    "with %s, the quiet watch goes on",
+    (idleTimeout) =>
+      Effect.gen(function*() {
+        expect(yield* watched(idleTimeout)).toEqual(["a", "b"])
+      })
+  )
 })

@@ -22,7 +22,7 @@ import type * as Types from "effect/Types"
 import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
-import type * as KernelEvents from "../KernelEvents.js"
+import * as KernelEvents from "../KernelEvents.js"
 import { bound, contentTypeShown } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
@@ -435,7 +435,15 @@ const streamCall = (
               encodedBody(request, response)
             const shown = shownBy(config, op.name)
             return refused !== undefined ? Effect.fail(shown(refused)) : Effect.map(
-              bodyOf(request, new Kept(response, release), config),
+              // an event stream's idle time-out: the caller's for the streams it runs (`KernelEvents.IdleTimeout`)
+              events === undefined
+                ? bodyOf(request, new Kept(response, release), config)
+                : Effect.flatMap(KernelEvents.IdleTimeout, (idleTimeout) =>
+                  bodyOf(
+                    request,
+                    new Kept(response, release),
+                    idleTimeout === undefined ? config : { ...config, idleTimeout }
+                  )),
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close

@@ -254,7 +254,8 @@ export const streamBody = <E>(
       return undefined
     }
     const timeout = () => new KernelError.Timeout({ ...info, timeout: idleTimeout, idle: true })
-    const start: Effect.Effect<void> = timer !== undefined
+    // no time-out (`Duration.infinity`): no watch
+    const start: Effect.Effect<void> = !Number.isFinite(idle) ? Effect.void : timer !== undefined
       ? Effect.sync(() => {
         let handle: ReturnType<typeof setTimeout> | undefined
         const check = () => {
