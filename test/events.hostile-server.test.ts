@@ -185,41 +185,59 @@ describe.each(transports)("event streams against a hostile server, over $name", 
   })
 
   // the service's process stream may end with the process without its `exit` event (its writer stops once
-  // the process is done): the process's status then tells the exit; anything else stays a drop
+  // the process is done): the process's status then tells the exit; anything else stays a drop, saying
+  // what the status said. The status is asked once (the layer retries 3 times), within the call's
+  // timeout (400 ms here; 5 s at most): a process's status is kept 10 s after its exit
   it.each(
     [
       ["exited, with its code", 200, { state: "exited", exit_code: 3, cpu_pct: 0 }, "exit:3"],
       ["exited, without a code", 200, { state: "exited" }, "exit:undefined"],
-      ["still running", 200, { state: "running", cpu_pct: 0 }, "TransportError"],
-      ["gone (404)", 404, { code: "not_found", message: "process not found" }, "TransportError"],
-      ["not JSON", 200, "<html>", "TransportError"]
+      ["still running", 200, { state: "running", cpu_pct: 0 }, `the process's status says "running"`],
+      [
+        "gone (404)",
+        404,
+        { code: "not_found", message: "process not found" },
+        "the process's status answered 404"
+      ],
+      ["not JSON", 200, "<html>", "the process's status could not be read (DecodeError)"],
+      [
+        "unavailable (503)",
+        503,
+        { code: "unavailable", message: "later" },
+        "the process's status answered 503"
+      ],
+      ["never answered", 0, "", "the process's status could not be read (Timeout)"]
     ] as const
   )("a process's stream that ends without its exit, the status %s", async (_, status, answer, told) => {
     const paths: Array<string> = []
     set((res, _attempt, req) => {
       paths.push(req.url ?? "")
       if (req.url?.endsWith("/status") === true) {
+        if (status === 0) return
         res.writeHead(status, { "content-type": "application/json" })
         return res.end(typeof answer === "string" ? answer : JSON.stringify(answer))
       }
       sse(res)
       res.end(frame({ stream: "stdout", data_b64: "aGk=" }))
     })
-    const exit = await run(
-      transport,
+    const started = Date.now()
+    const exit = await Effect.runPromiseExit(
       Effect.flatMap(
         Processes.stdoutStream({ id: "b1", processId: "5c0ffee0-0000-4000-8000-000000000001" }),
         Stream.runCollect
-      )
+      ).pipe(Effect.provide(loopbackLayer(port, transport.layer, { maxRetries: 3, timeout: "400 millis" })))
     )
+    expect(Date.now() - started).toBeLessThan(2_000)
     expect(paths).toEqual([
       "/browsers/b1/process/5c0ffee0-0000-4000-8000-000000000001/stdout/stream",
       "/browsers/b1/process/5c0ffee0-0000-4000-8000-000000000001/status"
     ])
-    if (told === "TransportError") {
+    if (!told.startsWith("exit:")) {
       expect(failureOf(exit)).toMatchObject({
         _tag: "TransportError",
-        message: expect.stringContaining("ended before its terminal event")
+        message: expect.stringContaining(
+          `ended before its terminal event (the connection was closed by the server; ${told})`
+        )
       })
       return
     }

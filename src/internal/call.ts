@@ -14,7 +14,9 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -23,6 +25,7 @@ import type * as KernelClient from "../KernelClient.js"
 import type * as KernelConfig from "../KernelConfig.js"
 import * as KernelError from "../KernelError.js"
 import * as KernelEvents from "../KernelEvents.js"
+import * as KernelRetry from "../KernelRetry.js"
 import { bound, contentTypeShown } from "./bounded.js"
 import * as Client from "./client.js"
 import type { Answer, Operation, Parameter, RequestBody } from "./definition.js"
@@ -484,14 +487,22 @@ const streamCall = (
   }
 }
 
-/** A JSON answer read as it is (what `Events.Policy.settle`'s `event` reads is checked there). */
+/** A JSON answer read as it is (what `Events.Policy.settle`'s `read` reads is checked there). */
 const anyJson = Client.decodeJson(Schema.Unknown)
 
 /**
- * The terminal event an event stream's body that ended before one still stands for: the answer of a GET
- * of the resource's state (`policy.settle`: a process's status once its output stream ended without the
- * exit), sent as the stream's request was (its headers, its call's settings), or `undefined` when that
- * GET fails or says nothing of an end (the end is then the drop it was).
+ * The longest a stream's end waits for its settling GET (`Events.Policy.settle`), sent once: what it
+ * asks is short-lived (the browser's server keeps a process's status 10 s after its exit), and the
+ * drop it may settle is told late by as much.
+ */
+const settleTimeout = Duration.seconds(5)
+
+/**
+ * What an event stream's body that ended before its terminal event still stands for: the answer of a
+ * GET of the resource's state (`policy.settle`: a process's status once its output stream ended
+ * without the exit), sent with the stream's request's headers, once, within {@link settleTimeout}:
+ * the terminal event it stands for, or what it said instead (the end is then the drop it was, saying so).
+ * Nothing is built or sent until the body ended so.
  */
 const settledBy = (
   settle: NonNullable<Events.Policy["settle"]>,
@@ -499,24 +510,39 @@ const settledBy = (
   config: KernelConfig.Service,
   op: Client.Operation<unknown>,
   request: HttpClientRequest.HttpClientRequest
-): Effect.Effect<unknown> => {
-  if (!settle.stream.test(request.url)) return Effect.succeed(undefined)
-  // its own span name, the stream's attributes (the browser's id) and secrets
-  const stateOp = Client.operation<never>(settle.operation, [], op.attributes, true, op.secrets)
-  const state = HttpClientRequest.setHeader(
-    HttpClientRequest.setUrl(request, request.url.replace(settle.stream, settle.with)),
-    "accept",
-    "application/json"
-  )
-  return Client.executeRequest(
-    httpClient,
-    config,
-    stateOp,
-    state,
-    (response) =>
-      response.status === 200 ? anyJson(state)(response) : Effect.as(Client.discardBody(response), undefined)
-  ).pipe(Effect.map((answer) => settle.event(answer)), Effect.orElseSucceed(() => undefined))
-}
+): Effect.Effect<Either.Either<unknown, string>> =>
+  Effect.suspend(() => {
+    if (!settle.stream.test(request.url)) return Effect.succeed(Either.left(`${settle.what} was not asked`))
+    // its own span name, the stream's attributes (the browser's id) and secrets
+    const stateOp = Client.operation<never>(settle.operation, [], op.attributes, true, op.secrets)
+    const state = HttpClientRequest.setHeader(
+      HttpClientRequest.setUrl(request, request.url.replace(settle.stream, settle.with)),
+      "accept",
+      "application/json"
+    )
+    const once = { ...config, timeout: Duration.min(config.timeout, settleTimeout) }
+    return Effect.match(
+      KernelRetry.noRetries(Client.executeRequest(
+        httpClient,
+        once,
+        stateOp,
+        state,
+        (response) =>
+          response.status === 200
+            ? Effect.map(anyJson(state)(response), settle.read)
+            : Effect.as(Client.discardBody(response), Either.left(`${settle.what} answered ${response.status}`))
+      )),
+      {
+        onFailure: (error) =>
+          Either.left(
+            "status" in error && error._tag !== "DecodeError"
+              ? `${settle.what} answered ${error.status}`
+              : `${settle.what} could not be read (${error._tag})`
+          ),
+        onSuccess: (settled) => settled
+      }
+    )
+  })
 
 /** The caller's own `Last-Event-ID` parameter, when it gave one. */
 const lastEventIdOf = (params: object): string | undefined => {

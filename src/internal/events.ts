@@ -46,15 +46,17 @@ export interface Policy {
   readonly resume?: boolean | undefined
   /**
    * What a body that ended before the terminal event may still learn of the end, from another GET of
-   * the same resource (its path: the stream's with `stream` replaced by `with`): the terminal event
-   * its JSON answer stands for, or `undefined` (the end stays a drop).
+   * the same resource (its path: the stream's with `stream` replaced by `with`): `read` takes its JSON
+   * answer to the terminal event it stands for, or to what it says instead (the end stays a drop).
    */
   readonly settle?: {
     /** The operation of that GET (its span's name). */
     readonly operation: string
+    /** What that GET asks, as a drop's message names it (`the process's status`). */
+    readonly what: string
     readonly stream: RegExp
     readonly with: string
-    readonly event: (answer: unknown) => unknown
+    readonly read: (answer: unknown) => Either.Either<unknown, string>
   } | undefined
 }
 
@@ -125,15 +127,17 @@ export const policies: Readonly<Record<string, Policy>> = {
     // when the process is done, whatever it had still to send): the process's status tells its exit
     settle: {
       operation: "getProcessStatus",
+      what: "the process's status",
       stream: /\/stdout\/stream$/,
       with: "/status",
-      event: (status) => {
-        if (tagAt(status, ["state"]) !== "exited") return undefined
+      read: (status) => {
+        const state = tagAt(status, ["state"])
+        if (state !== "exited") {
+          return Either.left(`the process's status says ${bound(JSON.stringify(state) ?? "nothing", 40)}`)
+        }
         const code = tagAt(status, ["exit_code"])
-        return {
-          _tag: "Exit",
-          exitCode: typeof code === "number" ? code : undefined
-        } satisfies KernelEvents.ProcessOutput
+        const exit: KernelEvents.ProcessOutput = { _tag: "Exit", exitCode: typeof code === "number" ? code : undefined }
+        return Either.right(exit)
       }
     }
   },
@@ -301,8 +305,8 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
     params: unknown,
     bytes: Stream.Stream<Uint8Array, E>,
     secret?: Redacted.Redacted<string>,
-    /** The terminal event a body that ended before one still stands for (`policy.settle`), or `undefined`. */
-    settled?: Effect.Effect<unknown>
+    /** The terminal event a body that ended before one still stands for (`policy.settle`), or what was said instead. */
+    settled?: Effect.Effect<Either.Either<unknown, string>>
   ): Stream.Stream<unknown, E | KernelError.DecodeError | KernelError.TransportError> =>
     Stream.suspend(() => {
       const info = Client.describe(request)
@@ -391,18 +395,21 @@ export const decoder = (name: string, schema: Schema.Schema.AnyNoContext) => {
         Stream.takeUntil((value) => value === terminal)
       )
       if (policy.endIsNormal?.(params) === true) return events
-      const dropped = new KernelError.TransportError({
-        ...info,
-        message: policy.terminal === undefined
-          ? "the event stream ended (the connection was closed by the server)"
-          : "the event stream ended before its terminal event (the connection was closed by the server)"
-      })
-      const end = Stream.unwrap(Effect.suspend(() =>
+      const dropped = (said?: string) =>
+        new KernelError.TransportError({
+          ...info,
+          message: policy.terminal === undefined
+            ? "the event stream ended (the connection was closed by the server)"
+            : `the event stream ended before its terminal event (the connection was closed by the server${
+              said === undefined ? "" : `; ${said}`
+            })`
+        })
+      const end = Download.unwrap(Effect.suspend(() =>
         ended
           ? Effect.succeed(Stream.empty)
           : settled === undefined
-          ? Effect.fail(dropped)
-          : Effect.map(settled, (event) => event === undefined ? Stream.fail(dropped) : Stream.make(event))
+          ? Effect.fail(dropped())
+          : Effect.map(settled, Either.match({ onLeft: (said) => Stream.fail(dropped(said)), onRight: Stream.make }))
       ))
       return Stream.concat(events, end)
     })
