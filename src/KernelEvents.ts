@@ -215,7 +215,8 @@ export class ResumeSchedule extends Context.Reference<ResumeSchedule>()(
  * The idle time-out of the event streams run under it: how long a stream may receive no byte (no event,
  * no heartbeat) before it fails with `Timeout`. `undefined` (the default): the `KernelConfig`'s
  * `idleTimeout`. Read when the stream runs; provide it around the stream (`Stream.provideService`), the
- * program or as a layer. `Duration.infinity` turns the time-out off.
+ * program or as a layer. `Duration.infinity` turns the time-out off; `Duration.zero` fails every stream
+ * before its first byte.
  *
  * For the streams the browser's server sends no keep-alive on (`FilesystemWatch.events`,
  * `Processes.stdoutStream`, `Logs.stream`: a quiet directory, process or log sends nothing), without

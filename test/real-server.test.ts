@@ -42,7 +42,7 @@ const envelopes = [
     name: "a truncated event (its data null)",
     event: { ts: 1, type: "console_log", source: { kind: "cdp" }, data: null, truncated: true }
   },
-  ...["worker", "iframe"].map((target_type) => ({
+  ...["worker", "iframe", "worklet", "app", "assistive_technology"].map((target_type) => ({
     name: `a network request of a ${target_type} target`,
     event: {
       ts: 1,

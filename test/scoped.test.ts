@@ -30,7 +30,7 @@ interface Gates {
   /** `acquire` answers 204 (no browser within the wait). */
   readonly none?: boolean
   /** The create's 200 answer does not decode (`headless` is not a boolean); without its `session_id` too. */
-  readonly undecodable?: "with id" | "without id"
+  readonly undecodable?: "with id" | "without id" | "secret as a list"
   /** The create / acquire answers 201 (a success it does not document) with a valid browser; `"long"`: past 64 KiB. */
   readonly undocumented?: boolean | "long"
 }
@@ -54,6 +54,9 @@ const setup = (gates: Gates = {}, timeout: Duration.DurationInput = "5 seconds")
         if (gates.create !== undefined) yield* Deferred.await(gates.create)
         answered.create++
         if (gates.none === true) return new Response(null, { status: 204 })
+        if (gates.undecodable === "secret as a list") {
+          return json(200, { ...browserJson("b1"), cdp_ws_url: [browserJson("b1").cdp_ws_url] })
+        }
         if (gates.undecodable !== undefined) {
           const { session_id: _, ...rest } = browserJson("b1")
           return json(200, { ...(gates.undecodable === "with id" ? browserJson("b1") : rest), headless: "yes" })
@@ -381,7 +384,7 @@ describe("a failed release's warning", () => {
   // once; that delete's failed warning quoted the URLs of the undecoded answer (no `Redacted` values to take)
   it.each(
     (["Browsers.scoped", "BrowserPools.acquireScoped"] as const).flatMap((name) =>
-      (["undecodable", "undocumented"] as const).map((kind) => ({ name, kind }))
+      (["undecodable", "a secret of another shape", "undocumented"] as const).map((kind) => ({ name, kind }))
     )
   )(
     "$name, an answer that is $kind: the orphan's failed release shows none of its secrets",
@@ -389,6 +392,8 @@ describe("a failed release's warning", () => {
       const t = setup(
         kind === "undecodable"
           ? { deleteStatus: 500, echo: true, undecodable: "with id" }
+          : kind === "a secret of another shape"
+          ? { deleteStatus: 500, echo: true, undecodable: "secret as a list" }
           : { deleteStatus: 500, echo: true, undocumented: true }
       )
       const used: Effect.Effect<number, unknown, Kernel.Services | Scope.Scope> = name === "Browsers.scoped"

@@ -318,21 +318,26 @@ const withoutFields = (value: unknown, depth: number, kept?: ReadonlySet<string>
 }
 
 /**
- * The string values of `value`'s secret fields, however deep (to {@link maxDepth}): the secrets of a
+ * The strings under `value`'s secret fields (the field's value, or every string it holds), however deep (to
+ * {@link maxDepth}): the secrets of a
  * JSON value the SDK did not decode, which therefore holds no `Redacted`.
  *
  * @internal
  */
 export const secretFieldValues = (value: unknown): ReadonlyArray<string> => {
   const found: Array<string> = []
-  const walk = (current: unknown, depth: number): void => {
-    if (typeof current !== "object" || current === null || depth > maxDepth) return
-    for (const [key, field] of Object.entries(current)) {
-      if (typeof field === "string" && field !== "" && isSecretKey(key)) found.push(field)
-      else walk(field, depth + 1)
+  // `secret`: under a secret field, where every string is one, whatever the shape (a value of the wrong
+  // shape is what makes an answer not decode: `cdp_ws_url: ["wss://…"]`)
+  const walk = (current: unknown, depth: number, secret: boolean): void => {
+    if (depth > maxDepth) return
+    if (typeof current === "string") {
+      if (secret && current !== "") found.push(current)
+      return
     }
+    if (typeof current !== "object" || current === null) return
+    for (const [key, field] of Object.entries(current)) walk(field, depth + 1, secret || isSecretKey(key))
   }
-  walk(value, 0)
+  walk(value, 0, false)
   return found
 }
 

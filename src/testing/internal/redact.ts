@@ -95,7 +95,7 @@ const urlPassword = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2}[^\s/@"'<>\\]*?:)[^\s/"'<>
 /**
  * A URL's user name without a password (`scheme://user@host`): a token given as one (`https://ghp_…@github.com`).
  */
-const urlUser = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2})([^\s/@"'<>\\:]+)(@)/gi
+const urlUser = /(\b[a-z][a-z0-9+.-]*:(?:\\?\/){2})([^\s/@"'<>\\:?#]+)(@)/gi
 
 /** A parameter of a URL's query or fragment (`?token=`, `&password=`, `#access_token=`); a value ends at the next one. */
 const urlParameter = /([?&#])([^=&?#\s"'<>\\]+)=([^&?#\s"'<>\\]*)/g

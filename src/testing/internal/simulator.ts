@@ -195,13 +195,16 @@ const redactHeaders = (
       ? (/^bearer\s/i.test(value) ? `${value.slice(0, 6)} <redacted>` : "<redacted>")
       : redaction.credentialHeaderNames.has(name) || redaction.isSecretKey(name)
       ? "<redacted>"
-      // a URL's credentials, in any header (a `Referer`)
-      : redaction.withoutUrlCredentials(value.length > 1024 ? `${value.slice(0, 1024)}…` : value)
+      // a URL's credentials, in any header (a `Referer`), taken out before the value is cut
+      : bounded(redaction.withoutUrlCredentials(value))
     out[name] = kept
     cost += name.length + kept.length + 8
   }
   return { headers: out, cost }
 }
+
+/** A header's value as the log keeps it: its first 1,024 characters. */
+const bounded = (value: string): string => value.length > 1024 ? `${value.slice(0, 1024)}…` : value
 
 const decodeSegments = (path: string): Option.Option<ReadonlyArray<string>> => {
   const segments = path.split("/").slice(1)

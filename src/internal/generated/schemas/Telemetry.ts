@@ -53,28 +53,12 @@ export interface BrowserEventSource {
 }
 
 /**
- * CDP target type of the page that produced the event.
+ * CDP target type of the page that produced the event. Known values include `page`, `background_page`, `service_worker`, `shared_worker`, `other`, `worker` and `iframe`; any other CDP target type may come.
  *
  * @since 0.2.0
  * @category Schemas
  */
-export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
-  /*#__PURE__*/ Schema.Literal(
-    "page",
-    "background_page",
-    "service_worker",
-    "shared_worker",
-    "other",
-    "worker",
-    "iframe",
-    "browser",
-    "webview",
-    "tab",
-    "auction_worklet",
-    "shared_storage_worklet"
-  ),
-  { identifier: "BrowserTargetType" }
-)
+export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(Schema.String, { identifier: "BrowserTargetType" })
 
 /**
  * The type of {@link BrowserTargetType}.
@@ -82,19 +66,7 @@ export const BrowserTargetType = /*#__PURE__*/ Schema.annotations(
  * @since 0.2.0
  * @category Models
  */
-export type BrowserTargetType =
-  | "page"
-  | "background_page"
-  | "service_worker"
-  | "shared_worker"
-  | "other"
-  | "worker"
-  | "iframe"
-  | "browser"
-  | "webview"
-  | "tab"
-  | "auction_worklet"
-  | "shared_storage_worklet"
+export type BrowserTargetType = string
 
 const optionalBrowserTargetType = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(BrowserTargetType))
 const optionalInt = /*#__PURE__*/ once(() => /*#__PURE__*/ Schema.optional(Schema.Int))
