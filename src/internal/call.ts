@@ -328,7 +328,7 @@ const binaryOutcome = (definition: Operation, bytesStatus: number): Untyped => {
           // the head came before whatever runs the stream (a `downloadToFile` given the `Ok` value):
           // its run is told the declared size (its progress's total), not only this call
           return Effect.map(
-            bodyOf(request, answer, config),
+            bodyOf(request, answer, config.idleTimeout),
             ({ stream }) => ({
               _tag: reasonOf(bytesStatus),
               value: Stream.mapError(readOnce(request, Download.announced(stream, declaredOf(answer.response))), shown)
@@ -440,13 +440,9 @@ const streamCall = (
             return refused !== undefined ? Effect.fail(shown(refused)) : Effect.map(
               // an event stream's idle time-out: the caller's for the streams it runs (`KernelEvents.IdleTimeout`)
               events === undefined
-                ? bodyOf(request, new Kept(response, release), config)
+                ? bodyOf(request, new Kept(response, release), config.idleTimeout)
                 : Effect.flatMap(KernelEvents.IdleTimeout, (idleTimeout) =>
-                  bodyOf(
-                    request,
-                    new Kept(response, release),
-                    idleTimeout === undefined ? config : { ...config, idleTimeout }
-                  )),
+                  bodyOf(request, new Kept(response, release), idleTimeout ?? config.idleTimeout)),
               ({ close, stream }) => {
                 // the body's own release from here (its watch stopped with it)
                 release = close
@@ -468,7 +464,12 @@ const streamCall = (
           }
         )
         // the channel's own unwrap: `Stream.unwrap` costs a nested stream (a third of a call's CPU)
-        return Stream.ensuring(Download.unwrap(opened), Effect.suspend(() => release))
+        return Stream.ensuring(
+          Download.unwrap(opened),
+          Effect.suspend(() =>
+            release
+          )
+        )
       })
     // the caller's `KernelRetry` settings where the accessor runs hold for the request the stream sends
     if (!resume) return Effect.map(RetryPolicy.captureRetrySettings, (settings) => openWith(params, settings))
@@ -654,7 +655,7 @@ const declaredOf = (response: HttpClientResponse.HttpClientResponse): number | u
 const bodyOf = (
   request: HttpClientRequest.HttpClientRequest,
   { release, response }: Kept,
-  config: KernelConfig.Service
+  idleTimeout: Duration.Duration
 ): Effect.Effect<Download.StreamedBody<KernelError.TransportError | KernelError.Timeout>> =>
   Effect.flatMap(FiberRef.get(Download.currentTotalListener), (listener) => {
     const declared = declaredOf(response)
@@ -662,7 +663,7 @@ const bodyOf = (
     listener?.(declared)
     return Download.streamBody<never>(response, release, {
       info: Client.describe(request),
-      idleTimeout: config.idleTimeout,
+      idleTimeout,
       declared,
       transportError: (error) => Client.transportError(request, error)
     })
