@@ -603,6 +603,9 @@ const main = async () => {
     const quarter = Math.floor(mixed.rss.length / 4)
     const q2 = median(mixed.rss.slice(quarter, 2 * quarter))
     const q4 = median(mixed.rss.slice(3 * quarter))
+    // a leak is memory the bin keeps: growth in the last quarter that is given back by the end of the
+    // five routes' phase was garbage not yet collected (V8 grows its heap while the machine has room)
+    const retained = Math.min(q4, rssEnd)
     const ratio = mixed.perSecond / baseline.perSecond
     const cpuRatio = (baseline.binCpu / baseline.requests) / (mixed.binCpu / mixed.requests)
     const missing = operations.map((o) => o.name).filter((n) => !mixedCounts.has(n))
@@ -637,10 +640,10 @@ const main = async () => {
         ...(errorSamples.length > 0 ? ["  errors (first 20):", ...errorSamples.map((e) => `    ${e}`)] : []),
         row("bin, mixed load: errors", mixed.errors + baseline.errors, "== 0", mixed.errors + baseline.errors === 0),
         row(
-          "bin, mixed load: RSS last quarter / second quarter (median)",
-          q4 / q2,
+          "bin, mixed load: RSS kept (last quarter's median or end, the lower) / q2",
+          retained / q2,
           `<= ${(1 + rssGrowthAllowed).toFixed(2)}`,
-          q4 / q2 <= 1 + rssGrowthAllowed
+          retained / q2 <= 1 + rssGrowthAllowed
         ),
         row("bin, mixed load: requests/s / the five original routes' (same run)", ratio, ">= 0.7", ratio >= 0.7),
         // not a target: what the rate ratio would be were the bin alone on its core (the rates move
@@ -654,7 +657,7 @@ const main = async () => {
       missing,
       mixed: { ...mixed, rss: undefined },
       baseline: { ...baseline, rss: undefined },
-      rss: { start: rssStart, q2, q4, end: rssEnd, peak: Math.max(...mixed.rss) },
+      rss: { start: rssStart, q2, q4, retained, end: rssEnd, peak: Math.max(...mixed.rss) },
       ratio,
       cpuRatio,
       errorSamples

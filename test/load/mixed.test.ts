@@ -4,7 +4,8 @@
  * 12 s (test/load/mixed-driver.ts,
  * in its own process; `npm run load` is the full 60 s target with its rows). Asserts what does not
  * depend on the machine's speed: no error, every operation issued, and the bin's RSS loosely flat
- * (its last quarter's median at most 25 % above its second quarter's; the full run's rule is 5 %).
+ * (what it keeps, the lower of its last quarter's median and its RSS at the end, at most 25 % above its
+ * second quarter's median; the full run's rule is 5 %).
  * The throughput ratio is printed, not asserted (a shared 2-core machine).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -57,7 +58,7 @@ describe("the bin under a mixed load", () => {
       readonly operations: number
       readonly mixed: { readonly requests: number; readonly issued: number; readonly errors: number }
       readonly baseline: { readonly requests: number; readonly errors: number }
-      readonly rss: { readonly q2: number; readonly q4: number }
+      readonly rss: { readonly q2: number; readonly q4: number; readonly retained: number }
       readonly errorSamples: ReadonlyArray<string>
     }
     expect(summary.operations).toBe(118)
@@ -69,6 +70,8 @@ describe("the bin under a mixed load", () => {
     expect(summary.mixed.issued).toBeGreaterThan(118 * 200)
     expect(summary.mixed.requests).toBeGreaterThan(0)
     expect(summary.baseline.requests).toBeGreaterThan(5 * 200)
-    expect(summary.rss.q4 / summary.rss.q2).toBeLessThanOrEqual(1.25)
+    // memory kept, not garbage not yet collected: CI's run once saw 276.6 -> 412.7 MiB in the last
+    // quarter, back to 298.1 at the end
+    expect(summary.rss.retained / summary.rss.q2).toBeLessThanOrEqual(1.25)
   }, 180_000)
 })
