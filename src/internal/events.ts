@@ -60,6 +60,9 @@ export interface Policy {
   } | undefined
 }
 
+/** What a process's output stream asks once it ended without the exit (`settle.what`). */
+const processStatus = "the process's status"
+
 const deploymentDone = new Set(["running", "failed", "stopped"])
 const invocationDone = new Set(["succeeded", "failed"])
 const authDone = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"])
@@ -127,13 +130,13 @@ export const policies: Readonly<Record<string, Policy>> = {
     // when the process is done, whatever it had still to send): the process's status tells its exit
     settle: {
       operation: "getProcessStatus",
-      what: "the process's status",
+      what: processStatus,
       stream: /\/stdout\/stream$/,
       with: "/status",
       read: (status) => {
         const state = tagAt(status, ["state"])
         if (state !== "exited") {
-          return Either.left(`the process's status says ${bound(JSON.stringify(state) ?? "nothing", 40)}`)
+          return Either.left(`${processStatus} says ${bound(JSON.stringify(state) ?? "nothing", 40)}`)
         }
         const code = tagAt(status, ["exit_code"])
         const exit: KernelEvents.ProcessOutput = { _tag: "Exit", exitCode: typeof code === "number" ? code : undefined }
