@@ -589,7 +589,9 @@ describe("real behaviours", () => {
       expect(yield* read("/data/b.txt")).toBe("hello\n")
       expect(yield* Effect.flip(read("/tmp/a.txt"))).toMatchObject({ status: 404 })
       yield* callAny(byName("setFilePermissions"), { id: "b1", path: "/data/b.txt", mode: "0600" })
-      expect(yield* callAny(byName("getFileInfo"), { id: "b1", path: "/data/b.txt" })).toMatchObject({ mode: "0600" })
+      expect(yield* callAny(byName("getFileInfo"), { id: "b1", path: "/data/b.txt" })).toMatchObject({
+        mode: "-rw-------"
+      })
       yield* callAny(byName("deleteFile"), { id: "b1", path: "/data/b.txt" })
       yield* callAny(byName("deleteDirectory"), { id: "b1", path: "/data" })
       expect(yield* Effect.flip(callAny(byName("getFileInfo"), { id: "b1", path: "/data" }))).toMatchObject({
@@ -1869,7 +1871,7 @@ describe("the filesystem stays a tree, within its limits", () => {
       }).pipe(Effect.provide(kernel())))
   }
 
-  it.effect("list_files of a file is a 400, a move of the root a 400, modes have four digits", () =>
+  it.effect("list_files of a file is a 400, a move of the root a 400, modes as the browser's server shows them", () =>
     Effect.gen(function*() {
       expect((yield* write("/lf")).status).toBe(201)
       const listed = yield* get("list_files", "/lf")
@@ -1891,7 +1893,13 @@ describe("the filesystem stays a tree, within its limits", () => {
         (JSON.parse((yield* get("list_files", "/")).text) as ReadonlyArray<{ path: string; mode: string }>)
           .map((f) => [f.path, f.mode])
       )
-      expect([modes["/lf"], modes["/md"], modes["/wm"]]).toEqual(["0700", "0750", "0600"])
+      // Go's `FileMode.String()` on the browser's server (the document's "drwxr-xr-x", "-rw-r--r--")
+      expect([modes["/lf"], modes["/md"], modes["/wm"], modes["/tmp"]]).toEqual([
+        "-rwx------",
+        "drwxr-x---",
+        "-rw-------",
+        "dtrwxrwxrwx"
+      ])
     }).pipe(Effect.provide(kernel())))
 
   it.effect("a zip download holds its files' stored bytes, not a copy, and is a valid archive", () =>

@@ -15,13 +15,28 @@ import { baseName, error, fileInTheWay, normalize, ok, onBrowser, overBudget, pa
 /** What a zip upload may hold once inflated (a small archive cannot fill the simulator's memory). */
 const zipBytesLimit = 1024 * 1024
 
+const permissions = ["---", "--x", "-w-", "-wx", "r--", "r-x", "rw-", "rwx"]
+
+/**
+ * A stored mode (octal digits, `"0644"`) as the browser's server shows it: Go's `FileMode.String()`, the
+ * document's own example (`"drwxr-xr-x"`, `"-rw-r--r--"`): its type and special bits in Go's order
+ * (`d`, then `u` setuid, `g` setgid, `t` sticky; `-` when none), then the nine permission bits.
+ */
+export const modeString = (mode: string, dir: boolean): string => {
+  const bits = parseInt(mode, 8)
+  const kind = `${dir ? "d" : ""}${bits & 0o4000 ? "u" : ""}${bits & 0o2000 ? "g" : ""}${bits & 0o1000 ? "t" : ""}`
+  return `${kind === "" ? "-" : kind}${permissions[(bits >> 6) & 7]}${permissions[(bits >> 3) & 7]}${
+    permissions[bits & 7]
+  }`
+}
+
 const fileInfo = (path: string, node: engine.FsNode) => ({
   name: baseName(path),
   path,
   size_bytes: node.bytes.length,
   is_dir: node.dir,
   mod_time: new Date(node.modTime).toISOString(),
-  mode: node.mode
+  mode: modeString(node.mode, node.dir)
 })
 
 /** Tells the browser's filesystem watches. */
