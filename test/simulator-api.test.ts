@@ -1147,6 +1147,78 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
     }).pipe(Effect.provide(kernel())))
 })
 
+describe("replays and GPU: what the document says of max_duration_in_seconds, framerate and gpu", () => {
+  const json = <A>(answer: { readonly text: string }): A => JSON.parse(answer.text)
+  type Listed = ReadonlyArray<{ readonly replay_id: string; readonly finished_at: string | null }>
+
+  it.effect("a recording started with max_duration_in_seconds stops by itself then, and another may start", () =>
+    Effect.gen(function*() {
+      const browser = json<{ session_id: string }>(yield* raw("POST", "/browsers", {}, {})).session_id
+      const replays = `/browsers/${browser}/replays`
+      const started = yield* raw("POST", replays, {}, { max_duration_in_seconds: 2 })
+      expect(started.status).toBe(201)
+      const id = json<{ replay_id: string }>(started).replay_id
+      yield* TestClock.adjust("1 second")
+      expect(json<Listed>(yield* raw("GET", replays))[0]).toMatchObject({ replay_id: id, finished_at: null })
+      expect((yield* raw("GET", `${replays}/${id}`)).status).toBe(202)
+      expect((yield* raw("POST", replays, {}, {})).status).toBe(409)
+      yield* TestClock.adjust("1 second")
+      // stopped when its maximum ran out: finished then, downloadable, and the browser records again
+      const [listed] = json<Listed>(yield* raw("GET", replays))
+      expect(listed!.finished_at).toBe(new Date(Date.parse(json<{ started_at: string }>(started).started_at) + 2000)
+        .toISOString())
+      expect((yield* raw("GET", `${replays}/${id}`)).status).toBe(200)
+      expect((yield* raw("POST", replays, {}, {})).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a stop after the maximum ran out keeps the time it ran out", () =>
+    Effect.gen(function*() {
+      const browser = json<{ session_id: string }>(yield* raw("POST", "/browsers", {}, {})).session_id
+      const replays = `/browsers/${browser}/replays`
+      const started = json<{ replay_id: string; started_at: string }>(
+        yield* raw("POST", replays, {}, { max_duration_in_seconds: 1 })
+      )
+      yield* TestClock.adjust("5 seconds")
+      expect((yield* raw("POST", `${replays}/${started.replay_id}/stop`, {}, {})).status).toBe(200)
+      expect(json<Listed>(yield* raw("GET", replays))[0]!.finished_at).toBe(
+        new Date(Date.parse(started.started_at) + 1000).toISOString()
+      )
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("framerate above 20 needs a GPU browser; gpu needs a headful browser and a paid plan", () =>
+    Effect.gen(function*() {
+      const plain = json<{ session_id: string }>(yield* raw("POST", "/browsers", {}, {})).session_id
+      const refused = yield* raw("POST", `/browsers/${plain}/replays`, {}, { framerate: 30 })
+      expect([refused.status, json<{ message: string }>(refused).message]).toEqual([
+        400,
+        "framerate 30 requires GPU on the browser session (20 at most without)"
+      ])
+      expect((yield* raw("POST", `/browsers/${plain}/replays`, {}, { framerate: 20 })).status).toBe(201)
+      const headless = yield* raw("POST", "/browsers", {}, { gpu: true, headless: true })
+      expect([headless.status, json<{ message: string }>(headless).message]).toEqual([
+        400,
+        "gpu requires a headful browser (headless: false)"
+      ])
+      const gpu = yield* raw("POST", "/browsers", {}, { gpu: true })
+      expect(gpu.status).toBe(200)
+      const id = json<{ session_id: string; gpu: boolean }>(gpu)
+      expect(id.gpu).toBe(true)
+      expect((yield* raw("POST", `/browsers/${id.session_id}/replays`, {}, { framerate: 60 })).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("gpu on the free plan is 403", () =>
+    Effect.gen(function*() {
+      const free = yield* raw("POST", "/browsers", { authorization: "Bearer sk_sim_api_free" }, { gpu: true })
+      expect([free.status, json<{ code: string }>(free).code]).toEqual([403, "forbidden"])
+      const plain = yield* raw("POST", "/browsers", { authorization: "Bearer sk_sim_api_free" }, {})
+      expect(plain.status).toBe(200)
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+        organizations: [...seed.organizations ?? [], { id: "org_free", token: "sk_sim_api_free", plan: "free" }]
+      })))
+    )))
+})
+
 describe("pools: keep their size (a destroyed or timed-out browser is replaced, a reused one comes back)", () => {
   const acquire = (body: unknown = {}) => raw("POST", "/browser_pools/pool_1/acquire", {}, body)
   const idOf = (r: { readonly text: string }): string => JSON.parse(r.text).session_id

@@ -28,6 +28,11 @@ export const makeBrowser = (context: Context, pool: engine.Resource | undefined)
   const { body, call, op, org, stamp, store } = context
   const unresolved = pool === undefined ? unresolvedReference(store, body, call.project) : undefined
   if (unresolved !== undefined) return unresolved
+  // the document: `gpu` "Requires Start-Up or Enterprise plan and headless=false"
+  if (pool === undefined && body["gpu"] === true) {
+    if (org.plan === "free") return error(403, "forbidden", "your plan does not include GPU acceleration")
+    if (body["headless"] === true) return error(400, "bad_request", "gpu requires a headful browser (headless: false)")
+  }
   return ok(op, newBrowser(org, call.project, call.now, stamp, pool === undefined ? body : undefined, pool))
 }
 

@@ -23,14 +23,26 @@ export interface Replay {
   stopped: boolean
   /** When it was stopped (an ISO date); `undefined` while it records. */
   finishedAt?: string | undefined
+  /** When it stops by itself (epoch milliseconds): started with `max_duration_in_seconds`. */
+  readonly endsAt?: number | undefined
+}
+
+/** A recording whose `max_duration_in_seconds` has run out by `now`: stopped then, as a stop would. */
+export const stopIfLapsed = (replay: Replay, now: number): void => {
+  if (!replay.stopped && replay.endsAt !== undefined && now >= replay.endsAt) {
+    replay.stopped = true
+    replay.finishedAt = new Date(replay.endsAt).toISOString()
+  }
 }
 
 /**
  * Whether a replay still records at `now`, as its download (202) and its list (`finished_at: null`) tell:
- * not stopped, a pending poll left, or before its `readyAfter`.
+ * not stopped (nor past its maximum duration), a pending poll left, or before its `readyAfter`.
  */
-export const recording = (replay: Replay, now: number): boolean =>
-  !replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt
+export const recording = (replay: Replay, now: number): boolean => {
+  stopIfLapsed(replay, now)
+  return !replay.stopped || replay.pollsLeft > 0 || now < replay.readyAt
+}
 
 export interface Browser extends engine.BrowserState {
   readonly replays: Map<string, Replay>
