@@ -549,7 +549,12 @@ describe("real behaviours", () => {
       expect((yield* list("listDeployments", { app_name: "seeded-app" })).map((d) => d["id"])).toEqual(["dep_1"])
       expect((yield* list("listDeployments", { app_name: "other-app", app_version: "2.0.0" })).map((d) => d["id"]))
         .toEqual([deploymentId])
-      expect((yield* list("listDeployments", { app_version: "9" })).length).toBe(0)
+      expect((yield* list("listDeployments", { app_name: "seeded-app", app_version: "9" })).length).toBe(0)
+      // the document: `app_version` "Requires app_name to be set"
+      expect(yield* Effect.flip(list("listDeployments", { app_version: "1.0.0" }))).toMatchObject({
+        _tag: "BadRequest",
+        message: "app_version requires app_name"
+      })
       expect((yield* list("listApps", { app_name: "nope" })).length).toBe(0)
       expect((yield* list("listApps", { query: "zzz" })).length).toBe(0)
       expect((yield* list("listApps", { query: "SEEDED" })).map((a) => a["app_name"])).toEqual(["seeded-app"])
@@ -1145,6 +1150,74 @@ describe("pools: acquire waits for a browser on the simulator's clock", () => {
       yield* raw("POST", "/browser_pools/pool_1/release", {}, { session_id: second })
       expect(yield* pool).toMatchObject({ available_count: 1, acquired_count: 1 })
     }).pipe(Effect.provide(kernel())))
+})
+
+describe("an app's actions: read from its uploaded entrypoint, or seeded", () => {
+  const encode = (text: string) => new TextEncoder().encode(text)
+  const source = [
+    `const app = new Kernel.App("actions-app")`,
+    `app.action("analyze", async (ctx, payload) => payload)`,
+    `app.action('summarize', async () => "done")`,
+    `app.action("analyze", async () => "again")`
+  ].join("\n")
+  const actionsOf = Effect.map(
+    raw("GET", "/apps?app_name=actions-app"),
+    (r) => (JSON.parse(r.text) as ReadonlyArray<{ readonly actions: ReadonlyArray<{ readonly name: string }> }>)
+  )
+  const invoke = (action_name: string) =>
+    raw("POST", "/invocations", {}, { app_name: "actions-app", version: "3.0.0", action_name })
+
+  it.effect("a zip's entrypoint registers the app's actions: listed, invocable; another action is 404", () =>
+    Effect.gen(function*() {
+      yield* callAny(byName("createDeployment"), {
+        file: zip([{ name: "src/actions-app.ts", bytes: encode(source) }, { name: "README.md", bytes: encode("x") }]),
+        entrypoint_rel_path: "src/actions-app.ts",
+        version: "3.0.0"
+      })
+      const [app] = yield* actionsOf
+      expect(app!.actions).toEqual([{ name: "analyze" }, { name: "summarize" }])
+      expect((yield* invoke("summarize")).status).toBe(200)
+      const refused = yield* invoke("analyse")
+      expect([refused.status, JSON.parse(refused.text).message]).toEqual([
+        404,
+        `action "analyse" not found in app actions-app: its actions are "analyze", "summarize"`
+      ])
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("an entrypoint that registers none (or is not in the zip) leaves any action invocable", () =>
+    Effect.gen(function*() {
+      yield* callAny(byName("createDeployment"), {
+        file: zip([{ name: "src/other.ts", bytes: encode(source) }]),
+        entrypoint_rel_path: "src/actions-app.ts",
+        version: "3.0.0"
+      })
+      const [app] = yield* actionsOf
+      expect(app!.actions).toEqual([])
+      expect((yield* invoke("anything")).status).toBe(200)
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("a seed names a deployment's actions", () =>
+    Effect.gen(function*() {
+      const seeded = (action_name: string) =>
+        raw("POST", "/invocations", {}, { app_name: "seeded-actions", version: "1.0.0", action_name })
+      expect((yield* seeded("run")).status).toBe(200)
+      expect((yield* seeded("other")).status).toBe(404)
+      const apps = JSON.parse((yield* raw("GET", "/apps?app_name=seeded-actions")).text)
+      expect(apps[0].actions).toEqual([{ name: "run" }])
+    }).pipe(Effect.provide(
+      Layer.mergeAll(Kernel.layer, KernelClient.layer).pipe(Layer.provideMerge(KernelSimulator.layer({
+        organizations: [{
+          ...seed.organizations![0]!,
+          deployments: [{
+            id: "dep_actions",
+            state: "running",
+            app_name: "seeded-actions",
+            version: "1.0.0",
+            actions: ["run"]
+          }]
+        }]
+      })))
+    )))
 })
 
 describe("replays and GPU: what the document says of max_duration_in_seconds, framerate and gpu", () => {

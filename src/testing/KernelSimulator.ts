@@ -214,6 +214,14 @@ export interface DeploymentSeed {
    * @since 0.2.0
    */
   readonly version?: string | undefined
+  /**
+   * The actions its app registers (listed by `Apps.list`; `Invocations.create` of another is 404). Default:
+   * none named, and then any action is taken. A deployment created in the simulator reads them from its
+   * uploaded entrypoint (`app.action("name", ...)`, `@app.action("name")`).
+   *
+   * @since 0.2.0
+   */
+  readonly actions?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -178,7 +178,9 @@ export const DeploymentSeed = Schema.Struct({
   state: DeploymentState,
   project: Schema.optional(Id),
   app_name: Schema.optional(Name),
-  version: Schema.optional(Name)
+  version: Schema.optional(Name),
+  /** The actions its app registers: an invocation of another is 404 (none given: any action is taken). */
+  actions: Schema.optional(Schema.Array(Name).pipe(Schema.minItems(1), Schema.maxItems(collectionLimit, atMost)))
 }).annotations({ identifier: "DeploymentSeed" })
 
 export const OrganizationSeed = Schema.Struct({

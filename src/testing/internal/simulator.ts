@@ -344,7 +344,9 @@ const build = (seed: Sim.Seed, startedAt: number, budget: behaviours.ByteBudget)
       store,
       browsers,
       deployments: new Map(
-        (org.deployments ?? []).map((d) => [d.id, { id: d.id, state: d.state, markedForDeletion: false }])
+        (org.deployments ?? []).map((
+          d
+        ) => [d.id, { id: d.id, state: d.state, markedForDeletion: false, actions: d.actions }])
       ),
       poolWaiters: new Map(),
       poolIdle: new Map(),

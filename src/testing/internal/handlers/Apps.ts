@@ -4,7 +4,9 @@
  * @internal
  */
 import * as engine from "../engine.js"
+import * as values from "../values.js"
 import type { Handlers } from "./shared.js"
+import { error } from "./shared.js"
 
 /** The app a deployment serves (see `engine.appName`). */
 export const appName = engine.appName
@@ -34,12 +36,43 @@ export const deployedBy = (
   return undefined
 }
 
+/** An action's registration in an app's source: `app.action("name", ...)` (TypeScript), `@app.action("name")` (Python). */
+const registration = /\.action\(\s*(["'`])([^"'`\r\n]{1,128})\1/g
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The actions an uploaded app registers: read from its entrypoint (the file itself, or the zip's
+ * `entrypoint` entry), in order, once each; `undefined` when the entrypoint cannot be read as text or
+ * registers none (a GitHub source, a binary): the simulator then takes any action, as it cannot tell.
+ */
+export const actionsIn = (file: unknown, entrypoint: unknown): ReadonlyArray<string> | undefined => {
+  if (!(file instanceof Uint8Array)) return undefined
+  let source = file
+  if (file[0] === 0x50 && file[1] === 0x4b) {
+    const entries = values.unzip(file, 1000, 8 * 1024 * 1024)
+    const wanted = typeof entrypoint === "string" ? entrypoint.replace(/^\.?\//, "") : undefined
+    const found = typeof entries === "string" ? undefined : entries.find((entry) => entry.name === wanted)
+    if (found === undefined) return undefined
+    source = found.bytes
+  }
+  let text: string
+  try {
+    text = fatalUtf8.decode(source)
+  } catch {
+    return undefined
+  }
+  const names = new Set<string>()
+  for (const match of text.matchAll(registration)) names.add(match[2]!)
+  return names.size === 0 ? undefined : [...names]
+}
+
 /** Whether a deployment passes a list's `app_name` and version filters (`null`: not given). */
 const named = (d: engine.Resource, name: string | null, version: string | null): boolean =>
   (name === null || appName(d) === name) && (version === null || versionOf(d) === version)
 
 export const handlers: Handlers = {
-  listApps: ({ call, op, store }) => {
+  listApps: ({ call, op, org, store }) => {
     const name = call.query.get("app_name")
     const version = call.query.get("version")
     const query = call.query.get("query")?.toLowerCase() ?? ""
@@ -54,7 +87,7 @@ export const handlers: Handlers = {
         version: versionOf(d),
         region: d.fields["region"],
         deployment: d.id,
-        actions: [],
+        actions: (org.deployments.get(d.id)?.actions ?? []).map((name) => ({ name })),
         env_vars: d.fields["env_vars"] ?? {}
       }),
       (d) =>
@@ -66,6 +99,8 @@ export const handlers: Handlers = {
   listDeployments: ({ call, op, store }) => {
     const name = call.query.get("app_name")
     const version = call.query.get("app_version")
+    // the document: `app_version` "Requires app_name to be set"
+    if (version !== null && name === null) return error(400, "bad_request", "app_version requires app_name")
     return engine.list(
       op,
       store.collections.get("/deployments")?.values() ?? [],

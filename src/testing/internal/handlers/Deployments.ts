@@ -6,7 +6,7 @@
  */
 import * as engine from "../engine.js"
 import { isObject } from "../values.js"
-import { appName, deployedBy, versionOf } from "./Apps.js"
+import { actionsIn, appName, deployedBy, versionOf } from "./Apps.js"
 import { follow } from "./follow.js"
 import type { Handlers } from "./shared.js"
 import { error, lastOf } from "./shared.js"
@@ -38,7 +38,12 @@ export const handlers: Handlers = {
     )
     const created = lastOf(store, "/deployments")
     if (created === undefined || reply._tag === "Error") return reply
-    org.deployments.set(created.id, { id: created.id, state: "running", markedForDeletion: false })
+    org.deployments.set(created.id, {
+      id: created.id,
+      state: "running",
+      markedForDeletion: false,
+      actions: actionsIn(body["__bytes"], fields["entrypoint_rel_path"])
+    })
     // forced: the deployments that served the app's version stop serving it (the new one does)
     let old = serving
     while (old !== undefined && old !== created.id) {

@@ -11,11 +11,23 @@ import type { Handlers } from "./shared.js"
 import { error, lastOf } from "./shared.js"
 
 export const handlers: Handlers = {
-  createInvocation: ({ body, call, op, stamp, store }) => {
+  createInvocation: ({ body, call, op, org, stamp, store }) => {
     // the document: 404 for an app or a version that is not deployed (the version defaults to "latest")
     const deployment = deployedBy(store, body["app_name"], body["version"] ?? "latest", call.project)
     if (deployment === undefined) {
       return error(404, "not_found", "app or version not found: deploy it first")
+    }
+    // an app whose actions are known (read from its entrypoint, or seeded) serves only those
+    const actions = org.deployments.get(deployment)?.actions
+    const action = body["action_name"]
+    if (actions !== undefined && !actions.includes(String(action))) {
+      return error(
+        404,
+        "not_found",
+        `action ${JSON.stringify(action)} not found in app ${String(body["app_name"])}: its actions are ${
+          actions.map((name) => JSON.stringify(name)).join(", ")
+        }`
+      )
     }
     const async = body["async"] === true
     // `deployment_id` (not in the answer's schema): what `GET /invocations?deployment_id=` filters by

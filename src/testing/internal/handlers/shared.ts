@@ -56,6 +56,11 @@ export interface Deployment {
   readonly id: string
   state: Sim.DeploymentState
   markedForDeletion: boolean
+  /**
+   * The actions its app registers (`app.action("name", ...)`, read from its uploaded entrypoint, or
+   * seeded); `undefined` when they could not be read: any action is then taken.
+   */
+  readonly actions?: ReadonlyArray<string> | undefined
 }
 
 /**
