@@ -204,6 +204,49 @@ describe("filesystem watches and logs as things happen", () => {
       const messages = events(yield* Fiber.join(reader)).map((e) => e.message)
       expect(messages).toEqual(["browser started", "session b1 ready", "POST /browsers/b1/computer/click_mouse"])
     }).pipe(Effect.provide(simulator)))
+  // as the browser's own server reads a log file (kernel-images' LogsStream): before, source=path told the
+  // supervisor's lines whatever the path
+  it.effect("logs of a path: the file's lines (follow=false), or what writes add to it (follow); no file, one line", () =>
+    Effect.gen(function*() {
+      const write = (text: string) =>
+        Effect.flatMap(HttpClient.HttpClient, (client) =>
+          client.execute(
+            HttpClientRequest.put("http://localhost/browsers/b1/fs/write_file?path=/tmp/app.log").pipe(
+              HttpClientRequest.bearerToken(token),
+              HttpClientRequest.bodyUint8Array(new TextEncoder().encode(text), "application/octet-stream")
+            )
+          ))
+      const logs = (query: string) => `/browsers/b1/logs/stream?source=path&${query}`
+      const messages = (text: string) => events(text).map((e) => e.message)
+      yield* write("one\n\ntwo\nthree, not ended")
+      expect(messages(yield* collect((yield* open(logs("path=/tmp/./app.log&follow=false"))).text))).toEqual([
+        "one",
+        "two"
+      ])
+      const followed = yield* open(logs("path=/tmp/app.log"))
+      const reader = yield* Effect.fork(collect(followed.text))
+      yield* TestClock.adjust("1 second")
+      // appended (what the file held before the stream opened is not told, the end of its last line
+      // neither: the server reads from the size it had); then the file cut shorter and written again
+      yield* write("one\n\ntwo\nthree, not ended\nfour\n")
+      yield* write("x\n")
+      yield* write("x\nfive\n")
+      yield* call("DELETE", "/browsers/b1")
+      expect(messages(yield* Fiber.join(reader))).toEqual(["four", "five"])
+    }).pipe(Effect.provide(simulator)))
+
+  it.effect("logs of a path that is not a file, or not absolute: one line saying so, then the end", () =>
+    Effect.gen(function*() {
+      const one = (query: string) =>
+        Effect.flatMap(
+          open(`/browsers/b1/logs/stream?source=path&${query}`),
+          (stream) => Effect.map(collect(stream.text), (text) => events(text).map((e) => e.message))
+        )
+      expect(yield* one("path=/tmp/none.log")).toEqual(["failed to open log path"])
+      expect(yield* one("path=/tmp&follow=false")).toEqual(["failed to open log path"])
+      expect(yield* one("path=tmp/app.log")).toEqual(["logs source not available"])
+    }).pipe(Effect.provide(simulator)))
+
   it.effect("beyond 100 streams on one source the oldest ends (never a 429, which the document does not list)", () =>
     Effect.gen(function*() {
       const sim = (yield* KernelSimulator.KernelSimulator) as KernelSimulator.Simulator

@@ -98,6 +98,8 @@ export type BrowserEvent =
     readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
     readonly path: string
     readonly isDir: boolean
+    /** A WRITE's file as it was written (a log stream reads what it added, however late it reads the event). */
+    readonly written?: FsNode | undefined
   }
   | { readonly _tag: "Log"; readonly at: number; readonly message: string }
   | { readonly _tag: "WatchStopped"; readonly id: string }

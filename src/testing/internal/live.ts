@@ -171,8 +171,13 @@ export const subscribe = <A>(
 const pastOf = <A>(hub: Hub<A>, from: number): Array<A> =>
   hub.backlog.slice(Math.max(0, from - (hub.published - hub.backlog.length)))
 
-/** What a followed source's event is to a stream: an event of it, none, or its end (`"stop"`). */
-export type Selected<B> = Option.Option<B> | "stop"
+/** Several events told for one of the hub's (a log file's lines, appended by one write). */
+export class Several<B> {
+  constructor(readonly values: ReadonlyArray<B>) {}
+}
+
+/** What a followed source's event is to a stream: an event of it, several, none, or its end (`"stop"`). */
+export type Selected<B> = Option.Option<B> | Several<B> | "stop"
 
 /**
  * A stream following a hub from position `from`: each event selected (told, skipped, or the end
@@ -243,8 +248,8 @@ export const earliest = (a: Deadline | undefined, b: Deadline | undefined): Dead
 export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> => {
   const followed = subscribe(source.hub, { from: source.from, follow: true }).pipe(
     Stream.map(source.select),
-    Stream.takeWhile((selected): selected is Option.Option<B> => selected !== "stop"),
-    Stream.filterMap((selected) => selected)
+    Stream.takeWhile((selected): selected is Option.Option<B> | Several<B> => selected !== "stop"),
+    Stream.mapConcat((selected) => selected instanceof Several ? selected.values : Option.toArray(selected))
   )
   const events = source.first === undefined ? followed : Stream.concat(Stream.fromIterable(source.first), followed)
   return source.deadline === undefined
@@ -277,7 +282,9 @@ export const follow = <S, B>(
     if (item._tag === "End") return finish()
     const selected = source.select(item.value)
     if (selected === "stop") return finish()
-    if (Option.isSome(selected)) ready = send(selected.value, index++)
+    // each is sent (a `send` that answers no has still taken its event): the last answer says whether to go on
+    if (selected instanceof Several) { for (const value of selected.values) ready = send(value, index++) }
+    else if (Option.isSome(selected)) ready = send(selected.value, index++)
   }
   // the first events, the past (not held: a queue's subscriber does not hold it either), then what was told since
   const first = source.first ?? []

@@ -40,8 +40,13 @@ const fileInfo = (path: string, node: engine.FsNode) => ({
 })
 
 /** Tells the browser's filesystem watches. */
-const changed = (browser: Browser, type: "CREATE" | "WRITE" | "DELETE" | "RENAME", path: string, isDir: boolean) =>
-  live.publish(browser.events, { _tag: "Fs", type, path, isDir })
+const changed = (
+  browser: Browser,
+  type: "CREATE" | "WRITE" | "DELETE" | "RENAME",
+  path: string,
+  isDir: boolean,
+  written?: engine.FsNode
+) => live.publish(browser.events, { _tag: "Fs", type, path, isDir, written })
 
 /**
  * A path of the request (`path`, `dest_path`...) normalized, or the 400 refusing one longer than `PATH_MAX`,
@@ -161,10 +166,11 @@ const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): unde
     makeDirs(browser, bytes === undefined ? path : parentOf(path), now)
     if (bytes === undefined) continue
     const existed = browser.fs.has(path)
-    browser.fs.set(path, { dir: false, bytes, mode, modTime: now })
+    const file = { dir: false, bytes, mode, modTime: now }
+    browser.fs.set(path, file)
     // as inotify tells it: a new file is created, then written (when anything is written to it)
     if (!existed) changed(browser, "CREATE", path, false)
-    if (existed || bytes.length > 0) changed(browser, "WRITE", path, false)
+    if (existed || bytes.length > 0) changed(browser, "WRITE", path, false, file)
   }
   return undefined
 }
