@@ -2495,6 +2495,71 @@ describe("managed auth: login → events → submit → success", () => {
       expect((yield* get(created.id)).flow_status).toBe("EXPIRED")
       expect((yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})).status).toBe(200)
     }).pipe(Effect.provide(kernel())))
+  // the document: a login "triggers automatic re-auth if credentials are stored"; before, every login asked
+  // for the fields again (and a program's submit would get `accepted: false` on the service)
+  it.effect("credentials saved by a login (save_credentials, true by default): the next login re-authenticates", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, { fields: { username: "u", password: "p" } })
+      const login = yield* raw("POST", `/auth/connections/${created.id}/login`, {}, {})
+      expect(JSON.parse(login.text)).toMatchObject({ id: created.id, flow_type: "REAUTH" })
+      expect(yield* get(created.id)).toMatchObject({
+        status: "AUTHENTICATED",
+        flow_status: "SUCCESS",
+        flow_step: "COMPLETED",
+        discovered_fields: null
+      })
+      expect(states(yield* Stream.mkString(yield* followText(created.id)))).toEqual(["SUCCESS/COMPLETED"])
+      // nothing awaits input
+      const submit = yield* raw("POST", `/auth/connections/${created.id}/submit`, {}, {
+        fields: { username: "u", password: "p" }
+      })
+      expect(JSON.parse(submit.text)).toEqual({ accepted: false })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("save_credentials false: every login asks; a stored credential holding the fields re-authenticates", () =>
+    Effect.gen(function*() {
+      const unsaved = JSON.parse(
+        (yield* raw("POST", "/auth/connections", {}, {
+          profile_name: "unsaved-user",
+          domain: "example.com",
+          save_credentials: false
+        })).text
+      )
+      yield* raw("POST", `/auth/connections/${unsaved.id}/login`, {}, {})
+      yield* raw("POST", `/auth/connections/${unsaved.id}/submit`, {}, { fields: { username: "u", password: "p" } })
+      const again = yield* raw("POST", `/auth/connections/${unsaved.id}/login`, {}, {})
+      expect(JSON.parse(again.text)).toMatchObject({ flow_type: "LOGIN" })
+      // a Kernel credential with both fields, named by the connection
+      yield* raw("POST", "/credentials", {}, {
+        name: "site-login",
+        domain: "example.com",
+        values: { username: "u", password: "p" }
+      })
+      const linked = JSON.parse(
+        (yield* raw("POST", "/auth/connections", {}, {
+          profile_name: "linked-user",
+          domain: "example.com",
+          credential: { name: "site-login" }
+        })).text
+      )
+      const login = yield* raw("POST", `/auth/connections/${linked.id}/login`, {}, {})
+      expect(JSON.parse(login.text)).toMatchObject({ flow_type: "REAUTH" })
+      expect((yield* get(linked.id)).status).toBe("AUTHENTICATED")
+      // one holding only some of them: the flow asks
+      yield* raw("POST", "/credentials", {}, { name: "half", domain: "example.com", values: { username: "u" } })
+      const half = JSON.parse(
+        (yield* raw("POST", "/auth/connections", {}, {
+          profile_name: "half-user",
+          domain: "example.com",
+          credential: { name: "half" }
+        })).text
+      )
+      expect(JSON.parse((yield* raw("POST", `/auth/connections/${half.id}/login`, {}, {})).text)).toMatchObject({
+        flow_type: "LOGIN"
+      })
+    }).pipe(Effect.provide(kernel())))
 })
 
 // an open object takes a field it does not list (a newer client's), and ignores it: never stored, never

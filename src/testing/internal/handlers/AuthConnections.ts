@@ -1,6 +1,8 @@
 /**
  * The simulator's managed auth connections, stateful and deterministic: a new connection `NEEDS_AUTH`
- * with no flow; a login starts a `LOGIN` flow that asks for a username and a password
+ * with no flow; a login of a connection whose credentials are stored (saved by an earlier login, or a
+ * `credential` holding the fields) is a `REAUTH` that succeeds by itself; any other starts a `LOGIN` flow
+ * that asks for a username and a password
  * (`IN_PROGRESS` / `AWAITING_INPUT`, a second login meanwhile is the document's 409) until its
  * `flow_expires_at` (ten minutes of the simulator's clock; then `EXPIRED`); a submit of those fields
  * moves it to `SUBMITTING`, then `SUCCESS` / `COMPLETED` and the connection to `AUTHENTICATED`. The
@@ -100,6 +102,40 @@ const badLoginUrl = (body: Record<string, unknown>, clears: boolean): Reply | un
   } catch {
     return error(400, "bad_request", "invalid input: login_url: must be a URI such as https://example.com/login")
   }
+}
+
+/**
+ * The connections whose credentials were saved by a successful login (`save_credentials`, true by default):
+ * their next login re-authenticates by itself. Kept beside the resource (never answered), gone with it.
+ */
+const savedLogins = new WeakSet<engine.Resource>()
+
+/**
+ * Whether a login of the connection re-authenticates by itself (the document: the login "triggers automatic
+ * re-auth if credentials are stored"): its credentials saved by an earlier login, or its `credential`
+ * naming a stored credential that holds every field the flow asks for.
+ */
+const storedCredentials = (store: engine.Store, connection: engine.Resource, project: string | undefined): boolean => {
+  if (savedLogins.has(connection)) return true
+  const name = obj(connection.fields["credential"])["name"]
+  const credential = typeof name === "string" ? engine.find(store, "/credentials", name, project) : undefined
+  if (credential === undefined || credential.deleted) return false
+  const held = obj(credential.fields["values"])
+  return asked.every((field) => typeof held[field.name] === "string" && held[field.name] !== "")
+}
+
+/** A connection's flow that succeeded now: the connection `AUTHENTICATED`, its followers told. */
+const succeed = (org: Organization, connection: engine.Resource, stamp: string): void => {
+  const domain = String(connection.fields["domain"])
+  change(org, connection, {
+    status: "AUTHENTICATED",
+    flow_status: "SUCCESS",
+    flow_step: "COMPLETED",
+    ...noFlow,
+    post_login_url: connection.fields["login_url"] ?? `https://${domain}/`,
+    last_auth_check_at: stamp,
+    last_auth_at: stamp
+  }, stamp)
 }
 
 /** The choices a submit makes: exactly one of them (the document's `SubmitFieldsRequest`). */
@@ -211,13 +247,15 @@ export const handlers: Handlers = {
     if (connection.fields["flow_status"] === "IN_PROGRESS") {
       return error(409, "conflict", "Login flow already in progress")
     }
+    // credentials stored: a re-authentication that submits them itself, and succeeds (nothing awaits input)
+    const reauth = storedCredentials(context.store, connection, call.project)
     const flow = {
       flow_status: "IN_PROGRESS",
-      flow_step: "AWAITING_INPUT",
-      flow_type: "LOGIN",
+      flow_step: reauth ? "SUBMITTING" : "AWAITING_INPUT",
+      flow_type: reauth ? "REAUTH" : "LOGIN",
       flow_expires_at: engine.isoAt(call.now + flowMillis),
       ...noFlow,
-      discovered_fields: asked,
+      discovered_fields: reauth ? null : asked,
       hosted_url: `https://sim.kernel.local/login/${encodeURIComponent(connection.id)}`,
       live_view_url: `https://sim.kernel.local/login/${encodeURIComponent(connection.id)}/live`
     }
@@ -226,6 +264,7 @@ export const handlers: Handlers = {
     const states = live.make<Record<string, unknown>>()
     live.publish(states, stateOf(connection.fields, engine.isoAt(call.now)))
     org.authFlows.set(connection.id, states)
+    if (reauth) succeed(org, connection, engine.isoAt(call.now))
     return ok(op, {
       id: connection.id,
       flow_type: flow.flow_type,
@@ -260,16 +299,9 @@ export const handlers: Handlers = {
       return error(400, "bad_request", `invalid input: fields.${extra.slice(0, 64)}: the flow does not ask for it`)
     }
     change(org, connection, { flow_step: "SUBMITTING", discovered_fields: null }, stamp)
-    const domain = String(connection.fields["domain"])
-    change(org, connection, {
-      status: "AUTHENTICATED",
-      flow_status: "SUCCESS",
-      flow_step: "COMPLETED",
-      ...noFlow,
-      post_login_url: connection.fields["login_url"] ?? `https://${domain}/`,
-      last_auth_check_at: stamp,
-      last_auth_at: stamp
-    }, stamp)
+    succeed(org, connection, stamp)
+    // the document: `save_credentials` (true when not given) saves them "after every successful login"
+    if (connection.fields["save_credentials"] !== false) savedLogins.add(connection)
     return ok(op, { accepted: true })
   },
   followAuthConnection: (context) => {
