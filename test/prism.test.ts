@@ -335,6 +335,9 @@ const fileBodies: Record<string, Record<string, unknown>> = {
   // a watched path exists (the sampled one does not: 404, as the service answers)
   startFilesystemWatch: { path: "/" },
   batchComputerActions: { actions: [{ type: "move_mouse", move_mouse: { x: 1, y: 1 } }] },
+  // what the browser's server refuses (400): a key press without keys, a scroll without a delta
+  pressKey: { keys: ["Return"] },
+  scrollMouseWheel: { x: 1, y: 1, delta_y: 3 },
   // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
   uploadFiles: { files: [{ file: new TextEncoder().encode("uploaded"), dest_path: "/uploaded.txt" }] },
   loadBrowserExtensions: { extensions: [{ zip_file: new TextEncoder().encode("PK"), name: "ext" }] },

@@ -163,6 +163,9 @@ const queryOverrides: Record<string, Record<string, unknown>> = {
   movePath: { src_path: "/move-me.txt", dest_path: "/moved.txt" },
   // the document's limits, which the sampled values do not keep (the SDK refuses them before sending)
   dragMouse: { path: [[1, 1], [2, 2]] },
+  // what the browser's server refuses: a key press without keys, a scroll without a delta
+  pressKey: { keys: ["Return"] },
+  scrollMouseWheel: { x: 1, y: 1, delta_y: 3 },
   batchComputerActions: { actions: [{ type: "sleep", sleep: { duration_ms: 1 } }] },
   uploadZip: { dest_path: "/" },
   // a required array of a form: an empty one sends no part, so no array (the simulator refuses it)
@@ -460,7 +463,9 @@ describe("real behaviours", () => {
       expect(Zlib.inflateSync(idat).length).toBe((1 + 800 * 3) * 600)
     }).pipe(Effect.provide(kernel())))
 
-  it.effect("a screenshot of a region is the region's part inside the viewport; a region outside it is a 400", () =>
+  // as the browser's own server checks them (kernel-images' computer.go): before, a region past the edges was
+  // cut to the screen and a point off it moved to its edge, where the service answers 400
+  it.effect("a screenshot of a region wholly on the screen; a region past its edges, or empty, is a 400", () =>
     Effect.gen(function*() {
       const size = (chunks: unknown) => {
         const bytes = Buffer.concat((chunks as ReadonlyArray<Uint8Array>).map((c) => Buffer.from(c)))
@@ -468,13 +473,17 @@ describe("real behaviours", () => {
       }
       const shot = (region: Record<string, number>) => callAny(byName("captureScreenshot"), { id: "b1", region })
       expect(size(yield* shot({ x: 10, y: 20, width: 100, height: 50 }))).toEqual([100, 50])
-      // the viewport is 800 × 600: what lies past its edges is not on the screen
-      expect(size(yield* shot({ x: 700, y: 500, width: 5000, height: 5000 }))).toEqual([100, 100])
-      expect(size(yield* shot({ x: -50, y: -50, width: 100, height: 80 }))).toEqual([50, 30])
-      const outside = yield* Effect.flip(shot({ x: 900, y: 0, width: 10, height: 10 }))
-      expect(outside).toMatchObject({ _tag: "BadRequest" })
-      expect(String((outside as { message: unknown }).message)).toContain("has no part inside the 800 × 600 viewport")
-      expect(yield* Effect.flip(shot({ x: 0, y: 0, width: 0, height: 10 }))).toMatchObject({ _tag: "BadRequest" })
+      // the viewport is 800 × 600
+      expect(size(yield* shot({ x: 700, y: 500, width: 100, height: 100 }))).toEqual([100, 100])
+      const refused: ReadonlyArray<readonly [Record<string, number>, string]> = [
+        [{ x: 700, y: 500, width: 101, height: 100 }, "region exceeds screen bounds"],
+        [{ x: 900, y: 0, width: 10, height: 10 }, "region exceeds screen bounds"],
+        [{ x: -50, y: -50, width: 100, height: 80 }, "invalid region dimensions"],
+        [{ x: 0, y: 0, width: 0, height: 10 }, "invalid region dimensions"]
+      ]
+      for (const [region, message] of refused) {
+        expect(yield* Effect.flip(shot(region))).toMatchObject({ _tag: "BadRequest", message })
+      }
     }).pipe(Effect.provide(kernel())))
 
   it.effect("the mouse, clipboard and batches", () =>
@@ -512,9 +521,44 @@ describe("real behaviours", () => {
       ) {
         expect(yield* batch(actions)).toMatchObject({ _tag: "BadRequest", status: 400 })
       }
-      yield* callAny(byName("moveMouse"), { id: "b1", x: -5, y: 5000 })
+    }).pipe(Effect.provide(kernel())))
+
+  it.effect("actions refused as the browser's server refuses them; a batch stops at the first, those before it done", () =>
+    Effect.gen(function*() {
+      const refused = (name: string, params: Record<string, unknown>) =>
+        Effect.map(
+          Effect.flip(callAny(byName(name), { id: "b1", ...params })),
+          (e) => [(e as { _tag: string })._tag, (e as { message: string }).message]
+        )
       // the seeded viewport is 800 × 600
-      expect(yield* callAny(byName("getMousePosition"), { id: "b1" })).toEqual({ x: 0, y: 599 })
+      const bounds = "coordinates exceed screen bounds (max: 799x599)"
+      const negative = "coordinates must be non-negative"
+      expect(yield* refused("moveMouse", { x: 800, y: 10 })).toEqual(["BadRequest", bounds])
+      expect(yield* refused("clickMouse", { x: 10, y: 600 })).toEqual(["BadRequest", bounds])
+      expect(yield* refused("moveMouse", { x: -5, y: 10 })).toEqual(["BadRequest", negative])
+      expect(yield* refused("scrollMouseWheel", { x: 1, y: 1 })).toEqual([
+        "BadRequest",
+        "at least one of delta_x or delta_y must be non-zero"
+      ])
+      expect(yield* refused("scrollMouseWheel", { x: 900, y: 1, delta_y: 3 })).toEqual(["BadRequest", bounds])
+      expect(yield* refused("dragMouse", { path: [[1, 1], [5000, 1]] })).toEqual(["BadRequest", bounds])
+      expect(yield* refused("pressKey", { keys: [] })).toEqual([
+        "BadRequest",
+        "keys must contain at least one key symbol"
+      ])
+      // the mouse did not move
+      expect(yield* callAny(byName("getMousePosition"), { id: "b1" })).toEqual({ x: 0, y: 0 })
+      yield* callAny(byName("moveMouse"), { id: "b1", x: 799, y: 599 })
+      expect(yield* callAny(byName("getMousePosition"), { id: "b1" })).toEqual({ x: 799, y: 599 })
+      const batch = yield* refused("batchComputerActions", {
+        actions: [
+          { type: "move_mouse", move_mouse: { x: 5, y: 6 } },
+          { type: "click_mouse", click_mouse: { x: 5000, y: 6 } },
+          { type: "move_mouse", move_mouse: { x: 7, y: 8 } }
+        ]
+      })
+      expect(batch).toEqual(["BadRequest", `actions[1] (click_mouse): ${bounds}`])
+      expect(yield* callAny(byName("getMousePosition"), { id: "b1" })).toEqual({ x: 5, y: 6 })
     }).pipe(Effect.provide(kernel())))
 
   it.effect("typed text is recorded in order and bounded: the oldest goes first", () =>

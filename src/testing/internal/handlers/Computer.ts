@@ -9,18 +9,58 @@ import * as values from "../values.js"
 import type { Browser, Handlers } from "./shared.js"
 import { error, num, obj, ok, onBrowser, strings } from "./shared.js"
 
-/** The mouse at `(x, y)`, kept on the screen (a point outside the viewport is its nearest edge). */
+/** The mouse at `(x, y)` (a point on the screen: {@link offScreen} refused the others). */
 const mouseAt = (browser: Browser, x: number, y: number): void => {
-  browser.mouse = {
-    x: Math.max(0, Math.min(browser.viewport.width - 1, x)),
-    y: Math.max(0, Math.min(browser.viewport.height - 1, y))
-  }
+  browser.mouse = { x, y }
 }
 
-const dragTo = (browser: Browser, path: unknown): void => {
-  if (!Array.isArray(path) || path.length === 0) return
-  const last: unknown = path[path.length - 1]
-  if (Array.isArray(last) && last.length >= 2) mouseAt(browser, num(last[0], 0), num(last[1], 0))
+/**
+ * Why a point is refused, as the browser's own server words it (`kernel-images`' computer.go: a point off the
+ * screen is a 400, never moved to its edge), or `undefined`.
+ */
+const offScreen = (browser: Browser, x: number, y: number): string | undefined =>
+  x < 0 || y < 0
+    ? "coordinates must be non-negative"
+    : x >= browser.viewport.width || y >= browser.viewport.height
+    ? `coordinates exceed screen bounds (max: ${browser.viewport.width - 1}x${browser.viewport.height - 1})`
+    : undefined
+
+/** A drag's points (`[x, y]` each), or why the path is refused (the browser's server's words). */
+const dragPoints = (browser: Browser, path: unknown): ReadonlyArray<readonly [number, number]> | string => {
+  const points = Array.isArray(path) ? path : []
+  if (points.length < 2) return "path must contain at least two points"
+  const out: Array<readonly [number, number]> = []
+  for (const [i, point] of points.entries()) {
+    if (!Array.isArray(point) || point.length !== 2) return `path[${i}] must be [x,y]`
+    const [x, y] = [num(point[0], 0), num(point[1], 0)]
+    const refused = offScreen(browser, x, y)
+    if (refused !== undefined) return refused
+    out.push([x, y])
+  }
+  return out
+}
+
+/**
+ * Why an action is refused as the browser's server refuses it (a 400 with these words), checked before it
+ * does anything: points off the screen, a scroll without a delta, a key press without keys; or `undefined`.
+ */
+const refusal = (browser: Browser, type: string, action: Record<string, unknown>): string | undefined => {
+  switch (type) {
+    case "click_mouse":
+    case "move_mouse":
+      return offScreen(browser, num(action["x"], 0), num(action["y"], 0))
+    case "scroll":
+      return num(action["delta_x"], 0) === 0 && num(action["delta_y"], 0) === 0
+        ? "at least one of delta_x or delta_y must be non-zero"
+        : offScreen(browser, num(action["x"], 0), num(action["y"], 0))
+    case "drag_mouse": {
+      const points = dragPoints(browser, action["path"])
+      return typeof points === "string" ? points : undefined
+    }
+    case "press_key":
+      return strings(action["keys"]).length === 0 ? "keys must contain at least one key symbol" : undefined
+  }
+  return undefined
 }
 
 /** The most characters of typed text and pressed keys a browser keeps (the oldest are dropped first). */
@@ -129,9 +169,11 @@ const act = (browser: Browser, now: number, type: string, action: Record<string,
       if (type === "scroll") telemetry(browser, now, "interaction_scroll_settled", {})
       return
     }
-    case "drag_mouse":
-      dragTo(browser, action["path"])
+    case "drag_mouse": {
+      const points = dragPoints(browser, action["path"])
+      if (typeof points !== "string") mouseAt(browser, ...points[points.length - 1]!)
       return
+    }
     case "type_text":
       record(browser, [String(action["text"] ?? "")])
       if (browser.capturesInteractions) keyTelemetry(browser, now, typedKeys(String(action["text"] ?? "")))
@@ -164,6 +206,8 @@ const actionIssue = (action: Record<string, unknown>, index: number): string | u
 /** A direct computer action: `type` is its batch type. */
 const direct = (type: string) =>
   onBrowser(({ body, call, op }, browser) => {
+    const refused = refusal(browser, type, body)
+    if (refused !== undefined) return error(400, "bad_request", refused)
     act(browser, call.now, type, body)
     return ok(op)
   })
@@ -177,13 +221,14 @@ export const handlers: Handlers = {
   pressKey: direct("press_key"),
   batchComputerActions: onBrowser(({ body, call, op }, browser) => {
     const actions = Array.isArray(body["actions"]) ? body["actions"].map(obj) : []
-    for (let i = 0; i < actions.length; i++) {
-      const issue = actionIssue(actions[i]!, i)
+    // in order, as the browser's server does them: the first refused ends the batch with its 400, the actions
+    // before it done; a `sleep` is not waited: the simulator answers at once (a test on a `TestClock` never hangs)
+    for (const [i, action] of actions.entries()) {
+      const issue = actionIssue(action, i)
       if (issue !== undefined) return error(400, "bad_request", issue)
-    }
-    // in order; a `sleep` is not waited: the simulator answers at once (a test on a `TestClock` never hangs)
-    for (const action of actions) {
       const type = String(action["type"])
+      const refused = refusal(browser, type, obj(action[type]))
+      if (refused !== undefined) return error(400, "bad_request", `actions[${i}] (${type}): ${refused}`)
       act(browser, call.now, type, obj(action[type]))
     }
     return ok(op)
@@ -195,19 +240,18 @@ export const handlers: Handlers = {
   readClipboard: onBrowser(({ op }, browser) => ok(op, { text: browser.clipboard })),
   captureScreenshot: onBrowser(({ body, op }, browser) => {
     if (body["region"] === undefined) return ok(op, values.png(browser.viewport.width, browser.viewport.height))
-    // the region as the screen shows it: its part inside the viewport, or a 400 when none is
+    // a region wholly on the screen, as the browser's server checks it (its words)
     const region = obj(body["region"])
-    const x = num(region["x"], 0)
-    const y = num(region["y"], 0)
-    const width = Math.min(x + num(region["width"], 0), browser.viewport.width) - Math.max(x, 0)
-    const height = Math.min(y + num(region["height"], 0), browser.viewport.height) - Math.max(y, 0)
-    return width >= 1 && height >= 1
-      ? ok(op, values.png(width, height))
-      : error(
-        400,
-        "bad_request",
-        `the region (${x}, ${y}, ${num(region["width"], 0)} × ${num(region["height"], 0)}) has no part inside the ` +
-          `${browser.viewport.width} × ${browser.viewport.height} viewport`
-      )
+    const [x, y, width, height] = [
+      num(region["x"], 0),
+      num(region["y"], 0),
+      num(region["width"], 0),
+      num(region["height"], 0)
+    ]
+    if (x < 0 || y < 0 || width <= 0 || height <= 0) return error(400, "bad_request", "invalid region dimensions")
+    if (x + width > browser.viewport.width || y + height > browser.viewport.height) {
+      return error(400, "bad_request", "region exceeds screen bounds")
+    }
+    return ok(op, values.png(width, height))
   })
 }
