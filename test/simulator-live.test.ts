@@ -63,7 +63,7 @@ describe("open-ended event streams", () => {
       expect(data).toEqual([
         { stream: "stdout", data_b64: b64("hello\n") },
         { stream: "stdout", data_b64: b64("again\n") },
-        { event: "exit", exit_code: 143 }
+        { event: "exit", exit_code: -1 }
       ])
       // nothing happened for 15 s: a keep-alive (the process events have no heartbeat kind)
       expect(text).toContain(": keep-alive\n\n")
@@ -553,11 +553,11 @@ describe("open-ended event streams over HTTP", () => {
         fetch(`${served.url}/browsers/b1/process/${process_id}/stdout/stream`, { headers, signal: controller.signal })
       )
       yield* send("POST", `/browsers/b1/process/${process_id}/kill`, { signal: "TERM" })
-      expect(yield* send("GET", `/browsers/b1/process/${process_id}/status`)).toMatchObject({ exit_code: 143 })
+      expect(yield* send("GET", `/browsers/b1/process/${process_id}/status`)).toMatchObject({ exit_code: -1 })
       yield* Effect.sleep("1500 millis")
       expect(yield* send("GET", `/browsers/b1/process/${process_id}/status`)).toMatchObject({
         state: "exited",
-        exit_code: 143
+        exit_code: -1
       })
     }))
 })

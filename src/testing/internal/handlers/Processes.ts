@@ -58,6 +58,23 @@ const outputOf = (text: string): Uint8Array => {
 /** What a process's output weighs in the byte budget: its bytes. */
 const weigh = (piece: engine.ProcessOutput): number => piece._tag === "Data" ? piece.bytes.length : 0
 
+/** The programs the simulator runs (its browser's `$PATH`). */
+const programs: ReadonlySet<string> = new Set(["echo", "true", "false", "pwd", "sleep", "cat", "ls"])
+
+/**
+ * Why a command cannot start, as the browser's own server refuses it (a 400: it starts `command` as a
+ * program, its `args` apart, never through a shell, so `"echo hello"` names no program), or `undefined`.
+ */
+const notStarted = (body: Record<string, unknown>): engine.Reply | undefined => {
+  const command = String(body["command"] ?? "")
+  if (body["as_root"] === true && typeof body["as_user"] === "string" && body["as_user"] !== "") {
+    return error(400, "bad_request", "cannot specify both as_root and as_user")
+  }
+  return programs.has(command)
+    ? undefined
+    : error(400, "bad_request", `exec: ${JSON.stringify(command.slice(0, 256))}: executable file not found in $PATH`)
+}
+
 /**
  * The deterministic output of a command run in the directory `cwd`: `echo [-n]`, `cat <file of the
  * tree>`, `ls [dir]`, `pwd`, `true`, `false`, `sleep N` (`millis`: the time it took); a relative path
@@ -83,8 +100,7 @@ const command_ = (
   args: ReadonlyArray<string>,
   cwd: string
 ): { out: string | Uint8Array; err: string; code: number; millis?: number } => {
-  const words = args.length === 0 && command.includes(" ") ? command.split(/\s+/) : [command, ...args]
-  const [program, ...rest] = words
+  const [program, ...rest] = [command, ...args]
   const absolute = (path: string) => path.startsWith("/") ? path : `${cwd}/${path}`
   const at = (path: string) => normalize(absolute(path))
   // a path through a file (`f.txt/`): Linux's ENOTDIR
@@ -135,7 +151,8 @@ const command_ = (
       return { out: names.map((n) => `${n}\n`).join(""), err: "", code: 0 }
     }
     default:
-      return { out: "", err: `${program ?? ""}: command not found\n`, code: 127 }
+      // `notStarted` refused the others
+      return { out: "", err: "", code: 0 }
   }
 }
 
@@ -166,11 +183,10 @@ const settle = (process: engine.Process, now: number): void => {
   if (process.state === "running" && process.endsAt !== undefined && now >= process.endsAt) exit(process, 0)
 }
 
-/** The numbers of the signals the document lets a process be sent. */
-const signalNumbers: Readonly<Record<string, number>> = { HUP: 1, INT: 2, KILL: 9, TERM: 15 }
-
 export const handlers: Handlers = {
   execProcess: onBrowser(({ body, op }, browser) => {
+    const refused = notStarted(body)
+    if (refused !== undefined) return refused
     const cwd = workingDirectory(browser, body)
     if (typeof cwd !== "string") return cwd
     const result = run(browser, String(body["command"] ?? ""), strings(body["args"]), cwd)
@@ -187,11 +203,13 @@ export const handlers: Handlers = {
     })
   }),
   spawnProcess: onBrowser(({ body, call, op, org, stamp, store }, browser) => {
+    const refused = notStarted(body)
+    if (refused !== undefined) return refused
     const command = String(body["command"] ?? "")
     const args = strings(body["args"])
     // `cat` with no file runs until killed, echoing its stdin; `sleep N` runs N seconds of the
     // simulator's clock; the others exit at once with their output
-    const words = args.length === 0 ? command.trim().split(/\s+/) : [command.trim(), ...args]
+    const words = [command, ...args]
     const seconds = words[0] === "sleep" && words.length === 2 ? Number(words[1]) : Number.NaN
     const sleeps = Number.isFinite(seconds) && seconds > 0
     const interactive = (words[0] === "cat" && words.length === 1) || sleeps
@@ -246,9 +264,10 @@ export const handlers: Handlers = {
     cpu_pct: 0,
     mem_bytes: 1024 * 1024
   })),
-  killProcess: onProcess((body, process) => {
-    // killed by a signal: 128 + its number, as a shell reports it (HUP 129, INT 130, KILL 137, TERM 143)
-    exit(process, 128 + (signalNumbers[String(body["signal"])] ?? 15))
+  killProcess: onProcess((_, process) => {
+    // killed by a signal: -1, as the browser's server reports it (Go's `WaitStatus.ExitStatus()` of a
+    // process a signal ended), whatever the signal
+    exit(process, -1)
     return { ok: true }
   }, exited("failed to signal process")),
   writeProcessStdin: onBrowser(({ body, call, op, org }, browser) => {
