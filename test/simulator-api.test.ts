@@ -2103,6 +2103,41 @@ describe("the filesystem stays a tree, within its limits", () => {
       ])
     }).pipe(Effect.provide(kernel())))
 
+  // as the browser's server's Go does it: `os.OpenFile(O_TRUNC, perm)` keeps an existing file's mode, `MkdirAll`
+  // gives the mode to the directories it makes and leaves one that exists, `os.FileMode(0o4755)` is not setuid,
+  // `os.ReadDir` lists by name (before: the write's mode replaced the file's, `create_directory` of /tmp
+  // changed it, the special bits showed, and files came in the order they were written)
+  it.effect("modes as the browser's server applies them; a listing in name order", () =>
+    Effect.gen(function*() {
+      const writeWith = (path: string, mode: string) =>
+        raw(
+          "PUT",
+          `${fs}/write_file?path=${encodeURIComponent(path)}&mode=${mode}`,
+          { "content-type": "application/octet-stream" },
+          undefined,
+          new Uint8Array(1)
+        )
+      const modeOf = (path: string) => Effect.map(get("file_info", path), (r) => JSON.parse(r.text).mode)
+      yield* writeWith("/m/kept", "600")
+      yield* writeWith("/m/kept", "644")
+      expect(yield* modeOf("/m/kept")).toBe("-rw-------")
+      yield* put("set_file_permissions", { path: "/m/kept", mode: "4755" })
+      expect(yield* modeOf("/m/kept")).toBe("-rwxr-xr-x")
+      yield* write("/m/kept", "again")
+      expect(yield* modeOf("/m/kept")).toBe("-rwxr-xr-x")
+      expect((yield* put("create_directory", { path: "/tmp", mode: "700" })).status).toBe(201)
+      expect(yield* modeOf("/tmp")).toBe("dtrwxrwxrwx")
+      yield* put("create_directory", { path: "/made/on/way", mode: "700" })
+      expect([yield* modeOf("/made"), yield* modeOf("/made/on"), yield* modeOf("/made/on/way")]).toEqual([
+        "drwx------",
+        "drwx------",
+        "drwx------"
+      ])
+      for (const name of ["b.txt", "c.txt", "a.txt", "B.txt"]) yield* write(`/order/${name}`)
+      const listed = JSON.parse((yield* get("list_files", "/order")).text) as ReadonlyArray<{ name: string }>
+      expect(listed.map((f) => f.name)).toEqual(["B.txt", "a.txt", "b.txt", "c.txt"])
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("a zip download holds its files' stored bytes, not a copy, and is a valid archive", () =>
     Effect.gen(function*() {
       const simulator = yield* KernelSimulator.make(seed)

@@ -98,13 +98,13 @@ const missingDirs = (browser: Browser, path: string): Array<string> | Reply => {
 }
 
 /** Makes the directories `path` and those on its way, within the browser's entry limit. */
-const makeDirs = (browser: Browser, path: string, now: number): Reply | undefined => {
+const makeDirs = (browser: Browser, path: string, now: number, mode = "0755"): Reply | undefined => {
   const missing = missingDirs(browser, path)
   if (!Array.isArray(missing)) return missing
   const full = roomFor(browser, missing.length)
   if (full !== undefined) return full
   for (const at of missing) {
-    browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode: "0755", modTime: now })
+    browser.fs.set(at, { dir: true, bytes: new Uint8Array(0), mode, modTime: now })
     changed(browser, "CREATE", at, true)
   }
   return undefined
@@ -165,8 +165,11 @@ const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): unde
   for (const { bytes, mode, path } of items) {
     makeDirs(browser, bytes === undefined ? path : parentOf(path), now)
     if (bytes === undefined) continue
-    const existed = browser.fs.has(path)
-    const file = { dir: false, bytes, mode, modTime: now }
+    const existing = browser.fs.get(path)
+    const existed = existing !== undefined
+    // a file written again keeps its mode (the browser's server opens it with O_TRUNC: the mode given
+    // applies to a new file only)
+    const file = { dir: false, bytes, mode: existing?.mode ?? mode, modTime: now }
     browser.fs.set(path, file)
     // as inotify tells it: a new file is created, then written (when anything is written to it)
     if (!existed) changed(browser, "CREATE", path, false)
@@ -179,8 +182,11 @@ const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): unde
 const makeAll = (org: Organization, browser: Browser, items: ReadonlyArray<Making>, now: number): Reply | undefined =>
   refused(org, browser, items) ?? make(browser, items, now)
 
-/** A mode as the service shows it: four octal digits ("755" is "0755"). */
-const modeOf = (mode: string): string => mode.padStart(4, "0")
+/**
+ * A mode given in octal as the browser's server applies it: its nine permission bits (Go's `os.FileMode(0o4755)`
+ * is not setuid: the bits above them are dropped), stored as four octal digits.
+ */
+const modeOf = (mode: string): string => (parseInt(mode, 8) & 0o777).toString(8).padStart(4, "0")
 
 const readNode: Handler = onBrowser(({ call, op }, browser) => {
   const path = pathOf(call.query.get("path") ?? "/", browser)
@@ -324,16 +330,17 @@ export const handlers: Handlers = {
     const node = browser.fs.get(path)
     if (node === undefined) return error(404, "not_found", `${path}: no such directory`)
     if (!node.dir) return error(400, "bad_request", `${path} is not a directory`)
+    // by name, as `os.ReadDir` gives them
     const entries = [...browser.fs.entries()].filter(([p]) => p !== path && parentOf(p) === path)
+      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
     return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
   }),
   createDirectory: onBrowser(({ body, call, op }, browser) => {
     const path = pathOf(body["path"], browser)
     if (typeof path !== "string") return path
-    const failed = makeDirs(browser, path, call.now)
-    if (failed !== undefined) return failed
-    if (typeof body["mode"] === "string") browser.fs.get(path)!.mode = modeOf(body["mode"])
-    return ok(op)
+    // as `MkdirAll` makes them: the directories it makes get the mode (one that exists is left as it is)
+    const failed = makeDirs(browser, path, call.now, typeof body["mode"] === "string" ? modeOf(body["mode"]) : "0755")
+    return failed ?? ok(op)
   }),
   deleteFile: deleteNode,
   deleteDirectory: deleteNode,
