@@ -192,6 +192,26 @@ describe.each(transports)("event streams against a hostile server, over $name", 
     [
       ["exited, with its code", 200, { state: "exited", exit_code: 3, cpu_pct: 0 }, "exit:3"],
       ["exited, without a code", 200, { state: "exited" }, "exit:undefined"],
+      ["exited, its code null", 200, { state: "exited", exit_code: null }, "exit:undefined"],
+      // an exit code the `exit` event's schema refuses (an integer): before, taken as it was
+      [
+        "exited, its code a fraction",
+        200,
+        { state: "exited", exit_code: 1.5 },
+        "the process's status says exit code 1.5, not an integer"
+      ],
+      [
+        "exited, its code out of range",
+        200,
+        "{\"state\":\"exited\",\"exit_code\":1e400}",
+        "the process's status says exit code Infinity, not an integer"
+      ],
+      [
+        "exited, its code a string",
+        200,
+        { state: "exited", exit_code: "0" },
+        `the process's status says exit code "0", not an integer`
+      ],
       ["still running", 200, { state: "running", cpu_pct: 0 }, `the process's status says "running"`],
       [
         "gone (404)",

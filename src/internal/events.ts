@@ -138,7 +138,15 @@ export const policies: Readonly<Record<string, Policy>> = {
         if (state !== "exited") {
           return Either.left(`${processStatus} says ${bound(JSON.stringify(state) ?? "nothing", 40)}`)
         }
+        // an exit code as the `exit` event's schema has it (an integer), or none (absent, null)
         const code = tagAt(status, ["exit_code"])
+        if (code !== undefined && code !== null && !Number.isSafeInteger(code)) {
+          return Either.left(
+            `${processStatus} says exit code ${
+              bound(typeof code === "number" ? String(code) : JSON.stringify(code) ?? "?", 40)
+            }, not an integer`
+          )
+        }
         const exit: KernelEvents.ProcessOutput = { _tag: "Exit", exitCode: typeof code === "number" ? code : undefined }
         return Either.right(exit)
       }
