@@ -3,8 +3,8 @@
 // watchdog fiber it forked inherited the region's uninterruptibility and its sleep could not be
 // interrupted when the body ended. Found by the events-and-files benchmark (bench/streams.ts).
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope, Stream } from "effect"
-import { Profiles } from "effect-kernel"
+import { Duration, Effect, Exit, Layer, Scope, Stream } from "effect"
+import { KernelTransport, Profiles } from "effect-kernel"
 import type * as Http from "node:http"
 import { afterAll, beforeAll } from "vitest"
 import { httpServer, loopbackLayer, type Served } from "./utils/loopback.js"
@@ -40,4 +40,33 @@ describe.each(transports)("Profiles.download over $name", (transport) => {
     )
     expect(exit).toStrictEqual(Exit.succeed(body.length))
   }, 20_000)
+})
+
+// KernelTransport aborts a body nobody started reading after `abandonedBodyTimeout` (10 s by default) once
+// `bodyBufferSize` of it is buffered: a profile's `Ok` stream, whose head came with the call, was thrown away
+// then (a later read: "the response body was released before it was read"), where the SDK promises its own
+// watch, `idleTimeout` (helper 96, a 5 MiB profile read 11 s after its call)
+describe("Profiles.download over KernelTransport: the Ok stream is kept for idleTimeout, not abandonedBodyTimeout", () => {
+  const small = KernelTransport.layerUndiciWith({ bodyBufferSize: 16 * 1024, abandonedBodyTimeout: "100 millis" }).pipe(
+    Layer.orDie
+  )
+  const readAfter = (wait: Duration.DurationInput) =>
+    Effect.flatMap(Profiles.download({ idOrName: "p1" }), (outcome) =>
+      outcome._tag === "Ok"
+        ? Effect.zipRight(Effect.sleep(wait), Stream.runFold(outcome.value, 0, (n, chunk) => n + chunk.length))
+        : Effect.succeed(-1))
+
+  it("read 500 ms after the call, past abandonedBodyTimeout: the whole body", async () => {
+    const exit = await Effect.runPromiseExit(
+      readAfter("500 millis").pipe(Effect.provide(loopbackLayer(port, small, { idleTimeout: "5 seconds" })))
+    )
+    expect(exit).toStrictEqual(Exit.succeed(body.length))
+  })
+
+  it("nothing read for idleTimeout: released, and a later read fails", async () => {
+    const exit = await Effect.runPromiseExit(
+      readAfter("1500 millis").pipe(Effect.provide(loopbackLayer(port, small, { idleTimeout: "300 millis" })))
+    )
+    expect(Exit.isFailure(exit)).toBe(true)
+  })
 })

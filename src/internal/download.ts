@@ -225,6 +225,16 @@ export interface StreamedBody<E> {
  *
  * @internal
  */
+/**
+ * What a transport's response answers to when the SDK watches its body itself (`streamBody`'s idle
+ * watch): `KernelTransport`'s then leaves an unread body to that watch, where it would release it after
+ * its own `abandonedBodyTimeout` (10 s), well before the `idleTimeout` the SDK promises (a profile's `Ok`
+ * stream, whose head comes with its call, read later).
+ *
+ * @internal
+ */
+export const watchedBody: unique symbol = Symbol.for("effect-kernel/watchedBody")
+
 export const streamBody = <E>(
   response: HttpClientResponse.HttpClientResponse,
   release: Effect.Effect<void>,
@@ -254,7 +264,11 @@ export const streamBody = <E>(
       return undefined
     }
     const timeout = () => new KernelError.Timeout({ ...info, timeout: idleTimeout, idle: true })
-    // no time-out (`Duration.infinity`): no watch
+    // no time-out (`Duration.infinity`): no watch (a transport's own release of unread bodies stays)
+    if (Number.isFinite(idle)) {
+      const watched: unknown = Reflect.get(response, watchedBody)
+      if (typeof watched === "function") Reflect.apply(watched, response, [])
+    }
     const start: Effect.Effect<void> = !Number.isFinite(idle) ? Effect.void : timer !== undefined
       ? Effect.sync(() => {
         let handle: ReturnType<typeof setTimeout> | undefined

@@ -403,7 +403,16 @@ export class Exchange implements Undici.Dispatcher.DispatchHandler {
   limit = Infinity
   overLimit = false
 
-  constructor(readonly highWaterMark: number, readonly abandonAfter: number) {}
+  constructor(readonly highWaterMark: number, public abandonAfter: number) {}
+
+  /**
+   * The SDK watches the body itself (its `idleTimeout`, see `Download.watchedBody`): an unread body is
+   * its to release, no longer {@link abandonAfter}'s.
+   */
+  watched(): void {
+    this.abandonAfter = 0
+    this.clearIdleTimer()
+  }
 
   // undici's callbacks (the legacy handler API: no controller wrapper per request)
 
@@ -741,6 +750,11 @@ export class ResponseImpl extends Inspectable.Class implements HttpClientRespons
    */
   get request(): HttpClientRequest.HttpClientRequest {
     return this.safeRequest ??= redactRequest(this.original, this.redactedNames)
+  }
+
+  /** The SDK watches this body itself (`Download.watchedBody`): no `abandonedBodyTimeout` for it. */
+  [Download.watchedBody](): void {
+    this.exchange.watched()
   }
 
   /** The `Authorization` value it was sent with (for the token's redaction where a server echoes it). */
