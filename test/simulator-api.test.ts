@@ -2628,25 +2628,18 @@ describe("managed auth: login → events → submit → success", () => {
         domain: "example.com",
         values: { username: "u", password: "p" }
       })
-      const linked = JSON.parse(
-        (yield* raw("POST", "/auth/connections", {}, {
-          profile_name: "linked-user",
-          domain: "example.com",
-          credential: { name: "site-login" }
-        })).text
-      )
+      const withCredential = (profile_name: string, name: string) =>
+        Effect.map(
+          raw("POST", "/auth/connections", {}, { profile_name, domain: "example.com", credential: { name } }),
+          (r) => JSON.parse(r.text)
+        )
+      const linked = yield* withCredential("linked-user", "site-login")
       const login = yield* raw("POST", `/auth/connections/${linked.id}/login`, {}, {})
       expect(JSON.parse(login.text)).toMatchObject({ flow_type: "REAUTH" })
       expect((yield* get(linked.id)).status).toBe("AUTHENTICATED")
       // one holding only some of them: the flow asks
       yield* raw("POST", "/credentials", {}, { name: "half", domain: "example.com", values: { username: "u" } })
-      const half = JSON.parse(
-        (yield* raw("POST", "/auth/connections", {}, {
-          profile_name: "half-user",
-          domain: "example.com",
-          credential: { name: "half" }
-        })).text
-      )
+      const half = yield* withCredential("half-user", "half")
       expect(JSON.parse((yield* raw("POST", `/auth/connections/${half.id}/login`, {}, {})).text)).toMatchObject({
         flow_type: "LOGIN"
       })
