@@ -2609,6 +2609,19 @@ describe("managed auth: login → events → submit → success", () => {
       expect(JSON.parse(submit.text)).toEqual({ accepted: false })
     }).pipe(Effect.provide(kernel())))
 
+  // the document's 409 carries the id of the connection that exists (`existing_id`): the SDK's Conflict
+  // kept only its code and message (helper 98)
+  it.effect("a second connection for the same profile and domain: Conflict, with the existing one's id", () =>
+    Effect.gen(function*() {
+      const created = yield* connection
+      const again = yield* Effect.flip(
+        callAny(byName("createAuthConnection"), { profile_name: "flow-user", domain: "example.com" })
+      )
+      expect(again).toMatchObject({ _tag: "Conflict", code: "already_exists" })
+      const details = (again as { readonly details?: ReadonlyArray<{ code?: string; message?: string }> }).details
+      expect(details?.find((d) => d.code === "existing_id")?.message).toBe(created.id)
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("save_credentials false: every login asks; a stored credential holding the fields re-authenticates", () =>
     Effect.gen(function*() {
       const unsaved = JSON.parse(

@@ -158,7 +158,8 @@ const transportErrorAnswers: ReadonlySet<string> = new Set(["curlBrowser 502"])
  */
 const errorBodyOf = (text: string, operation: string, status: number): Option.Option<KernelError.ErrorBody> => {
   const body = decodeErrorBody()(text)
-  if (Option.isSome(body) || !transportErrorAnswers.has(`${operation} ${status}`)) return body
+  if (Option.isSome(body)) return status === 409 ? Option.some(withExistingId(body.value, text)) : body
+  if (!transportErrorAnswers.has(`${operation} ${status}`)) return body
   return Option.map(decodeTransportErrorBody()(text), (transport) =>
     new KernelError.ErrorBody({
       code: transport.net_error_name ?? "unknown",
@@ -167,6 +168,19 @@ const errorBodyOf = (text: string, operation: string, status: number): Option.Op
         ? { details: [new KernelError.ErrorDetail({ code: "net_error", message: String(transport.net_error) })] }
         : {})
     }))
+}
+
+/**
+ * A 409's body with the id of what already exists (the document's `existing_id`, on `AuthConnections.create`'s
+ * "Auth connection already exists"), kept as its first detail, `{ code: "existing_id", message: id }` (the
+ * bound on details never cuts it).
+ */
+const withExistingId = (body: KernelError.ErrorBody, text: string): KernelError.ErrorBody => {
+  if (!text.includes("\"existing_id\"")) return body
+  const existing: unknown = Reflect.get(JSON.parse(text), "existing_id")
+  if (typeof existing !== "string") return body
+  const detail = new KernelError.ErrorDetail({ code: "existing_id", message: existing })
+  return new KernelError.ErrorBody({ ...body, details: [detail, ...body.details ?? []] })
 }
 
 const decodeDetails = lazy(() => Schema.decodeUnknownOption(Schema.Array(KernelError.ErrorDetail)))
