@@ -1309,6 +1309,25 @@ describe("replays and GPU: what the document says of max_duration_in_seconds, fr
       )
     }).pipe(Effect.provide(kernel())))
 
+  it.effect("a resize after the maximum ran out is free; a forced one mid-recording keeps the maximum", () =>
+    Effect.gen(function*() {
+      const browser = json<{ session_id: string }>(yield* raw("POST", "/browsers", {}, {})).session_id
+      const replays = `/browsers/${browser}/replays`
+      const resize = (width: number, force?: boolean) =>
+        raw("PATCH", `/browsers/${browser}`, {}, { viewport: { width, height: 600, ...(force ? { force } : {}) } })
+      yield* raw("POST", replays, {}, { max_duration_in_seconds: 1 })
+      yield* TestClock.adjust("5 seconds")
+      expect((yield* resize(1000)).status).toBe(200)
+      // a recording of 10 s at most, resized (forced) at 3 s: the new segment ends at 10 s too
+      yield* raw("POST", replays, {}, { max_duration_in_seconds: 10 })
+      yield* TestClock.adjust("3 seconds")
+      expect((yield* resize(800)).status).toBe(400)
+      expect((yield* resize(800, true)).status).toBe(200)
+      yield* TestClock.adjust("7 seconds")
+      expect(json<Listed>(yield* raw("GET", replays)).every((r) => r.finished_at !== null)).toBe(true)
+      expect((yield* raw("POST", replays, {}, {})).status).toBe(201)
+    }).pipe(Effect.provide(kernel())))
+
   it.effect("framerate above 20 needs a GPU browser; gpu needs a headful browser and a paid plan", () =>
     Effect.gen(function*() {
       const plain = json<{ session_id: string }>(yield* raw("POST", "/browsers", {}, {})).session_id

@@ -20,6 +20,7 @@ import {
   obj,
   ok,
   onBrowser,
+  stopIfLapsed,
   unresolvedReference
 } from "./shared.js"
 
@@ -383,7 +384,13 @@ export const handlers: Handlers = {
     const resized = viewport !== undefined &&
       (num(viewport.width, browser.viewport.width) !== browser.viewport.width ||
         num(viewport.height, browser.viewport.height) !== browser.viewport.height)
-    const active = resized ? [...browser.replays.values()].find((replay) => !replay.stopped) : undefined
+    // a recording past its `max_duration_in_seconds` has stopped
+    const active = resized
+      ? [...browser.replays.values()].find((replay) => {
+        stopIfLapsed(replay, call.now)
+        return !replay.stopped
+      })
+      : undefined
     if (active !== undefined && viewport?.["force"] !== true) {
       return error(
         400,

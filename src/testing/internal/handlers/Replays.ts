@@ -30,10 +30,13 @@ const record = ({ call, stamp, store }: Context, browser: Browser, seconds?: num
   return id
 }
 
-/** The recording `active` stopped now, and another started (a forced resize: the new size as a new segment). */
+/**
+ * The recording `active` stopped now, and another started (a forced resize: the new size as a new segment),
+ * ending when `active` would have (its `max_duration_in_seconds`).
+ */
 export const restartRecording = (context: Context, browser: Browser, active: Replay): void => {
   stop(active, context.stamp)
-  record(context, browser)
+  record(context, browser, active.endsAt === undefined ? undefined : (active.endsAt - context.call.now) / 1000)
 }
 
 /** Whether a browser was created with GPU acceleration (its stored `gpu`). */
