@@ -229,6 +229,8 @@ describe("filesystem watches and logs as things happen", () => {
       // appended (what the file held before the stream opened is not told, the end of its last line
       // neither: the server reads from the size it had); then the file cut shorter and written again
       yield* write("one\n\ntwo\nthree, not ended\nfour\n")
+      // a partial line, then the file cut shorter: the partial line is not joined to what follows
+      yield* write("one\n\ntwo\nthree, not ended\nfour\npartial")
       yield* write("x\n")
       yield* write("x\nfive\n")
       yield* call("DELETE", "/browsers/b1")

@@ -98,8 +98,11 @@ export type BrowserEvent =
     readonly type: "CREATE" | "WRITE" | "DELETE" | "RENAME"
     readonly path: string
     readonly isDir: boolean
-    /** A WRITE's file as it was written (a log stream reads what it added, however late it reads the event). */
-    readonly written?: FsNode | undefined
+    /**
+     * A WRITE's part past the file's previous size, for the log streams that follow the file
+     * (`BrowserState.logTails`; none follows it: not kept), however late they read the event.
+     */
+    readonly appended?: Appended | undefined
   }
   | { readonly _tag: "Log"; readonly at: number; readonly message: string }
   | { readonly _tag: "WatchStopped"; readonly id: string }
@@ -107,6 +110,14 @@ export type BrowserEvent =
   | { readonly _tag: "Telemetry"; readonly seq: number; readonly event: Record<string, unknown> }
 
 /** The live state of a browser (beyond its stored fields). */
+/** What a write added to a followed log file: its size before, after, and the bytes past the size before. */
+export interface Appended {
+  readonly from: number
+  readonly length: number
+  readonly bytes: Uint8Array
+  readonly at: number
+}
+
 export interface BrowserState {
   readonly id: string
   mouse: { x: number; y: number }
@@ -131,6 +142,8 @@ export interface BrowserState {
   readonly output: { bytes: number }
   /** Its filesystem watches: what each watches (at most `collectionLimit`, the oldest dropped). */
   readonly watches: Map<string, { readonly path: string; readonly recursive: boolean }>
+  /** The log streams (`source=path`, followed) open on each file: its writes carry what they add. */
+  readonly logTails: Map<string, number>
 }
 
 /** What an organization holds: its resources in bounded collections, and the evictions. */
@@ -248,7 +261,8 @@ export const newBrowserState = (
   telemetrySeq: 0,
   capturesInteractions: capturesInteractions(init.telemetry),
   output: { bytes: 0 },
-  watches: new Map()
+  watches: new Map(),
+  logTails: new Map()
 })
 
 /**

@@ -193,6 +193,8 @@ export interface Following<S, B> {
   readonly first?: ReadonlyArray<B> | undefined
   /** What happens at a time while the stream is open (a `sleep` that exits, a login flow that expires). */
   readonly deadline?: Deadline | undefined
+  /** Called once when the stream is over, however it ends (a log file's follower counted out). */
+  readonly onEnd?: (() => void) | undefined
 }
 
 /**
@@ -252,9 +254,11 @@ export const following = <S, B>(source: Following<S, B>): Stream.Stream<B> => {
     Stream.mapConcat((selected) => selected instanceof Several ? selected.values : Option.toArray(selected))
   )
   const events = source.first === undefined ? followed : Stream.concat(Stream.fromIterable(source.first), followed)
-  return source.deadline === undefined
+  const timed = source.deadline === undefined
     ? events
     : Stream.merge(events, Stream.drain(Stream.fromEffect(awaitDeadline(source.deadline))), { haltStrategy: "left" })
+  const onEnd = source.onEnd
+  return onEnd === undefined ? timed : Stream.ensuring(timed, Effect.sync(onEnd))
 }
 
 /**
@@ -273,18 +277,31 @@ export const follow = <S, B>(
   let index = 0
   let ready = true
   let over = false
-  const finish = () => {
+  const end = () => {
+    if (over) return
     over = true
     hub.subscribers.delete(subscriber)
+    source.onEnd?.()
+  }
+  const finish = () => {
+    end()
     done()
+  }
+  // what is left of a `Several` when `send` answered no: sent first once it may go on (held meanwhile)
+  let pending: ReadonlyArray<B> = []
+  let pendingAt = 0
+  const sendPending = () => {
+    while (!over && ready && pendingAt < pending.length) ready = send(pending[pendingAt++]!, index++)
   }
   const take = (item: Item<S>): void => {
     if (item._tag === "End") return finish()
     const selected = source.select(item.value)
     if (selected === "stop") return finish()
-    // each is sent (a `send` that answers no has still taken its event): the last answer says whether to go on
-    if (selected instanceof Several) { for (const value of selected.values) ready = send(value, index++) }
-    else if (Option.isSome(selected)) ready = send(selected.value, index++)
+    if (selected instanceof Several) {
+      pending = selected.values
+      pendingAt = 0
+      sendPending()
+    } else if (Option.isSome(selected)) ready = send(selected.value, index++)
   }
   // the first events, the past (not held: a queue's subscriber does not hold it either), then what was told since
   const first = source.first ?? []
@@ -293,11 +310,12 @@ export const follow = <S, B>(
   let pastAt = 0
   const drain = () => {
     while (!over && ready && firstAt < first.length) ready = send(first[firstAt++]!, index++)
+    sendPending()
     while (!over && ready && pastAt < past.length) take({ _tag: "Event", value: past[pastAt++]! })
     while (!over && ready && waiting.length > 0) take(waiting.shift()!)
   }
   const subscriber: Subscriber<S> = {
-    held: () => waiting.length,
+    held: () => waiting.length + pending.length - pendingAt,
     tell: (item) => {
       if (over) return
       waiting.push(item)
@@ -314,10 +332,7 @@ export const follow = <S, B>(
       ready = true
       drain()
     },
-    stop: () => {
-      over = true
-      hub.subscribers.delete(subscriber)
-    }
+    stop: end
   }
 }
 

@@ -45,8 +45,21 @@ const changed = (
   type: "CREATE" | "WRITE" | "DELETE" | "RENAME",
   path: string,
   isDir: boolean,
-  written?: engine.FsNode
-) => live.publish(browser.events, { _tag: "Fs", type, path, isDir, written })
+  appended?: engine.Appended
+) => live.publish(browser.events, { _tag: "Fs", type, path, isDir, appended })
+
+/** The most of a write a followed log file's event carries (its lines past it are not told). */
+const appendedLimit = 1024 * 1024
+
+/** What a write of `bytes` over `before` adds, for the log streams that follow `path`; `undefined` when none does. */
+const appendedBy = (browser: Browser, path: string, before: number, bytes: Uint8Array, now: number) =>
+  (browser.logTails.get(path) ?? 0) === 0 ? undefined : {
+    from: before,
+    length: bytes.length,
+    // a copy: the event must not keep the file's whole buffer alive once it is written again
+    bytes: bytes.length > before ? bytes.slice(before, before + appendedLimit) : new Uint8Array(0),
+    at: now
+  }
 
 /**
  * A path of the request (`path`, `dest_path`...) normalized, or the 400 refusing one longer than `PATH_MAX`,
@@ -173,7 +186,9 @@ const make = (browser: Browser, items: ReadonlyArray<Making>, now: number): unde
     browser.fs.set(path, file)
     // as inotify tells it: a new file is created, then written (when anything is written to it)
     if (!existed) changed(browser, "CREATE", path, false)
-    if (existed || bytes.length > 0) changed(browser, "WRITE", path, false, file)
+    if (existed || bytes.length > 0) {
+      changed(browser, "WRITE", path, false, appendedBy(browser, path, existing?.bytes.length ?? 0, bytes, now))
+    }
   }
   return undefined
 }
