@@ -1218,27 +1218,36 @@ describe("an app's actions: read from its uploaded entrypoint, or seeded", () =>
   const invoke = (action_name: string) =>
     raw("POST", "/invocations", {}, { app_name: "actions-app", version: "3.0.0", action_name })
 
-  it.effect("a zip's entrypoint registers the app's actions: listed, invocable; another action is 404", () =>
+  it.effect("a zip's source files register the app's actions: listed, invocable; another action is 404", () =>
     Effect.gen(function*() {
       yield* callAny(byName("createDeployment"), {
-        file: zip([{ name: "src/actions-app.ts", bytes: encode(source) }, { name: "README.md", bytes: encode("x") }]),
+        file: zip([
+          { name: "src/actions-app.ts", bytes: encode(source) },
+          // an action registered in a module the entrypoint imports; not a source file; a form's action
+          { name: "src/more.py", bytes: encode(`@app.action("report")\ndef report(ctx): pass`) },
+          { name: "README.md", bytes: encode(`app.action("not-code")`) },
+          { name: "src/form.js", bytes: encode(`form.action("/submit"); app.action(\`\${p}-run\`)`) }
+        ]),
         entrypoint_rel_path: "src/actions-app.ts",
         version: "3.0.0"
       })
       const [app] = yield* actionsOf
-      expect(app!.actions).toEqual([{ name: "analyze" }, { name: "summarize" }])
+      expect(app!.actions).toEqual([{ name: "analyze" }, { name: "summarize" }, { name: "report" }])
       expect((yield* invoke("summarize")).status).toBe(200)
       const refused = yield* invoke("analyse")
       expect([refused.status, JSON.parse(refused.text).message]).toEqual([
         404,
-        `action "analyse" not found in app actions-app: its actions are "analyze", "summarize"`
+        `action "analyse" not found in app actions-app: its actions are "analyze", "summarize", "report"`
       ])
     }).pipe(Effect.provide(kernel())))
 
-  it.effect("an entrypoint that registers none (or is not in the zip) leaves any action invocable", () =>
+  it.effect("an app whose source files register none leaves any action invocable", () =>
     Effect.gen(function*() {
       yield* callAny(byName("createDeployment"), {
-        file: zip([{ name: "src/other.ts", bytes: encode(source) }]),
+        file: zip([{ name: "src/actions-app.ts", bytes: encode(`export default {}`) }, {
+          name: "notes.txt",
+          bytes: encode(source)
+        }]),
         entrypoint_rel_path: "src/actions-app.ts",
         version: "3.0.0"
       })

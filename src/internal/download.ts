@@ -206,6 +206,16 @@ export interface StreamedBody<E> {
 }
 
 /**
+ * What a transport's response answers to when the SDK watches its body itself (`streamBody`'s idle
+ * watch): `KernelTransport`'s then leaves an unread body to that watch, where it would release it after
+ * its own `abandonedBodyTimeout` (10 s), well before the `idleTimeout` the SDK promises (a profile's `Ok`
+ * stream, whose head comes with its call, read later).
+ *
+ * @internal
+ */
+export const watchedBody: unique symbol = Symbol.for("effect-kernel/watchedBody")
+
+/**
  * A response body streamed after the attempt that received it (a download): counted against its
  * declared length (fewer bytes is `TransportError` "body cut short"), checked chunk by chunk by the
  * caller, and watched for network silence: the clock runs from the moment the consumer asks for the
@@ -225,16 +235,6 @@ export interface StreamedBody<E> {
  *
  * @internal
  */
-/**
- * What a transport's response answers to when the SDK watches its body itself (`streamBody`'s idle
- * watch): `KernelTransport`'s then leaves an unread body to that watch, where it would release it after
- * its own `abandonedBodyTimeout` (10 s), well before the `idleTimeout` the SDK promises (a profile's `Ok`
- * stream, whose head comes with its call, read later).
- *
- * @internal
- */
-export const watchedBody: unique symbol = Symbol.for("effect-kernel/watchedBody")
-
 export const streamBody = <E>(
   response: HttpClientResponse.HttpClientResponse,
   release: Effect.Effect<void>,

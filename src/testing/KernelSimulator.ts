@@ -217,7 +217,7 @@ export interface DeploymentSeed {
   /**
    * The actions its app registers (listed by `Apps.list`; `Invocations.create` of another is 404). Default:
    * none named, and then any action is taken. A deployment created in the simulator reads them from its
-   * uploaded entrypoint (`app.action("name", ...)`, `@app.action("name")`).
+   * zip's source files (`app.action("name", ...)`, `@app.action("name")`).
    *
    * @since 0.2.0
    */

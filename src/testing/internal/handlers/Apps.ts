@@ -36,34 +36,38 @@ export const deployedBy = (
   return undefined
 }
 
-/** An action's registration in an app's source: `app.action("name", ...)` (TypeScript), `@app.action("name")` (Python). */
-const registration = /\.action\(\s*(["'`])([^"'`\r\n]{1,128})\1/g
+/**
+ * An action's registration in an app's source: `app.action("name", ...)` (TypeScript), `@app.action("name")`
+ * (Python); a name of letters, digits, `_`, `-` and `.` (a `form.action("/x")` or a template is none).
+ */
+const registration = /\b\w+\.action\(\s*(["'])([\w.-]{1,128})\1/g
+
+/** The entries of a deployment's zip read for registrations: its source files. */
+const sourceFile = /\.(?:[cm]?[jt]sx?|py)$/
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
- * The actions an uploaded app registers: read from its entrypoint (the file itself, or the zip's
- * `entrypoint` entry), in order, once each; `undefined` when the entrypoint cannot be read as text or
- * registers none (a GitHub source, a binary): the simulator then takes any action, as it cannot tell.
+ * The actions an uploaded app registers: read from every source file of its zip (or the file itself, when it
+ * is not a zip), in order, once each; `undefined` when none registers one (a GitHub source, a binary, an
+ * app that registers them in a way this does not read): the simulator then takes any action.
  */
-export const actionsIn = (file: unknown, entrypoint: unknown): ReadonlyArray<string> | undefined => {
+export const actionsIn = (file: unknown): ReadonlyArray<string> | undefined => {
   if (!(file instanceof Uint8Array)) return undefined
-  let source = file
-  if (file[0] === 0x50 && file[1] === 0x4b) {
-    const entries = values.unzip(file, 1000, 8 * 1024 * 1024)
-    const wanted = typeof entrypoint === "string" ? entrypoint.replace(/^\.?\//, "") : undefined
-    const found = typeof entries === "string" ? undefined : entries.find((entry) => entry.name === wanted)
-    if (found === undefined) return undefined
-    source = found.bytes
-  }
-  let text: string
-  try {
-    text = fatalUtf8.decode(source)
-  } catch {
-    return undefined
-  }
+  const isZip = file[0] === 0x50 && file[1] === 0x4b
+  const entries = isZip ? values.unzip(file, 1000, 8 * 1024 * 1024) : [{ name: "", bytes: file }]
+  if (typeof entries === "string") return undefined
   const names = new Set<string>()
-  for (const match of text.matchAll(registration)) names.add(match[2]!)
+  for (const entry of entries) {
+    if (isZip && !sourceFile.test(entry.name)) continue
+    let text: string
+    try {
+      text = fatalUtf8.decode(entry.bytes)
+    } catch {
+      continue
+    }
+    for (const match of text.matchAll(registration)) names.add(match[2]!)
+  }
   return names.size === 0 ? undefined : [...names]
 }
 

@@ -42,7 +42,7 @@ export const handlers: Handlers = {
       id: created.id,
       state: "running",
       markedForDeletion: false,
-      actions: actionsIn(body["__bytes"], fields["entrypoint_rel_path"])
+      actions: actionsIn(body["__bytes"])
     })
     // forced: the deployments that served the app's version stop serving it (the new one does)
     let old = serving

@@ -57,7 +57,7 @@ export interface Deployment {
   state: Sim.DeploymentState
   markedForDeletion: boolean
   /**
-   * The actions its app registers (`app.action("name", ...)`, read from its uploaded entrypoint, or
+   * The actions its app registers (`app.action("name", ...)`, read from its zip's source files, or
    * seeded); `undefined` when they could not be read: any action is then taken.
    */
   readonly actions?: ReadonlyArray<string> | undefined
