@@ -812,7 +812,7 @@ export const filesOf = (value: unknown): ReadonlyArray<Uint8Array> =>
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** The bytes as UTF-8 text, or `undefined` when they are not. */
-const utf8Text = (bytes: Uint8Array): string | undefined => {
+export const utf8Text = (bytes: Uint8Array): string | undefined => {
   try {
     return fatalUtf8.decode(bytes)
   } catch {

@@ -45,8 +45,6 @@ const registration = /\b\w+\.action\(\s*(["'])([\w.-]{1,128})\1/g
 /** The entries of a deployment's zip read for registrations: its source files. */
 const sourceFile = /\.(?:[cm]?[jt]sx?|py)$/
 
-const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
-
 /**
  * The actions an uploaded app registers: read from every source file of its zip (or the file itself, when it
  * is not a zip), in order, once each; `undefined` when none registers one (a GitHub source, a binary, an
@@ -60,12 +58,8 @@ export const actionsIn = (file: unknown): ReadonlyArray<string> | undefined => {
   const names = new Set<string>()
   for (const entry of entries) {
     if (isZip && !sourceFile.test(entry.name)) continue
-    let text: string
-    try {
-      text = fatalUtf8.decode(entry.bytes)
-    } catch {
-      continue
-    }
+    const text = values.utf8Text(entry.bytes)
+    if (text === undefined) continue
     for (const match of text.matchAll(registration)) names.add(match[2]!)
   }
   return names.size === 0 ? undefined : [...names]
