@@ -19,6 +19,7 @@ import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
+import * as Stream from "effect/Stream"
 import type { KernelError } from "./KernelError.js"
 import { isTransient } from "./KernelError.js"
 
@@ -209,3 +210,67 @@ export const withPolicy: {
  */
 export const noRetries = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(self, currentPolicy, Option.some(Schedule.stop))
+
+/**
+ * `self` with `ref` set to `value` while it pulls its chunks, and only then: what the caller does
+ * with a chunk (`Stream.runForEach`'s function, a `Stream.mapEffect` after it) runs with the fiber's
+ * own value.
+ */
+const locallyPulled = <A, E, R, X>(
+  self: Stream.Stream<A, E, R>,
+  ref: FiberRef.FiberRef<X>,
+  value: X
+): Stream.Stream<A, E, R> =>
+  Stream.fromPull(Effect.map(Stream.toPull(self), (pull) => Effect.locally(pull, ref, value)))
+
+/**
+ * {@link withPolicy} for a `Stream` the SDK gives directly (`Replays.download`,
+ * `Filesystem.readFileStream`, `Computer.captureScreenshotStream`, ...): the calls the stream makes as
+ * it runs are retried by `schedule`. The calls of what consumes the stream (a `Stream.runForEach`'s
+ * function) keep the fiber's own policy.
+ *
+ * @since 0.2.0
+ * @category Combinators
+ * @example
+ * ```ts
+ * import { Schedule, Stream } from "effect"
+ * import { KernelRetry } from "effect-kernel"
+ *
+ * // a stream the SDK gives (here a stand-in)
+ * const download = Stream.make(new Uint8Array([1, 2, 3]))
+ *
+ * const patient = download.pipe(KernelRetry.withPolicyStream(Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(5)))))
+ * ```
+ */
+export const withPolicyStream: {
+  (
+    schedule: Schedule.Schedule<unknown, KernelError>
+  ): <A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  <A, E, R>(self: Stream.Stream<A, E, R>, schedule: Schedule.Schedule<unknown, KernelError>): Stream.Stream<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Stream.Stream<A, E, R>, schedule: Schedule.Schedule<unknown, KernelError>): Stream.Stream<A, E, R> =>
+    locallyPulled(self, currentPolicy, Option.some(schedule))
+)
+
+/**
+ * {@link noRetries} for a `Stream` the SDK gives directly (`Replays.download`,
+ * `Filesystem.readFileStream`, `Computer.captureScreenshotStream`, ...): the calls the stream makes as
+ * it runs are not retried. The calls of what consumes the stream (a `Stream.runForEach`'s function)
+ * keep the fiber's own policy.
+ *
+ * @since 0.2.0
+ * @category Combinators
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { KernelRetry } from "effect-kernel"
+ *
+ * // a stream the SDK gives (here a stand-in)
+ * const download = Stream.make(new Uint8Array([1, 2, 3]))
+ *
+ * const once = download.pipe(KernelRetry.noRetriesStream)
+ * ```
+ */
+export const noRetriesStream = <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
+  locallyPulled(self, currentPolicy, Option.some(Schedule.stop))

@@ -1,7 +1,7 @@
 import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Random, Schedule, Stream, TestClock } from "effect"
-import { Computer, Filesystem, Kernel, KernelError, KernelRetry } from "effect-kernel"
+import { Computer, Filesystem, Kernel, KernelError, KernelRetry, Replays } from "effect-kernel"
 import { errorBody, type Handler, json, mockLayer, settle } from "./utils/mock.js"
 
 const position = () => json(200, { x: 1, y: 2 })
@@ -471,4 +471,63 @@ describe("a call's own retry policy (KernelRetry.withPolicy, noRetries)", () => 
         expect(counts).toEqual([...sent])
       }))
   }
+})
+
+describe("a Stream's own retry policy (KernelRetry.withPolicyStream, noRetriesStream)", () => {
+  const unavailable = () => json(503, errorBody("unavailable", "later"))
+  const bytes = () => new Response(new Uint8Array([1, 2, 3]), { headers: { "content-type": "application/octet-stream" } })
+  // the requests a stream the SDK gives sends, answered 503 (the config's policy: maxRetries 1), as it
+  // is, within withPolicyStream(recurs(3)), within noRetriesStream
+  const streams = [
+    ["Filesystem.readFileStream", Filesystem.readFileStream({ id: "b1", path: "/f" })],
+    ["Computer.captureScreenshotStream", Computer.captureScreenshotStream({ id: "b1" })],
+    ["Replays.download", Replays.download({ id: "b1", replayId: "r1" })]
+  ] as const
+  const wraps: ReadonlyArray<<A, E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>> = [
+    (self) => self,
+    KernelRetry.withPolicyStream(Schedule.recurs(3)),
+    KernelRetry.noRetriesStream
+  ]
+  for (const [name, row] of streams) {
+    const stream: Stream.Stream<Uint8Array, unknown, Kernel.Services> = row
+    it.effect(`${name} answered 503: the config's policy, withPolicyStream's, noRetriesStream's`, () =>
+      Effect.gen(function*() {
+        const counts: Array<number> = []
+        for (const wrap of wraps) {
+          const mock = mockLayer(unavailable, { maxRetries: 1, retrySchedule: undefined })
+          const fiber = yield* Effect.fork(Effect.exit(Stream.runDrain(wrap(stream)).pipe(Effect.provide(mock.layer))))
+          yield* TestClock.adjust("1 minute")
+          const exit = yield* Fiber.join(fiber)
+          expect(exit._tag).toBe("Failure")
+          counts.push(mock.requests.length)
+        }
+        expect(counts).toEqual([2, 4, 1])
+      }))
+  }
+
+  it.effect("the calls of what consumes the stream keep the fiber's own policy", () =>
+    Effect.gen(function*() {
+      // the stream's own request succeeds; the consumer's getMousePosition is answered 503
+      const mock = mockLayer(
+        (recorded) => recorded.url.pathname.endsWith("/fs/read_file") ? bytes() : unavailable(),
+        { maxRetries: 1, retrySchedule: undefined }
+      )
+      const fiber = yield* Effect.fork(
+        Filesystem.readFileStream({ id: "b1", path: "/f" }).pipe(
+          KernelRetry.noRetriesStream,
+          Stream.runForEach(() => Effect.exit(Computer.getMousePosition({ id: "b1" }))),
+          KernelRetry.withPolicy(Schedule.recurs(2)),
+          Effect.provide(mock.layer)
+        )
+      )
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.join(fiber)
+      // one read, and the position asked three times: withPolicy(recurs(2)) around the run, not noRetriesStream
+      expect(mock.requests.map((r) => r.url.pathname.split("/").at(-1))).toEqual([
+        "read_file",
+        "get_mouse_position",
+        "get_mouse_position",
+        "get_mouse_position"
+      ])
+    }))
 })
