@@ -255,9 +255,11 @@ describe.each(targets)("contract: $name", (target) => {
       expect(result.bytes).toBe(size)
       expect(fs.statSync(file).size).toBe(size)
       const growth = (peak - before) / 1024 / 1024
+      console.log(`a 256 MiB replay to a file: RSS growth ${growth.toFixed(1)} MiB`)
       // a buffered download would hold the whole 256 MiB; streaming grows by the heap's working set
-      // only (about 40 MiB on Node 20, near 70 on Node 24, whose V8 keeps a larger young generation)
-      expect(growth).toBeLessThan(128)
+      // only (about 40 MiB on Node 20, near 70 on Node 24, whose V8 keeps a larger young generation,
+      // and more on a loaded machine, where the garbage is collected later)
+      expect(growth).toBeLessThan(192)
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(Layer.merge(target.layer({ seed: bigSeed, token: "t" }), NodeFileSystem.layer)))
   }, 120_000)

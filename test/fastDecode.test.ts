@@ -232,7 +232,7 @@ describe("fastDecode: the compiled decoder gives what the schema gives", () => {
     const schemas = [...schemasOfTable(), ...handWritten]
     expect(schemas.length).toBeGreaterThan(70)
     expectWide(schemas.map(([name, schema], i) => check(name, schema, inputsOf(schema, 1000 + i))))
-  })
+  }, 120_000)
 
   it("unknown keys dropped, fields in the schema's order, nullable, optional, absent required ones", () => {
     const schema = Schema.Struct({
@@ -516,7 +516,7 @@ describe("fastDecode: the compiled encoder gives what the schema gives", () => {
     const schemas = bodySchemasOfTable()
     expect(schemas.length).toBeGreaterThan(40)
     expectWide(schemas.map(([name, schema], i) => checkEncode(name, schema, typeInputsOf(schema, 2000 + i))))
-  })
+  }, 120_000)
 
   it("every query and header parameter of the table: its values, values of the wrong type, out of range", () => {
     const parameters = operations.flatMap((operation) =>

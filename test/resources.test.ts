@@ -48,14 +48,14 @@ const startDownload = Effect.gen(function*() {
 })
 
 describe("interruption and resources (loopback HTTP)", () => {
-  it.live("interrupting a download mid-body closes its socket within 1 s", () =>
+  it.live("interrupting a download mid-body closes its socket within 3 s (at once: not on an idle time-out)", () =>
     served((simulator) =>
       Effect.gen(function*() {
         const fiber = yield* startDownload
         expect(yield* simulator.openConnections).toBe(1)
         yield* Fiber.interrupt(fiber)
-        const took = yield* settleTo(simulator.openConnections, 0, 1000)
-        expect(took).toBeLessThan(1000)
+        const took = yield* settleTo(simulator.openConnections, 0, 3000)
+        expect(took).toBeLessThan(3000)
       })
     ))
 

@@ -465,8 +465,9 @@ const breakAt = async (
     }
     await sleep(15)
     const interruptAt = Date.now()
-    exit = await within(1_000, Effect.runPromise(Fiber.interrupt(fiber)), `${where}: interrupting`)
-    expect(Date.now() - interruptAt, `${where}: the interruption returned promptly`).toBeLessThan(500)
+    // promptly: not the hang the test is about (seconds to spare for a loaded CI machine's pauses)
+    exit = await within(3_000, Effect.runPromise(Fiber.interrupt(fiber)), `${where}: interrupting`)
+    expect(Date.now() - interruptAt, `${where}: the interruption returned promptly`).toBeLessThan(2_000)
     expect(
       Exit.isInterrupted(exit),
       `${where}: interrupted, got ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "success"}`
@@ -484,7 +485,7 @@ const breakAt = async (
         options.expectedTag ?? (how === "effect timeout" ? "TimeoutException" : "Timeout")
       )
     }
-    expect(took, `${where}: ended promptly after its time-out`).toBeLessThan(timeoutMs + 1_000)
+    expect(took, `${where}: ended promptly after its time-out`).toBeLessThan(timeoutMs + 2_500)
   }
   // the socket(s) of the request close on the server
   for (const req of paused) req.resume()
@@ -578,9 +579,9 @@ describe("waiting for a connection (connections: 1)", () => {
       await sleep(how === "interrupted" ? 50 : 0)
       const start = Date.now()
       const exit = how === "interrupted"
-        ? await within(1_000, Effect.runPromise(Fiber.interrupt(fiber)), "interrupting the queued call")
-        : await within(2_000, Effect.runPromise(Fiber.await(fiber)), "the queued call's time-out")
-      expect(Date.now() - start).toBeLessThan(how === "interrupted" ? 500 : 1_000)
+        ? await within(3_000, Effect.runPromise(Fiber.interrupt(fiber)), "interrupting the queued call")
+        : await within(4_000, Effect.runPromise(Fiber.await(fiber)), "the queued call's time-out")
+      expect(Date.now() - start).toBeLessThan(how === "interrupted" ? 2_000 : 2_500)
       if (how === "interrupted") expect(Exit.isInterrupted(exit)).toBe(true)
       else {expect(
           Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe(Option.map((e) => (e as { _tag?: string })._tag))

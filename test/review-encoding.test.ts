@@ -143,36 +143,40 @@ const anyTwoHundred: ReadonlySet<string> = new Set([
 ])
 
 describe("status mapping of every operation", () => {
-  it.scoped("each error status, from the document: its tagged error, or UnexpectedStatus; the document's route", () =>
-    Effect.gen(function*() {
-      const wrong: Array<string> = []
-      for (const status of [...Object.keys(statusTags).map(Number), 418, 503]) {
-        const { context, seen } = yield* serve({ status, body: "{\"code\":\"c\",\"message\":\"m\"}" })
-        for (const example of examples) {
-          const operationId = operations.find((definition) => definition.name === example.name)?.operationId
-          const doc = operationId === undefined ? undefined : documented.get(operationId)
-          if (doc === undefined) {
-            wrong.push(`${example.name}: not in the document`)
-            continue
-          }
-          seen.length = 0
-          const exit = yield* Effect.exit(
-            Effect.provide(callOf(example.module, example.accessor, paramsOf(example.name, example.params)), context)
-          )
-          const expected = (doc.statuses.includes(status) || commonStatuses.has(status)) && statusTags[status]
-            ? statusTags[status]
-            : "UnexpectedStatus"
-          const got = tagOf(failureOf(exit))
-          if (got !== expected) wrong.push(`${example.name} ${status}: ${JSON.stringify(got)}, not ${expected}`)
-          const route = new RegExp(`^${doc.path.replace(/\{[^}]+\}/g, "[^/?]+")}(\\?|$)`)
-          const sent = seen.map((s) => `${s.method} ${s.url}`)
-          if (seen.length !== 1 || seen[0]!.method !== doc.method || !route.test(seen[0]!.url)) {
-            wrong.push(`${example.name} ${status}: sent ${sent.join(", ")}, not ${doc.method} ${doc.path}`)
+  it.scoped(
+    "each error status, from the document: its tagged error, or UnexpectedStatus; the document's route",
+    () =>
+      Effect.gen(function*() {
+        const wrong: Array<string> = []
+        for (const status of [...Object.keys(statusTags).map(Number), 418, 503]) {
+          const { context, seen } = yield* serve({ status, body: "{\"code\":\"c\",\"message\":\"m\"}" })
+          for (const example of examples) {
+            const operationId = operations.find((definition) => definition.name === example.name)?.operationId
+            const doc = operationId === undefined ? undefined : documented.get(operationId)
+            if (doc === undefined) {
+              wrong.push(`${example.name}: not in the document`)
+              continue
+            }
+            seen.length = 0
+            const exit = yield* Effect.exit(
+              Effect.provide(callOf(example.module, example.accessor, paramsOf(example.name, example.params)), context)
+            )
+            const expected = (doc.statuses.includes(status) || commonStatuses.has(status)) && statusTags[status]
+              ? statusTags[status]
+              : "UnexpectedStatus"
+            const got = tagOf(failureOf(exit))
+            if (got !== expected) wrong.push(`${example.name} ${status}: ${JSON.stringify(got)}, not ${expected}`)
+            const route = new RegExp(`^${doc.path.replace(/\{[^}]+\}/g, "[^/?]+")}(\\?|$)`)
+            const sent = seen.map((s) => `${s.method} ${s.url}`)
+            if (seen.length !== 1 || seen[0]!.method !== doc.method || !route.test(seen[0]!.url)) {
+              wrong.push(`${example.name} ${status}: sent ${sent.join(", ")}, not ${doc.method} ${doc.path}`)
+            }
           }
         }
-      }
-      expect(wrong).toEqual([])
-    }))
+        expect(wrong).toEqual([])
+      }),
+    120_000
+  )
 
   it.scoped("an undocumented 2xx is UnexpectedStatus, but for the 0.1 operations whose success status is not shown", () =>
     Effect.gen(function*() {

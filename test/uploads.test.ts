@@ -286,7 +286,8 @@ describe("a large file upload keeps memory flat", () => {
       // the file is never held whole (a fraction of it at most, GC lag included); `FetchHttpClient`
       // is the exception: undici's fetch reads a stream body ahead of the socket (measured: most of
       // the file), which docs/events-and-files.md says
-      if (transport.name !== "fetch") expect(peak).toBeLessThan(96 * 1024 * 1024)
+      // (Node 24 keeps more young garbage: 59-64 MiB seen in CI against 17-54 on 20 and 22; the file is 256)
+      if (transport.name !== "fetch") expect(peak).toBeLessThan(128 * 1024 * 1024)
     },
     120_000
   )
