@@ -1996,7 +1996,39 @@ describe("the filesystem stays a tree, within its limits", () => {
       "/a": 404,
       "/b": 200
     }],
-    ["the root directory cannot be deleted", [["write", "/t"]], ["delete_directory", { path: "/" }], 400, { "/t": 200 }]
+    ["the root directory cannot be deleted", [["write", "/t"]], ["delete_directory", { path: "/" }], 400, {
+      "/t": 200
+    }],
+    // as the browser's server deletes: delete_directory is Go's os.RemoveAll, delete_file its os.Remove
+    ["a directory that does not exist is deleted: 200", [["write", "/t"]], ["delete_directory", { path: "/n" }], 200, {
+      "/t": 200,
+      "/n": 404
+    }],
+    ["delete_directory of a file removes it", [["write", "/d/f"]], ["delete_directory", { path: "/d/f" }], 200, {
+      "/d": 200,
+      "/d/f": 404
+    }],
+    [
+      "delete_file of an empty directory removes it",
+      [["create_directory", { path: "/e/s" }]],
+      [
+        "delete_file",
+        { path: "/e/s" }
+      ],
+      200,
+      { "/e": 200, "/e/s": 404 }
+    ],
+    [
+      "delete_file of a directory that holds a file: 500 (ENOTEMPTY), nothing deleted",
+      [["write", "/d/x"]],
+      [
+        "delete_file",
+        { path: "/d" }
+      ],
+      500,
+      { "/d": 200, "/d/x": 200 }
+    ],
+    ["a file that does not exist: delete_file 404", [], ["delete_file", { path: "/n" }], 404, {}]
   ]
 
   for (const [name, setup, last, status, after] of cases) {

@@ -230,15 +230,21 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
   return ok(op, values.zipChunks(entries))
 })
 
+/**
+ * As the browser's server deletes: `delete_directory` is Go's `os.RemoveAll` (a path that does not exist is
+ * already gone: 200; a file is removed as well), `delete_file` is `os.Remove` (a missing path: 404; an empty
+ * directory is removed; one that holds something cannot be, `ENOTEMPTY`: its 500).
+ */
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
   const path = pathOf(body["path"], browser)
   if (typeof path !== "string") return path
-  const node = browser.fs.get(path)
-  if (node === undefined) return error(404, "not_found", `${path}: no such file or directory`)
-  if (node.dir !== (op.name === "deleteDirectory")) {
-    return error(400, "bad_request", `${path} is ${node.dir ? "a directory" : "not a directory"}`)
-  }
   if (path === "/") return error(400, "bad_request", "the root directory cannot be deleted")
+  const node = browser.fs.get(path)
+  const all = op.name === "deleteDirectory"
+  if (node === undefined) return all ? ok(op) : error(404, "not_found", `${path}: no such file or directory`)
+  if (!all && node.dir && [...browser.fs.keys()].some((p) => p.startsWith(`${path}/`))) {
+    return error(500, "internal_error", "failed to delete file")
+  }
   // what a directory holds goes before it, the deepest first (as `rm -r` deletes, and inotify tells it)
   const gone = [...browser.fs.entries()].filter(([p]) => p === path || p.startsWith(`${path}/`)).sort((
     [a],
