@@ -522,7 +522,7 @@ export class DeleteDirectory
  *
  * `PUT /browsers/{id}/fs/delete_directory`
  *
- * Not retried once sent (a 5xx or a time-out may come after the work is done): only after a 429 or when the request never reached the server. `KernelRetry.retryNonIdempotent` opts in.
+ * Retried on a transient failure (a 5xx, a time-out, a lost connection): repeating it is harmless.
  *
  * @since 0.2.0
  * @category Accessors

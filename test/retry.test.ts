@@ -432,6 +432,9 @@ describe("a call's own retry policy (KernelRetry.withPolicy, noRetries)", () => 
     // not idempotent: a 429 is safe to repeat, by the call's schedule; a 503 never is, whatever the schedule
     ["a click answered 429", limited, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [2, 4, 1]],
     ["a click answered 503", unavailable, Computer.clickMouse({ id: "b1", x: 1, y: 1 }), [1, 1, 1]],
+    // a PUT whose second attempt finds its file gone is not; a directory's delete is (os.RemoveAll: 200 where nothing is)
+    ["a file's delete answered 503", unavailable, Filesystem.deleteFile({ id: "b1", path: "/f" }), [1, 1, 1]],
+    ["a directory's delete answered 503", unavailable, Filesystem.deleteDirectory({ id: "b1", path: "/d" }), [2, 4, 1]],
     // a one-shot Stream body is never sent twice, whatever the schedule: once read from, never retried
     [
       "a Stream upload answered 429 once its body was read",
@@ -504,6 +507,22 @@ describe("a Stream's own retry policy (KernelRetry.withPolicyStream, noRetriesSt
         expect(counts).toEqual([2, 4, 1])
       }))
   }
+
+  it.effect("the Stream form is the setting nearest the stream's requests: it wins over withPolicy around the run", () =>
+    Effect.gen(function*() {
+      const mock = mockLayer(unavailable, { maxRetries: 1, retrySchedule: undefined })
+      const fiber = yield* Effect.fork(Effect.exit(
+        Filesystem.readFileStream({ id: "b1", path: "/f" }).pipe(
+          KernelRetry.noRetriesStream,
+          Stream.runDrain,
+          KernelRetry.withPolicy(Schedule.recurs(5)),
+          Effect.provide(mock.layer)
+        )
+      ))
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.join(fiber)
+      expect(mock.requests.length).toBe(1)
+    }))
 
   it.effect("the calls of what consumes the stream keep the fiber's own policy", () =>
     Effect.gen(function*() {

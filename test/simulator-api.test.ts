@@ -2028,7 +2028,26 @@ describe("the filesystem stays a tree, within its limits", () => {
       500,
       { "/d": 200, "/d/x": 200 }
     ],
-    ["a file that does not exist: delete_file 404", [], ["delete_file", { path: "/n" }], 404, {}]
+    ["a file that does not exist: delete_file 404", [], ["delete_file", { path: "/n" }], 404, {}],
+    // Go's RemoveAll and Remove refuse a path ending with "." (EINVAL): nothing deleted
+    [
+      "delete_directory of /k/. is refused, nothing deleted",
+      [["write", "/k/x"]],
+      ["delete_directory", {
+        path: "/k/."
+      }],
+      500,
+      { "/k": 200, "/k/x": 200 }
+    ],
+    [
+      "delete_file of /e/. is refused, nothing deleted",
+      [["create_directory", { path: "/e" }]],
+      ["delete_file", {
+        path: "/e/."
+      }],
+      500,
+      { "/e": 200 }
+    ]
   ]
 
   for (const [name, setup, last, status, after] of cases) {

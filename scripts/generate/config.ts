@@ -234,11 +234,6 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The PUTs that are not harmless to repeat (PUT is idempotent by method, but these act on what the
- * first attempt changed): retried after the first attempt did its work, they find their path gone and
- * would report a move or a delete that happened as `NotFound`.
- */
-/**
  * The resource a path parameter names, by the path's segment before it (`/browsers/{id}`: a
  * browser): its span attribute is `kernel.<resource>.id` (`.id_or_name` for an `id_or_name`), as
  * the five operations of 0.1.0 had (`kernel.browser.id`, `kernel.replay.id`, `kernel.deployment.id`).
@@ -262,10 +257,15 @@ export const spanResources: Readonly<Record<string, string>> = {
   watch: "filesystem_watch"
 }
 
+/**
+ * The PUTs that are not harmless to repeat (PUT is idempotent by method, but these act on what the
+ * first attempt changed): retried after the first attempt did its work, they find their path gone and
+ * would report a move or a delete that happened as `NotFound`. `deleteDirectory` is not one: the
+ * browser's server deletes with Go's `os.RemoveAll`, which answers 200 where nothing is.
+ */
 export const nonIdempotentPuts: ReadonlySet<string> = new Set([
   "movePath", // moves what is at `src_path`: a second attempt finds it gone
-  "deleteFile", // a second attempt finds no file: 404
-  "deleteDirectory" // a second attempt finds no directory: 404
+  "deleteFile" // a second attempt finds no file: 404
 ])
 
 /**

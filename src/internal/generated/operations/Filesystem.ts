@@ -131,7 +131,7 @@ export const deleteDirectory = /*#__PURE__*/ define({
   answers: { 200: none },
   errors: [KernelError.BadRequest, KernelError.Forbidden, KernelError.NotFound],
   attributes: { id: "kernel.browser.id" },
-  idempotent: false
+  idempotent: true
 })
 
 /**

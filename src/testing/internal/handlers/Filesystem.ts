@@ -233,14 +233,19 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
 /**
  * As the browser's server deletes: `delete_directory` is Go's `os.RemoveAll` (a path that does not exist is
  * already gone: 200; a file is removed as well), `delete_file` is `os.Remove` (a missing path: 404; an empty
- * directory is removed; one that holds something cannot be, `ENOTEMPTY`: its 500).
+ * directory is removed; one that holds something cannot be, `ENOTEMPTY`: its 500). A path ending with `.`
+ * is refused by both (`EINVAL`: their 500), not taken for the directory it names.
  */
 const deleteNode: Handler = onBrowser(({ body, op }, browser) => {
   const path = pathOf(body["path"], browser)
   if (typeof path !== "string") return path
   if (path === "/") return error(400, "bad_request", "the root directory cannot be deleted")
-  const node = browser.fs.get(path)
   const all = op.name === "deleteDirectory"
+  const given = body["path"]
+  if (typeof given === "string" && (given === "." || given.endsWith("/."))) {
+    return error(500, "internal_error", all ? "failed to delete directory" : "failed to delete file")
+  }
+  const node = browser.fs.get(path)
   if (node === undefined) return all ? ok(op) : error(404, "not_found", `${path}: no such file or directory`)
   if (!all && node.dir && [...browser.fs.keys()].some((p) => p.startsWith(`${path}/`))) {
     return error(500, "internal_error", "failed to delete file")
