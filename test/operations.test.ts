@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
-import { BrowserPools, Computer, Deployments, type KernelError, Replays } from "effect-kernel"
+import { AuthConnections, BrowserPools, Computer, Deployments, type KernelError, Replays } from "effect-kernel"
 import { connectionRefused, errorBody, json, mockLayer, pool, token } from "./utils/mock.js"
 
 // the smallest replay: an ftyp box and an mdat box (a replay has media)
@@ -196,6 +196,32 @@ describe.each(cases)("$name", (c) => {
       expect(error._tag).toBe("TransportError")
       expect(error.message).toContain("ECONNREFUSED")
       expect(requests).toHaveLength(3)
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+// the document's 409 of AuthConnections.create names the connection that exists (`existing_id`): kept as the
+// Conflict's first detail when it is a string, before the body's own details; nothing added otherwise
+describe("a 409 with existing_id", () => {
+  const own = [{ code: "d", message: "m" }]
+  const cases = [
+    ["a string, before the body's details", { existing_id: "conn_1", details: own }, [
+      { code: "existing_id", message: "conn_1" },
+      ...own
+    ]],
+    ["a string, no details", { existing_id: "conn_1" }, [{ code: "existing_id", message: "conn_1" }]],
+    ["a number: not an id", { existing_id: 7, details: own }, own],
+    ["absent", { details: own }, own]
+  ] as const
+  it.effect.each(cases)("%s", ([, extra, details]) => {
+    const { layer } = mockLayer(() => json(409, { code: "already_exists", message: "exists", ...extra }), {
+      maxRetries: 0
+    })
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(AuthConnections.create({ profile_name: "p", domain: "example.com" }))
+      expect(error).toMatchObject({ _tag: "Conflict", code: "already_exists" })
+      expect("details" in error ? error.details?.map((d) => ({ code: d.code, message: d.message })) : undefined)
+        .toEqual(details)
     }).pipe(Effect.provide(layer))
   })
 })

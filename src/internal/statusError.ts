@@ -175,13 +175,19 @@ const errorBodyOf = (text: string, operation: string, status: number): Option.Op
  * "Auth connection already exists"), kept as its first detail, `{ code: "existing_id", message: id }` (the
  * bound on details never cuts it).
  */
-const withExistingId = (body: KernelError.ErrorBody, text: string): KernelError.ErrorBody => {
-  if (!text.includes("\"existing_id\"")) return body
-  const existing: unknown = Reflect.get(JSON.parse(text), "existing_id")
-  if (typeof existing !== "string") return body
-  const detail = new KernelError.ErrorDetail({ code: "existing_id", message: existing })
-  return new KernelError.ErrorBody({ ...body, details: [detail, ...body.details ?? []] })
-}
+const withExistingId = (body: KernelError.ErrorBody, text: string): KernelError.ErrorBody =>
+  Option.match(decodeExistingId()(text), {
+    onNone: () => body,
+    onSome: ({ existing_id }) =>
+      new KernelError.ErrorBody({
+        ...body,
+        details: [new KernelError.ErrorDetail({ code: "existing_id", message: existing_id }), ...body.details ?? []]
+      })
+  })
+
+const decodeExistingId = lazy(() =>
+  Schema.decodeUnknownOption(Schema.parseJson(Schema.Struct({ existing_id: Schema.String })))
+)
 
 const decodeDetails = lazy(() => Schema.decodeUnknownOption(Schema.Array(KernelError.ErrorDetail)))
 const decodeDetail = lazy(() => Schema.decodeUnknownOption(KernelError.ErrorDetail))

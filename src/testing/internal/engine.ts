@@ -109,8 +109,10 @@ export type BrowserEvent =
   /** A telemetry event (its `type`, `ts` and `data`), numbered by the browser's `seq`. */
   | { readonly _tag: "Telemetry"; readonly seq: number; readonly event: Record<string, unknown> }
 
-/** The live state of a browser (beyond its stored fields). */
-/** What a write added to a followed log file: its size before, after, and the bytes past the size before. */
+/**
+ * What a write added to a followed log file: its size before (`from`) and after (`length`), the bytes past
+ * the size before (at most a MiB), and when it was written.
+ */
 export interface Appended {
   readonly from: number
   readonly length: number
@@ -118,6 +120,7 @@ export interface Appended {
   readonly at: number
 }
 
+/** The live state of a browser (beyond its stored fields). */
 export interface BrowserState {
   readonly id: string
   mouse: { x: number; y: number }

@@ -203,6 +203,9 @@ const makeAll = (org: Organization, browser: Browser, items: ReadonlyArray<Makin
  */
 const modeOf = (mode: string): string => (parseInt(mode, 8) & 0o777).toString(8).padStart(4, "0")
 
+/** Entries of the tree in the order of their paths (as `os.ReadDir` gives a directory's names). */
+const byPath = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number => a < b ? -1 : a > b ? 1 : 0
+
 const readNode: Handler = onBrowser(({ call, op }, browser) => {
   const path = pathOf(call.query.get("path") ?? "/", browser)
   if (typeof path !== "string") return path
@@ -219,7 +222,7 @@ const readNode: Handler = onBrowser(({ call, op }, browser) => {
   const prefix = path === "/" ? "/" : `${path}/`
   const entries = [...browser.fs.entries()]
     .filter(([p]) => p.startsWith(prefix))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(byPath)
     .map(([p, n]) => ({
       name: n.dir ? `${p.slice(prefix.length)}/` : p.slice(prefix.length),
       bytes: n.bytes,
@@ -358,7 +361,7 @@ export const handlers: Handlers = {
     if (!node.dir) return error(400, "bad_request", `${path} is not a directory`)
     // by name, as `os.ReadDir` gives them
     const entries = [...browser.fs.entries()].filter(([p]) => p !== path && parentOf(p) === path)
-      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+      .sort(byPath)
     return ok(op, entries.map(([p, n]) => fileInfo(p, n)))
   }),
   createDirectory: onBrowser(({ body, call, op }, browser) => {

@@ -5,8 +5,8 @@
  * (`kernel-images`' `LogsStream`): each complete, non-empty line an event; `follow=false` from the file's
  * start, `follow=true` (the default) from its end, each write that makes it longer telling the lines it
  * added (at most {@link linesPerWrite} of its first MiB; one that makes it shorter moves the reading back
- * to its new end). A path that is not absolute is
- * one event `logs source not available`, one that is not a file one event `failed to open log path`.
+ * to its new end). A path that is not absolute is one event `logs source not available`, one that is not a
+ * file one event `failed to open log path`.
  *
  * @internal
  */
